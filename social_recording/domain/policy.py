@@ -1,0 +1,40 @@
+"""The shared retry policy: one place decides final statuses and back-off (seed 004 §3.4, 000 L-9)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from social_recording.domain.status import ABSORBING, FetchStatus
+
+DEFAULT_MAX_ATTEMPTS = 5
+
+
+def resolve_final_status(
+    current_attempts: int,
+    status: FetchStatus,
+    attempted: bool,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+) -> FetchStatus:
+    """Decide the status to store after one invocation.
+
+    1. absorbing -> unchanged; 2. retryable and no external call -> unchanged (why unsupported and
+    skipped_paid never exhaust); 3. attempts + 1 >= max_attempts -> exhausted.
+    """
+    if max_attempts < 1:
+        raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
+    if current_attempts < 0:
+        raise ValueError(f"current_attempts must be >= 0, got {current_attempts}")
+    if status in ABSORBING:
+        return status
+    if not attempted:
+        return status
+    if current_attempts + 1 >= max_attempts:
+        return FetchStatus.EXHAUSTED
+    return status
+
+
+def backoff_passed(attempted_at: datetime | None, now: datetime, min_interval: timedelta) -> bool:
+    """True when a URL may be called again: never attempted (zero-call paths), or older than the interval."""
+    if attempted_at is None:
+        return True
+    return now - attempted_at >= min_interval
