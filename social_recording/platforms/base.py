@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
+from pydantic import BaseModel, SecretStr
+
 from social_recording.domain.graph import SocialGraph
 from social_recording.domain.urls import Platform
 
@@ -19,6 +21,16 @@ PAID_PLATFORMS: frozenset[Platform] = frozenset(
     {Platform.X, Platform.TIKTOK, Platform.INSTAGRAM, Platform.REDDIT, Platform.WEB}
 )
 """DESIGN §9: paid per call. Free: youtube, github, telegram."""
+
+
+class ProviderKeys(BaseModel):
+    """Provider credentials (DESIGN §10). Each is sent only to its own provider's host, never logged."""
+
+    twitterapi_io_key: SecretStr | None = None
+    apify_token: SecretStr | None = None
+    youtube_api_key: SecretStr | None = None
+    github_token: SecretStr | None = None
+    urlscan_api_key: SecretStr | None = None
 
 
 class ErrorCode(StrEnum):

@@ -1,0 +1,159 @@
+"""Persistence: the Store protocol, its two backends, and `open_store(url)` (DESIGN §2, §10, §12).
+
+Accepted `SOCIAL_RECORDING_STORE_URL` forms:
+
+- `sqlite:///relative/path.db` — relative to the working directory (SQLAlchemy's convention);
+- `sqlite:////absolute/path.db` — absolute (four slashes: three, then the path's own `/`);
+- `mongodb://[user:pass@]host[:port][,host...]/<db>[?options]` and `mongodb+srv://…/<db>` — the
+  database is the URL path and is required;
+- `mongomock://<db>` — an in-memory mongomock database shared by this process (tests, demos).
+
+A bad URL raises StoreConfigError naming the variable and the value with any password masked.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from pymongo import MongoClient
+from pymongo.errors import ConfigurationError
+
+from social_recording.domain.models import TokenDoc
+from social_recording.store.base import Store, StoreConfigError
+from social_recording.store.mongo import MongoStore
+from social_recording.store.sqlite import SqliteStore
+
+__all__ = [
+    "MongoStore",
+    "ParsedStoreUrl",
+    "SqliteStore",
+    "Store",
+    "StoreConfigError",
+    "TokenDoc",
+    "mask_url_password",
+    "open_store",
+    "parse_store_url",
+]
+
+ENV_VAR = "SOCIAL_RECORDING_STORE_URL"
+
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:@/]*):(?P<pw>[^/]*)@")
+_MONGO_DB_FORBIDDEN = set('/\\. "$*<>:|?')
+_mongomock_client: Any = None
+
+
+def mask_url_password(url: str) -> str:
+    """`scheme://user:***@host/...`: a URL fit for a log line or an error message."""
+    return _USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:***@", url)
+
+
+def _scrub(text: str, url: str) -> str:
+    """Remove the URL's password from a driver message, whatever form the driver quoted it in."""
+    text = mask_url_password(text)
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        password = None
+    for secret in {password, None if password is None else unquote(password)}:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+def _bad(url: str, why: str) -> StoreConfigError:
+    return StoreConfigError(
+        f"{ENV_VAR}={mask_url_password(url)!r} is not a valid store URL: {why}. Expected "
+        "'sqlite:///relative/path.db', 'sqlite:////absolute/path.db', 'mongodb://host/dbname', "
+        "'mongodb+srv://host/dbname' or 'mongomock://dbname'"
+    )
+
+
+@dataclass(frozen=True)
+class ParsedStoreUrl:
+    """What a store URL names. `url` is the full connection string for mongodb (keep it secret)."""
+
+    kind: str  # "sqlite" | "mongodb" | "mongomock"
+    path: str | None = None
+    db_name: str | None = None
+    url: str | None = None
+
+    def __repr__(self) -> str:
+        shown = None if self.url is None else mask_url_password(self.url)
+        return f"ParsedStoreUrl(kind={self.kind!r}, path={self.path!r}, db_name={self.db_name!r}, url={shown!r})"
+
+
+def _check_db_name(url: str, db: str) -> str:
+    if not db:
+        raise _bad(url, "the database name is missing (put it in the URL path: .../dbname)")
+    bad = sorted(set(db) & _MONGO_DB_FORBIDDEN)
+    if bad or len(db) > 63:
+        raise _bad(url, f"{db!r} is not a valid MongoDB database name")
+    return db
+
+
+def parse_store_url(url: str) -> ParsedStoreUrl:
+    """Validate and split a store URL without connecting to anything."""
+    if not isinstance(url, str) or not url.strip():
+        raise _bad(str(url), "it is empty")
+    url = url.strip()
+    scheme, sep, rest = url.partition("://")
+    scheme = scheme.lower()
+    if not sep:
+        raise _bad(url, "it has no scheme")
+    if scheme == "sqlite":
+        if not rest.startswith("/"):
+            raise _bad(url, "a SQLite URL needs three slashes: sqlite:///path (four for an absolute path)")
+        path = rest[1:]
+        if "?" in path or "#" in path:
+            raise _bad(url, "SQLite URLs take no query string or fragment")
+        if not path or path == ":memory:":
+            raise _bad(url, "a SQLite store needs a file path shared by every worker (no in-memory database)")
+        return ParsedStoreUrl("sqlite", path=path)
+    if scheme in ("mongodb", "mongodb+srv"):
+        try:
+            parts = urlsplit(url)
+            host_part = parts.netloc.rpartition("@")[2]
+        except ValueError as exc:
+            raise _bad(url, f"it cannot be parsed ({exc.__class__.__name__})") from None
+        if not host_part:
+            raise _bad(url, "the host is missing")
+        db = unquote(parts.path.lstrip("/"))
+        return ParsedStoreUrl("mongodb", db_name=_check_db_name(url, db), url=url)
+    if scheme == "mongomock":
+        db = rest.strip("/")
+        return ParsedStoreUrl("mongomock", db_name=_check_db_name(url, db))
+    raise _bad(url, f"unknown scheme {scheme!r}")
+
+
+def _shared_mongomock_client() -> Any:
+    """One in-memory 'server' per process, so two open_store calls see the same data."""
+    global _mongomock_client
+    if _mongomock_client is None:
+        try:
+            import mongomock
+        except ImportError as exc:  # a dev dependency: say so instead of failing obscurely
+            raise StoreConfigError(
+                f"{ENV_VAR} uses mongomock://, which needs the 'mongomock' package (a dev dependency)"
+            ) from exc
+        _mongomock_client = mongomock.MongoClient(tz_aware=True)
+    return _mongomock_client
+
+
+def open_store(url: str) -> Store:
+    """Open the store a `SOCIAL_RECORDING_STORE_URL` names (see the module docstring)."""
+    parsed = parse_store_url(url)
+    if parsed.kind == "sqlite":
+        assert parsed.path is not None
+        return SqliteStore(parsed.path)
+    assert parsed.db_name is not None
+    if parsed.kind == "mongomock":
+        return MongoStore(_shared_mongomock_client(), parsed.db_name)
+    assert parsed.url is not None
+    try:
+        client = MongoClient(parsed.url, tz_aware=True)
+    except ConfigurationError as exc:  # InvalidURI, bad options, SRV lookup failures
+        raise _bad(url, f"pymongo rejected it: {_scrub(str(exc), url)}") from None
+    return MongoStore(client, parsed.db_name, owns_client=True)

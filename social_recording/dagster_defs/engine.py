@@ -1,0 +1,57 @@
+"""Assemble the plain-Python engine from the resources of one run (the use cases know no Dagster)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from social_recording.dagster_defs.resources import (
+    DedupeGateResource,
+    GraphWriterResource,
+    LockManagerResource,
+    PlatformsResource,
+    RecordingPolicyResource,
+    StoreResource,
+    TrackerResource,
+)
+from social_recording.recording.processor import TokenProcessor
+from social_recording.recording.reconcile import ReconcileService
+from social_recording.recording.retry import RetryService
+from social_recording.recording.url_recorder import UrlRecorder
+
+
+@dataclass(frozen=True)
+class Engine:
+    processor: TokenProcessor
+    reconcile: ReconcileService
+    retry: RetryService
+
+
+def build_engine(
+    *,
+    store: StoreResource,
+    locks: LockManagerResource,
+    gate: DedupeGateResource,
+    writer: GraphWriterResource,
+    tracker: TrackerResource,
+    platforms: PlatformsResource,
+    policy: RecordingPolicyResource,
+) -> Engine:
+    """Wire one run's engine. The URL lock, dedupe gate and graph writer come from the shared
+    resources, so every op records per-URL results the same way."""
+    the_store = store.get()
+    the_locks = locks.get()
+    recorder = UrlRecorder(
+        the_store,
+        the_locks,
+        gate.get(),
+        writer.get(),
+        platforms.registry(),
+        enable_paid=policy.enable_paid,
+        max_attempts=policy.max_attempts,
+    )
+    processor = TokenProcessor(the_store, the_locks, tracker.profile_reader(), recorder)
+    return Engine(
+        processor=processor,
+        reconcile=ReconcileService(the_store, the_locks, tracker.client(), processor),
+        retry=RetryService(the_store, the_locks, processor),
+    )

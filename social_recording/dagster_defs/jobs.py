@@ -1,0 +1,39 @@
+"""Jobs and partitions (DESIGN §7, §12). Run tags feed the run-concurrency limits of dagster.yaml."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from dagster import DailyPartitionsDefinition, JobDefinition, job
+
+from social_recording.dagster_defs.ops import reconcile_window, record_tokens, retry_urls
+
+JOB_TAG = "social_recording/job"
+
+
+def daily_partitions(start: date) -> DailyPartitionsDefinition:
+    """UTC days over the tracker's `last_transfer_at` (seed 004 §5.2)."""
+    return DailyPartitionsDefinition(start_date=start.isoformat(), timezone="UTC", fmt="%Y-%m-%d")
+
+
+def make_reconcile_job(start: date) -> JobDefinition:
+    @job(
+        name="reconcile_job",
+        partitions_def=daily_partitions(start),
+        tags={JOB_TAG: "reconcile"},
+        description="Backfill: record tokens of a past UTC day that we never saw.",
+    )
+    def reconcile_job() -> None:
+        reconcile_window()
+
+    return reconcile_job
+
+
+@job(tags={JOB_TAG: "retry"}, description="Re-attempt URLs that did not converge yet.")
+def retry_job() -> None:
+    retry_urls()
+
+
+@job(tags={JOB_TAG: "live"}, description="Record a batch of freshly traded tokens.")
+def live_tokens_job() -> None:
+    record_tokens()

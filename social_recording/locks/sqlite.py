@@ -1,0 +1,177 @@
+"""SQLite lock backend (the embedded default; DESIGN §8, §10): a `locks` table in a shared file.
+
+Row = (key, owner token, expires_at epoch seconds). Acquire is one upsert inside `BEGIN IMMEDIATE`
+that only overwrites an *expired* row, so a holder killed with SIGKILL blocks the key for at most
+its TTL. Extension requires the row to be ours AND unexpired: once expired a lease is lost even if
+nobody took the key yet — the same as Redis, where an expired key is simply gone. Release deletes
+only our own row.
+
+The default configuration points this at the SQLite store's file (DESIGN §10), so the manager
+owns only its table: WAL and busy_timeout let it live beside the store's writers, and it never
+assumes it created the file. Connections are opened lazily (Dagster loads definitions without
+touching the disk), pooled so that no connection is used by two threads at once, and never carried
+into another process.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from social_recording.locks.extender import LeasingLockManager
+
+#: How long one statement waits for another writer of the same file (store or locks) before it fails.
+BUSY_TIMEOUT_S = 5.0
+#: Idle connections kept per process (threads that finish give theirs back).
+_POOL_MAX = 8
+#: Expired rows (dead holders) are swept at most this often per process.
+_PURGE_EVERY_S = 60.0
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS locks ("
+    " key TEXT PRIMARY KEY,"
+    " owner TEXT NOT NULL,"
+    " expires_at REAL NOT NULL"
+    ")"
+)
+
+
+class SqliteLockManager(LeasingLockManager):
+    """`LockManager` on a SQLite file shared by every process on this machine."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        raw = os.fspath(path)
+        if not raw or raw.strip() == "" or raw == ":memory:" or raw.startswith("file:"):
+            raise ValueError(
+                f"SqliteLockManager needs a file path shared by all processes, got {raw!r} "
+                "(an in-memory database would lock nothing across processes)"
+            )
+        self.path = os.path.abspath(raw)
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self._idle: list[sqlite3.Connection] = []
+        self._inherited: list[sqlite3.Connection] = []
+        self._schema_ready = False
+        self._last_purge = 0.0
+
+    def __repr__(self) -> str:
+        return f"SqliteLockManager({self.path!r})"
+
+    # ---- connections --------------------------------------------------------------------------
+    def _open(self) -> sqlite3.Connection:
+        parent = os.path.dirname(self.path)
+        if parent:
+            os.makedirs(parent, exist_ok=True)
+        conn = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
+        try:
+            conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+            self._set_wal(conn)
+            conn.execute("PRAGMA synchronous=NORMAL")
+            if not self._schema_ready:
+                conn.execute(_SCHEMA)
+                self._schema_ready = True
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    @staticmethod
+    def _set_wal(conn: sqlite3.Connection) -> None:
+        """WAL is persistent; switching may meet a concurrent first opener, so retry briefly."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode=WAL").fetchone()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    @contextmanager
+    def _conn(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._pid != os.getpid():
+                # Forked: the parent's connections must not be used (nor closed) here.
+                self._inherited.extend(self._idle)
+                self._idle = []
+                self._pid = os.getpid()
+            conn = self._idle.pop() if self._idle else None
+        if conn is None:
+            conn = self._open()
+        ok = False
+        try:
+            yield conn
+            ok = True
+        finally:
+            if conn.in_transaction:
+                try:
+                    conn.rollback()
+                except sqlite3.Error:
+                    ok = False
+            with self._lock:
+                keep = ok and self._pid == os.getpid() and len(self._idle) < _POOL_MAX
+                if keep:
+                    self._idle.append(conn)
+            if not keep:
+                conn.close()
+
+    # ---- primitives ---------------------------------------------------------------------------
+    def acquire(self, key: str, owner: str, ttl: float) -> bool:
+        with self._conn() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            now = time.time()
+            if now - self._last_purge >= _PURGE_EVERY_S:
+                # Rows of dead holders: expired rows count as absent anyway, so deleting them is safe.
+                conn.execute("DELETE FROM locks WHERE expires_at <= ? AND key <> ?", (now, key))
+                self._last_purge = now
+            conn.execute(
+                "INSERT INTO locks (key, owner, expires_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at "
+                "WHERE locks.expires_at <= ?",
+                (key, owner, now + ttl, now),
+            )
+            taken = conn.execute("SELECT changes()").fetchone()[0] == 1
+            conn.execute("COMMIT")
+            return taken
+
+    def extend(self, key: str, owner: str, ttl: float) -> bool:
+        with self._conn() as conn:
+            now = time.time()
+            cur = conn.execute(
+                "UPDATE locks SET expires_at = ? WHERE key = ? AND owner = ? AND expires_at > ?",
+                (now + ttl, key, owner, now),
+            )
+            return cur.rowcount == 1
+
+    def release(self, key: str, owner: str) -> bool:
+        with self._conn() as conn:
+            cur = conn.execute("DELETE FROM locks WHERE key = ? AND owner = ?", (key, owner))
+            return cur.rowcount == 1
+
+    def may_be_free(self, key: str) -> bool:
+        """A WAL read (takes no write lock), so waiters poll without competing with the store's writers."""
+        with self._conn() as conn:
+            row = conn.execute("SELECT expires_at FROM locks WHERE key = ?", (key,)).fetchone()
+        return row is None or float(row[0]) <= time.time()
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+            mine = self._pid == os.getpid()
+        if mine:
+            for conn in idle:
+                conn.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"path": self.path}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["path"])  # type: ignore[misc]

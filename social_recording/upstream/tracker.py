@@ -1,0 +1,408 @@
+"""Client for the in-house token tracker (DESIGN §9, seed 004 §3.2, §5).
+
+Two endpoints: the range query that fixes a reconcile batch's candidates (`GET /api/v1/tokens`, period
+axis = the tracker's `last_transfer_at`, upstream already keeps only investorCount > 1) and the address
+lookup that carries a token's four social links (`POST /api/v1/tokens/by-addresses`).
+
+Failure policy (seed 004 §5.2): 5 s timeout; 3 attempts with 1 s x 2^i back-off, and only for what a
+retry can change (429, 5xx, timeouts, refused connections) — 400/401/403/404 give the same answer three
+more times, so they fail at once. There is no fallback: token metadata has no substitute, and an empty
+answer would make "token with no links" indistinguishable from "lookup failed", so the final failure
+raises `TrackerError` and the caller decides (reconcile: the whole range fails, nothing is recorded; a
+single address lookup: only that token fails).
+
+One malformed item never sinks a batch: it is skipped with a warning naming its index, address and
+reason (seed 004 §5.2 "isolated at token level"). A body that is not `{"data": [...]}` is a broken
+upstream, not a bad item, and raises.
+
+The API key goes out only as the `X-API-Key` header. It is held as a `SecretStr` and never appears in
+a log line, an exception message or `repr(client)`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
+from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from social_recording.domain.models import ensure_utc
+
+log = logging.getLogger(__name__)
+
+RANGE_PATH = "/api/v1/tokens"
+BY_ADDRESSES_PATH = "/api/v1/tokens/by-addresses"
+
+ATTEMPTS = 3
+"""Total attempts per call, the first included (seed 004 §5.2 RETRY_ATTEMPTS)."""
+BACKOFF_BASE_S = 1.0
+"""Sleep before retry i (i = 0, 1) is BACKOFF_BASE_S x 2^i: 1 s, then 2 s."""
+MAX_ADDRESSES_PER_REQUEST = 100
+"""Addresses per `by-addresses` POST; longer lists are split. Reconcile caps a batch at 100 (seed 004
+§2.1), so in practice one request; the split keeps a caller's big list from becoming one huge body."""
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+"""Largest tracker body we read: a range answer is a few thousand small items; more is an upstream bug."""
+
+_RETRYABLE_STATUSES = frozenset({429})
+_JUNK_LOG_CHARS = 200
+
+Method = Literal["GET", "POST"]
+M = TypeVar("M", bound=BaseModel)
+
+
+class TrackerError(RuntimeError):
+    """The tracker finally failed (after retries when retrying could help).
+
+    The message names the endpoint and the HTTP status (or the transport failure), never the key.
+    `status` is the last HTTP status seen, None for a transport failure or a malformed body.
+    """
+
+    def __init__(self, message: str, *, endpoint: str, status: int | None = None, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.endpoint = endpoint
+        self.status = status
+        self.attempts = attempts
+
+
+class _TrackerItem(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True)
+
+    address: str = Field(alias="tokenAddress", min_length=1)
+    symbol: str | None = Field(default=None, alias="tokenSymbol")
+
+    @field_validator("address")
+    @classmethod
+    def _address(cls, v: str) -> str:
+        v = v.strip()
+        if not v:
+            raise ValueError("tokenAddress is blank")
+        return v
+
+    @field_validator("symbol", mode="before")
+    @classmethod
+    def _symbol_text(cls, v: Any) -> Any:
+        return _lenient_str(v)
+
+
+class TrackedToken(_TrackerItem):
+    """One item of the range query (seed 004 §5.3: the social URLs are deliberately not taken here —
+    the recording path re-reads them through `by-addresses` so both paths consume one DTO)."""
+
+    investor_count: int = Field(alias="investorCount", ge=0)
+    first_transfer_at: datetime | None = Field(default=None, alias="firstTransferAt")
+    last_transfer_at: datetime | None = Field(default=None, alias="lastTransferAt")
+
+    @field_validator("investor_count", mode="before")
+    @classmethod
+    def _no_bool(cls, v: Any) -> Any:
+        # pydantic's lax int would take True as 1: a boolean count is junk, not one investor.
+        if isinstance(v, bool):
+            raise ValueError("investorCount is a boolean")
+        return v
+
+    @field_validator("first_transfer_at", "last_transfer_at")
+    @classmethod
+    def _utc(cls, v: datetime | None) -> datetime | None:
+        return None if v is None else ensure_utc(v)
+
+
+class TokenInfo(_TrackerItem):
+    """One item of `by-addresses`: the raw, untransformed social values (TokenProfileReader transforms)."""
+
+    name: str | None = Field(default=None, alias="tokenName")
+    image_url: str | None = Field(default=None, alias="imageUrl")
+    website: str | None = None
+    twitter: str | None = None
+    telegram: str | None = None
+    discord: str | None = None
+    first_transfer_at: datetime | None = Field(default=None, alias="firstTransferAt")
+
+    @field_validator("name", "image_url", "website", "twitter", "telegram", "discord", mode="before")
+    @classmethod
+    def _text(cls, v: Any) -> Any:
+        # A non-string value becomes its text so the reader drops it *with a logged reason* instead of
+        # the whole token failing validation (a `0` in `discord` must not lose the token).
+        return _lenient_str(v)
+
+    @field_validator("first_transfer_at")
+    @classmethod
+    def _utc(cls, v: datetime | None) -> datetime | None:
+        return None if v is None else ensure_utc(v)
+
+
+def _lenient_str(value: Any) -> Any:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, dict | list):
+        return json.dumps(value)[:_JUNK_LOG_CHARS]
+    return str(value)
+
+
+def iso_utc(value: datetime) -> str:
+    """`2024-05-01T00:00:00.000Z` (JavaScript's toISOString, what the tracker's own clients send).
+    A naive datetime is taken as UTC."""
+    return ensure_utc(value).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _safe_base(base_url: str) -> str:
+    """The base URL without userinfo, query or fragment: the only form that may reach a message."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host if parts.port is None else f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _JUNK_LOG_CHARS else text[:_JUNK_LOG_CHARS] + "…"
+
+
+def _reason(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or 'item'}: {err['msg']}" for err in exc.errors()
+    )
+
+
+class TrackerClient:
+    """Synchronous tracker client; one instance may be shared by the threads of one process (httpx.Client
+    is thread-safe). Close it (or use it as a context manager) to release connections."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: SecretStr | None,
+        af_group_ids: Sequence[str],
+        *,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        timeout_s: float = 5.0,
+    ) -> None:
+        parts = urlsplit(base_url.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"tracker base_url must be an http(s) URL, got {_safe_base(base_url)!r}")
+        if parts.username is not None or parts.password is not None:
+            # A credential in the URL would travel in every log line httpx or we write about requests.
+            raise ValueError("tracker base_url must not carry credentials; pass the key as api_key")
+        if parts.query or parts.fragment:
+            raise ValueError(f"tracker base_url must not carry a query or fragment, got {_safe_base(base_url)!r}")
+        if timeout_s <= 0:
+            raise ValueError(f"tracker timeout_s must be > 0, got {timeout_s!r}")
+        if isinstance(af_group_ids, str):
+            raise ValueError(f"af_group_ids must be a sequence of ids, not the string {af_group_ids!r}")
+        self._base = base_url.strip().rstrip("/")
+        self._safe_base = _safe_base(self._base)
+        self._api_key = api_key
+        self._af_group_ids = _checked_group_ids(af_group_ids)
+        self._sleep = sleep
+        self._timeout_s = timeout_s
+        self._client = httpx.Client(transport=transport, timeout=httpx.Timeout(timeout_s), follow_redirects=False)
+
+    def __repr__(self) -> str:
+        key = "set" if self._api_key is not None else "none"
+        return f"TrackerClient(base_url={self._safe_base!r}, af_group_ids={list(self._af_group_ids)!r}, api_key=<{key}>)"
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> TrackerClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---------------------------------------------------------------- public API
+
+    def tokens_in_range(
+        self, start: datetime, end: datetime, af_group_ids: Sequence[str] | None = None
+    ) -> list[TrackedToken]:
+        """Tokens whose `last_transfer_at` falls in [start, end) per the tracker (seed 004 §5.4: that is
+        last trade, not creation). Raises ValueError for start >= end or no group ids, TrackerError when
+        the tracker finally fails. Malformed items are skipped with a warning."""
+        start_utc, end_utc = ensure_utc(start), ensure_utc(end)
+        if start_utc >= end_utc:
+            raise ValueError(
+                f"tokens_in_range: start must be before end, got start={iso_utc(start)} end={iso_utc(end)}"
+            )
+        groups = self._af_group_ids if af_group_ids is None else _checked_group_ids(af_group_ids)
+        if not groups:
+            raise ValueError("tokens_in_range: af_group_ids is empty; the tracker requires at least one group")
+        params = {"startDate": iso_utc(start_utc), "endDate": iso_utc(end_utc), "afGroupIds": ",".join(groups)}
+        data = self._data("GET", RANGE_PATH, params=params)
+        return list(_parse_items(data, TrackedToken, RANGE_PATH))
+
+    def tokens_by_addresses(self, addresses: Sequence[str]) -> dict[str, TokenInfo]:
+        """Token info per address. An address the tracker does not know is absent from the result.
+        Empty input makes no request. Raises TrackerError when the tracker finally fails."""
+        if isinstance(addresses, str):
+            raise ValueError(f"tokens_by_addresses takes a sequence of addresses, not the string {addresses!r}")
+        wanted: list[str] = []
+        seen: set[str] = set()
+        for raw in addresses:
+            if not isinstance(raw, str) or not raw.strip():
+                raise ValueError(f"tokens_by_addresses: invalid address {raw!r}")
+            address = raw.strip()
+            if address not in seen:
+                seen.add(address)
+                wanted.append(address)
+        found: dict[str, TokenInfo] = {}
+        for i in range(0, len(wanted), MAX_ADDRESSES_PER_REQUEST):
+            chunk = wanted[i : i + MAX_ADDRESSES_PER_REQUEST]
+            data = self._data("POST", BY_ADDRESSES_PATH, json_body={"addresses": chunk})
+            asked = set(chunk)
+            for info in _parse_items(data, TokenInfo, BY_ADDRESSES_PATH):
+                if info.address not in asked:
+                    log.warning("tracker %s returned address %s that was not asked for; ignored",
+                                BY_ADDRESSES_PATH, info.address)
+                    continue
+                found.setdefault(info.address, info)
+        return found
+
+    def token_by_address(self, address: str) -> TokenInfo | None:
+        """One token's info, or None when the tracker does not know the address."""
+        return self.tokens_by_addresses([address]).get(address.strip())
+
+    # ---------------------------------------------------------------- transport
+
+    def _data(
+        self,
+        method: Method,
+        path: str,
+        *,
+        params: dict[str, str] | None = None,
+        json_body: dict[str, Any] | None = None,
+    ) -> list[Any]:
+        endpoint = f"{method} {path}"
+        body = self._request(method, path, endpoint, params=params, json_body=json_body)
+        if not isinstance(body, dict) or not isinstance(body.get("data"), list):
+            shape = type(body).__name__ if not isinstance(body, dict) else f"object with keys {sorted(body)[:10]}"
+            raise TrackerError(
+                f"malformed response from tracker {endpoint}: expected {{\"data\": [...]}}, got {shape}",
+                endpoint=endpoint,
+            )
+        return body["data"]
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json"}
+        if self._api_key is not None:
+            headers["X-API-Key"] = self._api_key.get_secret_value()
+        return headers
+
+    def _request(
+        self,
+        method: Method,
+        path: str,
+        endpoint: str,
+        *,
+        params: dict[str, str] | None,
+        json_body: dict[str, Any] | None,
+    ) -> Any:
+        url = self._base + path
+        last_failure = ""
+        last_status: int | None = None
+        for attempt in range(ATTEMPTS):
+            if attempt:
+                delay = BACKOFF_BASE_S * 2 ** (attempt - 1)
+                log.warning("tracker %s: %s; retrying in %.0f s (attempt %d/%d)",
+                            endpoint, last_failure, delay, attempt + 1, ATTEMPTS)
+                self._sleep(delay)
+            try:
+                status, raw = self._send(method, url, params=params, json_body=json_body)
+            except httpx.TimeoutException as exc:
+                last_failure, last_status = f"timed out ({type(exc).__name__})", None
+                continue
+            except httpx.ConnectError as exc:
+                last_failure, last_status = f"connection failed ({type(exc).__name__})", None
+                continue
+            except _TooLarge:
+                raise TrackerError(
+                    f"tracker {endpoint}: response larger than {MAX_RESPONSE_BYTES} bytes", endpoint=endpoint
+                ) from None
+            except httpx.HTTPError as exc:
+                # Not a condition a retry changes (protocol error, bad URL, ...): fail now.
+                raise TrackerError(
+                    f"tracker {endpoint} failed: {type(exc).__name__}: {_short(str(exc))}",
+                    endpoint=endpoint,
+                    attempts=attempt + 1,
+                ) from None
+            if 200 <= status < 300:
+                try:
+                    return json.loads(raw)
+                except ValueError:
+                    raise TrackerError(
+                        f"malformed response from tracker {endpoint}: body is not JSON (HTTP {status})",
+                        endpoint=endpoint,
+                        status=status,
+                        attempts=attempt + 1,
+                    ) from None
+            last_status, last_failure = status, f"HTTP {status}"
+            if status in _RETRYABLE_STATUSES or status >= 500:
+                continue
+            raise TrackerError(
+                f"tracker {endpoint} failed: HTTP {status} (not retryable)",
+                endpoint=endpoint,
+                status=status,
+                attempts=attempt + 1,
+            )
+        raise TrackerError(
+            f"tracker {endpoint} failed after {ATTEMPTS} attempts: {last_failure}",
+            endpoint=endpoint,
+            status=last_status,
+            attempts=ATTEMPTS,
+        )
+
+    def _send(
+        self, method: Method, url: str, *, params: dict[str, str] | None, json_body: dict[str, Any] | None
+    ) -> tuple[int, bytes]:
+        request = self._client.build_request(method, url, params=params, json=json_body, headers=self._headers())
+        response = self._client.send(request, stream=True)
+        try:
+            if not 200 <= response.status_code < 300:
+                return response.status_code, b""
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > MAX_RESPONSE_BYTES:
+                    raise _TooLarge
+                chunks.append(chunk)
+            return response.status_code, b"".join(chunks)
+        finally:
+            response.close()
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _checked_group_ids(ids: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(ids, str):
+        raise ValueError(f"af_group_ids must be a sequence of ids, not the string {ids!r}")
+    out: list[str] = []
+    for raw in ids:
+        if not isinstance(raw, str) or not raw.strip() or "," in raw:
+            raise ValueError(f"invalid af group id {raw!r}: must be a non-empty string without commas")
+        if raw.strip() not in out:
+            out.append(raw.strip())
+    return tuple(out)
+
+
+def _parse_items(data: list[Any], model: type[M], path: str) -> Iterator[M]:
+    """Validate each item; a bad one is logged (index, address, reason) and skipped, never fatal."""
+    for index, item in enumerate(data):
+        if not isinstance(item, dict):
+            log.warning("tracker %s: item %d skipped: not an object (%s)", path, index, _short(item))
+            continue
+        address = item.get("tokenAddress")
+        try:
+            yield model.model_validate(item)
+        except ValidationError as exc:
+            log.warning("tracker %s: item %d (tokenAddress=%s) skipped: %s",
+                        path, index, _short(address), _reason(exc))

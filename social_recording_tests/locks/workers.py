@@ -1,0 +1,39 @@
+"""Entry points of the child processes of the lock contract suite (spawned: keep imports light)."""
+
+from __future__ import annotations
+
+import time
+from multiprocessing.synchronize import Barrier, Event
+from pathlib import Path
+from typing import Any
+
+from social_recording.locks import open_lock_manager
+
+
+def increment(url: str, key: str, counter: str, times: int, start: Barrier) -> None:
+    """Non-atomic read-modify-write of a shared file, each one under `hold_within`."""
+    lm = open_lock_manager(url)
+    path = Path(counter)
+    start.wait(timeout=60)
+    for _ in range(times):
+        with lm.hold_within(key, ttl=5.0, wait=60.0) as lease:
+            if not lease.held:
+                raise SystemExit(f"could not take {key} within 60 s")
+            value = int(path.read_text() or "0")
+            time.sleep(0.001)  # widen the race window: without the lock, increments get lost
+            path.write_text(str(value + 1))
+    lm.close()
+
+
+def hold(url: str, key: str, ttl: float, seconds: float, ready: Event, done: Event, out: Any) -> None:
+    """Take `key`, say so, keep it `seconds` (or until `done` is set), then report `lease.lost`.
+
+    `out` (a multiprocessing Queue) gets ("held", owner) once held and ("lost", bool) before release.
+    """
+    lm = open_lock_manager(url)
+    with lm.hold_within(key, ttl=ttl, wait=10.0) as lease:
+        out.put(("held", lease.owner if lease.held else None))
+        ready.set()
+        done.wait(seconds)
+        out.put(("lost", lease.lost))
+    lm.close()
