@@ -20,6 +20,7 @@ key the same process (or thread) already holds yields `held=False` until the fir
 from __future__ import annotations
 
 import logging
+import math
 import os
 import random
 import secrets
@@ -51,10 +52,14 @@ def check_args(key: str, ttl: float, wait: float = 0.0) -> None:
     """Reject nonsense early with the bad value named (a 0 TTL would never hold anything)."""
     if not isinstance(key, str) or not key:
         raise ValueError(f"lock key must be a non-empty string, got {key!r}")
-    if not isinstance(ttl, int | float) or isinstance(ttl, bool) or not ttl > 0:
+    if not _finite_number(ttl) or not ttl > 0:
         raise ValueError(f"lock ttl must be a positive number of seconds, got {ttl!r} for key {key!r}")
-    if not isinstance(wait, int | float) or isinstance(wait, bool) or not wait >= 0:
-        raise ValueError(f"lock wait must be a number of seconds >= 0, got {wait!r} for key {key!r}")
+    if not _finite_number(wait) or not wait >= 0:
+        raise ValueError(f"lock wait must be a finite number of seconds >= 0, got {wait!r} for key {key!r}")
+
+
+def _finite_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 class AutoExtender:

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from social_recording.locks.extender import LeasingLockManager
+from social_recording.locks.extender import LeasingLockManager, log
 
 #: How long one statement waits for another writer of the same file (store or locks) before it fails.
 BUSY_TIMEOUT_S = 5.0
@@ -39,6 +39,11 @@ _SCHEMA = (
     " expires_at REAL NOT NULL"
     ")"
 )
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    name = getattr(exc, "sqlite_errorname", "")
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in str(exc)
 
 
 class SqliteLockManager(LeasingLockManager):
@@ -125,6 +130,17 @@ class SqliteLockManager(LeasingLockManager):
 
     # ---- primitives ---------------------------------------------------------------------------
     def acquire(self, key: str, owner: str, ttl: float) -> bool:
+        """Busy for longer than the busy timeout counts as "not acquired" (the writer is someone
+        else; a waiter simply polls again), every other database error propagates."""
+        try:
+            return self._acquire(key, owner, ttl)
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc):
+                raise
+            log.warning("lock %r: database busy for %.0f s, not acquired this time", key, BUSY_TIMEOUT_S)
+            return False
+
+    def _acquire(self, key: str, owner: str, ttl: float) -> bool:
         with self._conn() as conn:
             conn.execute("BEGIN IMMEDIATE")
             now = time.time()

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from social_recording.domain.graph import GraphGroup, SocialContractError, SocialGraph, SocialObject
+from social_recording.domain.graph import GraphGroup, SocialContractError, SocialGraph, SocialObject, plan
 from social_recording.domain.urls import Platform, to_canonical
 from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult
 
@@ -28,6 +28,19 @@ def zero_call_result(platform: Platform, url: str, subtype: str) -> GenerateResu
         platform=platform, platform_key=f"{platform.value}:{url}", subtype=subtype, fields={"url": url}
     )
     return GenerateResult(SocialGraph(groups=[GraphGroup(ref="root", content=content)]), attempted=False, requests=0)
+
+
+def finish(groups: Callable[[], list[GraphGroup]], requests: int) -> GenerateResult:
+    """Build the graph and check it with plan() before it leaves the generator, so a broken graph
+    (e.g. a quote cycle, an item without an id) surfaces as SocialContractError carrying the truthful
+    `attempted` (the request that fetched it was made)."""
+    attempted = requests > 0
+    graph = build_graph(groups, attempted=attempted)
+    try:
+        plan(graph)
+    except SocialContractError as exc:
+        raise SocialContractError(str(exc), attempted=attempted) from None
+    return GenerateResult(graph=graph, attempted=attempted, requests=requests)
 
 
 def links_in_text(text: object) -> list[str]:
@@ -119,13 +132,17 @@ def build_graph(groups: Callable[[], list[GraphGroup]], *, attempted: bool = Tru
     is a contract break that fails identically forever -> SocialContractError (`invalid`)."""
     try:
         return SocialGraph(groups=groups())
+    except SocialContractError as exc:
+        raise SocialContractError(str(exc), attempted=attempted) from None
     except ValidationError as exc:
         raise SocialContractError(f"provider item does not form a valid graph: {exc.errors()[:1]}",
                                   attempted=attempted) from None
 
 
-_BLOCKED_WORDS = ("private", "restricted", "forbidden", "banned", "suspended", "quarantined", "login",
-                  "blocked", "unavailable in your", "not available in your")
+_BLOCKED_WORDS = ("private", "restricted", "banned", "suspended", "quarantined", "unavailable in your",
+                  "not available in your")
+"""Target-side words only: "blocked" / "login required" / "forbidden" usually describe the scraper being
+turned away, which a later attempt may get past -> left unrecognised (UPSTREAM, retryable)."""
 _MISSING_WORDS = ("not_found", "not found", "notfound", "no_items", "does not exist", "doesn't exist",
                   "no longer", "deleted", "removed", "missing", "404", "sorry, this page")
 _RATE_WORDS = ("rate limit", "rate-limit", "ratelimit", "too many requests", "qps", "throttl")

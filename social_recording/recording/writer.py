@@ -16,7 +16,8 @@ from social_recording.domain.models import TokenLink
 from social_recording.store.base import Store
 
 Checkpoint = Callable[[], None]
-"""Called right before the link replacement; raises to stop (the URL lock was lost: L-6, H-5)."""
+"""Called before the first write and again before the link replacement; raises to stop (the URL lock
+was lost: L-6, H-5)."""
 
 _KIND_ORDER = {ObjectKind.ACCOUNT: 0, ObjectKind.VENUE: 1, ObjectKind.CONTENT: 2}
 
@@ -43,6 +44,7 @@ class GraphWriter:
         `plan()` runs first, so a SocialContractError leaves the store untouched (H-009).
         """
         links_plan = planned_links(plan(graph))
+        checkpoint()
         object_ids: list[str] = [""] * len(links_plan)
         # Accounts and venues before contents: a reader never sees a content whose author row is missing.
         for i in sorted(range(len(links_plan)), key=lambda i: (_KIND_ORDER[links_plan[i].kind], i)):

@@ -82,7 +82,9 @@ class ParsedStoreUrl:
 
     def __repr__(self) -> str:
         shown = None if self.url is None else mask_url_password(self.url)
-        return f"ParsedStoreUrl(kind={self.kind!r}, path={self.path!r}, db_name={self.db_name!r}, url={shown!r})"
+        return (
+            f"ParsedStoreUrl(kind={self.kind!r}, path={self.path!r}, db_name={self.db_name!r}, url={shown!r})"
+        )
 
 
 def _check_db_name(url: str, db: str) -> str:
@@ -153,7 +155,7 @@ def open_store(url: str) -> Store:
         return MongoStore(_shared_mongomock_client(), parsed.db_name)
     assert parsed.url is not None
     try:
-        client = MongoClient(parsed.url, tz_aware=True)
-    except ConfigurationError as exc:  # InvalidURI, bad options, SRV lookup failures
+        client: MongoClient[dict[str, Any]] = MongoClient(parsed.url, tz_aware=True)
+    except (ConfigurationError, ValueError, TypeError) as exc:  # InvalidURI, bad port/options, SRV lookup
         raise _bad(url, f"pymongo rejected it: {_scrub(str(exc), url)}") from None
     return MongoStore(client, parsed.db_name, owns_client=True)

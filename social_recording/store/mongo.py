@@ -12,14 +12,14 @@ datetime read back is tz-aware UTC whatever the client's `tz_aware` setting.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from bson import ObjectId
-from pymongo import ASCENDING, DESCENDING, MongoClient, ReturnDocument, UpdateOne
-from pymongo.errors import BulkWriteError, DuplicateKeyError
+from pymongo import ASCENDING, DESCENDING, MongoClient, ReturnDocument
+from pymongo.errors import DuplicateKeyError, OperationFailure
 
 from social_recording.domain.graph import ObjectKind, SocialObject
 from social_recording.domain.models import SocialUrl, TokenDoc, TokenLink, TokenProfile, ensure_utc, utcnow
@@ -55,7 +55,8 @@ INDEXES: dict[str, list[tuple[str, list[tuple[str, int]], bool]]] = {
 }
 """(name, keys, unique) per collection: seed 004 §1.4 names, plus the uniques DESIGN §2 adds."""
 
-_DUPLICATE_KEY = 11000
+_INDEX_OPTIONS_CONFLICT = 85
+"""Server code for "an index with these keys exists under another name / other options"."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,9 @@ def _collection_of(kind: ObjectKind | str) -> str:
     try:
         return OBJECT_COLLECTIONS[ObjectKind(kind).value]
     except ValueError:
-        raise ValueError(f"unknown object kind {kind!r}; expected one of {sorted(OBJECT_COLLECTIONS)}") from None
+        raise ValueError(
+            f"unknown object kind {kind!r}; expected one of {sorted(OBJECT_COLLECTIONS)}"
+        ) from None
 
 
 def _ref(object_id: str) -> ObjectId | str:
@@ -124,7 +127,7 @@ def q_links_by_token_entry(token_address: str, entry_url: str) -> MongoQuery:
     return MongoQuery(TOKEN_LINKS, {"token_address": token_address, "entry_url": entry_url}, {"_id": 0})
 
 
-QUERIES = {
+QUERIES: dict[str, Callable[..., MongoQuery]] = {
     "token_by_address": q_token_by_address,
     "existing_addresses": q_existing_addresses,
     "tokens_by_url_statuses": q_tokens_by_url_statuses,
@@ -170,12 +173,29 @@ class MongoStore:
         self._owns_client = isinstance(client, str) if owns_client is None else owns_client
         self.db_name = db_name
         self.db: Any = self._client[db_name]
-        self._ensure_indexes()
+        try:
+            self._ensure_indexes()
+        except BaseException:
+            self.close()  # do not leak the connection pool of a store that never opened
+            raise
 
     def _ensure_indexes(self) -> None:
         for coll, indexes in INDEXES.items():
             for name, keys, unique in indexes:
-                self.db[coll].create_index(keys, name=name, unique=unique)
+                try:
+                    self.db[coll].create_index(keys, name=name, unique=unique)
+                except OperationFailure as exc:
+                    if exc.code != _INDEX_OPTIONS_CONFLICT or not self._has_equivalent(coll, keys, unique):
+                        raise
+                    # The same index exists under another name (made by hand or an older
+                    # deployment): it serves the queries and the uniqueness equally well.
+
+    def _has_equivalent(self, coll: str, keys: list[tuple[str, int]], unique: bool) -> bool:
+        for info in self.db[coll].index_information().values():
+            same_keys = [(k, int(d)) for k, d in info["key"]] == keys
+            if same_keys and bool(info.get("unique", False)) == unique:
+                return True
+        return False
 
     def close(self) -> None:
         if self._owns_client:
@@ -350,23 +370,21 @@ class MongoStore:
         kind_value = ObjectKind(kind).value
         ref = _ref(object_id)
         stamp = ensure_utc(observed_at)
-        ops = [
-            UpdateOne(
-                {"object": kind_value, "object_id": ref, "metric": name},
-                {"$setOnInsert": {"value": value, "observed_at": stamp}},
-                upsert=True,
-            )
-            for name, value in values.items()
-        ]
-        try:
-            self.db[METRICS].bulk_write(ops, ordered=False)
-        except BulkWriteError as exc:
-            errors = exc.details.get("writeErrors", [])
-            if any(err.get("code") != _DUPLICATE_KEY for err in errors) or not errors:
-                raise
+        metrics_coll = self.db[METRICS]
+        for name, value in values.items():
+            try:
+                metrics_coll.update_one(
+                    {"object": kind_value, "object_id": ref, "metric": name},
+                    {"$setOnInsert": {"value": value, "observed_at": stamp}},
+                    upsert=True,
+                )
+            except DuplicateKeyError:
+                continue  # a concurrent writer recorded the first point: keep it
 
     def find_metrics(self, kind: ObjectKind, object_id: str) -> dict[str, float]:
-        return {doc["metric"]: float(doc["value"]) for doc in self._find(q_metrics_of_object(kind, object_id))}
+        return {
+            doc["metric"]: float(doc["value"]) for doc in self._find(q_metrics_of_object(kind, object_id))
+        }
 
     # ----------------------------------------------------------------- token_links
 

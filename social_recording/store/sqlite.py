@@ -116,7 +116,9 @@ def _table(kind: ObjectKind | str) -> str:
     try:
         return OBJECT_COLLECTIONS[ObjectKind(kind).value]
     except ValueError:
-        raise ValueError(f"unknown object kind {kind!r}; expected one of {sorted(OBJECT_COLLECTIONS)}") from None
+        raise ValueError(
+            f"unknown object kind {kind!r}; expected one of {sorted(OBJECT_COLLECTIONS)}"
+        ) from None
 
 
 def q_token_by_address(address: str) -> Sql:
@@ -249,9 +251,7 @@ class SqliteStore:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         raw = os.fspath(path)
         if not raw or raw == ":memory:" or raw.startswith("file:"):
-            raise ValueError(
-                f"SqliteStore needs a file path shared by every thread and process, got {raw!r}"
-            )
+            raise ValueError(f"SqliteStore needs a file path shared by every thread and process, got {raw!r}")
         self.path = Path(raw)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
@@ -352,10 +352,15 @@ class SqliteStore:
     def _url_from_row(row: tuple[Any, ...]) -> SocialUrl:
         _address, url, status, attempted_at, attempts = row
         return SocialUrl(
-            url=url, status=FetchStatus(status), attempted_at=opt_dt_from_text(attempted_at), attempts=attempts
+            url=url,
+            status=FetchStatus(status),
+            attempted_at=opt_dt_from_text(attempted_at),
+            attempts=attempts,
         )
 
-    def _urls_by_addresses(self, conn: sqlite3.Connection, addresses: Sequence[str]) -> dict[str, list[SocialUrl]]:
+    def _urls_by_addresses(
+        self, conn: sqlite3.Connection, addresses: Sequence[str]
+    ) -> dict[str, list[SocialUrl]]:
         out: dict[str, list[SocialUrl]] = {a: [] for a in addresses}
         for chunk in _chunks(addresses):
             for row in conn.execute(*q_urls_by_addresses(chunk)):
@@ -423,10 +428,14 @@ class SqliteStore:
     ) -> bool:
         status = FetchStatus(status)
         with self._write() as conn:
-            cur = conn.execute(*q_update_url_element(address, url, status.value, opt_dt_to_text(attempted_at)))
+            cur = conn.execute(
+                *q_update_url_element(address, url, status.value, opt_dt_to_text(attempted_at))
+            )
             if cur.rowcount != 1:
                 return False
-            conn.execute("UPDATE tokens SET updated_at = ? WHERE address = ?", [dt_to_text(utcnow()), address])
+            conn.execute(
+                "UPDATE tokens SET updated_at = ? WHERE address = ?", [dt_to_text(utcnow()), address]
+            )
         return True
 
     def find_tokens_by_url_statuses(
@@ -446,7 +455,9 @@ class SqliteStore:
             else:
                 hits: set[str] = set()
                 for chunk in _chunks(_dedup(addresses)):
-                    hits.update(r[0] for r in conn.execute(*q_addresses_by_url_statuses(wanted, chunk, limit)))
+                    hits.update(
+                        r[0] for r in conn.execute(*q_addresses_by_url_statuses(wanted, chunk, limit))
+                    )
                 found = sorted(hits)[:limit] if limit is not None else sorted(hits)
             return self._load_tokens(conn, found)
 
@@ -521,7 +532,9 @@ class SqliteStore:
             )
 
     def find_metrics(self, kind: ObjectKind, object_id: str) -> dict[str, float]:
-        return {name: float(value) for name, value in self._conn().execute(*q_metrics_of_object(kind, object_id))}
+        return {
+            name: float(value) for name, value in self._conn().execute(*q_metrics_of_object(kind, object_id))
+        }
 
     # ----------------------------------------------------------------- token_links
 

@@ -17,8 +17,8 @@ Why these rules:
 - A Location must be http(s) (javascript:, file:, data: … are refused); a relative one is resolved
   against the current URL.
 - SSRF: before every request the host is resolved with `resolve_host` and refused if ANY address is
-  loopback, private, link-local, multicast, reserved, unspecified or otherwise not global (IPv4-mapped
-  and 6to4/Teredo-embedded IPv4 are unwrapped). A literal IP host — including legacy forms such as
+  loopback, private, link-local, multicast, reserved, unspecified or otherwise not global (IPv4-mapped,
+  6to4, Teredo and NAT64-embedded IPv4 are unwrapped and checked as IPv4). A literal IP host — including legacy forms such as
   `2130706433` or `0x7f.1` — is checked directly, and that check also applies to the final Location,
   which is not requested, so a shortener cannot point a token at an internal address.
 
@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _ALLOWED_SCHEMES = frozenset({"http", "https"})
 _LEGACY_IPV4 = re.compile(r"[0-9a-fx.]+")
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 _USER_AGENT = "social-recording-shortlink-resolver/1.0"
 _LOG_CHARS = 300
 
@@ -77,6 +78,8 @@ def blocked_reason(ip: IPAddress) -> str | None:
     """Why an address must not be contacted (SSRF), or None when it is a public address."""
     if isinstance(ip, ipaddress.IPv6Address):
         embedded = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
+        if embedded is None and ip in _NAT64:
+            embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
         if embedded is not None:
             inner = blocked_reason(embedded)
             return None if inner is None else f"{inner} (embedded in {ip})"
@@ -135,8 +138,12 @@ class ShortlinkResolver:
             raise ValueError(f"timeout_s must be > 0, got {timeout_s!r}")
         self._resolve_host = resolve_host
         self._max_hops = max_hops
+        # Requests go straight to the transport: httpx.Client parses a redirect's Location itself (even
+        # with follow_redirects=False) and raises on a hostile one before we could name it; the client
+        # is used only to build requests (default headers, the per-request timeout extension).
+        self._transport = transport if transport is not None else httpx.HTTPTransport()
         self._client = httpx.Client(
-            transport=transport,
+            transport=self._transport,
             timeout=httpx.Timeout(timeout_s),
             follow_redirects=False,
             headers={"User-Agent": _USER_AGENT},
@@ -175,7 +182,8 @@ class ShortlinkResolver:
                 return location
             if hops >= self._max_hops:
                 raise ShortlinkError(
-                    url, f"more than {self._max_hops} redirects (hop {hops} leads to shortlink {_display(location)})"
+                    url,
+                    f"more than {self._max_hops} redirects (hop {hops} leads to shortlink {_display(location)})",
                 )
             current = location
 
@@ -198,14 +206,16 @@ class ShortlinkResolver:
 
     def _ask(self, method: str, origin: str, current: str) -> tuple[int, str | None]:
         try:
-            # stream=True and no read: a shortener's body is never needed, so at most the transport's
+            # The body is never read: a shortener's body is never needed, so at most the transport's
             # first buffer is ever received.
             request = self._client.build_request(method, current)
-            response = self._client.send(request, stream=True)
+            response = self._transport.handle_request(request)
         except httpx.TimeoutException:
             raise ShortlinkError(origin, f"{method} {_display(current)} timed out") from None
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            raise ShortlinkError(origin, f"{method} {_display(current)} failed: {type(exc).__name__}") from None
+            raise ShortlinkError(
+                origin, f"{method} {_display(current)} failed: {type(exc).__name__}"
+            ) from None
         try:
             return response.status_code, response.headers.get("location")
         finally:
@@ -214,7 +224,9 @@ class ShortlinkResolver:
     def _check_location(self, origin: str, location: str) -> None:
         scheme = urlsplit(location).scheme.lower()
         if scheme not in _ALLOWED_SCHEMES:
-            raise ShortlinkError(origin, f"refused Location with scheme {scheme or '(none)'!r}: {_display(location)}")
+            raise ShortlinkError(
+                origin, f"refused Location with scheme {scheme or '(none)'!r}: {_display(location)}"
+            )
         self._check_host(origin, location, resolve=False)
 
     def _check_host(self, origin: str, target: str, *, resolve: bool) -> None:
@@ -251,7 +263,9 @@ class ShortlinkResolver:
             try:
                 resolved = ipaddress.ip_address(address)
             except ValueError:
-                raise ShortlinkError(origin, f"host {host!r} resolved to unparseable address {address!r}") from None
+                raise ShortlinkError(
+                    origin, f"host {host!r} resolved to unparseable address {address!r}"
+                ) from None
             reason = blocked_reason(resolved)
             if reason is not None:
                 raise ShortlinkError(origin, f"refused host {host!r}: it resolves to {reason}")

@@ -192,7 +192,9 @@ class TrackerClient:
             # A credential in the URL would travel in every log line httpx or we write about requests.
             raise ValueError("tracker base_url must not carry credentials; pass the key as api_key")
         if parts.query or parts.fragment:
-            raise ValueError(f"tracker base_url must not carry a query or fragment, got {_safe_base(base_url)!r}")
+            raise ValueError(
+                f"tracker base_url must not carry a query or fragment, got {_safe_base(base_url)!r}"
+            )
         if timeout_s <= 0:
             raise ValueError(f"tracker timeout_s must be > 0, got {timeout_s!r}")
         if isinstance(af_group_ids, str):
@@ -203,7 +205,9 @@ class TrackerClient:
         self._af_group_ids = _checked_group_ids(af_group_ids)
         self._sleep = sleep
         self._timeout_s = timeout_s
-        self._client = httpx.Client(transport=transport, timeout=httpx.Timeout(timeout_s), follow_redirects=False)
+        self._client = httpx.Client(
+            transport=transport, timeout=httpx.Timeout(timeout_s), follow_redirects=False
+        )
 
     def __repr__(self) -> str:
         key = "set" if self._api_key is not None else "none"
@@ -233,8 +237,14 @@ class TrackerClient:
             )
         groups = self._af_group_ids if af_group_ids is None else _checked_group_ids(af_group_ids)
         if not groups:
-            raise ValueError("tokens_in_range: af_group_ids is empty; the tracker requires at least one group")
-        params = {"startDate": iso_utc(start_utc), "endDate": iso_utc(end_utc), "afGroupIds": ",".join(groups)}
+            raise ValueError(
+                "tokens_in_range: af_group_ids is empty; the tracker requires at least one group"
+            )
+        params = {
+            "startDate": iso_utc(start_utc),
+            "endDate": iso_utc(end_utc),
+            "afGroupIds": ",".join(groups),
+        }
         data = self._data("GET", RANGE_PATH, params=params)
         return list(_parse_items(data, TrackedToken, RANGE_PATH))
 
@@ -242,7 +252,9 @@ class TrackerClient:
         """Token info per address. An address the tracker does not know is absent from the result.
         Empty input makes no request. Raises TrackerError when the tracker finally fails."""
         if isinstance(addresses, str):
-            raise ValueError(f"tokens_by_addresses takes a sequence of addresses, not the string {addresses!r}")
+            raise ValueError(
+                f"tokens_by_addresses takes a sequence of addresses, not the string {addresses!r}"
+            )
         wanted: list[str] = []
         seen: set[str] = set()
         for raw in addresses:
@@ -259,8 +271,11 @@ class TrackerClient:
             asked = set(chunk)
             for info in _parse_items(data, TokenInfo, BY_ADDRESSES_PATH):
                 if info.address not in asked:
-                    log.warning("tracker %s returned address %s that was not asked for; ignored",
-                                BY_ADDRESSES_PATH, info.address)
+                    log.warning(
+                        "tracker %s returned address %s that was not asked for; ignored",
+                        BY_ADDRESSES_PATH,
+                        info.address,
+                    )
                     continue
                 found.setdefault(info.address, info)
         return found
@@ -282,9 +297,11 @@ class TrackerClient:
         endpoint = f"{method} {path}"
         body = self._request(method, path, endpoint, params=params, json_body=json_body)
         if not isinstance(body, dict) or not isinstance(body.get("data"), list):
-            shape = type(body).__name__ if not isinstance(body, dict) else f"object with keys {sorted(body)[:10]}"
+            shape = (
+                type(body).__name__ if not isinstance(body, dict) else f"object with keys {sorted(body)[:10]}"
+            )
             raise TrackerError(
-                f"malformed response from tracker {endpoint}: expected {{\"data\": [...]}}, got {shape}",
+                f'malformed response from tracker {endpoint}: expected {{"data": [...]}}, got {shape}',
                 endpoint=endpoint,
             )
         return body["data"]
@@ -310,8 +327,14 @@ class TrackerClient:
         for attempt in range(ATTEMPTS):
             if attempt:
                 delay = BACKOFF_BASE_S * 2 ** (attempt - 1)
-                log.warning("tracker %s: %s; retrying in %.0f s (attempt %d/%d)",
-                            endpoint, last_failure, delay, attempt + 1, ATTEMPTS)
+                log.warning(
+                    "tracker %s: %s; retrying in %.0f s (attempt %d/%d)",
+                    endpoint,
+                    last_failure,
+                    delay,
+                    attempt + 1,
+                    ATTEMPTS,
+                )
                 self._sleep(delay)
             try:
                 status, raw = self._send(method, url, params=params, json_body=json_body)
@@ -361,7 +384,9 @@ class TrackerClient:
     def _send(
         self, method: Method, url: str, *, params: dict[str, str] | None, json_body: dict[str, Any] | None
     ) -> tuple[int, bytes]:
-        request = self._client.build_request(method, url, params=params, json=json_body, headers=self._headers())
+        request = self._client.build_request(
+            method, url, params=params, json=json_body, headers=self._headers()
+        )
         response = self._client.send(request, stream=True)
         try:
             if not 200 <= response.status_code < 300:
@@ -404,5 +429,10 @@ def _parse_items(data: list[Any], model: type[M], path: str) -> Iterator[M]:
         try:
             yield model.model_validate(item)
         except ValidationError as exc:
-            log.warning("tracker %s: item %d (tokenAddress=%s) skipped: %s",
-                        path, index, _short(address), _reason(exc))
+            log.warning(
+                "tracker %s: item %d (tokenAddress=%s) skipped: %s",
+                path,
+                index,
+                _short(address),
+                _reason(exc),
+            )

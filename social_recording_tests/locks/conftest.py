@@ -39,7 +39,9 @@ class Backend:
                 raw = client.get(key)
             finally:
                 client.close()
-            return None if raw is None else raw.decode()
+            if raw is None:
+                return None
+            return raw.decode() if isinstance(raw, bytes) else str(raw)
         with closing(sqlite3.connect(self.sqlite_path, isolation_level=None)) as conn:
             row = conn.execute(
                 "SELECT owner FROM locks WHERE key = ? AND expires_at > ?", (key, time.time())

@@ -26,9 +26,10 @@ def increment(url: str, key: str, counter: str, times: int, start: Barrier) -> N
 
 
 def hold(url: str, key: str, ttl: float, seconds: float, ready: Event, done: Event, out: Any) -> None:
-    """Take `key`, say so, keep it `seconds` (or until `done` is set), then report `lease.lost`.
+    """Take `key`, say so, work `seconds` (or until `done` is set), report `lease.lost`, and keep
+    holding until `done` is set (so the parent decides when the release happens).
 
-    `out` (a multiprocessing Queue) gets ("held", owner) once held and ("lost", bool) before release.
+    `out` (a multiprocessing Queue) gets ("held", owner) once held and ("lost", bool) after the work.
     """
     lm = open_lock_manager(url)
     with lm.hold_within(key, ttl=ttl, wait=10.0) as lease:
@@ -36,4 +37,5 @@ def hold(url: str, key: str, ttl: float, seconds: float, ready: Event, done: Eve
         ready.set()
         done.wait(seconds)
         out.put(("lost", lease.lost))
+        done.wait(60.0)
     lm.close()

@@ -1,0 +1,194 @@
+"""Instagram generator, via the Apify actor apify~instagram-scraper (paid: one run per URL).
+
+Shapes (canonical URLs):
+- post `instagram.com/p/<code>`, reel `/reel/<code>` (`/reels/<code>`), IGTV `/tv/<code>`:
+  input `{"directUrls": [url], "resultsType": "posts", "resultsLimit": 1}` -> the post and its owner.
+- profile `instagram.com/<user>`: `resultsType: "details"` -> the account only.
+- `/explore/tags/<tag>` (and other /explore pages): zero calls (seed G-4).
+
+Identity (seed 002 §6): content key = media `id`, account key = `ownerId` / profile `id`.
+
+Failures arrive as dataset items with an `error` field (shape unconfirmed, PLATFORMS.md), e.g.
+`{"error": "not_found", "errorDescription": "Page not found"}` or `{"error": "private", ...}`:
+private/restricted -> TARGET_BLOCKED, missing -> NOT_FOUND, anything else -> UPSTREAM (retryable).
+A profile with `private: true` -> TARGET_BLOCKED.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from social_recording.domain.graph import GraphGroup, SocialObject
+from social_recording.domain.urls import CanonicalUrl, Platform, parse_canonical
+from social_recording.platforms.apify import (
+    INSTAGRAM_ACTOR,
+    ApifyClient,
+    error_item_code,
+    error_item_message,
+)
+from social_recording.platforms.base import (
+    ErrorCode,
+    ExternalFetchError,
+    GenerateContext,
+    GenerateResult,
+    Generator,
+    ProviderKeys,
+)
+from social_recording.platforms.shaping import (
+    canonical_outbound,
+    display_urls,
+    finish,
+    first_str,
+    id_str,
+    links_in_text,
+    pick_fields,
+    pick_metrics,
+    unrecognised_shape,
+    zero_call_result,
+)
+
+_CODE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_USERNAME = re.compile(r"^[A-Za-z0-9._]{1,30}$")
+_POST_KINDS = {"p": "post", "reel": "reel", "reels": "reel", "tv": "post"}
+_RESERVED_FIRST = frozenset(
+    {"explore", "accounts", "about", "developer", "legal", "direct", "stories", "web", "emails",
+     "challenge", "privacy", "terms", "session", "oauth", "graphql", "api", "static", "locations",
+     "directory", "topics", "p", "reel", "reels", "tv", "ar", "press", "blog"}
+)
+
+_POST_FIELDS = ("shortCode", "url", "type", "productType", "caption", "timestamp", "ownerUsername",
+                "ownerFullName", "locationName", "isSponsored", "alt")
+_POST_METRICS = {"likesCount": "likes", "commentsCount": "comments", "videoViewCount": "views",
+                 "videoPlayCount": "plays"}
+_PROFILE_FIELDS = ("username", "fullName", "biography", "verified", "private", "isBusinessAccount",
+                   "businessCategoryName", "externalUrl", "url")
+_PROFILE_METRICS = {"followersCount": "followers", "followsCount": "following", "postsCount": "posts",
+                    "highlightReelCount": "highlights", "igtvVideoCount": "igtv_videos"}
+
+
+class InstagramGenerator:
+    platform: Platform = Platform.INSTAGRAM
+
+    def __init__(self, apify: ApifyClient) -> None:
+        self._apify = apify
+
+    def __repr__(self) -> str:
+        return f"InstagramGenerator({self._apify!r})"
+
+    def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
+        parsed = parse_canonical(url)
+        if parsed.platform != Platform.INSTAGRAM:
+            raise ValueError(f"instagram generator received a {parsed.platform.value} URL: {url!r}")
+        kind, value = classify_instagram_url(parsed)
+        if kind == "zero":
+            return zero_call_result(Platform.INSTAGRAM, parsed.url, value)
+        if kind == "none":
+            raise unrecognised_shape(Platform.INSTAGRAM, parsed.url)
+        if kind == "profile":
+            return self._profile(parsed.url, value)
+        return self._post(parsed.url, value)
+
+    def _post(self, url: str, subtype: str) -> GenerateResult:
+        run = self._apify.run(INSTAGRAM_ACTOR, {"directUrls": [url], "resultsType": "posts", "resultsLimit": 1})
+        item = _first_usable(run.items, what=f"post {url}")
+        if id_str(item.get("id")) is None:
+            raise ExternalFetchError(ErrorCode.NOT_FOUND, f"instagram: post {url} not found (item has no id)")
+        if item.get("productType") == "clips":
+            subtype = "reel"
+        return finish(lambda: [post_group(item, subtype)], run.requests)
+
+    def _profile(self, url: str, username: str) -> GenerateResult:
+        run = self._apify.run(INSTAGRAM_ACTOR, {"directUrls": [url], "resultsType": "details", "resultsLimit": 1})
+        item = _first_usable(run.items, what=f"profile {username}")
+        if item.get("private") is True:
+            raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, f"instagram: profile {username} is private")
+        if id_str(item.get("id")) is None:
+            raise ExternalFetchError(ErrorCode.NOT_FOUND, f"instagram: profile {username} not found (no id)")
+        return finish(lambda: [GraphGroup(ref="root", account=profile_object(item))], run.requests)
+
+
+def classify_instagram_url(parsed: CanonicalUrl) -> tuple[str, str]:
+    """("post", "post"|"reel") | ("profile", username) | ("zero", subtype) | ("none", "")."""
+    seg = list(parsed.segments)
+    if not seg:
+        return ("zero", "page")
+    first = seg[0].lower()
+    if first in _POST_KINDS and len(seg) >= 2 and _CODE.match(seg[1]):
+        return ("post", _POST_KINDS[first])
+    if len(seg) >= 3 and seg[1].lower() in _POST_KINDS and _USERNAME.match(seg[0]) and _CODE.match(seg[2]):
+        return ("post", _POST_KINDS[seg[1].lower()])  # instagram.com/<user>/p/<code>
+    if first == "share" and len(seg) >= 2:
+        return ("post", "post")  # an unresolved share shortlink: the actor follows the redirect
+    if first == "explore":
+        if len(seg) >= 2 and seg[1].lower() == "tags":
+            return ("zero", "hashtag")
+        if len(seg) >= 2 and seg[1].lower() == "search":
+            return ("zero", "search")
+        return ("zero", "page")
+    if first in _RESERVED_FIRST:
+        return ("none", "")
+    if _USERNAME.match(seg[0]) and (len(seg) == 1 or seg[1].lower() in ("reels", "tagged", "guide", "feed")):
+        return ("profile", seg[0])
+    return ("none", "")
+
+
+def _first_usable(items: list[dict[str, Any]], *, what: str) -> dict[str, Any]:
+    if not items:
+        raise ExternalFetchError(ErrorCode.NOT_FOUND, f"instagram: {what} not found (empty dataset)")
+    for item in items:
+        if error_item_code(item) is None:
+            return item
+    code = error_item_code(items[0]) or ErrorCode.UPSTREAM
+    raise ExternalFetchError(code, f"instagram: {what}: {error_item_message(items[0])[:200]}")
+
+
+def post_group(item: dict[str, Any], subtype: str) -> GraphGroup:
+    media = [item.get("displayUrl"), item.get("videoUrl"), *(item.get("images") or [])]
+    content = SocialObject(
+        platform=Platform.INSTAGRAM,
+        platform_key=f"instagram:{id_str(item.get('id')) or ''}",
+        subtype=subtype,
+        fields=pick_fields(item, _POST_FIELDS),
+        outbound_urls=canonical_outbound(links_in_text(item.get("caption"))),
+        media_urls=display_urls(media),
+        metrics=pick_metrics(item, _POST_METRICS),
+    )
+    owner_id = id_str(item.get("ownerId"))
+    account = None
+    if owner_id is not None:
+        owner_fields = {k: v for k, v in (("username", item.get("ownerUsername")),
+                                          ("fullName", item.get("ownerFullName"))) if v is not None}
+        account = SocialObject(
+            platform=Platform.INSTAGRAM, platform_key=f"instagram:{owner_id}", subtype="user", fields=owner_fields
+        )
+    return GraphGroup(ref="root", content=content, account=account)
+
+
+def profile_object(item: dict[str, Any]) -> SocialObject:
+    links: list[object] = [item.get("externalUrl")]
+    for extra in item.get("externalUrls") or []:
+        links.append(extra.get("url") if isinstance(extra, dict) else extra)
+    links += links_in_text(item.get("biography"))
+    return SocialObject(
+        platform=Platform.INSTAGRAM,
+        platform_key=f"instagram:{id_str(item.get('id')) or ''}",
+        subtype="user",
+        fields=pick_fields(item, _PROFILE_FIELDS),
+        outbound_urls=canonical_outbound(links),
+        avatar_url=first_str(item.get("profilePicUrlHD"), item.get("profilePicUrl")),
+        metrics=pick_metrics(item, _PROFILE_METRICS),
+    )
+
+
+def make_generator(
+    keys: ProviderKeys,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Generator:
+    return InstagramGenerator(ApifyClient(keys.apify_token, transport=transport, sleep=sleep))

@@ -1,0 +1,235 @@
+"""Reddit generator, via the Apify actor trudax~reddit-scraper-lite (paid: one run per URL).
+
+Input `{"startUrls": [{"url": url}], "maxItems": 1, "skipComments": true}`; items carry `dataType`
+post | comment | community | user.
+
+Shapes (canonical URLs):
+- post `reddit.com/r/<sub>/comments/<id>[/<slug>]`, `reddit.com/comments/<id>`, share link
+  `reddit.com/r/<sub>/s/<code>` (the actor follows it): content + author account + subreddit venue.
+- subreddit `reddit.com/r/<sub>` (and its listings /hot, /new, /top, ...): the venue only.
+- user `reddit.com/user/<name>` or `/u/<name>`: the account only.
+- `/search`, `/r/<sub>/search`: zero calls (seed G-4).
+
+Identity (seed 002 §6): content key = post `id` (t3_...), account key = `username` (cannot change;
+"[deleted]" -> no account), venue key = subreddit name lower-cased (`parsedCommunityName`).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from social_recording.domain.graph import GraphGroup, SocialObject
+from social_recording.domain.urls import CanonicalUrl, Platform, parse_canonical
+from social_recording.platforms.apify import REDDIT_ACTOR, ApifyClient, error_item_code, error_item_message
+from social_recording.platforms.base import (
+    ErrorCode,
+    ExternalFetchError,
+    GenerateContext,
+    GenerateResult,
+    Generator,
+    ProviderKeys,
+)
+from social_recording.platforms.shaping import (
+    canonical_outbound,
+    display_urls,
+    finish,
+    first_str,
+    id_str,
+    links_in_text,
+    pick_fields,
+    pick_metrics,
+    unrecognised_shape,
+    zero_call_result,
+)
+
+_SUB = re.compile(r"^[A-Za-z0-9_]{2,21}$")
+_USER = re.compile(r"^[A-Za-z0-9_-]{3,20}$")
+_POST_ID = re.compile(r"^[a-z0-9]{1,12}$")
+_LISTINGS = frozenset({"hot", "new", "top", "rising", "controversial", "best", "gilded"})
+_USER_TABS = frozenset({"submitted", "comments", "overview", "posts"})
+_DELETED = frozenset({"[deleted]", "[removed]", ""})
+
+_POST_FIELDS = ("title", "body", "url", "link", "createdAt", "over18", "flair", "isVideo", "isAd",
+                "communityName", "parsedId")
+_POST_METRICS = {"upVotes": "upvotes", "numberOfComments": "comments", "upVoteRatio": "upvote_ratio"}
+_COMMUNITY_FIELDS = ("title", "description", "createdAt", "over18", "url", "displayName")
+_COMMUNITY_METRICS = {"numberOfMembers": "members"}
+_USER_FIELDS = ("username", "description", "createdAt", "over18", "url", "userId")
+_USER_METRICS = {"postKarma": "post_karma", "commentKarma": "comment_karma"}
+
+
+class RedditGenerator:
+    platform: Platform = Platform.REDDIT
+
+    def __init__(self, apify: ApifyClient) -> None:
+        self._apify = apify
+
+    def __repr__(self) -> str:
+        return f"RedditGenerator({self._apify!r})"
+
+    def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
+        parsed = parse_canonical(url)
+        if parsed.platform != Platform.REDDIT:
+            raise ValueError(f"reddit generator received a {parsed.platform.value} URL: {url!r}")
+        kind, value = classify_reddit_url(parsed)
+        if kind == "zero":
+            return zero_call_result(Platform.REDDIT, parsed.url, value)
+        if kind == "none":
+            raise unrecognised_shape(Platform.REDDIT, parsed.url)
+        run = self._apify.run(REDDIT_ACTOR, {"startUrls": [{"url": parsed.url}], "maxItems": 1, "skipComments": True})
+        items = run.items
+        if not items:
+            raise ExternalFetchError(ErrorCode.NOT_FOUND, f"reddit: {parsed.url} not found (empty dataset)")
+        if kind == "post":
+            post = _by_type(items, "post")
+            if post is None or id_str(post.get("id")) is None:
+                raise _no_item(items, parsed.url)
+            return finish(lambda: [post_group(post)], run.requests)
+        if kind == "subreddit":
+            return self._subreddit(items, value, parsed.url, run.requests)
+        return self._user(items, value, parsed.url, run.requests)
+
+    def _subreddit(self, items: list[dict[str, Any]], sub: str, url: str, requests: int) -> GenerateResult:
+        community = _by_type(items, "community")
+        if community is not None:
+            return finish(lambda: [GraphGroup(ref="root", venue=community_object(community, sub))], requests)
+        # No community item: a post of that subreddit still names it (same key either way).
+        post = _by_type(items, "post")
+        if post is not None and (first_str(post.get("parsedCommunityName")) or "").lower() == sub.lower():
+            return finish(lambda: [GraphGroup(ref="root", venue=subreddit_from_post(post))], requests)
+        raise _no_item(items, url)
+
+    def _user(self, items: list[dict[str, Any]], name: str, url: str, requests: int) -> GenerateResult:
+        user = _by_type(items, "user")
+        if user is not None and first_str(user.get("username")) not in (None, *_DELETED):
+            return finish(lambda: [GraphGroup(ref="root", account=user_object(user))], requests)
+        post = _by_type(items, "post")
+        if post is not None and (first_str(post.get("username")) or "").lower() == name.lower():
+            username = str(post["username"])
+            account = SocialObject(platform=Platform.REDDIT, platform_key=f"reddit-user:{username}", subtype="user",
+                                   fields={"username": username})
+            return finish(lambda: [GraphGroup(ref="root", account=account)], requests)
+        raise _no_item(items, url)
+
+
+def classify_reddit_url(parsed: CanonicalUrl) -> tuple[str, str]:
+    """("post", id) | ("subreddit", name) | ("user", name) | ("zero", subtype) | ("none", "")."""
+    seg = list(parsed.segments)
+    if parsed.host == "redd.it":
+        # An unresolved shortlink (the entry resolves these; this one failed): the actor follows it.
+        return ("post", seg[0]) if len(seg) == 1 else ("none", "")
+    if not seg:
+        return ("zero", "page")
+    first = seg[0].lower()
+    if first == "search":
+        return ("zero", "search")
+    if first == "comments" and len(seg) >= 2 and _POST_ID.match(seg[1]):
+        return ("post", seg[1])
+    if first == "r" and len(seg) >= 2 and _SUB.match(seg[1]):
+        rest = [s.lower() for s in seg[2:]]
+        if not rest or rest[0] in _LISTINGS:
+            return ("subreddit", seg[1])
+        if rest[0] == "comments" and len(seg) >= 4 and _POST_ID.match(seg[3]):
+            return ("post", seg[3])  # a comment permalink (/comments/<id>/<slug>/<cid>) still names the post
+        if rest[0] == "s" and len(seg) == 4:
+            return ("post", "")
+        if rest[0] == "search":
+            return ("zero", "search")
+        return ("none", "")
+    if (first in ("user", "u") and len(seg) >= 2 and _USER.match(seg[1])
+            and (len(seg) == 2 or seg[2].lower() in _USER_TABS)):
+        return ("user", seg[1])
+    return ("none", "")
+
+
+def _by_type(items: list[dict[str, Any]], data_type: str) -> dict[str, Any] | None:
+    return next((i for i in items if i.get("dataType") == data_type and error_item_code(i) is None), None)
+
+
+def _no_item(items: list[dict[str, Any]], url: str) -> ExternalFetchError:
+    """Nothing of the wanted kind came back: an error item maps by its text, otherwise not found."""
+    for item in items:
+        code = error_item_code(item)
+        if code is not None:
+            return ExternalFetchError(code, f"reddit: {url}: {error_item_message(item)[:200]}")
+    return ExternalFetchError(ErrorCode.NOT_FOUND, f"reddit: {url} not found (no matching item)")
+
+
+def post_group(item: dict[str, Any]) -> GraphGroup:
+    links: list[object] = []
+    link = first_str(item.get("link"))
+    if link and "reddit.com" not in link and "redd.it" not in link:
+        links.append(link)
+    links += links_in_text(item.get("body"))
+    media = [*(item.get("imageUrls") or []), item.get("thumbnailUrl")]
+    content = SocialObject(
+        platform=Platform.REDDIT,
+        platform_key=f"reddit:{id_str(item.get('id')) or ''}",
+        subtype="post",
+        fields=pick_fields(item, _POST_FIELDS),
+        outbound_urls=canonical_outbound(links),
+        media_urls=display_urls(media),
+        metrics=pick_metrics(item, _POST_METRICS),
+    )
+    username = first_str(item.get("username"))
+    account = None
+    if username is not None and username not in _DELETED:
+        fields = {"username": username, **({"userId": item["userId"]} if item.get("userId") else {})}
+        account = SocialObject(platform=Platform.REDDIT, platform_key=f"reddit-user:{username}", subtype="user",
+                               fields=fields)
+    venue = subreddit_from_post(item) if first_str(item.get("parsedCommunityName")) else None
+    return GraphGroup(ref="root", content=content, account=account, venue=venue)
+
+
+def subreddit_from_post(item: dict[str, Any]) -> SocialObject:
+    name = first_str(item.get("parsedCommunityName")) or ""
+    return SocialObject(platform=Platform.REDDIT, platform_key=f"reddit-sub:{name.lower()}", subtype="subreddit",
+                        fields={"name": name})
+
+
+def community_object(item: dict[str, Any], url_sub: str) -> SocialObject:
+    """The subreddit from a community item. Its name field is not pinned down by the docs, so the
+    first of displayName / parsedCommunityName / "r/<name>" communityName is used, else the name the
+    canonical URL already names (same key as a post's `parsedCommunityName`, lower-cased)."""
+    community_name = first_str(item.get("communityName")) or ""
+    name = (
+        first_str(item.get("displayName"), item.get("parsedCommunityName"))
+        or (community_name[2:] if community_name.lower().startswith("r/") else None)
+        or url_sub
+    )
+    return SocialObject(
+        platform=Platform.REDDIT,
+        platform_key=f"reddit-sub:{name.lower()}",
+        subtype="subreddit",
+        fields={"name": name, **pick_fields(item, _COMMUNITY_FIELDS)},
+        outbound_urls=canonical_outbound(links_in_text(item.get("description"))),
+        icon_url=first_str(item.get("iconImage"), item.get("communityIcon"), item.get("headerImage")),
+        metrics=pick_metrics(item, _COMMUNITY_METRICS),
+    )
+
+
+def user_object(item: dict[str, Any]) -> SocialObject:
+    username = str(item["username"])
+    return SocialObject(
+        platform=Platform.REDDIT,
+        platform_key=f"reddit-user:{username}",
+        subtype="user",
+        fields=pick_fields(item, _USER_FIELDS),
+        outbound_urls=canonical_outbound(links_in_text(item.get("description"))),
+        avatar_url=first_str(item.get("userIcon")),
+        metrics=pick_metrics(item, _USER_METRICS),
+    )
+
+
+def make_generator(
+    keys: ProviderKeys,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Generator:
+    return RedditGenerator(ApifyClient(keys.apify_token, transport=transport, sleep=sleep))

@@ -1,0 +1,46 @@
+"""The platform -> generator registry the recording engine uses.
+
+Discord is absent on purpose: it has no generator, so its URLs are recorded `unsupported` with zero
+calls (DESIGN §2, §4). `paid` is PAID_PLATFORMS (DESIGN §9).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import httpx
+
+from social_recording.domain.urls import Platform
+from social_recording.platforms import github, instagram, reddit, telegram, tiktok, web, x, youtube
+from social_recording.platforms.base import PAID_PLATFORMS, Generator, GeneratorRegistry, ProviderKeys
+
+_MODULES = {
+    Platform.X: x,
+    Platform.TIKTOK: tiktok,
+    Platform.INSTAGRAM: instagram,
+    Platform.REDDIT: reddit,
+    Platform.YOUTUBE: youtube,
+    Platform.GITHUB: github,
+    Platform.TELEGRAM: telegram,
+    Platform.WEB: web,
+}
+
+
+def build_registry(
+    keys: ProviderKeys,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> GeneratorRegistry:
+    """Every platform with a generator, each built with the same keys / transport / sleep (the
+    sandbox passes its transport here so the real generators run unchanged)."""
+    generators: dict[Platform, Generator] = {}
+    for platform, module in _MODULES.items():
+        generator = module.make_generator(keys, transport=transport, sleep=sleep)
+        if generator.platform != platform:
+            raise RuntimeError(
+                f"{module.__name__}.make_generator returned a generator for {generator.platform!r}, not {platform!r}"
+            )
+        generators[platform] = generator
+    return GeneratorRegistry(generators=generators, paid=PAID_PLATFORMS)

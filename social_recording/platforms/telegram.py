@@ -1,0 +1,385 @@
+"""Telegram generator: the public preview page `https://t.me/<name>` (free, HTML, no key).
+
+URL shapes (read from the canonical URL, never fixed):
+
+| shape | request | graph |
+|---|---|---|
+| `t.me/<name>`, `t.me/s/<name>`, `t.me/<name>/<msgid>`, `t.me/boost/<name>` | `GET https://t.me/<name>` | venue channel / group / user / bot |
+| invites `t.me/+<code>`, `t.me/joinchat/<code>`, private links `t.me/c/…`, folder `t.me/addlist/…`, business `t.me/m/…` | none | TARGET_BLOCKED, attempted=False |
+| `t.me/share/…`, `t.me/addstickers/…`, `t.me/addemoji/…`, `t.me/proxy`, … and the bare host | none (seed G-4) | content share / stickers / page, key = URL |
+| a first segment that cannot be a username | none | NOT_FOUND, attempted=False |
+
+Decisions:
+- **A message link is recorded as its channel's venue.** `t.me/<name>/<msgid>` requests `t.me/<name>`
+  only; the message itself is not fetched (its embed page would be a second request per URL for a
+  post text we do not store). The entry URL keeps the message id; the venue is the channel.
+- **Identity: the username, lower-cased** (`"telegram:" + name.lower()`). It is mutable — an owner can
+  give it away and another chat can take it (seed 002 §6, U-4) — which is why the dedupe gate never
+  reuses Telegram results; usernames are case-insensitive, so the key is folded to lower case.
+- **Kind**, in this order: "Join Channel"/"Join Group" button -> TARGET_BLOCKED (private chat);
+  no `tgme_page_title` and an og:title "Telegram: Contact @…" -> NOT_FOUND (no such username);
+  `.tgme_page_extra` "N subscribers" or a "Preview channel" link -> channel; "N members[, M online]" ->
+  group; a "Start Bot" button -> bot; "Send Message" / an "@name" extra -> bot when the name ends in
+  "bot" (Telegram requires bot usernames to), else user; a remaining "View in Telegram" -> group.
+  Public channels also show "View in Telegram" (next to "Preview channel"), so the extra line and the
+  preview link are read before the button. A page with no og: tags at all is not a preview page:
+  UPSTREAM (retryable); so is a page none of the rules recognise.
+- Numbers use spaces (also no-break / thin spaces) as thousands separators: "1 234 567 subscribers".
+- `og:image` / the page photo are display URLs, stored exactly as received.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from urllib.parse import quote
+
+import httpx
+
+from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
+from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.platforms._b_kit import (
+    ROOT_REF,
+    canonical_links,
+    fetch_error,
+    finish,
+    metrics,
+    no_call_error,
+    parse_for,
+    urls_in_text,
+    zero_call,
+)
+from social_recording.platforms.base import (
+    ErrorCode,
+    GenerateContext,
+    GenerateResult,
+    Generator,
+    ProviderKeys,
+)
+from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
+
+PAGE_BASE = "https://t.me"
+SERVICE = "telegram"
+
+USERNAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{2,31}$")
+"""Public usernames: a letter first, then letters, digits, underscores; at most 32 characters (the
+lower bound is generous: 3, as in the canonicaliser, although Telegram issues 4+)."""
+
+_PRIVATE_FIRST = frozenset({"joinchat", "c", "addlist", "m"})
+_ZERO_CALL_FIRST = {
+    "share": "share",
+    "addstickers": "stickers",
+    "addemoji": "stickers",
+    "addtheme": "page",
+    "setlanguage": "page",
+    "proxy": "page",
+    "socks": "page",
+    "iv": "page",
+    "bg": "page",
+    "login": "page",
+}
+_VENUE_PREFIX = frozenset({"s", "boost"})
+_NOT_FOUND_TITLE = "telegram: contact @"
+_SPACES = re.compile(r"[\s\u00a0\u202f\u2009,]")
+_COUNT = re.compile(
+    r"(\d[\d\s\u00a0\u202f\u2009,]*)\s*(subscribers?|members?|online|monthly users?)", re.IGNORECASE
+)
+
+
+# ---------------------------------------------------------------- routing
+
+
+@dataclass(frozen=True)
+class _Page:
+    name: str
+
+
+@dataclass(frozen=True)
+class _ZeroCall:
+    subtype: str
+
+
+@dataclass(frozen=True)
+class _Refuse:
+    code: ErrorCode
+    reason: str
+
+
+def _route(parsed: CanonicalUrl) -> _Page | _ZeroCall | _Refuse:
+    seg = parsed.segments
+    if not seg:
+        return _ZeroCall("page")
+    first = seg[0]
+    lowered = first.lower()
+    if first.startswith("+") or lowered in _PRIVATE_FIRST:
+        return _Refuse(ErrorCode.TARGET_BLOCKED, "private Telegram link (invite or private chat) cannot be resolved publicly")
+    if lowered in _ZERO_CALL_FIRST:
+        return _ZeroCall(_ZERO_CALL_FIRST[lowered])
+    name = first
+    if lowered in _VENUE_PREFIX:
+        if len(seg) < 2:
+            return _ZeroCall("page")
+        name = seg[1]
+    if not USERNAME.match(name):
+        return _Refuse(ErrorCode.NOT_FOUND, f"{name!r} cannot be a Telegram username")
+    return _Page(name)
+
+
+# ---------------------------------------------------------------- HTML reading
+
+
+_VOID = frozenset(
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+)
+_CAPTURED_DIVS = ("tgme_page_title", "tgme_page_description", "tgme_page_extra")
+
+
+@dataclass
+class _Capture:
+    key: str
+    depth: int
+    parts: list[str] = field(default_factory=list)
+    hrefs: list[str] = field(default_factory=list)
+
+
+class _PreviewParser(HTMLParser):
+    """Reads the handful of nodes a t.me preview page is made of, with the stdlib parser only."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.og: dict[str, str] = {}
+        self.title_tag: str | None = None
+        self.texts: dict[str, list[str]] = {}
+        self.description_hrefs: list[str] = []
+        self.buttons: list[str] = []
+        self.photo: str | None = None
+        self._depth = 0
+        self._open: list[_Capture] = []
+        self._in_title = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k.lower(): (v or "") for k, v in attrs}
+        classes = set(a.get("class", "").split())
+        if tag == "meta":
+            prop = a.get("property") or a.get("name") or ""
+            if prop.startswith("og:") and prop not in self.og:
+                self.og[prop] = a.get("content", "")
+            return
+        if tag == "img":
+            if "tgme_page_photo_image" in classes and self.photo is None and a.get("src"):
+                self.photo = a["src"]
+            return
+        if tag == "br":
+            for cap in self._open:
+                cap.parts.append("\n")
+            return
+        if tag in _VOID:
+            return
+        self._depth += 1
+        if tag == "title":
+            self._in_title = True
+        if tag == "a":
+            href = a.get("href")
+            for cap in self._open:
+                if href:
+                    cap.hrefs.append(href)
+            if "tgme_action_button_new" in classes or "tgme_page_context_link" in classes:
+                self._open.append(_Capture("button", self._depth))
+        if tag == "div":
+            for key in _CAPTURED_DIVS:
+                if key in classes:
+                    self._open.append(_Capture(key, self._depth))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _VOID:
+            return
+        if tag == "title":
+            self._in_title = False
+        while self._open and self._open[-1].depth >= self._depth:
+            self._close(self._open.pop())
+        self._depth = max(0, self._depth - 1)
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.title_tag = (self.title_tag or "") + data
+        for cap in self._open:
+            cap.parts.append(data)
+
+    def close(self) -> None:
+        super().close()
+        while self._open:
+            self._close(self._open.pop())
+
+    def _close(self, cap: _Capture) -> None:
+        text = _clean("".join(cap.parts))
+        if cap.key == "button":
+            if text:
+                self.buttons.append(text)
+            return
+        self.texts.setdefault(cap.key, []).append(text)
+        if cap.key == "tgme_page_description":
+            self.description_hrefs.extend(cap.hrefs)
+
+    def first(self, key: str) -> str | None:
+        values = self.texts.get(key)
+        return values[0] if values else None
+
+
+def _clean(text: str) -> str:
+    lines = [" ".join(line.split()) for line in text.split("\n")]
+    return "\n".join(line for line in lines if line).strip()
+
+
+def _number(raw: str) -> float | None:
+    digits = _SPACES.sub("", raw)
+    return float(digits) if digits.isdigit() else None
+
+
+def _counts(extra: str | None) -> dict[str, float]:
+    """"1 234 subscribers" / "5 678 members, 90 online" / "12 345 monthly users" (bots) -> metrics."""
+    out: dict[str, float] = {}
+    for match in _COUNT.finditer(extra or ""):
+        unit = match.group(2).lower()
+        if unit.startswith("subscriber"):
+            name = "subscribers"
+        elif unit.startswith("member"):
+            name = "members"
+        elif unit.startswith("monthly"):
+            name = "monthly_users"
+        else:
+            name = "online"
+        number = _number(match.group(1))
+        if number is not None and name not in out:
+            out[name] = number
+    return out
+
+
+# ---------------------------------------------------------------- generator
+
+
+class TelegramGenerator:
+    """canonical t.me URL -> venue (channel / group / user / bot) from the public preview page."""
+
+    platform: Platform = Platform.TELEGRAM
+
+    def __init__(
+        self,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        page_base: str = PAGE_BASE,
+    ) -> None:
+        self._transport = transport
+        self._sleep = sleep
+        self._page_base = page_base.rstrip("/")
+
+    def __repr__(self) -> str:
+        return "TelegramGenerator()"
+
+    def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
+        parsed = parse_for(url, Platform.TELEGRAM)
+        route = _route(parsed)
+        if isinstance(route, _ZeroCall):
+            return zero_call(Platform.TELEGRAM, parsed, route.subtype)
+        if isinstance(route, _Refuse):
+            raise no_call_error(route.code, f"telegram: {route.reason}")
+        http = ProviderHttp(
+            HttpPolicy.free(SERVICE),
+            auth_hosts=(),
+            transport=self._transport,
+            sleep=self._sleep,
+            default_headers={"Accept-Language": "en", "Accept": "text/html"},
+        )
+        try:
+            response = http.get(f"{self._page_base}/{quote(route.name, safe='')}")
+            _raise_for_status(response, http, route.name)
+            graph = _venue_graph(route.name, response, http)
+        finally:
+            http.close()
+        return finish(graph, requests=http.requests_made)
+
+
+def _raise_for_status(response: HttpResponse, http: ProviderHttp, name: str) -> None:
+    status = response.status
+    if status == 200:
+        return
+    if status in (404, 410):
+        raise fetch_error(ErrorCode.NOT_FOUND, f"telegram: @{name} not found (HTTP {status})", http)
+    if status == 429:
+        raise fetch_error(ErrorCode.RATE_LIMITED, "telegram: rate limited (HTTP 429)", http)
+    raise fetch_error(ErrorCode.UPSTREAM, f"telegram: HTTP {status} for @{name}", http)
+
+
+def _kind(name: str, page: _PreviewParser, extra: str | None, http: ProviderHttp) -> str:
+    buttons = [b.lower() for b in page.buttons]
+    extra_l = (extra or "").lower()
+    if "subscriber" in extra_l or "preview channel" in buttons:
+        return "channel"
+    if "member" in extra_l:
+        return "group"
+    is_bot_name = name.lower().endswith("bot")
+    if "start bot" in buttons:
+        return "bot"
+    if "send message" in buttons or extra_l.startswith("@"):
+        return "bot" if is_bot_name else "user"
+    if "view in telegram" in buttons:
+        return "group"
+    raise fetch_error(ErrorCode.UPSTREAM, f"telegram: unrecognised preview page for @{name}", http)
+
+
+def _venue_graph(name: str, response: HttpResponse, http: ProviderHttp) -> SocialGraph:
+    page = _PreviewParser()
+    try:
+        page.feed(response.text)
+        page.close()
+    except Exception:  # html.parser is lenient; anything it still rejects is not a preview page
+        raise fetch_error(ErrorCode.UPSTREAM, f"telegram: unreadable page for @{name}", http) from None
+    if not page.og:
+        raise fetch_error(ErrorCode.UPSTREAM, f"telegram: page for @{name} has no og: tags (not a preview page)", http)
+    title = page.first("tgme_page_title")
+    og_title = page.og.get("og:title", "")
+    buttons = [b.lower() for b in page.buttons]
+    if any(b in ("join channel", "join group") for b in buttons):
+        raise fetch_error(ErrorCode.TARGET_BLOCKED, f"telegram: @{name} is a private chat", http)
+    if not title:
+        if og_title.lower().startswith(_NOT_FOUND_TITLE):
+            raise fetch_error(ErrorCode.NOT_FOUND, f"telegram: no chat with username @{name}", http)
+        raise fetch_error(ErrorCode.UPSTREAM, f"telegram: page for @{name} has no title", http)
+    extras = page.texts.get("tgme_page_extra", [])
+    extra = extras[0] if extras else None
+    kind = _kind(name, page, extra, http)
+    description = page.first("tgme_page_description")
+    counts: dict[str, float] = {}
+    for line in extras:
+        for key, value in _counts(line).items():
+            counts.setdefault(key, value)
+    venue = SocialObject(
+        platform=Platform.TELEGRAM,
+        platform_key=f"telegram:{name.lower()}",
+        subtype=kind,
+        fields={
+            "username": name,
+            "title": title,
+            "description": description,
+            "extra": extra,
+            "og_title": og_title or None,
+            "og_description": page.og.get("og:description") or None,
+        },
+        outbound_urls=canonical_links([*page.description_hrefs, *urls_in_text(description)]),
+        avatar_url=page.og.get("og:image") or page.photo,
+        metrics=metrics(counts),
+    )
+    return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, venue=venue)])
+
+
+def make_generator(
+    keys: ProviderKeys,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Generator:
+    """The Telegram generator for the registry (t.me needs no key; `keys` is accepted for symmetry)."""
+    return TelegramGenerator(transport=transport, sleep=sleep)

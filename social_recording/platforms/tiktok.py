@@ -1,0 +1,188 @@
+"""TikTok generator, via the Apify actor clockworks~tiktok-scraper (paid: one run per URL).
+
+Shapes (canonical URLs):
+- video / photo post `tiktok.com/@<user>/video/<id>`, `/@<user>/photo/<id>` (and `/v/<id>.html`,
+  and an unresolved shortlink, which the actor follows): input `{"postURLs": [url]}` -> the post and
+  its author.
+- profile `tiktok.com/@<user>`: input `{"profiles": [user], "resultsPerPage": 1}` -> the account only.
+- `/tag/...`, `/discover/...`, `/search...`, `/explore`, `/foryou`, ...: zero calls (seed G-4).
+
+Identity (seed 002 §6): content key = video `id`, account key = `authorMeta.id` (never the handle).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from social_recording.domain.graph import GraphGroup, SocialObject
+from social_recording.domain.urls import CanonicalUrl, Platform, parse_canonical
+from social_recording.platforms.apify import TIKTOK_ACTOR, ApifyClient, error_item_code, error_item_message
+from social_recording.platforms.base import (
+    ErrorCode,
+    ExternalFetchError,
+    GenerateContext,
+    GenerateResult,
+    Generator,
+    ProviderKeys,
+)
+from social_recording.platforms.shaping import (
+    as_dict,
+    canonical_outbound,
+    display_urls,
+    finish,
+    first_str,
+    id_str,
+    links_in_text,
+    pick_fields,
+    pick_metrics,
+    unrecognised_shape,
+    zero_call_result,
+)
+
+_DIGITS = re.compile(r"^[0-9]{1,25}$")
+_V_HTML = re.compile(r"^([0-9]{1,25})\.html$")
+_HANDLE = re.compile(r"^@[A-Za-z0-9_.]{1,24}$")
+_SHORT_HOSTS = frozenset({"vm.tiktok.com", "vt.tiktok.com"})
+
+_ZERO_CALL_FIRST: dict[str, str] = {
+    "tag": "hashtag",
+    "discover": "discover",
+    "search": "search",
+    "explore": "page",
+    "foryou": "page",
+    "following": "page",
+    "friends": "page",
+    "live": "page",
+    "music": "page",
+    "channel": "page",
+}
+
+_POST_FIELDS = ("text", "createTime", "createTimeISO", "webVideoUrl", "isSlideshow", "isAd", "isPinned")
+_POST_METRICS = {"playCount": "views", "diggCount": "likes", "commentCount": "comments",
+                 "shareCount": "shares", "collectCount": "saves"}
+_AUTHOR_FIELDS = ("name", "nickName", "verified", "signature", "privateAccount", "region", "profileUrl")
+_AUTHOR_METRICS = {"fans": "followers", "following": "following", "heart": "likes", "video": "videos",
+                   "digg": "liked"}
+
+
+class TikTokGenerator:
+    platform: Platform = Platform.TIKTOK
+
+    def __init__(self, apify: ApifyClient) -> None:
+        self._apify = apify
+
+    def __repr__(self) -> str:
+        return f"TikTokGenerator({self._apify!r})"
+
+    def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
+        parsed = parse_canonical(url)
+        if parsed.platform != Platform.TIKTOK:
+            raise ValueError(f"tiktok generator received a {parsed.platform.value} URL: {url!r}")
+        kind, value = classify_tiktok_url(parsed)
+        if kind == "zero":
+            return zero_call_result(Platform.TIKTOK, parsed.url, value)
+        if kind == "none":
+            raise unrecognised_shape(Platform.TIKTOK, parsed.url)
+        if kind == "profile":
+            return self._profile(value)
+        return self._post(parsed.url, value)
+
+    def _post(self, url: str, subtype: str) -> GenerateResult:
+        run = self._apify.run(TIKTOK_ACTOR, {"postURLs": [url]})
+        item = _first_usable(run.items, what=f"post {url}")
+        if id_str(item.get("id")) is None:
+            if as_dict(item.get("authorMeta")).get("privateAccount") is True:
+                raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, f"tiktok: post {url} belongs to a private account")
+            raise ExternalFetchError(ErrorCode.NOT_FOUND, f"tiktok: post {url} not found (item has no id)")
+        if subtype == "auto":
+            subtype = "photo" if item.get("isSlideshow") is True else "video"
+        return finish(lambda: [post_group(item, subtype)], run.requests)
+
+    def _profile(self, handle: str) -> GenerateResult:
+        run = self._apify.run(TIKTOK_ACTOR, {"profiles": [handle], "resultsPerPage": 1})
+        item = _first_usable(run.items, what=f"profile @{handle}")
+        author = as_dict(item.get("authorMeta"))
+        if author.get("privateAccount") is True:
+            raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, f"tiktok: profile @{handle} is private")
+        if id_str(author.get("id")) is None:
+            raise ExternalFetchError(ErrorCode.NOT_FOUND, f"tiktok: profile @{handle} not found (no authorMeta.id)")
+        return finish(lambda: [GraphGroup(ref="root", account=author_object(author))], run.requests)
+
+
+def classify_tiktok_url(parsed: CanonicalUrl) -> tuple[str, str]:
+    """("post", "video"|"photo"|"auto") | ("profile", handle) | ("zero", subtype) | ("none", "")."""
+    seg = list(parsed.segments)
+    if parsed.host in _SHORT_HOSTS:
+        return ("post", "auto") if seg else ("none", "")
+    if not seg:
+        return ("zero", "page")
+    first = seg[0]
+    if first.lower() in _ZERO_CALL_FIRST:
+        return ("zero", _ZERO_CALL_FIRST[first.lower()])
+    if first == "t" and len(seg) == 2:
+        return ("post", "auto")  # tiktok.com/t/<code>: an unresolved shortlink, the actor follows it
+    if first == "v" and len(seg) == 2 and _V_HTML.match(seg[1]):
+        return ("post", "video")
+    if _HANDLE.match(first):
+        if len(seg) == 1:
+            return ("profile", first[1:])
+        if len(seg) >= 3 and seg[1] in ("video", "photo") and _DIGITS.match(seg[2]):
+            return ("post", seg[1])
+    return ("none", "")
+
+
+def _first_usable(items: list[dict[str, Any]], *, what: str) -> dict[str, Any]:
+    """The first item; an empty dataset is NOT_FOUND, an error item maps by its text."""
+    if not items:
+        raise ExternalFetchError(ErrorCode.NOT_FOUND, f"tiktok: {what} not found (empty dataset)")
+    for item in items:
+        if error_item_code(item) is None:
+            return item
+    code = error_item_code(items[0]) or ErrorCode.UPSTREAM
+    raise ExternalFetchError(code, f"tiktok: {what}: {error_item_message(items[0])[:200]}")
+
+
+def post_group(item: dict[str, Any], subtype: str) -> GraphGroup:
+    video_meta = as_dict(item.get("videoMeta"))
+    media = [*(item.get("mediaUrls") or []), video_meta.get("coverUrl"), video_meta.get("originalCoverUrl")]
+    content = SocialObject(
+        platform=Platform.TIKTOK,
+        platform_key=f"tiktok:{id_str(item.get('id')) or ''}",
+        subtype=subtype,
+        fields=pick_fields(item, _POST_FIELDS),
+        outbound_urls=canonical_outbound(links_in_text(item.get("text"))),
+        media_urls=display_urls(media),
+        metrics=pick_metrics(item, _POST_METRICS),
+    )
+    author = as_dict(item.get("authorMeta"))
+    account = author_object(author) if id_str(author.get("id")) else None
+    return GraphGroup(ref="root", content=content, account=account)
+
+
+def author_object(author: dict[str, Any]) -> SocialObject:
+    bio_link = author.get("bioLink")
+    links: list[object] = [as_dict(bio_link).get("link") if isinstance(bio_link, dict) else bio_link]
+    links += links_in_text(author.get("signature"))
+    return SocialObject(
+        platform=Platform.TIKTOK,
+        platform_key=f"tiktok:{id_str(author.get('id')) or ''}",
+        subtype="user",
+        fields=pick_fields(author, _AUTHOR_FIELDS),
+        outbound_urls=canonical_outbound(links),
+        avatar_url=first_str(author.get("avatar"), author.get("originalAvatarUrl")),
+        metrics=pick_metrics(author, _AUTHOR_METRICS),
+    )
+
+
+def make_generator(
+    keys: ProviderKeys,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Generator:
+    return TikTokGenerator(ApifyClient(keys.apify_token, transport=transport, sleep=sleep))

@@ -1,0 +1,363 @@
+"""Web generator: urlscan.io (paid per scan) + RDAP (free enrichment) for any other website URL.
+
+Flow for one canonical URL:
+1. `POST https://urlscan.io/api/v1/scan/` with header `API-Key` and body
+   `{"url": <url>, "visibility": "unlisted"}` -> `uuid`. **This is the paid call: exactly one, never
+   retried** (ProviderHttp policy `paid_once`; DESIGN §9) — a retry would pay twice.
+2. Poll `GET https://urlscan.io/api/v1/result/<uuid>/`: 404 while the scan runs, then 200. Budget:
+   wait `INITIAL_WAIT_S` (urlscan asks for >= 10 s before the first poll), then up to `MAX_POLLS`
+   polls `POLL_INTERVAL_S` apart, each with the 15 s timeout. A poll that times out counts as one
+   spent poll; the budget spent without a 200 -> TIMEOUT. Worst case ~ 15 + 10 + 5 x 15 + 4 x 3 = 112 s
+   (seed 000 §6.1 budgeted 105 s with a 3 s first wait; the URL lock is auto-extended, L-2).
+3. RDAP `GET https://rdap.org/domain/<apex domain>` (free; rdap.org redirects to the registry's
+   server, followed by the HTTP layer) -> registration date from `events[]` where
+   `eventAction == "registration"`. **RDAP is enrichment:** a 404 means "no date", and any RDAP
+   failure (timeout, 5xx, malformed body) is logged and recorded as `rdap_status`, never turning an
+   ok scan into an error — the scan was paid for, and failing the URL would pay for it again on retry.
+
+Submit failures: 400 whose message says the host does not resolve ("DNS Error - Could not resolve
+domain") -> NOT_FOUND; 400 saying the URL is blacklisted / prevented / refused / spam -> TARGET_BLOCKED;
+other 400 -> UPSTREAM; 401/403 (bad key) -> UPSTREAM; 402 -> CREDIT_EXHAUSTED (defensive: not documented
+by urlscan); 429 -> RATE_LIMITED, except when `X-Rate-Limit-Window` says the exhausted window is a day
+(or longer) -> CREDIT_EXHAUSTED: the day's scan quota is gone, so the engine skips the run's remaining
+paid URLs instead of hammering a closed door (urlscan answers every quota excess with 429 and names the
+window in that header).
+
+Graph: one content `page`, key `"web:" + <canonical url>` (seed 002 §6: for web the URL is the
+identity). Fields: page title, final URL, domain, apex domain, IP, country, ASN, server, HTTP status,
+TLS issuer / validity / age, verdict score and malicious flag, registration date, scan uuid and time.
+The screenshot URL goes to `media_urls` exactly as received; urlscan's result carries no favicon URL,
+so `icon_url` stays empty. A final URL on another address (a redirect) is an outbound link.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from pydantic import BaseModel, Field
+
+from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
+from social_recording.domain.urls import Platform
+from social_recording.platforms._b_kit import (
+    ROOT_REF,
+    canonical_links,
+    fetch_error,
+    finish,
+    first_str,
+    no_call_error,
+    parse_for,
+    parse_payload,
+    secret_value,
+    to_float,
+)
+from social_recording.platforms.base import (
+    ErrorCode,
+    ExternalFetchError,
+    GenerateContext,
+    GenerateResult,
+    Generator,
+    ProviderKeys,
+)
+from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
+
+log = logging.getLogger(__name__)
+
+URLSCAN_BASE = "https://urlscan.io/api/v1"
+URLSCAN_HOSTS = frozenset({"urlscan.io"})
+RDAP_BASE = "https://rdap.org"
+
+INITIAL_WAIT_S = 10.0
+POLL_INTERVAL_S = 3.0
+MAX_POLLS = 5
+CALL_TIMEOUT_S = 15.0
+
+_NOT_FOUND_HINTS = ("dns error", "could not resolve", "not resolve", "unresolvable", "nxdomain")
+_BLOCKED_HINTS = ("blacklist", "blocklist", "prevented", "refused", "not allowed", "spam", "forbidden")
+_LONG_WINDOWS = frozenset({"day", "daily", "month", "monthly"})
+
+
+# ---------------------------------------------------------------- payloads
+
+
+class _Submit(BaseModel):
+    uuid: str = Field(min_length=1)
+    result: str | None = None
+    api: str | None = None
+    message: str | None = None
+
+
+class _Task(BaseModel):
+    uuid: str | None = None
+    time: str | None = None
+    url: str | None = None
+    domain: str | None = None
+    apexDomain: str | None = None
+    screenshotURL: str | None = None
+    reportURL: str | None = None
+
+
+class _Page(BaseModel):
+    url: str | None = None
+    domain: str | None = None
+    apexDomain: str | None = None
+    ip: str | None = None
+    country: str | None = None
+    asn: str | None = None
+    asnname: str | None = None
+    server: str | None = None
+    title: str | None = None
+    status: Any = None
+    tlsIssuer: str | None = None
+    tlsValidFrom: str | None = None
+    tlsValidDays: Any = None
+    tlsAgeDays: Any = None
+
+
+class _Overall(BaseModel):
+    score: Any = None
+    malicious: bool | None = None
+
+
+class _Verdicts(BaseModel):
+    overall: _Overall = Field(default_factory=_Overall)
+
+
+class _Result(BaseModel):
+    task: _Task = Field(default_factory=_Task)
+    page: _Page = Field(default_factory=_Page)
+    verdicts: _Verdicts = Field(default_factory=_Verdicts)
+
+
+class _RdapEvent(BaseModel):
+    eventAction: str | None = None
+    eventDate: str | None = None
+
+
+class _Rdap(BaseModel):
+    events: list[_RdapEvent] = Field(default_factory=list)
+
+
+# ---------------------------------------------------------------- generator
+
+
+class WebGenerator:
+    """canonical website URL -> one `page` content from a urlscan.io scan plus the RDAP registration date."""
+
+    platform: Platform = Platform.WEB
+
+    def __init__(
+        self,
+        api_key: str | None,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        urlscan_base: str = URLSCAN_BASE,
+        rdap_base: str = RDAP_BASE,
+    ) -> None:
+        self._api_key = api_key
+        self._transport = transport
+        self._sleep = sleep
+        self._urlscan_base = urlscan_base.rstrip("/")
+        self._rdap_base = rdap_base.rstrip("/")
+
+    def __repr__(self) -> str:  # never the key
+        return f"WebGenerator(key_set={self._api_key is not None})"
+
+    def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
+        parsed = parse_for(url, Platform.WEB)
+        if self._api_key is None:
+            raise no_call_error(ErrorCode.UPSTREAM, "URLSCAN_API_KEY not set")
+        scan_http = ProviderHttp(
+            HttpPolicy.paid_once("urlscan", read_timeout=CALL_TIMEOUT_S),
+            auth_hosts=URLSCAN_HOSTS,
+            auth_headers={"API-Key": self._api_key},
+            transport=self._transport,
+            sleep=self._sleep,
+            default_headers={"Accept": "application/json"},
+        )
+        rdap_http = ProviderHttp(
+            HttpPolicy.free("rdap", read_timeout=CALL_TIMEOUT_S),
+            auth_hosts=(),
+            transport=self._transport,
+            sleep=self._sleep,
+            default_headers={"Accept": "application/rdap+json, application/json"},
+        )
+        try:
+            uuid = self._submit(scan_http, parsed.url)
+            result = self._poll(scan_http, uuid)
+            domain = _rdap_domain(result)
+            registration, rdap_status = self._registration(rdap_http, domain) if domain else (None, "skipped")
+        finally:
+            scan_http.close()
+            rdap_http.close()
+        graph = _page_graph(parsed.url, uuid, result, registration, rdap_status, domain)
+        return finish(graph, requests=scan_http.requests_made + rdap_http.requests_made)
+
+    # -------------------------------------------------------------- urlscan
+
+    def _submit(self, http: ProviderHttp, url: str) -> str:
+        response = http.post(
+            f"{self._urlscan_base}/scan/", json={"url": url, "visibility": "unlisted"}
+        )
+        if response.status == 200:
+            return parse_payload(_Submit, response.json(), "urlscan", http).uuid
+        raise _submit_error(response, http)
+
+    def _poll(self, http: ProviderHttp, uuid: str) -> _Result:
+        result_url = f"{self._urlscan_base}/result/{quote(uuid, safe='')}/"
+        for poll in range(MAX_POLLS):
+            self._sleep(INITIAL_WAIT_S if poll == 0 else POLL_INTERVAL_S)
+            try:
+                response = http.get(result_url)
+            except ExternalFetchError as exc:
+                if exc.code is ErrorCode.TIMEOUT:
+                    log.info("urlscan: poll %d/%d for scan %s timed out", poll + 1, MAX_POLLS, uuid)
+                    continue  # a slow poll is a spent poll, not a failed scan
+                raise
+            if response.status == 404:
+                continue  # not ready yet
+            if response.status == 200:
+                return parse_payload(_Result, response.json(), "urlscan", http)
+            if response.status == 429:
+                raise fetch_error(ErrorCode.RATE_LIMITED, "urlscan: result polling rate limited (HTTP 429)", http)
+            raise fetch_error(ErrorCode.UPSTREAM, f"urlscan: HTTP {response.status} polling scan {uuid}", http)
+        raise fetch_error(
+            ErrorCode.TIMEOUT, f"urlscan: scan {uuid} not ready after {MAX_POLLS} polls", http
+        )
+
+    # -------------------------------------------------------------- rdap
+
+    def _registration(self, http: ProviderHttp, domain: str) -> tuple[str | None, str]:
+        """(registration date or None, rdap_status). Never raises: RDAP is enrichment."""
+        try:
+            response = http.get(f"{self._rdap_base}/domain/{quote(domain, safe='')}")
+            if response.status == 404:
+                return None, "not_found"
+            if response.status != 200:
+                log.warning("rdap: HTTP %d for %s; no registration date", response.status, domain)
+                return None, "error"
+            rdap = _Rdap.model_validate(response.json())
+        except ExternalFetchError as exc:
+            log.warning("rdap: %s for %s; no registration date", exc, domain)
+            return None, "error"
+        except ValueError:  # pydantic ValidationError is a ValueError
+            log.warning("rdap: unexpected payload for %s; no registration date", domain)
+            return None, "error"
+        for event in rdap.events:
+            if (event.eventAction or "").lower() == "registration" and event.eventDate:
+                return event.eventDate, "ok"
+        return None, "no_registration_event"
+
+
+def _submit_error(response: HttpResponse, http: ProviderHttp) -> ExternalFetchError:
+    """The error for a non-200 scan submission (see the module doc for the mapping)."""
+    status = response.status
+    text = _error_text(response)
+    if status == 400:
+        lowered = text.lower()
+        if any(h in lowered for h in _NOT_FOUND_HINTS):
+            return fetch_error(ErrorCode.NOT_FOUND, "urlscan: host does not resolve (HTTP 400)", http)
+        if any(h in lowered for h in _BLOCKED_HINTS):
+            return fetch_error(ErrorCode.TARGET_BLOCKED, "urlscan: scan refused for this URL (HTTP 400)", http)
+        return fetch_error(ErrorCode.UPSTREAM, "urlscan: submission rejected (HTTP 400)", http)
+    if status == 402:
+        return fetch_error(ErrorCode.CREDIT_EXHAUSTED, "urlscan: payment required (HTTP 402)", http)
+    if status == 429:
+        window = response.headers.get("x-rate-limit-window", "").strip().lower()
+        if window in _LONG_WINDOWS:
+            return fetch_error(ErrorCode.CREDIT_EXHAUSTED, f"urlscan: {window} scan quota exhausted (HTTP 429)", http)
+        shown = window or "unknown"
+        return fetch_error(ErrorCode.RATE_LIMITED, f"urlscan: rate limited (HTTP 429, window {shown})", http)
+    return fetch_error(ErrorCode.UPSTREAM, f"urlscan: HTTP {status} on scan submission", http)
+
+
+def _error_text(response: HttpResponse) -> str:
+    """message + description (+ errors[].title/detail) of a urlscan error body, for classification only."""
+    try:
+        data = response.json()
+    except ExternalFetchError:
+        return ""
+    if not isinstance(data, dict):
+        return ""
+    parts: list[str] = [str(data.get(k, "")) for k in ("message", "description")]
+    for err in data.get("errors") or []:
+        if isinstance(err, dict):
+            parts.extend(str(err.get(k, "")) for k in ("title", "detail", "description"))
+    return " ".join(parts)
+
+
+def _rdap_domain(result: _Result) -> str | None:
+    """The registrable domain of the submitted URL (urlscan computes it with the public suffix list);
+    the final page's when the task does not name it. IP hosts have no domain registration."""
+    domain = first_str(result.task.apexDomain, result.page.apexDomain)
+    if domain is None:
+        return None
+    domain = domain.strip().rstrip(".").lower()
+    try:
+        ipaddress.ip_address(domain.strip("[]"))
+    except ValueError:
+        return domain or None
+    return None
+
+
+def _page_graph(
+    url: str,
+    uuid: str,
+    result: _Result,
+    registration: str | None,
+    rdap_status: str,
+    rdap_domain: str | None,
+) -> SocialGraph:
+    page, task, overall = result.page, result.task, result.verdicts.overall
+    final_url = page.url
+    outbound = canonical_links([final_url]) if final_url else []
+    outbound = [u for u in outbound if u != url]
+    content = SocialObject(
+        platform=Platform.WEB,
+        platform_key=f"web:{url}",
+        subtype="page",
+        fields={
+            "url": url,
+            "final_url": final_url,
+            "title": page.title,
+            "domain": page.domain,
+            "apex_domain": page.apexDomain,
+            "ip": page.ip,
+            "country": page.country,
+            "asn": page.asn,
+            "asn_name": page.asnname,
+            "server": page.server,
+            "http_status": page.status,
+            "tls_issuer": page.tlsIssuer,
+            "tls_valid_from": page.tlsValidFrom,
+            "tls_valid_days": to_float(page.tlsValidDays),
+            "tls_age_days": to_float(page.tlsAgeDays),
+            "verdict_score": to_float(overall.score),
+            "malicious": overall.malicious,
+            "registration_date": registration,
+            "rdap_domain": rdap_domain,
+            "rdap_status": rdap_status,
+            "scan_uuid": uuid,
+            "scanned_at": task.time,
+            "report_url": task.reportURL,
+        },
+        outbound_urls=outbound,
+        media_urls=[task.screenshotURL] if task.screenshotURL else [],
+    )
+    return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, content=content)])
+
+
+def make_generator(
+    keys: ProviderKeys,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Generator:
+    """The web generator for the registry; a missing urlscan key fails per URL (attempted=False)."""
+    return WebGenerator(secret_value(keys.urlscan_api_key), transport=transport, sleep=sleep)

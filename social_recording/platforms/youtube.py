@@ -1,0 +1,370 @@
+"""YouTube generator: YouTube Data API v3 (free, daily quota), `https://www.googleapis.com/youtube/v3`.
+
+URL shapes (read from the canonical URL, never fixed):
+
+| shape | request | graph |
+|---|---|---|
+| `/watch?v=<id>` (also `/shorts/<id>`, `/live/<id>`, `/embed/<id>` should a canonical form keep them) | `GET /videos?part=snippet,statistics&id=<id>` | content video + venue channel |
+| `/channel/<UC…>[/…]` | `GET /channels?part=snippet,statistics&id=<UC…>` | venue channel |
+| `/@<handle>[/…]` | `GET /channels?…&forHandle=@<handle>` | venue channel |
+| `/user/<legacy>[/…]` | `GET /channels?…&forUsername=<legacy>` | venue channel |
+| `/playlist?list=<id>` | `GET /playlists?part=snippet,contentDetails&id=<id>` | content playlist + venue channel |
+| `/results?search_query=…`, `/feed/…`, `/hashtag/<tag>`, the bare host | none (seed G-4) | content search / feed / hashtag / page, key = URL |
+| `/c/<custom>`, a bare vanity `/<name>`, anything else | none | ExternalFetchError(UPSTREAM, attempted=False) |
+
+Decisions:
+- **One call per video.** The channel venue of a video is built from the video's own snippet
+  (`channelId`, `channelTitle`) instead of a second `/channels` call: the identity key (channelId) is
+  all the graph needs, and it halves the quota spent per video. The cost: a channel first seen through
+  a video keeps the thin display fields (rows are never overwritten, seed 002 §7); its metrics are
+  still recorded when a channel URL is fetched later (metrics are first-point per metric name).
+- **`/c/<custom>` and bare vanity paths** name a channel, but the Data API has no lookup for them
+  (search.list would cost 100 units and may match another channel, i.e. the wrong identity). They fail
+  as UPSTREAM with `attempted=False`: the element stays `error`, is never exhausted (no call was made,
+  seed 004 §3.4 rule 2) and is picked up again once a resolver exists. Modelling them as a zero-call
+  venue keyed by the URL was rejected: that would mint a venue whose key is not the channel's
+  immutable id (seed 002 §6), so the same channel would exist twice.
+- Missing / private / deleted targets answer 200 with no `items`: NOT_FOUND. 403 `quotaExceeded` /
+  `dailyLimitExceeded`: CREDIT_EXHAUSTED (the quota is gone for the day). `rateLimitExceeded` /
+  `userRateLimitExceeded` or 429: RATE_LIMITED. Other 4xx (keyInvalid, forbidden, badRequest):
+  UPSTREAM. Statistics arrive as strings and become floats; a hidden `likeCount` or subscriber count
+  is simply absent.
+- The key travels only as the `key=` query parameter to googleapis hosts (ProviderHttp auth_params):
+  it never appears in a message, a log line or a redirect to another host.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, Field
+
+from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
+from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.platforms._b_kit import (
+    ROOT_REF,
+    canonical_links,
+    fetch_error,
+    finish,
+    metrics,
+    no_call_error,
+    parse_for,
+    parse_payload,
+    secret_value,
+    urls_in_text,
+    zero_call,
+)
+from social_recording.platforms.base import (
+    ErrorCode,
+    GenerateContext,
+    GenerateResult,
+    Generator,
+    ProviderKeys,
+)
+from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
+
+API_BASE = "https://www.googleapis.com/youtube/v3"
+AUTH_HOSTS = frozenset({"www.googleapis.com", "youtube.googleapis.com"})
+SERVICE = "youtube"
+
+_QUOTA_REASONS = frozenset({"quotaExceeded", "dailyLimitExceeded", "dailyLimitExceededUnreg"})
+_RATE_REASONS = frozenset({"rateLimitExceeded", "userRateLimitExceeded"})
+_VIDEO_PATHS = frozenset({"shorts", "live", "embed", "v", "e"})
+_ZERO_CALL_FIRST = {"results": "search", "feed": "feed", "hashtag": "hashtag"}
+
+
+# ---------------------------------------------------------------- payloads (the API's own shapes)
+
+
+class _Thumb(BaseModel):
+    url: str | None = None
+
+
+class _Snippet(BaseModel):
+    title: str | None = None
+    description: str | None = None
+    publishedAt: str | None = None
+    channelId: str | None = None
+    channelTitle: str | None = None
+    customUrl: str | None = None
+    country: str | None = None
+    thumbnails: dict[str, _Thumb] = Field(default_factory=dict)
+
+
+class _Item(BaseModel):
+    id: str = Field(min_length=1)
+    snippet: _Snippet = Field(default_factory=_Snippet)
+    statistics: dict[str, Any] = Field(default_factory=dict)
+    contentDetails: dict[str, Any] = Field(default_factory=dict)
+
+
+class _ListResponse(BaseModel):
+    items: list[_Item] = Field(default_factory=list)
+
+
+# ---------------------------------------------------------------- routing
+
+
+@dataclass(frozen=True)
+class _Fetch:
+    endpoint: str  # videos | channels | playlists
+    params: dict[str, str]
+    what: str  # for messages: "video abc", "channel @foo"
+
+
+@dataclass(frozen=True)
+class _ZeroCall:
+    subtype: str
+
+
+@dataclass(frozen=True)
+class _NoLookup:
+    reason: str
+
+
+def _route(parsed: CanonicalUrl) -> _Fetch | _ZeroCall | _NoLookup:
+    seg = parsed.segments
+    query = dict(parsed.query)
+    if not seg:
+        return _ZeroCall("page")
+    first = seg[0]
+    if first == "watch":
+        video_id = query.get("v", "").strip()
+        if not video_id:
+            return _NoLookup("watch URL without a v= video id")
+        return _Fetch("videos", {"part": "snippet,statistics", "id": video_id}, f"video {video_id}")
+    if first in _VIDEO_PATHS and len(seg) >= 2:
+        return _Fetch("videos", {"part": "snippet,statistics", "id": seg[1]}, f"video {seg[1]}")
+    if first == "channel" and len(seg) >= 2:
+        return _Fetch("channels", {"part": "snippet,statistics", "id": seg[1]}, f"channel {seg[1]}")
+    if first.startswith("@") and len(first) > 1:
+        return _Fetch("channels", {"part": "snippet,statistics", "forHandle": first}, f"channel {first}")
+    if first == "user" and len(seg) >= 2:
+        return _Fetch(
+            "channels", {"part": "snippet,statistics", "forUsername": seg[1]}, f"channel user/{seg[1]}"
+        )
+    if first == "playlist":
+        list_id = query.get("list", "").strip()
+        if not list_id:
+            return _NoLookup("playlist URL without a list= id")
+        return _Fetch("playlists", {"part": "snippet,contentDetails", "id": list_id}, f"playlist {list_id}")
+    if first in _ZERO_CALL_FIRST:
+        return _ZeroCall(_ZERO_CALL_FIRST[first])
+    if first == "c":
+        return _NoLookup("the Data API has no lookup for /c/<custom> channel URLs")
+    return _NoLookup(f"no Data API lookup for YouTube path /{first}")
+
+
+# ---------------------------------------------------------------- generator
+
+
+class YouTubeGenerator:
+    """canonical YouTube URL -> video / playlist content and channel venue (see the module doc)."""
+
+    platform: Platform = Platform.YOUTUBE
+
+    def __init__(
+        self,
+        api_key: str | None,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        api_base: str = API_BASE,
+    ) -> None:
+        self._api_key = api_key
+        self._transport = transport
+        self._sleep = sleep
+        self._api_base = api_base.rstrip("/")
+
+    def __repr__(self) -> str:  # never the key
+        return f"YouTubeGenerator(key_set={self._api_key is not None})"
+
+    def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
+        parsed = parse_for(url, Platform.YOUTUBE)
+        route = _route(parsed)
+        if isinstance(route, _ZeroCall):
+            return zero_call(Platform.YOUTUBE, parsed, route.subtype)
+        if isinstance(route, _NoLookup):
+            raise no_call_error(ErrorCode.UPSTREAM, f"youtube: {route.reason}")
+        if self._api_key is None:
+            raise no_call_error(ErrorCode.UPSTREAM, "YOUTUBE_API_KEY not set")
+        # One client per invocation: requests_made then counts exactly this invocation's requests.
+        http = ProviderHttp(
+            HttpPolicy.free(SERVICE),
+            auth_hosts=AUTH_HOSTS,
+            auth_params={"key": self._api_key},
+            transport=self._transport,
+            sleep=self._sleep,
+            default_headers={"Accept": "application/json"},
+        )
+        try:
+            item = self._fetch_one(http, route)
+            if route.endpoint == "videos":
+                graph = _video_graph(item, http)
+            elif route.endpoint == "playlists":
+                graph = _playlist_graph(item, http)
+            else:
+                graph = SocialGraph(groups=[GraphGroup(ref=ROOT_REF, venue=_channel_venue(item))])
+        finally:
+            http.close()
+        return finish(graph, requests=http.requests_made)
+
+    def _fetch_one(self, http: ProviderHttp, route: _Fetch) -> _Item:
+        response = http.get(f"{self._api_base}/{route.endpoint}", params=route.params)
+        _raise_for_status(response, http, route.what)
+        body = parse_payload(_ListResponse, response.json(), SERVICE, http)
+        if not body.items:
+            # The Data API answers 200 with no items for missing, private and deleted targets.
+            raise fetch_error(ErrorCode.NOT_FOUND, f"youtube: {route.what} not found", http)
+        return body.items[0]
+
+
+def _raise_for_status(response: HttpResponse, http: ProviderHttp, what: str) -> None:
+    status = response.status
+    if status == 200:
+        return
+    reasons = _error_reasons(response)
+    shown = ",".join(sorted(reasons)) or "-"
+    if status == 404:
+        raise fetch_error(ErrorCode.NOT_FOUND, f"youtube: {what} not found (HTTP 404)", http)
+    if reasons & _QUOTA_REASONS:
+        raise fetch_error(
+            ErrorCode.CREDIT_EXHAUSTED, f"youtube: quota exhausted (HTTP {status}, reason {shown})", http
+        )
+    if status == 429 or reasons & _RATE_REASONS:
+        raise fetch_error(ErrorCode.RATE_LIMITED, f"youtube: rate limited (HTTP {status}, reason {shown})", http)
+    raise fetch_error(ErrorCode.UPSTREAM, f"youtube: HTTP {status} for {what} (reason {shown})", http)
+
+
+def _error_reasons(response: HttpResponse) -> set[str]:
+    """`error.errors[].reason` of a Google API error body; a non-JSON body has none."""
+    try:
+        data = response.json()
+    except Exception:
+        return set()
+    error = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(error, dict):
+        return set()
+    out: set[str] = set()
+    for entry in error.get("errors") or []:
+        if isinstance(entry, dict) and isinstance(entry.get("reason"), str):
+            out.add(entry["reason"])
+    return out
+
+
+def _best_thumbnail(snippet: _Snippet) -> str | None:
+    """The largest thumbnail URL, exactly as received."""
+    for size in ("maxres", "standard", "high", "medium", "default"):
+        thumb = snippet.thumbnails.get(size)
+        if thumb is not None and thumb.url:
+            return thumb.url
+    return None
+
+
+def _channel_stub(channel_id: str, title: str | None) -> SocialObject:
+    """A channel venue from a video/playlist snippet alone (no extra call: see the module doc)."""
+    return SocialObject(
+        platform=Platform.YOUTUBE,
+        platform_key=f"youtube:{channel_id}",
+        subtype="channel",
+        fields={"channel_id": channel_id, "title": title},
+    )
+
+
+def _video_graph(item: _Item, http: ProviderHttp) -> SocialGraph:
+    snippet = item.snippet
+    if not snippet.channelId:
+        raise fetch_error(ErrorCode.UPSTREAM, "unexpected youtube payload shape (snippet.channelId)", http)
+    thumb = _best_thumbnail(snippet)
+    video = SocialObject(
+        platform=Platform.YOUTUBE,
+        platform_key=f"youtube:{item.id}",
+        subtype="video",
+        fields={
+            "video_id": item.id,
+            "title": snippet.title,
+            "description": snippet.description,
+            "published_at": snippet.publishedAt,
+            "channel_id": snippet.channelId,
+            "channel_title": snippet.channelTitle,
+        },
+        outbound_urls=canonical_links(urls_in_text(snippet.description)),
+        media_urls=[thumb] if thumb else [],
+        metrics=metrics(
+            {
+                "views": item.statistics.get("viewCount"),
+                "likes": item.statistics.get("likeCount"),
+                "comments": item.statistics.get("commentCount"),
+            }
+        ),
+    )
+    venue = _channel_stub(snippet.channelId, snippet.channelTitle)
+    return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, content=video, venue=venue)])
+
+
+def _playlist_graph(item: _Item, http: ProviderHttp) -> SocialGraph:
+    snippet = item.snippet
+    if not snippet.channelId:
+        raise fetch_error(ErrorCode.UPSTREAM, "unexpected youtube payload shape (snippet.channelId)", http)
+    thumb = _best_thumbnail(snippet)
+    playlist = SocialObject(
+        platform=Platform.YOUTUBE,
+        platform_key=f"youtube:{item.id}",
+        subtype="playlist",
+        fields={
+            "playlist_id": item.id,
+            "title": snippet.title,
+            "description": snippet.description,
+            "published_at": snippet.publishedAt,
+            "channel_id": snippet.channelId,
+            "channel_title": snippet.channelTitle,
+        },
+        outbound_urls=canonical_links(urls_in_text(snippet.description)),
+        media_urls=[thumb] if thumb else [],
+        metrics=metrics({"items": item.contentDetails.get("itemCount")}),
+    )
+    venue = _channel_stub(snippet.channelId, snippet.channelTitle)
+    return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, content=playlist, venue=venue)])
+
+
+def _channel_venue(item: _Item) -> SocialObject:
+    snippet = item.snippet
+    stats = item.statistics
+    hidden = stats.get("hiddenSubscriberCount") is True
+    return SocialObject(
+        platform=Platform.YOUTUBE,
+        platform_key=f"youtube:{item.id}",
+        subtype="channel",
+        fields={
+            "channel_id": item.id,
+            "title": snippet.title,
+            "description": snippet.description,
+            "custom_url": snippet.customUrl,
+            "published_at": snippet.publishedAt,
+            "country": snippet.country,
+            "hidden_subscriber_count": hidden,
+        },
+        outbound_urls=canonical_links(urls_in_text(snippet.description)),
+        avatar_url=_best_thumbnail(snippet),
+        metrics=metrics(
+            {
+                "subscribers": None if hidden else stats.get("subscriberCount"),
+                "views": stats.get("viewCount"),
+                "videos": stats.get("videoCount"),
+            }
+        ),
+    )
+
+
+def make_generator(
+    keys: ProviderKeys,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Generator:
+    """The YouTube generator for the registry; a missing key fails per URL (attempted=False)."""
+    return YouTubeGenerator(secret_value(keys.youtube_api_key), transport=transport, sleep=sleep)

@@ -1,0 +1,172 @@
+"""The sandbox ledger: one JSON line per request the sandbox answered (DESIGN §12).
+
+Why a ledger: "never pay twice for the same URL" is the product's first promise, and the only way
+to check it end to end is to count what reached the (fake) providers. Two paid requests with the
+same service and subject are one payment wasted; benchmarks and acceptance checks read this file.
+
+Several worker processes append at once: each line is written with ONE `os.write` on an O_APPEND
+descriptor while holding an exclusive `flock`, so lines never interleave or tear. API keys never
+reach the file: key-carrying query parameters are removed from every recorded URL.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import unquote_plus, urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from social_recording.domain.models import ensure_utc, utcnow
+
+SERVICES: frozenset[str] = frozenset(
+    {"tracker", "shortlink", "twitterapi", "apify", "youtube", "github", "telegram", "urlscan", "rdap"}
+)
+PAID_SERVICES: frozenset[str] = frozenset({"twitterapi", "apify", "urlscan"})
+POLL_PREFIX = "result:"
+"""urlscan result polls: billed with their scan, so they are paid but never a "repeat" of it."""
+
+SECRET_PARAMS: frozenset[str] = frozenset(
+    {"key", "token", "api_key", "apikey", "api-key", "access_token", "auth", "secret", "password"}
+)
+"""Query parameters that carry credentials (YouTube `key=`, Apify `token=`, ...): never recorded."""
+
+
+class LedgerEntry(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    ts: datetime
+    service: str
+    method: str
+    url: str
+    subject: str
+    status: int
+    paid: bool
+
+
+class LedgerFormatError(ValueError):
+    """A ledger line that is not a valid entry; names the file and the line number."""
+
+
+def redact_url(url: str) -> str:
+    """`url` without credential query parameters (matched case-insensitively) and without userinfo."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.split("?", 1)[0]
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    if not parts.query:
+        return urlunsplit((parts.scheme, netloc, parts.path, "", parts.fragment))
+    # Drop pairs by their decoded name, keep the others byte for byte (no re-encoding).
+    kept = [p for p in parts.query.split("&") if unquote_plus(p.split("=", 1)[0]).lower() not in SECRET_PARAMS]
+    return urlunsplit((parts.scheme, netloc, parts.path, "&".join(kept), parts.fragment))
+
+
+class Ledger:
+    """Append-only JSON-lines file, safe for concurrent appends from several processes and threads."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"Ledger({str(self.path)!r})"
+
+    def append(
+        self,
+        *,
+        service: str,
+        method: str,
+        url: str,
+        subject: str,
+        status: int,
+        paid: bool,
+        ts: datetime | None = None,
+    ) -> LedgerEntry:
+        """Record one answered request. The URL is redacted before it is written."""
+        if service not in SERVICES:
+            raise ValueError(f"unknown ledger service {service!r} (expected one of {sorted(SERVICES)})")
+        entry = LedgerEntry(
+            ts=ensure_utc(ts) if ts is not None else utcnow(),
+            service=service,
+            method=method.upper(),
+            url=redact_url(url),
+            subject=subject,
+            status=status,
+            paid=paid,
+        )
+        line = json.dumps(
+            {
+                "ts": entry.ts.isoformat().replace("+00:00", "Z"),
+                "service": entry.service,
+                "method": entry.method,
+                "url": entry.url,
+                "subject": entry.subject,
+                "status": entry.status,
+                "paid": entry.paid,
+            },
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        self._write((line + "\n").encode("utf-8"))
+        return entry
+
+    def _write(self, data: bytes) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                written = os.write(fd, data)
+                if written != len(data):  # a regular file short-writes only when the disk is full
+                    raise OSError(f"short write to ledger {self.path}: {written} of {len(data)} bytes")
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def read(self) -> list[LedgerEntry]:
+        """Every entry in file order ([] when the file does not exist yet)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return []
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            try:
+                chunks: list[bytes] = []
+                while True:
+                    chunk = os.read(fd, 1 << 20)
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+        entries: list[LedgerEntry] = []
+        for number, raw in enumerate(b"".join(chunks).decode("utf-8").splitlines(), start=1):
+            if not raw.strip():
+                continue
+            try:
+                entries.append(LedgerEntry.model_validate_json(raw))
+            except ValidationError as exc:
+                raise LedgerFormatError(
+                    f"{self.path}: line {number} is not a ledger entry: {exc.errors()[0]['msg']}"
+                ) from None
+        return entries
+
+    def paid_requests(self) -> list[LedgerEntry]:
+        """Every paid request (urlscan polls included: they are billed with their scan)."""
+        return [e for e in self.read() if e.paid]
+
+    def repeated_paid_subjects(self) -> dict[tuple[str, str], int]:
+        """(service, subject) -> count for paid subjects requested more than once, polls aside.
+        Each extra request is one payment wasted."""
+        counts = Counter(
+            (e.service, e.subject) for e in self.read() if e.paid and not e.subject.startswith(POLL_PREFIX)
+        )
+        return {key: n for key, n in sorted(counts.items()) if n > 1}

@@ -1,0 +1,126 @@
+"""A backend that fails under a holder: the lease reports `lost`, logs the key (never a password),
+and leaving the block does not raise (the key frees itself after its TTL). Also: a manager used in a
+forked child makes its own connections."""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import sqlite3
+import time
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from social_recording.locks import LockManager, open_lock_manager
+from social_recording_tests.redis_server import running_redis
+
+PASSWORD = "s3cr3t-lock-pw"
+GUARD = 20.0
+
+
+def wait_lost(lease_lost: object, timeout: float = GUARD) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if getattr(lease_lost, "lost", False):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_redis_going_away_marks_the_lease_lost(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="social_recording.locks")
+    key = "social-url:https://x.com/a/status/42"
+    server = running_redis()  # a private server we can stop (the shared one must stay up)
+    url = server.__enter__()
+    stopped = False
+    try:
+        admin = redis.Redis.from_url(url)
+        admin.config_set("requirepass", PASSWORD)
+        admin.close()
+        authed = url.replace("redis://", f"redis://:{PASSWORD}@")
+        manager = open_lock_manager(authed)
+        with manager.try_hold(key, ttl=0.9) as lease:
+            assert lease.held
+            server.__exit__(None, None, None)  # the server dies while we hold the key
+            stopped = True
+            assert wait_lost(lease), "lease did not notice its backend went away"
+            assert lease.lost_reason and "extension failed" in lease.lost_reason
+        manager.close()
+    finally:
+        if not stopped:
+            server.__exit__(None, None, None)
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(key in m and "lost" in m for m in messages)
+    assert any("release failed" in m for m in messages)  # exit did not raise; it logged
+    assert all(PASSWORD not in m for m in messages)
+    assert PASSWORD not in (lease.lost_reason or "")
+    assert PASSWORD not in repr(manager)
+
+
+def test_sqlite_failing_under_a_holder_marks_the_lease_lost(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="social_recording.locks")
+    db = tmp_path / "social.db"
+    manager = open_lock_manager(f"sqlite:///{db}")
+    key = "social-record:Broken"
+    with manager.try_hold(key, ttl=0.9) as lease:
+        assert lease.held
+        with closing(sqlite3.connect(db, isolation_level=None)) as admin:
+            admin.execute("DROP TABLE locks")  # every later statement on it fails
+        assert wait_lost(lease)
+        assert lease.lost_reason and "no such table" in lease.lost_reason
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(key in m and "lost" in m for m in messages)
+    manager.close()
+
+
+def _use_in_child(manager: LockManager, key: str, out: Any) -> None:
+    with manager.try_hold(key, ttl=2.0) as lease:
+        out.put(lease.held)
+
+
+@pytest.mark.parametrize("kind", ["redis", "sqlite"])
+def test_manager_used_after_fork_gets_its_own_connections(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    url = request.getfixturevalue("redis_url") if kind == "redis" else f"sqlite:///{tmp_path / 'f.db'}"
+    manager = open_lock_manager(url)
+    with manager.try_hold("social-record:Parent", ttl=2.0) as parent_lease:  # connection made in parent
+        assert parent_lease.held
+        ctx = mp.get_context("fork")
+        out = ctx.SimpleQueue()
+        child = ctx.Process(target=_use_in_child, args=(manager, "social-record:Child", out))
+        child.start()
+        child.join(timeout=GUARD)
+        assert child.exitcode == 0
+        assert out.get() is True
+        # The parent's connection still works after the child used (and dropped) its own.
+        with manager.try_hold("social-record:Parent", ttl=2.0) as again:
+            assert again.held is False
+        with manager.try_hold("social-record:Child", ttl=2.0) as child_key:
+            assert child_key.held is True  # the child released it on exit
+    manager.close()
+
+
+def test_sqlite_busy_database_means_not_acquired(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store (same file) holding the write lock past the busy timeout is not a crash: held=False."""
+    import social_recording.locks.sqlite as sqlite_backend
+
+    monkeypatch.setattr(sqlite_backend, "BUSY_TIMEOUT_S", 0.2)
+    db = tmp_path / "social.db"
+    manager = open_lock_manager(f"sqlite:///{db}")
+    with manager.try_hold("social-record:Warmup", ttl=1.0) as lease:  # creates file + table
+        assert lease.held
+    with closing(sqlite3.connect(db, isolation_level=None)) as store_writer:
+        store_writer.execute("BEGIN IMMEDIATE")
+        with manager.try_hold("social-record:Busy", ttl=1.0) as lease:
+            assert lease.held is False
+        with manager.hold_within("social-record:Busy", ttl=1.0, wait=0.3) as lease:
+            assert lease.held is False
+        store_writer.execute("ROLLBACK")
+    with manager.try_hold("social-record:Busy", ttl=1.0) as lease:
+        assert lease.held is True
+    manager.close()

@@ -1,0 +1,129 @@
+"""Test support for the Platforms-A tests: fixtures on disk served through httpx.MockTransport, with
+every request recorded (method, URL, headers, body) so tests can count calls and inspect keys."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from social_recording.domain.graph import SocialGraph, plan
+from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateContext
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CTX = GenerateContext(token_address="So11111111111111111111111111111111111111112", token_symbol="PEPE2")
+OVERSIZED = 5 * 1024 * 1024 + 1
+
+Handler = Callable[[httpx.Request], httpx.Response]
+
+
+def fixture_bytes(platform: str, name: str) -> bytes:
+    return (FIXTURES / platform / name).read_bytes()
+
+
+def fixture_json(platform: str, name: str) -> Any:
+    return json.loads(fixture_bytes(platform, name))
+
+
+class Recorder:
+    """A MockTransport whose handler records every request before answering it."""
+
+    def __init__(self, handler: Handler) -> None:
+        self._handler = handler
+        self.requests: list[httpx.Request] = []
+        self.transport = httpx.MockTransport(self._handle)
+
+    def _handle(self, request: httpx.Request) -> httpx.Response:
+        request.read()
+        self.requests.append(request)
+        return self._handler(request)
+
+    @property
+    def count(self) -> int:
+        return len(self.requests)
+
+    def json_body(self, i: int = 0) -> Any:
+        return json.loads(self.requests[i].content)
+
+
+def respond(status: int = 200, body: bytes | str | Any = b"", headers: dict[str, str] | None = None) -> Handler:
+    """A handler that always answers the same thing (bytes as-is, str encoded, anything else as JSON)."""
+    if isinstance(body, bytes):
+        content = body
+    elif isinstance(body, str):
+        content = body.encode()
+    else:
+        content = json.dumps(body).encode()
+    hdrs = {"content-type": "application/json", **(headers or {})}
+    return lambda request: httpx.Response(status, content=content, headers=hdrs)
+
+
+def serve(platform: str, name: str, status: int = 200) -> Handler:
+    return respond(status, fixture_bytes(platform, name))
+
+
+def read_timeout() -> Handler:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("timed out", request=request)
+
+    return handler
+
+
+def oversized() -> Handler:
+    return respond(200, b"[" + b" " * OVERSIZED + b"]")
+
+
+def malformed() -> Handler:
+    return respond(200, b'{"tweets": [ this is not json')
+
+
+def expect_error(call: Callable[[], Any], code: ErrorCode, *, attempted: bool) -> ExternalFetchError:
+    try:
+        call()
+    except ExternalFetchError as exc:
+        assert exc.code == code, f"expected {code}, got {exc.code}: {exc}"
+        assert exc.attempted is attempted, f"attempted={exc.attempted} for {exc}"
+        return exc
+    raise AssertionError(f"expected ExternalFetchError({code}) but nothing was raised")
+
+
+def planned_refs(graph: SocialGraph) -> list[tuple[str, int]]:
+    return [(pg.group.ref, pg.depth) for pg in plan(graph)]
+
+
+# Apify API error envelopes, as documented by Apify (`{"error": {"type", "message"}}`).
+APIFY_402 = {"error": {"type": "not-enough-usage-to-run-paid-actor",
+                       "message": "You do not have enough usage left to run this paid Actor."}}
+APIFY_403_HARD_LIMIT = {"error": {"type": "platform-feature-disabled",
+                                  "message": "Monthly usage hard limit exceeded"}}
+APIFY_403_OTHER = {"error": {"type": "insufficient-permissions",
+                             "message": "Insufficient permissions for the Actor."}}
+APIFY_429 = {"error": {"type": "rate-limit-exceeded", "message": "You have exceeded the rate limit."}}
+APIFY_408 = {"error": {"type": "run-timeout-exceeded",
+                       "message": "Actor run exceeded the timeout of 90 seconds for this API endpoint"}}
+APIFY_404 = {"error": {"type": "record-not-found", "message": "Actor was not found"}}
+APIFY_TOKEN = "apify_api_SeCrEtToKeN0123456789"
+TWITTERAPI_KEY = "twitterapi-SeCrEt-KeY-0123456789"
+
+
+def apify_failures() -> list[tuple[str, Handler, ErrorCode]]:
+    """Failures every Apify-backed generator must map the same way (one request each: paid)."""
+    return [
+        ("402", respond(402, APIFY_402), ErrorCode.CREDIT_EXHAUSTED),
+        ("403-hard-limit", respond(403, APIFY_403_HARD_LIMIT), ErrorCode.CREDIT_EXHAUSTED),
+        ("403-other", respond(403, APIFY_403_OTHER), ErrorCode.UPSTREAM),
+        ("429", respond(429, APIFY_429), ErrorCode.RATE_LIMITED),
+        ("408-run-timeout", respond(408, APIFY_408), ErrorCode.TIMEOUT),
+        ("404-actor", respond(404, APIFY_404), ErrorCode.UPSTREAM),
+        ("503-once", respond(503, b"<html>bad gateway</html>"), ErrorCode.UPSTREAM),
+        ("read-timeout", read_timeout(), ErrorCode.TIMEOUT),
+        ("malformed", respond(200, b'[{"id": "1", '), ErrorCode.UPSTREAM),
+        ("oversized", oversized(), ErrorCode.UPSTREAM),
+        ("object-not-array", respond(200, {"items": []}), ErrorCode.UPSTREAM),
+        ("non-object-item", respond(200, ["just a string"]), ErrorCode.UPSTREAM),
+        ("201-empty", respond(201, []), ErrorCode.NOT_FOUND),
+        ("empty", respond(200, []), ErrorCode.NOT_FOUND),
+    ]

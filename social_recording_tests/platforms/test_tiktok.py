@@ -1,0 +1,169 @@
+"""TikTok generator (Apify clockworks~tiktok-scraper): shapes, identity, failures, request counts."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import SecretStr
+
+from social_recording.domain.graph import plan
+from social_recording.domain.urls import NonCanonicalUrl, to_canonical
+from social_recording.platforms import tiktok
+from social_recording.platforms.base import ErrorCode, ProviderKeys
+from social_recording_tests.platforms._a_mock import (
+    APIFY_TOKEN,
+    CTX,
+    Handler,
+    Recorder,
+    apify_failures,
+    expect_error,
+    fixture_json,
+    respond,
+    serve,
+)
+
+VIDEO = "https://tiktok.com/@pepe2official/video/7301234567890123456"
+PHOTO = "https://tiktok.com/@pepe2official/photo/7301234567890999999"
+V_HTML = "https://tiktok.com/v/7301234567890123456.html"
+SHORT_T = "https://tiktok.com/t/ZTRabc123"
+SHORT_VM = "https://vm.tiktok.com/ZMabc123"
+PROFILE = "https://tiktok.com/@pepe2official"
+POSTS = [VIDEO, PHOTO, V_HTML, SHORT_T, SHORT_VM]
+FETCHABLE = [*POSTS, PROFILE]
+
+
+def _gen(handler: Handler, token: str | None = APIFY_TOKEN) -> tuple[tiktok.TikTokGenerator, Recorder]:
+    rec = Recorder(handler)
+    gen = tiktok.make_generator(ProviderKeys(apify_token=SecretStr(token) if token else None),
+                                transport=rec.transport, sleep=lambda s: None)
+    assert isinstance(gen, tiktok.TikTokGenerator)
+    return gen, rec
+
+
+def test_shapes_are_canonical() -> None:
+    for url in FETCHABLE:
+        assert to_canonical(url) == url
+
+
+@pytest.mark.parametrize("url", [VIDEO, V_HTML, SHORT_T, SHORT_VM])
+def test_video_success(url: str) -> None:
+    gen, rec = _gen(serve("tiktok", "video.json"))
+    result = gen.generate(url, CTX)
+    assert result.attempted and result.requests == 1 and rec.count == 1
+    assert rec.requests[0].url.path == "/v2/acts/clockworks~tiktok-scraper/run-sync-get-dataset-items"
+    assert rec.json_body() == {"postURLs": [url]}  # the canonical URL, unchanged
+    assert len(plan(result.graph)) == 1
+    (group,) = result.graph.groups
+    assert group.content is not None and group.account is not None and group.venue is None
+    raw = fixture_json("tiktok", "video.json")[0]
+    assert group.content.platform_key == "tiktok:7301234567890123456" and group.content.subtype == "video"
+    assert group.account.platform_key == "tiktok:6812345678901234567"  # authorMeta.id, not the handle
+    assert group.content.media_urls == [raw["mediaUrls"][0], raw["videoMeta"]["coverUrl"]]
+    assert group.account.avatar_url == raw["authorMeta"]["avatar"]  # byte-for-byte (signed query kept)
+    assert group.content.outbound_urls == ["https://pepe2.fun"]
+    assert group.account.outbound_urls == [to_canonical("https://Linktr.ee/Pepe2?utm_source=tt")]
+    assert group.content.metrics == {"views": 120000, "likes": 5400, "comments": 210, "shares": 120, "saves": 300}
+    assert group.account.metrics["followers"] == 10400
+
+
+def test_photo_success() -> None:
+    gen, rec = _gen(serve("tiktok", "photo.json"))
+    result = gen.generate(PHOTO, CTX)
+    (group,) = result.graph.groups
+    assert group.content is not None and group.content.subtype == "photo"
+    assert group.content.platform_key == "tiktok:7301234567890999999"
+    assert group.content.media_urls == ["https://p16-sign-va.tiktokcdn.com/obj/photo-cover?x=1"]
+    assert rec.count == 1 and len(plan(result.graph)) == 1
+
+
+def test_shortlink_subtype_comes_from_the_item() -> None:
+    gen, _ = _gen(serve("tiktok", "photo.json"))
+    (group,) = gen.generate(SHORT_VM, CTX).graph.groups
+    assert group.content is not None and group.content.subtype == "photo"
+
+
+def test_profile_account_only() -> None:
+    gen, rec = _gen(serve("tiktok", "profile.json"))
+    result = gen.generate(PROFILE, CTX)
+    assert rec.json_body() == {"profiles": ["pepe2official"], "resultsPerPage": 1}
+    (group,) = result.graph.groups
+    assert group.content is None and group.account is not None
+    assert group.account.platform_key == "tiktok:6812345678901234567" and group.account.subtype == "user"
+    assert result.requests == 1 and len(plan(result.graph)) == 1
+
+
+@pytest.mark.parametrize(
+    "url, subtype",
+    [("https://tiktok.com/tag/pepe2", "hashtag"), ("https://tiktok.com/discover/pepe2-coin", "discover"),
+     ("https://tiktok.com/search?q=pepe2", "search"), ("https://tiktok.com/explore", "page"),
+     ("https://tiktok.com/foryou", "page"), ("https://tiktok.com", "page")],
+)
+def test_zero_call_shapes(url: str, subtype: str) -> None:
+    assert to_canonical(url) == url
+    gen, rec = _gen(respond(500), token=None)
+    result = gen.generate(url, CTX)
+    assert result.attempted is False and result.requests == 0 and rec.count == 0
+    (group,) = result.graph.groups
+    assert group.content is not None and group.content.subtype == subtype
+    assert group.content.platform_key == f"tiktok:{url}"
+
+
+@pytest.mark.parametrize("url", ["https://tiktok.com/@pepe2official/live", "https://tiktok.com/@pepe2official/video/abc",
+                                 "https://tiktok.com/legal/privacy-policy"])
+def test_unrecognised_shapes(url: str) -> None:
+    gen, rec = _gen(respond(200, []))
+    expect_error(lambda: gen.generate(url, CTX), ErrorCode.NOT_FOUND, attempted=False)
+    assert rec.count == 0
+
+
+def test_non_canonical_rejected() -> None:
+    gen, rec = _gen(serve("tiktok", "video.json"))
+    with pytest.raises(NonCanonicalUrl):
+        gen.generate("https://www.tiktok.com/@Pepe2official/video/7301234567890123456?is_from_webapp=1", CTX)
+    assert rec.count == 0
+
+
+def test_missing_token() -> None:
+    gen, rec = _gen(respond(200, []), token=None)
+    expect_error(lambda: gen.generate(VIDEO, CTX), ErrorCode.UPSTREAM, attempted=False)
+    assert rec.count == 0
+
+
+@pytest.mark.parametrize("url", FETCHABLE)
+@pytest.mark.parametrize("name, handler, code", apify_failures(), ids=[f[0] for f in apify_failures()])
+def test_apify_failures(url: str, name: str, handler: Handler, code: ErrorCode) -> None:
+    gen, rec = _gen(handler)
+    exc = expect_error(lambda: gen.generate(url, CTX), code, attempted=True)
+    assert rec.count == 1
+    assert APIFY_TOKEN not in str(exc) and APIFY_TOKEN not in repr(exc)
+
+
+@pytest.mark.parametrize("url", FETCHABLE)
+@pytest.mark.parametrize(
+    "fixture, code",
+    [("error_item_not_found.json", ErrorCode.NOT_FOUND), ("error_item_unknown.json", ErrorCode.UPSTREAM),
+     ("empty.json", ErrorCode.NOT_FOUND)],
+)
+def test_error_items(url: str, fixture: str, code: ErrorCode) -> None:
+    gen, rec = _gen(serve("tiktok", fixture))
+    expect_error(lambda: gen.generate(url, CTX), code, attempted=True)
+    assert rec.count == 1
+
+
+@pytest.mark.parametrize("url", POSTS)
+def test_post_of_private_account_is_blocked(url: str) -> None:
+    gen, rec = _gen(serve("tiktok", "private_post.json"))
+    expect_error(lambda: gen.generate(url, CTX), ErrorCode.TARGET_BLOCKED, attempted=True)
+    assert rec.count == 1
+
+
+def test_private_profile_is_blocked() -> None:
+    gen, rec = _gen(serve("tiktok", "private_profile.json"))
+    expect_error(lambda: gen.generate(PROFILE, CTX), ErrorCode.TARGET_BLOCKED, attempted=True)
+    assert rec.count == 1
+
+
+def test_item_without_any_id_is_not_found() -> None:
+    gen, rec = _gen(respond(200, [{"text": "orphan"}]))
+    expect_error(lambda: gen.generate(VIDEO, CTX), ErrorCode.NOT_FOUND, attempted=True)
+    expect_error(lambda: gen.generate(PROFILE, CTX), ErrorCode.NOT_FOUND, attempted=True)
+    assert rec.count == 2

@@ -1,0 +1,297 @@
+"""Small test doubles for the recording engine: counting generators, fake upstreams, a step clock.
+
+The generators are NOT the real platform generators: they count every call (in memory, or in Redis
+when several OS processes must share the count), can sleep, fail in a chosen way, or pause at a
+chosen point so a test can kill the process there.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+import redis
+
+from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
+from social_recording.domain.models import TokenProfile
+from social_recording.domain.urls import Platform, parse_canonical
+from social_recording.locks.base import LockManager
+from social_recording.platforms.base import (
+    ErrorCode,
+    ExternalFetchError,
+    GenerateContext,
+    GenerateResult,
+    GeneratorRegistry,
+)
+from social_recording.recording.gate import DedupeGate
+from social_recording.recording.processor import TokenProcessor
+from social_recording.recording.url_recorder import UrlRecorder
+from social_recording.recording.writer import GraphWriter
+from social_recording.store.base import Store
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+X_URL = "https://x.com/alpha/status/1"
+X_URL_2 = "https://x.com/beta/status/2"
+WEB_URL = "https://example.com/p"
+YT_URL = "https://youtube.com/watch?v=abcdefghijk"
+GH_URL = "https://github.com/owner/repo"
+TG_URL = "https://t.me/foo"
+DISCORD_URL = "https://discord.com/invite/abc"
+
+
+class CallCounter(Protocol):
+    def incr(self, url: str) -> int: ...
+
+    def get(self, url: str) -> int: ...
+
+    def total(self) -> int: ...
+
+
+class MemoryCounter:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+
+    def incr(self, url: str) -> int:
+        with self._lock:
+            self._counts[url] = self._counts.get(url, 0) + 1
+            return self._counts[url]
+
+    def get(self, url: str) -> int:
+        with self._lock:
+            return self._counts.get(url, 0)
+
+    def total(self) -> int:
+        with self._lock:
+            return sum(self._counts.values())
+
+
+class RedisCounter:
+    """A call counter several OS processes share (INCR is atomic)."""
+
+    PREFIX = "test-calls:"
+
+    def __init__(self, redis_url: str) -> None:
+        self._r = redis.Redis.from_url(redis_url)
+
+    def incr(self, url: str) -> int:
+        return int(self._r.incr(self.PREFIX + url))
+
+    def get(self, url: str) -> int:
+        raw = self._r.get(self.PREFIX + url)
+        return int(raw) if raw is not None else 0
+
+    def total(self) -> int:
+        return sum(int(self._r.get(k) or 0) for k in self._r.scan_iter(match=self.PREFIX + "*"))
+
+    def urls(self) -> set[str]:
+        return {k.decode()[len(self.PREFIX):] for k in self._r.scan_iter(match=self.PREFIX + "*")}
+
+
+def graph_for(url: str) -> SocialGraph:
+    """A deterministic two-level graph: the root content and its author, plus a quoted content with the
+    same author (folded to depth 0) and a venue at depth 1 — enough to exercise depth and folding."""
+    platform = parse_canonical(url).platform
+    host = parse_canonical(url).host
+    author = SocialObject(platform=platform, platform_key=f"account:{host}:author", subtype="user",
+                          fields={"name": "author"}, metrics={"followers": 10.0})
+    root = SocialObject(platform=platform, platform_key=f"content:{url}", subtype="post",
+                        fields={"text": "hello"}, metrics={"likes": 3.0})
+    quoted = SocialObject(platform=platform, platform_key=f"quoted:{url}", subtype="post")
+    venue = SocialObject(platform=platform, platform_key=f"venue:{url}", subtype="channel")
+    return SocialGraph(groups=[
+        GraphGroup(ref="root", content=root, account=author),
+        GraphGroup(ref="quoted", content=quoted, account=author, venue=venue, parent_ref="root"),
+    ])
+
+
+def cyclic_graph(url: str) -> SocialGraph:
+    """Breaks the graph contract (a quote cycle): plan() raises SocialContractError."""
+    platform = parse_canonical(url).platform
+    a = SocialObject(platform=platform, platform_key=f"a:{url}", subtype="post")
+    b = SocialObject(platform=platform, platform_key=f"b:{url}", subtype="post")
+    return SocialGraph(groups=[
+        GraphGroup(ref="a", content=a, parent_ref="b"),
+        GraphGroup(ref="b", content=b, parent_ref="a"),
+    ])
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """How a counting generator answers one URL.
+
+    outcome: ok | not_found | blocked | error | credit_exhausted | invalid (returns a cyclic graph) |
+    contract_unattempted (raises SocialContractError(attempted=False)) | unattempted_error (raises
+    before any call: not counted) | crash (a plain RuntimeError after the call).
+    flaky: the first N calls fail with an UPSTREAM error, then `outcome` applies.
+    """
+
+    outcome: str = "ok"
+    sleep: float = 0.0
+    flaky: int = 0
+
+
+class CountingGenerator:
+    def __init__(
+        self,
+        platform: Platform,
+        counter: CallCounter,
+        behaviours: Mapping[str, Behaviour] | None = None,
+        default: Behaviour = Behaviour(),
+        on_call: Callable[[str], None] | None = None,
+    ) -> None:
+        self.platform = platform
+        self._counter = counter
+        self._behaviours = dict(behaviours or {})
+        self._default = default
+        self._on_call = on_call
+        self.contexts: list[GenerateContext] = []
+
+    def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
+        from social_recording.domain.graph import SocialContractError
+
+        b = self._behaviours.get(url, self._default)
+        if b.outcome == "unattempted_error":
+            raise ExternalFetchError(ErrorCode.UPSTREAM, "failed before any request", attempted=False)
+        if b.outcome == "contract_unattempted":
+            raise SocialContractError("nothing fetchable in the url", attempted=False)
+        self.contexts.append(ctx)
+        n = self._counter.incr(url)
+        if self._on_call is not None:
+            self._on_call(url)
+        if b.sleep:
+            time.sleep(b.sleep)
+        if n <= b.flaky:
+            raise ExternalFetchError(ErrorCode.UPSTREAM, f"503 on call {n}")
+        codes = {
+            "not_found": ErrorCode.NOT_FOUND,
+            "blocked": ErrorCode.TARGET_BLOCKED,
+            "error": ErrorCode.UPSTREAM,
+            "credit_exhausted": ErrorCode.CREDIT_EXHAUSTED,
+        }
+        if b.outcome in codes:
+            raise ExternalFetchError(codes[b.outcome], f"{b.outcome} for the target")
+        if b.outcome == "crash":
+            raise RuntimeError("generator bug with secret-looking text key=SECRET123")
+        if b.outcome == "invalid":
+            return GenerateResult(cyclic_graph(url), attempted=True, requests=1)
+        return GenerateResult(graph_for(url), attempted=True, requests=1)
+
+
+def counting_registry(
+    counter: CallCounter,
+    behaviours: Mapping[str, Behaviour] | None = None,
+    *,
+    default: Behaviour = Behaviour(),
+    on_call: Callable[[str], None] | None = None,
+    without: Iterable[Platform] = (Platform.DISCORD,),
+) -> GeneratorRegistry:
+    """Every platform but discord (-> unsupported) gets a counting generator; paid set as in production."""
+    skip = set(without)
+    return GeneratorRegistry.of(
+        {p: CountingGenerator(p, counter, behaviours, default, on_call) for p in Platform if p not in skip}
+    )
+
+
+class FakeProfiles:
+    """ProfileSource over a dict; counts reads (V-5: a stored token causes no upstream call)."""
+
+    def __init__(self, profiles: Mapping[str, TokenProfile] | None = None) -> None:
+        self.profiles = dict(profiles or {})
+        self.reads: list[str] = []
+        self._lock = threading.Lock()
+
+    def add(self, address: str, urls: list[str], symbol: str | None = None) -> TokenProfile:
+        profile = TokenProfile(address=address, symbol=symbol or address.upper(), image="https://img/x.png",
+                               urls=urls)
+        self.profiles[address] = profile
+        return profile
+
+    def read(self, address: str) -> TokenProfile | None:
+        with self._lock:
+            self.reads.append(address)
+        return self.profiles.get(address)
+
+
+@dataclass(frozen=True)
+class RangeItem:
+    address: str
+    symbol: str | None
+    investor_count: int
+
+
+@dataclass
+class FakeTracker:
+    items: list[RangeItem] = field(default_factory=list)
+    error: Exception | None = None
+    calls: int = 0
+
+    def tokens_in_range(self, start: datetime, end: datetime) -> list[RangeItem]:
+        self.calls += 1
+        if self.error is not None:
+            raise self.error
+        return list(self.items)
+
+
+class StepClock:
+    """A settable clock for back-off and TTL tests (thread-safe)."""
+
+    def __init__(self, now: datetime = T0) -> None:
+        self._now = now
+        self._lock = threading.Lock()
+
+    def __call__(self) -> datetime:
+        with self._lock:
+            return self._now
+
+    def set(self, now: datetime) -> None:
+        with self._lock:
+            self._now = now
+
+    def advance(self, delta: timedelta) -> datetime:
+        with self._lock:
+            self._now += delta
+            return self._now
+
+
+@dataclass
+class Engine:
+    store: Store
+    locks: LockManager
+    registry: GeneratorRegistry
+    profiles: FakeProfiles
+    recorder: UrlRecorder
+    processor: TokenProcessor
+    clock: Callable[[], datetime]
+
+
+def build_engine(
+    store: Store,
+    locks: LockManager,
+    registry: GeneratorRegistry,
+    *,
+    profiles: FakeProfiles | None = None,
+    enable_paid: bool = True,
+    max_attempts: int = 5,
+    url_lock_wait: float = 30.0,
+    url_lock_ttl: float = 30.0,
+    token_lock_ttl: float = 30.0,
+    min_interval: timedelta = timedelta(minutes=60),
+    clock: Callable[[], datetime] | None = None,
+    unsafe: bool = False,
+) -> Engine:
+    clock = clock or StepClock()
+    profiles = profiles or FakeProfiles()
+    recorder = UrlRecorder(
+        store, locks, DedupeGate(store), GraphWriter(store), registry,
+        enable_paid=enable_paid, max_attempts=max_attempts, url_lock_wait=url_lock_wait,
+        url_lock_ttl=url_lock_ttl, clock=clock, _unsafe_no_dedupe_no_lock=unsafe,
+    )
+    processor = TokenProcessor(store, locks, profiles, recorder, token_lock_ttl=token_lock_ttl,
+                               min_interval=min_interval, clock=clock)
+    return Engine(store, locks, registry, profiles, recorder, processor, clock)

@@ -1,0 +1,344 @@
+"""record_url (DESIGN §4): status mapping, paid switches, URL lock wait, lease loss, attempts policy."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from datetime import timedelta
+
+import pytest
+
+from social_recording.domain.graph import ObjectKind
+from social_recording.domain.models import SocialUrl, TokenProfile
+from social_recording.domain.status import FetchStatus
+from social_recording.domain.urls import Platform
+from social_recording.locks.base import Lease, LockManager
+from social_recording.recording.processor import TokenStatus
+from social_recording.recording.url_recorder import (
+    URL_LOCK_TTL_S,
+    URL_LOCK_WAIT_S,
+    EngineOutcome,
+    RunState,
+    UrlRecorder,
+)
+from social_recording.store.sqlite import SqliteStore
+from social_recording_tests.recording.engine_fakes import (
+    DISCORD_URL,
+    GH_URL,
+    T0,
+    WEB_URL,
+    X_URL,
+    X_URL_2,
+    YT_URL,
+    Behaviour,
+    MemoryCounter,
+    StepClock,
+    build_engine,
+    counting_registry,
+)
+
+
+def _token(store: SqliteStore, address: str, urls: list[str]) -> None:
+    assert store.create_pending_token(TokenProfile(address=address, symbol=f"${address}", urls=urls), T0)
+
+
+def _el(store: SqliteStore, address: str, url: str) -> SocialUrl:
+    doc = store.find_token(address)
+    assert doc is not None
+    el = doc.element(url)
+    assert el is not None
+    return el
+
+
+def test_lock_constants_and_defaults() -> None:
+    assert URL_LOCK_TTL_S == 180 and URL_LOCK_WAIT_S == 180
+    params = inspect.signature(UrlRecorder).parameters
+    assert params["url_lock_wait"].default == URL_LOCK_WAIT_S
+    assert params["url_lock_ttl"].default == URL_LOCK_TTL_S
+    assert params["max_attempts"].default == 5
+
+
+@pytest.mark.parametrize(
+    ("outcome", "status", "attempts"),
+    [
+        ("ok", FetchStatus.OK, 1),
+        ("not_found", FetchStatus.NOT_FOUND, 1),
+        ("blocked", FetchStatus.BLOCKED, 1),
+        ("error", FetchStatus.ERROR, 1),
+        ("credit_exhausted", FetchStatus.ERROR, 1),
+        ("invalid", FetchStatus.INVALID, 1),  # the contract broke on a response we did fetch
+        ("crash", FetchStatus.ERROR, 1),
+        ("unattempted_error", FetchStatus.ERROR, 0),
+        ("contract_unattempted", FetchStatus.INVALID, 0),
+    ],
+)
+def test_status_mapping_and_attempts(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock,
+    outcome: str, status: FetchStatus, attempts: int,
+) -> None:
+    eng = build_engine(store, locks, counting_registry(counter, {YT_URL: Behaviour(outcome)}), clock=clock)
+    _token(store, "A", [YT_URL])
+    out = eng.recorder.record_url(("A", "$A"), YT_URL, RunState())
+    assert out.status is status
+    assert out.attempted is (attempts == 1)
+    el = _el(store, "A", YT_URL)
+    assert (el.status, el.attempts) == (status, attempts)
+    assert el.attempted_at == (T0 if attempts else None)
+    assert "SECRET123" not in out.detail  # a foreign exception is named by class only
+    links = store.find_links("A", YT_URL)
+    assert (len(links) > 0) is (status is FetchStatus.OK)
+    if outcome == "invalid":
+        assert store.count_objects(ObjectKind.CONTENT) == 0  # plan() ran before any write
+
+
+def test_generator_gets_token_context(store: SqliteStore, locks: LockManager, counter: MemoryCounter) -> None:
+    registry = counting_registry(counter)
+    eng = build_engine(store, locks, registry)
+    _token(store, "A", [GH_URL])
+    eng.recorder.record_url(("A", None), GH_URL, RunState())
+    gen = registry.get(Platform.GITHUB)
+    assert gen is not None
+    ctx = gen.contexts[-1]  # type: ignore[attr-defined]
+    assert (ctx.token_address, ctx.token_symbol) == ("A", "$A")  # symbol from our document
+
+
+def test_paid_disabled_is_skipped_paid_with_zero_calls(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter
+) -> None:
+    eng = build_engine(store, locks, counting_registry(counter), enable_paid=False)
+    _token(store, "A", [X_URL, WEB_URL, YT_URL])
+    out = eng.processor.record("A", None, RunState())
+    assert [u.status for u in out.urls] == [FetchStatus.SKIPPED_PAID, FetchStatus.SKIPPED_PAID, FetchStatus.OK]
+    assert counter.get(X_URL) == 0 and counter.get(WEB_URL) == 0 and counter.get(YT_URL) == 1
+    el = _el(store, "A", X_URL)
+    assert (el.attempts, el.attempted_at) == (0, None)
+
+
+def test_discord_is_unsupported_with_zero_calls(store: SqliteStore, locks: LockManager, counter: MemoryCounter) -> None:
+    eng = build_engine(store, locks, counting_registry(counter))
+    _token(store, "A", [DISCORD_URL])
+    out = eng.recorder.record_url(("A", None), DISCORD_URL, RunState())
+    assert out.status is FetchStatus.UNSUPPORTED and not out.attempted
+    assert counter.total() == 0
+    assert _el(store, "A", DISCORD_URL).attempts == 0
+
+
+def test_credit_exhausted_skips_the_rest_of_this_runs_paid_urls(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter
+) -> None:
+    eng = build_engine(store, locks, counting_registry(counter, {X_URL: Behaviour("credit_exhausted")}))
+    _token(store, "A", [X_URL, X_URL_2, YT_URL, WEB_URL])
+    run = RunState()
+    out = eng.processor.record("A", None, run)
+    assert [u.status for u in out.urls] == [
+        FetchStatus.ERROR, FetchStatus.SKIPPED_PAID, FetchStatus.OK, FetchStatus.SKIPPED_PAID,
+    ]
+    assert run.credit_exhausted
+    assert counter.get(X_URL) == 1 and counter.get(X_URL_2) == 0 and counter.get(WEB_URL) == 0
+    assert _el(store, "A", X_URL).attempts == 1
+    assert _el(store, "A", X_URL_2).attempts == 0
+    # the flag is run-scoped: the next run calls the paid URL again
+    again = eng.processor.record_one_url("A", X_URL_2, RunState())
+    assert again.status is FetchStatus.OK and counter.get(X_URL_2) == 1
+
+
+def test_exhausted_after_max_attempts(store: SqliteStore, locks: LockManager, counter: MemoryCounter,
+                                      clock: StepClock) -> None:
+    eng = build_engine(store, locks, counting_registry(counter, {YT_URL: Behaviour("error")}),
+                       max_attempts=3, clock=clock)
+    _token(store, "A", [YT_URL])
+    seen = []
+    for _ in range(3):
+        out = eng.processor.record("A", None, RunState())
+        seen.append(out.urls[0].status)
+        clock.advance(timedelta(minutes=61))
+    assert seen == [FetchStatus.ERROR, FetchStatus.ERROR, FetchStatus.EXHAUSTED]
+    el = _el(store, "A", YT_URL)
+    assert (el.status, el.attempts) == (FetchStatus.EXHAUSTED, 3)
+    # absorbing: the live path never reopens it
+    assert eng.processor.record("A", None, RunState()).status is TokenStatus.UP_TO_DATE
+    assert counter.get(YT_URL) == 3
+
+
+def test_v4_url_lock_wait_exceeded_leaves_pending_and_goes_on(
+    store: SqliteStore, any_locks: LockManager, counter: MemoryCounter
+) -> None:
+    """V-4 with the wait shortened through the parameter: the held URL stays as it was (attempts
+    unchanged, no call), the token's other URL is processed."""
+    eng = build_engine(store, any_locks, counting_registry(counter), url_lock_wait=0.2)
+    _token(store, "A", [X_URL, YT_URL])
+    with any_locks.try_hold(f"social-url:{X_URL}", 30) as other:
+        assert other.held
+        out = eng.processor.record("A", None, RunState())
+    assert [u.status for u in out.urls] == [EngineOutcome.LOCKED, FetchStatus.OK]
+    el = _el(store, "A", X_URL)
+    assert (el.status, el.attempts, el.attempted_at) == (FetchStatus.PENDING, 0, None)
+    assert counter.get(X_URL) == 0 and counter.get(YT_URL) == 1
+    # the next run completes it
+    again = eng.processor.record("A", None, RunState())
+    assert [u.status for u in again.urls] == [FetchStatus.OK]
+
+
+def test_v4_locked_error_element_keeps_status_and_attempts(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
+) -> None:
+    eng = build_engine(store, locks, counting_registry(counter), url_lock_wait=0.1, clock=clock)
+    _token(store, "A", [YT_URL])
+    store.record_url_result("A", YT_URL, FetchStatus.ERROR, T0 - timedelta(hours=2))
+    with locks.try_hold(f"social-url:{YT_URL}", 30):
+        out = eng.recorder.record_url(("A", None), YT_URL, RunState())
+    assert out.status is EngineOutcome.LOCKED
+    el = _el(store, "A", YT_URL)
+    assert (el.status, el.attempts, el.attempted_at) == (FetchStatus.ERROR, 1, T0 - timedelta(hours=2))
+
+
+def test_v7_waiter_after_an_error_makes_its_own_call(
+    store: SqliteStore, any_locks: LockManager, counter: MemoryCounter
+) -> None:
+    """V-7 (H-8 accepted): the first holder ends in error, which is not reusable, so the waiter calls."""
+    a_calling = threading.Event()
+
+    def on_call(url: str) -> None:
+        a_calling.set()
+
+    registry = counting_registry(counter, {X_URL: Behaviour("ok", sleep=0.3, flaky=1)}, on_call=on_call)
+    eng = build_engine(store, any_locks, registry)
+    _token(store, "A", [X_URL])
+    _token(store, "B", [X_URL])
+    results = {}
+    ta = threading.Thread(target=lambda: results.setdefault("A", eng.processor.record("A", None, RunState())))
+    ta.start()
+    assert a_calling.wait(30)
+    tb = threading.Thread(target=lambda: results.setdefault("B", eng.processor.record("B", None, RunState())))
+    tb.start()
+    ta.join(30)
+    tb.join(30)
+    assert results["A"].urls[0].status is FetchStatus.ERROR
+    assert results["B"].urls[0].status is FetchStatus.OK and not results["B"].urls[0].reused
+    assert counter.get(X_URL) == 2
+    assert _el(store, "B", X_URL).attempts == 1
+
+
+class _LosingLocks:
+    """Wraps a real lock manager; hands out URL leases the test can mark lost mid-flight."""
+
+    def __init__(self, inner: LockManager) -> None:
+        self.inner = inner
+        self.last: Lease | None = None
+
+    def try_hold(self, key: str, ttl: float) -> AbstractContextManager[Lease]:
+        return self.inner.try_hold(key, ttl)
+
+    @contextmanager
+    def _wrap(self, cm: AbstractContextManager[Lease]) -> Iterator[Lease]:
+        with cm as lease:
+            self.last = lease
+            yield lease
+
+    def hold_within(self, key: str, ttl: float, wait: float) -> AbstractContextManager[Lease]:
+        return self._wrap(self.inner.hold_within(key, ttl, wait))
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_lost_url_lease_stops_before_any_write(store: SqliteStore, locks: LockManager, counter: MemoryCounter) -> None:
+    wrapped = _LosingLocks(locks)
+
+    def on_call(url: str) -> None:
+        assert wrapped.last is not None
+        wrapped.last.mark_lost("test: expired")
+
+    eng = build_engine(store, wrapped, counting_registry(counter, on_call=on_call))
+    _token(store, "A", [YT_URL])
+    out = eng.recorder.record_url(("A", None), YT_URL, RunState())
+    assert out.status is EngineOutcome.LOST and out.attempted
+    assert "expired" in out.detail
+    el = _el(store, "A", YT_URL)
+    assert (el.status, el.attempts) == (FetchStatus.PENDING, 0)
+    assert store.find_links("A", YT_URL) == []
+    assert store.count_objects(ObjectKind.CONTENT) == 0
+
+
+def test_lost_lease_on_the_reuse_path_writes_nothing(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter
+) -> None:
+    _token(store, "A", [YT_URL])
+    _token(store, "B", [YT_URL])
+    build_engine(store, locks, counting_registry(counter)).recorder.record_url(("A", None), YT_URL, RunState())
+
+    class LostAtOnce(_LosingLocks):
+        @contextmanager
+        def _wrap(self, cm: AbstractContextManager[Lease]) -> Iterator[Lease]:
+            with cm as lease:
+                lease.mark_lost("test: gone")
+                yield lease
+
+    eng = build_engine(store, LostAtOnce(locks), counting_registry(counter))
+    out = eng.recorder.record_url(("B", None), YT_URL, RunState())
+    assert out.status is EngineOutcome.LOST
+    assert store.find_links("B", YT_URL) == []
+    assert _el(store, "B", YT_URL).status is FetchStatus.PENDING
+
+
+def test_unknown_element_non_canonical_and_already_ok_make_no_call(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter
+) -> None:
+    eng = build_engine(store, locks, counting_registry(counter))
+    _token(store, "A", [YT_URL])
+    run = RunState()
+    assert eng.recorder.record_url(("A", None), GH_URL, run).status is EngineOutcome.NO_ELEMENT
+    assert eng.recorder.record_url(("Z", None), YT_URL, run).status is EngineOutcome.NO_ELEMENT
+    assert eng.recorder.record_url(("A", None), "HTTP://WWW.YouTube.com/x/", run).status is EngineOutcome.INVALID_URL
+    store.record_url_result("A", YT_URL, FetchStatus.OK, T0)
+    out = eng.recorder.record_url(("A", None), YT_URL, run)
+    assert (out.status, out.detail, out.attempted) == (FetchStatus.OK, "already ok", False)
+    assert counter.total() == 0
+
+
+def test_stale_snapshot_is_not_called_again(store: SqliteStore, locks: LockManager, counter: MemoryCounter) -> None:
+    """An element recorded by someone else after the caller selected it is left as it is."""
+    eng = build_engine(store, locks, counting_registry(counter))
+    _token(store, "A", [YT_URL])
+    snapshot = store.find_token("A")
+    assert snapshot is not None
+    store.record_url_result("A", YT_URL, FetchStatus.ERROR, T0)
+    out = eng.recorder.record_url(snapshot, YT_URL, RunState())
+    assert out.status is FetchStatus.ERROR and not out.attempted
+    assert counter.total() == 0 and _el(store, "A", YT_URL).attempts == 1
+
+
+def test_one_structured_log_line_per_url(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, caplog: pytest.LogCaptureFixture
+) -> None:
+    eng = build_engine(store, locks, counting_registry(counter))
+    _token(store, "A", [YT_URL, DISCORD_URL])
+    with caplog.at_level(logging.INFO, logger="social_recording.recording"):
+        eng.processor.record("A", None, RunState())
+    lines = [r.getMessage() for r in caplog.records if "event=url_recorded" in r.getMessage()]
+    assert len(lines) == 2
+    assert f"token=A url={YT_URL} platform=youtube status=ok attempted=True reused=False" in lines[0]
+    assert "waited_ms=" in lines[0] and "took_ms=" in lines[0]
+    assert "status=unsupported attempted=False" in lines[1]
+
+
+def test_run_state_counts(store: SqliteStore, locks: LockManager, counter: MemoryCounter) -> None:
+    eng = build_engine(store, locks, counting_registry(counter), enable_paid=False)
+    _token(store, "A", [YT_URL, X_URL, DISCORD_URL])
+    run = RunState()
+    eng.processor.record("A", None, run)
+    assert run.status_counts() == {"ok": 1, "skipped_paid": 1, "unsupported": 1}
+    assert run.attempted == 1 and run.reused == 0
+
+
+@pytest.mark.parametrize("kwargs", [{"max_attempts": 0}, {"url_lock_ttl": 0}, {"url_lock_wait": -1}])
+def test_recorder_rejects_bad_settings(store: SqliteStore, locks: LockManager, kwargs: dict[str, float]) -> None:
+    from social_recording.recording.gate import DedupeGate
+    from social_recording.recording.writer import GraphWriter
+
+    with pytest.raises(ValueError, match=next(iter(kwargs))):
+        UrlRecorder(store, locks, DedupeGate(store), GraphWriter(store), counting_registry(MemoryCounter()),
+                    enable_paid=True, **kwargs)  # type: ignore[arg-type]

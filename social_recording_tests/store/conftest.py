@@ -1,0 +1,105 @@
+"""The `store` fixture: every contract test runs on SQLite (a real file), on MongoStore over
+mongomock, and on MongoStore over a real server when SOCIAL_RECORDING_TEST_MONGO_URL is set (the
+only variant allowed to skip)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import mongomock
+import pytest
+from pymongo import MongoClient
+
+from social_recording.store import MongoStore, SqliteStore, Store
+from social_recording.store._codec import json_dumps
+
+MONGO_URL_ENV = "SOCIAL_RECORDING_TEST_MONGO_URL"
+
+
+@dataclass
+class Backend:
+    name: str
+    store: Store
+    url: str | None
+    """An open_store URL another OS process can open to reach the same data; None for in-process
+    backends (mongomock), which run the concurrency tests with threads only."""
+
+
+def mongo_url_with_db(base: str, db_name: str) -> str:
+    parts = urlsplit(base)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + db_name, parts.query, parts.fragment))
+
+
+@pytest.fixture(params=["sqlite", "mongomock", "mongo"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    db_name = f"sr_test_{uuid.uuid4().hex[:16]}"
+    if request.param == "sqlite":
+        path = tmp_path / "nested" / "store.db"  # a new file in a directory that does not exist yet
+        sqlite_store = SqliteStore(path)
+        yield Backend("sqlite", sqlite_store, f"sqlite:///{path}")
+        sqlite_store.close()
+    elif request.param == "mongomock":
+        mock_client: Any = mongomock.MongoClient(tz_aware=True)
+        yield Backend("mongomock", MongoStore(mock_client, db_name), None)
+        mock_client.drop_database(db_name)
+    else:
+        base = os.environ.get(MONGO_URL_ENV)
+        if not base:
+            pytest.skip(f"{MONGO_URL_ENV} is not set (real-MongoDB variant only)")
+        client: Any = MongoClient(base, tz_aware=True, serverSelectionTimeoutMS=10_000)
+        mongo_store = MongoStore(client, db_name)
+        try:
+            yield Backend("mongo", mongo_store, mongo_url_with_db(base, db_name))
+        finally:
+            client.drop_database(db_name)
+            client.close()
+
+
+@pytest.fixture()
+def store(backend: Backend) -> Store:
+    return backend.store
+
+
+def seed_web_and_fingerprints(
+    backend: Backend, address: str, web: dict[str, Any], fingerprints: list[str]
+) -> None:
+    """Write the fields no Store method writes, straight into the backend (so a test can prove
+    record_url_result leaves them alone)."""
+    store = backend.store
+    if isinstance(store, SqliteStore):
+        with sqlite3.connect(store.path) as conn:
+            cur = conn.execute(
+                "UPDATE tokens SET web = ?, fingerprints = ? WHERE address = ?",
+                [json_dumps(web), json_dumps(fingerprints), address],
+            )
+            assert cur.rowcount == 1
+        conn.close()
+    else:
+        assert isinstance(store, MongoStore)
+        res = store.db["tokens"].update_one(
+            {"address": address}, {"$set": {"web": web, "fingerprints": fingerprints}}
+        )
+        assert res.matched_count == 1
+
+
+def stored_row_counts(backend: Backend, address: str) -> tuple[int, int]:
+    """(token rows/documents, url rows/elements) physically stored for `address`."""
+    store = backend.store
+    if isinstance(store, SqliteStore):
+        conn = sqlite3.connect(store.path)
+        try:
+            tokens = conn.execute("SELECT COUNT(*) FROM tokens WHERE address = ?", [address]).fetchone()[0]
+            urls = conn.execute("SELECT COUNT(*) FROM token_urls WHERE address = ?", [address]).fetchone()[0]
+        finally:
+            conn.close()
+        return int(tokens), int(urls)
+    assert isinstance(store, MongoStore)
+    docs = list(store.db["tokens"].find({"address": address}))
+    return len(docs), sum(len(d.get("social_urls") or []) for d in docs)

@@ -1,0 +1,138 @@
+"""Concurrency: 8 threads + 2 spawned OS processes race on one token / object / set of URLs.
+
+Processes run wherever another process can reach the data (SQLite file, real MongoDB); mongomock
+lives inside this process, so there the race is threads only.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+import traceback
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from social_recording.domain.graph import ObjectKind
+from social_recording.domain.status import FetchStatus
+from social_recording_tests.store import _workers
+from social_recording_tests.store.conftest import Backend, stored_row_counts
+
+THREADS = 8
+PROCESSES = 2
+GUARD_S = 120.0  # a hang guard only; nothing asserts on time
+
+
+def run_together(backend: Backend, name: str, args_for: Callable[[int], tuple[Any, ...]]) -> dict[int, Any]:
+    """Run WORK[name] in THREADS threads (sharing backend.store) and PROCESSES spawned processes
+    (each opening backend.url), all released at once; returns {worker id: result}."""
+    ctx = multiprocessing.get_context("spawn")
+    ready, out, go = ctx.Queue(), ctx.Queue(), ctx.Event()
+    proc_ids = [100 + i for i in range(PROCESSES)] if backend.url is not None else []
+    procs = [
+        ctx.Process(
+            target=_workers.process_main,
+            args=(backend.url, name, w, args_for(w), ready, go, out),
+            daemon=True,
+        )
+        for w in proc_ids
+    ]
+    results: dict[int, Any] = {}
+    errors: list[str] = []
+    lock = threading.Lock()
+
+    def thread_body(worker: int) -> None:
+        try:
+            if not go.wait(GUARD_S):
+                raise TimeoutError("no go signal")
+            value = _workers.WORK[name](backend.store, worker, *args_for(worker))
+            with lock:
+                results[worker] = value
+        except BaseException:
+            with lock:
+                errors.append(traceback.format_exc())
+
+    for p in procs:
+        p.start()
+    threads = [threading.Thread(target=thread_body, args=(w,)) for w in range(THREADS)]
+    for t in threads:
+        t.start()
+    try:
+        for _ in procs:
+            ready.get(timeout=GUARD_S)  # every process has imported and connected
+    finally:
+        go.set()
+    for t in threads:
+        t.join(GUARD_S)
+    for _ in procs:
+        worker, kind, value = out.get(timeout=GUARD_S)
+        if kind == "error":
+            errors.append(value)
+        else:
+            results[worker] = value
+    for p in procs:
+        p.join(GUARD_S)
+        assert p.exitcode == 0
+    assert not errors, "\n".join(errors)
+    assert sorted(results) == list(range(THREADS)) + proc_ids
+    return results
+
+
+URLS = [f"https://x.com/coin/status/{i}" for i in range(THREADS + PROCESSES)]
+
+
+ADDRESSES = [f"RaceMint{i:02d}" for i in range(20)]
+KEYS = [f"channel:UC-race-{i:02d}" for i in range(20)]
+
+
+def test_concurrent_create_pending_makes_one_token_and_one_true(backend: Backend) -> None:
+    results = run_together(backend, "create_pending", lambda w: (ADDRESSES, URLS))
+
+    for i, address in enumerate(ADDRESSES):
+        winners = [w for w, inserted in results.items() if inserted[i] is True]
+        assert len(winners) == 1, (address, {w: r[i] for w, r in results.items()})
+        assert stored_row_counts(backend, address) == (1, len(URLS))
+        doc = backend.store.find_token(address)
+        assert doc is not None
+        assert doc.symbol == f"w{winners[0]}"  # the winner's row, never overwritten by a loser
+        assert doc.created_at == _workers.BASE + timedelta(seconds=winners[0])
+        assert [u.url for u in doc.social_urls] == URLS
+        assert {u.status for u in doc.social_urls} == {FetchStatus.PENDING}
+
+
+def test_concurrent_upsert_object_makes_one_row_with_one_id(backend: Backend) -> None:
+    results = run_together(backend, "upsert_object", lambda w: (KEYS,))
+
+    assert backend.store.count_objects(ObjectKind.ACCOUNT) == len(KEYS)
+    for i, key in enumerate(KEYS):
+        ids = {r[i] for r in results.values()}
+        assert len(ids) == 1, (key, ids)
+        (object_id,) = ids
+        row = backend.store.get_object(ObjectKind.ACCOUNT, object_id)
+        assert row is not None and row["platform_key"] == key
+        writer = row["fields"]["writer"]
+        assert writer in results
+        assert row["created_at"] == _workers.BASE + timedelta(seconds=writer)  # one writer's whole row
+    all_ids = {r[i] for r in results.values() for i in range(len(KEYS))}
+    assert len(all_ids) == len(KEYS)
+
+
+def test_concurrent_record_url_result_on_different_urls_loses_nothing(backend: Backend) -> None:
+    assert _workers.create_pending(backend.store, 0, ["RaceMint"], URLS) == [True]
+    rounds = 10
+    workers = list(range(THREADS)) + ([100 + i for i in range(PROCESSES)] if backend.url else [])
+    url_of = {w: URLS[i] for i, w in enumerate(workers)}
+
+    results = run_together(backend, "record_url", lambda w: ("RaceMint", url_of[w], rounds))
+
+    assert set(results.values()) == {rounds}
+    doc = backend.store.find_token("RaceMint")
+    assert doc is not None
+    assert [u.url for u in doc.social_urls] == URLS
+    for w, url in url_of.items():
+        el = doc.element(url)
+        assert el is not None
+        assert (el.status, el.attempts) == (FetchStatus.OK, rounds), (w, el)
+        assert el.attempted_at == _workers.BASE + timedelta(minutes=rounds - 1, milliseconds=w)
+    untouched = [u for u in doc.social_urls if u.url not in url_of.values()]
+    assert all((u.status, u.attempts) == (FetchStatus.PENDING, 0) for u in untouched)
