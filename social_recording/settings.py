@@ -1,6 +1,7 @@
 """Environment settings (DESIGN §10), read once and validated with messages naming the variable.
 
-TTLs and lock timings are code constants, not settings (seed 002 U-8).
+TTLs and lock timings are code constants, not settings (seed 002 U-8). Secrets are `SecretStr`;
+URLs that may carry a password (store, lock) are masked in `repr` and in error messages.
 """
 
 from __future__ import annotations
@@ -9,19 +10,41 @@ import os
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
-from typing_extensions import Annotated
+
+from social_recording.locks import open_lock_manager
+from social_recording.store import mask_url_password, parse_store_url
 
 PREFIX = "SOCIAL_RECORDING_"
 DEFAULT_PARTITION_START = date(2026, 11, 1)
+"""First day of `reconcile_job`'s daily partitions unless SOCIAL_RECORDING_PARTITION_START says otherwise."""
 STORE_FILE_NAME = "social_recording.db"
+
+SECRET_FIELDS = frozenset(
+    {"tracker_api_key", "twitterapi_io_key", "apify_token", "youtube_api_key", "github_token", "urlscan_api_key"}
+)
+URL_FIELDS = frozenset({"store_url", "lock_url"})
+"""May carry `user:password@`: shown masked, never verbatim."""
+
+_ALIASES = {
+    "twitterapi_io_key": "TWITTERAPI_IO_KEY",
+    "apify_token": "APIFY_TOKEN",
+    "youtube_api_key": "YOUTUBE_API_KEY",
+    "github_token": "GITHUB_TOKEN",
+    "urlscan_api_key": "URLSCAN_API_KEY",
+}
 
 
 class SettingsError(ValueError):
     """A wrong environment value; the message names each offending variable (never a secret value)."""
+
+
+def env_var_name(field: str) -> str:
+    """The environment variable behind a settings field."""
+    return _ALIASES.get(field) or f"{PREFIX}{field.upper()}"
 
 
 def default_data_dir() -> Path:
@@ -33,11 +56,25 @@ def default_data_dir() -> Path:
 
 
 def default_sqlite_url() -> str:
+    """An absolute `sqlite:////...` URL: every run process finds the same file whatever its cwd."""
     return f"sqlite:///{(default_data_dir() / STORE_FILE_NAME).resolve()}"
 
 
+def default_scenario_path() -> Path:
+    """The bundled demo scenario (imported lazily: the sandbox is not needed in live mode)."""
+    from social_recording.sandbox.scenario import DEMO_SCENARIO_PATH
+
+    return Path(DEMO_SCENARIO_PATH)
+
+
+def _alias(name: str) -> Any:
+    return Field(default=None, validation_alias=AliasChoices(name))
+
+
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix=PREFIX, extra="ignore", case_sensitive=False)
+    model_config = SettingsConfigDict(
+        env_prefix=PREFIX, extra="ignore", case_sensitive=False, env_ignore_empty=True
+    )
 
     store_url: str = Field(default_factory=default_sqlite_url)
     lock_url: str | None = None
@@ -53,13 +90,11 @@ class Settings(BaseSettings):
     env: Literal["dev", "stage", "prod"] = "dev"
     partition_start: date = DEFAULT_PARTITION_START
 
-    twitterapi_io_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("TWITTERAPI_IO_KEY")
-    )
-    apify_token: SecretStr | None = Field(default=None, validation_alias=AliasChoices("APIFY_TOKEN"))
-    youtube_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("YOUTUBE_API_KEY"))
-    github_token: SecretStr | None = Field(default=None, validation_alias=AliasChoices("GITHUB_TOKEN"))
-    urlscan_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("URLSCAN_API_KEY"))
+    twitterapi_io_key: SecretStr | None = _alias("TWITTERAPI_IO_KEY")
+    apify_token: SecretStr | None = _alias("APIFY_TOKEN")
+    youtube_api_key: SecretStr | None = _alias("YOUTUBE_API_KEY")
+    github_token: SecretStr | None = _alias("GITHUB_TOKEN")
+    urlscan_api_key: SecretStr | None = _alias("URLSCAN_API_KEY")
 
     @field_validator("af_group_ids", mode="before")
     @classmethod
@@ -70,24 +105,43 @@ class Settings(BaseSettings):
 
     @field_validator("store_url")
     @classmethod
-    def _store_scheme(cls, v: str) -> str:
-        if not v.startswith(("sqlite:///", "mongodb://", "mongodb+srv://", "mongomock://")):
-            raise ValueError("expected sqlite:///path or mongodb://host/db")
+    def _store_url(cls, v: str) -> str:
+        v = v.strip()
+        parse_store_url(v)  # scheme, path, database name; never connects
         return v
 
     @field_validator("lock_url")
     @classmethod
-    def _lock_scheme(cls, v: str | None) -> str | None:
-        if v is not None and not v.startswith(("sqlite:///", "redis://", "rediss://", "unix://")):
-            raise ValueError("expected redis://host:port/db or sqlite:///path")
+    def _lock_url(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        v = v.strip()
+        open_lock_manager(v).close()  # parses the URL only; never connects
         return v
 
     @field_validator("tracker_url")
     @classmethod
-    def _tracker_scheme(cls, v: str | None) -> str | None:
-        if v is not None and not v.startswith(("http://", "https://")):
-            raise ValueError("expected an http(s) URL")
-        return v.rstrip("/") if v else v
+    def _tracker_url(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        v = v.strip().rstrip("/")
+        if not v.startswith(("http://", "https://")) or len(v.split("://", 1)[1]) == 0:
+            raise ValueError("expected an http(s) URL such as https://tracker.internal")
+        if "@" in v.split("://", 1)[1].split("/", 1)[0]:
+            raise ValueError("must not carry credentials; put the key in SOCIAL_RECORDING_TRACKER_API_KEY")
+        return v
+
+    @field_validator("sandbox_scenario")
+    @classmethod
+    def _scenario_exists(cls, v: Path | None) -> Path | None:
+        if v is not None and not v.is_file():
+            raise ValueError("no such scenario file")
+        return v
+
+    @field_validator("af_group_ids")
+    @classmethod
+    def _ids(cls, v: list[str]) -> list[str]:
+        return list(dict.fromkeys(v))
 
     @model_validator(mode="after")
     def _live_needs_tracker(self) -> Settings:
@@ -98,15 +152,22 @@ class Settings(BaseSettings):
             if not self.af_group_ids:
                 missing.append(f"{PREFIX}AF_GROUP_IDS")
             if missing:
-                raise ValueError(f"{PREFIX}UPSTREAM=live requires {' and '.join(missing)}")
+                raise ValueError(f"{PREFIX}UPSTREAM=live requires {' and '.join(missing)} to be set")
         return self
+
+    def __repr_args__(self) -> Any:
+        for name, value in super().__repr_args__():
+            if name in URL_FIELDS and isinstance(value, str):
+                yield name, mask_url_password(value)
+            else:
+                yield name, value
 
     @property
     def effective_lock_url(self) -> str:
         """Default: the store's SQLite file (a `locks` table beside the data)."""
         if self.lock_url:
             return self.lock_url
-        if self.store_url.startswith("sqlite:///"):
+        if self.store_url.startswith("sqlite:"):
             return self.store_url
         return default_sqlite_url()
 
@@ -115,26 +176,24 @@ class Settings(BaseSettings):
         return default_data_dir()
 
     @property
+    def effective_scenario(self) -> Path:
+        return self.sandbox_scenario or default_scenario_path()
+
+    @property
     def effective_ledger(self) -> Path:
         return self.sandbox_ledger or (self.data_dir / "sandbox-ledger.jsonl")
 
 
-_ALIASES = {
-    "twitterapi_io_key": "TWITTERAPI_IO_KEY",
-    "apify_token": "APIFY_TOKEN",
-    "youtube_api_key": "YOUTUBE_API_KEY",
-    "github_token": "GITHUB_TOKEN",
-    "urlscan_api_key": "URLSCAN_API_KEY",
-}
-
-
-def env_var_name(field: str) -> str:
-    """The environment variable behind a settings field."""
-    return _ALIASES.get(field) or f"{PREFIX}{field.upper()}"
+def _shown(field: str, value: object) -> str:
+    if field in SECRET_FIELDS:
+        return ""
+    if field in URL_FIELDS and isinstance(value, str):
+        return f" (got {mask_url_password(value)!r})"
+    return f" (got {value!r})"
 
 
 def load_settings() -> Settings:
-    """Read the environment; raise SettingsError naming every wrong variable (values of secrets omitted)."""
+    """Read the environment; raise SettingsError naming every wrong variable (secret values omitted)."""
     try:
         return Settings()
     except ValidationError as exc:
@@ -145,8 +204,13 @@ def load_settings() -> Settings:
             msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
             if field:
                 name = env_var_name(field)
-                shown = "" if field.endswith(("key", "token")) else f" (got {err.get('input')!r})"
-                lines.append(f"{name}: {msg}{shown}")
+                if field in SECRET_FIELDS:
+                    msg = err.get("type", "invalid value")
+                shown = _shown(field, err.get("input"))
+                if msg.startswith(name):  # store / lock errors already name their variable
+                    lines.append(str(msg))
+                else:
+                    lines.append(f"{name}: {msg}{shown}")
             else:
                 lines.append(msg)
         raise SettingsError("invalid social_recording settings:\n  " + "\n  ".join(lines)) from None

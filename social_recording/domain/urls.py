@@ -22,7 +22,8 @@ Generic rules, every host
   - Userinfo (`user:pass@`) is STRIPPED, not rejected: the target is the host, and credentials must
     never be stored. A scheme-less "name@host.tld" is rejected (an e-mail address, not a site).
   - Scheme is always `https`; host lower-cased, IDNA (stdlib codec, IDNA 2003) to punycode, trailing
-    dot removed, every leading `www.` dropped; default ports :443 and :80 dropped.
+    dot removed, every leading `www.` dropped; default ports :443 and :80 dropped. (ß and ς are
+    kept, as browsers do, not mapped to ss/σ as the IDNA 2003 codec would: see `_idna_label`.)
   - Fragment dropped (except X's old `#!/path` form, which carries the path).
   - Path: percent-encoding normalised (uppercase hex, unreserved characters decoded, reserved ones
     kept encoded, anything else UTF-8 percent-encoded), dot segments resolved, trailing slashes
@@ -59,9 +60,11 @@ site): see the `_rules_*` functions for the path rules of each platform; in shor
 
 from __future__ import annotations
 
+import encodings.idna
 import ipaddress
 import re
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import unquote, unquote_plus
@@ -272,6 +275,7 @@ _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _SUB_DELIMS = frozenset("!$&'()*+,;=")
 _PATH_SAFE = _UNRESERVED | _SUB_DELIMS | frozenset(":@/")
 _QUERY_SAFE = (_UNRESERVED | _SUB_DELIMS | frozenset(":@/?")) - frozenset("&")
+_QUERY_KEY_SAFE = _QUERY_SAFE - frozenset("=")
 _IDNA_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
 
 _SECRET_PARAM_RE = re.compile(
@@ -413,7 +417,7 @@ def _canonical_hostname(host: str, raw: str) -> str:
         raise _bad(raw, "bad host")
     if not host.isascii():
         try:
-            host = host.encode("idna").decode("ascii")
+            host = ".".join(_idna_label(label) for label in host.split("."))
         except UnicodeError as exc:
             raise _bad(raw, "bad international host") from exc
     host = host.lower()
@@ -430,6 +434,25 @@ def _canonical_hostname(host: str, raw: str) -> str:
     while host.startswith("www.") and host.count(".") >= 2:
         host = host[4:]
     return host
+
+
+_IDNA_DEVIATIONS = frozenset("\u00df\u03c2")  # ß, final sigma
+
+
+def _idna_label(label: str) -> str:
+    """One host label to ASCII. The stdlib codec is IDNA 2003, whose nameprep maps the IDNA 2008
+    "deviation" characters ß and ς to ss and σ: a different domain from the one browsers (UTS 46,
+    non-transitional) visit. Labels holding them are lower-cased, NFKC-normalised and punycoded
+    directly, as browsers do; every other label goes through the stdlib ToASCII."""
+    if label.isascii():
+        return label
+    if _IDNA_DEVIATIONS & set(label.lower()):
+        mapped = unicodedata.normalize("NFKC", label.lower())
+        encoded = "xn--" + mapped.encode("punycode").decode("ascii")
+        if len(encoded) > 63:
+            raise UnicodeError("label too long")
+        return encoded
+    return encodings.idna.ToASCII(label).decode("ascii")
 
 
 def _path_segments(path: str, collapse: bool, raw: str) -> list[str]:
@@ -457,7 +480,7 @@ def _query_pairs(query: str, raw: str) -> _Pairs:
         if not item:
             continue
         key, eq, value = item.partition("=")
-        norm_key = _normalise_component(key, _QUERY_SAFE - {"="}, raw)
+        norm_key = _normalise_component(key, _QUERY_KEY_SAFE, raw)
         pairs.append((norm_key, _normalise_component(value, _QUERY_SAFE, raw) if eq else None))
     return pairs
 
@@ -528,7 +551,7 @@ def _rules_youtube(origin: str, segs: list[str], pairs: _Pairs) -> tuple[list[st
     embed = False
     if origin == "youtu.be":
         if segs:
-            pairs = [("v", segs[0].replace("&", "%26")), *[p for p in pairs if _key(p) != "v"]]
+            pairs = [("v", segs[0].replace("&", "%26")), *[p for p in pairs if p[0] != "v"]]
             segs = ["watch"]
     elif len(segs) >= 2 and segs[0].lower() in _YT_VIDEO_PREFIXES:
         prefix = segs[0].lower()
@@ -536,7 +559,7 @@ def _rules_youtube(origin: str, segs: list[str], pairs: _Pairs) -> tuple[list[st
             segs = ["playlist"]
             embed = True
         elif _YT_ID_RE.match(segs[1]):
-            pairs = [("v", segs[1]), *[p for p in pairs if _key(p) != "v"]]
+            pairs = [("v", segs[1]), *[p for p in pairs if p[0] != "v"]]
             segs = ["watch"]
             embed = prefix in _YT_EMBED_PREFIXES
     if embed:
@@ -548,7 +571,7 @@ def _rules_youtube(origin: str, segs: list[str], pairs: _Pairs) -> tuple[list[st
     )
     if is_channel and segs[-1].lower() in _YT_CHANNEL_TABS:
         segs = segs[:-1]
-    if segs == ["watch"] and any(_key(p) == "v" for p in pairs):
+    if segs == ["watch"] and any(p[0] == "v" for p in pairs):
         pairs = _strip(pairs, YOUTUBE_VIDEO_TARGET_PARAMS)
     return segs, pairs
 
@@ -710,6 +733,21 @@ def to_canonical(raw: str) -> str:
     http(s) URL with a public-looking host. Only the entry may call this (seed 003).
     """
     return _canonicalise(raw).serialise()
+
+
+def to_canonical_all(raws: Iterable[str | None]) -> list[str]:
+    """TRANSFORM many values that are not ours (links found in a post, a bio, a page: seed 003
+    `toCanonicalAll`): junk and None are skipped (a bad outbound link is not an error of the
+    target), duplicates after canonicalisation are dropped, first-seen order is kept."""
+    out: dict[str, None] = {}
+    for raw in raws:
+        if raw is None:
+            continue
+        try:
+            out.setdefault(to_canonical(raw), None)
+        except ValueError:
+            continue
+    return list(out)
 
 
 def parse_canonical(url: str) -> CanonicalUrl:

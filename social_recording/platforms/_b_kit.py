@@ -40,9 +40,7 @@ def parse_for(url: str, platform: Platform) -> CanonicalUrl:
     a check that the router sent this generator a URL of its own platform (a router bug otherwise)."""
     parsed = parse_canonical(url)
     if parsed.platform != platform:
-        raise ValueError(
-            f"{platform.value} generator received a {parsed.platform.value} URL: {url!r}"
-        )
+        raise ValueError(f"{platform.value} generator received a {parsed.platform.value} URL: {url!r}")
     return parsed
 
 

@@ -115,6 +115,9 @@ def _raise_for_status(resp: HttpResponse, actor: str) -> None:
         raise ExternalFetchError(ErrorCode.RATE_LIMITED, detail)
     if status == 408:
         raise ExternalFetchError(ErrorCode.TIMEOUT, f"{detail} (run exceeded its timeout)")
+    if _is_timed_out_run(err_type, err_msg):
+        # A run that hit its own `timeout` is reported as a failed run ("status: TIMED-OUT").
+        raise ExternalFetchError(ErrorCode.TIMEOUT, f"{detail} (run timed out)")
     raise ExternalFetchError(ErrorCode.UPSTREAM, detail)
 
 
@@ -131,6 +134,11 @@ def _apify_error(resp: HttpResponse) -> tuple[str | None, str | None]:
 def _is_usage_limit(err_type: str | None, err_msg: str | None, text: str) -> bool:
     joined = " ".join(x for x in (err_type, err_msg, text) if x).lower()
     return "usage hard limit" in joined or "usage-hard-limit" in joined or "hard-limit" in joined
+
+
+def _is_timed_out_run(err_type: str | None, err_msg: str | None) -> bool:
+    joined = " ".join(x for x in (err_type, err_msg) if x).lower()
+    return "timed-out" in joined or "timed out" in joined
 
 
 def error_item_code(item: Mapping[str, Any]) -> ErrorCode | None:

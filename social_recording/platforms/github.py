@@ -254,13 +254,17 @@ def _raise_for_status(response: HttpResponse, http: ProviderHttp, what: str) -> 
     if status in (404, 410):
         raise fetch_error(ErrorCode.NOT_FOUND, f"github: {what} not found (HTTP {status})", http)
     if status == 451:
-        raise fetch_error(ErrorCode.TARGET_BLOCKED, f"github: {what} unavailable for legal reasons (HTTP 451)", http)
+        raise fetch_error(
+            ErrorCode.TARGET_BLOCKED, f"github: {what} unavailable for legal reasons (HTTP 451)", http
+        )
     if status in (403, 429) and _is_rate_limited(response, message):
         raise fetch_error(ErrorCode.RATE_LIMITED, f"github: rate limited (HTTP {status})", http)
     if status == 403 and isinstance(body.get("block"), dict):
         reason = body["block"].get("reason")
         shown = reason if isinstance(reason, str) else "-"
-        raise fetch_error(ErrorCode.TARGET_BLOCKED, f"github: {what} access blocked (HTTP 403, reason {shown})", http)
+        raise fetch_error(
+            ErrorCode.TARGET_BLOCKED, f"github: {what} access blocked (HTTP 403, reason {shown})", http
+        )
     raise fetch_error(ErrorCode.UPSTREAM, f"github: HTTP {status} for {what}", http)
 
 

@@ -115,7 +115,10 @@ def _route(parsed: CanonicalUrl) -> _Page | _ZeroCall | _Refuse:
     first = seg[0]
     lowered = first.lower()
     if first.startswith("+") or lowered in _PRIVATE_FIRST:
-        return _Refuse(ErrorCode.TARGET_BLOCKED, "private Telegram link (invite or private chat) cannot be resolved publicly")
+        return _Refuse(
+            ErrorCode.TARGET_BLOCKED,
+            "private Telegram link (invite or private chat) cannot be resolved publicly",
+        )
     if lowered in _ZERO_CALL_FIRST:
         return _ZeroCall(_ZERO_CALL_FIRST[lowered])
     name = first
@@ -151,14 +154,12 @@ class _PreviewParser(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.og: dict[str, str] = {}
-        self.title_tag: str | None = None
         self.texts: dict[str, list[str]] = {}
         self.description_hrefs: list[str] = []
         self.buttons: list[str] = []
         self.photo: str | None = None
         self._depth = 0
         self._open: list[_Capture] = []
-        self._in_title = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k.lower(): (v or "") for k, v in attrs}
@@ -179,8 +180,6 @@ class _PreviewParser(HTMLParser):
         if tag in _VOID:
             return
         self._depth += 1
-        if tag == "title":
-            self._in_title = True
         if tag == "a":
             href = a.get("href")
             for cap in self._open:
@@ -196,15 +195,11 @@ class _PreviewParser(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag in _VOID:
             return
-        if tag == "title":
-            self._in_title = False
         while self._open and self._open[-1].depth >= self._depth:
             self._close(self._open.pop())
         self._depth = max(0, self._depth - 1)
 
     def handle_data(self, data: str) -> None:
-        if self._in_title:
-            self.title_tag = (self.title_tag or "") + data
         for cap in self._open:
             cap.parts.append(data)
 
@@ -239,7 +234,7 @@ def _number(raw: str) -> float | None:
 
 
 def _counts(extra: str | None) -> dict[str, float]:
-    """"1 234 subscribers" / "5 678 members, 90 online" / "12 345 monthly users" (bots) -> metrics."""
+    """Counts of an extra line: "1 234 subscribers", "5 678 members, 90 online", "12 345 monthly users"."""
     out: dict[str, float] = {}
     for match in _COUNT.finditer(extra or ""):
         unit = match.group(2).lower()
@@ -338,7 +333,9 @@ def _venue_graph(name: str, response: HttpResponse, http: ProviderHttp) -> Socia
     except Exception:  # html.parser is lenient; anything it still rejects is not a preview page
         raise fetch_error(ErrorCode.UPSTREAM, f"telegram: unreadable page for @{name}", http) from None
     if not page.og:
-        raise fetch_error(ErrorCode.UPSTREAM, f"telegram: page for @{name} has no og: tags (not a preview page)", http)
+        raise fetch_error(
+            ErrorCode.UPSTREAM, f"telegram: page for @{name} has no og: tags (not a preview page)", http
+        )
     title = page.first("tgme_page_title")
     og_title = page.og.get("og:title", "")
     buttons = [b.lower() for b in page.buttons]

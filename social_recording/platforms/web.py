@@ -7,8 +7,10 @@ Flow for one canonical URL:
 2. Poll `GET https://urlscan.io/api/v1/result/<uuid>/`: 404 while the scan runs, then 200. Budget:
    wait `INITIAL_WAIT_S` (urlscan asks for >= 10 s before the first poll), then up to `MAX_POLLS`
    polls `POLL_INTERVAL_S` apart, each with the 15 s timeout. A poll that times out counts as one
-   spent poll; the budget spent without a 200 -> TIMEOUT. Worst case ~ 15 + 10 + 5 x 15 + 4 x 3 = 112 s
-   (seed 000 §6.1 budgeted 105 s with a 3 s first wait; the URL lock is auto-extended, L-2).
+   spent poll; any other poll failure ends the scan (the submit is never repeated); the budget spent
+   without a 200 -> TIMEOUT. Worst case ~ 15 + 10 + 5 x 15 + 4 x 3 = 112 s (seed 000 §6.1 budgeted
+   105 s with a 3 s first wait), plus RDAP below (15 s per call, free retries): the URL lock is
+   auto-extended while held (L-2), so its 180 s TTL is a crash bound, not a run bound.
 3. RDAP `GET https://rdap.org/domain/<apex domain>` (free; rdap.org redirects to the registry's
    server, followed by the HTTP layer) -> registration date from `events[]` where
    `eventAction == "registration"`. **RDAP is enrichment:** a 404 means "no date", and any RDAP
@@ -202,9 +204,7 @@ class WebGenerator:
     # -------------------------------------------------------------- urlscan
 
     def _submit(self, http: ProviderHttp, url: str) -> str:
-        response = http.post(
-            f"{self._urlscan_base}/scan/", json={"url": url, "visibility": "unlisted"}
-        )
+        response = http.post(f"{self._urlscan_base}/scan/", json={"url": url, "visibility": "unlisted"})
         if response.status == 200:
             return parse_payload(_Submit, response.json(), "urlscan", http).uuid
         raise _submit_error(response, http)
@@ -225,11 +225,13 @@ class WebGenerator:
             if response.status == 200:
                 return parse_payload(_Result, response.json(), "urlscan", http)
             if response.status == 429:
-                raise fetch_error(ErrorCode.RATE_LIMITED, "urlscan: result polling rate limited (HTTP 429)", http)
-            raise fetch_error(ErrorCode.UPSTREAM, f"urlscan: HTTP {response.status} polling scan {uuid}", http)
-        raise fetch_error(
-            ErrorCode.TIMEOUT, f"urlscan: scan {uuid} not ready after {MAX_POLLS} polls", http
-        )
+                raise fetch_error(
+                    ErrorCode.RATE_LIMITED, "urlscan: result polling rate limited (HTTP 429)", http
+                )
+            raise fetch_error(
+                ErrorCode.UPSTREAM, f"urlscan: HTTP {response.status} polling scan {uuid}", http
+            )
+        raise fetch_error(ErrorCode.TIMEOUT, f"urlscan: scan {uuid} not ready after {MAX_POLLS} polls", http)
 
     # -------------------------------------------------------------- rdap
 
@@ -264,14 +266,18 @@ def _submit_error(response: HttpResponse, http: ProviderHttp) -> ExternalFetchEr
         if any(h in lowered for h in _NOT_FOUND_HINTS):
             return fetch_error(ErrorCode.NOT_FOUND, "urlscan: host does not resolve (HTTP 400)", http)
         if any(h in lowered for h in _BLOCKED_HINTS):
-            return fetch_error(ErrorCode.TARGET_BLOCKED, "urlscan: scan refused for this URL (HTTP 400)", http)
+            return fetch_error(
+                ErrorCode.TARGET_BLOCKED, "urlscan: scan refused for this URL (HTTP 400)", http
+            )
         return fetch_error(ErrorCode.UPSTREAM, "urlscan: submission rejected (HTTP 400)", http)
     if status == 402:
         return fetch_error(ErrorCode.CREDIT_EXHAUSTED, "urlscan: payment required (HTTP 402)", http)
     if status == 429:
         window = response.headers.get("x-rate-limit-window", "").strip().lower()
         if window in _LONG_WINDOWS:
-            return fetch_error(ErrorCode.CREDIT_EXHAUSTED, f"urlscan: {window} scan quota exhausted (HTTP 429)", http)
+            return fetch_error(
+                ErrorCode.CREDIT_EXHAUSTED, f"urlscan: {window} scan quota exhausted (HTTP 429)", http
+            )
         shown = window or "unknown"
         return fetch_error(ErrorCode.RATE_LIMITED, f"urlscan: rate limited (HTTP 429, window {shown})", http)
     return fetch_error(ErrorCode.UPSTREAM, f"urlscan: HTTP {status} on scan submission", http)

@@ -1,7 +1,8 @@
 """X (Twitter) generator, via twitterapi.io (paid per call: exactly one request per URL).
 
 Shapes (canonical URLs, DESIGN §3):
-- tweet `x.com/<user>/status/<id>[/photo/N]`, `x.com/i/web/status/<id>`, `x.com/i/status/<id>`:
+- tweet `x.com/<user>/status/<id>`, `x.com/i/status/<id>` (urls.py folds `/i/web/status/` and drops
+  `/photo/N`; the unfolded forms are still read the same way):
   `GET /twitter/tweets?tweet_ids=<id>` -> the tweet, its author, and its quote / retweet chain as
   groups with `parent_ref` (depth = distance from the root, computed by plan()).
 - profile `x.com/<handle>` (and its tabs `/with_replies`, `/media`, `/likes`, ...):
@@ -146,8 +147,6 @@ class XGenerator:
 
     def _profile(self, handle: str) -> GenerateResult:
         resp = self._http.request("GET", f"{TWITTERAPI_BASE}/twitter/user/info", params={"userName": handle})
-        if resp.status == 404:
-            raise ExternalFetchError(ErrorCode.NOT_FOUND, f"twitterapi: user @{handle} not found (HTTP 404)")
         body = _checked_body(resp, what=f"user @{handle}")
         if body.get("status") == "error":
             raise _body_error(body, default=ErrorCode.NOT_FOUND, what=f"user @{handle}")
@@ -172,7 +171,7 @@ class _Target:
 
 def classify_x_url(parsed: CanonicalUrl) -> _Target:
     """Which object a canonical x.com URL names, from its path alone (no call)."""
-    seg = [s for s in parsed.segments]
+    seg = list(parsed.segments)
     if not seg:
         return _Target("zero", "page")
     # A status id anywhere in the usual positions: /<user>/status/<id>, /i/web/status/<id>, /i/status/<id>.

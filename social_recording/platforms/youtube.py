@@ -236,7 +236,9 @@ def _raise_for_status(response: HttpResponse, http: ProviderHttp, what: str) -> 
             ErrorCode.CREDIT_EXHAUSTED, f"youtube: quota exhausted (HTTP {status}, reason {shown})", http
         )
     if status == 429 or reasons & _RATE_REASONS:
-        raise fetch_error(ErrorCode.RATE_LIMITED, f"youtube: rate limited (HTTP {status}, reason {shown})", http)
+        raise fetch_error(
+            ErrorCode.RATE_LIMITED, f"youtube: rate limited (HTTP {status}, reason {shown})", http
+        )
     raise fetch_error(ErrorCode.UPSTREAM, f"youtube: HTTP {status} for {what} (reason {shown})", http)
 
 

@@ -16,6 +16,7 @@ from social_recording.domain.urls import (
     parse_canonical,
     platform_of,
     to_canonical,
+    to_canonical_all,
 )
 
 X, TT, IG, RD, YT, GH, TG, DC, WEB = (
@@ -31,6 +32,7 @@ X, TT, IG, RD, YT, GH, TG, DC, WEB = (
 )
 
 # (raw input, expected canonical, expected platform) — real-world shapes.
+# fmt: off
 SHAPES: list[tuple[str, str, Platform]] = [
     # --- x -------------------------------------------------------------------------------------
     ("https://x.com/solana/status/1780000000000000000", "https://x.com/solana/status/1780000000000000000", X),
@@ -157,6 +159,10 @@ SHAPES: list[tuple[str, str, Platform]] = [
     ("https://mytoken.io/토큰?이름=값", "https://mytoken.io/%ED%86%A0%ED%81%B0?%EC%9D%B4%EB%A6%84=%EA%B0%92", WEB),
     ("https://bücher.example/", "https://xn--bcher-kva.example", WEB),
     ("https://xn--BCHER-KVA.example/", "https://xn--bcher-kva.example", WEB),
+    ("https://Straße.de/", "https://xn--strae-oqa.de", WEB),  # IDNA 2008 / browsers, not IDNA 2003's ss
+    ("https://STRASSE.de/", "https://strasse.de", WEB),
+    ("https://例え.テスト/パス", "https://xn--r8jz45g.xn--zckzah/%E3%83%91%E3%82%B9", WEB),
+    ("https://ｅｘａｍｐｌｅ。com/", "https://example.com", WEB),
     ("https://user:secret@mytoken.io/x", "https://mytoken.io/x", WEB),
     ("//mytoken.io/x", "https://mytoken.io/x", WEB),
     ("https:\\\\mytoken.io\\a\\b", "https://mytoken.io/a/b", WEB),
@@ -175,6 +181,7 @@ SHAPES: list[tuple[str, str, Platform]] = [
     ("https://mytoken.io/?_ga=2.1&_gl=1*x&mc_cid=a&mc_eid=b&msclkid=c&dclid=d&yclid=e&twclid=f&ttclid=g&gbraid=h&wbraid=i&srsltid=j", "https://mytoken.io", WEB),
     ("https://mytoken.io/?UTM_Source=x&Fbclid=y", "https://mytoken.io", WEB),
 ]
+# fmt: on
 
 
 @pytest.mark.parametrize(("raw", "expected", "platform"), SHAPES, ids=[r[0][:70] for r in SHAPES])
@@ -192,6 +199,7 @@ def test_the_table_is_large_and_covers_every_platform() -> None:
 
 
 # --- one row per alias: an alias without a row fails test_every_alias_has_a_row ------------------
+# fmt: off
 ALIAS_ROWS: list[tuple[str, str, str]] = [
     # (alias host, raw URL on it, expected canonical)
     ("twitter.com", "https://twitter.com/Jack/status/20", "https://x.com/jack/status/20"),
@@ -223,6 +231,7 @@ ALIAS_ROWS: list[tuple[str, str, str]] = [
     ("ptb.discord.com", "https://ptb.discord.com/invite/AbCdEf", "https://discord.com/invite/AbCdEf"),
     ("canary.discord.com", "https://canary.discord.com/invite/AbCdEf", "https://discord.com/invite/AbCdEf"),
 ]
+# fmt: on
 
 
 @pytest.mark.parametrize(("alias", "raw", "expected"), ALIAS_ROWS, ids=[r[0] for r in ALIAS_ROWS])
@@ -280,9 +289,20 @@ def test_youtube_video_target_params_only_when_target_is_a_video() -> None:
     )
 
 
+def test_youtube_param_names_are_case_sensitive() -> None:
+    # "V" is not the video parameter: no video target, so `t` stays
+    assert (
+        to_canonical("https://youtube.com/watch?V=dQw4w9WgXcQ&t=3")
+        == "https://youtube.com/watch?V=dQw4w9WgXcQ&t=3"
+    )
+
+
 def test_unknown_params_are_kept_sorted_on_platforms_and_in_order_on_web() -> None:
     assert to_canonical("https://x.com/u?zeta=1&alpha=2&zeta=0") == "https://x.com/u?alpha=2&zeta=1&zeta=0"
-    assert to_canonical("https://mytoken.io/u?zeta=1&alpha=2&zeta=0") == "https://mytoken.io/u?zeta=1&alpha=2&zeta=0"
+    assert (
+        to_canonical("https://mytoken.io/u?zeta=1&alpha=2&zeta=0")
+        == "https://mytoken.io/u?zeta=1&alpha=2&zeta=0"
+    )
 
 
 def test_paths_collapse_duplicate_slashes_on_platforms_only() -> None:
@@ -492,8 +512,23 @@ def test_platform_of_reads_the_host(url: str, platform: Platform) -> None:
 
 # --- shortlinks ----------------------------------------------------------------------------------
 def test_shortener_hosts_are_canonical_hosts() -> None:
-    for host in ["t.co", "bit.ly", "tinyurl.com", "goo.gl", "ow.ly", "buff.ly", "is.gd", "rebrand.ly",
-                 "cutt.ly", "lnkd.in", "vm.tiktok.com", "vt.tiktok.com", "redd.it", "t.ly", "shorturl.at"]:
+    for host in [
+        "t.co",
+        "bit.ly",
+        "tinyurl.com",
+        "goo.gl",
+        "ow.ly",
+        "buff.ly",
+        "is.gd",
+        "rebrand.ly",
+        "cutt.ly",
+        "lnkd.in",
+        "vm.tiktok.com",
+        "vt.tiktok.com",
+        "redd.it",
+        "t.ly",
+        "shorturl.at",
+    ]:
         assert host in SHORTENER_HOSTS
     assert "youtu.be" not in SHORTENER_HOSTS and "linktr.ee" not in SHORTENER_HOSTS
     for host in SHORTENER_HOSTS:
@@ -538,3 +573,22 @@ def test_is_shortlink(url: str) -> None:
 )
 def test_is_not_shortlink(url: str) -> None:
     assert not is_shortlink(url)
+
+
+def test_to_canonical_all_skips_junk_and_duplicates_in_order() -> None:
+    raws = [
+        "https://www.mytoken.io/",
+        None,
+        "TBA",
+        "https://twitter.com/Jack/status/20?s=20",
+        "mytoken.io",
+        "javascript:void(0)",
+        "https://x.com/jack/status/20",
+        "https://t.me/s/Solana",
+    ]
+    assert to_canonical_all(raws) == [
+        "https://mytoken.io",
+        "https://x.com/jack/status/20",
+        "https://t.me/solana",
+    ]
+    assert to_canonical_all([]) == []

@@ -104,6 +104,10 @@ APIFY_403_OTHER = {"error": {"type": "insufficient-permissions",
 APIFY_429 = {"error": {"type": "rate-limit-exceeded", "message": "You have exceeded the rate limit."}}
 APIFY_408 = {"error": {"type": "run-timeout-exceeded",
                        "message": "Actor run exceeded the timeout of 90 seconds for this API endpoint"}}
+APIFY_400_RUN_TIMED_OUT = {"error": {"type": "run-failed",
+                                     "message": "Actor run did not succeed (run ID: abc, status: TIMED-OUT)"}}
+APIFY_400_RUN_FAILED = {"error": {"type": "run-failed",
+                                  "message": "Actor run did not succeed (run ID: abc, status: FAILED)"}}
 APIFY_404 = {"error": {"type": "record-not-found", "message": "Actor was not found"}}
 APIFY_TOKEN = "apify_api_SeCrEtToKeN0123456789"
 TWITTERAPI_KEY = "twitterapi-SeCrEt-KeY-0123456789"
@@ -117,6 +121,8 @@ def apify_failures() -> list[tuple[str, Handler, ErrorCode]]:
         ("403-other", respond(403, APIFY_403_OTHER), ErrorCode.UPSTREAM),
         ("429", respond(429, APIFY_429), ErrorCode.RATE_LIMITED),
         ("408-run-timeout", respond(408, APIFY_408), ErrorCode.TIMEOUT),
+        ("400-run-timed-out", respond(400, APIFY_400_RUN_TIMED_OUT), ErrorCode.TIMEOUT),
+        ("400-run-failed", respond(400, APIFY_400_RUN_FAILED), ErrorCode.UPSTREAM),
         ("404-actor", respond(404, APIFY_404), ErrorCode.UPSTREAM),
         ("503-once", respond(503, b"<html>bad gateway</html>"), ErrorCode.UPSTREAM),
         ("read-timeout", read_timeout(), ErrorCode.TIMEOUT),

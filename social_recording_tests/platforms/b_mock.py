@@ -39,7 +39,9 @@ def fixture_response(
 ) -> httpx.Response:
     content_type = "text/html; charset=utf-8" if name.endswith(".html") else "application/json"
     return httpx.Response(
-        status, content=fixture_bytes(platform, name), headers={"content-type": content_type, **(headers or {})}
+        status,
+        content=fixture_bytes(platform, name),
+        headers={"content-type": content_type, **(headers or {})},
     )
 
 

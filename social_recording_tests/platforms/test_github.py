@@ -82,7 +82,9 @@ def test_repo_one_call_venue_and_owner_keyed_by_numeric_ids() -> None:
 
 
 def test_org_owned_repo_owner_subtype_organization() -> None:
-    provider = ScriptedProvider().on("GET", f"{API_BASE}/repos/nodejs/node", fixture_response("github", "repo_org.json"))
+    provider = ScriptedProvider().on(
+        "GET", f"{API_BASE}/repos/nodejs/node", fixture_response("github", "repo_org.json")
+    )
     result = _gen(provider).generate("https://github.com/nodejs/node", CTX)
     account = result.graph.groups[0].account
     assert account is not None
@@ -117,7 +119,11 @@ def test_redirect_to_a_foreign_host_drops_the_token() -> None:
     provider = (
         ScriptedProvider()
         .on("GET", REPO, httpx.Response(301, headers={"location": "https://mirror.example/repos/octocat/x"}))
-        .on("GET", "https://mirror.example/repos/octocat/x", json_response(200, fixture_json("github", "repo.json")))
+        .on(
+            "GET",
+            "https://mirror.example/repos/octocat/x",
+            json_response(200, fixture_json("github", "repo.json")),
+        )
     )
     result = _gen(provider).generate("https://github.com/octocat/hello-world", CTX)
     assert result.requests == 2
@@ -144,7 +150,9 @@ def test_user_account_with_canonical_outbound_links() -> None:
 
 
 def test_anonymous_without_token_sends_no_authorization() -> None:
-    provider = ScriptedProvider().on("GET", f"{API_BASE}/users/solana-labs", fixture_response("github", "org.json"))
+    provider = ScriptedProvider().on(
+        "GET", f"{API_BASE}/users/solana-labs", fixture_response("github", "org.json")
+    )
     result = _gen(provider, token=None).generate("https://github.com/solana-labs", CTX)
     assert "authorization" not in provider.requests[0].headers
     account = result.graph.groups[0].account
@@ -194,7 +202,9 @@ def test_non_canonical_input_is_rejected_not_fixed() -> None:
 # ------------------------------------------------------------------------------------ failures
 
 
-@pytest.mark.parametrize(("url", "api"), [("https://github.com/octocat/hello-world", REPO), ("https://github.com/octocat", USER)])
+@pytest.mark.parametrize(
+    ("url", "api"), [("https://github.com/octocat/hello-world", REPO), ("https://github.com/octocat", USER)]
+)
 def test_404_missing_or_private_is_not_found(url: str, api: str) -> None:
     provider = ScriptedProvider().on("GET", api, fixture_response("github", "not_found.json", 404))
     err = _fail(_gen(provider), url)

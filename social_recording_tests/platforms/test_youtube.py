@@ -140,7 +140,9 @@ def test_hidden_subscriber_count_is_not_recorded_as_a_metric() -> None:
 
 def test_playlist_content_with_channel_venue() -> None:
     provider = ScriptedProvider().on("GET", PLAYLISTS, fixture_response("youtube", "playlist.json"))
-    result = _gen(provider).generate("https://youtube.com/playlist?list=PLOU2XLYxmsIIM9h1Ybw2DuRw6o2fkNMeR", CTX)
+    result = _gen(provider).generate(
+        "https://youtube.com/playlist?list=PLOU2XLYxmsIIM9h1Ybw2DuRw6o2fkNMeR", CTX
+    )
     assert result.requests == 1
     assert provider.requests[0].url.params["id"] == "PLOU2XLYxmsIIM9h1Ybw2DuRw6o2fkNMeR"
     plan(result.graph)
@@ -214,7 +216,9 @@ def test_non_canonical_input_is_rejected_not_fixed() -> None:
         ("https://youtube.com/channel/UC_x5XG1OV2P6uZZ5FSM9Ttw", CHANNELS, "empty_items.json"),
     ],
 )
-def test_missing_or_private_answers_200_without_items_not_found(url: str, endpoint: str, fixture: str) -> None:
+def test_missing_or_private_answers_200_without_items_not_found(
+    url: str, endpoint: str, fixture: str
+) -> None:
     provider = ScriptedProvider().on("GET", endpoint, fixture_response("youtube", fixture))
     err = _fail(_gen(provider), url)
     assert err.code is ErrorCode.NOT_FOUND and err.attempted is True
@@ -282,7 +286,9 @@ def test_timeout_is_timeout_after_three_attempts() -> None:
 
 def test_malformed_json_is_upstream() -> None:
     provider = ScriptedProvider().on(
-        "GET", VIDEOS, httpx.Response(200, content=b'{"items": [', headers={"content-type": "application/json"})
+        "GET",
+        VIDEOS,
+        httpx.Response(200, content=b'{"items": [', headers={"content-type": "application/json"}),
     )
     err = _fail(_gen(provider), "https://youtube.com/watch?v=dQw4w9WgXcQ")
     assert err.code is ErrorCode.UPSTREAM and err.attempted is True

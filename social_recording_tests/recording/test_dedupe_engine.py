@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from social_recording.domain.models import SocialUrl, TokenProfile
 from social_recording.domain.status import FetchStatus
 from social_recording.locks.base import LockManager
-from social_recording.recording.url_recorder import RunState
+from social_recording.recording.url_recorder import RunState, UrlOutcome
 from social_recording.recording.writer import GraphWriter
 from social_recording.store.sqlite import SqliteStore
 from social_recording_tests.recording.engine_fakes import (
     T0,
     TG_URL,
     X_URL,
+    Engine,
     MemoryCounter,
     StepClock,
     build_engine,
@@ -34,8 +35,8 @@ def _el(store: SqliteStore, address: str, url: str) -> SocialUrl:
     return el
 
 
-def _record(eng_clock: StepClock, eng, address: str, url: str, at) -> object:  # type: ignore[no-untyped-def]
-    eng_clock.set(at)
+def _record(clock: StepClock, eng: Engine, address: str, url: str, at: datetime) -> UrlOutcome:
+    clock.set(at)
     return eng.recorder.record_url((address, None), url, RunState())
 
 
@@ -49,8 +50,8 @@ def test_equivalence_reuse_path_writes_exactly_the_generator_paths_links(
         _token(store, t, [X_URL])
     a = _record(clock, eng, "A", X_URL, T0)
     b = _record(clock, eng, "B", X_URL, T0 + timedelta(hours=1))
-    assert a.status is FetchStatus.OK and not a.reused and a.attempted  # type: ignore[attr-defined]
-    assert b.status is FetchStatus.OK and b.reused and not b.attempted  # type: ignore[attr-defined]
+    assert a.status is FetchStatus.OK and not a.reused and a.attempted
+    assert b.status is FetchStatus.OK and b.reused and not b.attempted
     assert counter.get(X_URL) == 1
     a_links, b_links = store.find_links("A", X_URL), store.find_links("B", X_URL)
     assert a_links and [x.shape() for x in a_links] == [x.shape() for x in b_links]
@@ -70,15 +71,15 @@ def test_ttl_boundary_and_no_clock_self_advance(
     _record(clock, eng, "A", X_URL, T0)
     # 13 d 23 h after A's call: reuse; the reuse leaves B's attempted_at null and attempts 0 (U-6)
     b = _record(clock, eng, "B", X_URL, T0 + timedelta(days=13, hours=23))
-    assert b.reused and counter.get(X_URL) == 1  # type: ignore[attr-defined]
+    assert b.reused and counter.get(X_URL) == 1
     el = _el(store, "B", X_URL)
     assert (el.status, el.attempted_at, el.attempts) == (FetchStatus.OK, None, 0)
     # 14 d + 1 s after A's call: B's reuse did not move the anchor, so C fetches
     c = _record(clock, eng, "C", X_URL, T0 + timedelta(days=14, seconds=1))
-    assert not c.reused and c.attempted and counter.get(X_URL) == 2  # type: ignore[attr-defined]
+    assert not c.reused and c.attempted and counter.get(X_URL) == 2
     # the anchor is the LATEST real call (C's), so D reuses again
     d = _record(clock, eng, "D", X_URL, T0 + timedelta(days=14, seconds=2))
-    assert d.reused and counter.get(X_URL) == 2  # type: ignore[attr-defined]
+    assert d.reused and counter.get(X_URL) == 2
 
 
 def test_ok_is_preferred_over_not_found(
@@ -91,7 +92,7 @@ def test_ok_is_preferred_over_not_found(
     store.record_url_result("N", X_URL, FetchStatus.NOT_FOUND, T0 + timedelta(days=1))  # newer, but not ok
     eng = build_engine(store, locks, counting_registry(counter), clock=clock)
     b = _record(clock, eng, "B", X_URL, T0 + timedelta(days=2))
-    assert b.status is FetchStatus.OK and b.reused and "of K" in b.detail  # type: ignore[attr-defined]
+    assert b.status is FetchStatus.OK and b.reused and "of K" in b.detail
     assert len(store.find_links("B", X_URL)) == len(store.find_links("K", X_URL)) > 0
     assert counter.total() == 0
 
@@ -104,7 +105,7 @@ def test_not_found_is_reused_without_links_or_calls(
     store.record_url_result("N", X_URL, FetchStatus.NOT_FOUND, T0)
     eng = build_engine(store, locks, counting_registry(counter), clock=clock)
     b = _record(clock, eng, "B", X_URL, T0 + timedelta(days=1))
-    assert b.status is FetchStatus.NOT_FOUND and b.reused  # type: ignore[attr-defined]
+    assert b.status is FetchStatus.NOT_FOUND and b.reused
     el = _el(store, "B", X_URL)
     assert (el.status, el.attempts, el.attempted_at) == (FetchStatus.NOT_FOUND, 0, None)
     assert store.find_links("B", X_URL) == [] and counter.total() == 0
@@ -118,7 +119,7 @@ def test_error_and_pending_are_not_reused(
     store.record_url_result("E", X_URL, FetchStatus.ERROR, T0)
     eng = build_engine(store, locks, counting_registry(counter), clock=clock)
     b = _record(clock, eng, "B", X_URL, T0 + timedelta(minutes=1))
-    assert not b.reused and counter.get(X_URL) == 1  # type: ignore[attr-defined]
+    assert not b.reused and counter.get(X_URL) == 1
 
 
 def test_telegram_is_never_reused(
@@ -129,5 +130,5 @@ def test_telegram_is_never_reused(
         _token(store, t, [TG_URL])
     _record(clock, eng, "A", TG_URL, T0)
     b = _record(clock, eng, "B", TG_URL, T0 + timedelta(minutes=1))
-    assert b.status is FetchStatus.OK and not b.reused  # type: ignore[attr-defined]
+    assert b.status is FetchStatus.OK and not b.reused
     assert counter.get(TG_URL) == 2

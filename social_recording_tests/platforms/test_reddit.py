@@ -1,0 +1,179 @@
+"""Reddit generator (Apify trudax~reddit-scraper-lite): shapes, identity, failures, request counts."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import SecretStr
+
+from social_recording.domain.graph import plan
+from social_recording.domain.urls import NonCanonicalUrl, to_canonical
+from social_recording.platforms import reddit
+from social_recording.platforms.base import ErrorCode, ProviderKeys
+from social_recording_tests.platforms._a_mock import (
+    APIFY_TOKEN,
+    CTX,
+    Handler,
+    Recorder,
+    apify_failures,
+    expect_error,
+    fixture_json,
+    respond,
+    serve,
+)
+
+POST = "https://reddit.com/r/cryptocurrency/comments/1d2x3y4"
+POST_NO_SUB = "https://reddit.com/comments/1d2x3y4"
+COMMENT = "https://reddit.com/r/cryptocurrency/comments/1d2x3y4/pepe2_is_live/l5abcde"
+SHARE = "https://reddit.com/r/cryptocurrency/s/AbCdEf12"
+REDDIT_SHORT = "https://redd.it/1d2x3y4"
+SUB = "https://reddit.com/r/cryptocurrency"
+SUB_TOP = "https://reddit.com/r/cryptocurrency/top"
+USER = "https://reddit.com/user/moon_farmer"
+POSTS = [POST, POST_NO_SUB, COMMENT, SHARE, REDDIT_SHORT]
+FETCHABLE = [*POSTS, SUB, SUB_TOP, USER]
+
+
+def _gen(handler: Handler, token: str | None = APIFY_TOKEN) -> tuple[reddit.RedditGenerator, Recorder]:
+    rec = Recorder(handler)
+    gen = reddit.make_generator(ProviderKeys(apify_token=SecretStr(token) if token else None),
+                                transport=rec.transport, sleep=lambda s: None)
+    assert isinstance(gen, reddit.RedditGenerator)
+    return gen, rec
+
+
+def test_shapes_are_canonical() -> None:
+    for url in FETCHABLE:
+        assert to_canonical(url) == url
+
+
+@pytest.mark.parametrize("url", POSTS)
+def test_post_success(url: str) -> None:
+    gen, rec = _gen(serve("reddit", "post.json"))
+    result = gen.generate(url, CTX)
+    assert result.attempted and result.requests == 1 and rec.count == 1
+    assert rec.requests[0].url.path == "/v2/acts/trudax~reddit-scraper-lite/run-sync-get-dataset-items"
+    assert rec.json_body() == {"startUrls": [{"url": url}], "maxItems": 1, "skipComments": True}
+    assert len(plan(result.graph)) == 1
+    (group,) = result.graph.groups
+    assert group.content is not None and group.account is not None and group.venue is not None
+    raw = fixture_json("reddit", "post.json")[0]
+    assert group.content.platform_key == "reddit:t3_1d2x3y4" and group.content.subtype == "post"
+    assert group.account.platform_key == "reddit-user:moon_farmer" and group.account.subtype == "user"
+    assert group.venue.platform_key == "reddit-sub:cryptocurrency" and group.venue.subtype == "subreddit"
+    assert group.content.media_urls == [raw["imageUrls"][0], raw["thumbnailUrl"]]
+    assert group.content.outbound_urls == ["https://pepe2.fun/whitepaper.pdf", "https://pepe2.fun"]
+    assert group.content.metrics == {"upvotes": 230, "comments": 57, "upvote_ratio": 0.87}
+
+
+def test_deleted_author_gives_no_account() -> None:
+    gen, _ = _gen(serve("reddit", "post_deleted_author.json"))
+    (group,) = gen.generate(POST, CTX).graph.groups
+    assert group.account is None and group.content is not None and group.venue is not None
+
+
+@pytest.mark.parametrize("url", [SUB, SUB_TOP])
+def test_subreddit_venue_only(url: str) -> None:
+    gen, rec = _gen(serve("reddit", "community.json"))
+    result = gen.generate(url, CTX)
+    (group,) = result.graph.groups
+    raw = fixture_json("reddit", "community.json")[0]
+    assert group.content is None and group.account is None and group.venue is not None
+    assert group.venue.platform_key == "reddit-sub:cryptocurrency"  # same key a post's venue gets
+    assert group.venue.icon_url == raw["headerImage"]
+    assert group.venue.metrics == {"members": 9100000}
+    assert group.venue.outbound_urls == ["https://reddit.com/r/cryptocurrency/wiki/rules"]
+    assert rec.json_body()["startUrls"] == [{"url": url}] and result.requests == 1
+
+
+def test_subreddit_from_a_post_item_when_no_community_item() -> None:
+    gen, _ = _gen(serve("reddit", "post.json"))
+    (group,) = gen.generate(SUB, CTX).graph.groups
+    assert group.venue is not None and group.venue.platform_key == "reddit-sub:cryptocurrency"
+    assert group.content is None
+
+
+def test_user_account_only() -> None:
+    gen, rec = _gen(serve("reddit", "user.json"))
+    result = gen.generate(USER, CTX)
+    (group,) = result.graph.groups
+    raw = fixture_json("reddit", "user.json")[0]
+    assert group.account is not None and group.content is None and group.venue is None
+    assert group.account.platform_key == "reddit-user:moon_farmer"
+    assert group.account.avatar_url == raw["userIcon"]  # byte-for-byte, &amp; and all
+    assert group.account.metrics == {"post_karma": 1520, "comment_karma": 8830}
+    assert group.account.outbound_urls == ["https://pepe2.fun"]
+    assert rec.count == 1 and len(plan(result.graph)) == 1
+
+
+def test_user_from_a_post_item_when_no_user_item() -> None:
+    gen, _ = _gen(serve("reddit", "post.json"))
+    (group,) = gen.generate(USER, CTX).graph.groups
+    assert group.account is not None and group.account.platform_key == "reddit-user:moon_farmer"
+
+
+def test_wrong_item_kind_is_not_found() -> None:
+    gen, _ = _gen(serve("reddit", "community.json"))
+    expect_error(lambda: gen.generate(POST, CTX), ErrorCode.NOT_FOUND, attempted=True)
+    expect_error(lambda: gen.generate(USER, CTX), ErrorCode.NOT_FOUND, attempted=True)
+    gen, _ = _gen(serve("reddit", "user.json"))
+    expect_error(lambda: gen.generate(SUB, CTX), ErrorCode.NOT_FOUND, attempted=True)
+
+
+@pytest.mark.parametrize(
+    "url, subtype",
+    [("https://reddit.com/search?q=pepe2", "search"), ("https://reddit.com/r/cryptocurrency/search?q=pepe2", "search"),
+     ("https://reddit.com", "page")],
+)
+def test_zero_call_shapes(url: str, subtype: str) -> None:
+    assert to_canonical(url) == url
+    gen, rec = _gen(respond(500), token=None)
+    result = gen.generate(url, CTX)
+    assert result.attempted is False and rec.count == 0
+    (group,) = result.graph.groups
+    assert group.content is not None and group.content.subtype == subtype
+    assert group.content.platform_key == f"reddit:{url}"
+
+
+@pytest.mark.parametrize("url", ["https://reddit.com/r/cryptocurrency/wiki/rules", "https://reddit.com/settings",
+                                 "https://reddit.com/user/moon_farmer/saved"])
+def test_unrecognised_shapes(url: str) -> None:
+    gen, rec = _gen(respond(200, []))
+    expect_error(lambda: gen.generate(url, CTX), ErrorCode.NOT_FOUND, attempted=False)
+    assert rec.count == 0
+
+
+def test_non_canonical_rejected() -> None:
+    gen, rec = _gen(serve("reddit", "post.json"))
+    with pytest.raises(NonCanonicalUrl):
+        gen.generate("https://old.reddit.com/r/CryptoCurrency/comments/1d2x3y4/pepe2_is_live/", CTX)
+    assert rec.count == 0
+
+
+@pytest.mark.parametrize("url", FETCHABLE)
+@pytest.mark.parametrize("name, handler, code", apify_failures(), ids=[f[0] for f in apify_failures()])
+def test_apify_failures(url: str, name: str, handler: Handler, code: ErrorCode) -> None:
+    gen, rec = _gen(handler)
+    exc = expect_error(lambda: gen.generate(url, CTX), code, attempted=True)
+    assert rec.count == 1 and APIFY_TOKEN not in str(exc) and APIFY_TOKEN not in repr(exc)
+
+
+@pytest.mark.parametrize("url", FETCHABLE)
+@pytest.mark.parametrize(
+    "fixture, code",
+    [("error_private.json", ErrorCode.TARGET_BLOCKED), ("empty.json", ErrorCode.NOT_FOUND)],
+)
+def test_blocked_and_not_found(url: str, fixture: str, code: ErrorCode) -> None:
+    gen, rec = _gen(serve("reddit", fixture))
+    expect_error(lambda: gen.generate(url, CTX), code, attempted=True)
+    assert rec.count == 1
+
+
+def test_unknown_error_item_is_upstream() -> None:
+    gen, _ = _gen(respond(200, [{"url": SUB, "error": "scraper crashed"}]))
+    expect_error(lambda: gen.generate(SUB, CTX), ErrorCode.UPSTREAM, attempted=True)
+
+
+def test_missing_token() -> None:
+    gen, rec = _gen(respond(200, []), token=None)
+    expect_error(lambda: gen.generate(POST, CTX), ErrorCode.UPSTREAM, attempted=False)
+    assert rec.count == 0

@@ -1,0 +1,278 @@
+"""Telegram generator: t.me preview pages parsed with the stdlib into channel / group / user / bot
+venues keyed by the lower-cased username; private links and junk names never cause a request."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from social_recording.domain.graph import ObjectKind, plan, planned_links
+from social_recording.domain.urls import NonCanonicalUrl, Platform
+from social_recording.platforms.base import (
+    ErrorCode,
+    ExternalFetchError,
+    GenerateContext,
+    Generator,
+    ProviderKeys,
+)
+from social_recording.platforms.http import MAX_RESPONSE_BYTES
+from social_recording.platforms.telegram import make_generator
+from social_recording_tests.platforms.b_mock import (
+    MINT,
+    ScriptedProvider,
+    Sleeps,
+    fixture_response,
+    read_timeout,
+)
+
+CTX = GenerateContext(token_address=MINT)
+
+
+def _gen(provider: ScriptedProvider, sleeps: Sleeps | None = None) -> Generator:
+    return make_generator(ProviderKeys(), transport=provider.transport, sleep=sleeps or Sleeps())
+
+
+def _fail(gen: Generator, url: str) -> ExternalFetchError:
+    with pytest.raises(ExternalFetchError) as info:
+        gen.generate(url, CTX)
+    return info.value
+
+
+# ------------------------------------------------------------------------------------ success
+
+
+def test_channel_page_venue_with_subscribers_and_canonical_links() -> None:
+    provider = ScriptedProvider().on(
+        "GET", "https://t.me/durov", fixture_response("telegram", "channel.html")
+    )
+    gen = _gen(provider)
+    assert gen.platform is Platform.TELEGRAM
+    result = gen.generate("https://t.me/durov", CTX)
+
+    assert result.attempted is True and result.requests == 1
+    (request,) = provider.requests
+    assert request.headers["accept-language"] == "en"
+    links = planned_links(plan(result.graph))
+    assert [(link.kind, link.depth) for link in links] == [(ObjectKind.VENUE, 0)]
+    venue = result.graph.groups[0].venue
+    assert venue is not None
+    assert venue.platform_key == "telegram:durov"
+    assert venue.subtype == "channel"
+    assert venue.fields["title"] == "Du Rove's Channel"
+    assert venue.fields["description"].startswith(
+        "Thoughts from the Product Manager / CEO of Telegram.\nSite:"
+    )
+    assert venue.metrics == {"subscribers": 1234567.0}
+    # the og:image exactly as received (HTML entities decoded, nothing else touched)
+    assert venue.avatar_url == "https://cdn4.cdn-telegram.org/file/abc123.jpg?token=x&size=320"
+    assert venue.outbound_urls == [
+        "https://telegram.org",
+        "https://t.me/durovschat",
+        "https://example.com/path",
+    ]
+
+
+def test_group_page_members_and_online_with_nbsp_separators() -> None:
+    provider = ScriptedProvider().on(
+        "GET", "https://t.me/solana_devs", fixture_response("telegram", "group.html")
+    )
+    result = _gen(provider).generate("https://t.me/solana_devs", CTX)
+    venue = result.graph.groups[0].venue
+    assert venue is not None
+    assert venue.subtype == "group"
+    assert venue.metrics == {"members": 12345.0, "online": 1234.0}
+    assert venue.outbound_urls == ["https://example.org/rules"]
+
+
+def test_user_page() -> None:
+    provider = ScriptedProvider().on(
+        "GET", "https://t.me/alice_dev", fixture_response("telegram", "user.html")
+    )
+    result = _gen(provider).generate("https://t.me/alice_dev", CTX)
+    venue = result.graph.groups[0].venue
+    assert venue is not None
+    assert venue.subtype == "user"
+    assert venue.platform_key == "telegram:alice_dev"
+    assert venue.metrics == {}
+
+
+def test_send_message_page_of_a_bot_name_is_a_bot_and_start_param_kept_out_of_the_request() -> None:
+    provider = ScriptedProvider().on(
+        "GET", "https://t.me/pricealertbot", fixture_response("telegram", "bot.html")
+    )
+    result = _gen(provider).generate("https://t.me/pricealertbot?start=abc", CTX)
+    assert str(provider.requests[0].url) == "https://t.me/pricealertbot"
+    venue = result.graph.groups[0].venue
+    assert venue is not None
+    assert venue.subtype == "bot"
+    assert venue.platform_key == "telegram:pricealertbot"
+
+
+def test_start_bot_button_is_a_bot_with_monthly_users() -> None:
+    provider = ScriptedProvider().on(
+        "GET", "https://t.me/tipper", fixture_response("telegram", "bot_start.html")
+    )
+    result = _gen(provider).generate("https://t.me/tipper", CTX)
+    venue = result.graph.groups[0].venue
+    assert venue is not None
+    assert venue.subtype == "bot"
+    assert venue.metrics == {"monthly_users": 12345.0}
+
+
+def test_message_link_is_recorded_as_the_channel_venue() -> None:
+    provider = ScriptedProvider().on(
+        "GET", "https://t.me/durov", fixture_response("telegram", "channel.html")
+    )
+    result = _gen(provider).generate("https://t.me/durov/123", CTX)
+    assert [r.url.path for r in provider.requests] == ["/durov"]
+    venue = result.graph.groups[0].venue
+    assert venue is not None and venue.platform_key == "telegram:durov"
+
+
+def test_boost_link_is_the_channel_venue() -> None:
+    provider = ScriptedProvider().on(
+        "GET", "https://t.me/durov", fixture_response("telegram", "channel.html")
+    )
+    result = _gen(provider).generate("https://t.me/boost/durov", CTX)
+    assert result.requests == 1
+    assert result.graph.groups[0].venue is not None
+
+
+@pytest.mark.parametrize(
+    ("url", "subtype"),
+    [
+        ("https://t.me/share/url?url=https://x.com", "share"),
+        ("https://t.me/addstickers/Pack", "stickers"),
+        ("https://t.me", "page"),
+    ],
+)
+def test_zero_call_shapes(url: str, subtype: str) -> None:
+    provider = ScriptedProvider()
+    result = _gen(provider).generate(url, CTX)
+    assert provider.requests == []
+    assert result.attempted is False and result.requests == 0
+    plan(result.graph)
+    content = result.graph.groups[0].content
+    assert content is not None and content.subtype == subtype and content.platform_key == f"telegram:{url}"
+
+
+# ------------------------------------------------------------------------------------ no call
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://t.me/+AbCdEf123",
+        "https://t.me/joinchat/AbCdEf",
+        "https://t.me/c/123456/7",
+        "https://t.me/addlist/AbCdEf",
+    ],
+)
+def test_private_links_are_blocked_without_a_call(url: str) -> None:
+    provider = ScriptedProvider()
+    err = _fail(_gen(provider), url)
+    assert err.code is ErrorCode.TARGET_BLOCKED and err.attempted is False
+    assert provider.requests == []
+
+
+def test_a_name_that_cannot_be_a_username_is_not_found_without_a_call() -> None:
+    provider = ScriptedProvider()
+    err = _fail(_gen(provider), "https://t.me/a-b")
+    assert err.code is ErrorCode.NOT_FOUND and err.attempted is False
+    assert provider.requests == []
+
+
+def test_non_canonical_input_is_rejected_not_fixed() -> None:
+    provider = ScriptedProvider()
+    with pytest.raises(NonCanonicalUrl):
+        _gen(provider).generate("https://telegram.me/Durov", CTX)
+    with pytest.raises(NonCanonicalUrl):
+        _gen(provider).generate("https://t.me/s/durov", CTX)
+    assert provider.requests == []
+
+
+# ------------------------------------------------------------------------------------ failures
+
+
+def test_contact_page_without_title_is_not_found() -> None:
+    provider = ScriptedProvider().on(
+        "GET", "https://t.me/nosuchname_xyz", fixture_response("telegram", "not_found.html")
+    )
+    err = _fail(_gen(provider), "https://t.me/nosuchname_xyz")
+    assert err.code is ErrorCode.NOT_FOUND and err.attempted is True
+    assert len(provider.requests) == 1
+
+
+def test_http_404_is_not_found() -> None:
+    provider = ScriptedProvider().on("GET", "https://t.me/durov", httpx.Response(404))
+    err = _fail(_gen(provider), "https://t.me/durov")
+    assert err.code is ErrorCode.NOT_FOUND and err.attempted is True
+
+
+def test_join_channel_page_is_blocked() -> None:
+    provider = ScriptedProvider().on(
+        "GET", "https://t.me/secretalpha", fixture_response("telegram", "private.html")
+    )
+    err = _fail(_gen(provider), "https://t.me/secretalpha")
+    assert err.code is ErrorCode.TARGET_BLOCKED and err.attempted is True
+    assert len(provider.requests) == 1
+
+
+def test_429_is_rate_limited() -> None:
+    provider = ScriptedProvider().on(
+        "GET", "https://t.me/durov", httpx.Response(429, headers={"retry-after": "5"})
+    )
+    err = _fail(_gen(provider), "https://t.me/durov")
+    assert err.code is ErrorCode.RATE_LIMITED and err.attempted is True
+    assert len(provider.requests) == 1
+
+
+def test_persistent_503_three_requests_then_upstream() -> None:
+    provider = ScriptedProvider().on("GET", "https://t.me/durov", httpx.Response(503))
+    sleeps = Sleeps()
+    err = _fail(_gen(provider, sleeps), "https://t.me/durov")
+    assert err.code is ErrorCode.UPSTREAM and err.attempted is True
+    assert len(provider.requests) == 3
+    assert sleeps.delays == [0.8, 0.8]
+
+
+def test_timeout_is_timeout() -> None:
+    provider = ScriptedProvider().on("GET", "https://t.me/durov", read_timeout())
+    err = _fail(_gen(provider), "https://t.me/durov")
+    assert err.code is ErrorCode.TIMEOUT and err.attempted is True
+    assert len(provider.requests) == 3
+
+
+def test_page_without_og_tags_is_upstream() -> None:
+    provider = ScriptedProvider().on(
+        "GET", "https://t.me/durov", fixture_response("telegram", "malformed.html")
+    )
+    err = _fail(_gen(provider), "https://t.me/durov")
+    assert err.code is ErrorCode.UPSTREAM and err.attempted is True
+    assert len(provider.requests) == 1
+
+
+def test_binary_garbage_is_upstream() -> None:
+    provider = ScriptedProvider().on(
+        "GET", "https://t.me/durov", httpx.Response(200, content=bytes(range(256)) * 4)
+    )
+    err = _fail(_gen(provider), "https://t.me/durov")
+    assert err.code is ErrorCode.UPSTREAM and err.attempted is True
+
+
+def test_unrecognised_page_is_upstream() -> None:
+    provider = ScriptedProvider().on(
+        "GET", "https://t.me/something", fixture_response("telegram", "unrecognised.html")
+    )
+    err = _fail(_gen(provider), "https://t.me/something")
+    assert err.code is ErrorCode.UPSTREAM and err.attempted is True
+
+
+def test_oversized_streamed_body_is_upstream() -> None:
+    chunk = b"<div>" + b"x" * (1024 * 1024)
+    body = iter([chunk] * 6)  # ~6 MiB, streamed without Content-Length
+    provider = ScriptedProvider().on("GET", "https://t.me/durov", httpx.Response(200, content=body))
+    err = _fail(_gen(provider), "https://t.me/durov")
+    assert err.code is ErrorCode.UPSTREAM and err.attempted is True
+    assert str(MAX_RESPONSE_BYTES) in str(err)
+    assert len(provider.requests) == 1

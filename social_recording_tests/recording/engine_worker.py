@@ -1,0 +1,118 @@
+"""A worker OS process for the multi-process engine tests (and nothing else).
+
+    python -m social_recording_tests.recording.engine_worker '<json config>'
+
+It opens the SQLite store file and the lock manager named in the config, records the given tokens
+with counting generators whose calls are counted in Redis, and prints one JSON line per token.
+Coordination with the test goes through Redis keys:
+
+- `barrier` / `barrier_n`: INCR the key, then wait until it reaches n (start together);
+- `<name>:generating`: set when a generator call starts;
+- `hold_in_generate`: a key the generator waits for before returning (the test decides when);
+- `pause_after_urls`: after that many URL outcomes set `<name>:paused` and sleep (to be SIGKILLed
+  between two URLs);
+- `pause_in_generate`: after the counted call for that URL set `<name>:paused` and sleep (to be
+  SIGKILLed after a generator call but before its write).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+import redis
+
+from social_recording.locks import open_lock_manager
+from social_recording.recording.gate import DedupeGate
+from social_recording.recording.processor import TokenProcessor
+from social_recording.recording.url_recorder import RunState, TokenRef, UrlOutcome, UrlRecorder
+from social_recording.recording.writer import GraphWriter
+from social_recording.store.sqlite import SqliteStore
+from social_recording_tests.recording.engine_fakes import (
+    Behaviour,
+    FakeProfiles,
+    RedisCounter,
+    counting_registry,
+)
+
+PAUSE_SECONDS = 300.0
+WAIT_GUARD_SECONDS = 60.0
+
+
+def _wait_for(r: redis.Redis, cond: Any, what: str) -> None:
+    deadline = time.monotonic() + WAIT_GUARD_SECONDS
+    while not cond():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"worker waited too long for {what}")
+        time.sleep(0.01)
+
+
+class _PausingRecorder(UrlRecorder):
+    def __init__(self, *args: Any, r: redis.Redis, name: str, pause_after: int | None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._r = r
+        self._name = name
+        self._pause_after = pause_after
+        self._done = 0
+
+    def record_url(self, token: TokenRef, url: str, run: RunState) -> UrlOutcome:
+        out = super().record_url(token, url, run)
+        self._done += 1
+        if self._pause_after is not None and self._done >= self._pause_after:
+            self._r.set(f"{self._name}:paused", url)
+            time.sleep(PAUSE_SECONDS)
+        return out
+
+
+def main(raw: str) -> int:
+    cfg: dict[str, Any] = json.loads(raw)
+    name = cfg["name"]
+    r = redis.Redis.from_url(cfg["redis_url"])
+    store = SqliteStore(cfg["store_path"])
+    locks = open_lock_manager(cfg["lock_url"])
+
+    def on_call(url: str) -> None:
+        r.set(f"{name}:generating", url)
+        if cfg.get("hold_in_generate"):
+            _wait_for(r, lambda: r.exists(cfg["hold_in_generate"]), "the release key")
+        if cfg.get("pause_in_generate") == url:
+            r.set(f"{name}:paused", url)
+            time.sleep(PAUSE_SECONDS)
+
+    behaviours = {url: Behaviour(**b) for url, b in cfg.get("behaviours", {}).items()}
+    registry = counting_registry(RedisCounter(cfg["redis_url"]), behaviours, on_call=on_call)
+    profiles = FakeProfiles()
+    for address, urls in cfg.get("profiles", {}).items():
+        profiles.add(address, urls)
+    recorder = _PausingRecorder(
+        store, locks, DedupeGate(store), GraphWriter(store), registry,
+        enable_paid=True,
+        url_lock_ttl=cfg.get("url_lock_ttl", 30.0),
+        url_lock_wait=cfg.get("url_lock_wait", 30.0),
+        r=r, name=name, pause_after=cfg.get("pause_after_urls"),
+    )
+    processor = TokenProcessor(store, locks, profiles, recorder, token_lock_ttl=cfg.get("token_lock_ttl", 30.0))
+    if cfg.get("barrier"):
+        r.incr(cfg["barrier"])
+        _wait_for(r, lambda: int(r.get(cfg["barrier"]) or 0) >= cfg["barrier_n"], "the barrier")
+    run = RunState()
+    for address, symbol in cfg["tokens"]:
+        out = processor.record(address, symbol, run)
+        print(json.dumps({
+            "token": out.address,
+            "status": out.status.value,
+            "urls": [
+                {"url": u.url, "status": str(u.status), "attempted": u.attempted, "reused": u.reused}
+                for u in out.urls
+            ],
+        }), flush=True)
+    locks.close()
+    store.close()
+    r.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,182 @@
+"""ReconcileService (DESIGN §7, seed 004 §6.1): counters, already_seen, limit / deadline, job lock."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+
+from social_recording.domain.models import TokenProfile
+from social_recording.domain.status import FetchStatus
+from social_recording.locks.base import LockManager
+from social_recording.recording.processor import TokenStatus
+from social_recording.recording.reconcile import ReconcileService, reconcile_lock_key
+from social_recording.store.sqlite import SqliteStore
+from social_recording_tests.recording.engine_fakes import (
+    DISCORD_URL,
+    GH_URL,
+    T0,
+    X_URL,
+    YT_URL,
+    Behaviour,
+    Engine,
+    FakeProfiles,
+    FakeTracker,
+    MemoryCounter,
+    RangeItem,
+    build_engine,
+    counting_registry,
+)
+
+START, END = T0 - timedelta(days=1), T0
+
+
+def _service(eng: Engine, tracker: FakeTracker, monotonic: object = None) -> ReconcileService:
+    kwargs = {} if monotonic is None else {"monotonic": monotonic}
+    return ReconcileService(eng.store, eng.locks, tracker, eng.processor, **kwargs)  # type: ignore[arg-type]
+
+
+def test_counters_filter_and_already_seen(store: SqliteStore, locks: LockManager, counter: MemoryCounter) -> None:
+    profiles = FakeProfiles()
+    profiles.add("A", [YT_URL, DISCORD_URL])
+    profiles.add("B", [GH_URL])
+    eng = build_engine(store, locks, counting_registry(counter), profiles=profiles)
+    assert store.create_pending_token(TokenProfile(address="D", urls=[X_URL]), T0)
+    tracker = FakeTracker([
+        RangeItem("A", "a", 5), RangeItem("B", "b", 3), RangeItem("C", "c", 2),
+        RangeItem("D", "d", 4), RangeItem("E", "e", 3), RangeItem("A", "a", 5),
+    ])
+    out = _service(eng, tracker).reconcile(START, END, partition_key="2026-01-01")
+    assert (out.scanned, out.filtered, out.already_seen, out.targeted) == (6, 4, 1, 3)
+    assert (out.processed, out.failed, out.remaining, out.stopped_by) == (3, 0, 0, "drained")
+    assert [t.status for t in out.tokens] == [TokenStatus.RECORDED, TokenStatus.RECORDED, TokenStatus.NO_PROFILE]
+    assert out.status_counts == {"ok": 2, "unsupported": 1}
+    assert len(out.url_outcomes) == 3
+    assert sorted(profiles.reads) == ["A", "B", "E"]  # D is seen: never asked upstream, never touched
+    d = store.find_token("D")
+    assert d is not None and d.social_urls[0].status is FetchStatus.PENDING
+    meta = out.metadata()
+    assert meta["already_seen"] == 1 and meta["stopped_by"] == "drained" and meta["urls_ok"] == 2
+    # a second run finds every recorded token already seen
+    again = _service(eng, tracker).reconcile(START, END, partition_key="2026-01-01")
+    assert (again.already_seen, again.targeted, again.processed) == (3, 1, 1)  # E (no profile) stays a target
+
+
+def test_limit_stops_between_tokens_and_a_rerun_continues(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter
+) -> None:
+    profiles = FakeProfiles()
+    for i in range(5):
+        profiles.add(f"T{i}", [f"https://example.com/t{i}"])
+    eng = build_engine(store, locks, counting_registry(counter), profiles=profiles)
+    tracker = FakeTracker([RangeItem(f"T{i}", None, 3) for i in range(5)])
+    first = _service(eng, tracker).reconcile(START, END, limit=2, max_workers=1)
+    assert (first.targeted, first.processed, first.remaining, first.stopped_by) == (5, 2, 3, "limit")
+    second = _service(eng, tracker).reconcile(START, END, limit=3, max_workers=2)
+    assert (second.already_seen, second.processed, second.remaining, second.stopped_by) == (2, 3, 0, "drained")
+    assert counter.total() == 5
+
+
+def test_deadline_stops_starting_tokens(store: SqliteStore, locks: LockManager, counter: MemoryCounter) -> None:
+    now = [0.0]
+
+    class SlowProfiles(FakeProfiles):
+        def read(self, address: str) -> TokenProfile | None:
+            now[0] += 10.0  # each token "takes" 10 s of the fake monotonic clock
+            return super().read(address)
+
+    profiles = SlowProfiles()
+    for i in range(4):
+        profiles.add(f"T{i}", [f"https://example.com/t{i}"])
+    eng = build_engine(store, locks, counting_registry(counter), profiles=profiles)
+    tracker = FakeTracker([RangeItem(f"T{i}", None, 3) for i in range(4)])
+    out = _service(eng, tracker, monotonic=lambda: now[0]).reconcile(
+        START, END, deadline_seconds=15, max_workers=1
+    )
+    # T0 starts at 0 s, T1 at 10 s, then 20 s >= 15 s: no further token is started
+    assert (out.processed, out.remaining, out.stopped_by) == (2, 2, "deadline")
+    assert store.find_existing_addresses(["T0", "T1", "T2", "T3"]) == {"T0", "T1"}
+
+
+def test_job_lock_held_means_skipped_not_failed(
+    store: SqliteStore, any_locks: LockManager, counter: MemoryCounter
+) -> None:
+    eng = build_engine(store, any_locks, counting_registry(counter))
+    tracker = FakeTracker([RangeItem("A", None, 3)])
+    with any_locks.try_hold(reconcile_lock_key("2026-01-01"), 30):
+        out = _service(eng, tracker).reconcile(START, END, partition_key="2026-01-01")
+        assert out.skipped == "already running" and out.stopped_by is None and tracker.calls == 0
+        # another partition of the backfill is not blocked
+        other = _service(eng, tracker).reconcile(START, END, partition_key="2026-01-02")
+        assert other.skipped is None and tracker.calls == 1
+    assert reconcile_lock_key("2026-01-01") == "social-reconcile:reconcile:2026-01-01"
+
+
+def test_tracker_failure_fails_the_run_with_zero_writes(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter
+) -> None:
+    eng = build_engine(store, locks, counting_registry(counter))
+    eng.profiles.add("A", [YT_URL])
+    tracker = FakeTracker([RangeItem("A", None, 3)], error=RuntimeError("tracker 503 after 3 attempts"))
+    with pytest.raises(RuntimeError, match="503"):
+        _service(eng, tracker).reconcile(START, END, partition_key="p")
+    assert store.find_existing_addresses(["A"]) == set() and counter.total() == 0
+    # the job lock was released: the next run proceeds
+    tracker.error = None
+    assert _service(eng, tracker).reconcile(START, END, partition_key="p").processed == 1
+
+
+def test_one_token_failure_is_counted_not_fatal(store: SqliteStore, locks: LockManager, counter: MemoryCounter) -> None:
+    class Flaky(FakeProfiles):
+        def read(self, address: str) -> TokenProfile | None:
+            if address == "BAD":
+                raise RuntimeError("by-addresses failed")
+            return super().read(address)
+
+    profiles = Flaky()
+    profiles.add("A", [YT_URL])
+    eng = build_engine(store, locks, counting_registry(counter), profiles=profiles)
+    out = _service(eng, FakeTracker([RangeItem("BAD", None, 3), RangeItem("A", None, 3)])).reconcile(START, END)
+    assert (out.processed, out.failed, out.stopped_by) == (2, 1, "drained")
+    assert store.find_existing_addresses(["A", "BAD"]) == {"A"}
+
+
+def test_parallel_tokens_sharing_one_url_pay_once(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter
+) -> None:
+    profiles = FakeProfiles()
+    for i in range(6):
+        profiles.add(f"T{i}", [X_URL, f"https://example.com/t{i}"])
+    registry = counting_registry(counter, {X_URL: Behaviour("ok", sleep=0.05)})
+    eng = build_engine(store, locks, registry, profiles=profiles)
+    out = _service(eng, FakeTracker([RangeItem(f"T{i}", None, 3) for i in range(6)])).reconcile(
+        START, END, max_workers=4
+    )
+    assert out.processed == 6 and out.status_counts == {"ok": 12}
+    assert counter.get(X_URL) == 1
+    assert sum(1 for u in out.url_outcomes if u.reused) == 5
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"window_end": START}, "after window start"),
+        ({"limit": 0}, "limit"),
+        ({"max_workers": 0}, "max_workers"),
+        ({"max_workers": 33}, "max_workers"),
+        ({"min_af_count": 0}, "min_af_count"),
+        ({"deadline_seconds": 0}, "deadline_seconds"),
+        ({"partition_key": ""}, "partition_key"),
+    ],
+)
+def test_bad_input_is_rejected_before_anything(
+    store: SqliteStore, locks: LockManager, kwargs: dict[str, object], match: str
+) -> None:
+    eng = build_engine(store, locks, counting_registry(MemoryCounter()))
+    tracker = FakeTracker([RangeItem("A", None, 3)])
+    args: dict[str, object] = {"window_start": START, "window_end": END, **kwargs}
+    start, end = args.pop("window_start"), args.pop("window_end")
+    assert isinstance(start, datetime) and isinstance(end, datetime)
+    with pytest.raises(ValueError, match=match):
+        _service(eng, tracker).reconcile(start, end, **args)  # type: ignore[arg-type]
+    assert tracker.calls == 0
