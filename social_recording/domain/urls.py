@@ -56,6 +56,11 @@ site): see the `_rules_*` functions for the path rules of each platform; in shor
   - tiktok: `@handle` lower-cased; shortlink hosts and `/t/<code>` kept; `m.tiktok.com/v/<id>.html`
     only loses the `m.` (no author is known to build the `/@user/video/<id>` form).
   - discord: `discord.gg/<code>` and `discordapp.com` -> `discord.com/invite/<code>`.
+
+Also here: `to_canonical_all` (many untrusted links -> canonical, junk skipped, de-duplicated) and
+`is_shortlink` / `SHORTENER_HOSTS` (what the entry resolves by redirect before canonicalising;
+shortlink hosts are never folded here). IP-literal hosts are accepted as URLs: refusing non-public
+addresses is the shortlink resolver's and the fetchers' job, not a question of form.
 """
 
 from __future__ import annotations

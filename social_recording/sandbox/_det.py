@@ -21,7 +21,7 @@ _B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
 class Det:
-    """Values derived from `seed`: `Det("x-user", "foo").int("followers", 0, 10_000)` never changes."""
+    """Values derived from `seed`: `Det("x-user", "foo").num("followers", 0, 10_000)` never changes."""
 
     def __init__(self, *seed: str) -> None:
         self._seed = "\x1f".join(seed)
@@ -37,7 +37,7 @@ class Det:
     def raw(self, label: str) -> int:
         return int.from_bytes(self._bytes(label, 8), "big")
 
-    def int(self, label: str, lo: int, hi: int) -> int:
+    def num(self, label: str, lo: int, hi: int) -> int:
         """An integer in [lo, hi]."""
         return lo + self.raw(label) % (hi - lo + 1)
 

@@ -45,7 +45,7 @@ _COUNTRIES = ("US", "KR", "DE", "SG", "GB", "JP", "AE", "BR")
 def handle_for(det: Det, label: str = "handle") -> str:
     """A plausible lower-case handle (letters, digits, underscore; ≤ 15 characters)."""
     base = f"{det.pick(label + '.a', _ADJ)}{det.pick(label + '.n', _NOUN)}"
-    return f"{base}{det.int(label + '.d', 1, 999)}"[:15]
+    return f"{base}{det.num(label + '.d', 1, 999)}"[:15]
 
 
 def _display_name(det: Det, handle: str) -> str:
@@ -96,7 +96,7 @@ def x_user(handle: str) -> dict[str, Any]:
         "isBlueVerified": det.chance("blue", 1, 3),
         "verifiedType": None,
         "profilePicture": f"https://pbs.twimg.com/profile_images/{det.digits('pic', 19)}/{det.alnum('picname', 8)}_normal.jpg",
-        "coverPicture": f"https://pbs.twimg.com/profile_banners/{uid}/{det.int('banner', 1_600_000_000, 1_790_000_000)}",
+        "coverPicture": f"https://pbs.twimg.com/profile_banners/{uid}/{det.num('banner', 1_600_000_000, 1_790_000_000)}",
         "description": bio,
         "location": det.pick("place", _PLACES),
         "followers": det.skewed("followers", 2_000_000),
@@ -159,9 +159,9 @@ def _tweet_time(tweet_id: str, det: Det) -> datetime:
 def _snowflake_before(seed: str, when: datetime) -> str:
     """A tweet id whose snowflake time is a little before `when` (a quoted tweet predates its quote)."""
     det = Det("x-snowflake", seed)
-    earlier = when - timedelta(seconds=det.int("gap", 600, 40 * 86_400))
+    earlier = when - timedelta(seconds=det.num("gap", 600, 40 * 86_400))
     ms = int(earlier.timestamp() * 1000) - _SNOWFLAKE_EPOCH_MS
-    return str((max(ms, 0) << 22) | det.int("low", 0, (1 << 22) - 1))
+    return str((max(ms, 0) << 22) | det.num("low", 0, (1 << 22) - 1))
 
 
 def quote_plan(tweet_id: str) -> list[tuple[str, str]]:
@@ -173,7 +173,7 @@ def quote_plan(tweet_id: str) -> list[tuple[str, str]]:
     chain: list[tuple[str, str]] = []
     when = _tweet_time(tweet_id, det)
     current = tweet_id
-    for level in range(det.int("depth", 1, 2)):
+    for level in range(det.num("depth", 1, 2)):
         qid = _snowflake_before(f"{current}/{level}", when)
         qdet = Det("x-tweet", qid)
         chain.append((qid, handle_for(qdet, "author")))
@@ -234,6 +234,14 @@ def x_tweet(tweet_id: str, handle: str | None, *, quotes: list[tuple[str, str]] 
         (qid, qhandle), rest = chain[0], chain[1:]
         tweet["quoted_tweet"] = x_tweet(qid, qhandle, quotes=rest)
     return tweet
+
+
+def x_quote_cycle(tweet_id: str, handle: str | None) -> dict[str, Any]:
+    """The `invalid` payload: tweet A quotes B, which quotes A again (a cycle no real chain can have)."""
+    det = Det("x-tweet", tweet_id)
+    other = _snowflake_before(f"{tweet_id}/cycle", _tweet_time(tweet_id, det))
+    author = handle or handle_for(det, "author")
+    return x_tweet(tweet_id, author, quotes=[(other, handle_for(Det("x-tweet", other), "author")), (tweet_id, author)])
 
 
 def x_tweets(tweets: list[dict[str, Any]], message: str = "") -> dict[str, Any]:
@@ -303,7 +311,7 @@ def tiktok_item(video_id: str, handle: str, *, photo: bool, input_value: str) ->
         "videoMeta": {
             "height": 1024,
             "width": 576,
-            "duration": 0 if photo else det.int("duration", 5, 180),
+            "duration": 0 if photo else det.num("duration", 5, 180),
             "coverUrl": cover,
             "originalCoverUrl": cover,
             "definition": "540p",
@@ -379,7 +387,7 @@ def instagram_post(url: str, code: str, *, reel: bool) -> dict[str, Any]:
             "videoUrl": f"https://scontent-iad3-1.cdninstagram.com/o1/v/t16/f2/m86/{det.hexstr('video', 24)}.mp4",
             "videoViewCount": det.skewed("views", 5_000_000),
             "videoPlayCount": det.skewed("plays", 9_000_000),
-            "videoDuration": det.int("duration", 5, 90) + 0.5,
+            "videoDuration": det.num("duration", 5, 90) + 0.5,
         })
     return item
 
@@ -402,7 +410,7 @@ def instagram_profile(url: str, username: str, *, private: bool = False) -> dict
         "followersCount": det.skewed("followers", 5_000_000),
         "followsCount": det.skewed("follows", 3_000),
         "hasChannel": False,
-        "highlightReelCount": det.int("highlights", 0, 20),
+        "highlightReelCount": det.num("highlights", 0, 20),
         "isBusinessAccount": det.chance("business", 1, 3),
         "joinedRecently": False,
         "businessCategoryName": None,
@@ -410,7 +418,7 @@ def instagram_profile(url: str, username: str, *, private: bool = False) -> dict
         "verified": det.chance("verified", 1, 12),
         "profilePicUrl": pic,
         "profilePicUrlHD": pic.replace("_n.jpg", "_hd.jpg"),
-        "igtvVideoCount": det.int("igtv", 0, 5),
+        "igtvVideoCount": det.num("igtv", 0, 5),
         "relatedProfiles": [],
         "latestIgtvVideos": [],
         "postsCount": det.skewed("posts", 3_000),
@@ -442,14 +450,14 @@ def reddit_post(url: str, sub: str | None, post_id: str) -> dict[str, Any]:
         "numberOfComments": det.skewed("comments", 3_000),
         "flair": det.pick("flair", (None, "Discussion", "Meme", "News")),
         "upVotes": det.skewed("upvotes", 50_000),
-        "upVoteRatio": det.int("ratio", 50, 100) / 100,
+        "upVoteRatio": det.num("ratio", 50, 100) / 100,
         "isVideo": False,
         "isAd": False,
         "over18": False,
         "thumbnailUrl": "self",
         "imageUrls": [],
         "createdAt": iso_ms(when),
-        "scrapedAt": iso_ms(when + timedelta(days=det.int("scraped", 30, 400))),
+        "scrapedAt": iso_ms(when + timedelta(days=det.num("scraped", 30, 400))),
         "dataType": "post",
     }
 
@@ -465,7 +473,7 @@ def reddit_community(sub: str) -> dict[str, Any]:
         "description": f"{_sentence(det, 'desc')}. Official links: {_site_for(sub)}",
         "over18": False,
         "createdAt": iso_ms(when),
-        "scrapedAt": iso_ms(when + timedelta(days=det.int("scraped", 30, 400))),
+        "scrapedAt": iso_ms(when + timedelta(days=det.num("scraped", 30, 400))),
         "numberOfMembers": det.skewed("members", 3_000_000),
         "url": f"https://www.reddit.com/r/{sub}/",
         "dataType": "community",
@@ -485,7 +493,7 @@ def reddit_user(name: str) -> dict[str, Any]:
         "description": _sentence(det, "desc"),
         "over18": False,
         "createdAt": iso_ms(when),
-        "scrapedAt": iso_ms(when + timedelta(days=det.int("scraped", 30, 400))),
+        "scrapedAt": iso_ms(when + timedelta(days=det.num("scraped", 30, 400))),
         "dataType": "user",
     }
 
@@ -597,7 +605,7 @@ def youtube_playlist(playlist_id: str) -> dict[str, Any]:
             "channelTitle": _display_name(det, channel_handle),
             "localized": {"title": title, "description": _sentence(det, "desc")},
         },
-        "contentDetails": {"itemCount": det.int("items", 1, 200)},
+        "contentDetails": {"itemCount": det.num("items", 1, 200)},
     }
 
 
@@ -619,7 +627,7 @@ def google_error(code: int, status: str, message: str, reason: str, domain: str 
 
 
 def github_id(login: str) -> int:
-    return Det("gh-user", login.lower()).int("id", 1_000_000, 199_999_999)
+    return Det("gh-user", login.lower()).num("id", 1_000_000, 199_999_999)
 
 
 def github_type(login: str) -> str:
@@ -663,7 +671,7 @@ def github_repo(owner: str, name: str) -> dict[str, Any]:
     issues = det.skewed("issues", 500)
     watchers = det.skewed("watchers", 1_000)
     return {
-        "id": det.int("id", 100_000_000, 999_999_999),
+        "id": det.num("id", 100_000_000, 999_999_999),
         "node_id": "R_kgDO" + det.b64url("node", 8),
         "name": name,
         "full_name": full,
@@ -684,7 +692,7 @@ def github_repo(owner: str, name: str) -> dict[str, Any]:
         "clone_url": f"https://github.com/{full}.git",
         "svn_url": f"https://github.com/{full}",
         "homepage": _site_for(name) if det.chance("homepage", 2, 3) else None,
-        "size": det.int("size", 10, 200_000),
+        "size": det.num("size", 10, 200_000),
         "stargazers_count": stars,
         "watchers_count": stars,
         "language": det.pick("lang", _LANGS),
@@ -862,7 +870,7 @@ def telegram_page(name: str, *, kind: str | None = None, private_invite: bool = 
         extra = f"{_spaced(det.skewed('subs', 3_000_000))} subscribers"
     elif kind == "group":
         members = det.skewed("members", 500_000)
-        extra = f"{_spaced(members)} members, {_spaced(det.int('online', 0, max(1, members // 20)))} online"
+        extra = f"{_spaced(members)} members, {_spaced(det.num('online', 0, max(1, members // 20)))} online"
     else:
         extra = f"@{name}"
     body_description = (f"{e(_sentence(det, 'desc').capitalize())}.<br/>Website: "
@@ -961,9 +969,9 @@ def urlscan_result(url: str, scan_uuid: str) -> dict[str, Any]:
     det = Det("urlscan", url)
     host = re.sub(r"^https?://", "", url).split("/", 1)[0].split("?", 1)[0].split(":", 1)[0].lower()
     apex = registrable_domain(host)
-    ip = f"104.21.{det.int('ip3', 0, 255)}.{det.int('ip4', 1, 254)}"
+    ip = f"104.21.{det.num('ip3', 0, 255)}.{det.num('ip4', 1, 254)}"
     scanned = det.date("time", datetime(2026, 10, 26, tzinfo=UTC), datetime(2026, 10, 31, tzinfo=UTC))
-    tls_from = scanned - timedelta(days=det.int("tls_age", 1, 80))
+    tls_from = scanned - timedelta(days=det.num("tls_age", 1, 80))
     title = f"{apex.split('.')[0].title()} | {_sentence(det, 'title').capitalize()}"
     links = [
         {"href": f"https://x.com/{apex.split('.')[0][:15].replace('-', '_')}", "text": "X"},
@@ -1005,8 +1013,8 @@ def urlscan_result(url: str, scan_uuid: str) -> dict[str, Any]:
             "city": "",
             "ptr": "",
         },
-        "stats": {"uniqIPs": 3, "uniqCountries": 1, "dataLength": det.int("bytes", 20_000, 900_000),
-                  "encodedDataLength": det.int("enc", 10_000, 400_000), "requests": det.int("requests", 5, 90),
+        "stats": {"uniqIPs": 3, "uniqCountries": 1, "dataLength": det.num("bytes", 20_000, 900_000),
+                  "encodedDataLength": det.num("enc", 10_000, 400_000), "requests": det.num("requests", 5, 90),
                   "malicious": 0, "adBlocked": 0, "securePercentage": 100, "securityBlocked": 0, "IPv6Percentage": 50},
         "submitter": {"country": "US"},
         "task": {
@@ -1059,7 +1067,7 @@ def rdap_domain(domain: str) -> dict[str, Any]:
     det = Det("rdap", domain.lower())
     registered = det.date("registered", datetime(2015, 1, 1, tzinfo=UTC), datetime(2026, 10, 1, tzinfo=UTC))
     changed = det.date("changed", registered, datetime(2026, 10, 20, tzinfo=UTC))
-    expires = registered.replace(year=registered.year + det.int("years", 1, 5))
+    expires = registered.replace(year=registered.year + det.num("years", 1, 5))
     registrar = det.pick("registrar", (("NameCheap, Inc.", "1068"), ("GoDaddy.com, LLC", "146"),
                                        ("Porkbun LLC", "1861"), ("Cloudflare, Inc.", "1910")))
     return {

@@ -145,6 +145,17 @@ def test_arbitrary_text_either_raises_value_error_or_is_canonical(raw: str) -> N
 
 
 @SETTINGS
+@given(st.sampled_from(["https://", "http://", "", "//", "HTTPS:"]), st.text(max_size=40))
+def test_any_text_after_a_scheme_raises_value_error_or_is_canonical(scheme: str, rest: str) -> None:
+    try:
+        canonical = to_canonical(scheme + rest)
+    except ValueError:
+        return
+    assert to_canonical(canonical) == canonical
+    assert parse_canonical(canonical).url == canonical
+
+
+@SETTINGS
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=30))
 def test_any_path_text_is_canonicalised_idempotently(path: str) -> None:
     for base in ("https://mytoken.io/", "https://x.com/", "https://youtu.be/", "https://github.com/a/"):

@@ -71,9 +71,9 @@ def test_bad_statuses_are_rejected_before_anything_runs(
 ) -> None:
     _seed(store)
     eng = build_engine(store, locks, counting_registry(counter), clock=clock)
-    with locks.try_hold(RETRY_LOCK_KEY, 30):  # even with the job lock busy: validation comes first
-        with pytest.raises(ValueError, match=match):
-            _service(eng, clock).retry(statuses=statuses)  # type: ignore[arg-type]
+    # even with the job lock busy: validation comes first
+    with locks.try_hold(RETRY_LOCK_KEY, 30), pytest.raises(ValueError, match=match):
+        _service(eng, clock).retry(statuses=statuses)  # type: ignore[arg-type]
     assert counter.total() == 0
 
 
@@ -194,3 +194,30 @@ def test_deadline_stops_between_urls(store: SqliteStore, locks: LockManager, cou
 
 def test_parse_retry_statuses_default_set() -> None:
     assert parse_retry_statuses(["error", "pending"]) == {FetchStatus.ERROR, FetchStatus.PENDING}
+
+
+def test_non_canonical_stored_url_is_isolated_within_a_run(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
+) -> None:
+    bad = "HTTP://Example.com/Bad/"
+    assert store.create_pending_token(TokenProfile(address="A", urls=[bad, YT_URL, GH_URL]), T0)
+    eng = build_engine(store, locks, counting_registry(counter), clock=clock)
+    out = _service(eng, clock).retry()
+    assert [u.status for u in out.url_outcomes] == [EngineOutcome.INVALID_URL, FetchStatus.OK, FetchStatus.OK]
+    assert (out.processed, out.converged) == (3, 2)
+    el = _el(store, "A", bad)
+    assert (el.status, el.attempts) == (FetchStatus.PENDING, 0)
+
+
+def test_credit_exhaustion_is_shared_by_the_whole_run(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
+) -> None:
+    x_other = "https://x.com/gamma/status/3"
+    assert store.create_pending_token(TokenProfile(address="A", urls=[X_URL]), T0)
+    assert store.create_pending_token(TokenProfile(address="B", urls=[x_other, YT_URL]), T0)
+    eng = build_engine(store, locks, counting_registry(counter, {X_URL: Behaviour("credit_exhausted")}), clock=clock)
+    out = _service(eng, clock).retry(max_workers=1)
+    assert [(u.token, u.status) for u in out.url_outcomes] == [
+        ("A", FetchStatus.ERROR), ("B", FetchStatus.SKIPPED_PAID), ("B", FetchStatus.OK),
+    ]
+    assert counter.get(x_other) == 0 and counter.get(YT_URL) == 1

@@ -16,7 +16,7 @@ from social_recording.domain.models import SocialUrl, TokenProfile
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
 from social_recording.locks.base import Lease, LockManager
-from social_recording.recording.processor import TokenStatus
+from social_recording.recording.processor import TokenOutcome, TokenStatus
 from social_recording.recording.url_recorder import (
     URL_LOCK_TTL_S,
     URL_LOCK_WAIT_S,
@@ -208,7 +208,7 @@ def test_v7_waiter_after_an_error_makes_its_own_call(
     eng = build_engine(store, any_locks, registry)
     _token(store, "A", [X_URL])
     _token(store, "B", [X_URL])
-    results = {}
+    results: dict[str, TokenOutcome] = {}
     ta = threading.Thread(target=lambda: results.setdefault("A", eng.processor.record("A", None, RunState())))
     ta.start()
     assert a_calling.wait(30)
