@@ -1,6 +1,8 @@
-"""Run configuration of the three ops (DESIGN §12). Validated by Dagster before a run starts."""
+"""Run configuration of the three ops (DESIGN §12). Validated by Dagster before a run starts.
 
-from __future__ import annotations
+No `from __future__ import annotations` here or in ops.py: Dagster reads the config and resource
+annotations of an op at decoration time and cannot resolve string annotations.
+"""
 
 from enum import Enum
 
@@ -13,8 +15,8 @@ from social_recording.domain.status import RETRYABLE, FetchStatus
 class RetryableStatus(Enum):
     """Every FetchStatus but `ok`: a retry may never reopen a success (seed 004 §2.2, 422).
 
-    An Enum (not a free string) so that `statuses: [ok]` fails Dagster's config validation at launch,
-    before any run exists.
+    An Enum (not a free string) so that `statuses: [ok]` fails Dagster's config validation at
+    launch, before any run exists.
     """
 
     not_found = "not_found"
@@ -26,6 +28,8 @@ class RetryableStatus(Enum):
     skipped_paid = "skipped_paid"
     pending = "pending"
 
+
+assert {s.value for s in RetryableStatus} == {s.value for s in FetchStatus} - {FetchStatus.OK.value}
 
 DEFAULT_RETRY_STATUSES = [RetryableStatus(s.value) for s in FetchStatus if s in RETRYABLE]
 

@@ -1,7 +1,5 @@
 """Assemble the plain-Python engine from the resources of one run (the use cases know no Dagster)."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 from social_recording.dagster_defs.resources import (
@@ -36,8 +34,9 @@ def build_engine(
     platforms: PlatformsResource,
     policy: RecordingPolicyResource,
 ) -> Engine:
-    """Wire one run's engine. The URL lock, dedupe gate and graph writer come from the shared
-    resources, so every op records per-URL results the same way."""
+    """Wire one op's engine from the run's resources (cheap: every connection and client is the
+    resource's, built once per run process). The same URL recorder serves every path, so per-URL
+    results are recorded the same way whichever op runs."""
     the_store = store.get()
     the_locks = locks.get()
     recorder = UrlRecorder(

@@ -1,14 +1,16 @@
 """The three ops. Each is a thin shell: build the engine, call one use case, report what happened.
 
-Every op logs one structured line per URL and attaches its counters plus a table of per-URL
-outcomes to its output, so a backfill's runs show in the UI what each partition recorded, reused,
-skipped and why (DESIGN §7 "Run logs").
+Every op logs one structured line per URL to the run log *as the URL finishes* (the engine counts
+each outcome in its RunState; `OpRunState` hooks that count) and attaches its counters plus a table
+of per-URL outcomes to its output, so a backfill's runs show in the UI what each partition
+recorded, reused, skipped and why (DESIGN §7 "Run logs").
+
+No `from __future__ import annotations`: Dagster reads these annotations at decoration time.
 """
 
-from __future__ import annotations
-
+import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -22,7 +24,7 @@ from dagster import (
     op,
 )
 
-from social_recording.dagster_defs.config import ReconcileConfig, RecordTokensConfig, RetryConfig
+from social_recording.dagster_defs.config import ReconcileConfig, RecordTokensConfig, RetryConfig, TokenRef
 from social_recording.dagster_defs.engine import build_engine
 from social_recording.dagster_defs.resources import (
     DedupeGateResource,
@@ -33,79 +35,85 @@ from social_recording.dagster_defs.resources import (
     StoreResource,
     TrackerResource,
 )
-from social_recording.recording.url_recorder import RunState, UrlOutcome
+from social_recording.recording.processor import TokenOutcome, TokenStatus
+from social_recording.recording.url_recorder import EngineOutcome, RunState, UrlOutcome
 
 OUTCOME_COLUMNS = ("token", "url", "platform", "status", "attempted", "reused", "waited_ms", "took_ms", "detail")
 MAX_TABLE_ROWS = 500
+"""The UI table stays readable; the counters always cover every URL."""
 
-_SCHEMA = TableSchema(
-    columns=[
-        TableColumn("token", "string"),
-        TableColumn("url", "string"),
-        TableColumn("platform", "string"),
-        TableColumn("status", "string"),
-        TableColumn("attempted", "bool"),
-        TableColumn("reused", "bool"),
-        TableColumn("waited_ms", "float"),
-        TableColumn("took_ms", "float"),
-        TableColumn("detail", "string"),
-    ]
-)
+_COLUMN_TYPES = {"attempted": "bool", "reused": "bool", "waited_ms": "float", "took_ms": "float"}
+OUTCOME_SCHEMA = TableSchema(columns=[TableColumn(c, _COLUMN_TYPES.get(c, "string")) for c in OUTCOME_COLUMNS])
+_WARN = (EngineOutcome.FAILED, EngineOutcome.INVALID_URL, EngineOutcome.LOST)
 
 
-def outcome_row(o: UrlOutcome) -> dict[str, Any]:
-    return {
-        "token": o.token,
-        "url": o.url,
-        "platform": str(o.platform) if o.platform is not None else "",
-        "status": str(o.status),
-        "attempted": bool(o.attempted),
-        "reused": bool(o.reused),
-        "waited_ms": round(float(o.waited_ms), 1),
-        "took_ms": round(float(o.took_ms), 1),
-        "detail": o.detail or "",
-    }
+def kv_line(event: str, fields: Mapping[str, Any]) -> str:
+    """`event key=value ...`; values with spaces or quotes are quoted (greppable, one line)."""
+    parts = [event]
+    for key, value in fields.items():
+        text = "" if value is None else str(value)
+        if not text or any(c.isspace() for c in text) or '"' in text:
+            text = '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+        parts.append(f"{key}={text}")
+    return " ".join(parts)
 
 
-def log_outcomes(context: OpExecutionContext, outcomes: Iterable[UrlOutcome]) -> None:
-    """One structured line per URL (key=value, greppable)."""
-    for o in outcomes:
-        row = outcome_row(o)
-        context.log.info("url_outcome " + " ".join(f"{k}={row[k]}" for k in OUTCOME_COLUMNS))
+class OpRunState(RunState):
+    """The engine's per-run state, plus one run-log line per URL the moment its outcome is counted.
+
+    The engine calls `note` exactly once per URL outcome (from its worker threads), so this gives
+    the live per-URL log without the engine knowing Dagster. A logging failure never disturbs
+    recording.
+    """
+
+    def __init__(self, context: OpExecutionContext) -> None:
+        super().__init__()
+        self._context_log = context.log
+        self._log_lock = threading.Lock()
+        self.logged = 0
+
+    def note(self, outcome: UrlOutcome) -> None:
+        super().note(outcome)
+        try:
+            line = kv_line("url_outcome", outcome.as_row())
+            with self._log_lock:
+                if outcome.status in _WARN:
+                    self._context_log.warning(line)
+                else:
+                    self._context_log.info(line)
+                self.logged += 1
+        except Exception:  # pragma: no cover - the run log must never break a recording
+            pass
 
 
 def outcome_metadata(counters: Mapping[str, Any], outcomes: Sequence[UrlOutcome]) -> dict[str, Any]:
-    status_counts = Counter(str(o.status) for o in outcomes)
+    """Counters as typed metadata, URL status counts, and the per-URL table (capped)."""
     meta: dict[str, Any] = {}
     for key, value in counters.items():
         if isinstance(value, bool) or value is None:
             meta[key] = MetadataValue.text(str(value))
-        elif isinstance(value, int | float):
-            meta[key] = value
+        elif isinstance(value, int):
+            meta[key] = MetadataValue.int(value)
+        elif isinstance(value, float):
+            meta[key] = MetadataValue.float(value)
         else:
             meta[key] = MetadataValue.text(str(value))
-    meta["url_status_counts"] = MetadataValue.json(dict(sorted(status_counts.items())))
-    meta["urls_reused"] = sum(1 for o in outcomes if o.reused)
-    meta["urls_called"] = sum(1 for o in outcomes if o.attempted)
-    rows = [TableRecord(outcome_row(o)) for o in outcomes[:MAX_TABLE_ROWS]]
-    meta["url_outcomes"] = MetadataValue.table(records=rows, schema=_SCHEMA)
+    meta["url_status_counts"] = MetadataValue.json(dict(sorted(Counter(str(o.status) for o in outcomes).items())))
+    meta["urls_called"] = MetadataValue.int(sum(1 for o in outcomes if o.attempted))
+    meta["urls_reused"] = MetadataValue.int(sum(1 for o in outcomes if o.reused))
+    rows = [TableRecord(o.as_row()) for o in outcomes[:MAX_TABLE_ROWS]]
+    meta["url_outcomes"] = MetadataValue.table(records=rows, schema=OUTCOME_SCHEMA)
     if len(outcomes) > MAX_TABLE_ROWS:
-        meta["url_outcomes_truncated"] = len(outcomes) - MAX_TABLE_ROWS
+        meta["url_outcomes_truncated"] = MetadataValue.int(len(outcomes) - MAX_TABLE_ROWS)
     return meta
 
 
-RESOURCE_KEYS = dict(
-    store="store",
-    locks="locks",
-    gate="dedupe_gate",
-    writer="graph_writer",
-    tracker="tracker",
-    platforms="platforms",
-    policy="policy",
-)
+def _report(context: OpExecutionContext, name: str, counters: dict[str, Any], outcomes: Sequence[UrlOutcome]) -> Output[dict[str, Any]]:
+    context.log.info(kv_line(f"{name}_done", counters))
+    return Output(counters, metadata=outcome_metadata(counters, outcomes))
 
 
-@op(description="Record tokens of the partition's day that we never saw (token axis, DESIGN §7).")
+@op(description="Record tokens of the partition's UTC day that we never saw (token axis, DESIGN §7).")
 def reconcile_window(
     context: OpExecutionContext,
     config: ReconcileConfig,
@@ -123,11 +131,12 @@ def reconcile_window(
         tracker=tracker, platforms=platforms, policy=policy,
     )
     min_af = config.min_af_count or policy.af_investor_threshold
-    context.log.info(
-        f"reconcile partition={context.partition_key} window=[{window.start.isoformat()}, "
-        f"{window.end.isoformat()}) min_af_count={min_af} limit={config.limit} "
-        f"deadline_seconds={config.deadline_seconds} max_workers={config.max_workers}"
-    )
+    context.log.info(kv_line("reconcile_start", {
+        "partition": context.partition_key, "start": window.start.isoformat(), "end": window.end.isoformat(),
+        "min_af_count": min_af, "limit": config.limit, "deadline_seconds": config.deadline_seconds,
+        "max_workers": config.max_workers,
+    }))
+    run = OpRunState(context)
     outcome = engine.reconcile.reconcile(
         window.start,
         window.end,
@@ -136,11 +145,11 @@ def reconcile_window(
         limit=config.limit,
         deadline_seconds=config.deadline_seconds,
         max_workers=config.max_workers,
+        run=run,
     )
-    counters = outcome.counters()
-    log_outcomes(context, outcome.url_outcomes)
-    context.log.info("reconcile done " + " ".join(f"{k}={v}" for k, v in counters.items()))
-    return Output(counters, metadata=outcome_metadata(counters, outcome.url_outcomes))
+    if outcome.skipped:
+        context.log.info(f"reconcile of {context.partition_key} skipped: {outcome.skipped} (another run holds its lock)")
+    return _report(context, "reconcile", dict(outcome.metadata()), outcome.url_outcomes)
 
 
 @op(description="Re-attempt URLs that are not converged (URL axis, DESIGN §7). `ok` is never reopened.")
@@ -160,10 +169,12 @@ def retry_urls(
         tracker=tracker, platforms=platforms, policy=policy,
     )
     statuses = config.fetch_statuses()
-    context.log.info(
-        f"retry statuses={[s.value for s in statuses]} token_addresses={config.token_addresses} "
-        f"limit={config.limit} min_interval_minutes={config.min_interval_minutes}"
-    )
+    context.log.info(kv_line("retry_start", {
+        "statuses": ",".join(s.value for s in statuses), "token_addresses": len(config.token_addresses or []),
+        "limit": config.limit, "min_interval_minutes": config.min_interval_minutes,
+        "deadline_seconds": config.deadline_seconds, "max_workers": config.max_workers,
+    }))
+    run = OpRunState(context)
     outcome = engine.retry.retry(
         statuses=statuses,
         token_addresses=config.token_addresses,
@@ -171,11 +182,22 @@ def retry_urls(
         min_interval_minutes=config.min_interval_minutes,
         deadline_seconds=config.deadline_seconds,
         max_workers=config.max_workers,
+        run=run,
     )
-    counters = outcome.counters()
-    log_outcomes(context, outcome.url_outcomes)
-    context.log.info("retry done " + " ".join(f"{k}={v}" for k, v in counters.items()))
-    return Output(counters, metadata=outcome_metadata(counters, outcome.url_outcomes))
+    if outcome.skipped:
+        context.log.info(f"retry skipped: {outcome.skipped} (another retry run holds the job lock)")
+    return _report(context, "retry", dict(outcome.metadata()), outcome.url_outcomes)
+
+
+def live_counters(results: Sequence[TokenOutcome], outcomes: Sequence[UrlOutcome]) -> dict[str, Any]:
+    by_status = Counter(r.status.value for r in results)
+    counters: dict[str, Any] = {
+        "tokens": len(results),
+        "created": sum(1 for r in results if r.created),
+        **{f"tokens_{s.value}": by_status.get(s.value, 0) for s in TokenStatus},
+    }
+    counters.update({f"urls_{k}": v for k, v in sorted(Counter(str(o.status) for o in outcomes).items())})
+    return counters
 
 
 @op(description="Record a batch of freshly traded tokens launched by token_flow_sensor (live path).")
@@ -194,18 +216,19 @@ def record_tokens(
         store=store, locks=locks, gate=dedupe_gate, writer=graph_writer,
         tracker=tracker, platforms=platforms, policy=policy,
     )
-    run = RunState()
-    tokens = list(config.tokens)
-    context.log.info(f"live batch of {len(tokens)} tokens")
+    tokens = list(dict((t.address, t) for t in config.tokens).values())  # one unit per address
+    context.log.info(kv_line("live_start", {"tokens": len(tokens), "max_workers": config.max_workers}))
+    run = OpRunState(context)
 
-    def one(ref: Any) -> Any:
+    def one(ref: TokenRef) -> TokenOutcome:
         return engine.processor.record(ref.address, ref.symbol or None, run)
 
-    with ThreadPoolExecutor(max_workers=min(config.max_workers, max(1, len(tokens)))) as pool:
+    with ThreadPoolExecutor(max_workers=min(config.max_workers, max(1, len(tokens))),
+                            thread_name_prefix="live") as pool:
         results = list(pool.map(one, tokens))
-    outcomes = [o for r in results for o in r.url_outcomes]
-    token_status = Counter(str(r.status) for r in results)
-    counters: dict[str, Any] = {"tokens": len(tokens), **{f"tokens_{k}": v for k, v in sorted(token_status.items())}}
-    log_outcomes(context, outcomes)
-    context.log.info("live done " + " ".join(f"{k}={v}" for k, v in counters.items()))
-    return Output(counters, metadata=outcome_metadata(counters, outcomes))
+    for r in results:
+        if r.status in (TokenStatus.FAILED, TokenStatus.LOST):
+            context.log.warning(kv_line("token_outcome", {"token": r.address, "status": r.status.value,
+                                                          "detail": r.detail}))
+    outcomes = [o for r in results for o in r.urls]
+    return _report(context, "live", live_counters(results, outcomes), outcomes)

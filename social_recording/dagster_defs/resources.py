@@ -1,19 +1,28 @@
 """Dagster resources: the thin shell around the plain-Python engine (DESIGN §1, §10).
 
-Each resource is a `ConfigurableResource`, built once per run process (`setup_for_execution`) and
-closed after (`teardown_after_execution`); sensors build them lazily through `get()`. Values that
-can carry secrets come from `EnvVar` in definitions.py, so the UI never shows them.
+Each resource is a `ConfigurableResource` whose live objects (store, lock manager, HTTP clients,
+the sandbox transport) are built once per run process in `setup_for_execution` and closed in
+`teardown_after_execution`; nothing connects when the code location is loaded. Sensors get the
+same lifecycle per evaluation.
+
+The store and the upstream are shared by the resources that depend on them: definitions.py
+registers them as top-level *partial* resources (`configure_at_launch(...)` with every value
+given), which Dagster resolves to the one initialised top-level instance; a fully configured
+nested resource would be initialised a second time, with its own connections.
+
+Values that can carry secrets (store/lock URLs with passwords, API keys) are passed as `EnvVar`s,
+so the UI and every repr show the variable's name only; `__repr_args__` masks anything else that
+looks secret once the values are resolved inside a run.
 """
 
-from __future__ import annotations
-
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
-from dagster import ConfigurableResource, InitResourceContext
+from dagster import ConfigurableResource, EnvVar, InitResourceContext, ResourceDependency
 from pydantic import PrivateAttr, SecretStr
 
 from social_recording.locks import open_lock_manager
@@ -22,7 +31,7 @@ from social_recording.platforms.base import GeneratorRegistry, ProviderKeys
 from social_recording.platforms.registry import build_registry
 from social_recording.recording.gate import DedupeGate
 from social_recording.recording.writer import GraphWriter
-from social_recording.store import open_store
+from social_recording.store import mask_url_password, open_store
 from social_recording.store.base import Store
 from social_recording.upstream.profile import TokenProfileReader
 from social_recording.upstream.shortlinks import ShortlinkResolver
@@ -30,10 +39,29 @@ from social_recording.upstream.tracker import TrackerClient
 
 SANDBOX_API_KEY = "sandbox-key"
 """The sandbox accepts any non-empty key; this one is no secret."""
+SANDBOX_AF_GROUP = "sandbox"
+UPSTREAM_MODES = ("sandbox", "live")
+_SECRET_HINTS = ("key", "token", "password", "secret")
 
 
-class StoreResource(ConfigurableResource):
-    """The Store (SQLite file by default, MongoDB in production)."""
+class _SafeRepr:
+    """Mixin: an `EnvVar` shows as its name; a secret-looking field's resolved value as `***`; URLs
+    with `user:password@` masked. Keeps resolved run-time copies as safe to print as definitions."""
+
+    def __repr_args__(self) -> Any:
+        for name, value in super().__repr_args__():  # type: ignore[misc]
+            if isinstance(value, EnvVar) or value is None:
+                yield name, value
+            elif name and any(h in name for h in _SECRET_HINTS):
+                yield name, "***"
+            elif isinstance(value, str) and "://" in value:
+                yield name, mask_url_password(value)
+            else:
+                yield name, value
+
+
+class StoreResource(_SafeRepr, ConfigurableResource):
+    """The Store (SQLite file by default, MongoDB in production); opened once per run process."""
 
     store_url: str
 
@@ -53,7 +81,7 @@ class StoreResource(ConfigurableResource):
         return self._store
 
 
-class LockManagerResource(ConfigurableResource):
+class LockManagerResource(_SafeRepr, ConfigurableResource):
     """Token, URL and job locks (Redis in production, the SQLite file by default)."""
 
     lock_url: str
@@ -74,26 +102,31 @@ class LockManagerResource(ConfigurableResource):
         return self._locks
 
 
-class DedupeGateResource(ConfigurableResource):
+class DedupeGateResource(_SafeRepr, ConfigurableResource):
     """The dedupe gate over the shared store (seed 002)."""
 
-    store: StoreResource
+    store: ResourceDependency[StoreResource]
 
     def get(self) -> DedupeGate:
         return DedupeGate(self.store.get())
 
 
-class GraphWriterResource(ConfigurableResource):
+class GraphWriterResource(_SafeRepr, ConfigurableResource):
     """The graph writer over the shared store (DESIGN §6)."""
 
-    store: StoreResource
+    store: ResourceDependency[StoreResource]
 
     def get(self) -> GraphWriter:
         return GraphWriter(self.store.get())
 
 
-class UpstreamResource(ConfigurableResource):
-    """Where HTTP goes: the real internet (`live`) or the deterministic sandbox (DESIGN §9)."""
+class UpstreamResource(_SafeRepr, ConfigurableResource):
+    """Where HTTP goes: the real internet (`live`) or the deterministic sandbox (DESIGN §9).
+
+    In sandbox mode one `SandboxTransport` serves the tracker, the shortlink resolver and every
+    generator of the run, appending to the ledger; its call counters (`flaky:N`) live in a state
+    file beside the ledger, so they hold across runs and processes.
+    """
 
     mode: str = "sandbox"
     sandbox_scenario: str | None = None
@@ -101,98 +134,154 @@ class UpstreamResource(ConfigurableResource):
 
     _transport: httpx.BaseTransport | None = PrivateAttr(default=None)
 
+    def setup_for_execution(self, context: InitResourceContext) -> None:
+        self.transport()
+
+    def teardown_after_execution(self, context: InitResourceContext) -> None:
+        if self._transport is not None:
+            self._transport.close()
+            self._transport = None
+
     def is_sandbox(self) -> bool:
-        if self.mode not in ("sandbox", "live"):
+        if self.mode not in UPSTREAM_MODES:
             raise ValueError(f"SOCIAL_RECORDING_UPSTREAM must be 'sandbox' or 'live', got {self.mode!r}")
         return self.mode == "sandbox"
 
     def transport(self) -> httpx.BaseTransport | None:
+        """The sandbox transport, or None for the real network."""
         if not self.is_sandbox():
             return None
         if self._transport is None:
-            from social_recording.sandbox import DEMO_SCENARIO_PATH, Ledger, SandboxTransport, load_scenario
+            from social_recording.sandbox.ledger import Ledger
+            from social_recording.sandbox.scenario import DEMO_SCENARIO_PATH, load_scenario
+            from social_recording.sandbox.transport import SandboxTransport
 
             scenario = load_scenario(Path(self.sandbox_scenario or DEMO_SCENARIO_PATH))
-            ledger_path = Path(self.sandbox_ledger or ".social_recording/sandbox-ledger.jsonl")
-            self._transport = SandboxTransport(scenario, Ledger(ledger_path))
+            ledger = Ledger(Path(self.sandbox_ledger or ".social_recording/sandbox-ledger.jsonl"))
+            self._transport = SandboxTransport(scenario, ledger)
         return self._transport
 
     def resolve_host(self) -> Callable[[str], Sequence[str]] | None:
+        """The sandbox's DNS (every host public) so the shortlink SSRF check needs no resolver."""
         if not self.is_sandbox():
             return None
-        from social_recording.sandbox import sandbox_resolve_host
+        from social_recording.sandbox.transport import sandbox_resolve_host
 
         return sandbox_resolve_host
 
-    def sleep(self) -> Callable[[float], None]:
-        return time.sleep
+    def tracker_base_url(self) -> str:
+        from social_recording.sandbox.transport import TRACKER_BASE_URL
+
+        return TRACKER_BASE_URL
 
 
-class TrackerResource(ConfigurableResource):
-    """The in-house tracker: range queries (reconcile, live sensor) and token info (profile reader)."""
+class TrackerResource(_SafeRepr, ConfigurableResource):
+    """The in-house tracker: range queries (reconcile, live sensor) and token info (profile reader).
 
-    upstream: UpstreamResource
+    The client and the shortlink resolver are built once per process and closed after.
+    """
+
+    upstream: ResourceDependency[UpstreamResource]
     tracker_url: str | None = None
     api_key: str | None = None
     af_group_ids: list[str] = []
 
-    def client(self) -> TrackerClient:
-        if self.upstream.is_sandbox():
-            from social_recording.sandbox import TRACKER_BASE_URL
+    _client: TrackerClient | None = PrivateAttr(default=None)
+    _resolver: ShortlinkResolver | None = PrivateAttr(default=None)
 
-            base = self.tracker_url or TRACKER_BASE_URL
-            key = self.api_key or SANDBOX_API_KEY
-            groups = self.af_group_ids or ["sandbox"]
-        else:
-            if not self.tracker_url:
-                raise ValueError("SOCIAL_RECORDING_TRACKER_URL is required when SOCIAL_RECORDING_UPSTREAM=live")
-            if not self.af_group_ids:
-                raise ValueError("SOCIAL_RECORDING_AF_GROUP_IDS is required when SOCIAL_RECORDING_UPSTREAM=live")
-            base, key, groups = self.tracker_url, self.api_key, self.af_group_ids
-        return TrackerClient(
-            base,
-            SecretStr(key) if key else None,
-            groups,
-            transport=self.upstream.transport(),
-        )
+    def setup_for_execution(self, context: InitResourceContext) -> None:
+        self.client()
+
+    def teardown_after_execution(self, context: InitResourceContext) -> None:
+        for closable in (self._client, self._resolver):
+            if closable is not None:
+                with contextlib.suppress(Exception):
+                    closable.close()
+        self._client = None
+        self._resolver = None
+
+    def client(self) -> TrackerClient:
+        if self._client is None:
+            if self.upstream.is_sandbox():
+                base = self.tracker_url or self.upstream.tracker_base_url()
+                key = self.api_key or SANDBOX_API_KEY
+                groups = list(self.af_group_ids) or [SANDBOX_AF_GROUP]
+            else:
+                if not self.tracker_url:
+                    raise ValueError(
+                        "SOCIAL_RECORDING_TRACKER_URL is required when SOCIAL_RECORDING_UPSTREAM=live"
+                    )
+                if not self.af_group_ids:
+                    raise ValueError(
+                        "SOCIAL_RECORDING_AF_GROUP_IDS is required when SOCIAL_RECORDING_UPSTREAM=live"
+                    )
+                base, key, groups = self.tracker_url, self.api_key, list(self.af_group_ids)
+            self._client = TrackerClient(
+                base, SecretStr(key) if key else None, groups, transport=self.upstream.transport()
+            )
+        return self._client
+
+    def resolver(self) -> ShortlinkResolver:
+        if self._resolver is None:
+            kwargs: dict[str, Any] = {"transport": self.upstream.transport()}
+            resolve_host = self.upstream.resolve_host()
+            if resolve_host is not None:
+                kwargs["resolve_host"] = resolve_host
+            self._resolver = ShortlinkResolver(**kwargs)
+        return self._resolver
 
     def profile_reader(self) -> TokenProfileReader:
-        kwargs: dict[str, Any] = {"transport": self.upstream.transport()}
-        resolver_fn = self.upstream.resolve_host()
-        if resolver_fn is not None:
-            kwargs["resolve_host"] = resolver_fn
-        return TokenProfileReader(self.client(), ShortlinkResolver(**kwargs))
+        return TokenProfileReader(self.client(), self.resolver())
 
 
-class PlatformsResource(ConfigurableResource):
-    """The platform generator registry (real clients; sandbox transport in dev)."""
+class PlatformsResource(_SafeRepr, ConfigurableResource):
+    """The platform generator registry: real clients, on the sandbox transport in sandbox mode."""
 
-    upstream: UpstreamResource
+    upstream: ResourceDependency[UpstreamResource]
     twitterapi_io_key: str | None = None
     apify_token: str | None = None
     youtube_api_key: str | None = None
     github_token: str | None = None
     urlscan_api_key: str | None = None
 
+    _registry: GeneratorRegistry | None = PrivateAttr(default=None)
+
+    def setup_for_execution(self, context: InitResourceContext) -> None:
+        self.registry()
+
+    def teardown_after_execution(self, context: InitResourceContext) -> None:
+        if self._registry is not None:
+            for platform in list(self._registry):
+                close = getattr(self._registry.get(platform), "close", None)
+                if callable(close):
+                    with contextlib.suppress(Exception):
+                        close()
+            self._registry = None
+
     def registry(self) -> GeneratorRegistry:
-        def secret(value: str | None) -> SecretStr | None:
-            if value:
-                return SecretStr(value)
-            return SecretStr(SANDBOX_API_KEY) if self.upstream.is_sandbox() else None
+        if self._registry is None:
+            sandbox = self.upstream.is_sandbox()
 
-        keys = ProviderKeys(
-            twitterapi_io_key=secret(self.twitterapi_io_key),
-            apify_token=secret(self.apify_token),
-            youtube_api_key=secret(self.youtube_api_key),
-            github_token=secret(self.github_token) if self.github_token else None,
-            urlscan_api_key=secret(self.urlscan_api_key),
-        )
-        return build_registry(keys, transport=self.upstream.transport())
+            def secret(value: str | None, *, sandbox_default: bool = True) -> SecretStr | None:
+                if value:
+                    return SecretStr(value)
+                return SecretStr(SANDBOX_API_KEY) if sandbox and sandbox_default else None
+
+            keys = ProviderKeys(
+                twitterapi_io_key=secret(self.twitterapi_io_key),
+                apify_token=secret(self.apify_token),
+                youtube_api_key=secret(self.youtube_api_key),
+                github_token=secret(self.github_token, sandbox_default=False),  # optional at GitHub too
+                urlscan_api_key=secret(self.urlscan_api_key),
+            )
+            self._registry = build_registry(keys, transport=self.upstream.transport(), sleep=time.sleep)
+        return self._registry
 
 
-class RecordingPolicyResource(ConfigurableResource):
+class RecordingPolicyResource(_SafeRepr, ConfigurableResource):
     """Switches that decide spending and convergence (DESIGN §10)."""
 
     enable_paid: bool = False
     max_attempts: int = 5
     af_investor_threshold: int = 3
+

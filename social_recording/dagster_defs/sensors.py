@@ -1,13 +1,15 @@
-"""The retry schedule and the two sensors (DESIGN §7). Deterministic run keys from the work item."""
+"""The retry schedule and the two sensors (DESIGN §7). Deterministic run keys from the work item.
 
-from __future__ import annotations
+No `from __future__ import annotations`: Dagster reads the sensors' resource annotations.
+"""
 
 import hashlib
 import json
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from dagster import (
     DagsterRunStatus,
@@ -25,17 +27,27 @@ from dagster import (
     sensor,
 )
 
-from social_recording.dagster_defs.config import RecordTokensConfig, RetryConfig, TokenRef
+from social_recording.dagster_defs.config import RecordTokensConfig, RetryableStatus, RetryConfig, TokenRef
+from social_recording.dagster_defs.jobs import JOB_TAG
 from social_recording.dagster_defs.resources import RecordingPolicyResource, StoreResource, TrackerResource
 from social_recording.domain.policy import backoff_passed
-from social_recording.domain.status import RETRYABLE
+from social_recording.domain.status import FetchStatus
+from social_recording.store.base import Store
+from social_recording.upstream.tracker import TrackedToken
 
 LIVE_BATCH_SIZE = 20
 LIVE_INITIAL_LOOKBACK = timedelta(hours=1)
+"""First evaluation ever (no cursor): look this far back; older tokens are reconcile's job."""
+LIVE_MAX_LOOKBACK = timedelta(days=2)
+"""A cursor older than this (sensor stopped for days) is clamped: the gap is reconcile's job
+(daily partitions), and an evaluation must not page through weeks every 30 s."""
 LIVE_PAGE = timedelta(hours=6)
-LIVE_EVAL_BUDGET_S = 45.0
-"""Dagster gives a sensor evaluation 60 s; stop paging well before that."""
-LIVE_MAX_RUNS_PER_TICK = 50
+"""One tracker range query covers at most this much time, so a long gap is fetched in bounded pages."""
+LIVE_EVAL_BUDGET_S = 30.0
+"""Dagster gives a sensor evaluation 60 s; no new page starts after this many seconds (one tracker
+call may take up to ~18 s with its retries)."""
+LIVE_MAX_RUNS_PER_TICK = 25
+"""At most this many live runs (x LIVE_BATCH_SIZE tokens) per evaluation; the rest waits one tick."""
 RETRY_MIN_INTERVAL = timedelta(minutes=60)
 RETRY_SENSOR_SCAN_LIMIT = 5000
 ACTIVE_RUN_STATUSES = [
@@ -43,6 +55,7 @@ ACTIVE_RUN_STATUSES = [
     DagsterRunStatus.NOT_STARTED,
     DagsterRunStatus.STARTING,
     DagsterRunStatus.STARTED,
+    DagsterRunStatus.CANCELING,
 ]
 
 
@@ -69,17 +82,17 @@ class LiveCursor:
     at_ts: list[str] = field(default_factory=list)
 
     @classmethod
-    def parse(cls, raw: str | None) -> LiveCursor:
+    def parse(cls, raw: str | None) -> "LiveCursor":
         if not raw:
             return cls()
         try:
             data = json.loads(raw)
             ts = datetime.fromisoformat(data["ts"]) if data.get("ts") else None
-            if ts is not None and ts.tzinfo is None:
-                ts = ts.replace(tzinfo=UTC)
+            if ts is not None:
+                ts = ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
             return cls(ts=ts, at_ts=sorted(str(a) for a in data.get("at_ts", [])))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"token_flow_sensor cursor is not valid JSON {{ts, at_ts}}: {raw!r}") from exc
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"token_flow_sensor cursor is not JSON {{ts, at_ts}}: {raw[:200]!r}") from exc
 
     def dump(self) -> str:
         return json.dumps({"ts": self.ts.isoformat() if self.ts else None, "at_ts": sorted(self.at_ts)})
@@ -97,49 +110,84 @@ class LiveCursor:
             self.at_ts.append(address)
 
 
-def live_run_key(batch: list[Any]) -> str:
-    """Built from the batch's addresses and its window (first/last last_transfer_at): the same
-    batch always maps to the same key, so a re-evaluation never launches twice."""
-    first = min(t.last_transfer_at for t in batch).isoformat()
-    last = max(t.last_transfer_at for t in batch).isoformat()
+def live_run_key(batch: Sequence[TrackedToken]) -> str:
+    """From the batch's window (first/last last_transfer_at) and its addresses: the same batch always
+    maps to the same key, so a re-evaluation never launches it twice (Dagster drops a known key),
+    while a batch with any new token or a new trade gets a new key and is never dropped."""
+    stamps = [t.last_transfer_at for t in batch if t.last_transfer_at is not None]
+    first = min(stamps).isoformat() if stamps else "none"
+    last = max(stamps).isoformat() if stamps else "none"
     return f"live:{first}:{last}:{_digest(sorted(t.address for t in batch))}"
+
+
+@dataclass
+class LiveEvaluation:
+    run_requests: list[RunRequest]
+    cursor: LiveCursor
+    notes: list[str]
+    scanned: int = 0
+    pages: int = 0
+
+
+class LiveRangeSource(Protocol):
+    """What the sensor needs of the tracker client (TrackerClient; a fake in unit tests)."""
+
+    def tokens_in_range(self, start: datetime, end: datetime) -> Sequence[TrackedToken]: ...
 
 
 def evaluate_token_flow(
     cursor: LiveCursor,
-    tracker: TrackerResource,
+    tracker: LiveRangeSource,
     threshold: int,
     now: datetime,
     *,
     budget_s: float = LIVE_EVAL_BUDGET_S,
-    clock: Any = time.monotonic,
-) -> tuple[list[RunRequest], LiveCursor, list[str]]:
-    """Page the tracker from the cursor to now; return run requests, the advanced cursor and notes."""
-    client = tracker.client()
+    max_runs: int = LIVE_MAX_RUNS_PER_TICK,
+    clock: Callable[[], float] = time.monotonic,
+) -> LiveEvaluation:
+    """Page the tracker from the cursor to `now`; return run requests and the cursor advanced past
+    exactly the tokens launched. Stops paging once enough tokens for `max_runs` batches are known
+    or the time budget is used; what is left is fetched again next tick from the cursor."""
     started = clock()
-    start = cursor.ts or (now - LIVE_INITIAL_LOOKBACK)
     notes: list[str] = []
-    fresh: dict[str, Any] = {}
+    floor = now - LIVE_MAX_LOOKBACK
+    if cursor.ts is None:
+        start = now - LIVE_INITIAL_LOOKBACK
+    elif cursor.ts < floor:
+        start = floor
+        notes.append(f"cursor {cursor.ts.isoformat()} is older than {LIVE_MAX_LOOKBACK}; tokens traded "
+                     f"before {floor.isoformat()} are left to reconcile_job")
+    else:
+        start = cursor.ts
+    cap = max_runs * LIVE_BATCH_SIZE
+    fresh: dict[str, TrackedToken] = {}
+    scanned = pages = 0
     page_start = start
     while page_start < now:
-        if clock() - started > budget_s:
-            notes.append(f"evaluation budget used; paged up to {page_start.isoformat()}")
+        if pages and clock() - started > budget_s:
+            notes.append(f"evaluation budget of {budget_s:g}s used; paged up to {page_start.isoformat()}")
             break
         page_end = min(page_start + LIVE_PAGE, now)
-        for t in client.tokens_in_range(page_start, page_end):
-            if t.investor_count < threshold or cursor.already_launched(t.address, t.last_transfer_at):
+        page = tracker.tokens_in_range(page_start, page_end)
+        pages += 1
+        scanned += len(page)
+        for t in page:
+            ts = t.last_transfer_at
+            if ts is None or t.investor_count < threshold or cursor.already_launched(t.address, ts):
                 continue
             prev = fresh.get(t.address)
-            if prev is None or t.last_transfer_at > prev.last_transfer_at:
+            if prev is None or (prev.last_transfer_at is not None and ts > prev.last_transfer_at):
                 fresh[t.address] = t
         page_start = page_end
+        if len(fresh) >= cap:
+            break
     ordered = sorted(fresh.values(), key=lambda t: (t.last_transfer_at, t.address))
+    if len(ordered) > cap:
+        notes.append(f"{len(ordered) - cap} tokens left for the next evaluation")
+        ordered = ordered[:cap]
     requests: list[RunRequest] = []
     new_cursor = LiveCursor(cursor.ts, list(cursor.at_ts))
     for i in range(0, len(ordered), LIVE_BATCH_SIZE):
-        if len(requests) >= LIVE_MAX_RUNS_PER_TICK:
-            notes.append(f"{len(ordered) - i} tokens left for the next tick")
-            break
         batch = ordered[i : i + LIVE_BATCH_SIZE]
         config = RecordTokensConfig(tokens=[TokenRef(address=t.address, symbol=t.symbol or "") for t in batch])
         requests.append(
@@ -150,8 +198,9 @@ def evaluate_token_flow(
             )
         )
         for t in batch:
+            assert t.last_transfer_at is not None
             new_cursor.advance(t.address, t.last_transfer_at)
-    return requests, new_cursor, notes
+    return LiveEvaluation(requests, new_cursor, notes, scanned, pages)
 
 
 def make_token_flow_sensor(job: JobDefinition, status: DefaultSensorStatus) -> SensorDefinition:
@@ -160,37 +209,60 @@ def make_token_flow_sensor(job: JobDefinition, status: DefaultSensorStatus) -> S
         job=job,
         minimum_interval_seconds=30,
         default_status=status,
-        description="Polls the tracker for freshly traded tokens and launches live_tokens_job per batch.",
+        description="Polls the tracker for freshly traded tokens and launches live_tokens_job per batch "
+        f"(<= {LIVE_BATCH_SIZE} tokens). Cursor: the last last_transfer_at launched.",
     )
     def token_flow_sensor(
         context: SensorEvaluationContext, tracker: TrackerResource, policy: RecordingPolicyResource
     ) -> SensorResult | SkipReason:
         cursor = LiveCursor.parse(context.cursor)
         now = datetime.now(UTC)
-        requests, new_cursor, notes = evaluate_token_flow(cursor, tracker, policy.af_investor_threshold, now)
-        for note in notes:
+        result = evaluate_token_flow(cursor, tracker.client(), policy.af_investor_threshold, now)
+        for note in result.notes:
             context.log.info(note)
-        if not requests:
-            since = cursor.ts.isoformat() if cursor.ts else (now - LIVE_INITIAL_LOOKBACK).isoformat()
-            return SkipReason(f"no new tokens with >= {policy.af_investor_threshold} AF investors since {since}")
-        return SensorResult(run_requests=requests, cursor=new_cursor.dump())
+        if not result.run_requests:
+            since = (cursor.ts or now - LIVE_INITIAL_LOOKBACK).isoformat()
+            return SkipReason(
+                f"no new token with >= {policy.af_investor_threshold} AF investors traded since {since} "
+                f"({result.scanned} scanned in {result.pages} page(s))"
+            )
+        context.log.info(f"launching {len(result.run_requests)} live run(s); cursor -> {result.cursor.dump()}")
+        return SensorResult(run_requests=result.run_requests, cursor=result.cursor.dump())
 
     return token_flow_sensor
 
 
 # --------------------------------------------------------------------------- retry
 
+SENSOR_RETRY_STATUSES = (FetchStatus.ERROR, FetchStatus.PENDING)
+"""What a retry can change by itself. `unsupported` changes only with a new generator and
+`skipped_paid` only when paid calls are enabled: launching for them every few minutes would be
+empty runs, so the sensor adds skipped_paid only when paid calls are on and leaves unsupported to
+the hourly schedule."""
 
-def retry_candidates(store: StoreResource, now: datetime) -> list[tuple[str, str, int, str | None]]:
-    """(token, url, attempts, attempted_at) of retryable URLs past their back-off."""
+
+def sensor_retry_statuses(enable_paid: bool) -> list[FetchStatus]:
+    return [*SENSOR_RETRY_STATUSES, *([FetchStatus.SKIPPED_PAID] if enable_paid else [])]
+
+
+def retry_candidates(
+    store: Store, statuses: Iterable[FetchStatus], now: datetime, min_interval: timedelta = RETRY_MIN_INTERVAL
+) -> list[tuple[str, str, int, str | None]]:
+    """(token, url, attempts, attempted_at) of URLs with one of `statuses` past their back-off."""
+    wanted = frozenset(statuses)
     out: list[tuple[str, str, int, str | None]] = []
-    docs = store.get().find_tokens_by_url_statuses(RETRYABLE, None, RETRY_SENSOR_SCAN_LIMIT)
-    for doc in docs:
+    for doc in store.find_tokens_by_url_statuses(wanted, None, RETRY_SENSOR_SCAN_LIMIT):
         for el in doc.social_urls:
-            if el.status in RETRYABLE and backoff_passed(el.attempted_at, now, RETRY_MIN_INTERVAL):
+            if el.status in wanted and backoff_passed(el.attempted_at, now, min_interval):
                 stamp = el.attempted_at.isoformat() if el.attempted_at else None
                 out.append((doc.address, el.url, el.attempts, stamp))
     return out
+
+
+def active_retry_run(context: SensorEvaluationContext, job_name: str) -> str | None:
+    """The status of a queued or running retry run, if any (DESIGN §7: never two at once)."""
+    records = context.instance.get_run_records(RunsFilter(job_name=job_name, statuses=ACTIVE_RUN_STATUSES), limit=1)
+    return records[0].dagster_run.status.value.lower() if records else None
 
 
 def make_retry_candidates_sensor(job: JobDefinition, status: DefaultSensorStatus) -> SensorDefinition:
@@ -199,21 +271,26 @@ def make_retry_candidates_sensor(job: JobDefinition, status: DefaultSensorStatus
         job=job,
         minimum_interval_seconds=300,
         default_status=status,
-        description="Launches retry_job when URLs past their back-off exist and no retry run is active.",
+        description="Launches retry_job when error/pending URLs (skipped_paid too when paid calls are on) "
+        "are past their back-off and no retry run is queued or running.",
     )
-    def retry_candidates_sensor(context: SensorEvaluationContext, store: StoreResource) -> RunRequest | SkipReason:
-        active = context.instance.get_run_records(RunsFilter(job_name="retry_job", statuses=ACTIVE_RUN_STATUSES), limit=1)
+    def retry_candidates_sensor(
+        context: SensorEvaluationContext, store: StoreResource, policy: RecordingPolicyResource
+    ) -> RunRequest | SkipReason:
+        active = active_retry_run(context, job.name)
         if active:
-            return SkipReason(f"a retry run is already {active[0].dagster_run.status.value.lower()}")
-        candidates = retry_candidates(store, datetime.now(UTC))
+            return SkipReason(f"a retry run is already {active}")
+        statuses = sensor_retry_statuses(policy.enable_paid)
+        candidates = retry_candidates(store.get(), statuses, datetime.now(UTC))
         if not candidates:
-            return SkipReason("no retryable URL is past its back-off")
-        # The key changes only when the candidates change (a new attempt stamps attempted_at), so a
-        # set that a retry cannot move (e.g. unsupported discord links) launches once, not forever.
+            return SkipReason(f"no {'/'.join(s.value for s in statuses)} URL is past its back-off")
+        # The key changes only when the candidates change (every real attempt stamps attempted_at),
+        # so a set that a retry cannot move launches once, not every evaluation.
+        config = RetryConfig(statuses=[RetryableStatus(s.value) for s in statuses])
         return RunRequest(
             run_key=f"retry:{_digest(sorted(candidates))}",
-            run_config=RunConfig(ops={"retry_urls": RetryConfig()}),
-            tags={"social_recording/candidate_urls": str(len(candidates))},
+            run_config=RunConfig(ops={"retry_urls": config}),
+            tags={"social_recording/candidate_urls": str(len(candidates)), JOB_TAG: "retry"},
         )
 
     return retry_candidates_sensor

@@ -18,7 +18,7 @@ from pydantic import SecretStr
 
 from social_recording.platforms.base import ErrorCode, ExternalFetchError
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
-from social_recording.platforms.shaping import as_dict, classify_error_text, first_str
+from social_recording.platforms.shaping import as_dict, classify_error_text, first_str, no_call_error
 
 APIFY_BASE = "https://api.apify.com/v2"
 APIFY_HOST = "api.apify.com"
@@ -78,7 +78,7 @@ class ApifyClient:
         402 / 403 "Monthly usage hard limit exceeded" -> CREDIT_EXHAUSTED, 429 -> RATE_LIMITED,
         408 (run exceeded its timeout) -> TIMEOUT, other 4xx/5xx and a non-array body -> UPSTREAM."""
         if not self._has_token:
-            raise ExternalFetchError(ErrorCode.UPSTREAM, "APIFY_TOKEN not set", attempted=False)
+            raise no_call_error(ErrorCode.UPSTREAM, "APIFY_TOKEN not set")
         resp = self.http.request(
             "POST",
             f"{APIFY_BASE}/acts/{actor}/run-sync-get-dataset-items",
@@ -156,6 +156,18 @@ def error_item_code(item: Mapping[str, Any]) -> ErrorCode | None:
     if code in (ErrorCode.NOT_FOUND, ErrorCode.TARGET_BLOCKED, ErrorCode.RATE_LIMITED):
         return code
     return ErrorCode.UPSTREAM
+
+
+def first_usable(items: list[dict[str, Any]], *, service: str, what: str) -> dict[str, Any]:
+    """The first item that is not an error item, for an actor run that fetches one target: an empty
+    dataset is NOT_FOUND; when every item is an error item, the first one maps by its text."""
+    if not items:
+        raise ExternalFetchError(ErrorCode.NOT_FOUND, f"{service}: {what} not found (empty dataset)")
+    for item in items:
+        if error_item_code(item) is None:
+            return item
+    code = error_item_code(items[0]) or ErrorCode.UPSTREAM
+    raise ExternalFetchError(code, f"{service}: {what}: {error_item_message(items[0])[:200]}")
 
 
 def error_item_message(item: Mapping[str, Any]) -> str:

@@ -41,7 +41,15 @@ from pydantic import BaseModel, Field
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
-from social_recording.platforms._b_kit import (
+from social_recording.platforms.base import (
+    ErrorCode,
+    GenerateContext,
+    GenerateResult,
+    Generator,
+    ProviderKeys,
+)
+from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
+from social_recording.platforms.shaping import (
     ROOT_REF,
     canonical_links,
     fetch_error,
@@ -54,14 +62,6 @@ from social_recording.platforms._b_kit import (
     website_link,
     zero_call,
 )
-from social_recording.platforms.base import (
-    ErrorCode,
-    GenerateContext,
-    GenerateResult,
-    Generator,
-    ProviderKeys,
-)
-from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
 
 API_BASE = "https://api.github.com"
 AUTH_HOSTS = frozenset({"api.github.com"})
@@ -310,7 +310,8 @@ def _repo_graph(repo: _Repo) -> SocialGraph:
                 "forks": repo.forks_count,
                 "open_issues": repo.open_issues_count,
                 "watchers": repo.subscribers_count,
-            }
+            },
+            commas=False,
         ),
     )
     account = SocialObject(
@@ -344,7 +345,8 @@ def _user_graph(user: _User) -> SocialGraph:
         outbound_urls=canonical_links([website_link(user.blog), twitter, *urls_in_text(user.bio)]),
         avatar_url=user.avatar_url,
         metrics=metrics(
-            {"followers": user.followers, "following": user.following, "public_repos": user.public_repos}
+            {"followers": user.followers, "following": user.following, "public_repos": user.public_repos},
+            commas=False,
         ),
     )
     return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, account=account)])

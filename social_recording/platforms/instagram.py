@@ -24,13 +24,8 @@ from typing import Any
 import httpx
 
 from social_recording.domain.graph import GraphGroup, SocialObject
-from social_recording.domain.urls import CanonicalUrl, Platform, parse_canonical
-from social_recording.platforms.apify import (
-    INSTAGRAM_ACTOR,
-    ApifyClient,
-    error_item_code,
-    error_item_message,
-)
+from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.platforms.apify import INSTAGRAM_ACTOR, ApifyClient, first_usable
 from social_recording.platforms.base import (
     ErrorCode,
     ExternalFetchError,
@@ -40,16 +35,18 @@ from social_recording.platforms.base import (
     ProviderKeys,
 )
 from social_recording.platforms.shaping import (
-    canonical_outbound,
+    ROOT_REF,
+    canonical_links,
     display_urls,
     finish,
     first_str,
     id_str,
-    links_in_text,
+    parse_for,
     pick_fields,
     pick_metrics,
     unrecognised_shape,
-    zero_call_result,
+    urls_in_text,
+    zero_call,
 )
 
 _CODE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -81,12 +78,10 @@ class InstagramGenerator:
         return f"InstagramGenerator({self._apify!r})"
 
     def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
-        parsed = parse_canonical(url)
-        if parsed.platform != Platform.INSTAGRAM:
-            raise ValueError(f"instagram generator received a {parsed.platform.value} URL: {url!r}")
+        parsed = parse_for(url, Platform.INSTAGRAM)
         kind, value = classify_instagram_url(parsed)
         if kind == "zero":
-            return zero_call_result(Platform.INSTAGRAM, parsed.url, value)
+            return zero_call(Platform.INSTAGRAM, parsed, value)
         if kind == "none":
             raise unrecognised_shape(Platform.INSTAGRAM, parsed.url)
         if kind == "profile":
@@ -95,21 +90,21 @@ class InstagramGenerator:
 
     def _post(self, url: str, subtype: str) -> GenerateResult:
         run = self._apify.run(INSTAGRAM_ACTOR, {"directUrls": [url], "resultsType": "posts", "resultsLimit": 1})
-        item = _first_usable(run.items, what=f"post {url}")
+        item = first_usable(run.items, service="instagram", what=f"post {url}")
         if id_str(item.get("id")) is None:
             raise ExternalFetchError(ErrorCode.NOT_FOUND, f"instagram: post {url} not found (item has no id)")
         if item.get("productType") == "clips":
             subtype = "reel"
-        return finish(lambda: [post_group(item, subtype)], run.requests)
+        return finish(lambda: [post_group(item, subtype)], requests=run.requests)
 
     def _profile(self, url: str, username: str) -> GenerateResult:
         run = self._apify.run(INSTAGRAM_ACTOR, {"directUrls": [url], "resultsType": "details", "resultsLimit": 1})
-        item = _first_usable(run.items, what=f"profile {username}")
+        item = first_usable(run.items, service="instagram", what=f"profile {username}")
         if item.get("private") is True:
             raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, f"instagram: profile {username} is private")
         if id_str(item.get("id")) is None:
             raise ExternalFetchError(ErrorCode.NOT_FOUND, f"instagram: profile {username} not found (no id)")
-        return finish(lambda: [GraphGroup(ref="root", account=profile_object(item))], run.requests)
+        return finish(lambda: [GraphGroup(ref=ROOT_REF, account=profile_object(item))], requests=run.requests)
 
 
 def classify_instagram_url(parsed: CanonicalUrl) -> tuple[str, str]:
@@ -137,16 +132,6 @@ def classify_instagram_url(parsed: CanonicalUrl) -> tuple[str, str]:
     return ("none", "")
 
 
-def _first_usable(items: list[dict[str, Any]], *, what: str) -> dict[str, Any]:
-    if not items:
-        raise ExternalFetchError(ErrorCode.NOT_FOUND, f"instagram: {what} not found (empty dataset)")
-    for item in items:
-        if error_item_code(item) is None:
-            return item
-    code = error_item_code(items[0]) or ErrorCode.UPSTREAM
-    raise ExternalFetchError(code, f"instagram: {what}: {error_item_message(items[0])[:200]}")
-
-
 def post_group(item: dict[str, Any], subtype: str) -> GraphGroup:
     media = [item.get("displayUrl"), item.get("videoUrl"), *(item.get("images") or [])]
     content = SocialObject(
@@ -154,7 +139,7 @@ def post_group(item: dict[str, Any], subtype: str) -> GraphGroup:
         platform_key=f"instagram:{id_str(item.get('id')) or ''}",
         subtype=subtype,
         fields=pick_fields(item, _POST_FIELDS),
-        outbound_urls=canonical_outbound(links_in_text(item.get("caption"))),
+        outbound_urls=canonical_links(urls_in_text(item.get("caption"))),
         media_urls=display_urls(media),
         metrics=pick_metrics(item, _POST_METRICS),
     )
@@ -166,20 +151,20 @@ def post_group(item: dict[str, Any], subtype: str) -> GraphGroup:
         account = SocialObject(
             platform=Platform.INSTAGRAM, platform_key=f"instagram:{owner_id}", subtype="user", fields=owner_fields
         )
-    return GraphGroup(ref="root", content=content, account=account)
+    return GraphGroup(ref=ROOT_REF, content=content, account=account)
 
 
 def profile_object(item: dict[str, Any]) -> SocialObject:
     links: list[object] = [item.get("externalUrl")]
     for extra in item.get("externalUrls") or []:
         links.append(extra.get("url") if isinstance(extra, dict) else extra)
-    links += links_in_text(item.get("biography"))
+    links += urls_in_text(item.get("biography"))
     return SocialObject(
         platform=Platform.INSTAGRAM,
         platform_key=f"instagram:{id_str(item.get('id')) or ''}",
         subtype="user",
         fields=pick_fields(item, _PROFILE_FIELDS),
-        outbound_urls=canonical_outbound(links),
+        outbound_urls=canonical_links(links),
         avatar_url=first_str(item.get("profilePicUrlHD"), item.get("profilePicUrl")),
         metrics=pick_metrics(item, _PROFILE_METRICS),
     )

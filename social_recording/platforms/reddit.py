@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 from social_recording.domain.graph import GraphGroup, SocialObject
-from social_recording.domain.urls import CanonicalUrl, Platform, parse_canonical
+from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.platforms.apify import REDDIT_ACTOR, ApifyClient, error_item_code, error_item_message
 from social_recording.platforms.base import (
     ErrorCode,
@@ -35,16 +35,18 @@ from social_recording.platforms.base import (
     ProviderKeys,
 )
 from social_recording.platforms.shaping import (
-    canonical_outbound,
+    ROOT_REF,
+    canonical_links,
     display_urls,
     finish,
     first_str,
     id_str,
-    links_in_text,
+    parse_for,
     pick_fields,
     pick_metrics,
     unrecognised_shape,
-    zero_call_result,
+    urls_in_text,
+    zero_call,
 )
 
 _SUB = re.compile(r"^[A-Za-z0-9_]{2,21}$")
@@ -73,12 +75,10 @@ class RedditGenerator:
         return f"RedditGenerator({self._apify!r})"
 
     def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
-        parsed = parse_canonical(url)
-        if parsed.platform != Platform.REDDIT:
-            raise ValueError(f"reddit generator received a {parsed.platform.value} URL: {url!r}")
+        parsed = parse_for(url, Platform.REDDIT)
         kind, value = classify_reddit_url(parsed)
         if kind == "zero":
-            return zero_call_result(Platform.REDDIT, parsed.url, value)
+            return zero_call(Platform.REDDIT, parsed, value)
         if kind == "none":
             raise unrecognised_shape(Platform.REDDIT, parsed.url)
         run = self._apify.run(REDDIT_ACTOR, {"startUrls": [{"url": parsed.url}], "maxItems": 1, "skipComments": True})
@@ -89,7 +89,7 @@ class RedditGenerator:
             post = _by_type(items, "post")
             if post is None or id_str(post.get("id")) is None:
                 raise _no_item(items, parsed.url)
-            return finish(lambda: [post_group(post)], run.requests)
+            return finish(lambda: [post_group(post)], requests=run.requests)
         if kind == "subreddit":
             return self._subreddit(items, value, parsed.url, run.requests)
         return self._user(items, value, parsed.url, run.requests)
@@ -97,23 +97,23 @@ class RedditGenerator:
     def _subreddit(self, items: list[dict[str, Any]], sub: str, url: str, requests: int) -> GenerateResult:
         community = _by_type(items, "community")
         if community is not None:
-            return finish(lambda: [GraphGroup(ref="root", venue=community_object(community, sub))], requests)
+            return finish(lambda: [GraphGroup(ref=ROOT_REF, venue=community_object(community, sub))], requests=requests)
         # No community item: a post of that subreddit still names it (same key either way).
         post = _by_type(items, "post")
         if post is not None and (first_str(post.get("parsedCommunityName")) or "").lower() == sub.lower():
-            return finish(lambda: [GraphGroup(ref="root", venue=subreddit_from_post(post))], requests)
+            return finish(lambda: [GraphGroup(ref=ROOT_REF, venue=subreddit_from_post(post))], requests=requests)
         raise _no_item(items, url)
 
     def _user(self, items: list[dict[str, Any]], name: str, url: str, requests: int) -> GenerateResult:
         user = _by_type(items, "user")
         if user is not None and first_str(user.get("username")) not in (None, *_DELETED):
-            return finish(lambda: [GraphGroup(ref="root", account=user_object(user))], requests)
+            return finish(lambda: [GraphGroup(ref=ROOT_REF, account=user_object(user))], requests=requests)
         post = _by_type(items, "post")
         if post is not None and (first_str(post.get("username")) or "").lower() == name.lower():
             username = str(post["username"])
             account = SocialObject(platform=Platform.REDDIT, platform_key=f"reddit-user:{username}", subtype="user",
                                    fields={"username": username})
-            return finish(lambda: [GraphGroup(ref="root", account=account)], requests)
+            return finish(lambda: [GraphGroup(ref=ROOT_REF, account=account)], requests=requests)
         raise _no_item(items, url)
 
 
@@ -165,14 +165,14 @@ def post_group(item: dict[str, Any]) -> GraphGroup:
     link = first_str(item.get("link"))
     if link and "reddit.com" not in link and "redd.it" not in link:
         links.append(link)
-    links += links_in_text(item.get("body"))
+    links += urls_in_text(item.get("body"))
     media = [*(item.get("imageUrls") or []), item.get("thumbnailUrl")]
     content = SocialObject(
         platform=Platform.REDDIT,
         platform_key=f"reddit:{id_str(item.get('id')) or ''}",
         subtype="post",
         fields=pick_fields(item, _POST_FIELDS),
-        outbound_urls=canonical_outbound(links),
+        outbound_urls=canonical_links(links),
         media_urls=display_urls(media),
         metrics=pick_metrics(item, _POST_METRICS),
     )
@@ -183,7 +183,7 @@ def post_group(item: dict[str, Any]) -> GraphGroup:
         account = SocialObject(platform=Platform.REDDIT, platform_key=f"reddit-user:{username}", subtype="user",
                                fields=fields)
     venue = subreddit_from_post(item) if first_str(item.get("parsedCommunityName")) else None
-    return GraphGroup(ref="root", content=content, account=account, venue=venue)
+    return GraphGroup(ref=ROOT_REF, content=content, account=account, venue=venue)
 
 
 def subreddit_from_post(item: dict[str, Any]) -> SocialObject:
@@ -207,7 +207,7 @@ def community_object(item: dict[str, Any], url_sub: str) -> SocialObject:
         platform_key=f"reddit-sub:{name.lower()}",
         subtype="subreddit",
         fields={"name": name, **pick_fields(item, _COMMUNITY_FIELDS)},
-        outbound_urls=canonical_outbound(links_in_text(item.get("description"))),
+        outbound_urls=canonical_links(urls_in_text(item.get("description"))),
         icon_url=first_str(item.get("iconImage"), item.get("communityIcon"), item.get("headerImage")),
         metrics=pick_metrics(item, _COMMUNITY_METRICS),
     )
@@ -220,7 +220,7 @@ def user_object(item: dict[str, Any]) -> SocialObject:
         platform_key=f"reddit-user:{username}",
         subtype="user",
         fields=pick_fields(item, _USER_FIELDS),
-        outbound_urls=canonical_outbound(links_in_text(item.get("description"))),
+        outbound_urls=canonical_links(urls_in_text(item.get("description"))),
         avatar_url=first_str(item.get("userIcon")),
         metrics=pick_metrics(item, _USER_METRICS),
     )

@@ -1,41 +1,126 @@
-"""Small helpers shared by the platform generators: turning provider payloads into graph objects.
+"""Helpers shared by every platform generator: routing checks, `attempted` bookkeeping, graph checks
+and turning provider payloads into graph objects.
 
-Why here: every generator has the same rules for outbound links (canonical, via `to_canonical`, bad
-ones skipped), display URLs (exactly as received, seed 003), metrics (numbers only) and the zero-call
-path (seed G-4). One implementation keeps the platforms from drifting apart.
+Why one module: the generators must not drift apart on the rules they share —
+- the router must send a generator a canonical URL of its own platform (never fixed here);
+- zero-call URLs (search, intent, hashtag, ...) succeed without a request, `attempted=False` (seed G-4);
+- `attempted` is derived from the requests really sent (DESIGN §4: reported, never guessed). Two ways
+  of counting are in use and both count only the current `generate()` call: a generator holding a
+  shared client uses the per-call count of `HttpResponse.requests` / `ApifyRun.requests` (and the
+  client reports `attempted` per call on its own errors); a generator that builds one client per
+  `generate()` call reads that client's `requests_made` (`fetch_error`);
+- every graph is checked by `plan()` before it leaves the generator, so a broken graph surfaces as
+  SocialContractError (`invalid`) carrying the truthful `attempted`;
+- outbound links are canonical (via `to_canonical`, bad ones skipped) while display URLs (avatars,
+  thumbnails, screenshots) are stored exactly as received (seed 003); metrics are numbers only.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from social_recording.domain.graph import GraphGroup, SocialContractError, SocialGraph, SocialObject, plan
-from social_recording.domain.urls import Platform, to_canonical
+from social_recording.domain.urls import CanonicalUrl, Platform, parse_canonical, to_canonical_all
 from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult
+from social_recording.platforms.http import ProviderHttp
+
+ROOT_REF = "root"
+
+M = TypeVar("M", bound=BaseModel)
 
 _URL_IN_TEXT = re.compile(r"https?://[^\s<>\"'`]+", re.IGNORECASE)
 _TRAILING_PUNCT = ".,;:!?)]}>'\""
 
 
-def zero_call_result(platform: Platform, url: str, subtype: str) -> GenerateResult:
-    """A URL that names no fetchable object (search, intent, hashtag, ...): a one-content graph built
-    from the URL alone, no request made (seed G-4). Its key derives from the URL, so it never goes stale."""
+# ---------------------------------------------------------------- routing and failures
+
+
+def parse_for(url: str, platform: Platform) -> CanonicalUrl:
+    """`parse_canonical(url)` (raises NonCanonicalUrl on non-canonical input: never fixed here), plus
+    a check that the router sent this generator a URL of its own platform (a router bug otherwise)."""
+    parsed = parse_canonical(url)
+    if parsed.platform != platform:
+        raise ValueError(f"{platform.value} generator received a {parsed.platform.value} URL: {url!r}")
+    return parsed
+
+
+def no_call_error(code: ErrorCode, message: str) -> ExternalFetchError:
+    """A failure decided from the URL or the configuration alone: no request was made."""
+    return ExternalFetchError(code, message, attempted=False)
+
+
+def unrecognised_shape(platform: Platform, url: str) -> ExternalFetchError:
+    """A canonical URL of this platform whose path names nothing we can fetch: not found, and no call
+    made (a paid provider bills even empty answers)."""
+    return no_call_error(ErrorCode.NOT_FOUND, f"{platform.value}: URL shape names no fetchable object: {url}")
+
+
+def fetch_error(code: ErrorCode, message: str, http: ProviderHttp) -> ExternalFetchError:
+    """A failure decided after talking to the provider through a client made for this `generate()`
+    call only: `attempted` says whether that client sent a request."""
+    return ExternalFetchError(code, message, attempted=http.requests_made > 0)
+
+
+def parse_payload(model: type[M], data: Any, service: str, http: ProviderHttp) -> M:
+    """Validate a provider payload; a shape we cannot read is an upstream fault (retryable), and the
+    message names the fields only (never payload values)."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        where = ", ".join(".".join(str(p) for p in err["loc"]) or "<root>" for err in exc.errors()[:5])
+        raise fetch_error(ErrorCode.UPSTREAM, f"unexpected {service} payload shape ({where})", http) from None
+
+
+def secret_value(secret: Any) -> str | None:
+    """The plain value of an optional pydantic SecretStr (None or blank -> None)."""
+    if secret is None:
+        return None
+    value = str(secret.get_secret_value()).strip()
+    return value or None
+
+
+# ---------------------------------------------------------------- graphs
+
+
+def zero_call(platform: Platform, parsed: CanonicalUrl, subtype: str, **fields: Any) -> GenerateResult:
+    """A URL that carries no fetchable object (search pages, feeds, hashtags…): the graph is built
+    from the URL alone, no request is made, `attempted` is False (seed G-4). The key is the URL
+    itself, which is why such results are reusable forever (seed 002 §5.3: no anchor)."""
     content = SocialObject(
-        platform=platform, platform_key=f"{platform.value}:{url}", subtype=subtype, fields={"url": url}
+        platform=platform,
+        platform_key=f"{platform.value}:{parsed.url}",
+        subtype=subtype,
+        fields={"url": parsed.url, **fields},
     )
-    return GenerateResult(SocialGraph(groups=[GraphGroup(ref="root", content=content)]), attempted=False, requests=0)
+    return finish(SocialGraph(groups=[GraphGroup(ref=ROOT_REF, content=content)]), requests=0)
 
 
-def finish(groups: Callable[[], list[GraphGroup]], requests: int) -> GenerateResult:
-    """Build the graph and check it with plan() before it leaves the generator, so a broken graph
-    (e.g. a quote cycle, an item without an id) surfaces as SocialContractError carrying the truthful
-    `attempted` (the request that fetched it was made)."""
+def build_graph(groups: Callable[[], list[GraphGroup]], *, attempted: bool = True) -> SocialGraph:
+    """Run the graph construction; a provider item that cannot form valid objects (e.g. an empty id)
+    is a contract break that fails identically forever -> SocialContractError (`invalid`)."""
+    try:
+        return SocialGraph(groups=groups())
+    except SocialContractError as exc:
+        raise SocialContractError(str(exc), attempted=attempted) from None
+    except ValidationError as exc:
+        raise SocialContractError(f"provider item does not form a valid graph: {exc.errors()[:1]}",
+                                  attempted=attempted) from None
+
+
+def finish(graph: SocialGraph | Callable[[], list[GraphGroup]], *, requests: int) -> GenerateResult:
+    """Check the graph with plan() (the writer's own contract check) and wrap it with `attempted`
+    derived from `requests` (this call's requests only).
+
+    `graph` is a built graph, or a callable making its groups: the callable is run through
+    `build_graph`, so objects a provider item cannot form surface as SocialContractError too.
+    A violation is raised as SocialContractError carrying the truthful `attempted` flag."""
     attempted = requests > 0
-    graph = build_graph(groups, attempted=attempted)
+    if not isinstance(graph, SocialGraph):
+        graph = build_graph(graph, attempted=attempted)
     try:
         plan(graph)
     except SocialContractError as exc:
@@ -43,27 +128,37 @@ def finish(groups: Callable[[], list[GraphGroup]], requests: int) -> GenerateRes
     return GenerateResult(graph=graph, attempted=attempted, requests=requests)
 
 
-def links_in_text(text: object) -> list[str]:
-    """http(s) links written in free text (bios, captions), trailing punctuation removed."""
-    if not isinstance(text, str):
-        return []
-    return [m.group(0).rstrip(_TRAILING_PUNCT) for m in _URL_IN_TEXT.finditer(text)]
+# ---------------------------------------------------------------- links
 
 
-def canonical_outbound(candidates: Iterable[object]) -> list[str]:
-    """Outbound links in canonical form, de-duplicated in first-seen order; values `to_canonical`
-    rejects (ValueError) are skipped: a bad link in a bio must not fail the whole URL."""
-    out: list[str] = []
-    for raw in candidates:
-        if not isinstance(raw, str) or not raw.strip():
+def urls_in_text(*texts: object) -> list[str]:
+    """Raw http(s) links written in free text (bios, captions, descriptions), trailing punctuation
+    trimmed, in order of appearance; values that are not strings are skipped."""
+    found: list[str] = []
+    for text in texts:
+        if not isinstance(text, str):
             continue
-        try:
-            canonical = to_canonical(raw.strip())
-        except ValueError:
-            continue
-        if canonical not in out:
-            out.append(canonical)
-    return out
+        found.extend(m.group(0).rstrip(_TRAILING_PUNCT) for m in _URL_IN_TEXT.finditer(text))
+    return found
+
+
+def canonical_links(raws: Iterable[object]) -> list[str]:
+    """Outbound links in canonical form (`to_canonical_all`, seed 003), de-duplicated in first-seen
+    order; values it rejects (and non-strings) are skipped: a bad link in a bio must not fail the URL."""
+    return to_canonical_all(raw if isinstance(raw, str) else None for raw in raws)
+
+
+def website_link(value: str | None) -> str | None:
+    """A profile's website field as a raw link: GitHub's `blog` is often written without a scheme
+    ("example.com"); the browser (and GitHub's own UI) reads it as https."""
+    if value is None:
+        return None
+    text = value.strip()
+    if not text:
+        return None
+    if "://" not in text:
+        text = "https://" + text
+    return text
 
 
 def display_urls(candidates: Iterable[object]) -> list[str]:
@@ -76,7 +171,11 @@ def display_urls(candidates: Iterable[object]) -> list[str]:
     return out
 
 
+# ---------------------------------------------------------------- payload values
+
+
 def first_str(*values: object) -> str | None:
+    """The first non-empty string among `values`, as received."""
     for v in values:
         if isinstance(v, str) and v:
             return v
@@ -94,28 +193,41 @@ def id_str(value: object) -> str | None:
     return None
 
 
-def to_number(value: object) -> float | None:
-    """A metric value as float: numbers and numeric strings ("123", "1,234"); None for anything else."""
+def as_dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def to_number(value: object, *, commas: bool = True) -> float | None:
+    """A metric value as float: numbers and numeric strings ("123"; with `commas`, "1,234" too, as
+    scrapers render counts); None for anything else. The Platforms-B providers (YouTube, GitHub,
+    Telegram, urlscan) pass `commas=False`: they never send grouped digits, and their values were
+    always read that way."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int | float):
         return float(value)
     if isinstance(value, str):
+        text = value.replace(",", "") if commas else value
         try:
-            return float(value.replace(",", "").strip())
+            return float(text.strip())
         except ValueError:
             return None
     return None
 
 
+def metrics(values: Mapping[str, Any], *, commas: bool = True) -> dict[str, float]:
+    """Metric name -> float, dropping the ones the provider did not send (e.g. hidden likeCount)."""
+    out: dict[str, float] = {}
+    for name, raw in values.items():
+        number = to_number(raw, commas=commas)
+        if number is not None:
+            out[name] = number
+    return out
+
+
 def pick_metrics(src: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, float]:
     """`{our_name: number}` for every provider field in `names` that holds a number."""
-    out: dict[str, float] = {}
-    for provider_name, ours in names.items():
-        n = to_number(src.get(provider_name))
-        if n is not None:
-            out[ours] = n
-    return out
+    return metrics({ours: src.get(provider_name) for provider_name, ours in names.items()})
 
 
 def pick_fields(src: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
@@ -123,20 +235,7 @@ def pick_fields(src: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
     return {n: src[n] for n in names if src.get(n) is not None}
 
 
-def as_dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def build_graph(groups: Callable[[], list[GraphGroup]], *, attempted: bool = True) -> SocialGraph:
-    """Run the graph construction; a provider item that cannot form valid objects (e.g. an empty id)
-    is a contract break that fails identically forever -> SocialContractError (`invalid`)."""
-    try:
-        return SocialGraph(groups=groups())
-    except SocialContractError as exc:
-        raise SocialContractError(str(exc), attempted=attempted) from None
-    except ValidationError as exc:
-        raise SocialContractError(f"provider item does not form a valid graph: {exc.errors()[:1]}",
-                                  attempted=attempted) from None
+# ---------------------------------------------------------------- provider error text
 
 
 _BLOCKED_WORDS = ("private", "restricted", "banned", "suspended", "quarantined", "unavailable in your",
@@ -167,11 +266,3 @@ def classify_error_text(*texts: object) -> ErrorCode | None:
     if any(w in joined for w in _BLOCKED_WORDS):
         return ErrorCode.TARGET_BLOCKED
     return None
-
-
-def unrecognised_shape(platform: Platform, url: str) -> ExternalFetchError:
-    """A canonical URL of this platform whose path names nothing we can fetch: not found, and no call
-    made (a paid provider bills even empty answers)."""
-    return ExternalFetchError(
-        ErrorCode.NOT_FOUND, f"{platform.value}: URL shape names no fetchable object: {url}", attempted=False
-    )

@@ -41,7 +41,15 @@ import httpx
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
-from social_recording.platforms._b_kit import (
+from social_recording.platforms.base import (
+    ErrorCode,
+    GenerateContext,
+    GenerateResult,
+    Generator,
+    ProviderKeys,
+)
+from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
+from social_recording.platforms.shaping import (
     ROOT_REF,
     canonical_links,
     fetch_error,
@@ -52,14 +60,6 @@ from social_recording.platforms._b_kit import (
     urls_in_text,
     zero_call,
 )
-from social_recording.platforms.base import (
-    ErrorCode,
-    GenerateContext,
-    GenerateResult,
-    Generator,
-    ProviderKeys,
-)
-from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
 
 PAGE_BASE = "https://t.me"
 SERVICE = "telegram"

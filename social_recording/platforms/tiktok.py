@@ -20,8 +20,8 @@ from typing import Any
 import httpx
 
 from social_recording.domain.graph import GraphGroup, SocialObject
-from social_recording.domain.urls import CanonicalUrl, Platform, parse_canonical
-from social_recording.platforms.apify import TIKTOK_ACTOR, ApifyClient, error_item_code, error_item_message
+from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.platforms.apify import TIKTOK_ACTOR, ApifyClient, first_usable
 from social_recording.platforms.base import (
     ErrorCode,
     ExternalFetchError,
@@ -31,17 +31,19 @@ from social_recording.platforms.base import (
     ProviderKeys,
 )
 from social_recording.platforms.shaping import (
+    ROOT_REF,
     as_dict,
-    canonical_outbound,
+    canonical_links,
     display_urls,
     finish,
     first_str,
     id_str,
-    links_in_text,
+    parse_for,
     pick_fields,
     pick_metrics,
     unrecognised_shape,
-    zero_call_result,
+    urls_in_text,
+    zero_call,
 )
 
 _DIGITS = re.compile(r"^[0-9]{1,25}$")
@@ -80,12 +82,10 @@ class TikTokGenerator:
         return f"TikTokGenerator({self._apify!r})"
 
     def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
-        parsed = parse_canonical(url)
-        if parsed.platform != Platform.TIKTOK:
-            raise ValueError(f"tiktok generator received a {parsed.platform.value} URL: {url!r}")
+        parsed = parse_for(url, Platform.TIKTOK)
         kind, value = classify_tiktok_url(parsed)
         if kind == "zero":
-            return zero_call_result(Platform.TIKTOK, parsed.url, value)
+            return zero_call(Platform.TIKTOK, parsed, value)
         if kind == "none":
             raise unrecognised_shape(Platform.TIKTOK, parsed.url)
         if kind == "profile":
@@ -94,24 +94,24 @@ class TikTokGenerator:
 
     def _post(self, url: str, subtype: str) -> GenerateResult:
         run = self._apify.run(TIKTOK_ACTOR, {"postURLs": [url]})
-        item = _first_usable(run.items, what=f"post {url}")
+        item = first_usable(run.items, service="tiktok", what=f"post {url}")
         if id_str(item.get("id")) is None:
             if as_dict(item.get("authorMeta")).get("privateAccount") is True:
                 raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, f"tiktok: post {url} belongs to a private account")
             raise ExternalFetchError(ErrorCode.NOT_FOUND, f"tiktok: post {url} not found (item has no id)")
         if subtype == "auto":
             subtype = "photo" if item.get("isSlideshow") is True else "video"
-        return finish(lambda: [post_group(item, subtype)], run.requests)
+        return finish(lambda: [post_group(item, subtype)], requests=run.requests)
 
     def _profile(self, handle: str) -> GenerateResult:
         run = self._apify.run(TIKTOK_ACTOR, {"profiles": [handle], "resultsPerPage": 1})
-        item = _first_usable(run.items, what=f"profile @{handle}")
+        item = first_usable(run.items, service="tiktok", what=f"profile @{handle}")
         author = as_dict(item.get("authorMeta"))
         if author.get("privateAccount") is True:
             raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, f"tiktok: profile @{handle} is private")
         if id_str(author.get("id")) is None:
             raise ExternalFetchError(ErrorCode.NOT_FOUND, f"tiktok: profile @{handle} not found (no authorMeta.id)")
-        return finish(lambda: [GraphGroup(ref="root", account=author_object(author))], run.requests)
+        return finish(lambda: [GraphGroup(ref=ROOT_REF, account=author_object(author))], requests=run.requests)
 
 
 def classify_tiktok_url(parsed: CanonicalUrl) -> tuple[str, str]:
@@ -136,17 +136,6 @@ def classify_tiktok_url(parsed: CanonicalUrl) -> tuple[str, str]:
     return ("none", "")
 
 
-def _first_usable(items: list[dict[str, Any]], *, what: str) -> dict[str, Any]:
-    """The first item; an empty dataset is NOT_FOUND, an error item maps by its text."""
-    if not items:
-        raise ExternalFetchError(ErrorCode.NOT_FOUND, f"tiktok: {what} not found (empty dataset)")
-    for item in items:
-        if error_item_code(item) is None:
-            return item
-    code = error_item_code(items[0]) or ErrorCode.UPSTREAM
-    raise ExternalFetchError(code, f"tiktok: {what}: {error_item_message(items[0])[:200]}")
-
-
 def post_group(item: dict[str, Any], subtype: str) -> GraphGroup:
     video_meta = as_dict(item.get("videoMeta"))
     media = [*(item.get("mediaUrls") or []), video_meta.get("coverUrl"), video_meta.get("originalCoverUrl")]
@@ -155,25 +144,25 @@ def post_group(item: dict[str, Any], subtype: str) -> GraphGroup:
         platform_key=f"tiktok:{id_str(item.get('id')) or ''}",
         subtype=subtype,
         fields=pick_fields(item, _POST_FIELDS),
-        outbound_urls=canonical_outbound(links_in_text(item.get("text"))),
+        outbound_urls=canonical_links(urls_in_text(item.get("text"))),
         media_urls=display_urls(media),
         metrics=pick_metrics(item, _POST_METRICS),
     )
     author = as_dict(item.get("authorMeta"))
     account = author_object(author) if id_str(author.get("id")) else None
-    return GraphGroup(ref="root", content=content, account=account)
+    return GraphGroup(ref=ROOT_REF, content=content, account=account)
 
 
 def author_object(author: dict[str, Any]) -> SocialObject:
     bio_link = author.get("bioLink")
     links: list[object] = [as_dict(bio_link).get("link") if isinstance(bio_link, dict) else bio_link]
-    links += links_in_text(author.get("signature"))
+    links += urls_in_text(author.get("signature"))
     return SocialObject(
         platform=Platform.TIKTOK,
         platform_key=f"tiktok:{id_str(author.get('id')) or ''}",
         subtype="user",
         fields=pick_fields(author, _AUTHOR_FIELDS),
-        outbound_urls=canonical_outbound(links),
+        outbound_urls=canonical_links(links),
         avatar_url=first_str(author.get("avatar"), author.get("originalAvatarUrl")),
         metrics=pick_metrics(author, _AUTHOR_METRICS),
     )

@@ -46,18 +46,6 @@ from pydantic import BaseModel, Field
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.urls import Platform
-from social_recording.platforms._b_kit import (
-    ROOT_REF,
-    canonical_links,
-    fetch_error,
-    finish,
-    first_str,
-    no_call_error,
-    parse_for,
-    parse_payload,
-    secret_value,
-    to_float,
-)
 from social_recording.platforms.base import (
     ErrorCode,
     ExternalFetchError,
@@ -67,6 +55,18 @@ from social_recording.platforms.base import (
     ProviderKeys,
 )
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
+from social_recording.platforms.shaping import (
+    ROOT_REF,
+    canonical_links,
+    fetch_error,
+    finish,
+    first_str,
+    no_call_error,
+    parse_for,
+    parse_payload,
+    secret_value,
+    to_number,
+)
 
 log = logging.getLogger(__name__)
 
@@ -301,7 +301,7 @@ def _error_text(response: HttpResponse) -> str:
 def _rdap_domain(result: _Result) -> str | None:
     """The registrable domain of the submitted URL (urlscan computes it with the public suffix list);
     the final page's when the task does not name it. IP hosts have no domain registration."""
-    domain = first_str(result.task.apexDomain, result.page.apexDomain)
+    domain = first_str(*(d.strip() for d in (result.task.apexDomain, result.page.apexDomain) if d))
     if domain is None:
         return None
     domain = domain.strip().rstrip(".").lower()
@@ -342,9 +342,9 @@ def _page_graph(
             "http_status": page.status,
             "tls_issuer": page.tlsIssuer,
             "tls_valid_from": page.tlsValidFrom,
-            "tls_valid_days": to_float(page.tlsValidDays),
-            "tls_age_days": to_float(page.tlsAgeDays),
-            "verdict_score": to_float(overall.score),
+            "tls_valid_days": to_number(page.tlsValidDays, commas=False),
+            "tls_age_days": to_number(page.tlsAgeDays, commas=False),
+            "verdict_score": to_number(overall.score, commas=False),
             "malicious": overall.malicious,
             "registration_date": registration,
             "rdap_domain": rdap_domain,

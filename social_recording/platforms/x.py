@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from social_recording.domain.graph import GraphGroup, SocialContractError, SocialObject
-from social_recording.domain.urls import CanonicalUrl, Platform, parse_canonical
+from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.platforms.base import (
     ErrorCode,
     ExternalFetchError,
@@ -34,18 +34,22 @@ from social_recording.platforms.base import (
 )
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
 from social_recording.platforms.shaping import (
+    ROOT_REF,
     as_dict,
-    canonical_outbound,
+    canonical_links,
     classify_error_text,
     display_urls,
     finish,
     first_str,
     id_str,
-    links_in_text,
+    no_call_error,
+    parse_for,
     pick_fields,
     pick_metrics,
+    secret_value,
     unrecognised_shape,
-    zero_call_result,
+    urls_in_text,
+    zero_call,
 )
 
 TWITTERAPI_BASE = "https://api.twitterapi.io"
@@ -110,16 +114,14 @@ class XGenerator:
         return f"XGenerator(key_set={self._has_key})"
 
     def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
-        parsed = parse_canonical(url)
-        if parsed.platform != Platform.X:
-            raise ValueError(f"x generator received a {parsed.platform.value} URL: {url!r}")
+        parsed = parse_for(url, Platform.X)
         target = classify_x_url(parsed)
         if target.kind == "zero":
-            return zero_call_result(Platform.X, parsed.url, target.value)
+            return zero_call(Platform.X, parsed, target.value)
         if target.kind == "none":
             raise unrecognised_shape(Platform.X, parsed.url)
         if not self._has_key:
-            raise ExternalFetchError(ErrorCode.UPSTREAM, "TWITTERAPI_IO_KEY not set", attempted=False)
+            raise no_call_error(ErrorCode.UPSTREAM, "TWITTERAPI_IO_KEY not set")
         if target.kind == "tweet":
             return self._tweet(target.value)
         return self._profile(target.value)
@@ -141,7 +143,7 @@ class XGenerator:
             raise ExternalFetchError(
                 ErrorCode.UPSTREAM, f"twitterapi: response does not contain the requested tweet {tweet_id}"
             )
-        return finish(lambda: tweet_chain_groups(root), resp.requests)
+        return finish(lambda: tweet_chain_groups(root), requests=resp.requests)
 
     # ---------------------------------------------------------------- profile
 
@@ -158,7 +160,7 @@ class XGenerator:
         if id_str(data.get("id")) is None:
             # twitterapi.io answers an unknown handle with an empty user object.
             raise ExternalFetchError(ErrorCode.NOT_FOUND, f"twitterapi: user @{handle} not found (no id)")
-        return finish(lambda: [GraphGroup(ref="root", account=user_object(data))], resp.requests)
+        return finish(lambda: [GraphGroup(ref=ROOT_REF, account=user_object(data))], requests=resp.requests)
 
 
 class _Target:
@@ -249,7 +251,7 @@ def tweet_group(tweet: dict[str, Any], ref: str, parent_ref: str | None) -> Grap
         platform_key=f"x:{tid}",
         subtype="tweet",
         fields=pick_fields(tweet, _TWEET_FIELDS),
-        outbound_urls=canonical_outbound(links),
+        outbound_urls=canonical_links(links),
         media_urls=display_urls(media),
         metrics=pick_metrics(tweet, _TWEET_METRICS),
     )
@@ -267,13 +269,13 @@ def user_object(user: dict[str, Any]) -> SocialObject:
         links += [as_dict(u).get("expanded_url") for u in as_dict(bio_entities.get(part)).get("urls") or []]
     links += [as_dict(u).get("expanded_url") for u in as_dict(as_dict(user.get("entities")).get("url")).get("urls") or []]
     description = first_str(user.get("description"), bio.get("description"))
-    links += [u for u in links_in_text(description) if "//t.co/" not in u]
+    links += [u for u in urls_in_text(description) if "//t.co/" not in u]
     return SocialObject(
         platform=Platform.X,
         platform_key=f"x:{id_str(user.get('id')) or ''}",
         subtype="user",
         fields=pick_fields(user, _USER_FIELDS),
-        outbound_urls=canonical_outbound(links),
+        outbound_urls=canonical_links(links),
         avatar_url=first_str(user.get("profilePicture")),
         media_urls=display_urls([user.get("coverPicture")]),
         metrics=pick_metrics(user, _USER_METRICS),
@@ -348,7 +350,7 @@ def make_generator(
     transport: httpx.BaseTransport | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> Generator:
-    key = keys.twitterapi_io_key.get_secret_value().strip() if keys.twitterapi_io_key else ""
+    key = secret_value(keys.twitterapi_io_key)
     http = ProviderHttp(
         twitterapi_policy(),
         auth_hosts=[TWITTERAPI_HOST],
@@ -356,4 +358,4 @@ def make_generator(
         transport=transport,
         sleep=sleep,
     )
-    return XGenerator(http, has_key=bool(key))
+    return XGenerator(http, has_key=key is not None)

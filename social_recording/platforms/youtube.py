@@ -45,7 +45,15 @@ from pydantic import BaseModel, Field
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
-from social_recording.platforms._b_kit import (
+from social_recording.platforms.base import (
+    ErrorCode,
+    GenerateContext,
+    GenerateResult,
+    Generator,
+    ProviderKeys,
+)
+from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
+from social_recording.platforms.shaping import (
     ROOT_REF,
     canonical_links,
     fetch_error,
@@ -58,14 +66,6 @@ from social_recording.platforms._b_kit import (
     urls_in_text,
     zero_call,
 )
-from social_recording.platforms.base import (
-    ErrorCode,
-    GenerateContext,
-    GenerateResult,
-    Generator,
-    ProviderKeys,
-)
-from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
 
 API_BASE = "https://www.googleapis.com/youtube/v3"
 AUTH_HOSTS = frozenset({"www.googleapis.com", "youtube.googleapis.com"})
@@ -301,7 +301,8 @@ def _video_graph(item: _Item, http: ProviderHttp) -> SocialGraph:
                 "views": item.statistics.get("viewCount"),
                 "likes": item.statistics.get("likeCount"),
                 "comments": item.statistics.get("commentCount"),
-            }
+            },
+            commas=False,
         ),
     )
     venue = _channel_stub(snippet.channelId, snippet.channelTitle)
@@ -327,7 +328,7 @@ def _playlist_graph(item: _Item, http: ProviderHttp) -> SocialGraph:
         },
         outbound_urls=canonical_links(urls_in_text(snippet.description)),
         media_urls=[thumb] if thumb else [],
-        metrics=metrics({"items": item.contentDetails.get("itemCount")}),
+        metrics=metrics({"items": item.contentDetails.get("itemCount")}, commas=False),
     )
     venue = _channel_stub(snippet.channelId, snippet.channelTitle)
     return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, content=playlist, venue=venue)])
@@ -357,7 +358,8 @@ def _channel_venue(item: _Item) -> SocialObject:
                 "subscribers": None if hidden else stats.get("subscriberCount"),
                 "views": stats.get("viewCount"),
                 "videos": stats.get("videoCount"),
-            }
+            },
+            commas=False,
         ),
     )
 

@@ -128,14 +128,20 @@ class TokenProcessor:
             )
             return outcome
 
+        outcome: TokenOutcome | None = None
         try:
             with self._locks.try_hold(TOKEN_LOCK_PREFIX + address, self._token_lock_ttl) as lease:
                 if not lease.held:
-                    return done(TokenStatus.LOCKED_OUT, detail="token lock held by another worker")
-                return self._record_held(address, symbol, lease, run, done)
+                    outcome = done(TokenStatus.LOCKED_OUT, detail="token lock held by another worker")
+                else:
+                    outcome = self._record_held(address, symbol, lease, run, done)
         except Exception as exc:  # upstream read, store or lock backend: this token only
+            if outcome is not None:  # only the release failed; the key expires by its TTL
+                log.warning(kv(event="token_lock_release_failed", token=address, error=type(exc).__name__))
+                return outcome
             log.warning(kv(event="token_failed", token=address, error=type(exc).__name__), exc_info=True)
             return done(TokenStatus.FAILED, detail=describe_error(exc))
+        return outcome
 
     def _record_held(self, address: str, symbol: str | None, lease: Lease, run: RunState,
                      done: Callable[..., TokenOutcome]) -> TokenOutcome:
@@ -211,15 +217,22 @@ class TokenProcessor:
             return emit(run, UrlOutcome(address, url, (p.value if (p := _platform_or_none(url)) else None),
                                         status, False, False, 0.0, (time.monotonic() - started) * 1000.0, detail))
 
+        outcome: UrlOutcome | None = None
         try:
             with self._locks.try_hold(TOKEN_LOCK_PREFIX + address, self._token_lock_ttl) as lease:
                 if not lease.held:
-                    return skipped(EngineOutcome.LOCKED_OUT, "token lock held by another worker")
-                doc = self._store.find_token(address)
-                if doc is None or doc.element(url) is None:
-                    return skipped(EngineOutcome.NO_ELEMENT, "no such token url in the store")
-                return self._record_url_isolated(doc, url, run)
+                    outcome = skipped(EngineOutcome.LOCKED_OUT, "token lock held by another worker")
+                else:
+                    doc = self._store.find_token(address)
+                    if doc is None or doc.element(url) is None:
+                        outcome = skipped(EngineOutcome.NO_ELEMENT, "no such token url in the store")
+                    else:
+                        outcome = self._record_url_isolated(doc, url, run)
         except Exception as exc:
+            if outcome is not None:  # only the release failed; the key expires by its TTL
+                log.warning(kv(event="token_lock_release_failed", token=address, error=type(exc).__name__))
+                return outcome
             log.warning(kv(event="url_failed", token=address, url=safe_url(url), error=type(exc).__name__),
                         exc_info=True)
             return skipped(EngineOutcome.FAILED, describe_error(exc))
+        return outcome

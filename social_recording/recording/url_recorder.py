@@ -290,22 +290,29 @@ class UrlRecorder:
             _no_lock(key) if self._unsafe else self._locks.hold_within(key, self._url_lock_ttl, self._url_lock_wait)
         )
         waited_ms = 0.0
+        outcome: UrlOutcome | None = None
         try:
             with lock_cm as lease:
                 waited_ms = lease.waited_ms
                 if not lease.held:
-                    return finish(
+                    outcome = finish(
                         EngineOutcome.LOCKED,
                         platform=platform,
                         waited_ms=waited_ms,
                         detail=f"url lock wait of {self._url_lock_wait:g}s exceeded; left for the next run",
                     )
-                return self._record_held(address, symbol, snapshot, url, platform, lease, run, finish)
+                else:
+                    outcome = self._record_held(address, symbol, snapshot, url, platform, lease, run, finish)
         except Exception as exc:  # a lock or store backend failed, or a bug of ours: isolate this URL
+            if outcome is not None:
+                # Only the release failed, after the work was recorded: the key expires by its TTL.
+                log.warning(kv(event="url_lock_release_failed", url=safe_url(url), error=type(exc).__name__))
+                return outcome
             log.warning(
                 kv(event="url_failed", token=address, url=safe_url(url), error=type(exc).__name__), exc_info=True
             )
             return finish(EngineOutcome.FAILED, platform=platform, waited_ms=waited_ms, detail=describe_error(exc))
+        return outcome
 
     def _record_held(
         self,

@@ -171,7 +171,7 @@ def test_v3_killed_between_two_urls(env: Env) -> None:
     r = redis.Redis.from_url(env.redis_url)
     try:
         w = env.spawn("w1", profiles={"A": [YT_URL, GH_URL, WEB_URL]}, tokens=[["A", "a"]],
-                      pause_after_urls=1, token_lock_ttl=1.0, url_lock_ttl=1.0)
+                      pause_after_urls=1, token_lock_ttl=2.0, url_lock_ttl=2.0)
         _wait(lambda: r.exists("w1:paused"), "worker paused between URLs")
         _kill(w)
     finally:
@@ -199,7 +199,7 @@ def test_v3_killed_after_a_call_before_its_write(env: Env) -> None:
     r = redis.Redis.from_url(env.redis_url)
     try:
         w = env.spawn("w1", profiles={"A": [YT_URL, GH_URL]}, tokens=[["A", "a"]],
-                      pause_in_generate=GH_URL, token_lock_ttl=1.0, url_lock_ttl=1.0)
+                      pause_in_generate=GH_URL, token_lock_ttl=2.0, url_lock_ttl=2.0)
         _wait(lambda: r.exists("w1:paused"), "worker paused inside the generator")
         _kill(w)
     finally:

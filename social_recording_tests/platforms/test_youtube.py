@@ -16,7 +16,7 @@ from social_recording.domain.graph import (
     planned_links,
 )
 from social_recording.domain.urls import NonCanonicalUrl, Platform
-from social_recording.platforms import _b_kit
+from social_recording.platforms import shaping
 from social_recording.platforms.base import (
     ErrorCode,
     ExternalFetchError,
@@ -338,5 +338,5 @@ def test_key_never_reaches_another_host_nor_a_message() -> None:
 def test_contract_violation_carries_attempted() -> None:
     """A graph that fails plan() surfaces as SocialContractError with attempted=True (the call was made)."""
     with pytest.raises(SocialContractError) as info:
-        _b_kit.finish(SocialGraph(groups=[GraphGroup(ref="root", parent_ref="root")]), requests=1)
+        shaping.finish(SocialGraph(groups=[GraphGroup(ref="root", parent_ref="root")]), requests=1)
     assert info.value.attempted is True

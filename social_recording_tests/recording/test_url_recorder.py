@@ -342,3 +342,20 @@ def test_recorder_rejects_bad_settings(store: SqliteStore, locks: LockManager, k
     with pytest.raises(ValueError, match=next(iter(kwargs))):
         UrlRecorder(store, locks, DedupeGate(store), GraphWriter(store), counting_registry(MemoryCounter()),
                     enable_paid=True, **kwargs)  # type: ignore[arg-type]
+
+
+def test_lock_backend_failure_is_isolated_to_that_url(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter
+) -> None:
+    class DownForOneUrl(_LosingLocks):
+        def hold_within(self, key: str, ttl: float, wait: float) -> AbstractContextManager[Lease]:
+            if key.endswith(X_URL):
+                raise ConnectionError("lock backend unreachable")
+            return super().hold_within(key, ttl, wait)
+
+    eng = build_engine(store, DownForOneUrl(locks), counting_registry(counter))
+    _token(store, "A", [X_URL, YT_URL])
+    out = eng.processor.record("A", None, RunState())
+    assert [u.status for u in out.urls] == [EngineOutcome.FAILED, FetchStatus.OK]
+    assert out.urls[0].detail == "ConnectionError"
+    assert _el(store, "A", X_URL).status is FetchStatus.PENDING and counter.get(X_URL) == 0
