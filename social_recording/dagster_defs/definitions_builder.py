@@ -1,10 +1,10 @@
 """Build the code location from settings: resources per environment, jobs, schedule, sensors.
 
-A value that is set in the environment is handed to Dagster as an `EnvVar` (so the UI shows the
-variable's name, never a password inside a URL or an API key); defaults are plain values.
+A value that is set in the environment and may be secret (store / lock URLs, API keys) is handed to
+Dagster as an `EnvVar`, so the UI shows the variable's name, never a password or a key; other
+values are the validated settings. Nothing here connects: resources connect when a run or a sensor
+evaluation sets them up.
 """
-
-from __future__ import annotations
 
 import os
 from typing import Any
@@ -31,45 +31,44 @@ from social_recording.dagster_defs.sensors import (
 from social_recording.settings import PREFIX, Settings
 
 
-def _env_or(name: str, default: Any) -> Any:
-    """EnvVar(name) when the variable is set, else the default value."""
-    return EnvVar(name) if os.environ.get(name) else default
+def _env_or(name: str, value: Any) -> Any:
+    """EnvVar(name) when the variable is set (non-empty), else the (default) value itself."""
+    return EnvVar(name) if os.environ.get(name, "").strip() else value
 
 
 def _secret(name: str) -> Any:
-    return EnvVar(name) if os.environ.get(name) else None
+    return EnvVar(name) if os.environ.get(name, "").strip() else None
 
 
 def build_resources(settings: Settings) -> dict[str, Any]:
-    store = StoreResource(store_url=_env_or(f"{PREFIX}STORE_URL", settings.store_url))
-    locks = LockManagerResource(lock_url=_env_or(f"{PREFIX}LOCK_URL", settings.effective_lock_url))
-    upstream = UpstreamResource(
+    """The top-level resources. `store` and `upstream` are partial resources with every value given
+    so that the gate, the writer, the tracker and the platforms share the one initialised instance."""
+    store = StoreResource.configure_at_launch(store_url=_env_or(f"{PREFIX}STORE_URL", settings.store_url))
+    upstream = UpstreamResource.configure_at_launch(
         mode=settings.upstream,
-        sandbox_scenario=str(settings.sandbox_scenario) if settings.sandbox_scenario else None,
+        sandbox_scenario=str(settings.effective_scenario) if settings.upstream == "sandbox" else None,
         sandbox_ledger=str(settings.effective_ledger),
-    )
-    tracker = TrackerResource(
-        upstream=upstream,
-        tracker_url=settings.tracker_url,
-        api_key=_secret(f"{PREFIX}TRACKER_API_KEY"),
-        af_group_ids=list(settings.af_group_ids),
-    )
-    platforms = PlatformsResource(
-        upstream=upstream,
-        twitterapi_io_key=_secret("TWITTERAPI_IO_KEY"),
-        apify_token=_secret("APIFY_TOKEN"),
-        youtube_api_key=_secret("YOUTUBE_API_KEY"),
-        github_token=_secret("GITHUB_TOKEN"),
-        urlscan_api_key=_secret("URLSCAN_API_KEY"),
     )
     return {
         "store": store,
-        "locks": locks,
+        "locks": LockManagerResource(lock_url=_env_or(f"{PREFIX}LOCK_URL", settings.effective_lock_url)),
         "dedupe_gate": DedupeGateResource(store=store),
         "graph_writer": GraphWriterResource(store=store),
         "upstream": upstream,
-        "tracker": tracker,
-        "platforms": platforms,
+        "tracker": TrackerResource(
+            upstream=upstream,
+            tracker_url=settings.tracker_url,
+            api_key=_secret(f"{PREFIX}TRACKER_API_KEY"),
+            af_group_ids=list(settings.af_group_ids),
+        ),
+        "platforms": PlatformsResource(
+            upstream=upstream,
+            twitterapi_io_key=_secret("TWITTERAPI_IO_KEY"),
+            apify_token=_secret("APIFY_TOKEN"),
+            youtube_api_key=_secret("YOUTUBE_API_KEY"),
+            github_token=_secret("GITHUB_TOKEN"),
+            urlscan_api_key=_secret("URLSCAN_API_KEY"),
+        ),
         "policy": RecordingPolicyResource(
             enable_paid=settings.enable_paid,
             max_attempts=settings.max_attempts,

@@ -1,7 +1,5 @@
 """Jobs and partitions (DESIGN §7, §12). Run tags feed the run-concurrency limits of dagster.yaml."""
 
-from __future__ import annotations
-
 from datetime import date
 
 from dagster import DailyPartitionsDefinition, JobDefinition, job
@@ -9,10 +7,11 @@ from dagster import DailyPartitionsDefinition, JobDefinition, job
 from social_recording.dagster_defs.ops import reconcile_window, record_tokens, retry_urls
 
 JOB_TAG = "social_recording/job"
+"""dagster.yaml limits runs per value of this tag: retry 1 at a time, reconcile partitions N at a time."""
 
 
 def daily_partitions(start: date) -> DailyPartitionsDefinition:
-    """UTC days over the tracker's `last_transfer_at` (seed 004 §5.2)."""
+    """UTC days over the tracker's `last_transfer_at` (seed 004 §5.2); only complete days."""
     return DailyPartitionsDefinition(start_date=start.isoformat(), timezone="UTC", fmt="%Y-%m-%d")
 
 
@@ -21,7 +20,7 @@ def make_reconcile_job(start: date) -> JobDefinition:
         name="reconcile_job",
         partitions_def=daily_partitions(start),
         tags={JOB_TAG: "reconcile"},
-        description="Backfill: record tokens of a past UTC day that we never saw.",
+        description="Backfill: record tokens of a past UTC day (by last_transfer_at) that we never saw.",
     )
     def reconcile_job() -> None:
         reconcile_window()

@@ -41,6 +41,10 @@ SANDBOX_API_KEY = "sandbox-key"
 """The sandbox accepts any non-empty key; this one is no secret."""
 SANDBOX_AF_GROUP = "sandbox"
 UPSTREAM_MODES = ("sandbox", "live")
+SANDBOX_SLEEP_SCALE = 0.01
+"""In sandbox mode client-side waits (HTTP retry back-off, urlscan's 10 s before polling) are scaled
+down: the sandbox's answers do not depend on elapsed time, and the demo and tests stay quick. The
+sandbox's own simulated latency is not affected."""
 _SECRET_HINTS = ("key", "token", "password", "secret")
 
 
@@ -169,10 +173,20 @@ class UpstreamResource(_SafeRepr, ConfigurableResource):
 
         return sandbox_resolve_host
 
+    def sleep(self) -> Callable[[float], None]:
+        """The clients' wait function: real time live, compressed in the sandbox."""
+        if not self.is_sandbox():
+            return time.sleep
+        return _scaled_sleep
+
     def tracker_base_url(self) -> str:
         from social_recording.sandbox.transport import TRACKER_BASE_URL
 
         return TRACKER_BASE_URL
+
+
+def _scaled_sleep(seconds: float) -> None:
+    time.sleep(max(0.0, seconds) * SANDBOX_SLEEP_SCALE)
 
 
 class TrackerResource(_SafeRepr, ConfigurableResource):
@@ -217,7 +231,11 @@ class TrackerResource(_SafeRepr, ConfigurableResource):
                     )
                 base, key, groups = self.tracker_url, self.api_key, list(self.af_group_ids)
             self._client = TrackerClient(
-                base, SecretStr(key) if key else None, groups, transport=self.upstream.transport()
+                base,
+                SecretStr(key) if key else None,
+                groups,
+                transport=self.upstream.transport(),
+                sleep=self.upstream.sleep(),
             )
         return self._client
 
@@ -274,7 +292,7 @@ class PlatformsResource(_SafeRepr, ConfigurableResource):
                 github_token=secret(self.github_token, sandbox_default=False),  # optional at GitHub too
                 urlscan_api_key=secret(self.urlscan_api_key),
             )
-            self._registry = build_registry(keys, transport=self.upstream.transport(), sleep=time.sleep)
+            self._registry = build_registry(keys, transport=self.upstream.transport(), sleep=self.upstream.sleep())
         return self._registry
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Self
 
 import httpx
 from pydantic import SecretStr
 
-from social_recording.platforms.base import ErrorCode, ExternalFetchError
+from social_recording.domain.urls import Platform
+from social_recording.platforms.base import ErrorCode, ExternalFetchError, ProviderKeys
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
 from social_recording.platforms.shaping import as_dict, classify_error_text, first_str, no_call_error
 
@@ -99,6 +100,31 @@ class ApifyClient:
                 )
             items.append(item)
         return ApifyRun(items, resp.requests)
+
+
+class ApifyGenerator:
+    """Base of the Apify-backed generators (tiktok, instagram, reddit). They share one client across
+    `generate()` calls; `attempted` stays per call because each run reports its own request count
+    (`ApifyRun.requests`) and the client's errors carry the per-call flag."""
+
+    platform: Platform
+
+    def __init__(self, apify: ApifyClient) -> None:
+        self._apify = apify
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._apify!r})"
+
+    @classmethod
+    def make(
+        cls,
+        keys: ProviderKeys,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> Self:
+        """The generator for the registry, on a client holding the Apify token."""
+        return cls(ApifyClient(keys.apify_token, transport=transport, sleep=sleep))
 
 
 def _raise_for_status(resp: HttpResponse, actor: str) -> None:

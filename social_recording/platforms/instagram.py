@@ -17,22 +17,16 @@ A profile with `private: true` -> TARGET_BLOCKED.
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable
 from typing import Any
-
-import httpx
 
 from social_recording.domain.graph import GraphGroup, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
-from social_recording.platforms.apify import INSTAGRAM_ACTOR, ApifyClient, first_usable
+from social_recording.platforms.apify import INSTAGRAM_ACTOR, ApifyGenerator, first_usable
 from social_recording.platforms.base import (
     ErrorCode,
     ExternalFetchError,
     GenerateContext,
     GenerateResult,
-    Generator,
-    ProviderKeys,
 )
 from social_recording.platforms.shaping import (
     ROOT_REF,
@@ -68,14 +62,8 @@ _PROFILE_METRICS = {"followersCount": "followers", "followsCount": "following", 
                     "highlightReelCount": "highlights", "igtvVideoCount": "igtv_videos"}
 
 
-class InstagramGenerator:
+class InstagramGenerator(ApifyGenerator):
     platform: Platform = Platform.INSTAGRAM
-
-    def __init__(self, apify: ApifyClient) -> None:
-        self._apify = apify
-
-    def __repr__(self) -> str:
-        return f"InstagramGenerator({self._apify!r})"
 
     def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
         parsed = parse_for(url, Platform.INSTAGRAM)
@@ -170,10 +158,4 @@ def profile_object(item: dict[str, Any]) -> SocialObject:
     )
 
 
-def make_generator(
-    keys: ProviderKeys,
-    *,
-    transport: httpx.BaseTransport | None = None,
-    sleep: Callable[[float], None] = time.sleep,
-) -> Generator:
-    return InstagramGenerator(ApifyClient(keys.apify_token, transport=transport, sleep=sleep))
+make_generator = InstagramGenerator.make

@@ -17,22 +17,16 @@ Identity (seed 002 §6): content key = post `id` (t3_...), account key = `userna
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable
 from typing import Any
-
-import httpx
 
 from social_recording.domain.graph import GraphGroup, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
-from social_recording.platforms.apify import REDDIT_ACTOR, ApifyClient, error_item_code, error_item_message
+from social_recording.platforms.apify import REDDIT_ACTOR, ApifyGenerator, error_item_code, error_item_message
 from social_recording.platforms.base import (
     ErrorCode,
     ExternalFetchError,
     GenerateContext,
     GenerateResult,
-    Generator,
-    ProviderKeys,
 )
 from social_recording.platforms.shaping import (
     ROOT_REF,
@@ -65,14 +59,8 @@ _USER_FIELDS = ("username", "description", "createdAt", "over18", "url", "userId
 _USER_METRICS = {"postKarma": "post_karma", "commentKarma": "comment_karma"}
 
 
-class RedditGenerator:
+class RedditGenerator(ApifyGenerator):
     platform: Platform = Platform.REDDIT
-
-    def __init__(self, apify: ApifyClient) -> None:
-        self._apify = apify
-
-    def __repr__(self) -> str:
-        return f"RedditGenerator({self._apify!r})"
 
     def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
         parsed = parse_for(url, Platform.REDDIT)
@@ -226,10 +214,4 @@ def user_object(item: dict[str, Any]) -> SocialObject:
     )
 
 
-def make_generator(
-    keys: ProviderKeys,
-    *,
-    transport: httpx.BaseTransport | None = None,
-    sleep: Callable[[float], None] = time.sleep,
-) -> Generator:
-    return RedditGenerator(ApifyClient(keys.apify_token, transport=transport, sleep=sleep))
+make_generator = RedditGenerator.make

@@ -13,22 +13,16 @@ Identity (seed 002 §6): content key = video `id`, account key = `authorMeta.id`
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable
 from typing import Any
-
-import httpx
 
 from social_recording.domain.graph import GraphGroup, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
-from social_recording.platforms.apify import TIKTOK_ACTOR, ApifyClient, first_usable
+from social_recording.platforms.apify import TIKTOK_ACTOR, ApifyGenerator, first_usable
 from social_recording.platforms.base import (
     ErrorCode,
     ExternalFetchError,
     GenerateContext,
     GenerateResult,
-    Generator,
-    ProviderKeys,
 )
 from social_recording.platforms.shaping import (
     ROOT_REF,
@@ -72,14 +66,8 @@ _AUTHOR_METRICS = {"fans": "followers", "following": "following", "heart": "like
                    "digg": "liked"}
 
 
-class TikTokGenerator:
+class TikTokGenerator(ApifyGenerator):
     platform: Platform = Platform.TIKTOK
-
-    def __init__(self, apify: ApifyClient) -> None:
-        self._apify = apify
-
-    def __repr__(self) -> str:
-        return f"TikTokGenerator({self._apify!r})"
 
     def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
         parsed = parse_for(url, Platform.TIKTOK)
@@ -168,10 +156,4 @@ def author_object(author: dict[str, Any]) -> SocialObject:
     )
 
 
-def make_generator(
-    keys: ProviderKeys,
-    *,
-    transport: httpx.BaseTransport | None = None,
-    sleep: Callable[[float], None] = time.sleep,
-) -> Generator:
-    return TikTokGenerator(ApifyClient(keys.apify_token, transport=transport, sleep=sleep))
+make_generator = TikTokGenerator.make

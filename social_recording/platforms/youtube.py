@@ -278,48 +278,28 @@ def _channel_stub(channel_id: str, title: str | None) -> SocialObject:
 
 
 def _video_graph(item: _Item, http: ProviderHttp) -> SocialGraph:
-    snippet = item.snippet
-    if not snippet.channelId:
-        raise fetch_error(ErrorCode.UPSTREAM, "unexpected youtube payload shape (snippet.channelId)", http)
-    thumb = _best_thumbnail(snippet)
-    video = SocialObject(
-        platform=Platform.YOUTUBE,
-        platform_key=f"youtube:{item.id}",
-        subtype="video",
-        fields={
-            "video_id": item.id,
-            "title": snippet.title,
-            "description": snippet.description,
-            "published_at": snippet.publishedAt,
-            "channel_id": snippet.channelId,
-            "channel_title": snippet.channelTitle,
-        },
-        outbound_urls=canonical_links(urls_in_text(snippet.description)),
-        media_urls=[thumb] if thumb else [],
-        metrics=metrics(
-            {
-                "views": item.statistics.get("viewCount"),
-                "likes": item.statistics.get("likeCount"),
-                "comments": item.statistics.get("commentCount"),
-            },
-            commas=False,
-        ),
-    )
-    venue = _channel_stub(snippet.channelId, snippet.channelTitle)
-    return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, content=video, venue=venue)])
+    stats = item.statistics
+    values = {"views": stats.get("viewCount"), "likes": stats.get("likeCount"), "comments": stats.get("commentCount")}
+    return _content_graph(item, http, "video", metrics(values, commas=False))
 
 
 def _playlist_graph(item: _Item, http: ProviderHttp) -> SocialGraph:
+    return _content_graph(item, http, "playlist", metrics({"items": item.contentDetails.get("itemCount")}, commas=False))
+
+
+def _content_graph(item: _Item, http: ProviderHttp, subtype: str, numbers: dict[str, float]) -> SocialGraph:
+    """A video or playlist as content (`<subtype>_id` field) with its channel as the venue, all from
+    the item's own snippet (one call: see the module doc)."""
     snippet = item.snippet
     if not snippet.channelId:
         raise fetch_error(ErrorCode.UPSTREAM, "unexpected youtube payload shape (snippet.channelId)", http)
     thumb = _best_thumbnail(snippet)
-    playlist = SocialObject(
+    content = SocialObject(
         platform=Platform.YOUTUBE,
         platform_key=f"youtube:{item.id}",
-        subtype="playlist",
+        subtype=subtype,
         fields={
-            "playlist_id": item.id,
+            f"{subtype}_id": item.id,
             "title": snippet.title,
             "description": snippet.description,
             "published_at": snippet.publishedAt,
@@ -328,10 +308,10 @@ def _playlist_graph(item: _Item, http: ProviderHttp) -> SocialGraph:
         },
         outbound_urls=canonical_links(urls_in_text(snippet.description)),
         media_urls=[thumb] if thumb else [],
-        metrics=metrics({"items": item.contentDetails.get("itemCount")}, commas=False),
+        metrics=numbers,
     )
     venue = _channel_stub(snippet.channelId, snippet.channelTitle)
-    return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, content=playlist, venue=venue)])
+    return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, content=content, venue=venue)])
 
 
 def _channel_venue(item: _Item) -> SocialObject:

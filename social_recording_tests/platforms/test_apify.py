@@ -8,7 +8,7 @@ from pydantic import SecretStr
 
 from social_recording.platforms import apify
 from social_recording.platforms.base import ErrorCode
-from social_recording_tests.platforms._a_mock import (
+from social_recording_tests.platforms.mocks import (
     APIFY_TOKEN,
     Recorder,
     apify_failures,

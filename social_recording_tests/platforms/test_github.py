@@ -18,12 +18,13 @@ from social_recording.platforms.base import (
 )
 from social_recording.platforms.github import API_BASE, make_generator
 from social_recording.platforms.http import MAX_RESPONSE_BYTES
-from social_recording_tests.platforms.b_mock import (
+from social_recording_tests.platforms.mocks import (
     MINT,
     ScriptedProvider,
     Sleeps,
     fixture_json,
     fixture_response,
+    generate_error,
     json_response,
     oversized,
     read_timeout,
@@ -41,10 +42,7 @@ def _gen(provider: ScriptedProvider, sleeps: Sleeps | None = None, token: str | 
 
 
 def _fail(gen: Generator, url: str) -> ExternalFetchError:
-    with pytest.raises(ExternalFetchError) as info:
-        gen.generate(url, CTX)
-    assert TOKEN not in str(info.value)
-    return info.value
+    return generate_error(gen, url, CTX, secret=TOKEN)
 
 
 # ------------------------------------------------------------------------------------ success

@@ -7,7 +7,7 @@ import pytest
 
 from social_recording.platforms.base import ErrorCode, ExternalFetchError
 from social_recording.platforms.http import MAX_RESPONSE_BYTES, HttpPolicy, HttpResponse, ProviderHttp
-from social_recording_tests.platforms._a_mock import Recorder, expect_error, respond
+from social_recording_tests.platforms.mocks import Recorder, expect_error, respond
 
 KEY = "sk-live-VERYSECRET-123"
 

@@ -9,7 +9,7 @@ from social_recording.domain.graph import plan
 from social_recording.domain.urls import NonCanonicalUrl, to_canonical
 from social_recording.platforms import reddit
 from social_recording.platforms.base import ErrorCode, ProviderKeys
-from social_recording_tests.platforms._a_mock import (
+from social_recording_tests.platforms.mocks import (
     APIFY_TOKEN,
     CTX,
     Handler,

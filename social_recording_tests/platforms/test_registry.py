@@ -8,7 +8,7 @@ from pydantic import SecretStr
 from social_recording.domain.urls import Platform
 from social_recording.platforms.base import PAID_PLATFORMS, Generator, GeneratorRegistry, ProviderKeys
 from social_recording.platforms.registry import build_registry
-from social_recording_tests.platforms._a_mock import (
+from social_recording_tests.platforms.mocks import (
     APIFY_TOKEN,
     CTX,
     TWITTERAPI_KEY,

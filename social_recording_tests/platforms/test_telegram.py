@@ -17,11 +17,12 @@ from social_recording.platforms.base import (
 )
 from social_recording.platforms.http import MAX_RESPONSE_BYTES
 from social_recording.platforms.telegram import make_generator
-from social_recording_tests.platforms.b_mock import (
+from social_recording_tests.platforms.mocks import (
     MINT,
     ScriptedProvider,
     Sleeps,
     fixture_response,
+    generate_error,
     read_timeout,
 )
 
@@ -33,9 +34,7 @@ def _gen(provider: ScriptedProvider, sleeps: Sleeps | None = None) -> Generator:
 
 
 def _fail(gen: Generator, url: str) -> ExternalFetchError:
-    with pytest.raises(ExternalFetchError) as info:
-        gen.generate(url, CTX)
-    return info.value
+    return generate_error(gen, url, CTX)
 
 
 # ------------------------------------------------------------------------------------ success

@@ -9,7 +9,8 @@ from social_recording.domain.graph import plan
 from social_recording.domain.urls import NonCanonicalUrl, to_canonical
 from social_recording.platforms import tiktok
 from social_recording.platforms.base import ErrorCode, ProviderKeys
-from social_recording_tests.platforms._a_mock import (
+from social_recording_tests.platforms.mocks import (
+    APIFY_429,
     APIFY_TOKEN,
     CTX,
     Handler,
@@ -167,3 +168,17 @@ def test_item_without_any_id_is_not_found() -> None:
     expect_error(lambda: gen.generate(VIDEO, CTX), ErrorCode.NOT_FOUND, attempted=True)
     expect_error(lambda: gen.generate(PROFILE, CTX), ErrorCode.NOT_FOUND, attempted=True)
     assert rec.count == 2
+
+
+def test_shared_client_reports_each_calls_own_requests() -> None:
+    """One ApifyClient serves every generate() call: each result counts only its own request, a later
+    failing call is attempted on its own merit, and a zero-call URL after them reports none."""
+    answers = iter([serve("tiktok", "video.json"), serve("tiktok", "video.json"), respond(429, APIFY_429)])
+    gen, rec = _gen(lambda request: next(answers)(request))
+    assert gen.generate(VIDEO, CTX).requests == 1
+    second = gen.generate(VIDEO, CTX)
+    assert second.attempted is True and second.requests == 1
+    expect_error(lambda: gen.generate(VIDEO, CTX), ErrorCode.RATE_LIMITED, attempted=True)
+    zero = gen.generate("https://tiktok.com/tag/pepe2", CTX)
+    assert zero.attempted is False and zero.requests == 0
+    assert rec.count == 3

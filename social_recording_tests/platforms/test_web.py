@@ -25,12 +25,13 @@ from social_recording.platforms.web import (
     URLSCAN_BASE,
     make_generator,
 )
-from social_recording_tests.platforms.b_mock import (
+from social_recording_tests.platforms.mocks import (
     MINT,
     ScriptedProvider,
     Sleeps,
     fixture_json,
     fixture_response,
+    generate_error,
     json_response,
     oversized,
     read_timeout,
@@ -52,10 +53,7 @@ def _gen(provider: ScriptedProvider, sleeps: Sleeps | None = None, key: str | No
 
 
 def _fail(gen: Generator, url: str = URL) -> ExternalFetchError:
-    with pytest.raises(ExternalFetchError) as info:
-        gen.generate(url, CTX)
-    assert KEY not in str(info.value)
-    return info.value
+    return generate_error(gen, url, CTX, secret=KEY)
 
 
 def _ok_provider(*result_answers: httpx.Response | Exception) -> ScriptedProvider:

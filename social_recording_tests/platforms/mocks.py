@@ -1,5 +1,11 @@
-"""Test support for the Platforms-A tests: fixtures on disk served through httpx.MockTransport, with
-every request recorded (method, URL, headers, body) so tests can count calls and inspect keys."""
+"""Test support for the platform generator tests: fixtures on disk served through httpx.MockTransport,
+with every request recorded (method, URL, headers, body) so tests can count calls and inspect keys.
+
+Two transports: `Recorder` answers every request with one handler (a paid provider makes one call per
+URL, so one answer is all a test needs); `ScriptedProvider` routes (method, host, path) to answers
+consumed in order (the last one repeats), for flows of several requests (redirects, polls, retries).
+`Sleeps` records the delays a generator asks for: tests never really sleep.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +15,18 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from social_recording.domain.graph import SocialGraph, plan
-from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateContext
+from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateContext, Generator
 
 FIXTURES = Path(__file__).parent / "fixtures"
-CTX = GenerateContext(token_address="So11111111111111111111111111111111111111112", token_symbol="PEPE2")
+MINT = "So11111111111111111111111111111111111111112"
+CTX = GenerateContext(token_address=MINT, token_symbol="PEPE2")
 OVERSIZED = 5 * 1024 * 1024 + 1
 
 Handler = Callable[[httpx.Request], httpx.Response]
+Answer = httpx.Response | Exception | Handler
 
 
 def fixture_bytes(platform: str, name: str) -> bytes:
@@ -26,6 +35,9 @@ def fixture_bytes(platform: str, name: str) -> bytes:
 
 def fixture_json(platform: str, name: str) -> Any:
     return json.loads(fixture_bytes(platform, name))
+
+
+# ---------------------------------------------------------------- transports
 
 
 class Recorder:
@@ -49,6 +61,59 @@ class Recorder:
         return json.loads(self.requests[i].content)
 
 
+class ScriptedProvider:
+    """Routes (method, host, path) to a list of answers consumed in order; the last one repeats."""
+
+    def __init__(self) -> None:
+        self.requests: list[httpx.Request] = []
+        self._routes: dict[tuple[str, str, str], list[Answer]] = {}
+        self._served: dict[tuple[str, str, str], int] = {}
+
+    def on(self, method: str, url: str, *answers: Answer) -> ScriptedProvider:
+        parsed = httpx.URL(url)
+        self._routes[(method.upper(), parsed.host, parsed.path)] = list(answers)
+        return self
+
+    @property
+    def transport(self) -> httpx.MockTransport:
+        return httpx.MockTransport(self._handle)
+
+    def _handle(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        key = (request.method, request.url.host, request.url.path)
+        answers = self._routes.get(key)
+        if not answers:
+            raise AssertionError(f"unexpected request {request.method} {request.url}")
+        index = self._served.get(key, 0)
+        self._served[key] = index + 1
+        answer = answers[min(index, len(answers) - 1)]
+        if isinstance(answer, Exception):
+            raise answer
+        if callable(answer):
+            return answer(request)
+        return answer
+
+    def count(self, host: str | None = None, path: str | None = None) -> int:
+        return sum(
+            1
+            for r in self.requests
+            if (host is None or r.url.host == host) and (path is None or r.url.path == path)
+        )
+
+
+class Sleeps:
+    """A `sleep` that records the delays instead of sleeping."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+# ---------------------------------------------------------------- answers
+
+
 def respond(status: int = 200, body: bytes | str | Any = b"", headers: dict[str, str] | None = None) -> Handler:
     """A handler that always answers the same thing (bytes as-is, str encoded, anything else as JSON)."""
     if isinstance(body, bytes):
@@ -59,6 +124,21 @@ def respond(status: int = 200, body: bytes | str | Any = b"", headers: dict[str,
         content = json.dumps(body).encode()
     hdrs = {"content-type": "application/json", **(headers or {})}
     return lambda request: httpx.Response(status, content=content, headers=hdrs)
+
+
+def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> httpx.Response:
+    return httpx.Response(status, json=body, headers=headers)
+
+
+def fixture_response(
+    platform: str, name: str, status: int = 200, headers: dict[str, str] | None = None
+) -> httpx.Response:
+    content_type = "text/html; charset=utf-8" if name.endswith(".html") else "application/json"
+    return httpx.Response(
+        status,
+        content=fixture_bytes(platform, name),
+        headers={"content-type": content_type, **(headers or {})},
+    )
 
 
 def serve(platform: str, name: str, status: int = 200) -> Handler:
@@ -72,12 +152,17 @@ def read_timeout() -> Handler:
     return handler
 
 
-def oversized() -> Handler:
-    return respond(200, b"[" + b" " * OVERSIZED + b"]")
+def oversized(nbytes: int = OVERSIZED, content_type: str = "application/json") -> Handler:
+    """A body over the size cap (`nbytes` + 2 bytes) that would be valid JSON if it were read: only the
+    cap can reject it (Content-Length is set by httpx, the layer rejects it before reading)."""
+    return respond(200, b"[" + b" " * nbytes + b"]", headers={"content-type": content_type})
 
 
 def malformed() -> Handler:
     return respond(200, b'{"tweets": [ this is not json')
+
+
+# ---------------------------------------------------------------- assertions
 
 
 def expect_error(call: Callable[[], Any], code: ErrorCode, *, attempted: bool) -> ExternalFetchError:
@@ -90,8 +175,22 @@ def expect_error(call: Callable[[], Any], code: ErrorCode, *, attempted: bool) -
     raise AssertionError(f"expected ExternalFetchError({code}) but nothing was raised")
 
 
+def generate_error(
+    gen: Generator, url: str, ctx: GenerateContext, *, secret: str | None = None
+) -> ExternalFetchError:
+    """The ExternalFetchError `gen.generate(url)` raises, checked never to carry `secret`."""
+    with pytest.raises(ExternalFetchError) as info:
+        gen.generate(url, ctx)
+    if secret is not None:
+        assert secret not in str(info.value)
+    return info.value
+
+
 def planned_refs(graph: SocialGraph) -> list[tuple[str, int]]:
     return [(pg.group.ref, pg.depth) for pg in plan(graph)]
+
+
+# ---------------------------------------------------------------- Apify
 
 
 # Apify API error envelopes, as documented by Apify (`{"error": {"type", "message"}}`).

@@ -1,0 +1,239 @@
+"""Scenario loading: every bad field is named with its file; the bundled demo covers what it claims."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from social_recording.domain.urls import Platform, platform_of
+from social_recording.sandbox import (
+    DEMO_SCENARIO_PATH,
+    TRACKER_BASE_URL,
+    Ledger,
+    OutcomeKind,
+    SandboxTransport,
+    ScenarioError,
+    load_scenario,
+    sandbox_resolve_host,
+)
+from social_recording.sandbox.scenario import Outcome
+from social_recording.upstream.profile import TokenProfileReader
+from social_recording.upstream.shortlinks import ShortlinkResolver
+from social_recording.upstream.tracker import TrackerClient
+from social_recording_tests.sandbox._helpers import token
+
+GOOD_TOKEN = token("Addr1", last="2026-11-01T10:00:00Z")
+
+
+def write(tmp_path: Path, data: Any, name: str = "scenario.json") -> Path:
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return path
+
+
+def load_error(tmp_path: Path, data: Any) -> str:
+    path = write(tmp_path, data)
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    message = str(info.value)
+    assert str(path) in message, message
+    return message
+
+
+# ------------------------------------------------------------------ outcomes
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "n"),
+    [("ok", OutcomeKind.OK, 0), ("not_found", OutcomeKind.NOT_FOUND, 0), ("blocked", OutcomeKind.BLOCKED, 0),
+     ("error", OutcomeKind.ERROR, 0), ("flaky:2", OutcomeKind.FLAKY, 2), ("flaky:17", OutcomeKind.FLAKY, 17),
+     ("invalid", OutcomeKind.INVALID, 0), ("rate_limited", OutcomeKind.RATE_LIMITED, 0),
+     ("credit_exhausted", OutcomeKind.CREDIT_EXHAUSTED, 0)],
+)
+def test_outcome_parse_round_trips(text: str, kind: OutcomeKind, n: int) -> None:
+    outcome = Outcome.parse(text)
+    assert (outcome.kind, outcome.flaky_calls) == (kind, n)
+    assert str(outcome) == text
+
+
+@pytest.mark.parametrize("bad", ["flaky:x", "teleport", "flaky", "flaky:0", "flaky:-1", "rate-limited", "OK", ""])
+def test_unknown_outcome_names_file_target_and_value(tmp_path: Path, bad: str) -> None:
+    message = load_error(tmp_path, {"targets": {"https://x.com/foo/status/1": {"outcome": bad}}})
+    assert "targets['https://x.com/foo/status/1'].outcome" in message
+    assert repr(bad) in message
+
+
+def test_outcome_must_be_a_string(tmp_path: Path) -> None:
+    message = load_error(tmp_path, {"targets": {"https://x.com/foo": {"outcome": 3}}})
+    assert "outcome must be a string" in message
+
+
+# ------------------------------------------------------------------ tokens
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "needle"),
+    [
+        ("last_transfer_at", "2026-13-45T00:00:00Z", "tokens[0].last_transfer_at"),
+        ("first_transfer_at", "yesterday", "tokens[0].first_transfer_at"),
+        ("last_transfer_at", "2026-11-01T10:00:00", "has no UTC offset"),
+        ("investor_count", -1, "tokens[0].investor_count"),
+        ("investor_count", True, "not a boolean"),
+        ("address", " padded ", "tokens[0].address"),
+        ("colour", "red", "tokens[0].colour"),
+    ],
+)
+def test_bad_token_field_is_named(tmp_path: Path, field: str, value: Any, needle: str) -> None:
+    bad = dict(GOOD_TOKEN, **{field: value})
+    assert needle in load_error(tmp_path, {"tokens": [bad]})
+
+
+def test_missing_required_token_field_is_named(tmp_path: Path) -> None:
+    bad = {k: v for k, v in GOOD_TOKEN.items() if k != "last_transfer_at"}
+    assert "tokens[0].last_transfer_at: Field required" in load_error(tmp_path, {"tokens": [bad]})
+
+
+def test_first_transfer_after_last_is_rejected(tmp_path: Path) -> None:
+    bad = dict(GOOD_TOKEN, first_transfer_at="2026-11-02T00:00:00Z")
+    assert "is after last_transfer_at" in load_error(tmp_path, {"tokens": [bad]})
+
+
+def test_duplicate_token_address_is_rejected(tmp_path: Path) -> None:
+    assert "duplicate token address 'Addr1'" in load_error(tmp_path, {"tokens": [GOOD_TOKEN, GOOD_TOKEN]})
+
+
+def test_dates_are_kept_in_utc(tmp_path: Path) -> None:
+    sc = load_scenario(write(tmp_path, {"tokens": [dict(GOOD_TOKEN, last_transfer_at="2026-11-01T12:00:00+02:00",
+                                                        first_transfer_at="2026-11-01T09:00:00Z")]}))
+    assert sc.tokens[0].last_transfer_at.isoformat() == "2026-11-01T10:00:00+00:00"
+
+
+def test_junk_social_values_are_kept_raw(tmp_path: Path) -> None:
+    sc = load_scenario(write(tmp_path, {"tokens": [dict(GOOD_TOKEN, website="TBA", twitter="-", telegram=0,
+                                                        discord=None)]}))
+    assert sc.tokens[0].social_values() == {"website": "TBA", "twitter": "-", "telegram": 0, "discord": None}
+
+
+# ------------------------------------------------------------------ targets / redirects / file
+
+
+@pytest.mark.parametrize(
+    ("key", "canonical"),
+    [("https://twitter.com/Foo/status/1?s=20", "https://x.com/foo/status/1"),
+     ("https://www.youtube.com/watch?v=dQw4w9WgXcQ", "https://youtube.com/watch?v=dQw4w9WgXcQ"),
+     ("https://example.com/", "https://example.com")],
+)
+def test_non_canonical_target_key_is_named_with_its_canonical_form(tmp_path: Path, key: str, canonical: str) -> None:
+    message = load_error(tmp_path, {"targets": {key: {"outcome": "ok"}}})
+    assert repr(key) in message and "not canonical" in message and repr(canonical) in message
+
+
+def test_target_key_that_is_no_url_is_rejected(tmp_path: Path) -> None:
+    assert "'TBA'" in load_error(tmp_path, {"targets": {"TBA": {"outcome": "ok"}}})
+
+
+def test_targets_meaning_the_same_subject_must_agree(tmp_path: Path) -> None:
+    message = load_error(tmp_path, {"targets": {
+        "https://x.com/foo/status/123": {"outcome": "ok"},
+        "https://x.com/i/status/123": {"outcome": "blocked"},
+    }})
+    assert "tweet:123" in message
+
+
+def test_negative_latency_and_unknown_target_field_are_named(tmp_path: Path) -> None:
+    message = load_error(tmp_path, {"default_latency_ms": -1, "targets": {
+        "https://x.com/foo": {"outcome": "ok", "latency_ms": -5, "colour": 1}}})
+    assert "default_latency_ms" in message
+    assert "targets['https://x.com/foo'].latency_ms" in message
+    assert "targets['https://x.com/foo'].colour" in message
+
+
+def test_redirect_key_must_be_a_url(tmp_path: Path) -> None:
+    assert "redirect key 'bit.ly/x'" in load_error(tmp_path, {"redirects": {"bit.ly/x": "https://x.com/a"}})
+
+
+def test_unknown_top_level_field_invalid_json_missing_file(tmp_path: Path) -> None:
+    assert "tokenz" in load_error(tmp_path, {"tokenz": []})
+    assert "line 1 column" in load_error(tmp_path, "{not json")
+    assert "must be a JSON object" in load_error(tmp_path, "[]")
+    with pytest.raises(ScenarioError, match="cannot read scenario file"):
+        load_scenario(tmp_path / "absent.json")
+
+
+# ------------------------------------------------------------------ the bundled demo
+
+
+def _demo_profiles(tmp_path: Path) -> dict[str, list[str]]:
+    """Every demo token the tracker offers, read by the REAL reader (tracker client, shortlink
+    resolver, canonicaliser) through the sandbox: address -> canonical URLs."""
+    sc = load_scenario(DEMO_SCENARIO_PATH)
+    transport = SandboxTransport(sc, Ledger(tmp_path / "ledger.jsonl"), sleep=lambda s: None)
+    from pydantic import SecretStr
+
+    tracker = TrackerClient(TRACKER_BASE_URL, SecretStr("k"), ["g"], transport=transport, sleep=lambda s: None)
+    reader = TokenProfileReader(tracker, ShortlinkResolver(transport=transport, resolve_host=sandbox_resolve_host))
+    out: dict[str, list[str]] = {}
+    for t in sc.tokens:
+        profile = reader.read(t.address)
+        if profile is not None:
+            out[t.address] = list(profile.urls)
+    return out
+
+
+def test_demo_scenario_loads_and_covers_what_it_claims(tmp_path: Path) -> None:
+    sc = load_scenario(DEMO_SCENARIO_PATH)
+    assert len(sc.tokens) >= 40
+    assert len({t.last_transfer_at.date() for t in sc.tokens}) >= 7
+    counts = sorted(t.investor_count for t in sc.tokens)
+    assert counts[0] <= 1 and any(c == 2 for c in counts) and counts[-1] >= 10  # below and above the threshold 3
+    assert 1 <= sum(1 for t in sc.tokens if not t.image_url) <= 3
+    kinds = {spec.outcome.kind for spec in sc.targets.values()}
+    assert kinds >= set(OutcomeKind), set(OutcomeKind) - kinds
+    assert any(spec.outcome == Outcome(OutcomeKind.FLAKY, 2) for spec in sc.targets.values())
+    assert any(spec.latency_ms for spec in sc.targets.values())
+    junk = {v for t in sc.tokens for v in t.social_values().values() if isinstance(v, str) and not v.startswith("http")}
+    assert {"TBA", "none", "-"} <= junk
+
+    profiles = _demo_profiles(tmp_path)
+    urls = [u for us in profiles.values() for u in us]
+    platforms = {platform_of(u) for u in urls}
+    assert platforms == set(Platform), set(Platform) - platforms
+    owners: dict[str, set[str]] = defaultdict(set)
+    for address, us in profiles.items():
+        for u in us:
+            owners[u].add(address)
+    shared = {u for u, a in owners.items() if len(a) >= 2}
+    assert any(platform_of(u) is Platform.X and "/status/" in u for u in shared), "the same tweet on several tokens"
+    assert any(platform_of(u) is Platform.YOUTUBE for u in shared)
+    # every non-ok target is reachable from some recorded token (otherwise the demo would not show it)
+    for target, spec in sc.targets.items():
+        if spec.outcome.kind is not OutcomeKind.OK:
+            assert target in owners, f"{target} ({spec.outcome}) is on no recorded token"
+    # alias / tracking-parameter / shortlink variants of one target
+    raw_by_canonical: dict[str, set[str]] = defaultdict(set)
+    from social_recording.sandbox.subjects import canonical_or_none
+
+    for t in sc.tokens:
+        for v in t.social_values().values():
+            if isinstance(v, str):
+                c = canonical_or_none(v)
+                if c is not None:
+                    raw_by_canonical[c].add(v)
+    tweet = "https://x.com/bonkdogsol/status/1851234567890123400"
+    assert any("twitter.com" in v and "?s=" in v for v in raw_by_canonical[tweet])
+    assert any(v.startswith("https://x.com/") for v in raw_by_canonical[tweet])
+    video = "https://youtube.com/watch?v=Ot7erSo1aN4"
+    assert any("youtu.be/" in v and "si=" in v for v in raw_by_canonical[video])
+    assert any("youtube.com/watch?v=" in v for v in raw_by_canonical[video])
+    assert any(k.startswith("https://t.co/") for k in sc.redirects) and any(k.startswith("https://bit.ly/") for k in sc.redirects)
+    assert tweet in profiles[next(t.address for t in sc.tokens if t.twitter == "https://t.co/Bd0gS01a")]
+    # paid targets are a minority, so paid-off vs paid-on runs differ visibly but not totally
+    from social_recording.platforms.base import PAID_PLATFORMS
+
+    distinct = set(owners)
+    paid = {u for u in distinct if platform_of(u) in PAID_PLATFORMS}
+    assert 0 < len(paid) < len(distinct) / 2
