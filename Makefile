@@ -3,7 +3,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
+DEV_HOME ?= $(CURDIR)/.social_recording/dagster_home
 
 .PHONY: install test lint dev demo-run clean
 
@@ -21,14 +21,14 @@ lint: install
 test: install lint
 	$(BIN)/python -m pytest -q
 
-$(DAGSTER_HOME):
-	mkdir -p $(DAGSTER_HOME) && cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
-
-dev: install $(DAGSTER_HOME)
-	$(BIN)/dagster dev -w workspace.yaml
+# `dagster dev` on the embedded default: SQLite store + locks and the sandbox ledger under
+# .social_recording/, instance settings (run concurrency) from dagster.yaml.
+dev: install
+	mkdir -p $(DEV_HOME) && cp dagster.yaml $(DEV_HOME)/dagster.yaml
+	DAGSTER_HOME=$(DEV_HOME) $(BIN)/dagster dev -w workspace.yaml
 
 demo-run: install
 	$(BIN)/python -m social_recording.demo
 
 clean:
-	rm -rf $(VENV) .social_recording .dagster_home .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .social_recording .pytest_cache .mypy_cache .ruff_cache

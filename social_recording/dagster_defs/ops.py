@@ -86,6 +86,14 @@ class OpRunState(RunState):
             pass
 
 
+def table_row(outcome: UrlOutcome) -> dict[str, str | int | float | bool | None]:
+    """The engine's log-safe row (URL credentials removed), typed for a Dagster table."""
+    row: dict[str, str | int | float | bool | None] = {}
+    for key, value in outcome.as_row().items():
+        row[key] = value if isinstance(value, str | int | float | bool) or value is None else str(value)
+    return row
+
+
 def outcome_metadata(counters: Mapping[str, Any], outcomes: Sequence[UrlOutcome]) -> dict[str, Any]:
     """Counters as typed metadata, URL status counts, and the per-URL table (capped)."""
     meta: dict[str, Any] = {}
@@ -101,7 +109,7 @@ def outcome_metadata(counters: Mapping[str, Any], outcomes: Sequence[UrlOutcome]
     meta["url_status_counts"] = MetadataValue.json(dict(sorted(Counter(str(o.status) for o in outcomes).items())))
     meta["urls_called"] = MetadataValue.int(sum(1 for o in outcomes if o.attempted))
     meta["urls_reused"] = MetadataValue.int(sum(1 for o in outcomes if o.reused))
-    rows = [TableRecord(o.as_row()) for o in outcomes[:MAX_TABLE_ROWS]]
+    rows = [TableRecord(table_row(o)) for o in outcomes[:MAX_TABLE_ROWS]]
     meta["url_outcomes"] = MetadataValue.table(records=rows, schema=OUTCOME_SCHEMA)
     if len(outcomes) > MAX_TABLE_ROWS:
         meta["url_outcomes_truncated"] = MetadataValue.int(len(outcomes) - MAX_TABLE_ROWS)

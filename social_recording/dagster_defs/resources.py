@@ -216,8 +216,10 @@ class TrackerResource(_SafeRepr, ConfigurableResource):
 
     def client(self) -> TrackerClient:
         if self._client is None:
+            key: str | None
             if self.upstream.is_sandbox():
-                base = self.tracker_url or self.upstream.tracker_base_url()
+                # The sandbox transport answers only at its own tracker host.
+                base = self.upstream.tracker_base_url()
                 key = self.api_key or SANDBOX_API_KEY
                 groups = list(self.af_group_ids) or [SANDBOX_AF_GROUP]
             else:
