@@ -16,7 +16,15 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 from social_recording.domain.models import ensure_utc
 from social_recording.domain.urls import to_canonical
@@ -143,6 +151,10 @@ class TargetSpec(BaseModel):
     @classmethod
     def _outcome(cls, v: Any) -> Outcome:
         return Outcome.parse(v)
+
+    @field_serializer("outcome")
+    def _dump_outcome(self, v: Outcome) -> str:
+        return str(v)
 
 
 class Scenario(BaseModel):

@@ -184,6 +184,15 @@ def _demo_profiles(tmp_path: Path) -> dict[str, list[str]]:
     return out
 
 
+def test_scenario_dumps_back_to_an_equal_scenario() -> None:
+    sc = load_scenario(DEMO_SCENARIO_PATH)
+    dumped = json.loads(sc.model_dump_json())
+    assert dumped["targets"]["https://x.com/otter_sol/status/1852000000000000007"]["outcome"] == "flaky:2"
+    from social_recording.sandbox.scenario import parse_scenario
+
+    assert parse_scenario(dumped) == sc
+
+
 def test_demo_scenario_loads_and_covers_what_it_claims(tmp_path: Path) -> None:
     sc = load_scenario(DEMO_SCENARIO_PATH)
     assert len(sc.tokens) >= 40

@@ -1,0 +1,228 @@
+"""The sensors and the schedule, evaluated with `build_sensor_context` on a test instance."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dagster import (
+    DagsterInstance,
+    DagsterRunStatus,
+    DefaultScheduleStatus,
+    DefaultSensorStatus,
+    RunRequest,
+    SensorResult,
+    SkipReason,
+    build_sensor_context,
+)
+from dagster._core.events import DagsterEvent, DagsterEventType
+from dagster._core.storage.dagster_run import DagsterRun
+from dagster._core.utils import make_new_run_id
+
+from social_recording.dagster_defs.definitions_builder import build_definitions
+from social_recording.dagster_defs.sensors import (
+    LIVE_BATCH_SIZE,
+    LIVE_MAX_LOOKBACK,
+    LiveCursor,
+    evaluate_token_flow,
+)
+from social_recording.settings import load_settings
+from social_recording_tests.dagster_defs.sandbox_env import SandboxEnv, make_env, token
+
+
+def _addr(i: int) -> str:
+    return f"TokLive{i:03d}" + "x" * 33
+
+
+@pytest.fixture()
+def live_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[SandboxEnv, list[dict[str, Any]]]:
+    """25 tokens with enough AF investors traded in the last hour (the last two at the same
+    instant), plus one below the floor."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    base = now - timedelta(minutes=50)
+    tokens = [token(_addr(i), base + timedelta(minutes=i), website=f"https://github.com/live{i}/repo")
+              for i in range(24)]
+    tokens.append(token(_addr(24), base + timedelta(minutes=23), website="https://github.com/live24/repo"))
+    tokens.append(token(_addr(99), base + timedelta(minutes=5), investors=2))
+    return make_env(tmp_path, monkeypatch, tokens), tokens
+
+
+def _evaluate(env: SandboxEnv, name: str, cursor: str | None = None,
+              instance: DagsterInstance | None = None) -> SensorResult | SkipReason | RunRequest:
+    defs = env.defs()
+    sensor_def = defs.resolve_sensor_def(name)
+    with build_sensor_context(instance=instance or DagsterInstance.ephemeral(), cursor=cursor,
+                              resources=env.resources()) as ctx:
+        return sensor_def(ctx)
+
+
+def _addresses(request: RunRequest) -> list[str]:
+    return [t["address"] for t in request.run_config["ops"]["record_tokens"]["config"]["tokens"]]
+
+
+def test_token_flow_launches_batches_and_a_reevaluation_launches_nothing_new(live_env) -> None:
+    env, tokens = live_env
+    first = _evaluate(env, "token_flow_sensor")
+    assert isinstance(first, SensorResult)
+    requests = first.run_requests or []
+    assert [len(_addresses(r)) for r in requests] == [20, 5]
+    launched = [a for r in requests for a in _addresses(r)]
+    assert sorted(launched) == sorted(_addr(i) for i in range(25))  # not the one below the floor
+    assert len({r.run_key for r in requests}) == 2
+    cursor = LiveCursor.parse(first.cursor)
+    last = max(datetime.fromisoformat(t["last_transfer_at"]) for t in tokens)
+    assert cursor.ts == last and sorted(cursor.at_ts) == sorted([_addr(23), _addr(24)])
+
+    # Same cursor again (e.g. the tick's cursor update was lost): exactly the same run keys.
+    again = _evaluate(env, "token_flow_sensor")
+    assert isinstance(again, SensorResult)
+    assert [r.run_key for r in again.run_requests or []] == [r.run_key for r in requests]
+    # The advanced cursor: nothing new in the window.
+    empty = _evaluate(env, "token_flow_sensor", cursor=first.cursor)
+    assert isinstance(empty, SkipReason)
+    assert "no new token" in (empty.skip_message or "")
+    # The launched run config is valid for live_tokens_job.
+    job = env.defs().resolve_job_def("live_tokens_job")
+    assert job.execute_in_process(run_config=requests[1].run_config, instance=DagsterInstance.ephemeral()).success
+    assert set(env.statuses()) == set(_addresses(requests[1]))
+
+
+@dataclass
+class _T:
+    address: str
+    last_transfer_at: datetime
+    investor_count: int = 5
+    symbol: str | None = None
+
+
+class _FakeTracker:
+    def __init__(self, tokens: Sequence[_T]) -> None:
+        self.tokens = list(tokens)
+        self.calls: list[tuple[datetime, datetime]] = []
+
+    def tokens_in_range(self, start: datetime, end: datetime) -> list[_T]:
+        self.calls.append((start, end))
+        return [t for t in self.tokens if start <= t.last_transfer_at < end]
+
+
+NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+
+
+def test_cursor_advances_only_past_launched_tokens_even_on_a_shared_timestamp() -> None:
+    at = NOW - timedelta(minutes=30)
+    # 20 tokens fill batch 1 exactly; the 20th shares its timestamp with the 21st and 22nd.
+    tokens = [_T(f"a{i:02d}", at + timedelta(seconds=i)) for i in range(19)]
+    tie = at + timedelta(seconds=19)
+    tokens += [_T("b-tie-1", tie), _T("b-tie-2", tie), _T("b-tie-3", tie), _T("c-late", tie + timedelta(seconds=1))]
+    tracker = _FakeTracker(tokens)
+    first = evaluate_token_flow(LiveCursor(), tracker, 3, NOW, max_runs=1)  # room for one batch only
+    assert [len(r.run_config["ops"]["record_tokens"]["config"]["tokens"]) for r in first.run_requests] == [20]
+    assert first.cursor.ts == tie and first.cursor.at_ts == ["b-tie-1"]
+    second = evaluate_token_flow(first.cursor, tracker, 3, NOW, max_runs=1)
+    launched = [t["address"] for r in second.run_requests for t in r.run_config["ops"]["record_tokens"]["config"]["tokens"]]
+    assert launched == ["b-tie-2", "b-tie-3", "c-late"]  # none dropped, none repeated
+    assert second.cursor.ts == tie + timedelta(seconds=1)
+    third = evaluate_token_flow(second.cursor, tracker, 3, NOW)
+    assert third.run_requests == []
+    # A token that trades again later is a new batch (new key), launched again.
+    tracker.tokens.append(_T("a00", NOW - timedelta(seconds=5)))
+    fourth = evaluate_token_flow(second.cursor, tracker, 3, NOW)
+    assert [t["address"] for r in fourth.run_requests for t in r.run_config["ops"]["record_tokens"]["config"]["tokens"]] == ["a00"]
+
+
+def test_large_window_is_paged_within_the_budget_and_old_cursors_are_clamped() -> None:
+    tokens = [_T(f"t{i:03d}", NOW - timedelta(hours=40) + timedelta(hours=i)) for i in range(40)]
+    tracker = _FakeTracker(tokens)
+    ticks = iter(range(1000))
+    result = evaluate_token_flow(LiveCursor(NOW - timedelta(days=30), []), tracker, 3, NOW,
+                                 budget_s=3.5, clock=lambda: float(next(ticks)))
+    # Clamped to LIVE_MAX_LOOKBACK, pages of 6 h, and no page started once 3.5 "seconds" were used.
+    assert tracker.calls[0][0] == NOW - LIVE_MAX_LOOKBACK
+    assert all(end - start <= timedelta(hours=6) for start, end in tracker.calls)
+    assert len(tracker.calls) == 4
+    assert any("budget" in n for n in result.notes) and any("reconcile_job" in n for n in result.notes)
+    seen_until = tracker.calls[-1][1]
+    launched = [t["address"] for r in result.run_requests for t in r.run_config["ops"]["record_tokens"]["config"]["tokens"]]
+    assert launched == [t.address for t in tokens if t.last_transfer_at < seen_until]
+    assert result.cursor.ts == max(t.last_transfer_at for t in tokens if t.last_transfer_at < seen_until)
+    # The next evaluation continues from the cursor and picks up the rest.
+    rest = evaluate_token_flow(result.cursor, tracker, 3, NOW)
+    launched_rest = [t["address"] for r in rest.run_requests for t in r.run_config["ops"]["record_tokens"]["config"]["tokens"]]
+    assert launched_rest == [t.address for t in tokens if t.last_transfer_at >= seen_until]
+    assert len(rest.run_requests) == -(-len(launched_rest) // LIVE_BATCH_SIZE)
+
+
+def test_empty_window_is_a_skip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = make_env(tmp_path, monkeypatch, [token(_addr(1), "2026-11-02T10:00:00Z")])
+    result = _evaluate(env, "token_flow_sensor")
+    assert isinstance(result, SkipReason)
+
+
+RETRY_TOKEN = token("TokRetry" + "r" * 34, "2026-11-10T03:00:00Z", website="https://youtube.com/watch?v=Err0rVideo1",
+                    telegram="https://t.me/retrychat")
+
+
+def _add_run(instance: DagsterInstance, status: DagsterRunStatus) -> None:
+    """A retry_job run record in `status` on the instance (as the run queue / a worker would leave it)."""
+    run = instance.run_storage.add_run(DagsterRun(job_name="retry_job", run_id=make_new_run_id(),
+                                                  status=DagsterRunStatus.NOT_STARTED))
+    event = {DagsterRunStatus.QUEUED: DagsterEventType.RUN_ENQUEUED, DagsterRunStatus.STARTED: DagsterEventType.RUN_START,
+             DagsterRunStatus.SUCCESS: DagsterEventType.RUN_SUCCESS}[status]
+    instance.report_dagster_event(DagsterEvent(event.value, job_name="retry_job"), run.run_id)
+    stored = instance.get_run_by_id(run.run_id)
+    assert stored is not None and stored.status == status
+
+
+def test_retry_sensor_launches_only_when_no_retry_run_is_queued_or_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = make_env(tmp_path, monkeypatch, [RETRY_TOKEN], {"https://youtube.com/watch?v=Err0rVideo1": "error"})
+    instance = DagsterInstance.ephemeral()
+    assert isinstance(_evaluate(env, "retry_candidates_sensor", instance=instance), SkipReason)  # empty store
+
+    # A stored token whose URLs were never attempted: pending candidates, no back-off.
+    store_url = env.store_url
+    from social_recording.domain.models import TokenProfile
+    from social_recording.store import open_store
+
+    store = open_store(store_url)
+    store.create_pending_token(TokenProfile(address=RETRY_TOKEN["address"], image="x",
+                                            urls=["https://youtube.com/watch?v=Err0rVideo1", "https://t.me/retrychat"]))
+    store.close()
+    request = _evaluate(env, "retry_candidates_sensor", instance=instance)
+    assert isinstance(request, RunRequest) and request.run_key
+    assert request.run_config["ops"]["retry_urls"]["config"]["statuses"] == ["error", "pending", "skipped_paid"]
+    assert _evaluate(env, "retry_candidates_sensor", instance=instance).run_key == request.run_key
+
+    for status in (DagsterRunStatus.QUEUED, DagsterRunStatus.STARTED):
+        other = DagsterInstance.ephemeral()
+        _add_run(other, status)
+        skipped = _evaluate(env, "retry_candidates_sensor", instance=other)
+        assert isinstance(skipped, SkipReason) and status.value.lower() in (skipped.skip_message or "")
+    finished = DagsterInstance.ephemeral()
+    _add_run(finished, DagsterRunStatus.SUCCESS)
+    assert isinstance(_evaluate(env, "retry_candidates_sensor", instance=finished), RunRequest)
+
+    # After a real attempt the error URL is inside its back-off and the telegram one is ok.
+    job = env.defs().resolve_job_def("retry_job")
+    assert job.execute_in_process(run_config=request.run_config, instance=instance).success
+    assert env.statuses()[RETRY_TOKEN["address"]] == {"https://youtube.com/watch?v=Err0rVideo1": "error",
+                                                      "https://t.me/retrychat": "ok"}
+    assert isinstance(_evaluate(env, "retry_candidates_sensor", instance=instance), SkipReason)
+
+
+@pytest.mark.parametrize("env_name, running", [("dev", False), ("stage", False), ("prod", True)])
+def test_schedules_and_sensors_run_by_default_only_in_prod(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env_name: str, running: bool
+) -> None:
+    make_env(tmp_path, monkeypatch, [], extra={"SOCIAL_RECORDING_ENV": env_name})
+    defs = build_definitions(load_settings())
+    schedule = defs.resolve_schedule_def("retry_schedule")
+    assert schedule.cron_schedule == "0 * * * *" and schedule.execution_timezone == "UTC"
+    assert (schedule.default_status == DefaultScheduleStatus.RUNNING) is running
+    for name in ("retry_candidates_sensor", "token_flow_sensor"):
+        assert (defs.resolve_sensor_def(name).default_status == DefaultSensorStatus.RUNNING) is running
