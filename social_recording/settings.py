@@ -12,7 +12,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from social_recording.locks import open_lock_manager
@@ -154,6 +162,11 @@ class Settings(BaseSettings):
             if missing:
                 raise ValueError(f"{PREFIX}UPSTREAM=live requires {' and '.join(missing)} to be set")
         return self
+
+    @field_serializer("store_url", "lock_url")
+    def _masked(self, value: str | None) -> str | None:
+        """Dumps (JSON, dict) mask `user:password@` like SecretStr fields; attributes keep the value."""
+        return None if value is None else mask_url_password(value)
 
     def __repr_args__(self) -> Any:
         for name, value in super().__repr_args__():

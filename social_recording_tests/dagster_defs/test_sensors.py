@@ -19,9 +19,8 @@ from dagster import (
     SkipReason,
     build_sensor_context,
 )
-from dagster._core.events import DagsterEvent, DagsterEventType
-from dagster._core.storage.dagster_run import DagsterRun
-from dagster._core.utils import make_new_run_id
+from dagster._core.remote_origin import RegisteredCodeLocationOrigin, RemoteJobOrigin, RemoteRepositoryOrigin
+from dagster._core.test_utils import create_run_for_test
 
 from social_recording.dagster_defs.definitions_builder import build_definitions
 from social_recording.dagster_defs.sensors import (
@@ -167,12 +166,10 @@ RETRY_TOKEN = token("TokRetry" + "r" * 34, "2026-11-10T03:00:00Z", website="http
 
 
 def _add_run(instance: DagsterInstance, status: DagsterRunStatus) -> None:
-    """A retry_job run record in `status` on the instance (as the run queue / a worker would leave it)."""
-    run = instance.run_storage.add_run(DagsterRun(job_name="retry_job", run_id=make_new_run_id(),
-                                                  status=DagsterRunStatus.NOT_STARTED))
-    event = {DagsterRunStatus.QUEUED: DagsterEventType.RUN_ENQUEUED, DagsterRunStatus.STARTED: DagsterEventType.RUN_START,
-             DagsterRunStatus.SUCCESS: DagsterEventType.RUN_SUCCESS}[status]
-    instance.report_dagster_event(DagsterEvent(event.value, job_name="retry_job"), run.run_id)
+    """A retry_job run record in `status` on the instance, as the run queue / a run worker leaves it."""
+    origin = RemoteJobOrigin(RemoteRepositoryOrigin(RegisteredCodeLocationOrigin("social_recording"),
+                                                    "__repository__"), "retry_job")
+    run = create_run_for_test(instance, job_name="retry_job", status=status, remote_job_origin=origin)
     stored = instance.get_run_by_id(run.run_id)
     assert stored is not None and stored.status == status
 

@@ -1,0 +1,166 @@
+"""Settings (DESIGN §10): defaults, one wrong value per variable named in the error, live-mode
+requirements, secrets never printed."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from social_recording.sandbox.scenario import DEMO_SCENARIO_PATH
+from social_recording.settings import Settings, SettingsError, env_var_name, load_settings
+
+VARIABLES = (
+    "SOCIAL_RECORDING_STORE_URL", "SOCIAL_RECORDING_LOCK_URL", "SOCIAL_RECORDING_UPSTREAM",
+    "SOCIAL_RECORDING_SANDBOX_SCENARIO", "SOCIAL_RECORDING_SANDBOX_LEDGER", "SOCIAL_RECORDING_TRACKER_URL",
+    "SOCIAL_RECORDING_TRACKER_API_KEY", "SOCIAL_RECORDING_AF_GROUP_IDS", "SOCIAL_RECORDING_AF_INVESTOR_THRESHOLD",
+    "SOCIAL_RECORDING_ENABLE_PAID", "SOCIAL_RECORDING_MAX_ATTEMPTS", "SOCIAL_RECORDING_ENV",
+    "SOCIAL_RECORDING_PARTITION_START", "TWITTERAPI_IO_KEY", "APIFY_TOKEN", "YOUTUBE_API_KEY", "GITHUB_TOKEN",
+    "URLSCAN_API_KEY",
+)
+SECRET_VARS = ("SOCIAL_RECORDING_TRACKER_API_KEY", "TWITTERAPI_IO_KEY", "APIFY_TOKEN", "YOUTUBE_API_KEY",
+               "GITHUB_TOKEN", "URLSCAN_API_KEY")
+
+
+@pytest.fixture()
+def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
+    for name in VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dh"))
+    return monkeypatch
+
+
+def test_defaults(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    s = load_settings()
+    db = (tmp_path / "dh" / "social_recording" / "social_recording.db").resolve()
+    assert s.store_url == f"sqlite:///{db}"
+    assert s.lock_url is None and s.effective_lock_url == s.store_url  # the same SQLite file
+    assert s.upstream == "sandbox"
+    assert s.sandbox_scenario is None and s.effective_scenario == Path(DEMO_SCENARIO_PATH)
+    assert s.sandbox_ledger is None and s.effective_ledger == tmp_path / "dh" / "social_recording" / "sandbox-ledger.jsonl"
+    assert s.tracker_url is None and s.tracker_api_key is None and s.af_group_ids == []
+    assert s.af_investor_threshold == 3
+    assert s.enable_paid is False
+    assert s.max_attempts == 5
+    assert s.env == "dev"
+    assert s.partition_start == date(2026, 11, 1)
+    assert (s.twitterapi_io_key, s.apify_token, s.youtube_api_key, s.github_token, s.urlscan_api_key) == (None,) * 5
+
+
+def test_default_data_dir_without_dagster_home(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    env.delenv("DAGSTER_HOME")
+    env.chdir(tmp_path)
+    assert load_settings().store_url == f"sqlite:///{(tmp_path / '.social_recording' / 'social_recording.db').resolve()}"
+
+
+def test_values_are_read(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    scenario = tmp_path / "s.json"
+    scenario.write_text("{}")
+    for name, value in {
+        "SOCIAL_RECORDING_STORE_URL": "mongodb://db.internal/social",
+        "SOCIAL_RECORDING_LOCK_URL": "redis://redis.internal:6379/2",
+        "SOCIAL_RECORDING_UPSTREAM": "live",
+        "SOCIAL_RECORDING_SANDBOX_SCENARIO": str(scenario),
+        "SOCIAL_RECORDING_SANDBOX_LEDGER": str(tmp_path / "l.jsonl"),
+        "SOCIAL_RECORDING_TRACKER_URL": "https://tracker.internal/",
+        "SOCIAL_RECORDING_AF_GROUP_IDS": "g1, g2,,g1",
+        "SOCIAL_RECORDING_AF_INVESTOR_THRESHOLD": "4",
+        "SOCIAL_RECORDING_ENABLE_PAID": "true",
+        "SOCIAL_RECORDING_MAX_ATTEMPTS": "7",
+        "SOCIAL_RECORDING_ENV": "prod",
+        "SOCIAL_RECORDING_PARTITION_START": "2026-01-15",
+        "YOUTUBE_API_KEY": "yt-key",
+    }.items():
+        env.setenv(name, value)
+    s = load_settings()
+    assert s.store_url == "mongodb://db.internal/social" and s.effective_lock_url == "redis://redis.internal:6379/2"
+    assert s.upstream == "live" and s.tracker_url == "https://tracker.internal" and s.af_group_ids == ["g1", "g2"]
+    assert s.sandbox_scenario == scenario and s.effective_ledger == tmp_path / "l.jsonl"
+    assert (s.af_investor_threshold, s.enable_paid, s.max_attempts, s.env) == (4, True, 7, "prod")
+    assert s.partition_start == date(2026, 1, 15)
+    assert s.youtube_api_key is not None and s.youtube_api_key.get_secret_value() == "yt-key"
+
+
+@pytest.mark.parametrize("name, value", [
+    ("SOCIAL_RECORDING_STORE_URL", "postgres://db/social"),
+    ("SOCIAL_RECORDING_STORE_URL", "mongodb://db.internal"),  # no database name
+    ("SOCIAL_RECORDING_LOCK_URL", "memcached://cache:11211"),
+    ("SOCIAL_RECORDING_UPSTREAM", "staging"),
+    ("SOCIAL_RECORDING_SANDBOX_SCENARIO", "/nonexistent/scenario.json"),
+    ("SOCIAL_RECORDING_TRACKER_URL", "tracker.internal"),
+    ("SOCIAL_RECORDING_AF_INVESTOR_THRESHOLD", "0"),
+    ("SOCIAL_RECORDING_AF_INVESTOR_THRESHOLD", "three"),
+    ("SOCIAL_RECORDING_ENABLE_PAID", "maybe"),
+    ("SOCIAL_RECORDING_MAX_ATTEMPTS", "0"),
+    ("SOCIAL_RECORDING_ENV", "production"),
+    ("SOCIAL_RECORDING_PARTITION_START", "yesterday"),
+])
+def test_a_wrong_value_names_its_variable(env: pytest.MonkeyPatch, name: str, value: str) -> None:
+    env.setenv(name, value)
+    with pytest.raises(SettingsError) as err:
+        load_settings()
+    assert name in str(err.value)
+    assert len(str(err.value).splitlines()) == 2  # one problem, one line
+
+
+@pytest.mark.parametrize("missing, present", [
+    (("SOCIAL_RECORDING_TRACKER_URL", "SOCIAL_RECORDING_AF_GROUP_IDS"), {}),
+    (("SOCIAL_RECORDING_TRACKER_URL",), {"SOCIAL_RECORDING_AF_GROUP_IDS": "g1"}),
+    (("SOCIAL_RECORDING_AF_GROUP_IDS",), {"SOCIAL_RECORDING_TRACKER_URL": "https://tracker.internal"}),
+    (("SOCIAL_RECORDING_AF_GROUP_IDS",), {"SOCIAL_RECORDING_TRACKER_URL": "https://tracker.internal",
+                                          "SOCIAL_RECORDING_AF_GROUP_IDS": " , "}),
+])
+def test_live_mode_requires_tracker_url_and_group_ids(env: pytest.MonkeyPatch, missing: tuple[str, ...],
+                                                      present: dict[str, str]) -> None:
+    env.setenv("SOCIAL_RECORDING_UPSTREAM", "live")
+    for k, v in present.items():
+        env.setenv(k, v)
+    with pytest.raises(SettingsError) as err:
+        load_settings()
+    message = str(err.value)
+    assert "SOCIAL_RECORDING_UPSTREAM=live" in message
+    for name in missing:
+        assert name in message
+    for name in present:
+        if name not in missing:
+            assert name not in message
+
+
+def test_sandbox_mode_needs_no_tracker(env: pytest.MonkeyPatch) -> None:
+    env.setenv("SOCIAL_RECORDING_UPSTREAM", "sandbox")
+    assert load_settings().tracker_url is None
+
+
+def test_secrets_are_never_printed(env: pytest.MonkeyPatch) -> None:
+    for i, name in enumerate(SECRET_VARS):
+        env.setenv(name, f"S3cret-{i}")
+    env.setenv("SOCIAL_RECORDING_STORE_URL", "mongodb://admin:Pw-S3cret@db.internal/social")
+    env.setenv("SOCIAL_RECORDING_LOCK_URL", "redis://:Pw-S3cret@redis.internal:6379/0")
+    s = load_settings()
+    for field in ("tracker_api_key", "twitterapi_io_key", "apify_token", "youtube_api_key", "github_token",
+                  "urlscan_api_key"):
+        secret = getattr(s, field)
+        assert secret is not None and secret.get_secret_value().startswith("S3cret-")
+    shown = repr(s) + str(s) + s.model_dump_json()
+    assert "S3cret" not in shown
+    assert "admin:***@db.internal" in repr(s)
+
+
+def test_errors_never_show_secret_values(env: pytest.MonkeyPatch) -> None:
+    env.setenv("SOCIAL_RECORDING_STORE_URL", "mongodb://admin:Pw-S3cret@db.internal")  # no database
+    env.setenv("SOCIAL_RECORDING_LOCK_URL", "redis://:Pw-S3cret@redis.internal:notaport/0")
+    env.setenv("SOCIAL_RECORDING_MAX_ATTEMPTS", "-1")
+    with pytest.raises(SettingsError) as err:
+        load_settings()
+    message = str(err.value)
+    for name in ("SOCIAL_RECORDING_STORE_URL", "SOCIAL_RECORDING_LOCK_URL", "SOCIAL_RECORDING_MAX_ATTEMPTS"):
+        assert name in message
+    assert "S3cret" not in message
+
+
+def test_env_var_names() -> None:
+    assert env_var_name("store_url") == "SOCIAL_RECORDING_STORE_URL"
+    assert env_var_name("apify_token") == "APIFY_TOKEN"
+    for field in Settings.model_fields:
+        assert env_var_name(field) in VARIABLES
