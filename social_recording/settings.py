@@ -161,6 +161,12 @@ class Settings(BaseSettings):
                 missing.append(f"{PREFIX}AF_GROUP_IDS")
             if missing:
                 raise ValueError(f"{PREFIX}UPSTREAM=live requires {' and '.join(missing)} to be set")
+        if self.lock_url is None and self.store_url.lower().startswith(("mongodb://", "mongodb+srv://")):
+            # A MongoDB store is shared by workers on several hosts; a local SQLite lock file would
+            # serialise only one host's workers, and two hosts could pay for the same URL (L-2).
+            raise ValueError(
+                f"{PREFIX}LOCK_URL must be set (e.g. redis://host:6379/0) when {PREFIX}STORE_URL is a MongoDB URL"
+            )
         return self
 
     @field_serializer("store_url", "lock_url")

@@ -164,3 +164,14 @@ def test_env_var_names() -> None:
     assert env_var_name("apify_token") == "APIFY_TOKEN"
     for field in Settings.model_fields:
         assert env_var_name(field) in VARIABLES
+
+
+def test_a_mongodb_store_requires_an_explicit_lock_url(env: pytest.MonkeyPatch) -> None:
+    """Workers sharing a MongoDB store may sit on several hosts: a local SQLite lock would not
+    serialise them (L-2), so the lock URL must be named."""
+    env.setenv("SOCIAL_RECORDING_STORE_URL", "mongodb://db.internal/social")
+    with pytest.raises(SettingsError) as err:
+        load_settings()
+    assert "SOCIAL_RECORDING_LOCK_URL" in str(err.value)
+    env.setenv("SOCIAL_RECORDING_LOCK_URL", "redis://redis.internal:6379/0")
+    assert load_settings().effective_lock_url == "redis://redis.internal:6379/0"

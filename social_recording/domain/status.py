@@ -35,7 +35,7 @@ REALTIME: frozenset[FetchStatus] = frozenset({FetchStatus.ERROR, FetchStatus.PEN
 REUSABLE: frozenset[FetchStatus] = frozenset({FetchStatus.OK, FetchStatus.NOT_FOUND})
 """What the dedupe gate may hand to another token (seed 002 U-5)."""
 
-assert ABSORBING.isdisjoint(RETRYABLE) and ABSORBING | RETRYABLE == frozenset(FetchStatus)
+assert ABSORBING.isdisjoint(RETRYABLE) and frozenset(FetchStatus) == ABSORBING | RETRYABLE
 
 
 def parse_status(value: str) -> FetchStatus:

@@ -22,6 +22,18 @@ PAID_PLATFORMS: frozenset[Platform] = frozenset(
 )
 """DESIGN §9: paid per call. Free: youtube, github, telegram."""
 
+PROVIDER_OF: dict[Platform, str] = {
+    Platform.X: "twitterapi",
+    Platform.TIKTOK: "apify",
+    Platform.INSTAGRAM: "apify",
+    Platform.REDDIT: "apify",
+    Platform.YOUTUBE: "youtube",
+    Platform.GITHUB: "github",
+    Platform.TELEGRAM: "telegram",
+    Platform.WEB: "urlscan",
+}
+"""Which provider account answers a platform: credit / quota exhaustion is a provider's condition."""
+
 
 class ProviderKeys(BaseModel):
     """Provider credentials (DESIGN §10). Each is sent only to its own provider's host, never logged."""

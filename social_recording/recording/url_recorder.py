@@ -32,6 +32,7 @@ from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform, parse_canonical
 from social_recording.locks.base import Lease, LockManager
 from social_recording.platforms.base import (
+    PROVIDER_OF,
     ErrorCode,
     ExternalFetchError,
     GenerateContext,
@@ -120,6 +121,7 @@ class RunState:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._credit_exhausted = False
+        self._exhausted_providers: set[str] = set()
         self._statuses: Counter[str] = Counter()
         self._attempted = 0
         self._reused = 0
@@ -133,6 +135,18 @@ class RunState:
     def credit_exhausted(self, value: bool) -> None:
         with self._lock:
             self._credit_exhausted = bool(value)
+
+    def mark_exhausted(self, provider: str, *, paid: bool) -> None:
+        """A provider said its credit / quota is gone. A paid one stops every paid call of this run
+        (seed 004 §5.5); a free one (YouTube quota) stops only further calls to itself."""
+        with self._lock:
+            self._exhausted_providers.add(provider)
+            if paid:
+                self._credit_exhausted = True
+
+    def provider_exhausted(self, provider: str) -> bool:
+        with self._lock:
+            return provider in self._exhausted_providers
 
     def note(self, outcome: UrlOutcome) -> None:
         with self._lock:
@@ -405,11 +419,16 @@ class UrlRecorder:
         generator = self._registry.get(platform)
         if generator is None:
             return FetchStatus.UNSUPPORTED, False, f"no generator for {platform.value}"
-        if self._registry.is_paid(platform):
+        paid = self._registry.is_paid(platform)
+        provider = PROVIDER_OF.get(platform, platform.value)
+        if paid:
             if not self._enable_paid:
                 return FetchStatus.SKIPPED_PAID, False, "paid calls are disabled"
             if run.credit_exhausted:
                 return FetchStatus.SKIPPED_PAID, False, "provider credit exhausted earlier in this run"
+        elif run.provider_exhausted(provider):
+            # A free provider's quota is gone for this run: no call, no attempt burnt, retried later.
+            return FetchStatus.ERROR, False, f"{provider} quota exhausted earlier in this run"
         checkpoint()  # never pay for a call whose result we could no longer write
         try:
             result = generator.generate(url, GenerateContext(token_address=address, token_symbol=symbol))
@@ -417,7 +436,7 @@ class UrlRecorder:
             # `attempted` as the error reports it; an error without the attribute counts as attempted:
             # over-counting costs one attempt of back-off, under-counting could re-pay a paid call.
             attempted = bool(getattr(exc, "attempted", True))
-            return self._status_of(exc, run), attempted, describe_error(exc)
+            return self._status_of(exc, run, provider, paid), attempted, describe_error(exc)
         try:
             links = self._writer.write(address, url, result.graph, now, checkpoint=checkpoint)
         except _LeaseLost:
@@ -429,11 +448,11 @@ class UrlRecorder:
                     kv(event="graph_write_failed", token=address, url=safe_url(url), error=type(exc).__name__),
                     exc_info=True,
                 )
-            return self._status_of(exc, run), result.attempted, describe_error(exc)
+            return self._status_of(exc, run, provider, paid), result.attempted, describe_error(exc)
         return FetchStatus.OK, result.attempted, f"{len(links)} links"
 
     @staticmethod
-    def _status_of(exc: Exception, run: RunState) -> FetchStatus:
+    def _status_of(exc: Exception, run: RunState, provider: str, paid: bool) -> FetchStatus:
         """Seed 004 §5.5. SocialContractError first: it must never collapse into error (§3.3)."""
         if isinstance(exc, SocialContractError):
             return FetchStatus.INVALID
@@ -443,5 +462,5 @@ class UrlRecorder:
             if exc.code == ErrorCode.NOT_FOUND:
                 return FetchStatus.NOT_FOUND
             if exc.code == ErrorCode.CREDIT_EXHAUSTED:
-                run.credit_exhausted = True
+                run.mark_exhausted(provider, paid=paid)
         return FetchStatus.ERROR

@@ -20,15 +20,15 @@ S = FetchStatus
 
 
 def test_sets_partition_the_statuses() -> None:
-    assert ABSORBING == {S.OK, S.NOT_FOUND, S.BLOCKED, S.INVALID, S.EXHAUSTED}
-    assert RETRYABLE == {S.ERROR, S.UNSUPPORTED, S.SKIPPED_PAID, S.PENDING}
-    assert ABSORBING | RETRYABLE == set(FetchStatus)
+    assert {S.OK, S.NOT_FOUND, S.BLOCKED, S.INVALID, S.EXHAUSTED} == ABSORBING
+    assert {S.ERROR, S.UNSUPPORTED, S.SKIPPED_PAID, S.PENDING} == RETRYABLE
+    assert set(FetchStatus) == ABSORBING | RETRYABLE
     assert not ABSORBING & RETRYABLE
 
 
 def test_realtime_and_reusable() -> None:
-    assert REALTIME == {S.ERROR, S.PENDING}  # L-8: skipped_paid / unsupported not reopened live
-    assert REUSABLE == {S.OK, S.NOT_FOUND}
+    assert {S.ERROR, S.PENDING} == REALTIME  # L-8: skipped_paid / unsupported not reopened live
+    assert {S.OK, S.NOT_FOUND} == REUSABLE
     assert REALTIME <= RETRYABLE and REUSABLE <= ABSORBING
 
 

@@ -145,6 +145,24 @@ def test_credit_exhausted_skips_the_rest_of_this_runs_paid_urls(
     assert again.status is FetchStatus.OK and counter.get(X_URL_2) == 1
 
 
+def test_free_provider_quota_stops_only_that_provider(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter
+) -> None:
+    """YouTube's quotaExceeded is CREDIT_EXHAUSTED from a free provider: the run's further YouTube
+    URLs are left `error` with no call and no attempt burnt; paid URLs are not affected."""
+    yt_2 = "https://youtube.com/watch?v=bcdefghijkl"
+    eng = build_engine(store, locks, counting_registry(counter, {YT_URL: Behaviour("credit_exhausted")}))
+    _token(store, "A", [YT_URL, yt_2, X_URL, GH_URL])
+    run = RunState()
+    out = eng.processor.record("A", None, run)
+    assert [u.status for u in out.urls] == [FetchStatus.ERROR, FetchStatus.ERROR, FetchStatus.OK, FetchStatus.OK]
+    assert [u.attempted for u in out.urls] == [True, False, True, True]
+    assert not run.credit_exhausted and run.provider_exhausted("youtube")
+    assert counter.get(YT_URL) == 1 and counter.get(yt_2) == 0 and counter.get(X_URL) == 1
+    assert (_el(store, "A", yt_2).attempts, _el(store, "A", yt_2).attempted_at) == (0, None)
+    assert "quota exhausted" in out.urls[1].detail
+
+
 def test_exhausted_after_max_attempts(store: SqliteStore, locks: LockManager, counter: MemoryCounter,
                                       clock: StepClock) -> None:
     eng = build_engine(store, locks, counting_registry(counter, {YT_URL: Behaviour("error")}),
