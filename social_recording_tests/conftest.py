@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -24,3 +25,10 @@ def redis_url(redis_server_url: str) -> Iterator[str]:
     client.flushdb()
     client.close()
     yield redis_server_url
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    on = bool(os.environ.get("SOCIAL_RECORDING_TEST_MONGO_URL"))
+    return "real-MongoDB store contract variant: " + (
+        "on" if on else "off (MongoDB is not installable here; set SOCIAL_RECORDING_TEST_MONGO_URL to run it)"
+    )
