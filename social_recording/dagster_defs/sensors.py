@@ -6,6 +6,7 @@ No `from __future__ import annotations`: Dagster reads the sensors' resource ann
 import hashlib
 import json
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -34,6 +35,10 @@ from social_recording.domain.policy import backoff_passed
 from social_recording.domain.status import FetchStatus
 from social_recording.store.base import Store
 from social_recording.upstream.tracker import TrackedToken
+
+# Dagster's own @sensor decorator passes its beta `owners` parameter to SensorDefinition and warns
+# about itself on every load; nothing of ours uses `owners`.
+warnings.filterwarnings("ignore", message="Parameter `owners` of initializer", category=Warning)
 
 LIVE_BATCH_SIZE = 20
 LIVE_INITIAL_LOOKBACK = timedelta(hours=1)
