@@ -10,16 +10,32 @@ up before Apify answers (a run over its `timeout` makes Apify answer 408 while t
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any, Self
 
 import httpx
 from pydantic import SecretStr
 
-from social_recording.domain.urls import Platform
-from social_recording.platforms.base import ErrorCode, ExternalFetchError, ProviderKeys
+from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.platforms.base import (
+    ErrorCode,
+    ExternalFetchError,
+    GenerateContext,
+    GenerateResult,
+    ProviderKeys,
+)
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
-from social_recording.platforms.shaping import as_dict, classify_error_text, first_str, no_call_error
+from social_recording.platforms.shaping import (
+    as_dict,
+    classify_error_text,
+    first_str,
+    json_object,
+    no_call_error,
+    parse_for,
+    unrecognised_shape,
+    zero_call,
+)
 
 APIFY_BASE = "https://api.apify.com/v2"
 APIFY_HOST = "api.apify.com"
@@ -102,15 +118,37 @@ class ApifyClient:
         return ApifyRun(items, resp.requests)
 
 
-class ApifyGenerator:
+class ApifyGenerator(ABC):
     """Base of the Apify-backed generators (tiktok, instagram, reddit). They share one client across
     `generate()` calls; `attempted` stays per call because each run reports its own request count
-    (`ApifyRun.requests`) and the client's errors carry the per-call flag."""
+    (`ApifyRun.requests`) and the client's errors carry the per-call flag.
+
+    `generate()` is shared too: the URL is read by the subclass's `classify` (from its path alone,
+    no call) into `(kind, value)`; "zero" shapes succeed without a request (seed G-4), "none" shapes
+    fail NOT_FOUND without one (a paid provider bills even empty answers), the rest go to `fetch`."""
 
     platform: Platform
 
     def __init__(self, apify: ApifyClient) -> None:
         self._apify = apify
+
+    @staticmethod
+    @abstractmethod
+    def classify(parsed: CanonicalUrl) -> tuple[str, str]:
+        """("zero", subtype) | ("none", "") | (a fetchable kind, its value)."""
+
+    @abstractmethod
+    def fetch(self, parsed: CanonicalUrl, kind: str, value: str) -> GenerateResult:
+        """One actor run for a fetchable `kind` (what `classify` returned)."""
+
+    def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
+        parsed = parse_for(url, self.platform)
+        kind, value = self.classify(parsed)
+        if kind == "zero":
+            return zero_call(self.platform, parsed, value)
+        if kind == "none":
+            raise unrecognised_shape(self.platform, parsed.url)
+        return self.fetch(parsed, kind, value)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._apify!r})"
@@ -149,11 +187,7 @@ def _raise_for_status(resp: HttpResponse, actor: str) -> None:
 
 def _apify_error(resp: HttpResponse) -> tuple[str | None, str | None]:
     """Apify error bodies are `{"error": {"type": ..., "message": ...}}`; anything else gives Nones."""
-    try:
-        body = resp.json()
-    except ExternalFetchError:
-        return None, None
-    err = as_dict(as_dict(body).get("error"))
+    err = as_dict(json_object(resp).get("error"))
     return first_str(err.get("type")), first_str(err.get("message"))
 
 

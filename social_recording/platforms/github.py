@@ -30,37 +30,33 @@ Decisions:
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-import httpx
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.platforms.base import (
     ErrorCode,
-    GenerateContext,
     GenerateResult,
-    Generator,
     ProviderKeys,
 )
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
 from social_recording.platforms.shaping import (
     ROOT_REF,
+    PerCallHttpGenerator,
+    StatusRule,
+    StatusTable,
+    ZeroCallShape,
     canonical_links,
-    fetch_error,
     finish,
     metrics,
-    parse_for,
     parse_payload,
-    secret_value,
     urls_in_text,
     website_link,
-    zero_call,
 )
 
 API_BASE = "https://api.github.com"
@@ -147,16 +143,10 @@ class _UserTarget:
     login: str
 
 
-@dataclass(frozen=True)
-class _ZeroCall:
-    subtype: str
-    section: str
-
-
-def _route(parsed: CanonicalUrl) -> _RepoTarget | _UserTarget | _ZeroCall:
+def _route(parsed: CanonicalUrl) -> _RepoTarget | _UserTarget | ZeroCallShape:
     seg = parsed.segments
     if not seg:
-        return _ZeroCall("page", "")
+        return ZeroCallShape("page")
     first = seg[0]
     lowered = first.lower()
     if lowered == "orgs" and len(seg) >= 2:
@@ -164,7 +154,7 @@ def _route(parsed: CanonicalUrl) -> _RepoTarget | _UserTarget | _ZeroCall:
     if lowered == "sponsors" and len(seg) >= 2 and seg[1].lower() not in _SPONSOR_PAGES:
         return _UserTarget(seg[1])
     if lowered in RESERVED_FIRST_SEGMENTS or lowered == "orgs":
-        return _ZeroCall(_ZERO_CALL_SUBTYPES.get(lowered, "page"), lowered)
+        return ZeroCallShape(_ZERO_CALL_SUBTYPES.get(lowered, "page"), {"section": lowered})
     if len(seg) == 1:
         return _UserTarget(first)
     repo = seg[1]
@@ -176,104 +166,93 @@ def _route(parsed: CanonicalUrl) -> _RepoTarget | _UserTarget | _ZeroCall:
 # ---------------------------------------------------------------- generator
 
 
-class GitHubGenerator:
-    """canonical GitHub URL -> repo venue + owner account, or an account (see the module doc)."""
+class GitHubGenerator(PerCallHttpGenerator[_RepoTarget | _UserTarget]):
+    """canonical GitHub URL -> repo venue + owner account, or an account (see the module doc).
+
+    Constructed as `GitHubGenerator(token | None, *, transport=None, sleep=time.sleep, api_base=API_BASE)`."""
 
     platform: Platform = Platform.GITHUB
+    secret_name = "token"
+    default_base_url = API_BASE
 
-    def __init__(
-        self,
-        token: str | None,
-        *,
-        transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-        api_base: str = API_BASE,
-    ) -> None:
-        self._token = token
-        self._transport = transport
-        self._sleep = sleep
-        self._api_base = api_base.rstrip("/")
+    @staticmethod
+    def secret_from(keys: ProviderKeys) -> SecretStr | None:
+        return keys.github_token
 
-    def __repr__(self) -> str:  # never the token
-        return f"GitHubGenerator(token_set={self._token is not None})"
+    def route(self, parsed: CanonicalUrl) -> _RepoTarget | _UserTarget | ZeroCallShape:
+        return _route(parsed)
 
-    def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
-        parsed = parse_for(url, Platform.GITHUB)
-        route = _route(parsed)
-        if isinstance(route, _ZeroCall):
-            extra = {"section": route.section} if route.section else {}
-            return zero_call(Platform.GITHUB, parsed, route.subtype, **extra)
-        http = ProviderHttp(
-            HttpPolicy.free(SERVICE),
-            auth_hosts=AUTH_HOSTS,
-            auth_headers={"Authorization": f"Bearer {self._token}"} if self._token else None,
-            transport=self._transport,
-            sleep=self._sleep,
-            default_headers={
-                "Accept": "application/vnd.github+json",
-                "X-GitHub-Api-Version": "2022-11-28",
-            },
-        )
-        try:
-            if isinstance(route, _RepoTarget):
-                what = f"repo {route.owner}/{route.repo}"
-                path = f"/repos/{quote(route.owner, safe='')}/{quote(route.repo, safe='')}"
+    def fetch(self, parsed: CanonicalUrl, target: _RepoTarget | _UserTarget) -> GenerateResult:
+        token = self._secret
+        with closing(
+            self._client(
+                HttpPolicy.free(SERVICE),
+                auth_hosts=AUTH_HOSTS,
+                auth_headers={"Authorization": f"Bearer {token}"} if token else None,
+                default_headers={
+                    "Accept": "application/vnd.github+json",
+                    "X-GitHub-Api-Version": "2022-11-28",
+                },
+            )
+        ) as http:
+            if isinstance(target, _RepoTarget):
+                what = f"repo {target.owner}/{target.repo}"
+                path = f"/repos/{quote(target.owner, safe='')}/{quote(target.repo, safe='')}"
                 data = self._get(http, path, what)
                 graph = _repo_graph(parse_payload(_Repo, data, SERVICE, http))
             else:
-                what = f"user {route.login}"
-                data = self._get(http, f"/users/{quote(route.login, safe='')}", what)
+                what = f"user {target.login}"
+                data = self._get(http, f"/users/{quote(target.login, safe='')}", what)
                 graph = _user_graph(parse_payload(_User, data, SERVICE, http))
-        finally:
-            http.close()
         return finish(graph, requests=http.requests_made)
 
     def _get(self, http: ProviderHttp, path: str, what: str) -> Any:
-        response = http.get(self._api_base + path)
-        _raise_for_status(response, http, what)
+        response = http.get(self._base_url + path)
+        _STATUS.check(response, http, what)
         return response.json()
 
 
-def _is_rate_limited(response: HttpResponse, message: str) -> bool:
+def _message(body: dict[str, Any]) -> str:
+    raw = body.get("message")
+    return raw if isinstance(raw, str) else ""
+
+
+def _is_rate_limited(response: HttpResponse, body: dict[str, Any]) -> bool:
     headers = response.headers
     if headers.get("x-ratelimit-remaining", "").strip() == "0":
         return True
     if response.status == 429:
         return True
     # Secondary rate limits: 403 with retry-after and/or a "secondary rate limit" message.
-    return "retry-after" in headers or "rate limit" in message.lower()
+    return "retry-after" in headers or "rate limit" in _message(body).lower()
 
 
-def _raise_for_status(response: HttpResponse, http: ProviderHttp, what: str) -> None:
-    status = response.status
-    if status == 200:
-        return
-    body = _error_body(response)
-    raw_message = body.get("message")
-    message = raw_message if isinstance(raw_message, str) else ""
-    if status in (404, 410):
-        raise fetch_error(ErrorCode.NOT_FOUND, f"github: {what} not found (HTTP {status})", http)
-    if status == 451:
-        raise fetch_error(
-            ErrorCode.TARGET_BLOCKED, f"github: {what} unavailable for legal reasons (HTTP 451)", http
-        )
-    if status in (403, 429) and _is_rate_limited(response, message):
-        raise fetch_error(ErrorCode.RATE_LIMITED, f"github: rate limited (HTTP {status})", http)
-    if status == 403 and isinstance(body.get("block"), dict):
-        reason = body["block"].get("reason")
-        shown = reason if isinstance(reason, str) else "-"
-        raise fetch_error(
-            ErrorCode.TARGET_BLOCKED, f"github: {what} access blocked (HTTP 403, reason {shown})", http
-        )
-    raise fetch_error(ErrorCode.UPSTREAM, f"github: HTTP {status} for {what}", http)
+def _block_reason(response: HttpResponse, body: dict[str, Any]) -> dict[str, str]:
+    block = body.get("block")
+    reason = block.get("reason") if isinstance(block, dict) else None
+    return {"block_reason": reason if isinstance(reason, str) else "-"}
 
 
-def _error_body(response: HttpResponse) -> dict[str, Any]:
-    try:
-        data = response.json()
-    except Exception:
-        return {}
-    return data if isinstance(data, dict) else {}
+_STATUS = StatusTable(
+    rules=(
+        StatusRule(ErrorCode.NOT_FOUND, "github: {what} not found (HTTP {status})", frozenset({404, 410})),
+        StatusRule(
+            ErrorCode.TARGET_BLOCKED, "github: {what} unavailable for legal reasons (HTTP 451)", frozenset({451})
+        ),
+        StatusRule(
+            ErrorCode.RATE_LIMITED, "github: rate limited (HTTP {status})", frozenset({403, 429}), _is_rate_limited
+        ),
+        StatusRule(
+            ErrorCode.TARGET_BLOCKED,
+            "github: {what} access blocked (HTTP 403, reason {block_reason})",
+            frozenset({403}),
+            lambda response, body: isinstance(body.get("block"), dict),
+        ),
+    ),
+    fallback="github: HTTP {status} for {what}",
+    details=_block_reason,
+)
+"""See the module doc: rate limits are kept apart from blocks (a rate limit is ours, never the target's)."""
 
 
 def _account_subtype(github_type: str) -> str:
@@ -352,11 +331,5 @@ def _user_graph(user: _User) -> SocialGraph:
     return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, account=account)])
 
 
-def make_generator(
-    keys: ProviderKeys,
-    *,
-    transport: httpx.BaseTransport | None = None,
-    sleep: Callable[[float], None] = time.sleep,
-) -> Generator:
-    """The GitHub generator for the registry; without a token it runs anonymously (60 requests/h)."""
-    return GitHubGenerator(secret_value(keys.github_token), transport=transport, sleep=sleep)
+make_generator = GitHubGenerator.make
+"""The GitHub generator for the registry; without a token it runs anonymously (60 requests/h)."""

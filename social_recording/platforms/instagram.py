@@ -22,26 +22,8 @@ from typing import Any
 from social_recording.domain.graph import GraphGroup, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.platforms.apify import INSTAGRAM_ACTOR, ApifyGenerator, first_usable
-from social_recording.platforms.base import (
-    ErrorCode,
-    ExternalFetchError,
-    GenerateContext,
-    GenerateResult,
-)
-from social_recording.platforms.shaping import (
-    ROOT_REF,
-    canonical_links,
-    display_urls,
-    finish,
-    first_str,
-    id_str,
-    parse_for,
-    pick_fields,
-    pick_metrics,
-    unrecognised_shape,
-    urls_in_text,
-    zero_call,
-)
+from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult
+from social_recording.platforms.shaping import ROOT_REF, finish, first_str, id_str, item_object, urls_in_text
 
 _CODE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _USERNAME = re.compile(r"^[A-Za-z0-9._]{1,30}$")
@@ -65,13 +47,11 @@ _PROFILE_METRICS = {"followersCount": "followers", "followsCount": "following", 
 class InstagramGenerator(ApifyGenerator):
     platform: Platform = Platform.INSTAGRAM
 
-    def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
-        parsed = parse_for(url, Platform.INSTAGRAM)
-        kind, value = classify_instagram_url(parsed)
-        if kind == "zero":
-            return zero_call(Platform.INSTAGRAM, parsed, value)
-        if kind == "none":
-            raise unrecognised_shape(Platform.INSTAGRAM, parsed.url)
+    @staticmethod
+    def classify(parsed: CanonicalUrl) -> tuple[str, str]:
+        return classify_instagram_url(parsed)
+
+    def fetch(self, parsed: CanonicalUrl, kind: str, value: str) -> GenerateResult:
         if kind == "profile":
             return self._profile(parsed.url, value)
         return self._post(parsed.url, value)
@@ -122,14 +102,10 @@ def classify_instagram_url(parsed: CanonicalUrl) -> tuple[str, str]:
 
 def post_group(item: dict[str, Any], subtype: str) -> GraphGroup:
     media = [item.get("displayUrl"), item.get("videoUrl"), *(item.get("images") or [])]
-    content = SocialObject(
-        platform=Platform.INSTAGRAM,
-        platform_key=f"instagram:{id_str(item.get('id')) or ''}",
-        subtype=subtype,
-        fields=pick_fields(item, _POST_FIELDS),
-        outbound_urls=canonical_links(urls_in_text(item.get("caption"))),
-        media_urls=display_urls(media),
-        metrics=pick_metrics(item, _POST_METRICS),
+    content = item_object(
+        Platform.INSTAGRAM, f"instagram:{id_str(item.get('id')) or ''}", subtype, item,
+        fields=_POST_FIELDS, metric_names=_POST_METRICS,
+        links=urls_in_text(item.get("caption")), media=media,
     )
     owner_id = id_str(item.get("ownerId"))
     account = None
@@ -147,14 +123,10 @@ def profile_object(item: dict[str, Any]) -> SocialObject:
     for extra in item.get("externalUrls") or []:
         links.append(extra.get("url") if isinstance(extra, dict) else extra)
     links += urls_in_text(item.get("biography"))
-    return SocialObject(
-        platform=Platform.INSTAGRAM,
-        platform_key=f"instagram:{id_str(item.get('id')) or ''}",
-        subtype="user",
-        fields=pick_fields(item, _PROFILE_FIELDS),
-        outbound_urls=canonical_links(links),
+    return item_object(
+        Platform.INSTAGRAM, f"instagram:{id_str(item.get('id')) or ''}", "user", item,
+        fields=_PROFILE_FIELDS, metric_names=_PROFILE_METRICS, links=links,
         avatar_url=first_str(item.get("profilePicUrlHD"), item.get("profilePicUrl")),
-        metrics=pick_metrics(item, _PROFILE_METRICS),
     )
 
 

@@ -22,26 +22,8 @@ from typing import Any
 from social_recording.domain.graph import GraphGroup, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.platforms.apify import REDDIT_ACTOR, ApifyGenerator, error_item_code, error_item_message
-from social_recording.platforms.base import (
-    ErrorCode,
-    ExternalFetchError,
-    GenerateContext,
-    GenerateResult,
-)
-from social_recording.platforms.shaping import (
-    ROOT_REF,
-    canonical_links,
-    display_urls,
-    finish,
-    first_str,
-    id_str,
-    parse_for,
-    pick_fields,
-    pick_metrics,
-    unrecognised_shape,
-    urls_in_text,
-    zero_call,
-)
+from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult
+from social_recording.platforms.shaping import ROOT_REF, finish, first_str, id_str, item_object, urls_in_text
 
 _SUB = re.compile(r"^[A-Za-z0-9_]{2,21}$")
 _USER = re.compile(r"^[A-Za-z0-9_-]{3,20}$")
@@ -62,13 +44,11 @@ _USER_METRICS = {"postKarma": "post_karma", "commentKarma": "comment_karma"}
 class RedditGenerator(ApifyGenerator):
     platform: Platform = Platform.REDDIT
 
-    def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
-        parsed = parse_for(url, Platform.REDDIT)
-        kind, value = classify_reddit_url(parsed)
-        if kind == "zero":
-            return zero_call(Platform.REDDIT, parsed, value)
-        if kind == "none":
-            raise unrecognised_shape(Platform.REDDIT, parsed.url)
+    @staticmethod
+    def classify(parsed: CanonicalUrl) -> tuple[str, str]:
+        return classify_reddit_url(parsed)
+
+    def fetch(self, parsed: CanonicalUrl, kind: str, value: str) -> GenerateResult:
         run = self._apify.run(REDDIT_ACTOR, {"startUrls": [{"url": parsed.url}], "maxItems": 1, "skipComments": True})
         items = run.items
         if not items:
@@ -155,14 +135,9 @@ def post_group(item: dict[str, Any]) -> GraphGroup:
         links.append(link)
     links += urls_in_text(item.get("body"))
     media = [*(item.get("imageUrls") or []), item.get("thumbnailUrl")]
-    content = SocialObject(
-        platform=Platform.REDDIT,
-        platform_key=f"reddit:{id_str(item.get('id')) or ''}",
-        subtype="post",
-        fields=pick_fields(item, _POST_FIELDS),
-        outbound_urls=canonical_links(links),
-        media_urls=display_urls(media),
-        metrics=pick_metrics(item, _POST_METRICS),
+    content = item_object(
+        Platform.REDDIT, f"reddit:{id_str(item.get('id')) or ''}", "post", item,
+        fields=_POST_FIELDS, metric_names=_POST_METRICS, links=links, media=media,
     )
     username = first_str(item.get("username"))
     account = None
@@ -190,27 +165,20 @@ def community_object(item: dict[str, Any], url_sub: str) -> SocialObject:
         or (community_name[2:] if community_name.lower().startswith("r/") else None)
         or url_sub
     )
-    return SocialObject(
-        platform=Platform.REDDIT,
-        platform_key=f"reddit-sub:{name.lower()}",
-        subtype="subreddit",
-        fields={"name": name, **pick_fields(item, _COMMUNITY_FIELDS)},
-        outbound_urls=canonical_links(urls_in_text(item.get("description"))),
+    return item_object(
+        Platform.REDDIT, f"reddit-sub:{name.lower()}", "subreddit", item,
+        fields=_COMMUNITY_FIELDS, metric_names=_COMMUNITY_METRICS, leading_fields={"name": name},
+        links=urls_in_text(item.get("description")),
         icon_url=first_str(item.get("iconImage"), item.get("communityIcon"), item.get("headerImage")),
-        metrics=pick_metrics(item, _COMMUNITY_METRICS),
     )
 
 
 def user_object(item: dict[str, Any]) -> SocialObject:
     username = str(item["username"])
-    return SocialObject(
-        platform=Platform.REDDIT,
-        platform_key=f"reddit-user:{username}",
-        subtype="user",
-        fields=pick_fields(item, _USER_FIELDS),
-        outbound_urls=canonical_links(urls_in_text(item.get("description"))),
+    return item_object(
+        Platform.REDDIT, f"reddit-user:{username}", "user", item,
+        fields=_USER_FIELDS, metric_names=_USER_METRICS, links=urls_in_text(item.get("description")),
         avatar_url=first_str(item.get("userIcon")),
-        metrics=pick_metrics(item, _USER_METRICS),
     )
 
 

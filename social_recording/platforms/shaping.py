@@ -18,19 +18,30 @@ Why one module: the generators must not drift apart on the rules they share —
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
-from pydantic import BaseModel, ValidationError
+import httpx
+from pydantic import BaseModel, SecretStr, ValidationError
 
 from social_recording.domain.graph import GraphGroup, SocialContractError, SocialGraph, SocialObject, plan
 from social_recording.domain.urls import CanonicalUrl, Platform, parse_canonical, to_canonical_all
-from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult
-from social_recording.platforms.http import ProviderHttp
+from social_recording.platforms.base import (
+    ErrorCode,
+    ExternalFetchError,
+    GenerateContext,
+    GenerateResult,
+    ProviderKeys,
+)
+from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
 
 ROOT_REF = "root"
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 _URL_IN_TEXT = re.compile(r"https?://[^\s<>\"'`]+", re.IGNORECASE)
 _TRAILING_PUNCT = ".,;:!?)]}>'\""
@@ -75,12 +86,190 @@ def parse_payload(model: type[M], data: Any, service: str, http: ProviderHttp) -
         raise fetch_error(ErrorCode.UPSTREAM, f"unexpected {service} payload shape ({where})", http) from None
 
 
+def json_object(response: HttpResponse) -> dict[str, Any]:
+    """An error body as a JSON object, for classification only: a body that is not JSON, or not an
+    object, reads as `{}` (the status alone then decides)."""
+    try:
+        data = response.json()
+    except ExternalFetchError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+@dataclass(frozen=True)
+class StatusRule:
+    """One row of a provider's HTTP status -> ErrorCode table.
+
+    Matches when the status is in `statuses` (empty: any status) and `when(response, body)` holds
+    (None: always); `message` is a `str.format` template over `status`, `what` and the table's
+    `details`."""
+
+    code: ErrorCode
+    message: str
+    statuses: frozenset[int] = frozenset()
+    when: Callable[[HttpResponse, dict[str, Any]], bool] | None = None
+
+    def matches(self, response: HttpResponse, body: dict[str, Any]) -> bool:
+        if self.statuses and response.status not in self.statuses:
+            return False
+        return self.when is None or self.when(response, body)
+
+
+@dataclass(frozen=True)
+class StatusTable:
+    """A provider's whole status mapping, as data: the first matching rule wins, no match is UPSTREAM
+    (`fallback` message). Why data: the per-call-client generators (youtube, github, telegram, web)
+    share the walk, the `attempted` bookkeeping (`fetch_error`) and the "error body is read for
+    classification only" rule; only the rows differ. `details(response, body)` adds message fields
+    (e.g. the Google error reasons); messages never carry a key (ProviderHttp keeps keys out of
+    everything it returns)."""
+
+    rules: tuple[StatusRule, ...]
+    fallback: str
+    ok: frozenset[int] = frozenset({200})
+    details: Callable[[HttpResponse, dict[str, Any]], Mapping[str, object]] | None = None
+
+    def error(self, response: HttpResponse, http: ProviderHttp, what: str = "") -> ExternalFetchError | None:
+        """The error for `response` (None for an ok status), `attempted` from this call's client."""
+        if response.status in self.ok:
+            return None
+        body = json_object(response)
+        fields = {"status": response.status, "what": what,
+                  **(self.details(response, body) if self.details else {})}
+        for rule in self.rules:
+            if rule.matches(response, body):
+                return fetch_error(rule.code, rule.message.format(**fields), http)
+        return fetch_error(ErrorCode.UPSTREAM, self.fallback.format(**fields), http)
+
+    def check(self, response: HttpResponse, http: ProviderHttp, what: str = "") -> None:
+        """Raise the error for `response`, if its status is not ok."""
+        error = self.error(response, http, what)
+        if error is not None:
+            raise error
+
+
 def secret_value(secret: Any) -> str | None:
     """The plain value of an optional pydantic SecretStr (None or blank -> None)."""
     if secret is None:
         return None
     value = str(secret.get_secret_value()).strip()
     return value or None
+
+
+# ---------------------------------------------------------------- per-call-client generators
+
+
+@dataclass(frozen=True)
+class ZeroCallShape:
+    """A routed URL that names no fetchable object: its graph is built from the URL alone (`zero_call`,
+    seed G-4), with `fields` added to the URL field."""
+
+    subtype: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NoCallShape:
+    """A routed URL decided from its shape alone: it fails with `code` and no request is made
+    (`no_call_error`); the message is `"<platform>: <reason>"`."""
+
+    code: ErrorCode
+    reason: str
+
+
+class PerCallHttpGenerator(ABC, Generic[T]):
+    """Base of the generators that build one ProviderHttp per `generate()` call (youtube, github,
+    telegram, web): the client's `requests_made` then counts exactly this call's requests, which is
+    what `attempted` is derived from (`fetch_error`, `finish`).
+
+    `generate()` is shared: `parse_for`, then the subclass's `route` (from the URL alone, no call)
+    gives a ZeroCallShape (success, no request), a NoCallShape (failure, no request) or a target `T`
+    for `fetch`, which makes the requests.
+
+    Holds the optional provider secret (never shown: `__repr__` says only whether it is set, as
+    `<secret_name>_set=`, or nothing for a keyless provider), the transport and sleep every client
+    gets, and the provider's base URL (`default_base_url` unless overridden, trailing "/" dropped)."""
+
+    platform: Platform
+    secret_name: ClassVar[str | None] = None
+    default_base_url: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        secret: str | None,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        api_base: str | None = None,
+    ) -> None:
+        self._secret = secret
+        self._transport = transport
+        self._sleep = sleep
+        self._base_url = (self.default_base_url if api_base is None else api_base).rstrip("/")
+
+    @staticmethod
+    def secret_from(keys: ProviderKeys) -> SecretStr | None:
+        """This provider's credential among the keys (None: the provider needs none)."""
+        return None
+
+    @classmethod
+    def make(
+        cls,
+        keys: ProviderKeys,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> Self:
+        """The generator for the registry (`make_generator`); a blank or unset secret is None."""
+        return cls(secret_value(cls.secret_from(keys)), transport=transport, sleep=sleep)
+
+    def __repr__(self) -> str:  # never the secret
+        shown = "" if self.secret_name is None else f"{self.secret_name}_set={self._secret is not None}"
+        return f"{type(self).__name__}({shown})"
+
+    @abstractmethod
+    def route(self, parsed: CanonicalUrl) -> T | ZeroCallShape | NoCallShape:
+        """What the canonical URL names, from its path alone (no call)."""
+
+    @abstractmethod
+    def fetch(self, parsed: CanonicalUrl, target: T) -> GenerateResult:
+        """The requests for a fetchable `target`, on clients from `_client` (one set per call)."""
+
+    def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
+        parsed = parse_for(url, self.platform)
+        target = self.route(parsed)
+        if isinstance(target, ZeroCallShape):
+            return zero_call(self.platform, parsed, target.subtype, **target.fields)
+        if isinstance(target, NoCallShape):
+            raise no_call_error(target.code, f"{self.platform.value}: {target.reason}")
+        return self.fetch(parsed, target)
+
+    def _required_secret(self, setting: str) -> str:
+        """The secret, or a no-call UPSTREAM failure naming the unset `setting` (never exhausted:
+        the URL is retried once the key is configured)."""
+        if self._secret is None:
+            raise no_call_error(ErrorCode.UPSTREAM, f"{setting} not set")
+        return self._secret
+
+    def _client(
+        self,
+        policy: HttpPolicy,
+        *,
+        auth_hosts: Collection[str] = (),
+        auth_headers: Mapping[str, str] | None = None,
+        auth_params: Mapping[str, str] | None = None,
+        default_headers: Mapping[str, str] | None = None,
+    ) -> ProviderHttp:
+        """A fresh client for one `generate()` call (close it when the call ends)."""
+        return ProviderHttp(
+            policy,
+            auth_hosts=auth_hosts,
+            auth_headers=auth_headers,
+            auth_params=auth_params,
+            transport=self._transport,
+            sleep=self._sleep,
+            default_headers=default_headers,
+        )
 
 
 # ---------------------------------------------------------------- graphs
@@ -233,6 +422,36 @@ def pick_metrics(src: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, 
 def pick_fields(src: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
     """The listed display fields that are present and not null (JSON scalars / lists as received)."""
     return {n: src[n] for n in names if src.get(n) is not None}
+
+
+def item_object(
+    platform: Platform,
+    platform_key: str,
+    subtype: str,
+    item: Mapping[str, Any],
+    *,
+    fields: Sequence[str],
+    metric_names: Mapping[str, str],
+    links: Iterable[object] = (),
+    media: Iterable[object] = (),
+    avatar_url: str | None = None,
+    icon_url: str | None = None,
+    leading_fields: Mapping[str, Any] | None = None,
+) -> SocialObject:
+    """A graph object from one scraped provider item (Apify actors, twitterapi.io): the listed display
+    fields as received (after `leading_fields`), the listed metrics as numbers, `links` canonical and
+    `media` as received (seed 003)."""
+    return SocialObject(
+        platform=platform,
+        platform_key=platform_key,
+        subtype=subtype,
+        fields={**(leading_fields or {}), **pick_fields(item, fields)},
+        outbound_urls=canonical_links(links),
+        media_urls=display_urls(media),
+        avatar_url=avatar_url,
+        icon_url=icon_url,
+        metrics=pick_metrics(item, metric_names),
+    )
 
 
 # ---------------------------------------------------------------- provider error text

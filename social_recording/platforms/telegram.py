@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from urllib.parse import quote
@@ -43,22 +44,21 @@ from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.platforms.base import (
     ErrorCode,
-    GenerateContext,
     GenerateResult,
-    Generator,
-    ProviderKeys,
 )
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
 from social_recording.platforms.shaping import (
     ROOT_REF,
+    NoCallShape,
+    PerCallHttpGenerator,
+    StatusRule,
+    StatusTable,
+    ZeroCallShape,
     canonical_links,
     fetch_error,
     finish,
     metrics,
-    no_call_error,
-    parse_for,
     urls_in_text,
-    zero_call,
 )
 
 PAGE_BASE = "https://t.me"
@@ -97,37 +97,26 @@ class _Page:
     name: str
 
 
-@dataclass(frozen=True)
-class _ZeroCall:
-    subtype: str
-
-
-@dataclass(frozen=True)
-class _Refuse:
-    code: ErrorCode
-    reason: str
-
-
-def _route(parsed: CanonicalUrl) -> _Page | _ZeroCall | _Refuse:
+def _route(parsed: CanonicalUrl) -> _Page | ZeroCallShape | NoCallShape:
     seg = parsed.segments
     if not seg:
-        return _ZeroCall("page")
+        return ZeroCallShape("page")
     first = seg[0]
     lowered = first.lower()
     if first.startswith("+") or lowered in _PRIVATE_FIRST:
-        return _Refuse(
+        return NoCallShape(
             ErrorCode.TARGET_BLOCKED,
             "private Telegram link (invite or private chat) cannot be resolved publicly",
         )
     if lowered in _ZERO_CALL_FIRST:
-        return _ZeroCall(_ZERO_CALL_FIRST[lowered])
+        return ZeroCallShape(_ZERO_CALL_FIRST[lowered])
     name = first
     if lowered in _VENUE_PREFIX:
         if len(seg) < 2:
-            return _ZeroCall("page")
+            return ZeroCallShape("page")
         name = seg[1]
     if not USERNAME.match(name):
-        return _Refuse(ErrorCode.NOT_FOUND, f"{name!r} cannot be a Telegram username")
+        return NoCallShape(ErrorCode.NOT_FOUND, f"{name!r} cannot be a Telegram username")
     return _Page(name)
 
 
@@ -255,57 +244,43 @@ def _counts(extra: str | None) -> dict[str, float]:
 # ---------------------------------------------------------------- generator
 
 
-class TelegramGenerator:
+class TelegramGenerator(PerCallHttpGenerator[_Page]):
     """canonical t.me URL -> venue (channel / group / user / bot) from the public preview page."""
 
     platform: Platform = Platform.TELEGRAM
+    default_base_url = PAGE_BASE
 
     def __init__(
         self,
+        secret: None = None,
         *,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         page_base: str = PAGE_BASE,
     ) -> None:
-        self._transport = transport
-        self._sleep = sleep
-        self._page_base = page_base.rstrip("/")
+        """`secret` is always None (t.me needs no key); the slot lets the shared `make` build it."""
+        super().__init__(secret, transport=transport, sleep=sleep, api_base=page_base)
 
-    def __repr__(self) -> str:
-        return "TelegramGenerator()"
+    def route(self, parsed: CanonicalUrl) -> _Page | ZeroCallShape | NoCallShape:
+        return _route(parsed)
 
-    def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
-        parsed = parse_for(url, Platform.TELEGRAM)
-        route = _route(parsed)
-        if isinstance(route, _ZeroCall):
-            return zero_call(Platform.TELEGRAM, parsed, route.subtype)
-        if isinstance(route, _Refuse):
-            raise no_call_error(route.code, f"telegram: {route.reason}")
-        http = ProviderHttp(
-            HttpPolicy.free(SERVICE),
-            auth_hosts=(),
-            transport=self._transport,
-            sleep=self._sleep,
-            default_headers={"Accept-Language": "en", "Accept": "text/html"},
-        )
-        try:
-            response = http.get(f"{self._page_base}/{quote(route.name, safe='')}")
-            _raise_for_status(response, http, route.name)
-            graph = _venue_graph(route.name, response, http)
-        finally:
-            http.close()
+    def fetch(self, parsed: CanonicalUrl, target: _Page) -> GenerateResult:
+        with closing(
+            self._client(HttpPolicy.free(SERVICE), default_headers={"Accept-Language": "en", "Accept": "text/html"})
+        ) as http:
+            response = http.get(f"{self._base_url}/{quote(target.name, safe='')}")
+            _STATUS.check(response, http, target.name)
+            graph = _venue_graph(target.name, response, http)
         return finish(graph, requests=http.requests_made)
 
 
-def _raise_for_status(response: HttpResponse, http: ProviderHttp, name: str) -> None:
-    status = response.status
-    if status == 200:
-        return
-    if status in (404, 410):
-        raise fetch_error(ErrorCode.NOT_FOUND, f"telegram: @{name} not found (HTTP {status})", http)
-    if status == 429:
-        raise fetch_error(ErrorCode.RATE_LIMITED, "telegram: rate limited (HTTP 429)", http)
-    raise fetch_error(ErrorCode.UPSTREAM, f"telegram: HTTP {status} for @{name}", http)
+_STATUS = StatusTable(
+    rules=(
+        StatusRule(ErrorCode.NOT_FOUND, "telegram: @{what} not found (HTTP {status})", frozenset({404, 410})),
+        StatusRule(ErrorCode.RATE_LIMITED, "telegram: rate limited (HTTP 429)", frozenset({429})),
+    ),
+    fallback="telegram: HTTP {status} for @{what}",
+)
 
 
 def _kind(name: str, page: _PreviewParser, extra: str | None, http: ProviderHttp) -> str:
@@ -372,11 +347,5 @@ def _venue_graph(name: str, response: HttpResponse, http: ProviderHttp) -> Socia
     return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, venue=venue)])
 
 
-def make_generator(
-    keys: ProviderKeys,
-    *,
-    transport: httpx.BaseTransport | None = None,
-    sleep: Callable[[float], None] = time.sleep,
-) -> Generator:
-    """The Telegram generator for the registry (t.me needs no key; `keys` is accepted for symmetry)."""
-    return TelegramGenerator(transport=transport, sleep=sleep)
+make_generator = TelegramGenerator.make
+"""The Telegram generator for the registry (t.me needs no key)."""

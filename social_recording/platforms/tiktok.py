@@ -18,26 +18,15 @@ from typing import Any
 from social_recording.domain.graph import GraphGroup, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.platforms.apify import TIKTOK_ACTOR, ApifyGenerator, first_usable
-from social_recording.platforms.base import (
-    ErrorCode,
-    ExternalFetchError,
-    GenerateContext,
-    GenerateResult,
-)
+from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult
 from social_recording.platforms.shaping import (
     ROOT_REF,
     as_dict,
-    canonical_links,
-    display_urls,
     finish,
     first_str,
     id_str,
-    parse_for,
-    pick_fields,
-    pick_metrics,
-    unrecognised_shape,
+    item_object,
     urls_in_text,
-    zero_call,
 )
 
 _DIGITS = re.compile(r"^[0-9]{1,25}$")
@@ -69,13 +58,11 @@ _AUTHOR_METRICS = {"fans": "followers", "following": "following", "heart": "like
 class TikTokGenerator(ApifyGenerator):
     platform: Platform = Platform.TIKTOK
 
-    def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
-        parsed = parse_for(url, Platform.TIKTOK)
-        kind, value = classify_tiktok_url(parsed)
-        if kind == "zero":
-            return zero_call(Platform.TIKTOK, parsed, value)
-        if kind == "none":
-            raise unrecognised_shape(Platform.TIKTOK, parsed.url)
+    @staticmethod
+    def classify(parsed: CanonicalUrl) -> tuple[str, str]:
+        return classify_tiktok_url(parsed)
+
+    def fetch(self, parsed: CanonicalUrl, kind: str, value: str) -> GenerateResult:
         if kind == "profile":
             return self._profile(value)
         return self._post(parsed.url, value)
@@ -127,14 +114,10 @@ def classify_tiktok_url(parsed: CanonicalUrl) -> tuple[str, str]:
 def post_group(item: dict[str, Any], subtype: str) -> GraphGroup:
     video_meta = as_dict(item.get("videoMeta"))
     media = [*(item.get("mediaUrls") or []), video_meta.get("coverUrl"), video_meta.get("originalCoverUrl")]
-    content = SocialObject(
-        platform=Platform.TIKTOK,
-        platform_key=f"tiktok:{id_str(item.get('id')) or ''}",
-        subtype=subtype,
-        fields=pick_fields(item, _POST_FIELDS),
-        outbound_urls=canonical_links(urls_in_text(item.get("text"))),
-        media_urls=display_urls(media),
-        metrics=pick_metrics(item, _POST_METRICS),
+    content = item_object(
+        Platform.TIKTOK, f"tiktok:{id_str(item.get('id')) or ''}", subtype, item,
+        fields=_POST_FIELDS, metric_names=_POST_METRICS,
+        links=urls_in_text(item.get("text")), media=media,
     )
     author = as_dict(item.get("authorMeta"))
     account = author_object(author) if id_str(author.get("id")) else None
@@ -145,14 +128,10 @@ def author_object(author: dict[str, Any]) -> SocialObject:
     bio_link = author.get("bioLink")
     links: list[object] = [as_dict(bio_link).get("link") if isinstance(bio_link, dict) else bio_link]
     links += urls_in_text(author.get("signature"))
-    return SocialObject(
-        platform=Platform.TIKTOK,
-        platform_key=f"tiktok:{id_str(author.get('id')) or ''}",
-        subtype="user",
-        fields=pick_fields(author, _AUTHOR_FIELDS),
-        outbound_urls=canonical_links(links),
+    return item_object(
+        Platform.TIKTOK, f"tiktok:{id_str(author.get('id')) or ''}", "user", author,
+        fields=_AUTHOR_FIELDS, metric_names=_AUTHOR_METRICS, links=links,
         avatar_url=first_str(author.get("avatar"), author.get("originalAvatarUrl")),
-        metrics=pick_metrics(author, _AUTHOR_METRICS),
     )
 
 

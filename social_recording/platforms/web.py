@@ -42,29 +42,27 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
-from social_recording.domain.urls import Platform
+from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.platforms.base import (
     ErrorCode,
     ExternalFetchError,
-    GenerateContext,
     GenerateResult,
-    Generator,
     ProviderKeys,
 )
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
 from social_recording.platforms.shaping import (
     ROOT_REF,
+    PerCallHttpGenerator,
+    StatusRule,
+    StatusTable,
     canonical_links,
     fetch_error,
     finish,
     first_str,
-    no_call_error,
-    parse_for,
     parse_payload,
-    secret_value,
     to_number,
 )
 
@@ -148,10 +146,16 @@ class _Rdap(BaseModel):
 # ---------------------------------------------------------------- generator
 
 
-class WebGenerator:
+class WebGenerator(PerCallHttpGenerator[str]):
     """canonical website URL -> one `page` content from a urlscan.io scan plus the RDAP registration date."""
 
     platform: Platform = Platform.WEB
+    secret_name = "key"
+    default_base_url = URLSCAN_BASE
+
+    @staticmethod
+    def secret_from(keys: ProviderKeys) -> SecretStr | None:
+        return keys.urlscan_api_key
 
     def __init__(
         self,
@@ -162,55 +166,45 @@ class WebGenerator:
         urlscan_base: str = URLSCAN_BASE,
         rdap_base: str = RDAP_BASE,
     ) -> None:
-        self._api_key = api_key
-        self._transport = transport
-        self._sleep = sleep
-        self._urlscan_base = urlscan_base.rstrip("/")
+        super().__init__(api_key, transport=transport, sleep=sleep, api_base=urlscan_base)
         self._rdap_base = rdap_base.rstrip("/")
 
-    def __repr__(self) -> str:  # never the key
-        return f"WebGenerator(key_set={self._api_key is not None})"
+    def route(self, parsed: CanonicalUrl) -> str:
+        """Every website URL is fetchable: the canonical URL itself is what urlscan scans."""
+        return parsed.url
 
-    def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
-        parsed = parse_for(url, Platform.WEB)
-        if self._api_key is None:
-            raise no_call_error(ErrorCode.UPSTREAM, "URLSCAN_API_KEY not set")
-        scan_http = ProviderHttp(
+    def fetch(self, parsed: CanonicalUrl, target: str) -> GenerateResult:
+        api_key = self._required_secret("URLSCAN_API_KEY")
+        scan_http = self._client(
             HttpPolicy.paid_once("urlscan", read_timeout=CALL_TIMEOUT_S),
             auth_hosts=URLSCAN_HOSTS,
-            auth_headers={"API-Key": self._api_key},
-            transport=self._transport,
-            sleep=self._sleep,
+            auth_headers={"API-Key": api_key},
             default_headers={"Accept": "application/json"},
         )
-        rdap_http = ProviderHttp(
+        rdap_http = self._client(
             HttpPolicy.free("rdap", read_timeout=CALL_TIMEOUT_S),
-            auth_hosts=(),
-            transport=self._transport,
-            sleep=self._sleep,
             default_headers={"Accept": "application/rdap+json, application/json"},
         )
         try:
-            uuid = self._submit(scan_http, parsed.url)
+            uuid = self._submit(scan_http, target)
             result = self._poll(scan_http, uuid)
             domain = _rdap_domain(result)
             registration, rdap_status = self._registration(rdap_http, domain) if domain else (None, "skipped")
         finally:
             scan_http.close()
             rdap_http.close()
-        graph = _page_graph(parsed.url, uuid, result, registration, rdap_status, domain)
+        graph = _page_graph(target, uuid, result, registration, rdap_status, domain)
         return finish(graph, requests=scan_http.requests_made + rdap_http.requests_made)
 
     # -------------------------------------------------------------- urlscan
 
     def _submit(self, http: ProviderHttp, url: str) -> str:
-        response = http.post(f"{self._urlscan_base}/scan/", json={"url": url, "visibility": "unlisted"})
-        if response.status == 200:
-            return parse_payload(_Submit, response.json(), "urlscan", http).uuid
-        raise _submit_error(response, http)
+        response = http.post(f"{self._base_url}/scan/", json={"url": url, "visibility": "unlisted"})
+        _SUBMIT_STATUS.check(response, http)
+        return parse_payload(_Submit, response.json(), "urlscan", http).uuid
 
     def _poll(self, http: ProviderHttp, uuid: str) -> _Result:
-        result_url = f"{self._urlscan_base}/result/{quote(uuid, safe='')}/"
+        result_url = f"{self._base_url}/result/{quote(uuid, safe='')}/"
         for poll in range(MAX_POLLS):
             self._sleep(INITIAL_WAIT_S if poll == 0 else POLL_INTERVAL_S)
             try:
@@ -222,15 +216,8 @@ class WebGenerator:
                 raise
             if response.status == 404:
                 continue  # not ready yet
-            if response.status == 200:
-                return parse_payload(_Result, response.json(), "urlscan", http)
-            if response.status == 429:
-                raise fetch_error(
-                    ErrorCode.RATE_LIMITED, "urlscan: result polling rate limited (HTTP 429)", http
-                )
-            raise fetch_error(
-                ErrorCode.UPSTREAM, f"urlscan: HTTP {response.status} polling scan {uuid}", http
-            )
+            _POLL_STATUS.check(response, http, uuid)
+            return parse_payload(_Result, response.json(), "urlscan", http)
         raise fetch_error(ErrorCode.TIMEOUT, f"urlscan: scan {uuid} not ready after {MAX_POLLS} polls", http)
 
     # -------------------------------------------------------------- rdap
@@ -257,45 +244,46 @@ class WebGenerator:
         return None, "no_registration_event"
 
 
-def _submit_error(response: HttpResponse, http: ProviderHttp) -> ExternalFetchError:
-    """The error for a non-200 scan submission (see the module doc for the mapping)."""
-    status = response.status
-    text = _error_text(response)
-    if status == 400:
-        lowered = text.lower()
-        if any(h in lowered for h in _NOT_FOUND_HINTS):
-            return fetch_error(ErrorCode.NOT_FOUND, "urlscan: host does not resolve (HTTP 400)", http)
-        if any(h in lowered for h in _BLOCKED_HINTS):
-            return fetch_error(
-                ErrorCode.TARGET_BLOCKED, "urlscan: scan refused for this URL (HTTP 400)", http
-            )
-        return fetch_error(ErrorCode.UPSTREAM, "urlscan: submission rejected (HTTP 400)", http)
-    if status == 402:
-        return fetch_error(ErrorCode.CREDIT_EXHAUSTED, "urlscan: payment required (HTTP 402)", http)
-    if status == 429:
-        window = response.headers.get("x-rate-limit-window", "").strip().lower()
-        if window in _LONG_WINDOWS:
-            return fetch_error(
-                ErrorCode.CREDIT_EXHAUSTED, f"urlscan: {window} scan quota exhausted (HTTP 429)", http
-            )
-        shown = window or "unknown"
-        return fetch_error(ErrorCode.RATE_LIMITED, f"urlscan: rate limited (HTTP 429, window {shown})", http)
-    return fetch_error(ErrorCode.UPSTREAM, f"urlscan: HTTP {status} on scan submission", http)
-
-
-def _error_text(response: HttpResponse) -> str:
+def _error_text(body: dict[str, Any]) -> str:
     """message + description (+ errors[].title/detail) of a urlscan error body, for classification only."""
-    try:
-        data = response.json()
-    except ExternalFetchError:
-        return ""
-    if not isinstance(data, dict):
-        return ""
-    parts: list[str] = [str(data.get(k, "")) for k in ("message", "description")]
-    for err in data.get("errors") or []:
+    parts: list[str] = [str(body.get(k, "")) for k in ("message", "description")]
+    for err in body.get("errors") or []:
         if isinstance(err, dict):
             parts.extend(str(err.get(k, "")) for k in ("title", "detail", "description"))
     return " ".join(parts)
+
+
+def _says(hints: tuple[str, ...]) -> Callable[[HttpResponse, dict[str, Any]], bool]:
+    return lambda response, body: any(h in _error_text(body).lower() for h in hints)
+
+
+def _window(response: HttpResponse) -> str:
+    return response.headers.get("x-rate-limit-window", "").strip().lower()
+
+
+_SUBMIT_STATUS = StatusTable(
+    rules=(
+        StatusRule(ErrorCode.NOT_FOUND, "urlscan: host does not resolve (HTTP 400)", frozenset({400}),
+                   _says(_NOT_FOUND_HINTS)),
+        StatusRule(ErrorCode.TARGET_BLOCKED, "urlscan: scan refused for this URL (HTTP 400)", frozenset({400}),
+                   _says(_BLOCKED_HINTS)),
+        StatusRule(ErrorCode.UPSTREAM, "urlscan: submission rejected (HTTP 400)", frozenset({400})),
+        StatusRule(ErrorCode.CREDIT_EXHAUSTED, "urlscan: payment required (HTTP 402)", frozenset({402})),
+        StatusRule(ErrorCode.CREDIT_EXHAUSTED, "urlscan: {window} scan quota exhausted (HTTP 429)", frozenset({429}),
+                   lambda response, body: _window(response) in _LONG_WINDOWS),
+        StatusRule(ErrorCode.RATE_LIMITED, "urlscan: rate limited (HTTP 429, window {window_shown})",
+                   frozenset({429})),
+    ),
+    fallback="urlscan: HTTP {status} on scan submission",
+    details=lambda response, body: {"window": _window(response), "window_shown": _window(response) or "unknown"},
+)
+"""A non-200 scan submission (see the module doc for the mapping)."""
+
+_POLL_STATUS = StatusTable(
+    rules=(StatusRule(ErrorCode.RATE_LIMITED, "urlscan: result polling rate limited (HTTP 429)", frozenset({429})),),
+    fallback="urlscan: HTTP {status} polling scan {what}",
+)
+"""A result poll that is neither ready (200) nor pending (404, handled by the poll loop)."""
 
 
 def _rdap_domain(result: _Result) -> str | None:
@@ -359,11 +347,5 @@ def _page_graph(
     return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, content=content)])
 
 
-def make_generator(
-    keys: ProviderKeys,
-    *,
-    transport: httpx.BaseTransport | None = None,
-    sleep: Callable[[float], None] = time.sleep,
-) -> Generator:
-    """The web generator for the registry; a missing urlscan key fails per URL (attempted=False)."""
-    return WebGenerator(secret_value(keys.urlscan_api_key), transport=transport, sleep=sleep)
+make_generator = WebGenerator.make
+"""The web generator for the registry; a missing urlscan key fails per URL (attempted=False)."""

@@ -36,16 +36,14 @@ from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHt
 from social_recording.platforms.shaping import (
     ROOT_REF,
     as_dict,
-    canonical_links,
     classify_error_text,
-    display_urls,
     finish,
     first_str,
     id_str,
+    item_object,
+    json_object,
     no_call_error,
     parse_for,
-    pick_fields,
-    pick_metrics,
     secret_value,
     unrecognised_shape,
     urls_in_text,
@@ -246,14 +244,9 @@ def tweet_group(tweet: dict[str, Any], ref: str, parent_ref: str | None) -> Grap
         first_str(as_dict(m).get("media_url_https"), as_dict(m).get("media_url"))
         for m in (as_dict(tweet.get("extendedEntities")).get("media") or entities.get("media") or [])
     ]
-    content = SocialObject(
-        platform=Platform.X,
-        platform_key=f"x:{tid}",
-        subtype="tweet",
-        fields=pick_fields(tweet, _TWEET_FIELDS),
-        outbound_urls=canonical_links(links),
-        media_urls=display_urls(media),
-        metrics=pick_metrics(tweet, _TWEET_METRICS),
+    content = item_object(
+        Platform.X, f"x:{tid}", "tweet", tweet,
+        fields=_TWEET_FIELDS, metric_names=_TWEET_METRICS, links=links, media=media,
     )
     author = tweet.get("author")
     account = user_object(author) if isinstance(author, dict) and id_str(author.get("id")) else None
@@ -270,15 +263,10 @@ def user_object(user: dict[str, Any]) -> SocialObject:
     links += [as_dict(u).get("expanded_url") for u in as_dict(as_dict(user.get("entities")).get("url")).get("urls") or []]
     description = first_str(user.get("description"), bio.get("description"))
     links += [u for u in urls_in_text(description) if "//t.co/" not in u]
-    return SocialObject(
-        platform=Platform.X,
-        platform_key=f"x:{id_str(user.get('id')) or ''}",
-        subtype="user",
-        fields=pick_fields(user, _USER_FIELDS),
-        outbound_urls=canonical_links(links),
-        avatar_url=first_str(user.get("profilePicture")),
-        media_urls=display_urls([user.get("coverPicture")]),
-        metrics=pick_metrics(user, _USER_METRICS),
+    return item_object(
+        Platform.X, f"x:{id_str(user.get('id')) or ''}", "user", user,
+        fields=_USER_FIELDS, metric_names=_USER_METRICS, links=links,
+        media=[user.get("coverPicture")], avatar_url=first_str(user.get("profilePicture")),
     )
 
 
@@ -301,8 +289,7 @@ def _checked_body(resp: HttpResponse, *, what: str) -> dict[str, Any]:
     if status == 404:
         raise ExternalFetchError(ErrorCode.NOT_FOUND, f"twitterapi: HTTP 404 for {what}")
     if not 200 <= status < 300:
-        body = _json_or_none(resp)
-        code = classify_error_text(*_messages(body)) if isinstance(body, dict) else None
+        code = classify_error_text(*_messages(json_object(resp)))
         if code in (ErrorCode.RATE_LIMITED, ErrorCode.CREDIT_EXHAUSTED):
             raise ExternalFetchError(code, f"twitterapi: HTTP {status} for {what} ({code.value.lower()})")
         raise ExternalFetchError(ErrorCode.UPSTREAM, f"twitterapi: HTTP {status} for {what}")
@@ -310,13 +297,6 @@ def _checked_body(resp: HttpResponse, *, what: str) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise ExternalFetchError(ErrorCode.UPSTREAM, f"twitterapi: malformed response for {what} (not an object)")
     return body
-
-
-def _json_or_none(resp: HttpResponse) -> Any:
-    try:
-        return resp.json()
-    except ExternalFetchError:
-        return None
 
 
 def _messages(body: dict[str, Any]) -> list[object]:

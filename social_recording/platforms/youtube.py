@@ -35,36 +35,34 @@ Decisions:
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.platforms.base import (
     ErrorCode,
-    GenerateContext,
     GenerateResult,
-    Generator,
     ProviderKeys,
 )
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
 from social_recording.platforms.shaping import (
     ROOT_REF,
+    NoCallShape,
+    PerCallHttpGenerator,
+    StatusRule,
+    StatusTable,
+    ZeroCallShape,
     canonical_links,
     fetch_error,
     finish,
     metrics,
-    no_call_error,
-    parse_for,
     parse_payload,
-    secret_value,
     urls_in_text,
-    zero_call,
 )
 
 API_BASE = "https://www.googleapis.com/youtube/v3"
@@ -116,26 +114,21 @@ class _Fetch:
     what: str  # for messages: "video abc", "channel @foo"
 
 
-@dataclass(frozen=True)
-class _ZeroCall:
-    subtype: str
+def _no_lookup(reason: str) -> NoCallShape:
+    """A channel / video the Data API cannot look up (see the module doc): UPSTREAM, no call."""
+    return NoCallShape(ErrorCode.UPSTREAM, reason)
 
 
-@dataclass(frozen=True)
-class _NoLookup:
-    reason: str
-
-
-def _route(parsed: CanonicalUrl) -> _Fetch | _ZeroCall | _NoLookup:
+def _route(parsed: CanonicalUrl) -> _Fetch | ZeroCallShape | NoCallShape:
     seg = parsed.segments
     query = dict(parsed.query)
     if not seg:
-        return _ZeroCall("page")
+        return ZeroCallShape("page")
     first = seg[0]
     if first == "watch":
         video_id = query.get("v", "").strip()
         if not video_id:
-            return _NoLookup("watch URL without a v= video id")
+            return _no_lookup("watch URL without a v= video id")
         return _Fetch("videos", {"part": "snippet,statistics", "id": video_id}, f"video {video_id}")
     if first in _VIDEO_PATHS and len(seg) >= 2:
         return _Fetch("videos", {"part": "snippet,statistics", "id": seg[1]}, f"video {seg[1]}")
@@ -150,72 +143,57 @@ def _route(parsed: CanonicalUrl) -> _Fetch | _ZeroCall | _NoLookup:
     if first == "playlist":
         list_id = query.get("list", "").strip()
         if not list_id:
-            return _NoLookup("playlist URL without a list= id")
+            return _no_lookup("playlist URL without a list= id")
         return _Fetch("playlists", {"part": "snippet,contentDetails", "id": list_id}, f"playlist {list_id}")
     if first in _ZERO_CALL_FIRST:
-        return _ZeroCall(_ZERO_CALL_FIRST[first])
+        return ZeroCallShape(_ZERO_CALL_FIRST[first])
     if first == "c":
-        return _NoLookup("the Data API has no lookup for /c/<custom> channel URLs")
-    return _NoLookup(f"no Data API lookup for YouTube path /{first}")
+        return _no_lookup("the Data API has no lookup for /c/<custom> channel URLs")
+    return _no_lookup(f"no Data API lookup for YouTube path /{first}")
 
 
 # ---------------------------------------------------------------- generator
 
 
-class YouTubeGenerator:
-    """canonical YouTube URL -> video / playlist content and channel venue (see the module doc)."""
+class YouTubeGenerator(PerCallHttpGenerator[_Fetch]):
+    """canonical YouTube URL -> video / playlist content and channel venue (see the module doc).
+
+    Constructed as `YouTubeGenerator(api_key | None, *, transport=None, sleep=time.sleep, api_base=API_BASE)`."""
 
     platform: Platform = Platform.YOUTUBE
+    secret_name = "key"
+    default_base_url = API_BASE
 
-    def __init__(
-        self,
-        api_key: str | None,
-        *,
-        transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-        api_base: str = API_BASE,
-    ) -> None:
-        self._api_key = api_key
-        self._transport = transport
-        self._sleep = sleep
-        self._api_base = api_base.rstrip("/")
+    @staticmethod
+    def secret_from(keys: ProviderKeys) -> SecretStr | None:
+        return keys.youtube_api_key
 
-    def __repr__(self) -> str:  # never the key
-        return f"YouTubeGenerator(key_set={self._api_key is not None})"
+    def route(self, parsed: CanonicalUrl) -> _Fetch | ZeroCallShape | NoCallShape:
+        return _route(parsed)
 
-    def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
-        parsed = parse_for(url, Platform.YOUTUBE)
-        route = _route(parsed)
-        if isinstance(route, _ZeroCall):
-            return zero_call(Platform.YOUTUBE, parsed, route.subtype)
-        if isinstance(route, _NoLookup):
-            raise no_call_error(ErrorCode.UPSTREAM, f"youtube: {route.reason}")
-        if self._api_key is None:
-            raise no_call_error(ErrorCode.UPSTREAM, "YOUTUBE_API_KEY not set")
+    def fetch(self, parsed: CanonicalUrl, target: _Fetch) -> GenerateResult:
+        api_key = self._required_secret("YOUTUBE_API_KEY")
         # One client per invocation: requests_made then counts exactly this invocation's requests.
-        http = ProviderHttp(
-            HttpPolicy.free(SERVICE),
-            auth_hosts=AUTH_HOSTS,
-            auth_params={"key": self._api_key},
-            transport=self._transport,
-            sleep=self._sleep,
-            default_headers={"Accept": "application/json"},
-        )
-        try:
-            item = self._fetch_one(http, route)
-            if route.endpoint == "videos":
+        with closing(
+            self._client(
+                HttpPolicy.free(SERVICE),
+                auth_hosts=AUTH_HOSTS,
+                auth_params={"key": api_key},
+                default_headers={"Accept": "application/json"},
+            )
+        ) as http:
+            item = self._fetch_one(http, target)
+            if target.endpoint == "videos":
                 graph = _video_graph(item, http)
-            elif route.endpoint == "playlists":
+            elif target.endpoint == "playlists":
                 graph = _playlist_graph(item, http)
             else:
                 graph = SocialGraph(groups=[GraphGroup(ref=ROOT_REF, venue=_channel_venue(item))])
-        finally:
-            http.close()
         return finish(graph, requests=http.requests_made)
 
     def _fetch_one(self, http: ProviderHttp, route: _Fetch) -> _Item:
-        response = http.get(f"{self._api_base}/{route.endpoint}", params=route.params)
-        _raise_for_status(response, http, route.what)
+        response = http.get(f"{self._base_url}/{route.endpoint}", params=route.params)
+        _STATUS.check(response, http, route.what)
         body = parse_payload(_ListResponse, response.json(), SERVICE, http)
         if not body.items:
             # The Data API answers 200 with no items for missing, private and deleted targets.
@@ -223,32 +201,9 @@ class YouTubeGenerator:
         return body.items[0]
 
 
-def _raise_for_status(response: HttpResponse, http: ProviderHttp, what: str) -> None:
-    status = response.status
-    if status == 200:
-        return
-    reasons = _error_reasons(response)
-    shown = ",".join(sorted(reasons)) or "-"
-    if status == 404:
-        raise fetch_error(ErrorCode.NOT_FOUND, f"youtube: {what} not found (HTTP 404)", http)
-    if reasons & _QUOTA_REASONS:
-        raise fetch_error(
-            ErrorCode.CREDIT_EXHAUSTED, f"youtube: quota exhausted (HTTP {status}, reason {shown})", http
-        )
-    if status == 429 or reasons & _RATE_REASONS:
-        raise fetch_error(
-            ErrorCode.RATE_LIMITED, f"youtube: rate limited (HTTP {status}, reason {shown})", http
-        )
-    raise fetch_error(ErrorCode.UPSTREAM, f"youtube: HTTP {status} for {what} (reason {shown})", http)
-
-
-def _error_reasons(response: HttpResponse) -> set[str]:
-    """`error.errors[].reason` of a Google API error body; a non-JSON body has none."""
-    try:
-        data = response.json()
-    except Exception:
-        return set()
-    error = data.get("error") if isinstance(data, dict) else None
+def _error_reasons(body: dict[str, Any]) -> set[str]:
+    """`error.errors[].reason` of a Google API error body (`{}` for a non-JSON body: none)."""
+    error = body.get("error")
     if not isinstance(error, dict):
         return set()
     out: set[str] = set()
@@ -256,6 +211,29 @@ def _error_reasons(response: HttpResponse) -> set[str]:
         if isinstance(entry, dict) and isinstance(entry.get("reason"), str):
             out.add(entry["reason"])
     return out
+
+
+def _has_reason(reasons: frozenset[str]) -> Callable[[HttpResponse, dict[str, Any]], bool]:
+    return lambda response, body: bool(_error_reasons(body) & reasons)
+
+
+_STATUS = StatusTable(
+    rules=(
+        StatusRule(ErrorCode.NOT_FOUND, "youtube: {what} not found (HTTP 404)", frozenset({404})),
+        StatusRule(
+            ErrorCode.CREDIT_EXHAUSTED,
+            "youtube: quota exhausted (HTTP {status}, reason {reasons})",
+            when=_has_reason(_QUOTA_REASONS),
+        ),
+        StatusRule(ErrorCode.RATE_LIMITED, "youtube: rate limited (HTTP {status}, reason {reasons})",
+                   frozenset({429})),
+        StatusRule(ErrorCode.RATE_LIMITED, "youtube: rate limited (HTTP {status}, reason {reasons})",
+                   when=_has_reason(_RATE_REASONS)),
+    ),
+    fallback="youtube: HTTP {status} for {what} (reason {reasons})",
+    details=lambda response, body: {"reasons": ",".join(sorted(_error_reasons(body))) or "-"},
+)
+"""See the module doc: 404 / quota / rate limit in this order; anything else UPSTREAM."""
 
 
 def _best_thumbnail(snippet: _Snippet) -> str | None:
@@ -344,11 +322,5 @@ def _channel_venue(item: _Item) -> SocialObject:
     )
 
 
-def make_generator(
-    keys: ProviderKeys,
-    *,
-    transport: httpx.BaseTransport | None = None,
-    sleep: Callable[[float], None] = time.sleep,
-) -> Generator:
-    """The YouTube generator for the registry; a missing key fails per URL (attempted=False)."""
-    return YouTubeGenerator(secret_value(keys.youtube_api_key), transport=transport, sleep=sleep)
+make_generator = YouTubeGenerator.make
+"""The YouTube generator for the registry; a missing key fails per URL (attempted=False)."""

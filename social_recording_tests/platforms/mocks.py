@@ -12,13 +12,21 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import pytest
+from pydantic import SecretStr
 
 from social_recording.domain.graph import SocialGraph, plan
-from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateContext, Generator
+from social_recording.platforms.base import (
+    ErrorCode,
+    ExternalFetchError,
+    GenerateContext,
+    GenerateResult,
+    Generator,
+    ProviderKeys,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MINT = "So11111111111111111111111111111111111111112"
@@ -232,3 +240,70 @@ def apify_failures() -> list[tuple[str, Handler, ErrorCode]]:
         ("201-empty", respond(201, []), ErrorCode.NOT_FOUND),
         ("empty", respond(200, []), ErrorCode.NOT_FOUND),
     ]
+
+
+APIFY_FAILURE_CASES = pytest.mark.parametrize(
+    "name, handler, code", apify_failures(), ids=[f[0] for f in apify_failures()]
+)
+"""The shared Apify failure table as a parametrize mark (every Apify-backed generator x every URL)."""
+
+
+# ---------------------------------------------------------------- building generators
+
+G = TypeVar("G")
+MakeGenerator = Callable[..., Generator]
+
+
+def provider_keys(**secrets: str | None) -> ProviderKeys:
+    """ProviderKeys with the given fields set (a None / empty value leaves the key unset)."""
+    return ProviderKeys(**{name: SecretStr(value) if value else None for name, value in secrets.items()})
+
+
+def apify_generator(
+    make_generator: MakeGenerator, cls: type[G], handler: Handler, token: str | None = APIFY_TOKEN
+) -> tuple[G, Recorder]:
+    """An Apify-backed generator built by its module's `make_generator` on a recording transport
+    (never sleeping), checked to be a `cls`."""
+    rec = Recorder(handler)
+    gen = make_generator(provider_keys(apify_token=token), transport=rec.transport, sleep=lambda s: None)
+    assert isinstance(gen, cls)
+    return gen, rec
+
+
+def scripted_generator(
+    make_generator: MakeGenerator, provider: ScriptedProvider, sleeps: Sleeps | None = None, **secrets: str | None
+) -> Generator:
+    """A generator built by its module's `make_generator` on `provider`'s transport, with `secrets`
+    as its ProviderKeys and recorded (never real) sleeps."""
+    return make_generator(provider_keys(**secrets), transport=provider.transport, sleep=sleeps or Sleeps())
+
+
+# ---------------------------------------------------------------- shared checks
+
+
+def expect_paid_failure(gen: Generator, rec: Recorder, url: str, code: ErrorCode) -> ExternalFetchError:
+    """`gen.generate(url)` fails with `code` after exactly one (paid) request, attempted, and the
+    error never shows the Apify token."""
+    exc = expect_error(lambda: gen.generate(url, CTX), code, attempted=True)
+    assert rec.count == 1
+    assert APIFY_TOKEN not in str(exc) and APIFY_TOKEN not in repr(exc)
+    return exc
+
+
+def expect_no_call_failure(gen: Generator, rec: Recorder, url: str, code: ErrorCode) -> ExternalFetchError:
+    """`gen.generate(url)` fails with `code` decided without a request (attempted=False)."""
+    exc = expect_error(lambda: gen.generate(url, CTX), code, attempted=False)
+    assert rec.count == 0
+    return exc
+
+
+def assert_zero_call(result: GenerateResult, requests_seen: int, platform: str, url: str, subtype: str) -> None:
+    """A zero-call URL (seed G-4): no request, attempted False, one content object of `subtype`
+    keyed by the URL itself, and a graph plan() accepts."""
+    assert requests_seen == 0
+    assert result.attempted is False and result.requests == 0
+    plan(result.graph)
+    (group,) = result.graph.groups
+    content = group.content
+    assert content is not None and content.subtype == subtype
+    assert content.platform_key == f"{platform}:{url}"

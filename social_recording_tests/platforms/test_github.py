@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from pydantic import SecretStr
 
 from social_recording.domain.graph import ObjectKind, plan, planned_links
 from social_recording.domain.urls import NonCanonicalUrl, Platform
@@ -14,7 +13,6 @@ from social_recording.platforms.base import (
     ExternalFetchError,
     GenerateContext,
     Generator,
-    ProviderKeys,
 )
 from social_recording.platforms.github import API_BASE, make_generator
 from social_recording.platforms.http import MAX_RESPONSE_BYTES
@@ -22,12 +20,14 @@ from social_recording_tests.platforms.mocks import (
     MINT,
     ScriptedProvider,
     Sleeps,
+    assert_zero_call,
     fixture_json,
     fixture_response,
     generate_error,
     json_response,
     oversized,
     read_timeout,
+    scripted_generator,
 )
 
 TOKEN = "ghp_testtoken0123456789abcdef"
@@ -37,8 +37,7 @@ USER = f"{API_BASE}/users/octocat"
 
 
 def _gen(provider: ScriptedProvider, sleeps: Sleeps | None = None, token: str | None = TOKEN) -> Generator:
-    keys = ProviderKeys(github_token=SecretStr(token) if token else None)
-    return make_generator(keys, transport=provider.transport, sleep=sleeps or Sleeps())
+    return scripted_generator(make_generator, provider, sleeps, github_token=token)
 
 
 def _fail(gen: Generator, url: str) -> ExternalFetchError:
@@ -181,13 +180,7 @@ def test_sponsors_page_is_the_sponsored_account() -> None:
 )
 def test_reserved_pages_are_zero_call(url: str, subtype: str) -> None:
     provider = ScriptedProvider()
-    result = _gen(provider).generate(url, CTX)
-    assert provider.requests == []
-    assert result.attempted is False and result.requests == 0
-    plan(result.graph)
-    content = result.graph.groups[0].content
-    assert content is not None and content.subtype == subtype
-    assert content.platform_key == f"github:{url}"
+    assert_zero_call(_gen(provider).generate(url, CTX), len(provider.requests), "github", url, subtype)
 
 
 def test_non_canonical_input_is_rejected_not_fixed() -> None:

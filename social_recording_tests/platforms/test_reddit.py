@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import SecretStr
 
 from social_recording.domain.graph import plan
 from social_recording.domain.urls import NonCanonicalUrl, to_canonical
 from social_recording.platforms import reddit
-from social_recording.platforms.base import ErrorCode, ProviderKeys
+from social_recording.platforms.base import ErrorCode
 from social_recording_tests.platforms.mocks import (
+    APIFY_FAILURE_CASES,
     APIFY_TOKEN,
     CTX,
     Handler,
     Recorder,
-    apify_failures,
+    apify_generator,
+    assert_zero_call,
     expect_error,
+    expect_no_call_failure,
+    expect_paid_failure,
     fixture_json,
     respond,
     serve,
@@ -34,11 +37,7 @@ FETCHABLE = [*POSTS, SUB, SUB_TOP, USER]
 
 
 def _gen(handler: Handler, token: str | None = APIFY_TOKEN) -> tuple[reddit.RedditGenerator, Recorder]:
-    rec = Recorder(handler)
-    gen = reddit.make_generator(ProviderKeys(apify_token=SecretStr(token) if token else None),
-                                transport=rec.transport, sleep=lambda s: None)
-    assert isinstance(gen, reddit.RedditGenerator)
-    return gen, rec
+    return apify_generator(reddit.make_generator, reddit.RedditGenerator, handler, token)
 
 
 def test_shapes_are_canonical() -> None:
@@ -127,19 +126,13 @@ def test_wrong_item_kind_is_not_found() -> None:
 def test_zero_call_shapes(url: str, subtype: str) -> None:
     assert to_canonical(url) == url
     gen, rec = _gen(respond(500), token=None)
-    result = gen.generate(url, CTX)
-    assert result.attempted is False and rec.count == 0
-    (group,) = result.graph.groups
-    assert group.content is not None and group.content.subtype == subtype
-    assert group.content.platform_key == f"reddit:{url}"
+    assert_zero_call(gen.generate(url, CTX), rec.count, "reddit", url, subtype)
 
 
 @pytest.mark.parametrize("url", ["https://reddit.com/r/cryptocurrency/wiki/rules", "https://reddit.com/settings",
                                  "https://reddit.com/user/moon_farmer/saved"])
 def test_unrecognised_shapes(url: str) -> None:
-    gen, rec = _gen(respond(200, []))
-    expect_error(lambda: gen.generate(url, CTX), ErrorCode.NOT_FOUND, attempted=False)
-    assert rec.count == 0
+    expect_no_call_failure(*_gen(respond(200, [])), url, ErrorCode.NOT_FOUND)
 
 
 def test_non_canonical_rejected() -> None:
@@ -150,11 +143,9 @@ def test_non_canonical_rejected() -> None:
 
 
 @pytest.mark.parametrize("url", FETCHABLE)
-@pytest.mark.parametrize("name, handler, code", apify_failures(), ids=[f[0] for f in apify_failures()])
+@APIFY_FAILURE_CASES
 def test_apify_failures(url: str, name: str, handler: Handler, code: ErrorCode) -> None:
-    gen, rec = _gen(handler)
-    exc = expect_error(lambda: gen.generate(url, CTX), code, attempted=True)
-    assert rec.count == 1 and APIFY_TOKEN not in str(exc) and APIFY_TOKEN not in repr(exc)
+    expect_paid_failure(*_gen(handler), url, code)
 
 
 @pytest.mark.parametrize("url", FETCHABLE)
@@ -163,9 +154,7 @@ def test_apify_failures(url: str, name: str, handler: Handler, code: ErrorCode) 
     [("error_private.json", ErrorCode.TARGET_BLOCKED), ("empty.json", ErrorCode.NOT_FOUND)],
 )
 def test_blocked_and_not_found(url: str, fixture: str, code: ErrorCode) -> None:
-    gen, rec = _gen(serve("reddit", fixture))
-    expect_error(lambda: gen.generate(url, CTX), code, attempted=True)
-    assert rec.count == 1
+    expect_paid_failure(*_gen(serve("reddit", fixture)), url, code)
 
 
 def test_unknown_error_item_is_upstream() -> None:

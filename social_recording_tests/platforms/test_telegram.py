@@ -13,7 +13,6 @@ from social_recording.platforms.base import (
     ExternalFetchError,
     GenerateContext,
     Generator,
-    ProviderKeys,
 )
 from social_recording.platforms.http import MAX_RESPONSE_BYTES
 from social_recording.platforms.telegram import make_generator
@@ -21,16 +20,18 @@ from social_recording_tests.platforms.mocks import (
     MINT,
     ScriptedProvider,
     Sleeps,
+    assert_zero_call,
     fixture_response,
     generate_error,
     read_timeout,
+    scripted_generator,
 )
 
 CTX = GenerateContext(token_address=MINT)
 
 
 def _gen(provider: ScriptedProvider, sleeps: Sleeps | None = None) -> Generator:
-    return make_generator(ProviderKeys(), transport=provider.transport, sleep=sleeps or Sleeps())
+    return scripted_generator(make_generator, provider, sleeps)
 
 
 def _fail(gen: Generator, url: str) -> ExternalFetchError:
@@ -147,12 +148,7 @@ def test_boost_link_is_the_channel_venue() -> None:
 )
 def test_zero_call_shapes(url: str, subtype: str) -> None:
     provider = ScriptedProvider()
-    result = _gen(provider).generate(url, CTX)
-    assert provider.requests == []
-    assert result.attempted is False and result.requests == 0
-    plan(result.graph)
-    content = result.graph.groups[0].content
-    assert content is not None and content.subtype == subtype and content.platform_key == f"telegram:{url}"
+    assert_zero_call(_gen(provider).generate(url, CTX), len(provider.requests), "telegram", url, subtype)
 
 
 # ------------------------------------------------------------------------------------ no call

@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import SecretStr
 
 from social_recording.domain.graph import plan
 from social_recording.domain.urls import NonCanonicalUrl, to_canonical
 from social_recording.platforms import tiktok
-from social_recording.platforms.base import ErrorCode, ProviderKeys
+from social_recording.platforms.base import ErrorCode
 from social_recording_tests.platforms.mocks import (
     APIFY_429,
+    APIFY_FAILURE_CASES,
     APIFY_TOKEN,
     CTX,
     Handler,
     Recorder,
-    apify_failures,
+    apify_generator,
+    assert_zero_call,
     expect_error,
+    expect_no_call_failure,
+    expect_paid_failure,
     fixture_json,
     respond,
     serve,
@@ -33,11 +36,7 @@ FETCHABLE = [*POSTS, PROFILE]
 
 
 def _gen(handler: Handler, token: str | None = APIFY_TOKEN) -> tuple[tiktok.TikTokGenerator, Recorder]:
-    rec = Recorder(handler)
-    gen = tiktok.make_generator(ProviderKeys(apify_token=SecretStr(token) if token else None),
-                                transport=rec.transport, sleep=lambda s: None)
-    assert isinstance(gen, tiktok.TikTokGenerator)
-    return gen, rec
+    return apify_generator(tiktok.make_generator, tiktok.TikTokGenerator, handler, token)
 
 
 def test_shapes_are_canonical() -> None:
@@ -101,19 +100,13 @@ def test_profile_account_only() -> None:
 def test_zero_call_shapes(url: str, subtype: str) -> None:
     assert to_canonical(url) == url
     gen, rec = _gen(respond(500), token=None)
-    result = gen.generate(url, CTX)
-    assert result.attempted is False and result.requests == 0 and rec.count == 0
-    (group,) = result.graph.groups
-    assert group.content is not None and group.content.subtype == subtype
-    assert group.content.platform_key == f"tiktok:{url}"
+    assert_zero_call(gen.generate(url, CTX), rec.count, "tiktok", url, subtype)
 
 
 @pytest.mark.parametrize("url", ["https://tiktok.com/@pepe2official/live", "https://tiktok.com/@pepe2official/video/abc",
                                  "https://tiktok.com/legal/privacy-policy"])
 def test_unrecognised_shapes(url: str) -> None:
-    gen, rec = _gen(respond(200, []))
-    expect_error(lambda: gen.generate(url, CTX), ErrorCode.NOT_FOUND, attempted=False)
-    assert rec.count == 0
+    expect_no_call_failure(*_gen(respond(200, [])), url, ErrorCode.NOT_FOUND)
 
 
 def test_non_canonical_rejected() -> None:
@@ -130,12 +123,9 @@ def test_missing_token() -> None:
 
 
 @pytest.mark.parametrize("url", FETCHABLE)
-@pytest.mark.parametrize("name, handler, code", apify_failures(), ids=[f[0] for f in apify_failures()])
+@APIFY_FAILURE_CASES
 def test_apify_failures(url: str, name: str, handler: Handler, code: ErrorCode) -> None:
-    gen, rec = _gen(handler)
-    exc = expect_error(lambda: gen.generate(url, CTX), code, attempted=True)
-    assert rec.count == 1
-    assert APIFY_TOKEN not in str(exc) and APIFY_TOKEN not in repr(exc)
+    expect_paid_failure(*_gen(handler), url, code)
 
 
 @pytest.mark.parametrize("url", FETCHABLE)
@@ -145,9 +135,7 @@ def test_apify_failures(url: str, name: str, handler: Handler, code: ErrorCode) 
      ("empty.json", ErrorCode.NOT_FOUND)],
 )
 def test_error_items(url: str, fixture: str, code: ErrorCode) -> None:
-    gen, rec = _gen(serve("tiktok", fixture))
-    expect_error(lambda: gen.generate(url, CTX), code, attempted=True)
-    assert rec.count == 1
+    expect_paid_failure(*_gen(serve("tiktok", fixture)), url, code)
 
 
 @pytest.mark.parametrize("url", POSTS)

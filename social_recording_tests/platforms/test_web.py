@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from pydantic import SecretStr
 
 from social_recording.domain.graph import ObjectKind, plan, planned_links
 from social_recording.domain.urls import NonCanonicalUrl, Platform
@@ -14,7 +13,6 @@ from social_recording.platforms.base import (
     ExternalFetchError,
     GenerateContext,
     Generator,
-    ProviderKeys,
 )
 from social_recording.platforms.http import MAX_RESPONSE_BYTES
 from social_recording.platforms.web import (
@@ -35,6 +33,7 @@ from social_recording_tests.platforms.mocks import (
     json_response,
     oversized,
     read_timeout,
+    scripted_generator,
 )
 
 KEY = "urlscan-test-key-6f1e2d3c"
@@ -48,8 +47,7 @@ REGISTRY_RDAP = "https://rdap.identitydigital.services/rdap/domain/example-token
 
 
 def _gen(provider: ScriptedProvider, sleeps: Sleeps | None = None, key: str | None = KEY) -> Generator:
-    keys = ProviderKeys(urlscan_api_key=SecretStr(key) if key else None)
-    return make_generator(keys, transport=provider.transport, sleep=sleeps or Sleeps())
+    return scripted_generator(make_generator, provider, sleeps, urlscan_api_key=key)
 
 
 def _fail(gen: Generator, url: str = URL) -> ExternalFetchError:

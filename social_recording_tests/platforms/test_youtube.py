@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from pydantic import SecretStr
 
 from social_recording.domain.graph import (
     GraphGroup,
@@ -22,7 +21,6 @@ from social_recording.platforms.base import (
     ExternalFetchError,
     GenerateContext,
     Generator,
-    ProviderKeys,
 )
 from social_recording.platforms.http import MAX_RESPONSE_BYTES
 from social_recording.platforms.youtube import API_BASE, make_generator
@@ -30,12 +28,14 @@ from social_recording_tests.platforms.mocks import (
     MINT,
     ScriptedProvider,
     Sleeps,
+    assert_zero_call,
     fixture_json,
     fixture_response,
     generate_error,
     json_response,
     oversized,
     read_timeout,
+    scripted_generator,
 )
 
 KEY = "AIzaSy-test-key-0123456789"
@@ -46,8 +46,7 @@ PLAYLISTS = f"{API_BASE}/playlists"
 
 
 def _gen(provider: ScriptedProvider, sleeps: Sleeps | None = None, key: str | None = KEY) -> Generator:
-    keys = ProviderKeys(youtube_api_key=SecretStr(key) if key else None)
-    return make_generator(keys, transport=provider.transport, sleep=sleeps or Sleeps())
+    return scripted_generator(make_generator, provider, sleeps, youtube_api_key=key)
 
 
 def _fail(gen: Generator, url: str) -> ExternalFetchError:
@@ -162,14 +161,7 @@ def test_playlist_content_with_channel_venue() -> None:
 )
 def test_zero_call_shapes_make_no_request_even_without_a_key(url: str, subtype: str) -> None:
     provider = ScriptedProvider()
-    result = _gen(provider, key=None).generate(url, CTX)
-    assert provider.requests == []
-    assert result.attempted is False and result.requests == 0
-    plan(result.graph)
-    content = result.graph.groups[0].content
-    assert content is not None
-    assert content.platform_key == f"youtube:{url}"
-    assert content.subtype == subtype
+    assert_zero_call(_gen(provider, key=None).generate(url, CTX), len(provider.requests), "youtube", url, subtype)
 
 
 # ------------------------------------------------------------------------------------ no call
