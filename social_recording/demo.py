@@ -58,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     from social_recording.dagster_defs.definitions_builder import build_definitions
     from social_recording.domain.status import FetchStatus
     from social_recording.sandbox import Ledger, load_scenario
+    from social_recording.sandbox.scenario import ScenarioError
     from social_recording.settings import SettingsError, load_settings
     from social_recording.store import open_store
 
@@ -66,7 +67,11 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as exc:
         print(exc, file=sys.stderr)
         return 2
-    scenario = load_scenario(settings.effective_scenario)
+    try:
+        scenario = load_scenario(settings.effective_scenario)
+    except ScenarioError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     days = sorted({t.last_transfer_at.date() for t in scenario.tokens})
     if not days:
         print(f"the scenario {settings.effective_scenario} has no tokens", file=sys.stderr)

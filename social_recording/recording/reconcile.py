@@ -59,6 +59,9 @@ class ReconcileOutcome:
     """Tokens handed to `record` (all of them finished)."""
     failed: int = 0
     locked_out: int = 0
+    no_profile: int = 0
+    """Tokens the tracker gave no usable profile for (e.g. no image, seed 000 §1.4): nothing stored,
+    so they are targeted again by the next run of this window (seed 004 §5 "known gap")."""
     remaining: int = 0
     stopped_by: str | None = None
     """limit | deadline | drained (| lock_lost); None when skipped."""
@@ -81,6 +84,7 @@ class ReconcileOutcome:
             "processed": self.processed,
             "failed": self.failed,
             "locked_out": self.locked_out,
+            "no_profile": self.no_profile,
             "remaining": self.remaining,
             "stopped_by": self.stopped_by or "",
             **{f"urls_{k}": v for k, v in sorted(self.status_counts.items())},
@@ -185,6 +189,7 @@ class ReconcileService:
             processed=pool.started,
             failed=sum(1 for t in pool.results if t.status is TokenStatus.FAILED),
             locked_out=sum(1 for t in pool.results if t.status is TokenStatus.LOCKED_OUT),
+            no_profile=sum(1 for t in pool.results if t.status is TokenStatus.NO_PROFILE),
             remaining=len(targets) - pool.started,
             stopped_by=pool.stopped_by,
             tokens=tuple(pool.results),

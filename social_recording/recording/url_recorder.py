@@ -28,7 +28,7 @@ from enum import StrEnum
 from social_recording.domain.graph import SocialContractError
 from social_recording.domain.models import SocialUrl, TokenDoc, utcnow
 from social_recording.domain.policy import DEFAULT_MAX_ATTEMPTS, resolve_final_status
-from social_recording.domain.status import FetchStatus
+from social_recording.domain.status import ABSORBING, RETRYABLE, FetchStatus
 from social_recording.domain.urls import Platform, parse_canonical
 from social_recording.locks.base import Lease, LockManager
 from social_recording.platforms.base import (
@@ -381,6 +381,17 @@ class UrlRecorder:
             else:
                 status, attempted, detail = self._generate(address, symbol, url, platform, now, run, checkpoint)
             final = resolve_final_status(current.attempts, status, attempted, self._max_attempts)
+            if not attempted and not reused and final in RETRYABLE and current.status in ABSORBING:
+                # An explicit retry of not_found / blocked / invalid / exhausted that made no call
+                # (paid calls off, credit or quota gone) learned nothing: the known answer stands.
+                # Overwriting it with skipped_paid would lose it and make the dedupe gate pay again.
+                return finish(
+                    current.status,
+                    platform=platform,
+                    waited_ms=waited_ms,
+                    detail=f"{detail}; no call made, kept {current.status.value}",
+                    previous=previous,
+                )
             checkpoint()
         except _LeaseLost as lost:
             return finish(

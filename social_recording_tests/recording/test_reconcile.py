@@ -57,6 +57,7 @@ def test_counters_filter_and_already_seen(store: SqliteStore, locks: LockManager
     assert d is not None and d.social_urls[0].status is FetchStatus.PENDING
     meta = out.metadata()
     assert meta["already_seen"] == 1 and meta["stopped_by"] == "drained" and meta["urls_ok"] == 2
+    assert out.no_profile == 1 and meta["no_profile"] == 1  # E: visible, not silently "processed"
     # a second run finds every recorded token already seen
     again = _service(eng, tracker).reconcile(START, END, partition_key="2026-01-01")
     assert (again.already_seen, again.targeted, again.processed) == (3, 1, 1)  # E (no profile) stays a target

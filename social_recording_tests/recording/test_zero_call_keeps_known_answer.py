@@ -1,0 +1,71 @@
+"""An explicit retry of an absorbing status that makes no call must not overwrite the known answer."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from social_recording.domain.models import TokenProfile
+from social_recording.domain.status import FetchStatus
+from social_recording.locks.base import LockManager
+from social_recording.recording.url_recorder import RunState
+from social_recording.store.sqlite import SqliteStore
+from social_recording_tests.recording.engine_fakes import (
+    T0,
+    X_URL,
+    Behaviour,
+    MemoryCounter,
+    build_engine,
+    counting_registry,
+)
+
+
+@pytest.mark.parametrize("known", [FetchStatus.NOT_FOUND, FetchStatus.BLOCKED, FetchStatus.INVALID,
+                                   FetchStatus.EXHAUSTED])
+def test_retry_with_paid_calls_off_keeps_the_absorbing_status(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, known: FetchStatus
+) -> None:
+    assert store.create_pending_token(TokenProfile(address="A", urls=[X_URL]), T0)
+    assert store.record_url_result("A", X_URL, known, T0 - timedelta(days=30))
+    eng = build_engine(store, locks, counting_registry(counter), enable_paid=False)
+
+    out = eng.processor.record_one_url("A", X_URL, RunState())
+
+    assert out.status is known and not out.attempted
+    assert "no call made" in out.detail
+    assert counter.total() == 0
+    doc = store.find_token("A")
+    assert doc is not None
+    el = doc.element(X_URL)
+    assert el is not None and (el.status, el.attempts) == (known, 1)
+
+
+def test_retry_after_credit_exhaustion_keeps_not_found(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter
+) -> None:
+    other = "https://example.com/credit-gone"
+    assert store.create_pending_token(TokenProfile(address="A", urls=[other, X_URL]), T0)
+    assert store.record_url_result("A", X_URL, FetchStatus.NOT_FOUND, T0 - timedelta(days=30))
+    eng = build_engine(store, locks, counting_registry(counter, {other: Behaviour("credit_exhausted")}))
+    run = RunState()
+
+    first = eng.processor.record_one_url("A", other, run)
+    second = eng.processor.record_one_url("A", X_URL, run)
+
+    assert first.status is FetchStatus.ERROR and run.credit_exhausted
+    assert second.status is FetchStatus.NOT_FOUND and not second.attempted
+    assert counter.get(X_URL) == 0
+
+
+def test_retry_of_error_with_paid_calls_off_still_records_skipped_paid(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter
+) -> None:
+    """A retryable status moves to skipped_paid as DESIGN §4 says: only absorbing answers are kept."""
+    assert store.create_pending_token(TokenProfile(address="A", urls=[X_URL]), T0)
+    assert store.record_url_result("A", X_URL, FetchStatus.ERROR, T0 - timedelta(days=1))
+    eng = build_engine(store, locks, counting_registry(counter), enable_paid=False)
+
+    out = eng.processor.record_one_url("A", X_URL, RunState())
+
+    assert out.status is FetchStatus.SKIPPED_PAID and counter.total() == 0

@@ -1,0 +1,53 @@
+"""`make demo-run` (python -m social_recording.demo): the quickstart for people without a browser."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from social_recording import demo
+from social_recording_tests.dagster_defs.sandbox_env import ENV_KEYS, token, write_scenario
+
+YT = "https://youtube.com/watch?v=dQw4w9WgXcQ"
+GH = "https://github.com/solana-labs/solana"
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for key in ENV_KEYS:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
+
+
+def test_demo_runs_reconcile_and_retry_and_prints_counts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = write_scenario(
+        tmp_path / "s.json",
+        [
+            token("DemoTokenA1111111111111111111111111111111pump", "2026-11-02T10:00:00Z", website=GH),
+            token("DemoTokenB1111111111111111111111111111111pump", "2026-11-03T10:00:00Z", website=YT,
+                  discord="https://discord.gg/abc"),
+        ],
+        targets={YT: "flaky:3"},
+    )
+    rc = demo.main(["--data-dir", str(tmp_path / "demo"), "--scenario", str(scenario), "--retries", "2"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "reconcile 2026-11-02:" in out and "reconcile 2026-11-03:" in out
+    assert "retry #2:" in out
+    counts = {line.split()[0]: int(line.split()[1]) for line in out.splitlines()
+              if line.startswith("  ") and len(line.split()) == 2 and line.split()[1].isdigit()}
+    # github ok at once; the flaky video converges on a retry (3 free attempts per call); discord unsupported
+    assert counts["ok"] == 2 and counts["unsupported"] == 1 and counts["error"] == 0
+    assert "ledger:" in out and "0 paid requests" in out
+
+
+def test_demo_reports_a_broken_scenario_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"tokens": [{"address": 5}]}')
+    rc = demo.main(["--data-dir", str(tmp_path / "demo"), "--scenario", str(bad)])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert str(bad) in err and "tokens[0].address" in err and "Traceback" not in err
