@@ -116,9 +116,29 @@ def outcome_metadata(counters: Mapping[str, Any], outcomes: Sequence[UrlOutcome]
     return meta
 
 
-def _report(context: OpExecutionContext, name: str, counters: dict[str, Any], outcomes: Sequence[UrlOutcome]) -> Output[dict[str, Any]]:
+MAX_DROPPED_ROWS = 200
+
+
+def _report(
+    context: OpExecutionContext,
+    name: str,
+    counters: dict[str, Any],
+    outcomes: Sequence[UrlOutcome],
+    tokens: Sequence[TokenOutcome] = (),
+) -> Output[dict[str, Any]]:
+    """Log the counters, warn about every tracker value the profile reader refused (a real link that
+    disappears silently is a loss nobody sees), and attach everything as output metadata."""
+    dropped = [f"{t.address}: {d}" for t in tokens for d in t.dropped]
+    for line in dropped:
+        context.log.warning(f"dropped tracker value {line}")
     context.log.info(kv_line(f"{name}_done", counters))
-    return Output(counters, metadata=outcome_metadata(counters, outcomes))
+    metadata = outcome_metadata(counters, outcomes)
+    if dropped:
+        metadata["dropped_values_list"] = MetadataValue.md(
+            "\n".join(f"- `{line}`" for line in dropped[:MAX_DROPPED_ROWS])
+            + (f"\n- … {len(dropped) - MAX_DROPPED_ROWS} more" if len(dropped) > MAX_DROPPED_ROWS else "")
+        )
+    return Output(counters, metadata=metadata)
 
 
 @op(description="Record tokens of the partition's UTC day that we never saw (token axis, DESIGN §7).")
@@ -157,7 +177,7 @@ def reconcile_window(
     )
     if outcome.skipped:
         context.log.info(f"reconcile of {context.partition_key} skipped: {outcome.skipped} (another run holds its lock)")
-    return _report(context, "reconcile", dict(outcome.metadata()), outcome.url_outcomes)
+    return _report(context, "reconcile", dict(outcome.metadata()), outcome.url_outcomes, outcome.tokens)
 
 
 @op(description="Re-attempt URLs that are not converged (URL axis, DESIGN §7). `ok` is never reopened.")
@@ -202,6 +222,7 @@ def live_counters(results: Sequence[TokenOutcome], outcomes: Sequence[UrlOutcome
     counters: dict[str, Any] = {
         "tokens": len(results),
         "created": sum(1 for r in results if r.created),
+        "dropped_values": sum(len(r.dropped) for r in results),
         **{f"tokens_{s.value}": by_status.get(s.value, 0) for s in TokenStatus},
     }
     counters.update({f"urls_{k}": v for k, v in sorted(Counter(str(o.status) for o in outcomes).items())})
@@ -239,4 +260,4 @@ def record_tokens(
             context.log.warning(kv_line("token_outcome", {"token": r.address, "status": r.status.value,
                                                           "detail": r.detail}))
     outcomes = [o for r in results for o in r.urls]
-    return _report(context, "live", live_counters(results, outcomes), outcomes)
+    return _report(context, "live", live_counters(results, outcomes), outcomes, results)

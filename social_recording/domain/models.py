@@ -78,6 +78,9 @@ class TokenProfile(BaseModel):
     image: str | None = None
     first_transfer_at: datetime | None = None
     urls: list[str] = Field(default_factory=list)
+    dropped: tuple[str, ...] = ()
+    """Raw social values the reader did not turn into a URL, each "field='value': reason" (value
+    truncated, secrets masked): so a job can show what was lost instead of only logging it."""
 
 
 class TokenLink(BaseModel):

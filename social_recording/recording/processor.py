@@ -64,6 +64,8 @@ class TokenOutcome:
     created: bool = False
     detail: str = ""
     took_ms: float = 0.0
+    dropped: tuple[str, ...] = ()
+    """Tracker values the profile reader refused ("field='value': reason"), for run metadata."""
 
 
 def _check_address(address: object) -> str:
@@ -118,9 +120,9 @@ class TokenProcessor:
         started = time.monotonic()
 
         def done(status: TokenStatus, urls: list[UrlOutcome] | None = None, *, created: bool = False,
-                 detail: str = "") -> TokenOutcome:
+                 detail: str = "", dropped: tuple[str, ...] = ()) -> TokenOutcome:
             outcome = TokenOutcome(address, status, tuple(urls or ()), created, detail,
-                                   (time.monotonic() - started) * 1000.0)
+                                   (time.monotonic() - started) * 1000.0, dropped)
             log.log(
                 logging.WARNING if status is TokenStatus.FAILED else logging.INFO,
                 kv(event="token_recorded", token=address, status=status.value, created=created,
@@ -147,6 +149,7 @@ class TokenProcessor:
                      done: Callable[..., TokenOutcome]) -> TokenOutcome:
         doc = self._store.find_token(address)
         created = False
+        dropped: tuple[str, ...] = ()
         token: TokenRef
         if doc is None:
             profile = self._profiles.read(address)  # the only upstream call (L-8: never for a stored token)
@@ -154,6 +157,7 @@ class TokenProcessor:
                 return done(TokenStatus.NO_PROFILE, detail="upstream has no usable profile")
             if profile.address != address:
                 return done(TokenStatus.FAILED, detail=f"profile is for another address {profile.address!r}")
+            dropped = tuple(profile.dropped)
             created = self._store.create_pending_token(profile, self._clock())
             if created:
                 targets = list(profile.urls)
@@ -171,15 +175,16 @@ class TokenProcessor:
         if isinstance(token, TokenDoc) and token.symbol is None and symbol is not None:
             token = token.model_copy(update={"symbol": symbol})
         if not targets:
-            return done(TokenStatus.UP_TO_DATE, created=created, detail="no REALTIME url past back-off")
+            return done(TokenStatus.UP_TO_DATE, created=created, detail="no REALTIME url past back-off",
+                        dropped=dropped)
 
         outcomes: list[UrlOutcome] = []
         for url in targets:  # sequential: same-token fan-out races are on the object axis (seed 000 §1.3)
             if lease.lost:
                 return done(TokenStatus.LOST, outcomes, created=created,
-                            detail=f"token lock lost after {len(outcomes)} of {len(targets)} urls")
+                            detail=f"token lock lost after {len(outcomes)} of {len(targets)} urls", dropped=dropped)
             outcomes.append(self._record_url_isolated(token, url, run))
-        return done(TokenStatus.RECORDED, outcomes, created=created)
+        return done(TokenStatus.RECORDED, outcomes, created=created, dropped=dropped)
 
     def _realtime_targets(self, doc: TokenDoc) -> list[str]:
         """L-8 / L-15: only pending and error reopen on the live path, and error only past back-off

@@ -85,6 +85,7 @@ class ReconcileOutcome:
             "failed": self.failed,
             "locked_out": self.locked_out,
             "no_profile": self.no_profile,
+            "dropped_values": sum(len(t.dropped) for t in self.tokens),
             "remaining": self.remaining,
             "stopped_by": self.stopped_by or "",
             **{f"urls_{k}": v for k, v in sorted(self.status_counts.items())},

@@ -4,6 +4,15 @@ and per-target outcomes.
 Why strict: a scenario drives demos, tests and benchmarks; a typo ("flaky:x", "not-found", a
 non-canonical target key that no request would ever match) must fail loudly at load time, naming the
 file and the field, instead of silently answering `ok` for a target the author meant to break.
+
+For the same reason `load_scenario` rejects an outcome the sandbox cannot serve for that kind of
+target, because the provider's real API has no way to say it (`unservable_reason`; transport.py's
+table): `blocked` on an X tweet or any YouTube target (read as not_found), `credit_exhausted` on
+GitHub or Telegram (read as rate limited), `invalid` on anything but an X tweet (read as ok), and any
+non-ok outcome on a URL for which no request is ever made (invites, discord). A demo that claims to
+show "a blocked tweet" while showing a not_found one would be lying quietly. `parse_scenario` checks
+this only when asked (`servable_only=True`): the transport's own tests build such scenarios on
+purpose to pin down what the sandbox answers instead.
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ from pydantic import (
 )
 
 from social_recording.domain.models import ensure_utc
-from social_recording.domain.urls import to_canonical
+from social_recording.domain.urls import Platform, parse_canonical, to_canonical
 from social_recording.sandbox.subjects import target_subjects
 
 DEMO_SCENARIO_PATH: Path = Path(__file__).resolve().parent / "scenarios" / "demo.json"
@@ -253,18 +262,89 @@ def format_validation_error(source: str, exc: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def parse_scenario(data: Any, *, source: str = "<scenario>") -> Scenario:
-    """Validate already-parsed JSON; errors name `source` and each bad field."""
+def _is_x_tweet(segments: tuple[str, ...]) -> bool:
+    """A tweet by path shape (`…/status/<digits>`, with or without a handle before it)."""
+    return any(
+        seg.lower() in ("status", "statuses") and segments[i + 1].isdigit()
+        for i, seg in enumerate(segments[:-1])
+    )
+
+
+def unservable_reason(target: str, outcome: Outcome | OutcomeKind) -> str | None:
+    """Why the sandbox cannot serve `outcome` for canonical `target` the way the provider's real API
+    would (it would silently answer something else), and what to use instead; None when it can.
+    A key that is not canonical returns None: the target-key check reports it."""
+    kind = outcome.kind if isinstance(outcome, Outcome) else outcome
+    if kind is OutcomeKind.OK:
+        return None
+    try:
+        parsed = parse_canonical(target)
+    except ValueError:
+        return None
+    if not target_subjects(target):
+        return (
+            "no provider request is ever made for this URL (an invite, a discord link or a page the "
+            "generators answer without a call), so the outcome would never be served; remove the target"
+        )
+    tweet = parsed.platform is Platform.X and _is_x_tweet(parsed.segments)
+    if kind is OutcomeKind.INVALID and not tweet:
+        return (
+            "only an X tweet's quote chain can carry a payload that breaks the graph contract; every other "
+            "provider answers `invalid` as ok. Put `invalid` on an X tweet (https://x.com/i/status/<id>)"
+        )
+    if kind is OutcomeKind.BLOCKED and tweet:
+        return (
+            "twitterapi.io has no shape for a blocked tweet, so the sandbox answers it as not found. Use "
+            "`not_found`, or put `blocked` on the author's profile (https://x.com/<handle>: suspended)"
+        )
+    if kind is OutcomeKind.BLOCKED and parsed.platform is Platform.YOUTUBE:
+        return (
+            "the YouTube Data API hides private or blocked videos, channels and playlists like missing "
+            "ones (200 without items), so the sandbox answers it as not found. Use `not_found`"
+        )
+    if kind is OutcomeKind.CREDIT_EXHAUSTED and parsed.platform is Platform.GITHUB:
+        return (
+            "GitHub has no credits: its spent hourly limit (403 + x-ratelimit-remaining: 0) reads as a "
+            "rate limit. Use `rate_limited`"
+        )
+    if kind is OutcomeKind.CREDIT_EXHAUSTED and parsed.platform is Platform.TELEGRAM:
+        return "t.me pages have no quota: the sandbox answers 429, which reads as a rate limit. Use `rate_limited`"
+    return None
+
+
+def unservable_problems(scenario: Scenario) -> list[str]:
+    """One "targets[<url>].outcome: …" line per target whose outcome the sandbox cannot serve."""
+    problems: list[str] = []
+    for url, spec in scenario.targets.items():
+        reason = unservable_reason(url, spec.outcome)
+        if reason is not None:
+            problems.append(
+                f"{_loc(('targets', url, 'outcome'))}: outcome {str(spec.outcome)!r} cannot be served "
+                f"for {url!r}: {reason}"
+            )
+    return problems
+
+
+def parse_scenario(data: Any, *, source: str = "<scenario>", servable_only: bool = False) -> Scenario:
+    """Validate already-parsed JSON; errors name `source` and each bad field. With `servable_only`,
+    also reject outcomes the sandbox cannot serve for their target (`unservable_reason`)."""
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: a scenario must be a JSON object, got {type(data).__name__}")
     try:
-        return Scenario.model_validate(data)
+        scenario = Scenario.model_validate(data)
     except ValidationError as exc:
         raise ScenarioError(format_validation_error(source, exc)) from None
+    if servable_only:
+        problems = unservable_problems(scenario)
+        if problems:
+            lines = [f"{source}: invalid scenario ({len(problems)} problem(s)):", *(f"  {p}" for p in problems)]
+            raise ScenarioError("\n".join(lines))
+    return scenario
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    """Read and validate a scenario JSON file. Raises ScenarioError naming the file and the bad field."""
+    """Read and validate a scenario JSON file, outcomes the sandbox cannot serve included. Raises
+    ScenarioError naming the file and the bad field."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -274,4 +354,4 @@ def load_scenario(path: str | Path) -> Scenario:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ScenarioError(f"{p}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    return parse_scenario(data, source=str(p))
+    return parse_scenario(data, source=str(p), servable_only=True)

@@ -4,14 +4,32 @@ Everything after this reader only *reads* URLs (`parse_canonical`, `platform_of`
 ever "fixes" one. So every transformation happens here, once, in this order:
 
 1. take the tracker's four raw fields (`website`, `twitter`, `telegram`, `discord`);
-2. drop junk placeholders ("none", "null", "TBA", "-", "N/A", "", "0", …), values with whitespace
-   inside, and anything that is not an http(s) URL after trimming — each with a logged reason;
-   one exception, chosen deliberately: a bare `@handle` in the `twitter` field (a valid X handle,
-   1–15 of [A-Za-z0-9_]) becomes `https://x.com/<handle>` — the field can only mean that account.
-   A bare word without `@` ("soon", "foo") is dropped: it is as likely a placeholder as a handle;
+2. turn each trimmed value into an http(s) URL string, or drop it with a reason (`entry_url`):
+   - junk placeholders ("none", "null", "TBA", "-", "N/A", "", "0", …) and values with whitespace
+     inside are dropped;
+   - `http://…` / `https://…` are taken as they are;
+   - a scheme-less value whose first segment looks like a host (`www.site.io`, `x.com/user`,
+     `telegram.me/chat`, `discord.gg/abc`; a dot, a TLD-like last label, no `@`) and a
+     protocol-relative `//host/…` get `https://` in front: trackers pass links on like that, and
+     `to_canonical` is strict about the scheme, so the entry (this reader) adds it, nobody else;
+   - `@handle` means an account only where the field can mean nothing else: in `twitter` a valid
+     X handle (1–15 of [A-Za-z0-9_]) becomes `https://x.com/<handle>`, in `telegram` a valid
+     Telegram username (5–32 of [A-Za-z0-9_]) becomes `https://t.me/<name>`; elsewhere it is dropped;
+   - a bare word ("soon", "foo", a discord "abc") is dropped: it is as likely a placeholder as a
+     handle, and a bare word is not a Discord invite;
+   - any other scheme (javascript:, ftp:, tg:, mailto:) and an e-mail address are dropped;
 3. resolve shortlinks (the resolver returns a NON-canonical location — seed 003 §2);
-4. `to_canonical` (ValueError -> dropped with a warning);
-5. de-duplicate, keeping the first occurrence's position (field order above).
+4. `to_canonical` (ValueError -> dropped);
+5. drop a URL whose host is a literal non-global IP (`http://192.168.1.1/admin`, `http://[::1]/`) or
+   a `localhost` name: it would be sent to the paid web scanner and can only be an internal address.
+   No DNS lookup here (only shortlinks are ever requested by the entry);
+6. de-duplicate, keeping the first occurrence's position (field order above).
+
+Every dropped value is logged (logger `social_recording.upstream.profile`; WARNING, or INFO for a
+mere placeholder like "TBA") with the token,
+the field, the value (truncated, secret-looking query values and passwords masked) and the reason,
+and is listed in `TokenProfile.dropped` so the jobs can surface it: a real link that silently
+disappears is a data loss nobody can see (QA finding). A duplicate is not a drop (its link is kept).
 
 A token without an image is not recorded at all (seed 000 §1.4: `image` is required on a token, and
 the reader returns None so the engine has no branch for it). The image URL is a display URL and is
@@ -27,9 +45,11 @@ from __future__ import annotations
 import logging
 import re
 from typing import Protocol
+from urllib.parse import urlsplit
 
 from social_recording.domain.models import TokenProfile
 from social_recording.domain.urls import to_canonical
+from social_recording.upstream.shortlinks import blocked_reason, literal_ip
 from social_recording.upstream.tracker import TokenInfo
 
 log = logging.getLogger(__name__)
@@ -42,9 +62,22 @@ JUNK_VALUES = frozenset(
 )
 """Placeholders the tracker passes through from token metadata, compared case-insensitively after trim."""
 
-_TWITTER_HANDLE = re.compile(r"@([A-Za-z0-9_]{1,15})")
+_X_HANDLE = re.compile(r"[A-Za-z0-9_]{1,15}")
+_TELEGRAM_USERNAME = re.compile(r"[A-Za-z0-9_]{5,32}")
 _HTTP_PREFIX = re.compile(r"https?://", re.IGNORECASE)
-_LOG_CHARS = 200
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+_PORT = re.compile(r"[0-9]{1,5}")
+_TLD = re.compile(r"(?:xn--[a-z0-9\-]{1,59}|[^\W\d_]{2,63})", re.IGNORECASE)
+_SHOW_CHARS = 160
+_REASON_CHARS = 400
+
+# What may carry a credential in a value we show: `user:password@` and query/fragment parameters whose
+# name says key/token/secret/… (a tracker field once held a signed link; it must not reach a log).
+_USERINFO = re.compile(r"^((?:[A-Za-z][A-Za-z0-9+.\-]*:)?//)[^/?#@]*@")
+_SECRET_PARAM = re.compile(
+    r"(?i)([?&;#][^=&#;'\"\s]*?(?:token|key|secret|pass(?:word)?|pwd|auth|sig(?:nature)?|session|credential|jwt)"
+    r"[^=&#;'\"\s]*=)[^&#;'\"\s]*"
+)
 
 
 class TokenInfoSource(Protocol):
@@ -60,19 +93,117 @@ class UrlResolver(Protocol):
     def resolve(self, url: str) -> str: ...
 
 
-def _show(value: str) -> str:
-    text = repr(value)
-    return text if len(text) <= _LOG_CHARS else text[:_LOG_CHARS] + "…'"
+PLACEHOLDER_REASON = "placeholder value"
 
 
-def junk_reason(value: str) -> str | None:
-    """Why a trimmed raw value is not a usable URL, or None when it may be one."""
+class DroppedValue(ValueError):
+    """A raw field value that is not a usable URL; the message is the reason (it names no secret)."""
+
+
+def mask_secrets(text: str) -> str:
+    """`text` with userinfo and secret-looking query/fragment parameter values replaced by `***`."""
+    text = _USERINFO.sub(r"\1***@", text, count=1)
+    return _SECRET_PARAM.sub(r"\1***", text)
+
+
+def show_value(value: str) -> str:
+    """A raw value fit for a log line or run metadata: secrets masked, then truncated, repr-quoted."""
+    shown = mask_secrets(value)
+    if len(shown) > _SHOW_CHARS:
+        shown = shown[:_SHOW_CHARS] + "…"
+    return repr(shown)
+
+
+def looks_like_host(segment: str) -> bool:
+    """True for `host.tld` or `host.tld:port` (an IDN host too): at least two non-empty labels of
+    letters, digits, `-` and `_` (no label starting or ending with `-`) and an alphabetic (or punycode)
+    last label. No `@`, no spaces. Deliberately no TLD list: a miss only costs a drop with a reason."""
+    host, sep, port = segment.rpartition(":") if ":" in segment else (segment, "", "")
+    if sep and not _PORT.fullmatch(port):
+        return False
+    host = host.removesuffix(".")
+    labels = host.split(".")
+    if len(labels) < 2:
+        return False
+    for label in labels:
+        if not label or len(label) > 63 or label[0] == "-" or label[-1] == "-":
+            return False
+        if not all(c.isalnum() or c in "-_" for c in label):
+            return False
+    return _TLD.fullmatch(labels[-1]) is not None
+
+
+def _first_segment(value: str) -> str:
+    end = len(value)
+    for sep in "/?#\\":
+        pos = value.find(sep)
+        if pos != -1:
+            end = min(end, pos)
+    return value[:end]
+
+
+def entry_url(field: str, value: str) -> str:
+    """One trimmed raw `field` value -> an http(s) URL string (not canonical yet: shortlinks are still
+    to be resolved). Raises DroppedValue with the reason when the value is not a usable link."""
     if value.casefold() in JUNK_VALUES:
-        return "placeholder value"
+        raise DroppedValue(PLACEHOLDER_REASON)
     if any(c.isspace() for c in value):
-        return "contains whitespace"
-    if not _HTTP_PREFIX.match(value):
-        return "not an http(s) URL"
+        raise DroppedValue("contains whitespace")
+    if value.startswith("@"):
+        return _account_url(field, value[1:])
+    if _HTTP_PREFIX.match(value):
+        return value
+    if value.startswith("//"):
+        if looks_like_host(_first_segment(value[2:])):
+            return "https:" + value
+        raise DroppedValue("protocol-relative value without a host name")
+    first = _first_segment(value)
+    if looks_like_host(first):
+        return "https://" + value
+    if "@" in first and looks_like_host(first.rpartition("@")[2]):
+        raise DroppedValue("an e-mail address, not a link")
+    scheme = _SCHEME.match(value)
+    if scheme is not None:
+        name = scheme.group(1)[:20].lower()
+        if name in ("http", "https"):
+            raise DroppedValue(f"malformed {name} URL (expected '//' after '{name}:')")
+        raise DroppedValue(f"not an http(s) URL (scheme {name!r})")
+    if field == "discord":
+        raise DroppedValue("a bare word is not a Discord invite (expected discord.gg/<code>)")
+    if field == "twitter":
+        raise DroppedValue("a bare word is not an X handle (expected @handle or an x.com link)")
+    raise DroppedValue("not an http(s) URL and does not start with a host name")
+
+
+def _account_url(field: str, name: str) -> str:
+    """`@name`: an account only in the field that can mean nothing else."""
+    if field == "twitter":
+        if _X_HANDLE.fullmatch(name):
+            return f"https://x.com/{name}"
+        raise DroppedValue("not a valid X handle (@ and 1-15 of A-Z a-z 0-9 _)")
+    if field == "telegram":
+        if _TELEGRAM_USERNAME.fullmatch(name):
+            return f"https://t.me/{name}"
+        raise DroppedValue("not a valid Telegram username (@ and 5-32 of A-Z a-z 0-9 _)")
+    raise DroppedValue(f"a bare @name names no site in the {field} field")
+
+
+def internal_host_reason(url: str) -> str | None:
+    """Why an (already canonical) URL points at an internal host, or None. Literal IPs are checked with
+    the shortlink resolver's SSRF rule; `localhost` names are loopback by definition (RFC 6761).
+    Never resolves a name."""
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return None
+    if not host:
+        return None
+    ip = literal_ip(host)
+    if ip is not None:
+        reason = blocked_reason(ip)
+        return None if reason is None else f"host is a literal {reason}"
+    if host == "localhost" or host.endswith(".localhost"):
+        return f"host {host!r} is a local name"
     return None
 
 
@@ -105,21 +236,34 @@ class TokenProfileReader:
             log.info(
                 "token %s: no image (imageUrl=%s); not recorded (seed 000 §1.4)",
                 info.address,
-                _show(info.image_url or ""),
+                show_value(info.image_url or ""),
             )
             return None
         urls: list[str] = []
+        dropped: list[str] = []
         seen: set[str] = set()
         for field in SOCIAL_FIELDS:
             raw = getattr(info, field)
             if raw is None:
                 continue
-            canonical = self._entry_url(info.address, field, raw)
-            if canonical is None:
+            try:
+                canonical = self._canonical(field, raw)
+            except DroppedValue as exc:
+                reason = mask_secrets(str(exc))
+                if len(reason) > _REASON_CHARS:
+                    reason = reason[:_REASON_CHARS] + "…"
+                # A placeholder ("TBA", "-", "none") is expected noise: INFO. Anything that looked like
+                # a link and was refused is a possible data loss: WARNING. Both are listed in `dropped`.
+                level = logging.INFO if reason == PLACEHOLDER_REASON else logging.WARNING
+                log.log(level, "token %s: %s value %s dropped: %s", info.address, field, show_value(raw), reason)
+                dropped.append(f"{field}={show_value(raw)}: {reason}")
                 continue
             if canonical in seen:
                 log.debug(
-                    "token %s: %s %s duplicates an earlier link; dropped", info.address, field, _show(raw)
+                    "token %s: %s %s duplicates an earlier link; kept once",
+                    info.address,
+                    field,
+                    show_value(raw),
                 )
                 continue
             seen.add(canonical)
@@ -130,33 +274,22 @@ class TokenProfileReader:
             image=info.image_url,
             first_transfer_at=info.first_transfer_at,
             urls=urls,
+            dropped=tuple(dropped),
         )
 
-    def _entry_url(self, address: str, field: str, raw: str) -> str | None:
-        """One raw field value -> its canonical URL, or None (logged) when it must be dropped."""
-        value = raw.strip()
-        if field == "twitter":
-            handle = _TWITTER_HANDLE.fullmatch(value)
-            if handle:
-                value = f"https://x.com/{handle.group(1)}"
-        reason = junk_reason(value)
-        if reason is not None:
-            log.info("token %s: %s value %s dropped: %s", address, field, _show(raw), reason)
-            return None
+    def _canonical(self, field: str, raw: str) -> str:
+        """One raw field value -> its canonical URL; DroppedValue with the reason otherwise."""
+        url = entry_url(field, raw.strip())
         try:
-            resolved = self._resolver.resolve(value)
+            resolved = self._resolver.resolve(url)
         except ValueError as exc:
-            log.warning("token %s: %s value %s dropped: %s", address, field, _show(raw), exc)
-            return None
+            raise DroppedValue(str(exc)) from None
         try:
-            return to_canonical(resolved)
+            canonical = to_canonical(resolved)
         except ValueError as exc:
-            log.warning(
-                "token %s: %s value %s (resolved %s) dropped: not canonicalisable: %s",
-                address,
-                field,
-                _show(raw),
-                _show(resolved),
-                exc,
-            )
-            return None
+            shown = "" if resolved == url else f" (resolved to {show_value(resolved)})"
+            raise DroppedValue(f"not canonicalisable{shown}: {exc}") from None
+        internal = internal_host_reason(canonical)
+        if internal is not None:
+            raise DroppedValue(f"{internal}; never fetched or scanned")
+        return canonical

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from social_recording.domain.urls import Platform, platform_of
+from social_recording.domain.urls import Platform, platform_of, to_canonical
 from social_recording.sandbox import (
     DEMO_SCENARIO_PATH,
     TRACKER_BASE_URL,
@@ -20,7 +20,7 @@ from social_recording.sandbox import (
     load_scenario,
     sandbox_resolve_host,
 )
-from social_recording.sandbox.scenario import Outcome
+from social_recording.sandbox.scenario import Outcome, parse_scenario, unservable_reason
 from social_recording.upstream.profile import TokenProfileReader
 from social_recording.upstream.shortlinks import ShortlinkResolver
 from social_recording.upstream.tracker import TrackerClient
@@ -62,8 +62,8 @@ def test_outcome_parse_round_trips(text: str, kind: OutcomeKind, n: int) -> None
 
 @pytest.mark.parametrize("bad", ["flaky:x", "teleport", "flaky", "flaky:0", "flaky:-1", "rate-limited", "OK", ""])
 def test_unknown_outcome_names_file_target_and_value(tmp_path: Path, bad: str) -> None:
-    message = load_error(tmp_path, {"targets": {"https://x.com/foo/status/1": {"outcome": bad}}})
-    assert "targets['https://x.com/foo/status/1'].outcome" in message
+    message = load_error(tmp_path, {"targets": {"https://x.com/foo": {"outcome": bad}}})
+    assert "targets['https://x.com/foo'].outcome" in message
     assert repr(bad) in message
 
 
@@ -123,13 +123,17 @@ def test_junk_social_values_are_kept_raw(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("key", "canonical"),
-    [("https://twitter.com/Foo/status/1?s=20", "https://x.com/foo/status/1"),
+    [("https://twitter.com/Foo/status/1?s=20", None),  # whatever X's canonical tweet shape is today
      ("https://www.youtube.com/watch?v=dQw4w9WgXcQ", "https://youtube.com/watch?v=dQw4w9WgXcQ"),
      ("https://example.com/", "https://example.com")],
 )
-def test_non_canonical_target_key_is_named_with_its_canonical_form(tmp_path: Path, key: str, canonical: str) -> None:
+def test_non_canonical_target_key_is_named_with_its_canonical_form(
+    tmp_path: Path, key: str, canonical: str | None
+) -> None:
+    expected = to_canonical(key)
+    assert expected != key and (canonical is None or expected == canonical)
     message = load_error(tmp_path, {"targets": {key: {"outcome": "ok"}}})
-    assert repr(key) in message and "not canonical" in message and repr(canonical) in message
+    assert repr(key) in message and "not canonical" in message and repr(expected) in message
 
 
 def test_target_key_that_is_no_url_is_rejected(tmp_path: Path) -> None:
@@ -137,11 +141,11 @@ def test_target_key_that_is_no_url_is_rejected(tmp_path: Path) -> None:
 
 
 def test_targets_meaning_the_same_subject_must_agree(tmp_path: Path) -> None:
-    message = load_error(tmp_path, {"targets": {
-        "https://x.com/foo/status/123": {"outcome": "ok"},
-        "https://x.com/i/status/123": {"outcome": "blocked"},
-    }})
-    assert "tweet:123" in message
+    # t.me/boost/<name> and t.me/<name> are different canonical URLs asking for the same public page
+    boost, page = to_canonical("https://t.me/boost/foochan"), to_canonical("https://t.me/foochan")
+    assert boost != page
+    message = load_error(tmp_path, {"targets": {boost: {"outcome": "ok"}, page: {"outcome": "blocked"}}})
+    assert "telegram:foochan" in message
 
 
 def test_negative_latency_and_unknown_target_field_are_named(tmp_path: Path) -> None:
@@ -162,6 +166,93 @@ def test_unknown_top_level_field_invalid_json_missing_file(tmp_path: Path) -> No
     assert "must be a JSON object" in load_error(tmp_path, "[]")
     with pytest.raises(ScenarioError, match="cannot read scenario file"):
         load_scenario(tmp_path / "absent.json")
+
+
+# ------------------------------------------------------------------ outcomes the sandbox cannot serve
+
+# Raw URLs: each key is canonicalised in the test, so the table survives changes of canonical shapes.
+UNSERVABLE = [
+    ("https://x.com/foo/status/1851234567890123456", "blocked", "no shape for a blocked tweet", "not_found"),
+    ("https://x.com/i/status/1851234567890123456", "blocked", "no shape for a blocked tweet", "not_found"),
+    ("https://www.youtube.com/watch?v=dQw4w9WgXcQ", "blocked", "hides private or blocked", "not_found"),
+    ("https://youtube.com/@somechannel", "blocked", "hides private or blocked", "not_found"),
+    ("https://youtube.com/playlist?list=PLabcdefghijk", "blocked", "hides private or blocked", "not_found"),
+    ("https://github.com/o/r", "credit_exhausted", "GitHub has no credits", "rate_limited"),
+    ("https://github.com/someone", "credit_exhausted", "GitHub has no credits", "rate_limited"),
+    ("https://t.me/somechannel", "credit_exhausted", "t.me pages have no quota", "rate_limited"),
+    ("https://x.com/someone", "invalid", "only an X tweet's quote chain", "x.com/i/status/"),
+    ("https://www.tiktok.com/@cat/video/7302222222222222222", "invalid", "only an X tweet", "x.com/i/status/"),
+    ("https://instagram.com/p/C9xYzAbCdEf", "invalid", "only an X tweet", "x.com/i/status/"),
+    ("https://reddit.com/r/solana/comments/1gk2x7q", "invalid", "only an X tweet", "x.com/i/status/"),
+    ("https://www.youtube.com/watch?v=dQw4w9WgXcQ", "invalid", "only an X tweet", "x.com/i/status/"),
+    ("https://github.com/o/r", "invalid", "only an X tweet", "x.com/i/status/"),
+    ("https://t.me/somechannel", "invalid", "only an X tweet", "x.com/i/status/"),
+    ("https://shibasol.io", "invalid", "only an X tweet", "x.com/i/status/"),
+    ("https://discord.gg/abc", "error", "no provider request is ever made", "remove the target"),
+    ("https://discord.gg/abc", "flaky:2", "no provider request is ever made", "remove the target"),
+    ("https://t.me/+AbCdEfGh123", "not_found", "no provider request is ever made", "remove the target"),
+    ("https://t.me/+AbCdEfGh123", "blocked", "no provider request is ever made", "remove the target"),
+]
+
+
+@pytest.mark.parametrize(("raw", "outcome", "why", "instead"), UNSERVABLE)
+def test_outcome_the_sandbox_cannot_serve_is_rejected(
+    tmp_path: Path, raw: str, outcome: str, why: str, instead: str
+) -> None:
+    key = to_canonical(raw)
+    message = load_error(tmp_path, {"targets": {key: {"outcome": outcome}}})
+    assert f"targets[{key!r}].outcome" in message  # the target
+    assert f"outcome {outcome!r} cannot be served" in message  # the outcome
+    assert why in message and instead in message  # why, and what to use instead
+    # the same data is accepted by the lenient parser (the transport's own tests rely on it) ...
+    assert parse_scenario({"targets": {key: {"outcome": outcome}}}).outcome(key) == Outcome.parse(outcome)
+    # ... and rejected by the strict one
+    with pytest.raises(ScenarioError, match="cannot be served"):
+        parse_scenario({"targets": {key: {"outcome": outcome}}}, servable_only=True)
+
+
+SERVABLE = [
+    *[("https://x.com/foo/status/1851234567890123456", o)
+      for o in ("not_found", "error", "flaky:2", "rate_limited", "credit_exhausted", "invalid")],
+    *[("https://x.com/someone", o) for o in ("not_found", "blocked", "rate_limited", "credit_exhausted")],
+    *[("https://www.youtube.com/watch?v=dQw4w9WgXcQ", o) for o in ("not_found", "credit_exhausted", "flaky:1")],
+    ("https://youtube.com/@somechannel", "not_found"),
+    *[("https://github.com/o/r", o) for o in ("not_found", "blocked", "rate_limited", "error")],
+    *[("https://t.me/somechannel", o) for o in ("not_found", "blocked", "rate_limited")],
+    *[("https://shibasol.io", o) for o in ("not_found", "blocked", "credit_exhausted", "rate_limited")],
+    ("https://www.tiktok.com/@cat/video/7302222222222222222", "blocked"),
+    ("https://www.tiktok.com/@cat", "credit_exhausted"),
+    ("https://instagram.com/privatewhale", "blocked"),
+    ("https://reddit.com/r/solana", "blocked"),
+    ("https://discord.gg/abc", "ok"),
+]
+
+
+@pytest.mark.parametrize(("raw", "outcome"), SERVABLE)
+def test_outcome_the_sandbox_serves_is_accepted(tmp_path: Path, raw: str, outcome: str) -> None:
+    key = to_canonical(raw)
+    assert unservable_reason(key, Outcome.parse(outcome)) is None
+    sc = load_scenario(write(tmp_path, {"targets": {key: {"outcome": outcome, "latency_ms": 5}}}))
+    assert sc.outcome(key) == Outcome.parse(outcome)
+
+
+def test_every_unservable_target_is_reported_at_once(tmp_path: Path) -> None:
+    tweet, video = to_canonical("https://x.com/i/status/77"), to_canonical("https://youtu.be/dQw4w9WgXcQ")
+    message = load_error(tmp_path, {"targets": {
+        tweet: {"outcome": "blocked"},
+        video: {"outcome": "blocked"},
+        "https://github.com/o/r": {"outcome": "credit_exhausted"},
+        "https://shibasol.io": {"outcome": "not_found"},
+    }})
+    assert "(3 problem(s))" in message
+    assert repr(tweet) in message and repr(video) in message and "'https://github.com/o/r'" in message
+    assert "shibasol" not in message
+
+
+def test_unservable_reason_ignores_ok_and_leaves_bad_keys_to_the_key_check() -> None:
+    assert unservable_reason(to_canonical("https://discord.gg/abc"), OutcomeKind.OK) is None
+    assert unservable_reason("https://www.YouTube.com/@x/", OutcomeKind.BLOCKED) is None
+    assert unservable_reason("TBA", OutcomeKind.INVALID) is None
 
 
 # ------------------------------------------------------------------ the bundled demo
@@ -187,9 +278,7 @@ def _demo_profiles(tmp_path: Path) -> dict[str, list[str]]:
 def test_scenario_dumps_back_to_an_equal_scenario() -> None:
     sc = load_scenario(DEMO_SCENARIO_PATH)
     dumped = json.loads(sc.model_dump_json())
-    assert dumped["targets"]["https://x.com/otter_sol/status/1852000000000000007"]["outcome"] == "flaky:2"
-    from social_recording.sandbox.scenario import parse_scenario
-
+    assert dumped["targets"][to_canonical("https://x.com/otter_sol/status/1852000000000000007")]["outcome"] == "flaky:2"
     assert parse_scenario(dumped) == sc
 
 
@@ -232,7 +321,7 @@ def test_demo_scenario_loads_and_covers_what_it_claims(tmp_path: Path) -> None:
                 c = canonical_or_none(v)
                 if c is not None:
                     raw_by_canonical[c].add(v)
-    tweet = "https://x.com/bonkdogsol/status/1851234567890123400"
+    tweet = to_canonical("https://x.com/bonkdogsol/status/1851234567890123400")
     assert any("twitter.com" in v and "?s=" in v for v in raw_by_canonical[tweet])
     assert any(v.startswith("https://x.com/") for v in raw_by_canonical[tweet])
     video = "https://youtube.com/watch?v=Ot7erSo1aN4"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -13,7 +14,7 @@ from pydantic import SecretStr
 
 from social_recording.domain.models import TokenProfile
 from social_recording.domain.urls import to_canonical
-from social_recording.upstream.profile import TokenProfileReader
+from social_recording.upstream.profile import PLACEHOLDER_REASON, TokenProfileReader
 from social_recording.upstream.shortlinks import ShortlinkError, ShortlinkResolver
 from social_recording.upstream.tracker import TokenInfo, TrackerClient, TrackerError
 
@@ -89,47 +90,118 @@ def test_image_is_kept_exactly_as_received() -> None:
 
 
 JUNK = [
-    ("website", "none"),
-    ("website", "None"),
-    ("website", "null"),
-    ("website", "TBA"),
-    ("twitter", "tba"),
-    ("telegram", "-"),
-    ("discord", "N/A"),
-    ("discord", "n/a"),
-    ("website", ""),
-    ("website", "   "),
-    ("discord", "0"),
-    ("website", "www.alpha.example"),
-    ("website", "ftp://alpha.example/"),
-    ("website", "javascript:alert(1)"),
-    ("website", "https://alpha.example https://beta.example"),
-    ("website", "https://alpha.example/a b"),
-    ("twitter", "alpha"),
-    ("twitter", "@"),
-    ("twitter", "@this_handle_is_too_long"),
-    ("telegram", "@alpha_chat"),
-    ("website", "https://"),
+    ("website", "none", "placeholder value"),
+    ("website", "None", "placeholder value"),
+    ("website", "null", "placeholder value"),
+    ("website", "TBA", "placeholder value"),
+    ("twitter", "tba", "placeholder value"),
+    ("telegram", "-", "placeholder value"),
+    ("discord", "N/A", "placeholder value"),
+    ("discord", "n/a", "placeholder value"),
+    ("website", "", "placeholder value"),
+    ("website", "   ", "placeholder value"),
+    ("discord", "0", "placeholder value"),
+    ("website", "ftp://alpha.example/", "scheme 'ftp'"),
+    ("website", "javascript:alert(1)", "scheme 'javascript'"),
+    ("website", "https:/alpha.example", "malformed https URL"),
+    ("telegram", "tg://resolve?domain=alpha", "scheme 'tg'"),
+    ("website", "me@alpha.example", "e-mail address"),
+    ("website", "mailto:me@alpha.example", "e-mail address"),
+    ("website", "https://alpha.example https://beta.example", "contains whitespace"),
+    ("website", "https://alpha.example/a b", "contains whitespace"),
+    ("website", "alpha", "does not start with a host name"),
+    ("website", "v1.0", "does not start with a host name"),
+    ("website", "localhost/admin", "does not start with a host name"),
+    ("website", "192.168.1.1/admin", "does not start with a host name"),
+    ("website", "//", "without a host name"),
+    ("website", "//nohost/x", "without a host name"),
+    ("website", "alpha.", "does not start with a host name"),
+    ("website", "-alpha.example", "does not start with a host name"),
+    ("twitter", "alpha", "not an X handle"),
+    ("twitter", "@", "not a valid X handle"),
+    ("twitter", "@this_handle_is_too_long", "not a valid X handle"),
+    ("twitter", "@bad-handle", "not a valid X handle"),
+    ("telegram", "@abcd", "not a valid Telegram username"),
+    ("telegram", "@" + "a" * 33, "not a valid Telegram username"),
+    ("telegram", "@bad-name", "not a valid Telegram username"),
+    ("telegram", "alpha_chat", "does not start with a host name"),
+    ("discord", "abc", "not a Discord invite"),
+    ("discord", "@alpha", "names no site in the discord field"),
+    ("website", "@alpha", "names no site in the website field"),
+    ("website", "https://", "not canonicalisable"),
 ]
 
 
-@pytest.mark.parametrize("field,value", JUNK)
-def test_junk_values_are_dropped_with_a_logged_reason(
-    field: str, value: str, caplog: pytest.LogCaptureFixture
-) -> None:
+def _others(field: str) -> tuple[dict[str, str | None], str]:
     keep_field, keep = (
         ("telegram", "https://t.me/keep_me") if field == "website" else ("website", "https://keep.example")
     )
     others: dict[str, str | None] = {f: None for f in ("website", "twitter", "telegram", "discord")}
     others[keep_field] = keep
-    resolver = FakeResolver()
-    with caplog.at_level(logging.INFO, logger=LOGGER):
-        profile = read(resolver, **{**others, field: value})
+    return others, keep
+
+
+@pytest.mark.parametrize("field,value,reason", JUNK)
+def test_junk_values_are_dropped_with_a_warning_and_listed(
+    field: str, value: str, reason: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    others, keep = _others(field)
+    with caplog.at_level(logging.DEBUG, logger=LOGGER):
+        profile = read(FakeResolver(), **{**others, field: value})
     assert profile is not None
     assert profile.urls == [to_canonical(keep)]
-    drops = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
+    drops = [r for r in caplog.records if "dropped" in r.getMessage()]
     assert len(drops) == 1
-    assert field in drops[0] and repr(value) in drops[0] and ADDRESS in drops[0]
+    message = drops[0].getMessage()
+    # a mere placeholder is expected noise (INFO); anything that looked like a link is a WARNING
+    expected_level = logging.INFO if reason == PLACEHOLDER_REASON else logging.WARNING
+    assert drops[0].levelno == expected_level and drops[0].name == LOGGER
+    assert field in message and repr(value) in message and ADDRESS in message and reason in message
+    assert len(profile.dropped) == 1
+    assert profile.dropped[0].startswith(f"{field}={value!r}: ") and reason in profile.dropped[0]
+
+
+SCHEMELESS = [
+    ("website", "www.qa-noscheme.io", "https://qa-noscheme.io"),
+    ("website", "WWW.Alpha.Example/docs/?utm_source=tg", "https://alpha.example/docs"),
+    ("website", "alpha.example:8443/app", "https://alpha.example:8443/app"),
+    ("website", "alpha.example?ref=1", "https://alpha.example?ref=1"),
+    ("website", "münchen.de", "https://münchen.de"),
+    ("website", "xn--mnchen-3ya.de/shop", "https://xn--mnchen-3ya.de/shop"),
+    ("website", "//alpha.example/docs", "https://alpha.example/docs"),
+    ("website", "github.com/qa/repo", "https://github.com/qa/repo"),
+    ("telegram", "telegram.me/qa_shared", "https://t.me/qa_shared"),
+    ("telegram", "t.me/qa_shared", "https://t.me/qa_shared"),
+    ("twitter", "x.com/qauser", "https://x.com/qauser"),
+    ("twitter", "twitter.com/QaUser", "https://x.com/qauser"),
+    ("discord", "discord.gg/abc", "https://discord.gg/abc"),
+    ("discord", "discord.com/invite/abc", "https://discord.gg/abc"),
+    ("telegram", "@qachat", "https://t.me/qachat"),
+    ("telegram", "  @Qa_Chat_2024  ", "https://t.me/Qa_Chat_2024"),
+    ("telegram", "@" + "a" * 32, "https://t.me/" + "a" * 32),
+    ("twitter", "@qauser", "https://x.com/qauser"),
+]
+
+
+@pytest.mark.parametrize("field,value,expected", SCHEMELESS)
+def test_scheme_less_links_and_handles_are_kept(
+    field: str, value: str, expected: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    resolver = FakeResolver()
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        profile = read(resolver, **{field: value})
+    assert profile is not None
+    assert profile.urls == [to_canonical(expected)]
+    assert profile.dropped == ()
+    assert resolver.calls[0].startswith("https://")  # the scheme is added before the resolver sees it
+    assert not caplog.records
+
+
+def test_scheme_less_shortlink_is_resolved() -> None:
+    resolver = FakeResolver({"https://bit.ly/site": "https://www.alpha.example/?utm_source=bitly"})
+    profile = read(resolver, website="bit.ly/site")
+    assert profile is not None and profile.urls == ["https://alpha.example"]
+    assert resolver.calls == ["https://bit.ly/site"]
 
 
 def test_non_string_values_are_dropped_not_fatal(caplog: pytest.LogCaptureFixture) -> None:
@@ -137,6 +209,7 @@ def test_non_string_values_are_dropped_not_fatal(caplog: pytest.LogCaptureFixtur
         profile = read(discord=0, telegram=["https://t.me/x"], website="https://alpha.example")
     assert profile is not None and profile.urls == ["https://alpha.example"]
     assert sum("dropped" in r.getMessage() for r in caplog.records) == 2
+    assert [d.split("=", 1)[0] for d in profile.dropped] == ["telegram", "discord"]
 
 
 @pytest.mark.parametrize("handle", ["@alpha", "  @Alpha_1  ", "@a"])
@@ -146,14 +219,80 @@ def test_bare_twitter_handle_becomes_an_x_profile(handle: str) -> None:
     assert profile.urls == [to_canonical(f"https://x.com/{handle.strip()[1:]}")]
 
 
+INTERNAL = [
+    ("http://192.168.1.1/admin", "private address 192.168.1.1"),
+    ("http://10.0.0.5", "private address 10.0.0.5"),
+    ("http://[::1]/", "loopback address ::1"),
+    ("http://127.0.0.1:8080", "loopback address 127.0.0.1"),
+    ("https://169.254.169.254/latest/meta-data", "address 169.254.169.254"),
+    ("http://[::ffff:10.0.0.1]/", "private address 10.0.0.1"),
+    ("http://0.0.0.0/", "address 0.0.0.0"),
+    ("http://100.64.0.1/", "address 100.64.0.1"),
+    ("http://foo.localhost/", "local name"),
+]
+
+
+@pytest.mark.parametrize("value,reason", INTERNAL)
+def test_website_on_a_literal_internal_address_is_dropped_without_dns(
+    value: str, reason: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_dns(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the reader must not resolve host names")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_dns)
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        profile = read(website=value, telegram="https://t.me/keep_me")
+    assert profile is not None
+    assert profile.urls == [to_canonical("https://t.me/keep_me")]
+    assert len(profile.dropped) == 1 and reason in profile.dropped[0]
+    assert profile.dropped[0].startswith(f"website={value!r}: host ")
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and reason in warnings[0] and repr(value) in warnings[0]
+
+
+def test_public_literal_ip_website_is_kept() -> None:
+    profile = read(website="http://8.8.8.8/status")
+    assert profile is not None and profile.urls == [to_canonical("https://8.8.8.8/status")]
+
+
+def test_shortlink_resolving_to_an_internal_address_is_dropped() -> None:
+    resolver = FakeResolver({"https://bit.ly/in": "http://10.1.2.3/admin"})
+    profile = read(resolver, website="https://bit.ly/in")
+    assert profile is not None and profile.urls == []
+    assert len(profile.dropped) == 1 and "private address 10.1.2.3" in profile.dropped[0]
+
+
+def test_dropped_values_are_masked_and_truncated(caplog: pytest.LogCaptureFixture) -> None:
+    resolver = FakeResolver(broken={"https://t.co/x?token=SeCrEt3"})
+    long_value = "https://alpha.example/" + "a" * 500 + " tail"
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        profile = read(
+            resolver,
+            website="https://alpha.example/x?api_key=SeCrEt1&page=2 more",
+            twitter="https://t.co/x?token=SeCrEt3",
+            telegram="ftp://user:SeCrEt2@files.example/",
+            discord=long_value,
+        )
+    assert profile is not None and profile.urls == [] and len(profile.dropped) == 4
+    text = "\n".join([*profile.dropped, *(r.getMessage() for r in caplog.records)])
+    for secret in ("SeCrEt1", "SeCrEt2", "SeCrEt3"):
+        assert secret not in text
+    assert "api_key=***&page=2" in profile.dropped[0]
+    assert "404" in profile.dropped[1]
+    assert "ftp://***@files.example/" in profile.dropped[2]
+    assert len(profile.dropped[3]) < 250 and "tail" not in profile.dropped[3]
+    assert len(caplog.records) == 4
+
+
 def test_duplicates_are_removed_keeping_the_first_position() -> None:
     profile = read(
         website="https://twitter.com/alpha",
         twitter="https://x.com/alpha/",
         telegram="https://mobile.twitter.com/Alpha?s=20",
-        discord="@alpha",
+        discord="x.com/ALPHA",
     )
     assert profile is not None and profile.urls == ["https://x.com/alpha"]
+    assert profile.dropped == ()  # a duplicate is not a lost link
 
 
 def test_shortlink_is_resolved_then_canonicalised() -> None:
@@ -184,6 +323,7 @@ def test_failing_shortlink_drops_only_that_url(caplog: pytest.LogCaptureFixture)
     assert profile.urls == ["https://alpha.example", to_canonical("https://t.me/alpha_chat")]
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "https://t.co/dead" in warnings[0] and "404" in warnings[0]
+    assert len(profile.dropped) == 1 and profile.dropped[0].startswith("twitter='https://t.co/dead': ")
 
 
 def test_uncanonicalisable_resolution_is_dropped(caplog: pytest.LogCaptureFixture) -> None:
@@ -260,6 +400,8 @@ def test_real_clients_end_to_end() -> None:
     profile = TokenProfileReader(tracker, resolver).read(ADDRESS)
     assert profile is not None
     assert profile.urls == ["https://alpha.example/home", "https://discord.com/invite/abc"]
+    assert [d.split("=", 1)[0] for d in profile.dropped] == ["twitter", "telegram"]
+    assert "404" in profile.dropped[0] and profile.dropped[1] == "telegram='TBA': placeholder value"
 
 
 def test_tracker_failure_propagates() -> None:
