@@ -13,14 +13,16 @@ The canonical form (every rule is idempotent: `to_canonical(to_canonical(x)) == 
 Generic rules, every host
   - Input is stripped of surrounding whitespace; ASCII tab/CR/LF anywhere are removed (as browsers
     do); other control characters are percent-encoded in the path and query, and rejected in the host.
-  - Only http(s). A scheme-less string is accepted when its first segment looks like a host with a
-    dot ("x.com/foo", "www.example.com"): tracker fields often come like that. "//host/..." too.
-    Anything else ("none", "TBA", "-", "N/A", "javascript:", "mailto:", "ftp://", "tg://") raises
-    `ValueError` naming the (redacted, truncated) value.
+  - Only http(s) (DESIGN §12): the value must carry an `http:`/`https:` scheme (any case; browsers'
+    `https:\\host` and `https:host` spellings included). Scheme-less values ("x.com/foo",
+    "www.example.com", "//host/x", "@handle") raise like any other junk ("none", "TBA", "-", "N/A",
+    "javascript:", "mailto:", "ftp://", "tg://"): `ValueError` naming the (redacted, truncated)
+    value. Reading a messy tracker value as a URL is the entry's job (TokenProfileReader prefixes
+    `https://` itself), never a silent guess here.
   - The host must be public-looking: at least two labels and an alphabetic TLD (or an IP literal).
     "https://localhost" and "https://tba" are rejected as junk.
   - Userinfo (`user:pass@`) is STRIPPED, not rejected: the target is the host, and credentials must
-    never be stored. A scheme-less "name@host.tld" is rejected (an e-mail address, not a site).
+    never be stored. ("name@host.tld" has no scheme: rejected like every scheme-less value.)
   - Scheme is always `https`; host lower-cased, IDNA (stdlib codec, IDNA 2003) to punycode, trailing
     dot removed, every leading `www.` dropped; default ports :443 and :80 dropped. (ß and ς are
     kept, as browsers do, not mapped to ss/σ as the IDNA 2003 codec would: see `_idna_label`.)
@@ -37,24 +39,32 @@ Generic rules, every host
 Platform hosts (HOST_ALIASES, one row per alias, folded to the canonical host of the service; `m.`/
 `mobile.` are removed only through this table, never on an arbitrary site where `m.` may be another
 site): see the `_rules_*` functions for the path rules of each platform; in short:
-  - x: handles lower-cased (case-insensitive), `/statuses/` -> `/status/`, `/i/web/status/<id>` ->
-    `/i/status/<id>`, view suffixes of a tweet (`/photo/N`, `/video/N`, `/analytics`, ...) and
-    profile tabs (`/media`, `/with_replies`, ...) dropped: the target is the tweet / the account.
+  - x: ONE form per tweet, `x.com/i/status/<id>`: `/<any handle>/status/<id>` (X serves a tweet
+    under any handle; the id is the identity, PLATFORMS.md), `/statuses/<id>`, `/i/web/status/<id>`,
+    on x.com and every alias/mirror host. View suffixes of a tweet (`/photo/N`, `/video/N`,
+    `/analytics`, ...) are dropped. Profiles: `x.com/<handle>`, lower-cased, a leading `@` stripped
+    (`x.com/@Handle`), tabs (`/media`, `/with_replies`, ...) dropped: the target is the account.
   - youtube: `youtu.be/ID`, `/embed/ID`, `/shorts/ID`, `/live/ID`, `/v/ID`, `/e/ID` ->
     `youtube.com/watch?v=ID` (same video object); `/embed/videoseries?list=` -> `/playlist?list=`;
     `@handle` lower-cased; channel tabs (`/videos`, `/about`, ...) dropped.
-  - instagram: `/reels/<code>` -> `/reel/<code>`, `/<user>/p|reel/<code>` -> `/p|reel/<code>`,
-    `/p/<code>/embed` -> `/p/<code>`, username lower-cased; `/tv/` kept.
-  - reddit: `/u/` -> `/user/`, subreddit and user names lower-cased, post slug dropped
-    (`/r/<sub>/comments/<id>/<slug>` -> `/r/<sub>/comments/<id>`: the id is the target; comment
-    permalinks keep their full path). `redd.it` and `/r/<sub>/s/<code>` share links stay (resolved
-    by redirect upstream).
+  - instagram: ONE form per media, `instagram.com/p/<code>`: `/reel/<code>`, `/reels/<code>`,
+    `/tv/<code>`, `/<user>/p|reel|tv/<code>` and `/.../<code>/embed` fold to it (instagram.com/p/
+    serves reels and IGTV too; the kind comes from the API's `productType`); username lower-cased.
+  - reddit: ONE form per post, `reddit.com/comments/<id>`: `/r/<sub>/comments/<id>[/<slug>]`,
+    `/user/<name>/comments/<id>/...`, `/gallery/<id>` fold to it (the post id is the identity; the
+    subreddit comes from the API), and so do comment permalinks (`.../comments/<id>/<slug>/<cid>`,
+    `.../comment/<cid>`): we record the post, not the comment (REDDIT_POST_VIEW_PARAMS such as
+    `?context=3` go with them). `/u/` -> `/user/`, subreddit and user names lower-cased. `redd.it`
+    and `/r/<sub>/s/<code>` share links stay (resolved by redirect upstream; where they land folds
+    to the same post form).
   - github: owner and repo lower-cased (case-insensitive), `.git` dropped, repo sub-paths and query
     dropped (the target is the repo), `/orgs/<org>` -> `/<org>`, `?tab=` dropped on profiles.
   - telegram: `/s/<name>` -> `/<name>`, usernames lower-cased (invite codes keep their case);
     `?single`, `?comment=`, `?start=` kept.
-  - tiktok: `@handle` lower-cased; shortlink hosts and `/t/<code>` kept; `m.tiktok.com/v/<id>.html`
-    only loses the `m.` (no author is known to build the `/@user/video/<id>` form).
+  - tiktok: ONE form per post, `tiktok.com/@/video/<id>` (`/@/photo/<id>` for photo posts):
+    `/@<anyone>/video/<id>` and `(m.)tiktok.com/v/<id>.html` fold to it (TikTok serves `/@/video/<id>`;
+    the id is the identity). Profiles `tiktok.com/@handle` lower-cased; shortlink hosts and
+    `/t/<code>` kept.
   - discord: `discord.gg/<code>` and `discordapp.com` -> `discord.com/invite/<code>`.
 
 Also here: `to_canonical_all` (many untrusted links -> canonical, junk skipped, de-duplicated) and
@@ -350,32 +360,27 @@ def _normalise_component(raw: str, safe: frozenset[str], original: str) -> str:
 
 
 def _split_input(raw: str) -> tuple[str, str]:
-    """(authority, rest) of an http(s) or scheme-less URL; raises for any other input."""
+    """(authority, rest) of an http(s) URL; raises for any other input, scheme-less ones included.
+
+    DESIGN §12: only http(s) URLs. Reading "x.com/foo", "www.foo.com", "//host/x" or "@handle" as a
+    URL is an interpretation of a messy tracker value: the entry (TokenProfileReader) does that and
+    prefixes `https://` itself; here it would guess silently, deep inside (seed 003).
+    """
     m = _SCHEME_RE.match(raw)
-    scheme_less = False
-    body = raw
-    if m is not None:
-        scheme = m.group(1).lower()
-        if scheme in ("http", "https"):
-            body = m.group(2).lstrip("/\\")
-        elif "." in scheme and _PORT_AFTER_HOST_RE.match(m.group(2)):
-            scheme_less = True  # "example.com:8080/path": a host with a port, not a scheme
-        else:
-            raise _bad(raw, f"unsupported scheme {scheme[:20]!r}")
-    elif raw.startswith("//"):
-        body = raw.lstrip("/\\")
-    else:
-        scheme_less = True
+    if m is None:
+        raise _bad(raw, "no http:// or https:// scheme")
+    scheme = m.group(1).lower()
+    if scheme not in ("http", "https"):
+        if "." in scheme and _PORT_AFTER_HOST_RE.match(m.group(2)):
+            raise _bad(raw, "no http:// or https:// scheme")  # "example.com:8080/path": a host, a port
+        raise _bad(raw, f"unsupported scheme {scheme[:20]!r}")
+    body = m.group(2).lstrip("/\\")
     end = len(body)
     for sep in "/\\?#":
         pos = body.find(sep)
         if pos != -1:
             end = min(end, pos)
-    authority, rest = body[:end], body[end:]
-    if scheme_less and ("." not in authority or "@" in authority):
-        why = "looks like an e-mail address" if "@" in authority else "no scheme and no host"
-        raise _bad(raw, why)
-    return authority, rest
+    return body[:end], body[end:]
 
 
 def _parse_host(hostport: str, raw: str) -> tuple[str, int | None]:
@@ -518,23 +523,29 @@ _X_PROFILE_TABS = frozenset(
 
 
 def _rules_x(origin: str, segs: list[str], pairs: _Pairs) -> tuple[list[str], _Pairs]:
-    """X handles are case-insensitive; the tweet id is the target, so views of it fold away."""
+    """The tweet id is the target: X serves a tweet under ANY handle (`x.com/<anyone>/status/<id>`),
+    so the handle is decoration and every tweet URL folds to `/i/status/<id>` (PLATFORMS.md identity:
+    content key = tweet id). Views of a tweet fold away too. Handles are case-insensitive; a leading
+    `@` (`x.com/@Handle`) is written by people, not by X."""
     if not segs:
         return segs, pairs
-    if (
-        len(segs) >= 4
-        and segs[0].lower() == "i"
-        and segs[1].lower() == "web"
-        and segs[2].lower() in ("status", "statuses")
-    ):
-        segs = ["i", "status", *segs[3:]]
+    if segs[0].startswith("@") and _X_HANDLE_RE.match(segs[0][1:]):
+        segs[0] = segs[0][1:]
     if _X_HANDLE_RE.match(segs[0]):
         segs[0] = segs[0].lower()
-    if len(segs) >= 3 and segs[1].lower() in ("status", "statuses") and _DIGITS_RE.match(segs[2]):
-        segs[1] = "status"
-        tail = [s.lower() for s in segs[3:]]
+    status = ("status", "statuses")
+    tweet_at: int | None = None
+    if len(segs) >= 4 and segs[0] == "i" and segs[1].lower() == "web" and segs[2].lower() in status:
+        tweet_at = 3  # /i/web/status/<id>
+    elif len(segs) >= 3 and segs[1].lower() in status:
+        tweet_at = 2  # /<any handle>/status/<id>, /i/status/<id>
+    elif len(segs) >= 2 and segs[0].lower() in status:
+        tweet_at = 1  # the old /statuses/<id>
+    if tweet_at is not None and _DIGITS_RE.match(segs[tweet_at]):
+        tail = [s.lower() for s in segs[tweet_at + 1 :]]
         is_media = len(tail) == 2 and tail[0] in ("photo", "video") and _DIGITS_RE.match(tail[1])
         is_view = (len(tail) == 1 and tail[0] in _X_TWEET_VIEWS) or tail == ["retweets", "with_comments"]
+        segs = ["i", "status", *segs[tweet_at:]]
         if is_media or is_view:
             segs = segs[:3]
     elif len(segs) == 2 and segs[0] not in _X_RESERVED and segs[1].lower() in _X_PROFILE_TABS:
@@ -583,25 +594,39 @@ def _rules_youtube(origin: str, segs: list[str], pairs: _Pairs) -> tuple[list[st
 
 _IG_MEDIA = frozenset({"p", "reel", "reels", "tv"})
 _IG_NOT_USERS = _IG_MEDIA | frozenset({"stories", "explore", "accounts", "share", "direct", "about"})
+_IG_CODE_RE = re.compile(r"^[A-Za-z0-9_\-]{1,64}\Z")
+_IG_NOT_CODES = frozenset({"audio"})  # instagram.com/reels/audio/<id> is a sound's page, not a reel
 
 
 def _rules_instagram(origin: str, segs: list[str], pairs: _Pairs) -> tuple[list[str], _Pairs]:
-    """Usernames are lower-case on Instagram; a shortcode is the media whatever path prefixes it."""
+    """Usernames are lower-case on Instagram; a shortcode is the media whatever path prefixes it:
+    `/reel/`, `/reels/`, `/tv/` and `/<user>/p/` all fold to `/p/<code>` (instagram.com/p/<code>
+    serves reels and IGTV too; the media kind comes from the API's `productType`, not the URL)."""
     if not segs:
         return segs, pairs
     segs[0] = segs[0].lower()
     if len(segs) >= 3 and segs[0] not in _IG_NOT_USERS and segs[1].lower() in _IG_MEDIA:
         segs = segs[1:]
         segs[0] = segs[0].lower()
-    if len(segs) >= 2 and segs[0] == "reels":
-        segs[0] = "reel"
-    if len(segs) >= 3 and segs[0] in ("p", "reel", "tv") and segs[2].lower() == "embed":
-        segs = segs[:2]
+    if len(segs) >= 2 and segs[0] in _IG_MEDIA and _IG_CODE_RE.match(segs[1]) and segs[1] not in _IG_NOT_CODES:
+        segs[0] = "p"
+        if len(segs) >= 3 and segs[2].lower() == "embed":
+            segs = segs[:2]
     return segs, pairs
 
 
+_REDDIT_ID_RE = re.compile(r"^[a-z0-9]{1,12}\Z")  # as platforms/reddit.py reads it
+REDDIT_POST_VIEW_PARAMS: frozenset[str] = frozenset({"context", "sort", "depth"})
+"""Comment-thread display settings of a post page: stripped when a reddit URL targets a post."""
+
+
 def _rules_reddit(origin: str, segs: list[str], pairs: _Pairs) -> tuple[list[str], _Pairs]:
-    """Subreddit and user names are case-insensitive; a post is its id (the slug is decoration)."""
+    """Subreddit and user names are case-insensitive. A post is its id: every post URL
+    (`/r/<sub>/comments/<id>[/<slug>]`, `/user/<name>/comments/<id>/...`, `/gallery/<id>`) folds to
+    `reddit.com/comments/<id>` (the subreddit comes from the API). A comment permalink
+    (`.../comments/<id>/<slug>/<comment id>`, `.../comment/<comment id>`) folds to its post too: we
+    record the post (the generator asks for the post, comments skipped), so keeping the permalink
+    would pay again for the same post."""
     if origin == "redd.it" or not segs:
         return segs, pairs
     segs[0] = segs[0].lower()
@@ -611,11 +636,18 @@ def _rules_reddit(origin: str, segs: list[str], pairs: _Pairs) -> tuple[list[str
     if segs[0] in ("r", "user") and len(segs) >= 2:
         segs[1] = segs[1].lower()
         base = 2
+    post_id: str | None = None
     if len(segs) >= base + 2 and segs[base].lower() == "comments":
         segs[base] = "comments"
         segs[base + 1] = segs[base + 1].lower()
-        if len(segs) == base + 3:
+        if _REDDIT_ID_RE.match(segs[base + 1]):
+            post_id = segs[base + 1]
+        elif len(segs) == base + 3:
             segs = segs[: base + 2]
+    elif len(segs) == 2 and segs[0] == "gallery" and _REDDIT_ID_RE.match(segs[1].lower()):
+        post_id = segs[1].lower()
+    if post_id is not None:
+        return ["comments", post_id], _strip(pairs, REDDIT_POST_VIEW_PARAMS)
     return segs, pairs
 
 
@@ -660,11 +692,24 @@ def _rules_telegram(origin: str, segs: list[str], pairs: _Pairs) -> tuple[list[s
     return segs, pairs
 
 
+_TT_V_HTML_RE = re.compile(r"^([0-9]{1,25})(?:\.html)?\Z")
+
+
 def _rules_tiktok(origin: str, segs: list[str], pairs: _Pairs) -> tuple[list[str], _Pairs]:
-    """TikTok usernames are case-insensitive; shortlink codes (vm./vt./t/) are case-sensitive."""
+    """TikTok usernames are case-insensitive; shortlink codes (vm./vt./t/) are case-sensitive. A post
+    is its id: TikTok serves `/@/video/<id>` whatever the author, so `/@<anyone>/video/<id>` and the
+    old `/v/<id>.html` fold to `tiktok.com/@/video/<id>` (photo posts to `/@/photo/<id>`)."""
     on_main_host = origin in ("tiktok.com", "m.tiktok.com")
-    if on_main_host and segs and (segs[0].startswith("@") or segs[0].lower() in ("t", "v")):
+    if not on_main_host or not segs:
+        return segs, pairs
+    if segs[0].startswith("@") or segs[0].lower() in ("t", "v"):
         segs[0] = segs[0].lower()
+    if len(segs) == 3 and segs[0].startswith("@") and segs[1].lower() in ("video", "photo") and (
+        _DIGITS_RE.match(segs[2])
+    ):
+        segs = ["@", segs[1].lower(), segs[2]]
+    elif len(segs) == 2 and segs[0] == "v" and (m := _TT_V_HTML_RE.match(segs[1])) is not None:
+        segs = ["@", "video", m.group(1)]
     return segs, pairs
 
 
@@ -790,7 +835,8 @@ def platform_of(url: str) -> Platform:
 def is_shortlink(url: str) -> bool:
     """True when the entry should resolve `url` by redirect before canonicalising it.
 
-    Accepts raw or canonical input (junk is simply not a shortlink). A shortener host with no code
+    Accepts raw or canonical http(s) input (junk, scheme-less values included, is simply not a
+    shortlink). A shortener host with no code
     in the path has nothing to resolve.
     """
     try:

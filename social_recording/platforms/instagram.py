@@ -1,8 +1,11 @@
 """Instagram generator, via the Apify actor apify~instagram-scraper (paid: one run per URL).
 
 Shapes (canonical URLs):
-- post `instagram.com/p/<code>`, reel `/reel/<code>` (`/reels/<code>`), IGTV `/tv/<code>`:
+- post `instagram.com/p/<code>`: the one canonical media form (urls.py folds `/reel/`, `/reels/`,
+  `/tv/` and `/<user>/p/` into it; instagram.com/p/<code> serves reels and IGTV too):
   input `{"directUrls": [url], "resultsType": "posts", "resultsLimit": 1}` -> the post and its owner.
+  The URL no longer says whether the media is a reel: the item's `productType` does ("clips" -> subtype
+  "reel"; anything else, IGTV included, -> "post").
 - profile `instagram.com/<user>`: `resultsType: "details"` -> the account only.
 - `/explore/tags/<tag>` (and other /explore pages): zero calls (seed G-4).
 
@@ -27,7 +30,8 @@ from social_recording.platforms.shaping import ROOT_REF, finish, first_str, id_s
 
 _CODE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _USERNAME = re.compile(r"^[A-Za-z0-9._]{1,30}$")
-_POST_KINDS = {"p": "post", "reel": "reel", "reels": "reel", "tv": "post"}
+_PRODUCT_SUBTYPES = {"clips": "reel"}
+"""The item's `productType` -> content subtype (default "post"): the canonical URL is /p/ for every kind."""
 _RESERVED_FIRST = frozenset(
     {"explore", "accounts", "about", "developer", "legal", "direct", "stories", "web", "emails",
      "challenge", "privacy", "terms", "session", "oauth", "graphql", "api", "static", "locations",
@@ -61,8 +65,8 @@ class InstagramGenerator(ApifyGenerator):
         item = first_usable(run.items, service="instagram", what=f"post {url}")
         if id_str(item.get("id")) is None:
             raise ExternalFetchError(ErrorCode.NOT_FOUND, f"instagram: post {url} not found (item has no id)")
-        if item.get("productType") == "clips":
-            subtype = "reel"
+        product = item.get("productType")
+        subtype = _PRODUCT_SUBTYPES.get(product, subtype) if isinstance(product, str) else subtype
         return finish(lambda: [post_group(item, subtype)], requests=run.requests)
 
     def _profile(self, url: str, username: str) -> GenerateResult:
@@ -76,15 +80,15 @@ class InstagramGenerator(ApifyGenerator):
 
 
 def classify_instagram_url(parsed: CanonicalUrl) -> tuple[str, str]:
-    """("post", "post"|"reel") | ("profile", username) | ("zero", subtype) | ("none", "")."""
+    """("post", "post") | ("profile", username) | ("zero", subtype) | ("none", "").
+
+    A post's subtype is "post" until the item's `productType` says otherwise (`_post`)."""
     seg = list(parsed.segments)
     if not seg:
         return ("zero", "page")
     first = seg[0].lower()
-    if first in _POST_KINDS and len(seg) >= 2 and _CODE.match(seg[1]):
-        return ("post", _POST_KINDS[first])
-    if len(seg) >= 3 and seg[1].lower() in _POST_KINDS and _USERNAME.match(seg[0]) and _CODE.match(seg[2]):
-        return ("post", _POST_KINDS[seg[1].lower()])  # instagram.com/<user>/p/<code>
+    if first == "p" and len(seg) >= 2 and _CODE.match(seg[1]):
+        return ("post", "post")
     if first == "share" and len(seg) >= 2:
         return ("post", "post")  # an unresolved share shortlink: the actor follows the redirect
     if first == "explore":

@@ -4,8 +4,10 @@ Input `{"startUrls": [{"url": url}], "maxItems": 1, "skipComments": true}`; item
 post | comment | community | user.
 
 Shapes (canonical URLs):
-- post `reddit.com/r/<sub>/comments/<id>[/<slug>]`, `reddit.com/comments/<id>`, share link
-  `reddit.com/r/<sub>/s/<code>` (the actor follows it): content + author account + subreddit venue.
+- post `reddit.com/comments/<id>`: the one canonical post form (urls.py folds `/r/<sub>/comments/<id>
+  [/<slug>]`, comment permalinks and `/gallery/<id>` into it; the post id is the identity), an
+  unresolved share link `reddit.com/r/<sub>/s/<code>` or `redd.it/<id>` (the actor follows it):
+  content + author account + subreddit venue (the subreddit comes from the item, not the URL).
 - subreddit `reddit.com/r/<sub>` (and its listings /hot, /new, /top, ...): the venue only.
 - user `reddit.com/user/<name>` or `/u/<name>`: the account only.
 - `/search`, `/r/<sub>/search`: zero calls (seed G-4).
@@ -96,14 +98,12 @@ def classify_reddit_url(parsed: CanonicalUrl) -> tuple[str, str]:
     first = seg[0].lower()
     if first == "search":
         return ("zero", "search")
-    if first == "comments" and len(seg) >= 2 and _POST_ID.match(seg[1]):
-        return ("post", seg[1])
+    if first == "comments" and len(seg) == 2 and _POST_ID.match(seg[1]):
+        return ("post", seg[1])  # reddit.com/comments/<id>: every post URL folds to this (urls.py)
     if first == "r" and len(seg) >= 2 and _SUB.match(seg[1]):
         rest = [s.lower() for s in seg[2:]]
         if not rest or rest[0] in _LISTINGS:
             return ("subreddit", seg[1])
-        if rest[0] == "comments" and len(seg) >= 4 and _POST_ID.match(seg[3]):
-            return ("post", seg[3])  # a comment permalink (/comments/<id>/<slug>/<cid>) still names the post
         if rest[0] == "s" and len(seg) == 4:
             return ("post", "")
         if rest[0] == "search":

@@ -1,9 +1,10 @@
 """TikTok generator, via the Apify actor clockworks~tiktok-scraper (paid: one run per URL).
 
 Shapes (canonical URLs):
-- video / photo post `tiktok.com/@<user>/video/<id>`, `/@<user>/photo/<id>` (and `/v/<id>.html`,
-  and an unresolved shortlink, which the actor follows): input `{"postURLs": [url]}` -> the post and
-  its author.
+- video / photo post `tiktok.com/@/video/<id>`, `/@/photo/<id>`: the one canonical post form (urls.py
+  folds `/@<anyone>/video/<id>` and `/v/<id>.html` into it: TikTok serves `/@/video/<id>`, the id is
+  the post), and an unresolved shortlink, which the actor follows: input `{"postURLs": [url]}` -> the
+  post and its author (the author comes from the item's `authorMeta`, never from the URL).
 - profile `tiktok.com/@<user>`: input `{"profiles": [user], "resultsPerPage": 1}` -> the account only.
 - `/tag/...`, `/discover/...`, `/search...`, `/explore`, `/foryou`, ...: zero calls (seed G-4).
 
@@ -30,7 +31,6 @@ from social_recording.platforms.shaping import (
 )
 
 _DIGITS = re.compile(r"^[0-9]{1,25}$")
-_V_HTML = re.compile(r"^([0-9]{1,25})\.html$")
 _HANDLE = re.compile(r"^@[A-Za-z0-9_.]{1,24}$")
 _SHORT_HOSTS = frozenset({"vm.tiktok.com", "vt.tiktok.com"})
 
@@ -101,13 +101,10 @@ def classify_tiktok_url(parsed: CanonicalUrl) -> tuple[str, str]:
         return ("zero", _ZERO_CALL_FIRST[first.lower()])
     if first == "t" and len(seg) == 2:
         return ("post", "auto")  # tiktok.com/t/<code>: an unresolved shortlink, the actor follows it
-    if first == "v" and len(seg) == 2 and _V_HTML.match(seg[1]):
-        return ("post", "video")
-    if _HANDLE.match(first):
-        if len(seg) == 1:
-            return ("profile", first[1:])
-        if len(seg) >= 3 and seg[1] in ("video", "photo") and _DIGITS.match(seg[2]):
-            return ("post", seg[1])
+    if first == "@" and len(seg) == 3 and seg[1] in ("video", "photo") and _DIGITS.match(seg[2]):
+        return ("post", seg[1])  # tiktok.com/@/video/<id>: the canonical post form
+    if _HANDLE.match(first) and len(seg) == 1:
+        return ("profile", first[1:])
     return ("none", "")
 
 

@@ -1,8 +1,9 @@
 """X (Twitter) generator, via twitterapi.io (paid per call: exactly one request per URL).
 
 Shapes (canonical URLs, DESIGN §3):
-- tweet `x.com/<user>/status/<id>`, `x.com/i/status/<id>` (urls.py folds `/i/web/status/` and drops
-  `/photo/N`; the unfolded forms are still read the same way):
+- tweet `x.com/i/status/<id>`: the one canonical tweet form (urls.py folds `/<any handle>/status/<id>`,
+  `/i/web/status/<id>` and view suffixes such as `/photo/N` into it; the handle is decoration, the id
+  is the tweet):
   `GET /twitter/tweets?tweet_ids=<id>` -> the tweet, its author, and its quote / retweet chain as
   groups with `parent_ref` (depth = distance from the root, computed by plan()).
 - profile `x.com/<handle>` (and its tabs `/with_replies`, `/media`, `/likes`, ...):
@@ -174,7 +175,8 @@ def classify_x_url(parsed: CanonicalUrl) -> _Target:
     seg = list(parsed.segments)
     if not seg:
         return _Target("zero", "page")
-    # A status id anywhere in the usual positions: /<user>/status/<id>, /i/web/status/<id>, /i/status/<id>.
+    # Canonical tweets are /i/status/<id>; the other status positions can only come from a caller that
+    # bypassed parse_canonical, and still name the same tweet id.
     for i, s in enumerate(seg[:-1]):
         if s.lower() in ("status", "statuses") and i <= 2:
             nxt = seg[i + 1]

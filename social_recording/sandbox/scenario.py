@@ -208,7 +208,7 @@ class Scenario(BaseModel):
             if token.address in seen:
                 raise ValueError(f"duplicate token address {token.address!r}")
             seen.add(token.address)
-        # Two targets asking the provider the same thing (x.com/a/status/1 and x.com/i/status/1)
+        # Two targets asking the provider the same thing (x.com/i/status/1 and x.com/i/status/1/foo)
         # must not disagree: the sandbox could not tell which one a request came from.
         owner: dict[str, str] = {}
         for url, spec in self.targets.items():

@@ -52,8 +52,28 @@ def canonical_or_none(url: str) -> str | None:
         return None
 
 
+_RAW_X_STATUS = re.compile(
+    r"^https?://(?:(?:www|mobile|m)\.)?(?:x|twitter|fxtwitter|vxtwitter|fixupx|fixvx)\.com/+@?([A-Za-z0-9_]{1,15})/+"
+    r"status(?:es)?/+([0-9]{1,25})(?:[/?#]|$)",
+    re.IGNORECASE,
+)
+
+
+def x_tweet_author_hint(raw: str) -> tuple[str, str] | None:
+    """(tweet id, handle) written in a RAW (tracker-side, not canonical) X status URL.
+
+    The canonical tweet form `x.com/i/status/<id>` drops the handle (X serves a tweet under any handle),
+    so the sandbox learns "who wrote tweet <id>" from the raw values a scenario's tokens carry, to make
+    its answers agree with what the tracker said. Only a hint for payloads: never an identity."""
+    m = _RAW_X_STATUS.match(raw.strip())
+    if m is None or m.group(1).lower() in _X_NOT_HANDLES:
+        return None
+    return m.group(2), m.group(1)
+
+
 def x_tweet(url: str) -> tuple[str, str | None] | None:
-    """(tweet id, author handle or None) for a canonical x.com tweet URL."""
+    """(tweet id, author handle or None) for a canonical x.com tweet URL (`x.com/i/status/<id>`: the
+    handle is None; other status positions are read for robustness)."""
     parsed = parse_canonical(url)
     if parsed.platform is not Platform.X:
         return None
@@ -85,7 +105,7 @@ def target_subjects(url: str) -> list[str]:
         if seg and seg[0].lower() in _TIKTOK_NOT_POSTS:
             return []
         if len(seg) == 1 and seg[0].startswith("@"):
-            return [f"apify:https://tiktok.com/{seg[0]}"]
+            return [f"apify:https://tiktok.com/{seg[0]}"] if len(seg[0]) > 1 else []
         return [f"apify:{url}"] if seg else []
     if platform in (Platform.INSTAGRAM, Platform.REDDIT):
         if not seg or seg[0].lower() in ("explore", "search"):

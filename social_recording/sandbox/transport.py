@@ -60,7 +60,7 @@ from social_recording.sandbox.subjects import (
     registrable_domain,
     subject_key,
     target_subjects,
-    x_tweet,
+    x_tweet_author_hint,
 )
 
 TRACKER_BASE_URL = "http://tracker.sandbox"
@@ -164,10 +164,10 @@ class SandboxTransport(httpx.BaseTransport):
                 host = parse_canonical(url).host.lower()
                 self._rdap_missing.update({host, registrable_domain(host)})
         self._tweet_authors: dict[str, str] = {}
-        for url in self._known_urls():
-            tweet = x_tweet(url)
-            if tweet is not None and tweet[1]:
-                self._tweet_authors.setdefault(tweet[0], tweet[1])
+        for raw in self._known_raw_urls():
+            hint = x_tweet_author_hint(raw)  # canonical tweet URLs carry no handle: the raw ones may
+            if hint is not None:
+                self._tweet_authors.setdefault(hint[0], hint[1])
 
     def __repr__(self) -> str:
         return f"SandboxTransport(tokens={len(self.scenario.tokens)}, targets={len(self.scenario.targets)}, ledger={self.ledger!r})"
@@ -242,22 +242,22 @@ class SandboxTransport(httpx.BaseTransport):
                 hit = self._redirect_canon.get(canonical)
         return hit
 
-    def _known_urls(self) -> set[str]:
-        """Every canonical URL the scenario mentions (targets, token fields after redirects)."""
-        out = set(self.scenario.targets)
+    def _known_raw_urls(self) -> list[str]:
+        """Every URL the scenario mentions as written: target keys, and token fields (each with every
+        redirect hop it goes through)."""
+        out = list(self.scenario.targets)
         for token in self.scenario.tokens:
             for value in token.social_values().values():
                 if not isinstance(value, str) or not value.strip():
                     continue
                 current = value.strip()
+                out.append(current)
                 for _ in range(5):
                     nxt = self._redirect_for(current)
                     if nxt is None:
                         break
                     current = nxt
-                canonical = canonical_or_none(current)
-                if canonical is not None:
-                    out.add(canonical)
+                    out.append(current)
         return out
 
     @staticmethod
@@ -719,6 +719,13 @@ def _segments(url: str) -> tuple[str, tuple[str, ...]]:
     return parsed.host, parsed.segments
 
 
+def instagram_is_reel(code: str) -> bool:
+    """Whether the sandbox's media `code` is a reel (productType clips): a code starting with "R" (any
+    case) is one, every other code is a feed post. A fixed, visible rule, so a scenario names a reel on
+    purpose (the URL cannot say it: every media's canonical form is instagram.com/p/<code>)."""
+    return code[:1].lower() == "r"
+
+
 def _apify_items(actor: str, value: str, kind: str, results_type: str, *, blocked: bool) -> list[dict[str, Any]]:
     host, seg = _segments(value)
     if actor == _TIKTOK_ACTOR:
@@ -727,14 +734,19 @@ def _apify_items(actor: str, value: str, kind: str, results_type: str, *, blocke
         if blocked:
             return [P.apify_error_item(value, "private", "This account is private")]
         if len(seg) >= 3 and seg[0].startswith("@") and seg[1] in ("video", "photo"):
-            return [P.tiktok_item(seg[2], seg[0][1:], photo=seg[1] == "photo", input_value=value)]
+            # The author belongs to the post, not to the URL (the canonical form is /@/video/<id>, and
+            # tiktok.com serves a post under any handle): one post id, one author, whatever URL asks.
+            author = P.handle_for(Det("tiktok-post", seg[2]), "author")
+            return [P.tiktok_item(seg[2], author, photo=seg[1] == "photo", input_value=value)]
         det = Det("tiktok-short", value)
         return [P.tiktok_item(det.digits("id", 19), P.handle_for(det), photo=False, input_value=value)]
     if actor == _INSTAGRAM_ACTOR:
         if len(seg) >= 2 and seg[0].lower() in ("p", "reel", "reels", "tv"):
             if blocked:
                 return [P.apify_error_item(value, "restricted", "This content is private or restricted")]
-            return [P.instagram_post(value, seg[1], reel=seg[0].lower() in ("reel", "reels"))]
+            # The canonical media form is /p/<code> for every kind: whether it is a reel is a property
+            # of the media (its code), as on instagram.com, never of the URL that names it.
+            return [P.instagram_post(value, seg[1], reel=instagram_is_reel(seg[1]))]
         if len(seg) == 1:
             if results_type == "details":
                 return [P.instagram_profile(value, seg[0], private=blocked)]
@@ -747,8 +759,12 @@ def _apify_items(actor: str, value: str, kind: str, results_type: str, *, blocke
         return [P.apify_error_item(value, "private", "This community is private")]
     if host == "redd.it" and seg:
         return [P.reddit_post(value, None, seg[0])]
-    if len(seg) >= 4 and seg[0] == "r" and seg[2] == "comments":
-        return [P.reddit_post(value, seg[1], seg[3])]
+    # A post's subreddit belongs to the post (reddit redirects /r/<other>/comments/<id> to it): the
+    # canonical form reddit.com/comments/<id> names none, and any other form gets the same answer.
+    if len(seg) >= 2 and seg[0] == "comments":
+        return [P.reddit_post(value, None, seg[1])]
+    if len(seg) >= 4 and seg[0] in ("r", "user") and seg[2] == "comments":
+        return [P.reddit_post(value, None, seg[3])]
     if len(seg) >= 4 and seg[0] == "r" and seg[2] == "s":
         return [P.reddit_post(value, seg[1], Det("reddit-share", value).base36("id", 7))]
     if len(seg) == 2 and seg[0] == "r":

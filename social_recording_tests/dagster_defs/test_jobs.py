@@ -21,9 +21,9 @@ B = "TokBeta22222222222222222222222222222222222"
 C = "TokFew333333333333333333333333333333333333"
 D = "TokNextDay4444444444444444444444444444444"
 
-FLAKY_TWEET = "https://x.com/alphasol/status/1000000000000000001"
+FLAKY_TWEET = "https://x.com/i/status/1000000000000000001"
 ERROR_VIDEO = "https://youtube.com/watch?v=Err0rVideo1"
-OK_TWEET = "https://x.com/betasol/status/1000000000000000002"
+OK_TWEET = "https://x.com/i/status/1000000000000000002"
 
 TOKENS = [
     token(A, "2026-11-10T03:00:00Z", twitter="https://twitter.com/AlphaSol/status/1000000000000000001?s=20",

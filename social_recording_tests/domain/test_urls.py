@@ -35,29 +35,36 @@ X, TT, IG, RD, YT, GH, TG, DC, WEB = (
 # fmt: off
 SHAPES: list[tuple[str, str, Platform]] = [
     # --- x -------------------------------------------------------------------------------------
-    ("https://x.com/solana/status/1780000000000000000", "https://x.com/solana/status/1780000000000000000", X),
-    ("https://x.com/Solana/status/1780000000000000000?s=20", "https://x.com/solana/status/1780000000000000000", X),
-    ("https://twitter.com/elonmusk/status/1519480761749016577?s=21&t=AbCdEf", "https://x.com/elonmusk/status/1519480761749016577", X),
-    ("https://twitter.com/jack/statuses/20", "https://x.com/jack/status/20", X),
-    ("https://x.com/user/status/123/photo/1", "https://x.com/user/status/123", X),
-    ("https://x.com/user/status/123/video/2?ref_src=twsrc%5Etfw", "https://x.com/user/status/123", X),
-    ("https://x.com/user/status/123/analytics", "https://x.com/user/status/123", X),
-    ("https://x.com/user/status/123/retweets/with_comments", "https://x.com/user/status/123", X),
+    # a tweet is its id: X serves it under any handle, so every tweet URL is x.com/i/status/<id>
+    ("https://x.com/solana/status/1780000000000000000", "https://x.com/i/status/1780000000000000000", X),
+    ("https://x.com/Solana/status/1780000000000000000?s=20", "https://x.com/i/status/1780000000000000000", X),
+    ("https://twitter.com/elonmusk/status/1519480761749016577?s=21&t=AbCdEf", "https://x.com/i/status/1519480761749016577", X),
+    ("https://twitter.com/jack/statuses/20", "https://x.com/i/status/20", X),
+    ("https://twitter.com/statuses/20", "https://x.com/i/status/20", X),
+    ("https://x.com/@Jack/status/20", "https://x.com/i/status/20", X),
+    ("https://x.com/some.one/status/20", "https://x.com/i/status/20", X),
+    ("https://x.com/user/status/123/photo/1", "https://x.com/i/status/123", X),
+    ("https://x.com/user/status/123/video/2?ref_src=twsrc%5Etfw", "https://x.com/i/status/123", X),
+    ("https://x.com/user/status/123/analytics", "https://x.com/i/status/123", X),
+    ("https://x.com/user/status/123/retweets/with_comments", "https://x.com/i/status/123", X),
     ("https://x.com/i/web/status/1780000000000000000", "https://x.com/i/status/1780000000000000000", X),
     ("https://twitter.com/i/web/status/99/photo/1", "https://x.com/i/status/99", X),
     ("https://x.com/i/status/99", "https://x.com/i/status/99", X),
-    ("https://twitter.com/#!/SomeUser/status/12345", "https://x.com/someuser/status/12345", X),
+    ("https://x.com/I/Status/99", "https://x.com/i/status/99", X),
+    ("https://twitter.com/#!/SomeUser/status/12345", "https://x.com/i/status/12345", X),
+    ("https://x.com/user/status/notanid", "https://x.com/user/status/notanid", X),
     ("https://x.com/PumpDotFun", "https://x.com/pumpdotfun", X),
-    ("x.com/PumpDotFun/", "https://x.com/pumpdotfun", X),
-    ("x.com/SomeToken", "https://x.com/sometoken", X),
+    ("https://x.com/PumpDotFun/", "https://x.com/pumpdotfun", X),
+    ("https://x.com/@PumpDotFun", "https://x.com/pumpdotfun", X),
+    ("https://twitter.com/@SomeToken/media", "https://x.com/sometoken", X),
     ("https://x.com/SomeToken/media", "https://x.com/sometoken", X),
     ("https://x.com/SomeToken/with_replies?lang=en", "https://x.com/sometoken?lang=en", X),
     ("https://x.com/i/communities/1790000000000000000", "https://x.com/i/communities/1790000000000000000", X),
     ("https://x.com/search?q=%24BONK&src=typed_query&f=live", "https://x.com/search?f=live&q=%24BONK", X),
     ("https://x.com/hashtag/Solana?src=hashtag_click", "https://x.com/hashtag/Solana", X),
     ("https://twitter.com/intent/tweet?text=gm&url=https%3A%2F%2Fexample.com", "https://x.com/intent/tweet?text=gm&url=https%3A%2F%2Fexample.com", X),
-    ("https://x.com/user/status/123?cn=ZmxleGlibGU&ref_url=abc&keep=1", "https://x.com/user/status/123?keep=1", X),
-    ("HTTPS://X.COM/User//status///123/", "https://x.com/user/status/123", X),
+    ("https://x.com/user/status/123?cn=ZmxleGlibGU&ref_url=abc&keep=1", "https://x.com/i/status/123?keep=1", X),
+    ("HTTPS://X.COM/User//status///123/", "https://x.com/i/status/123", X),
     # --- youtube -------------------------------------------------------------------------------
     ("https://www.youtube.com/watch?v=dQw4w9WgXcQ", "https://youtube.com/watch?v=dQw4w9WgXcQ", YT),
     ("https://youtube.com/watch?v=dQw4w9WgXcQ&t=42s&si=abc&feature=share", "https://youtube.com/watch?v=dQw4w9WgXcQ", YT),
@@ -77,31 +84,49 @@ SHAPES: list[tuple[str, str, Platform]] = [
     ("https://www.youtube.com/c/SomeCustomName", "https://youtube.com/c/SomeCustomName", YT),
     ("https://www.youtube.com/user/LegacyName/about", "https://youtube.com/user/LegacyName", YT),
     # --- tiktok --------------------------------------------------------------------------------
-    ("https://www.tiktok.com/@ayseqeo/video/7669905419661233438", "https://tiktok.com/@ayseqeo/video/7669905419661233438", TT),
-    ("https://www.tiktok.com/@AyseQeo/video/7669905419661233438?is_from_webapp=1&sender_device=pc&web_id=7", "https://tiktok.com/@ayseqeo/video/7669905419661233438", TT),
-    ("https://www.tiktok.com/@user/video/1?_r=1&_t=8kX&_d=x&u_code=1&share_app_name=m&share_iid=2&timestamp=3&user_id=4&source=h5_m&preview_pb=0&is_copy_url=1", "https://tiktok.com/@user/video/1", TT),
-    ("https://www.tiktok.com/@user/photo/7300000000000000000", "https://tiktok.com/@user/photo/7300000000000000000", TT),
+    # a post is its id: TikTok serves /@/video/<id> whatever the author
+    ("https://www.tiktok.com/@ayseqeo/video/7669905419661233438", "https://tiktok.com/@/video/7669905419661233438", TT),
+    ("https://www.tiktok.com/@AyseQeo/video/7669905419661233438?is_from_webapp=1&sender_device=pc&web_id=7", "https://tiktok.com/@/video/7669905419661233438", TT),
+    ("https://www.tiktok.com/@user/video/1?_r=1&_t=8kX&_d=x&u_code=1&share_app_name=m&share_iid=2&timestamp=3&user_id=4&source=h5_m&preview_pb=0&is_copy_url=1", "https://tiktok.com/@/video/1", TT),
+    ("https://tiktok.com/@/video/7669905419661233438", "https://tiktok.com/@/video/7669905419661233438", TT),
+    ("https://www.tiktok.com/@user/photo/7300000000000000000", "https://tiktok.com/@/photo/7300000000000000000", TT),
+    ("https://www.tiktok.com/@User/PHOTO/7300000000000000000", "https://tiktok.com/@/photo/7300000000000000000", TT),
     ("https://www.tiktok.com/@SomeUser", "https://tiktok.com/@someuser", TT),
-    ("https://m.tiktok.com/v/7123456789012345678.html?_d=abc", "https://tiktok.com/v/7123456789012345678.html", TT),
+    ("https://m.tiktok.com/v/7123456789012345678.html?_d=abc", "https://tiktok.com/@/video/7123456789012345678", TT),
+    ("https://www.tiktok.com/v/7123456789012345678.html", "https://tiktok.com/@/video/7123456789012345678", TT),
     ("https://vm.tiktok.com/ZMhAbCdEf/", "https://vm.tiktok.com/ZMhAbCdEf", TT),
     ("https://vt.tiktok.com/ZSAbC123/", "https://vt.tiktok.com/ZSAbC123", TT),
     ("https://www.tiktok.com/t/ZTRAbCdE/", "https://tiktok.com/t/ZTRAbCdE", TT),
     # --- instagram -----------------------------------------------------------------------------
     ("https://www.instagram.com/p/C1aBcDeFgHi/", "https://instagram.com/p/C1aBcDeFgHi", IG),
     ("https://www.instagram.com/p/C1aBcDeFgHi/?igsh=MTc4&img_index=2", "https://instagram.com/p/C1aBcDeFgHi", IG),
-    ("https://www.instagram.com/reel/C1aBcDeFgHi/?igshid=YmMy&utm_source=ig_web_copy_link", "https://instagram.com/reel/C1aBcDeFgHi", IG),
-    ("https://www.instagram.com/reels/C1aBcDeFgHi/", "https://instagram.com/reel/C1aBcDeFgHi", IG),
-    ("https://www.instagram.com/tv/CabcDEF123/", "https://instagram.com/tv/CabcDEF123", IG),
+    # a media is its shortcode: instagram.com/p/<code> serves posts, reels and IGTV alike
+    ("https://www.instagram.com/reel/C1aBcDeFgHi/?igshid=YmMy&utm_source=ig_web_copy_link", "https://instagram.com/p/C1aBcDeFgHi", IG),
+    ("https://www.instagram.com/reels/C1aBcDeFgHi/", "https://instagram.com/p/C1aBcDeFgHi", IG),
+    ("https://www.instagram.com/tv/CabcDEF123/", "https://instagram.com/p/CabcDEF123", IG),
     ("https://www.instagram.com/SomeUser/p/C1aBcDeFgHi/", "https://instagram.com/p/C1aBcDeFgHi", IG),
+    ("https://www.instagram.com/SomeUser/reel/C1aBcDeFgHi/", "https://instagram.com/p/C1aBcDeFgHi", IG),
     ("https://www.instagram.com/p/C1aBcDeFgHi/embed/captioned/", "https://instagram.com/p/C1aBcDeFgHi", IG),
+    ("https://www.instagram.com/reel/C1aBcDeFgHi/embed", "https://instagram.com/p/C1aBcDeFgHi", IG),
+    ("https://www.instagram.com/SomeUser/reels/", "https://instagram.com/someuser/reels", IG),
+    ("https://www.instagram.com/reels/audio/1234567890/", "https://instagram.com/reels/audio/1234567890", IG),
     ("https://www.instagram.com/Solana.Official/", "https://instagram.com/solana.official", IG),
     ("https://www.instagram.com/explore/tags/Solana/", "https://instagram.com/explore/tags/Solana", IG),
     # --- reddit --------------------------------------------------------------------------------
-    ("https://www.reddit.com/r/solana/comments/1abcde/my_token_launch/", "https://reddit.com/r/solana/comments/1abcde", RD),
-    ("https://www.reddit.com/r/Solana/comments/1ABCDE/slug/?utm_source=share&utm_medium=web3x&utm_name=web3xcss&utm_term=1&utm_content=share_button", "https://reddit.com/r/solana/comments/1abcde", RD),
-    ("https://www.reddit.com/r/solana/comments/1abcde/slug/kxyz123/?context=3", "https://reddit.com/r/solana/comments/1abcde/slug/kxyz123?context=3", RD),
-    ("https://reddit.com/r/solana/comments/1abcde/slug?share_id=abc&rdt=123&ref=share&ref_source=link&ref_campaign=x&correlation_id=y", "https://reddit.com/r/solana/comments/1abcde", RD),
+    # a post is its id (the subreddit comes from the API): every post URL is reddit.com/comments/<id>
+    ("https://www.reddit.com/r/solana/comments/1abcde/my_token_launch/", "https://reddit.com/comments/1abcde", RD),
+    ("https://www.reddit.com/r/solana/comments/1abcde", "https://reddit.com/comments/1abcde", RD),
+    ("https://www.reddit.com/r/Solana/comments/1ABCDE/slug/?utm_source=share&utm_medium=web3x&utm_name=web3xcss&utm_term=1&utm_content=share_button", "https://reddit.com/comments/1abcde", RD),
+    # a comment permalink names the post we record (the generator asks for the post, comments skipped)
+    ("https://www.reddit.com/r/solana/comments/1abcde/slug/kxyz123/?context=3", "https://reddit.com/comments/1abcde", RD),
+    ("https://www.reddit.com/r/solana/comments/1abcde/comment/kxyz123/", "https://reddit.com/comments/1abcde", RD),
+    ("https://www.reddit.com/r/solana/comments/1abcde/slug/?sort=new&depth=2&keep=1", "https://reddit.com/comments/1abcde?keep=1", RD),
+    ("https://reddit.com/r/solana/comments/1abcde/slug?share_id=abc&rdt=123&ref=share&ref_source=link&ref_campaign=x&correlation_id=y", "https://reddit.com/comments/1abcde", RD),
     ("https://www.reddit.com/comments/1abcde/slug/", "https://reddit.com/comments/1abcde", RD),
+    ("https://www.reddit.com/comments/1abcde", "https://reddit.com/comments/1abcde", RD),
+    ("https://www.reddit.com/user/SomeUser/comments/1abcde/my_post/", "https://reddit.com/comments/1abcde", RD),
+    ("https://www.reddit.com/gallery/1AbCdE", "https://reddit.com/comments/1abcde", RD),
+    ("https://www.reddit.com/r/Solana/comments/", "https://reddit.com/r/solana/comments", RD),
     ("https://www.reddit.com/r/SolanaMemeCoins/", "https://reddit.com/r/solanamemecoins", RD),
     ("https://www.reddit.com/u/SomeUser", "https://reddit.com/user/someuser", RD),
     ("https://www.reddit.com/user/SomeUser/submitted/", "https://reddit.com/user/someuser/submitted", RD),
@@ -122,7 +147,7 @@ SHAPES: list[tuple[str, str, Platform]] = [
     # --- telegram ------------------------------------------------------------------------------
     ("https://t.me/solana", "https://t.me/solana", TG),
     ("https://t.me/SolanaNews/", "https://t.me/solananews", TG),
-    ("t.me/SolanaNews", "https://t.me/solananews", TG),
+    ("https://t.me/SolanaNews", "https://t.me/solananews", TG),
     ("https://t.me/s/SolanaNews", "https://t.me/solananews", TG),
     ("https://t.me/s/SolanaNews/1234", "https://t.me/solananews/1234", TG),
     ("https://t.me/SolanaNews/1234?single", "https://t.me/solananews/1234?single", TG),
@@ -133,14 +158,15 @@ SHAPES: list[tuple[str, str, Platform]] = [
     ("https://t.me/c/1234567890/55", "https://t.me/c/1234567890/55", TG),
     # --- discord -------------------------------------------------------------------------------
     ("https://discord.com/invite/AbCdEf", "https://discord.com/invite/AbCdEf", DC),
-    ("discord.gg/AbCdEf", "https://discord.com/invite/AbCdEf", DC),
+    ("https://discord.gg/AbCdEf", "https://discord.com/invite/AbCdEf", DC),
     ("https://discord.gg/invite/AbCdEf", "https://discord.com/invite/AbCdEf", DC),
     ("https://discord.com/channels/123/456", "https://discord.com/channels/123/456", DC),
     # --- web: generic rules only ---------------------------------------------------------------
     ("https://pump.fun/coin/AbC123pump", "https://pump.fun/coin/AbC123pump", WEB),
     ("http://www.MyToken.io/", "https://mytoken.io", WEB),
-    ("www.mytoken.io", "https://mytoken.io", WEB),
-    ("mytoken.io/About/Team/", "https://mytoken.io/About/Team", WEB),
+    ("https://www.mytoken.io", "https://mytoken.io", WEB),
+    ("https://mytoken.io/About/Team/", "https://mytoken.io/About/Team", WEB),
+    ("https:mytoken.io/a", "https://mytoken.io/a", WEB),  # an explicit scheme, spelt as browsers accept
     ("  https://mytoken.io  \n", "https://mytoken.io", WEB),
     ("https://mytoken.io/?utm_source=dexscreener&utm_medium=x&fbclid=abc&gclid=1&ref=dex", "https://mytoken.io?ref=dex", WEB),
     ("https://mytoken.io/page?b=2&a=1&s=keep&t=keep", "https://mytoken.io/page?b=2&a=1&s=keep&t=keep", WEB),
@@ -164,7 +190,6 @@ SHAPES: list[tuple[str, str, Platform]] = [
     ("https://例え.テスト/パス", "https://xn--r8jz45g.xn--zckzah/%E3%83%91%E3%82%B9", WEB),
     ("https://ｅｘａｍｐｌｅ。com/", "https://example.com", WEB),
     ("https://user:secret@mytoken.io/x", "https://mytoken.io/x", WEB),
-    ("//mytoken.io/x", "https://mytoken.io/x", WEB),
     ("https:\\\\mytoken.io\\a\\b", "https://mytoken.io/a/b", WEB),
     ("https://mytoken.io?a=1&&b=2&", "https://mytoken.io?a=1&b=2", WEB),
     ("https://mytoken.io/p?flag&x=", "https://mytoken.io/p?flag&x=", WEB),
@@ -202,30 +227,30 @@ def test_the_table_is_large_and_covers_every_platform() -> None:
 # fmt: off
 ALIAS_ROWS: list[tuple[str, str, str]] = [
     # (alias host, raw URL on it, expected canonical)
-    ("twitter.com", "https://twitter.com/Jack/status/20", "https://x.com/jack/status/20"),
-    ("mobile.twitter.com", "https://mobile.twitter.com/jack/status/20", "https://x.com/jack/status/20"),
-    ("m.twitter.com", "https://m.twitter.com/jack/status/20", "https://x.com/jack/status/20"),
-    ("mobile.x.com", "https://mobile.x.com/jack/status/20", "https://x.com/jack/status/20"),
+    ("twitter.com", "https://twitter.com/Jack/status/20", "https://x.com/i/status/20"),
+    ("mobile.twitter.com", "https://mobile.twitter.com/jack/status/20", "https://x.com/i/status/20"),
+    ("m.twitter.com", "https://m.twitter.com/jack/status/20", "https://x.com/i/status/20"),
+    ("mobile.x.com", "https://mobile.x.com/jack/status/20", "https://x.com/i/status/20"),
     ("m.x.com", "https://m.x.com/jack", "https://x.com/jack"),
-    ("fxtwitter.com", "https://fxtwitter.com/jack/status/20", "https://x.com/jack/status/20"),
-    ("vxtwitter.com", "https://vxtwitter.com/jack/status/20/photo/1", "https://x.com/jack/status/20"),
-    ("fixupx.com", "https://fixupx.com/jack/status/20", "https://x.com/jack/status/20"),
-    ("fixvx.com", "https://www.fixvx.com/jack/status/20", "https://x.com/jack/status/20"),
+    ("fxtwitter.com", "https://fxtwitter.com/jack/status/20", "https://x.com/i/status/20"),
+    ("vxtwitter.com", "https://vxtwitter.com/jack/status/20/photo/1", "https://x.com/i/status/20"),
+    ("fixupx.com", "https://fixupx.com/jack/status/20", "https://x.com/i/status/20"),
+    ("fixvx.com", "https://www.fixvx.com/jack/status/20", "https://x.com/i/status/20"),
     ("youtu.be", "https://youtu.be/dQw4w9WgXcQ", "https://youtube.com/watch?v=dQw4w9WgXcQ"),
     ("m.youtube.com", "https://m.youtube.com/watch?v=dQw4w9WgXcQ&feature=youtu.be", "https://youtube.com/watch?v=dQw4w9WgXcQ"),
     ("music.youtube.com", "https://music.youtube.com/watch?v=dQw4w9WgXcQ&list=RDAMVM", "https://youtube.com/watch?v=dQw4w9WgXcQ"),
     ("youtube-nocookie.com", "https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ?controls=0", "https://youtube.com/watch?v=dQw4w9WgXcQ"),
     ("instagr.am", "https://instagr.am/p/C1aBcDeFgHi/", "https://instagram.com/p/C1aBcDeFgHi"),
     ("m.instagram.com", "https://m.instagram.com/SomeUser/", "https://instagram.com/someuser"),
-    ("old.reddit.com", "https://old.reddit.com/r/solana/comments/1abcde/x/", "https://reddit.com/r/solana/comments/1abcde"),
+    ("old.reddit.com", "https://old.reddit.com/r/solana/comments/1abcde/x/", "https://reddit.com/comments/1abcde"),
     ("new.reddit.com", "https://new.reddit.com/r/solana/", "https://reddit.com/r/solana"),
-    ("np.reddit.com", "https://np.reddit.com/r/solana/comments/1abcde/", "https://reddit.com/r/solana/comments/1abcde"),
+    ("np.reddit.com", "https://np.reddit.com/r/solana/comments/1abcde/", "https://reddit.com/comments/1abcde"),
     ("m.reddit.com", "https://m.reddit.com/u/Someone", "https://reddit.com/user/someone"),
     ("i.reddit.com", "https://i.reddit.com/r/solana", "https://reddit.com/r/solana"),
-    ("amp.reddit.com", "https://amp.reddit.com/r/solana/comments/1abcde/x", "https://reddit.com/r/solana/comments/1abcde"),
+    ("amp.reddit.com", "https://amp.reddit.com/r/solana/comments/1abcde/x", "https://reddit.com/comments/1abcde"),
     ("telegram.me", "https://telegram.me/SolanaNews", "https://t.me/solananews"),
     ("telegram.dog", "https://telegram.dog/SolanaNews", "https://t.me/solananews"),
-    ("m.tiktok.com", "https://m.tiktok.com/@User/video/123", "https://tiktok.com/@user/video/123"),
+    ("m.tiktok.com", "https://m.tiktok.com/@User/video/123", "https://tiktok.com/@/video/123"),
     ("discord.gg", "https://discord.gg/AbCdEf", "https://discord.com/invite/AbCdEf"),
     ("discordapp.com", "https://discordapp.com/invite/AbCdEf", "https://discord.com/invite/AbCdEf"),
     ("ptb.discord.com", "https://ptb.discord.com/invite/AbCdEf", "https://discord.com/invite/AbCdEf"),
@@ -246,7 +271,7 @@ def test_every_alias_has_a_row() -> None:
 
 @pytest.mark.parametrize(
     "raw",
-    ["https://www.t.me/solana", "https://WWW.T.ME/Solana/", "http://t.me/solana#x", "t.me/s/solana"],
+    ["https://www.t.me/solana", "https://WWW.T.ME/Solana/", "http://t.me/solana#x", "https://t.me/s/solana"],
 )
 def test_www_t_me_and_variants_fold_to_t_me(raw: str) -> None:
     assert to_canonical(raw) == "https://t.me/solana"
@@ -257,7 +282,7 @@ def test_www_t_me_and_variants_fold_to_t_me(raw: str) -> None:
 def test_global_tracking_params_are_stripped_everywhere(name: str) -> None:
     for base, canonical in [
         ("https://mytoken.io/a", "https://mytoken.io/a?keep=1"),
-        ("https://x.com/u/status/1", "https://x.com/u/status/1?keep=1"),
+        ("https://x.com/i/status/1", "https://x.com/i/status/1?keep=1"),
         ("https://t.me/solana", "https://t.me/solana?keep=1"),
     ]:
         assert to_canonical(f"{base}?{name}=v&keep=1") == canonical
@@ -266,11 +291,11 @@ def test_global_tracking_params_are_stripped_everywhere(name: str) -> None:
 @pytest.mark.parametrize(
     ("platform", "url"),
     [
-        (X, "https://x.com/u/status/1"),
+        (X, "https://x.com/i/status/1"),
         (YT, "https://youtube.com/@handle"),
         (IG, "https://instagram.com/p/Abc"),
-        (TT, "https://tiktok.com/@u/video/1"),
-        (RD, "https://reddit.com/r/solana/comments/abc"),
+        (TT, "https://tiktok.com/@/video/1"),
+        (RD, "https://reddit.com/comments/abc"),
     ],
 )
 def test_platform_tracking_params_are_stripped_on_their_platform_only(platform: Platform, url: str) -> None:
@@ -357,6 +382,15 @@ JUNK = [
     "see mytoken.io",
     "https://mytoken\x00.io/",
     "https://" + "a" * 64 + ".com",
+    # scheme-less values are not http(s) URLs (DESIGN §12); the entry prefixes https:// itself
+    "example.com",
+    "www.mytoken.io",
+    "x.com/foo",
+    "t.me/SolanaNews",
+    "//mytoken.io/x",
+    "\\\\mytoken.io\\x",
+    "mytoken.io:8080/path",
+    "mytoken.io:443",
 ]
 
 
@@ -368,6 +402,21 @@ def test_junk_raises_value_error_naming_the_value(junk: str) -> None:
     assert "not an http(s) URL" in message
     shown = junk.replace("team@", "***@")
     assert repr(shown)[1:-1][:50] in message
+
+
+@pytest.mark.parametrize("raw", ["example.com", "x.com/foo", "//host.example/x", "www.foo.com", "mytoken.io:8080/a"])
+def test_scheme_less_input_raises_naming_the_value(raw: str) -> None:
+    with pytest.raises(ValueError, match=r"no http:// or https:// scheme") as info:
+        to_canonical(raw)
+    assert repr(raw) in str(info.value)
+    assert to_canonical_all([raw]) == []  # skipped like any junk
+    assert not is_shortlink(raw)
+
+
+def test_scheme_less_credentials_are_redacted() -> None:
+    with pytest.raises(ValueError) as info:
+        to_canonical("admin:hunter2@mytoken.io/x")
+    assert "hunter2" not in str(info.value)
 
 
 @pytest.mark.parametrize("value", [None, 42, b"https://x.com"])
@@ -428,10 +477,17 @@ NON_CANONICAL = [
     "https://mytoken.io:443",
     "https://twitter.com/jack",
     "https://x.com/Jack",
-    "https://x.com/jack/status/20?s=20",
+    "https://x.com/i/status/20?s=20",
+    "https://x.com/jack/status/20",
+    "https://x.com/@jack",
+    "https://instagram.com/reel/Abc",
+    "https://instagram.com/tv/Abc",
+    "https://tiktok.com/@u/video/1",
+    "https://tiktok.com/v/1.html",
+    "https://reddit.com/r/solana/comments/abc",
     "https://youtu.be/dQw4w9WgXcQ",
     "https://youtube.com/shorts/dQw4w9WgXcQ",
-    "https://reddit.com/r/solana/comments/abc/slug",
+    "https://reddit.com/comments/abc/slug",
     "https://discord.gg/abc",
     "https://github.com/a/b.git",
     "https://t.me/s/solana",
@@ -479,8 +535,8 @@ def test_parse_canonical_splits_parts() -> None:
 
 
 def test_parse_canonical_for_generators() -> None:
-    tweet = parse_canonical("https://x.com/solana/status/1780000000000000000")
-    assert tweet.platform is X and tweet.segments == ("solana", "status", "1780000000000000000")
+    tweet = parse_canonical("https://x.com/i/status/1780000000000000000")
+    assert tweet.platform is X and tweet.segments == ("i", "status", "1780000000000000000")
     video = parse_canonical("https://youtube.com/watch?v=dQw4w9WgXcQ")
     assert video.param("v") == "dQw4w9WgXcQ" and video.port is None
     root = parse_canonical("https://mytoken.io")
@@ -539,7 +595,6 @@ def test_shortener_hosts_are_canonical_hosts() -> None:
     "url",
     [
         "https://t.co/AbC123",
-        "t.co/AbC123",
         "https://bit.ly/3AbCdEf",
         "http://www.bit.ly/3AbCdEf?utm_source=x",
         "https://tinyurl.com/y6abc",
@@ -559,11 +614,12 @@ def test_is_shortlink(url: str) -> None:
 @pytest.mark.parametrize(
     "url",
     [
-        "https://x.com/jack/status/20",
+        "https://x.com/i/status/20",
         "https://youtu.be/dQw4w9WgXcQ",
         "https://youtube.com/watch?v=dQw4w9WgXcQ",
-        "https://tiktok.com/@u/video/1",
-        "https://reddit.com/r/solana/comments/abc",
+        "https://tiktok.com/@/video/1",
+        "https://reddit.com/comments/abc",
+        "t.co/AbC123",  # scheme-less: not a URL at all here (the entry prefixes https:// itself)
         "https://linktr.ee/MyToken",
         "https://bit.ly",
         "https://mytoken.io/t/abc",
@@ -583,12 +639,114 @@ def test_to_canonical_all_skips_junk_and_duplicates_in_order() -> None:
         "https://twitter.com/Jack/status/20?s=20",
         "mytoken.io",
         "javascript:void(0)",
-        "https://x.com/jack/status/20",
+        "https://x.com/someone_else/status/20",
         "https://t.me/s/Solana",
+        "https://mytoken.io",
     ]
     assert to_canonical_all(raws) == [
         "https://mytoken.io",
-        "https://x.com/jack/status/20",
+        "https://x.com/i/status/20",
         "https://t.me/solana",
     ]
     assert to_canonical_all([]) == []
+
+
+# --- one target, one canonical URL ----------------------------------------------------------------
+# QA found the same paid target under two canonical URLs: the dedupe gate and the URL lock (keyed by
+# canonical URL) saw two targets and we paid twice. Each group below is ONE target: every member must
+# give the same canonical URL, and that URL is the group's form.
+# fmt: off
+SAME_TARGET: list[tuple[str, list[str]]] = [
+    ("https://x.com/i/status/1910000000000000001", [
+        "https://twitter.com/i/web/status/1910000000000000001",
+        "https://x.com/someone/status/1910000000000000001",
+        "https://fxtwitter.com/other/status/1910000000000000001",
+        "https://vxtwitter.com/third/status/1910000000000000001?s=20",
+        "https://fixupx.com/a/status/1910000000000000001", "https://fixvx.com/b/status/1910000000000000001",
+        "https://twitter.com/QaShared/status/1910000000000000001", "https://x.com/QASHARED/status/1910000000000000001?s=20",
+        "https://mobile.twitter.com/x/statuses/1910000000000000001/photo/1", "https://x.com/i/status/1910000000000000001",
+        "https://x.com/@QaShared/status/1910000000000000001", "https://twitter.com/#!/QaShared/status/1910000000000000001",
+    ]),
+    ("https://x.com/qahandle", [
+        "https://x.com/@QaHandle", "https://x.com/qahandle", "https://twitter.com/QaHandle/", "https://x.com/@qahandle/media",
+    ]),
+    ("https://instagram.com/p/QaIgCode1", [
+        "https://instagram.com/p/QaIgCode1", "https://www.instagram.com/reel/QaIgCode1/", "https://instagram.com/reels/QaIgCode1",
+        "https://www.instagram.com/tv/QaIgCode1/", "https://instagr.am/p/QaIgCode1", "https://instagram.com/SomeOne/reel/QaIgCode1",
+        "https://www.instagram.com/p/QaIgCode1/embed/captioned/?igsh=MzRl",
+    ]),
+    ("https://reddit.com/comments/1abcde", [
+        "https://www.reddit.com/r/Solana/comments/1abcde/my_slug/", "https://reddit.com/comments/1abcde",
+        "https://old.reddit.com/r/solana/comments/1ABCDE", "https://www.reddit.com/comments/1abcde/slug/",
+        "https://www.reddit.com/r/solana/comments/1abcde/slug/kxyz123/?context=3",
+        "https://np.reddit.com/user/Someone/comments/1abcde/t/", "https://www.reddit.com/gallery/1abcde",
+    ]),
+    ("https://tiktok.com/@/video/7410000000000000001", [
+        "https://www.tiktok.com/@qa.tt/video/7410000000000000001", "https://tiktok.com/@Another/video/7410000000000000001",
+        "https://m.tiktok.com/v/7410000000000000001.html", "https://www.tiktok.com/v/7410000000000000001.html?_d=x",
+        "https://tiktok.com/@/video/7410000000000000001",
+    ]),
+    ("https://tiktok.com/@/photo/7410000000000000002", [
+        "https://www.tiktok.com/@qa.tt/photo/7410000000000000002", "https://tiktok.com/@/photo/7410000000000000002",
+    ]),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("canonical", "variants"), SAME_TARGET, ids=[c for c, _ in SAME_TARGET])
+def test_one_target_has_one_canonical_url(canonical: str, variants: list[str]) -> None:
+    assert {v: to_canonical(v) for v in variants} == dict.fromkeys(variants, canonical)
+    assert parse_canonical(canonical).url == canonical
+    assert to_canonical_all(variants) == [canonical]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # the QA cases, verbatim
+        ("https://twitter.com/i/web/status/1900000000000000001", "https://x.com/someone/status/1900000000000000001"),
+        ("https://x.com/someone/status/1900000000000000001", "https://fxtwitter.com/other/status/1900000000000000001"),
+        ("https://instagram.com/p/CqAbC123", "https://instagram.com/reel/CqAbC123"),
+        ("https://instagram.com/p/CqAbC123", "https://www.instagram.com/tv/CqAbC123/"),
+        ("https://www.reddit.com/r/solana/comments/1abcde/some_slug/", "https://reddit.com/comments/1abcde"),
+        ("https://www.tiktok.com/@a/video/7400000000000000002", "https://m.tiktok.com/v/7400000000000000002.html"),
+    ],
+)
+def test_qa_regression_same_target_same_key(first: str, second: str) -> None:
+    assert to_canonical(first) == to_canonical(second)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("https://x.com/i/status/1", "https://x.com/i/status/2"),
+        ("https://x.com/alpha/status/1", "https://x.com/alpha"),
+        ("https://x.com/alpha", "https://x.com/beta"),
+        ("https://instagram.com/p/AbC", "https://instagram.com/p/abc"),  # shortcodes are case-sensitive
+        ("https://instagram.com/p/AbC", "https://instagram.com/abc"),
+        ("https://reddit.com/comments/abc", "https://reddit.com/comments/abd"),
+        ("https://reddit.com/r/solana/comments/abc", "https://reddit.com/r/solana"),
+        ("https://tiktok.com/@u/video/1", "https://tiktok.com/@u/photo/1"),
+        ("https://tiktok.com/@u/video/1", "https://tiktok.com/@u"),
+    ],
+)
+def test_distinct_targets_stay_distinct(first: str, second: str) -> None:
+    assert to_canonical(first) != to_canonical(second)
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        # where redd.it/<id> and /r/<sub>/s/<code> share links land (one hop, as reddit answers)
+        "https://www.reddit.com/comments/1abcde",
+        "https://www.reddit.com/comments/1abcde/",
+        "https://www.reddit.com/r/Solana/comments/1abcde/my_token_launch/",
+        "https://www.reddit.com/r/solana/comments/1abcde/my_token_launch/?share_id=AbC&utm_content=1&utm_medium=ios_app"
+        "&utm_name=ioscss&utm_source=share&utm_term=1",
+        "https://old.reddit.com/r/solana/comments/1abcde/",
+    ],
+)
+def test_where_a_reddit_shortlink_lands_is_the_post_form(location: str) -> None:
+    assert is_shortlink("https://redd.it/1abcde") and is_shortlink("https://www.reddit.com/r/Solana/s/AbCdEf")
+    assert not is_shortlink(location)
+    assert to_canonical(location) == "https://reddit.com/comments/1abcde"

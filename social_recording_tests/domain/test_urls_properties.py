@@ -51,9 +51,7 @@ def raw_urls(draw: st.DrawFn) -> str:
     h = draw(st.sampled_from([h, h.upper(), h.title()]))
     if h[0].isalpha() and draw(st.booleans()):  # never before an IP literal
         h = "www." + h
-    scheme = draw(st.sampled_from(["https://", "http://", "HTTPS://", "", "//"]))
-    if scheme == "" and h.startswith("["):
-        scheme = "https://"
+    scheme = draw(st.sampled_from(["https://", "http://", "HTTPS://", "Http://", "https:"]))
     port = draw(st.sampled_from(["", "", ":443", ":80", ":8080"]))
     path = "/".join(draw(st.lists(segment, max_size=5)))
     trailing = draw(st.sampled_from(["", "/"]))
@@ -145,6 +143,19 @@ def test_arbitrary_text_either_raises_value_error_or_is_canonical(raw: str) -> N
 
 
 @SETTINGS
+@given(raw_urls())
+def test_scheme_less_input_always_raises_naming_the_value(raw: str) -> None:
+    # DESIGN §12: only http(s) URLs; the entry (TokenProfileReader) prefixes https:// itself
+    for scheme_less in (raw.split(":", 1)[1].lstrip("/"), "//" + raw.split(":", 1)[1].lstrip("/")):
+        try:
+            to_canonical(scheme_less)
+        except ValueError as exc:
+            assert "not an http(s) URL" in str(exc)
+            continue
+        raise AssertionError(f"accepted scheme-less {scheme_less!r}")
+
+
+@SETTINGS
 @given(st.sampled_from(["https://", "http://", "", "//", "HTTPS:"]), st.text(max_size=40))
 def test_any_text_after_a_scheme_raises_value_error_or_is_canonical(scheme: str, rest: str) -> None:
     try:
@@ -165,3 +176,49 @@ def test_any_path_text_is_canonicalised_idempotently(path: str) -> None:
             continue  # e.g. control characters
         assert to_canonical(canonical) == canonical
         parse_canonical(canonical)
+
+
+tweet_id = st.from_regex(r"\A[1-9][0-9]{0,19}\Z")
+any_handle = st.from_regex(r"\A@?[A-Za-z0-9_]{1,20}\Z")
+x_hosts = st.sampled_from(["x.com", "twitter.com", "www.twitter.com", "mobile.twitter.com", "m.x.com",
+                           "fxtwitter.com", "vxtwitter.com", "fixupx.com", "fixvx.com"])  # fmt: skip
+ig_code = st.from_regex(r"\A[A-Za-z0-9_-]{6,14}\Z").filter(lambda c: c != "audio")
+reddit_id = st.from_regex(r"\A[a-z0-9]{1,9}\Z")
+slug = st.from_regex(r"\A[a-z0-9_]{1,20}\Z")
+
+
+@SETTINGS
+@given(x_hosts, any_handle, tweet_id, st.sampled_from(["status", "statuses", "Status"]),
+       st.sampled_from(["", "/", "/photo/1", "/video/2", "/analytics", "?s=20", "?t=x&s=1"]))  # fmt: skip
+def test_every_tweet_url_is_x_i_status_id(host: str, handle: str, tid: str, word: str, suffix: str) -> None:
+    """The handle in a status URL is decoration: X serves the tweet under any handle."""
+    expected = f"https://x.com/i/status/{tid}"
+    assert to_canonical(f"https://{host}/{handle}/{word}/{tid}{suffix}") == expected
+    assert to_canonical(f"https://{host}/i/web/{word}/{tid}{suffix}") == expected
+
+
+@SETTINGS
+@given(st.sampled_from(["p", "reel", "reels", "tv", "P", "Reel"]), ig_code, st.sampled_from(["", "/", "/embed"]),
+       st.one_of(st.just(""), st.from_regex(r"\A[a-z0-9_.]{1,12}/\Z").filter(lambda u: u[:-1] not in
+                 {"p", "reel", "reels", "tv", "stories", "explore", "accounts", "share", "direct", "about"})))  # fmt: skip
+def test_every_instagram_media_url_is_p_code(prefix: str, code: str, tail: str, user: str) -> None:
+    assert to_canonical(f"https://www.instagram.com/{user}{prefix}/{code}{tail}") == f"https://instagram.com/p/{code}"
+
+
+@SETTINGS
+@given(reddit_id, st.sampled_from(["", "r/Solana/", "r/cryptocurrency/", "user/SomeOne/"]),
+       st.sampled_from(["", "/", "/{slug}", "/{slug}/", "/{slug}/kxyz12", "/comment/kxyz12"]), slug,
+       st.sampled_from(["reddit.com", "www.reddit.com", "old.reddit.com", "np.reddit.com", "m.reddit.com"]))  # fmt: skip
+def test_every_reddit_post_url_is_comments_id(pid: str, prefix: str, tail: str, words: str, host: str) -> None:
+    raw = f"https://{host}/{prefix}comments/{pid.upper()}{tail.format(slug=words)}"
+    assert to_canonical(raw) == f"https://reddit.com/comments/{pid}"
+
+
+@SETTINGS
+@given(st.from_regex(r"\A[A-Za-z0-9_.]{1,24}\Z"), tweet_id, st.sampled_from(["video", "photo", "VIDEO"]),
+       st.sampled_from(["tiktok.com", "www.tiktok.com", "m.tiktok.com"]))  # fmt: skip
+def test_every_tiktok_post_url_is_at_kind_id(user: str, pid: str, kind: str, host: str) -> None:
+    expected = f"https://tiktok.com/@/{kind.lower()}/{pid}"
+    assert to_canonical(f"https://{host}/@{user}/{kind}/{pid}") == expected
+    if kind.lower() == "video":
+        assert to_canonical(f"https://{host}/v/{pid}.html") == expected

@@ -33,7 +33,7 @@ def wait_lost(lease_lost: object, timeout: float = GUARD) -> bool:
 
 def test_redis_going_away_marks_the_lease_lost(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="social_recording.locks")
-    key = "social-url:https://x.com/a/status/42"
+    key = "social-url:https://x.com/i/status/42"
     server = running_redis()  # a private server we can stop (the shared one must stay up)
     url = server.__enter__()
     stopped = False

@@ -55,7 +55,7 @@ def test_mutual_exclusion_across_processes(backend: Backend, spawn: Spawn, tmp_p
     counter = tmp_path / "counter.txt"
     counter.write_text("0")
     start = SPAWN.Barrier(4)
-    procs = [spawn(workers.increment, backend.url, "social-url:https://x.com/a/status/1", str(counter), 50, start)
+    procs = [spawn(workers.increment, backend.url, "social-url:https://x.com/i/status/1", str(counter), 50, start)
              for _ in range(4)]
     for proc in procs:
         proc.join(timeout=120)

@@ -25,7 +25,7 @@ def _client(handler: object, token: str | None = APIFY_TOKEN) -> tuple[apify.Api
 
 def test_request_shape_and_timeouts() -> None:
     client, rec = _client(respond(200, [{"id": "1"}, {"id": "2"}]))
-    run = client.run(apify.TIKTOK_ACTOR, {"postURLs": ["https://tiktok.com/@a/video/1"]})
+    run = client.run(apify.TIKTOK_ACTOR, {"postURLs": ["https://tiktok.com/@/video/1"]})
     assert [i["id"] for i in run.items] == ["1", "2"] and run.requests == 1
     (req,) = rec.requests
     assert req.method == "POST"
@@ -33,7 +33,7 @@ def test_request_shape_and_timeouts() -> None:
     assert req.url.params["timeout"] == str(apify.ACTOR_TIMEOUT_S)
     assert req.headers["authorization"] == f"Bearer {APIFY_TOKEN}"
     assert req.headers["content-type"] == "application/json"
-    assert rec.json_body() == {"postURLs": ["https://tiktok.com/@a/video/1"]}
+    assert rec.json_body() == {"postURLs": ["https://tiktok.com/@/video/1"]}
     # the actor's own timeout stays below our read timeout (seed 000 §6.1: 90 s + 15 s)
     policy = apify.apify_policy()
     assert apify.ACTOR_TIMEOUT_S < policy.read_timeout == 105.0 and policy.connect_timeout == 15.0

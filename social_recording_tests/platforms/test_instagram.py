@@ -25,11 +25,10 @@ from social_recording_tests.platforms.mocks import (
 )
 
 POST = "https://instagram.com/p/C7xYz12AbCd"
-REEL = "https://instagram.com/reel/C8ReeLAbCdE"
-TV = "https://instagram.com/tv/C7xYz12AbCd"
+REEL = "https://instagram.com/p/C8ReeLAbCdE"  # reels and IGTV have the /p/ form too (urls.py)
 SHARE = "https://instagram.com/share/BAbc123xyz"
 PROFILE = "https://instagram.com/pepe2official"
-POSTS = [POST, REEL, TV, SHARE]
+POSTS = [POST, REEL, SHARE]
 FETCHABLE = [*POSTS, PROFILE]
 
 
@@ -42,7 +41,7 @@ def test_shapes_are_canonical() -> None:
         assert to_canonical(url) == url
 
 
-@pytest.mark.parametrize("url", [POST, TV, SHARE])
+@pytest.mark.parametrize("url", [POST, SHARE])
 def test_post_success(url: str) -> None:
     gen, rec = _gen(serve("instagram", "post.json"))
     result = gen.generate(url, CTX)
@@ -62,8 +61,10 @@ def test_post_success(url: str) -> None:
 
 
 def test_reel_success() -> None:
+    """The canonical URL is /p/<code> for a reel too: the subtype comes from `productType: clips`."""
     gen, rec = _gen(serve("instagram", "reel.json"))
     result = gen.generate(REEL, CTX)
+    assert rec.json_body() == {"directUrls": [REEL], "resultsType": "posts", "resultsLimit": 1}
     (group,) = result.graph.groups
     raw = fixture_json("instagram", "reel.json")[0]
     assert group.content is not None and group.content.subtype == "reel"
@@ -73,10 +74,15 @@ def test_reel_success() -> None:
     assert rec.count == 1
 
 
-def test_clips_product_type_is_a_reel_even_under_p() -> None:
-    gen, _ = _gen(serve("instagram", "reel.json"))
+@pytest.mark.parametrize(
+    ("product_type", "subtype"),
+    [("clips", "reel"), ("feed", "post"), ("igtv", "post"), ("carousel_container", "post"), (None, "post"), (7, "post")],
+)
+def test_subtype_comes_from_product_type(product_type: object, subtype: str) -> None:
+    item = {**fixture_json("instagram", "reel.json")[0], "productType": product_type}
+    gen, _ = _gen(respond(200, [item]))
     (group,) = gen.generate(POST, CTX).graph.groups
-    assert group.content is not None and group.content.subtype == "reel"
+    assert group.content is not None and group.content.subtype == subtype
 
 
 def test_profile_account_only() -> None:
@@ -111,10 +117,16 @@ def test_unrecognised_shapes(url: str) -> None:
     expect_no_call_failure(*_gen(respond(200, [])), url, ErrorCode.NOT_FOUND)
 
 
-def test_non_canonical_rejected() -> None:
+@pytest.mark.parametrize(
+    "url",
+    ["https://www.instagram.com/p/C7xYz12AbCd/?igsh=abc", "https://instagram.com/reel/C8ReeLAbCdE",
+     "https://instagram.com/reels/C8ReeLAbCdE", "https://instagram.com/tv/C7xYz12AbCd",
+     "https://instagram.com/pepe2official/p/C7xYz12AbCd"],
+)
+def test_non_canonical_rejected(url: str) -> None:
     gen, rec = _gen(serve("instagram", "post.json"))
     with pytest.raises(NonCanonicalUrl):
-        gen.generate("https://www.instagram.com/p/C7xYz12AbCd/?igsh=abc", CTX)
+        gen.generate(url, CTX)
     assert rec.count == 0
 
 

@@ -24,15 +24,13 @@ from social_recording_tests.platforms.mocks import (
     serve,
 )
 
-POST = "https://reddit.com/r/cryptocurrency/comments/1d2x3y4"
-POST_NO_SUB = "https://reddit.com/comments/1d2x3y4"
-COMMENT = "https://reddit.com/r/cryptocurrency/comments/1d2x3y4/pepe2_is_live/l5abcde"
+POST = "https://reddit.com/comments/1d2x3y4"  # the one canonical post form (urls.py)
 SHARE = "https://reddit.com/r/cryptocurrency/s/AbCdEf12"
 REDDIT_SHORT = "https://redd.it/1d2x3y4"
 SUB = "https://reddit.com/r/cryptocurrency"
 SUB_TOP = "https://reddit.com/r/cryptocurrency/top"
 USER = "https://reddit.com/user/moon_farmer"
-POSTS = [POST, POST_NO_SUB, COMMENT, SHARE, REDDIT_SHORT]
+POSTS = [POST, SHARE, REDDIT_SHORT]
 FETCHABLE = [*POSTS, SUB, SUB_TOP, USER]
 
 
@@ -130,15 +128,24 @@ def test_zero_call_shapes(url: str, subtype: str) -> None:
 
 
 @pytest.mark.parametrize("url", ["https://reddit.com/r/cryptocurrency/wiki/rules", "https://reddit.com/settings",
-                                 "https://reddit.com/user/moon_farmer/saved"])
+                                 "https://reddit.com/user/moon_farmer/saved", "https://reddit.com/r/cryptocurrency/comments",
+                                 "https://reddit.com/comments/not_an_id"])
 def test_unrecognised_shapes(url: str) -> None:
     expect_no_call_failure(*_gen(respond(200, [])), url, ErrorCode.NOT_FOUND)
 
 
-def test_non_canonical_rejected() -> None:
+@pytest.mark.parametrize(
+    "url",
+    ["https://old.reddit.com/r/CryptoCurrency/comments/1d2x3y4/pepe2_is_live/",
+     # the subreddit, the slug and a comment id are decoration of the post id: they fold away
+     "https://reddit.com/r/cryptocurrency/comments/1d2x3y4",
+     "https://reddit.com/r/cryptocurrency/comments/1d2x3y4/pepe2_is_live/l5abcde",
+     "https://reddit.com/comments/1d2x3y4/pepe2_is_live"],
+)
+def test_non_canonical_rejected(url: str) -> None:
     gen, rec = _gen(serve("reddit", "post.json"))
     with pytest.raises(NonCanonicalUrl):
-        gen.generate("https://old.reddit.com/r/CryptoCurrency/comments/1d2x3y4/pepe2_is_live/", CTX)
+        gen.generate(url, CTX)
     assert rec.count == 0
 
 

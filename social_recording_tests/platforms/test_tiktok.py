@@ -25,13 +25,12 @@ from social_recording_tests.platforms.mocks import (
     serve,
 )
 
-VIDEO = "https://tiktok.com/@pepe2official/video/7301234567890123456"
-PHOTO = "https://tiktok.com/@pepe2official/photo/7301234567890999999"
-V_HTML = "https://tiktok.com/v/7301234567890123456.html"
+VIDEO = "https://tiktok.com/@/video/7301234567890123456"  # the one canonical post form (urls.py)
+PHOTO = "https://tiktok.com/@/photo/7301234567890999999"
 SHORT_T = "https://tiktok.com/t/ZTRabc123"
 SHORT_VM = "https://vm.tiktok.com/ZMabc123"
 PROFILE = "https://tiktok.com/@pepe2official"
-POSTS = [VIDEO, PHOTO, V_HTML, SHORT_T, SHORT_VM]
+POSTS = [VIDEO, PHOTO, SHORT_T, SHORT_VM]
 FETCHABLE = [*POSTS, PROFILE]
 
 
@@ -44,7 +43,7 @@ def test_shapes_are_canonical() -> None:
         assert to_canonical(url) == url
 
 
-@pytest.mark.parametrize("url", [VIDEO, V_HTML, SHORT_T, SHORT_VM])
+@pytest.mark.parametrize("url", [VIDEO, SHORT_T, SHORT_VM])
 def test_video_success(url: str) -> None:
     gen, rec = _gen(serve("tiktok", "video.json"))
     result = gen.generate(url, CTX)
@@ -104,16 +103,31 @@ def test_zero_call_shapes(url: str, subtype: str) -> None:
 
 
 @pytest.mark.parametrize("url", ["https://tiktok.com/@pepe2official/live", "https://tiktok.com/@pepe2official/video/abc",
+                                 "https://tiktok.com/@/video/abc", "https://tiktok.com/@", "https://tiktok.com/@/video",
                                  "https://tiktok.com/legal/privacy-policy"])
 def test_unrecognised_shapes(url: str) -> None:
     expect_no_call_failure(*_gen(respond(200, [])), url, ErrorCode.NOT_FOUND)
 
 
-def test_non_canonical_rejected() -> None:
+@pytest.mark.parametrize(
+    "url",
+    ["https://www.tiktok.com/@Pepe2official/video/7301234567890123456?is_from_webapp=1",
+     # the author's handle in a post URL is decoration: canonical posts are /@/video/<id>
+     "https://tiktok.com/@pepe2official/video/7301234567890123456",
+     "https://tiktok.com/@pepe2official/photo/7301234567890999999",
+     "https://tiktok.com/v/7301234567890123456.html"],
+)
+def test_non_canonical_rejected(url: str) -> None:
     gen, rec = _gen(serve("tiktok", "video.json"))
     with pytest.raises(NonCanonicalUrl):
-        gen.generate("https://www.tiktok.com/@Pepe2official/video/7301234567890123456?is_from_webapp=1", CTX)
+        gen.generate(url, CTX)
     assert rec.count == 0
+
+
+def test_author_comes_from_the_item_not_the_url() -> None:
+    gen, _ = _gen(serve("tiktok", "video.json"))
+    (group,) = gen.generate(VIDEO, CTX).graph.groups
+    assert group.account is not None and group.account.fields["name"] == "pepe2official"
 
 
 def test_missing_token() -> None:

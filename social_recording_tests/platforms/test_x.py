@@ -26,8 +26,7 @@ from social_recording_tests.platforms.mocks import (
     serve,
 )
 
-TWEET_URL = "https://x.com/soldevalice/status/1790000000000000001"
-TWEET_URL_I = "https://x.com/i/status/1790000000000000001"
+TWEET_URL = "https://x.com/i/status/1790000000000000001"  # the one canonical tweet form (urls.py)
 PROFILE_URL = "https://x.com/soldevalice"
 ROOT_ID = "1790000000000000001"
 
@@ -43,10 +42,9 @@ def _gen(handler: Handler, key: str | None = TWITTERAPI_KEY) -> tuple[x.XGenerat
 # ------------------------------------------------------------------ success
 
 
-@pytest.mark.parametrize("url", [TWEET_URL, TWEET_URL_I])
-def test_tweet_quote_chain(url: str) -> None:
+def test_tweet_quote_chain() -> None:
     gen, rec = _gen(serve("x", "tweet_quote_chain.json"))
-    result = gen.generate(url, CTX)
+    result = gen.generate(TWEET_URL, CTX)
     assert result.attempted is True and result.requests == 1 and rec.count == 1
     req = rec.requests[0]
     assert req.method == "GET" and req.url.host == "api.twitterapi.io" and req.url.path == "/twitter/tweets"
@@ -79,7 +77,7 @@ def test_tweet_quote_chain(url: str) -> None:
 
 def test_retweet_becomes_child_group() -> None:
     gen, rec = _gen(serve("x", "tweet_retweet.json"))
-    result = gen.generate("https://x.com/soldevalice/status/1790000000000000010", CTX)
+    result = gen.generate("https://x.com/i/status/1790000000000000010", CTX)
     assert planned_refs(result.graph) == [("tweet:1790000000000000010", 0), ("tweet:1790000000000000011", 1)]
     assert result.graph.groups[1].account is not None
     assert result.graph.groups[1].account.platform_key == "x:44196397"
@@ -89,7 +87,7 @@ def test_retweet_becomes_child_group() -> None:
 def test_quote_cycle_is_built_faithfully_and_rejected_by_plan() -> None:
     gen, rec = _gen(serve("x", "tweet_quote_cycle.json"))
     with pytest.raises(SocialContractError, match="cycle") as info:
-        gen.generate("https://x.com/soldevalice/status/1790000000000000021", CTX)
+        gen.generate("https://x.com/i/status/1790000000000000021", CTX)
     assert info.value.attempted is True and rec.count == 1
     groups = x.tweet_chain_groups(fixture_json("x", "tweet_quote_cycle.json")["tweets"][0])
     assert [(g.ref, g.parent_ref) for g in groups] == [
@@ -157,7 +155,8 @@ def test_unrecognised_shapes_are_not_found_without_a_call(url: str) -> None:
 def test_non_canonical_input_is_rejected_not_fixed() -> None:
     gen, rec = _gen(serve("x", "tweet_quote_chain.json"))
     for bad in ("https://twitter.com/SolDevAlice/status/1790000000000000001",
-                "https://x.com/soldevalice/status/1790000000000000001?s=20", "x.com/soldevalice"):
+                "https://x.com/soldevalice/status/1790000000000000001",  # the handle form folds to /i/status/
+                "https://x.com/i/status/1790000000000000001?s=20", "https://x.com/@soldevalice", "x.com/soldevalice"):
         with pytest.raises(NonCanonicalUrl):
             gen.generate(bad, CTX)
     assert rec.count == 0
@@ -178,7 +177,7 @@ def test_missing_key_is_upstream_without_a_call() -> None:
 
 # ------------------------------------------------------------------ failures, both shapes
 
-FETCHABLE = [TWEET_URL, TWEET_URL_I, PROFILE_URL]
+FETCHABLE = [TWEET_URL, PROFILE_URL]
 
 
 @pytest.mark.parametrize("url", FETCHABLE)
@@ -210,10 +209,9 @@ def test_failures(url: str, handler_factory: object, code: ErrorCode) -> None:
 
 
 @pytest.mark.parametrize("fixture", ["tweet_empty.json", "tweet_status_error.json"])
-@pytest.mark.parametrize("url", [TWEET_URL, TWEET_URL_I])
-def test_tweet_not_found(url: str, fixture: str) -> None:
+def test_tweet_not_found(fixture: str) -> None:
     gen, rec = _gen(serve("x", fixture))
-    expect_error(lambda: gen.generate(url, CTX), ErrorCode.NOT_FOUND, attempted=True)
+    expect_error(lambda: gen.generate(TWEET_URL, CTX), ErrorCode.NOT_FOUND, attempted=True)
     assert rec.count == 1
 
 

@@ -35,8 +35,8 @@ from social_recording.store.base import Store
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
-X_URL = "https://x.com/alpha/status/1"
-X_URL_2 = "https://x.com/beta/status/2"
+X_URL = "https://x.com/i/status/1"  # the one canonical tweet form (domain/urls.py)
+X_URL_2 = "https://x.com/i/status/2"
 WEB_URL = "https://example.com/p"
 YT_URL = "https://youtube.com/watch?v=abcdefghijk"
 GH_URL = "https://github.com/owner/repo"

@@ -212,7 +212,7 @@ def test_non_canonical_stored_url_is_isolated_within_a_run(
 def test_credit_exhaustion_is_shared_by_the_whole_run(
     store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
 ) -> None:
-    x_other = "https://x.com/gamma/status/3"
+    x_other = "https://x.com/i/status/3"
     assert store.create_pending_token(TokenProfile(address="A", urls=[X_URL]), T0)
     assert store.create_pending_token(TokenProfile(address="B", urls=[x_other, YT_URL]), T0)
     eng = build_engine(store, locks, counting_registry(counter, {X_URL: Behaviour("credit_exhausted")}), clock=clock)

@@ -31,7 +31,7 @@ from social_recording.sandbox import (
 from social_recording.sandbox.scenario import Scenario
 from social_recording.upstream.shortlinks import ShortlinkResolver
 from social_recording.upstream.tracker import TrackerClient
-from social_recording_tests.sandbox._helpers import scenario
+from social_recording_tests.sandbox._helpers import scenario, token
 
 KEYS = ProviderKeys(
     twitterapi_io_key=SecretStr("tw-key"),
@@ -62,18 +62,18 @@ def objects(result: GenerateResult) -> list[tuple[str, str, str, int]]:
 # ------------------------------------------------------------------ ok: plan() accepts every graph
 
 OK_CASES: list[tuple[str, list[tuple[str, str, str, int]]]] = [
-    ("https://x.com/bonkdogsol/status/1851234567890123400",  # quotes a tweet that quotes another
+    ("https://x.com/i/status/1851234567890123400",  # quotes a tweet that quotes another
      [("content", "x", "tweet", 0), ("account", "x", "user", 0), ("content", "x", "tweet", 1),
       ("account", "x", "user", 1), ("content", "x", "tweet", 2), ("account", "x", "user", 2)]),
-    ("https://x.com/bonkdogsol/status/1851234567890123402", [("content", "x", "tweet", 0), ("account", "x", "user", 0)]),
+    ("https://x.com/i/status/1851234567890123402", [("content", "x", "tweet", 0), ("account", "x", "user", 0)]),
     ("https://x.com/moonfrogsol", [("account", "x", "user", 0)]),
-    ("https://tiktok.com/@whalesol/video/7301234567890123456", [("content", "tiktok", "video", 0), ("account", "tiktok", "user", 0)]),
-    ("https://tiktok.com/@whalesol/photo/7301234567890123457", [("content", "tiktok", "photo", 0), ("account", "tiktok", "user", 0)]),
+    ("https://tiktok.com/@/video/7301234567890123456", [("content", "tiktok", "video", 0), ("account", "tiktok", "user", 0)]),
+    ("https://tiktok.com/@/photo/7301234567890123457", [("content", "tiktok", "photo", 0), ("account", "tiktok", "user", 0)]),
     ("https://tiktok.com/@pepesolana", [("account", "tiktok", "user", 0)]),
     ("https://instagram.com/p/C9xYzAbCdEf", [("content", "instagram", "post", 0), ("account", "instagram", "user", 0)]),
-    ("https://instagram.com/reel/C9rEeLsOl4n", [("content", "instagram", "reel", 0), ("account", "instagram", "user", 0)]),
+    ("https://instagram.com/p/RsOlReEl4nC", [("content", "instagram", "reel", 0), ("account", "instagram", "user", 0)]),
     ("https://instagram.com/someone", [("account", "instagram", "user", 0)]),
-    ("https://reddit.com/r/solana/comments/1gk2x7q",
+    ("https://reddit.com/comments/1gk2x7q",
      [("content", "reddit", "post", 0), ("account", "reddit-user", "user", 0), ("venue", "reddit-sub", "subreddit", 0)]),
     ("https://reddit.com/r/solana/s/Xy7AbC12",
      [("content", "reddit", "post", 0), ("account", "reddit-user", "user", 0), ("venue", "reddit-sub", "subreddit", 0)]),
@@ -121,12 +121,14 @@ def test_telegram_channel_and_user_kinds(tmp_path: Path) -> None:
 
 
 def test_x_graph_carries_stable_ids_and_the_author_of_the_url(tmp_path: Path) -> None:
-    """A tweet the scenario mentions (as a target or on a token) is authored by the URL's handle."""
-    url = "https://x.com/bonkdogsol/status/1851234567890123400"
-    result, _ = generate(tmp_path, scenario({url: "ok"}), url)
+    """A tweet a token mentions by a raw URL with a handle is authored by that handle (the canonical
+    x.com/i/status/<id> the generator fetches has none)."""
+    url = "https://x.com/i/status/1851234567890123400"
+    raw = token("T1", last="2026-11-01T00:00:00Z", twitter="https://x.com/BonkDogSol/status/1851234567890123400")
+    result, _ = generate(tmp_path, scenario({url: "ok"}, tokens=[raw]), url)
     root = result.graph.groups[0]
     assert root.content is not None and root.content.platform_key == "x:1851234567890123400"
-    assert root.account is not None and root.account.fields["userName"] == "bonkdogsol"
+    assert root.account is not None and root.account.fields["userName"].lower() == "bonkdogsol"
     profile, _ = generate(tmp_path / "p", scenario(), "https://x.com/bonkdogsol")
     assert profile.graph.groups[0].account is not None
     assert profile.graph.groups[0].account.platform_key == root.account.platform_key
@@ -155,28 +157,28 @@ def test_youtube_video_venue_is_the_channel_id(tmp_path: Path) -> None:
 
 OUTCOME_CASES: list[tuple[str, str, ErrorCode | None]] = [
     # x (tweets): twitterapi.io has no "blocked tweet" shape; blocked tweets read as not found
-    ("https://x.com/a/status/1851234567890123456", "not_found", ErrorCode.NOT_FOUND),
-    ("https://x.com/a/status/1851234567890123456", "blocked", ErrorCode.NOT_FOUND),
-    ("https://x.com/a/status/1851234567890123456", "error", ErrorCode.UPSTREAM),
-    ("https://x.com/a/status/1851234567890123456", "rate_limited", ErrorCode.RATE_LIMITED),
-    ("https://x.com/a/status/1851234567890123456", "credit_exhausted", ErrorCode.CREDIT_EXHAUSTED),
-    ("https://x.com/a/status/1851234567890123456", "invalid", None),  # SocialContractError
+    ("https://x.com/i/status/1851234567890123456", "not_found", ErrorCode.NOT_FOUND),
+    ("https://x.com/i/status/1851234567890123456", "blocked", ErrorCode.NOT_FOUND),
+    ("https://x.com/i/status/1851234567890123456", "error", ErrorCode.UPSTREAM),
+    ("https://x.com/i/status/1851234567890123456", "rate_limited", ErrorCode.RATE_LIMITED),
+    ("https://x.com/i/status/1851234567890123456", "credit_exhausted", ErrorCode.CREDIT_EXHAUSTED),
+    ("https://x.com/i/status/1851234567890123456", "invalid", None),  # SocialContractError
     ("https://x.com/someone", "not_found", ErrorCode.NOT_FOUND),
     ("https://x.com/someone", "blocked", ErrorCode.TARGET_BLOCKED),
     # tiktok / instagram / reddit (apify)
-    ("https://tiktok.com/@cat/video/7302222222222222222", "not_found", ErrorCode.NOT_FOUND),
-    ("https://tiktok.com/@cat/video/7302222222222222222", "blocked", ErrorCode.TARGET_BLOCKED),
-    ("https://tiktok.com/@cat/video/7302222222222222222", "error", ErrorCode.UPSTREAM),
-    ("https://tiktok.com/@cat/video/7302222222222222222", "rate_limited", ErrorCode.RATE_LIMITED),
-    ("https://tiktok.com/@cat/video/7302222222222222222", "credit_exhausted", ErrorCode.CREDIT_EXHAUSTED),
+    ("https://tiktok.com/@/video/7302222222222222222", "not_found", ErrorCode.NOT_FOUND),
+    ("https://tiktok.com/@/video/7302222222222222222", "blocked", ErrorCode.TARGET_BLOCKED),
+    ("https://tiktok.com/@/video/7302222222222222222", "error", ErrorCode.UPSTREAM),
+    ("https://tiktok.com/@/video/7302222222222222222", "rate_limited", ErrorCode.RATE_LIMITED),
+    ("https://tiktok.com/@/video/7302222222222222222", "credit_exhausted", ErrorCode.CREDIT_EXHAUSTED),
     ("https://tiktok.com/@cat", "blocked", ErrorCode.TARGET_BLOCKED),
     ("https://tiktok.com/@cat", "not_found", ErrorCode.NOT_FOUND),
     ("https://instagram.com/p/C9xYzAbCdEf", "not_found", ErrorCode.NOT_FOUND),
     ("https://instagram.com/p/C9xYzAbCdEf", "blocked", ErrorCode.TARGET_BLOCKED),
     ("https://instagram.com/privatewhale", "blocked", ErrorCode.TARGET_BLOCKED),
     ("https://instagram.com/privatewhale", "credit_exhausted", ErrorCode.CREDIT_EXHAUSTED),
-    ("https://reddit.com/r/solana/comments/1gk2x7q", "not_found", ErrorCode.NOT_FOUND),
-    ("https://reddit.com/r/solana/comments/1gk2x7q", "blocked", ErrorCode.TARGET_BLOCKED),
+    ("https://reddit.com/comments/1gk2x7q", "not_found", ErrorCode.NOT_FOUND),
+    ("https://reddit.com/comments/1gk2x7q", "blocked", ErrorCode.TARGET_BLOCKED),
     ("https://reddit.com/r/solana", "blocked", ErrorCode.TARGET_BLOCKED),
     ("https://reddit.com/r/solana", "rate_limited", ErrorCode.RATE_LIMITED),
     # youtube: the Data API hides private videos like missing ones (blocked reads as not found)
@@ -229,7 +231,7 @@ def test_flaky_free_targets_converge_within_one_invocation(tmp_path: Path, url: 
 
 
 def test_flaky_paid_target_fails_once_per_invocation_then_succeeds(tmp_path: Path) -> None:
-    url = "https://x.com/otter_sol/status/1852000000000000007"
+    url = "https://x.com/i/status/1852000000000000007"
     sc = scenario({url: "flaky:2"})
     ledger = Ledger(tmp_path / "ledger.jsonl")
     registry = build_registry(KEYS, transport=SandboxTransport(sc, ledger, sleep=lambda s: None), sleep=lambda s: None)
@@ -245,7 +247,7 @@ def test_flaky_paid_target_fails_once_per_invocation_then_succeeds(tmp_path: Pat
 
 def test_invalid_on_other_providers_answers_ok(tmp_path: Path) -> None:
     """Only X's quote chain can carry a broken graph; elsewhere `invalid` answers like `ok` (documented)."""
-    for url in ("https://youtube.com/watch?v=Ot7erSo1aN4", "https://github.com/o/r", "https://tiktok.com/@a/video/1"):
+    for url in ("https://youtube.com/watch?v=Ot7erSo1aN4", "https://github.com/o/r", "https://tiktok.com/@/video/1"):
         result, _ = generate(tmp_path / url.split("/")[2], scenario({url: "invalid"}), url)
         plan(result.graph)
 
@@ -311,11 +313,11 @@ def _record_demo_like(tmp_path: Path) -> dict[str, Any]:
 
 def test_demo_targets_behave_as_declared(tmp_path: Path) -> None:
     seen = _record_demo_like(tmp_path)
-    assert seen["https://x.com/duckcoinsol/status/1852111111111111111"] == "invalid"
-    assert seen["https://x.com/otter_sol/status/1852000000000000007"] is ErrorCode.UPSTREAM  # flaky:2, first call
+    assert seen["https://x.com/i/status/1852111111111111111"] == "invalid"
+    assert seen["https://x.com/i/status/1852000000000000007"] is ErrorCode.UPSTREAM  # flaky:2, first call
     assert seen["https://x.com/rugdevsol"] is ErrorCode.TARGET_BLOCKED
     assert seen["https://youtube.com/watch?v=QuotaV1de0X"] is ErrorCode.CREDIT_EXHAUSTED
-    assert seen["https://tiktok.com/@catsol/video/7302222222222222222"] is ErrorCode.RATE_LIMITED
+    assert seen["https://tiktok.com/@/video/7302222222222222222"] is ErrorCode.RATE_LIMITED
     assert seen["https://youtube.com/watch?v=Fl4kyV1de01"] == "ok"  # flaky:1 on a free provider: retried in-call
     assert seen["https://duckcoin.fun"] == "ok" and seen["https://bonkdog.io"] == "ok"
     assert seen["https://shibasol.io"] is ErrorCode.NOT_FOUND and seen["https://rugpull.io"] is ErrorCode.TARGET_BLOCKED

@@ -142,8 +142,11 @@ def tweets(client: httpx.Client, ids: str) -> httpx.Response:
     return client.get(f"{TW}/tweets", params={"tweet_ids": ids}, headers={"X-API-Key": KEY})
 
 
-def test_twitter_ok_tweet_shape_and_author_from_the_target_url(tmp_path: Path) -> None:
-    sc = scenario({"https://x.com/soldog/status/1851234567890123456": "ok"})
+def test_twitter_ok_tweet_shape_and_author_from_the_tokens_raw_url(tmp_path: Path) -> None:
+    """The canonical tweet form x.com/i/status/<id> has no handle: the author comes from the raw URL a
+    token carries (directly or at the end of a redirect), so answers agree with what the tracker said."""
+    raw = token("T1", last="2026-11-01T00:00:00Z", twitter="https://twitter.com/SolDog/status/1851234567890123456?s=20")
+    sc = scenario({"https://x.com/i/status/1851234567890123456": "ok"}, tokens=[raw])
     _, ledger, client, _ = make(tmp_path, sc)
     body = tweets(client, "1851234567890123456").json()
     assert body["status"] == "success" and len(body["tweets"]) == 1
@@ -152,7 +155,7 @@ def test_twitter_ok_tweet_shape_and_author_from_the_target_url(tmp_path: Path) -
                   "quoteCount", "viewCount", "bookmarkCount", "isReply", "inReplyToId", "inReplyToUserId",
                   "quoted_tweet", "retweeted_tweet", "entities"):
         assert field in t, field
-    assert t["id"] == "1851234567890123456" and t["author"]["userName"] == "soldog"
+    assert t["id"] == "1851234567890123456" and t["author"]["userName"] == "SolDog"
     assert t["author"]["id"].isdigit() and {"userName", "name", "id"} <= set(t["author"])
     assert t["createdAt"].endswith("2024")  # from the snowflake id: Oct 2024
     entry = last_entry(ledger)
@@ -174,8 +177,20 @@ def test_twitter_quote_chains_are_deterministic_and_bounded(tmp_path: Path) -> N
     assert 4 <= sum(1 for d in depths if d) <= 20  # about one in four
 
 
+def test_twitter_author_hint_through_a_redirect_and_without_any(tmp_path: Path) -> None:
+    raw = token("T1", last="2026-11-01T00:00:00Z", twitter="https://t.co/abc")
+    sc = scenario(tokens=[raw], redirects={"https://t.co/abc": "https://fxtwitter.com/Frog_Dev/status/1851234567890123499/photo/1"})
+    _, _, client, _ = make(tmp_path, sc)
+    assert tweets(client, "1851234567890123499").json()["tweets"][0]["author"]["userName"] == "Frog_Dev"
+    # a tweet no raw URL names: a generated author, the same one for every sandbox instance
+    first = tweets(client, "1851234567890123400").json()["tweets"][0]["author"]["userName"]
+    _, _, other, _ = make(tmp_path / "other", scenario())
+    assert tweets(other, "1851234567890123400").json()["tweets"][0]["author"]["userName"] == first
+
+
 def test_twitter_same_author_id_everywhere(tmp_path: Path) -> None:
-    sc = scenario({"https://x.com/soldog/status/1851234567890123456": "ok"})
+    raw = token("T1", last="2026-11-01T00:00:00Z", twitter="https://x.com/soldog/status/1851234567890123456")
+    sc = scenario({"https://x.com/i/status/1851234567890123456": "ok"}, tokens=[raw])
     _, _, client, _ = make(tmp_path, sc)
     in_tweet = tweets(client, "1851234567890123456").json()["tweets"][0]["author"]["id"]
     profile = client.get(f"{TW}/user/info", params={"userName": "SolDog"}, headers={"X-API-Key": KEY}).json()
@@ -192,14 +207,14 @@ def test_twitter_same_author_id_everywhere(tmp_path: Path) -> None:
      ("credit_exhausted", 402, lambda b: "Credits is not enough" in b["msg"])],
 )
 def test_twitter_tweet_outcomes(tmp_path: Path, outcome: str, status: int, check: Any) -> None:
-    _, ledger, client, _ = make(tmp_path, scenario({"https://x.com/a/status/77": outcome}))
+    _, ledger, client, _ = make(tmp_path, scenario({"https://x.com/i/status/77": outcome}))
     r = tweets(client, "77")
     assert r.status_code == status and check(r.json())
     assert last_entry(ledger).status == status
 
 
 def test_twitter_invalid_is_a_quote_cycle(tmp_path: Path) -> None:
-    _, _, client, _ = make(tmp_path, scenario({"https://x.com/a/status/1851234567890123456": "invalid"}))
+    _, _, client, _ = make(tmp_path, scenario({"https://x.com/i/status/1851234567890123456": "invalid"}))
     a = tweets(client, "1851234567890123456").json()["tweets"][0]
     b = a["quoted_tweet"]
     assert b["id"] != a["id"] and b["quoted_tweet"]["id"] == a["id"]
@@ -236,19 +251,24 @@ def run_actor(client: httpx.Client, actor: str, body: dict[str, Any]) -> httpx.R
 
 def test_apify_tiktok_post_and_profile(tmp_path: Path) -> None:
     _, ledger, client, _ = make(tmp_path, scenario())
-    r = run_actor(client, "clockworks~tiktok-scraper", {"postURLs": ["https://tiktok.com/@whale/video/7301234567890123456"]})
+    r = run_actor(client, "clockworks~tiktok-scraper", {"postURLs": ["https://tiktok.com/@/video/7301234567890123456"]})
     assert r.status_code == 201
     (item,) = r.json()
-    assert item["id"] == "7301234567890123456" and item["authorMeta"]["name"] == "whale"
+    author = item["authorMeta"]["name"]
+    assert item["id"] == "7301234567890123456" and author
     for field in ("text", "createTime", "createTimeISO", "webVideoUrl", "playCount", "diggCount", "commentCount",
                   "shareCount", "collectCount"):
         assert field in item, field
     assert {"id", "name", "nickName", "verified", "signature", "fans", "following", "heart", "video",
             "privateAccount", "avatar"} <= set(item["authorMeta"])
-    assert last_entry(ledger).subject == "apify:https://tiktok.com/@whale/video/7301234567890123456"
-    profile = run_actor(client, "clockworks~tiktok-scraper", {"profiles": ["whale"], "resultsPerPage": 1}).json()
+    assert last_entry(ledger).subject == "apify:https://tiktok.com/@/video/7301234567890123456"
+    profile = run_actor(client, "clockworks~tiktok-scraper", {"profiles": [author], "resultsPerPage": 1}).json()
     assert profile[0]["authorMeta"]["id"] == item["authorMeta"]["id"]
-    assert last_entry(ledger).subject == "apify:https://tiktok.com/@whale"
+    assert last_entry(ledger).subject == f"apify:https://tiktok.com/@{author}"
+    # the author belongs to the post: a URL naming another handle gets the same post and author
+    (again,) = run_actor(client, "clockworks~tiktok-scraper",
+                         {"postURLs": ["https://www.tiktok.com/@whale/video/7301234567890123456"]}).json()
+    assert (again["id"], again["authorMeta"]["id"]) == (item["id"], item["authorMeta"]["id"])
 
 
 def test_apify_instagram_post_reel_profile(tmp_path: Path) -> None:
@@ -258,9 +278,15 @@ def test_apify_instagram_post_reel_profile(tmp_path: Path) -> None:
     assert {"id", "shortCode", "url", "type", "productType", "caption", "timestamp", "ownerId", "ownerUsername",
             "likesCount", "commentsCount", "displayUrl"} <= set(post)
     assert post["shortCode"] == "C9xYz" and post["productType"] == "feed"
-    reel = run_actor(client, "apify~instagram-scraper", {"directUrls": ["https://instagram.com/reel/C9abc"],
+    # every media's canonical URL is /p/<code>: the kind belongs to the code (sandbox: "R…" codes are reels)
+    reel = run_actor(client, "apify~instagram-scraper", {"directUrls": ["https://instagram.com/p/RC9abc"],
                                                          "resultsType": "posts"}).json()[0]
     assert reel["productType"] == "clips" and "videoViewCount" in reel
+    for url in ("https://instagram.com/reel/C9abc", "https://instagram.com/tv/C9abc", "https://instagram.com/p/C9abc"):
+        item = run_actor(client, "apify~instagram-scraper", {"directUrls": [url], "resultsType": "posts"}).json()[0]
+        assert item["productType"] == "feed" and item["shortCode"] == "C9abc"
+    via_reel = run_actor(client, "apify~instagram-scraper", {"directUrls": ["https://instagram.com/reel/RC9abc"]}).json()[0]
+    assert via_reel["id"] == reel["id"] and via_reel["productType"] == "clips"
     profile = run_actor(client, "apify~instagram-scraper", {"directUrls": ["https://instagram.com/someone"],
                                                             "resultsType": "details"}).json()[0]
     assert {"id", "username", "fullName", "biography", "followersCount", "followsCount", "postsCount", "verified",
@@ -277,13 +303,17 @@ def test_apify_reddit_post_community_user(tmp_path: Path) -> None:
         assert len(items) == 1
         return dict(items[0])
 
-    post = run("https://reddit.com/r/solana/comments/1gk2x7q")
+    post = run("https://reddit.com/comments/1gk2x7q")
     assert post["dataType"] == "post" and post["id"] == "t3_1gk2x7q" and post["parsedId"] == "1gk2x7q"
-    assert post["parsedCommunityName"] == "solana" and post["communityName"] == "r/solana"
+    sub = post["parsedCommunityName"]
+    assert sub and post["communityName"] == f"r/{sub}"  # the post's subreddit, from the post, not the URL
+    for other in ("https://reddit.com/r/elsewhere/comments/1gk2x7q/slug", "https://redd.it/1gk2x7q"):
+        same = run(other)
+        assert (same["id"], same["parsedCommunityName"]) == (post["id"], sub)
     assert {"url", "title", "body", "username", "userId", "createdAt", "upVotes", "numberOfComments", "over18"} <= set(post)
     assert run("https://reddit.com/r/solana")["dataType"] == "community"
     assert run("https://reddit.com/user/someone")["username"] == "someone"
-    assert ledger.read()[0].subject == "apify:https://reddit.com/r/solana/comments/1gk2x7q"
+    assert ledger.read()[0].subject == "apify:https://reddit.com/comments/1gk2x7q"
 
 
 @pytest.mark.parametrize(
@@ -295,7 +325,7 @@ def test_apify_reddit_post_community_user(tmp_path: Path) -> None:
      ("credit_exhausted", 402, lambda b: b["error"]["type"])],
 )
 def test_apify_outcomes(tmp_path: Path, outcome: str, status: int, check: Any) -> None:
-    url = "https://tiktok.com/@cat/video/7302222222222222222"
+    url = "https://tiktok.com/@/video/7302222222222222222"
     _, _, client, _ = make(tmp_path, scenario({url: outcome}))
     r = run_actor(client, "clockworks~tiktok-scraper", {"postURLs": [url]})
     assert r.status_code == status and check(r.json())
@@ -314,11 +344,11 @@ def test_apify_matches_the_target_through_canonicalisation_and_blocks_profiles_a
 def test_apify_auth_actor_and_input_errors(tmp_path: Path) -> None:
     _, _, client, _ = make(tmp_path, scenario())
     assert client.post(f"{APIFY}/clockworks~tiktok-scraper/run-sync-get-dataset-items",
-                       json={"postURLs": ["https://tiktok.com/@a/video/1"]}).status_code == 401
+                       json={"postURLs": ["https://tiktok.com/@/video/1"]}).status_code == 401
     assert client.post(f"{APIFY}/clockworks~tiktok-scraper/run-sync-get-dataset-items",
-                       params={"token": KEY}, json={"postURLs": ["https://tiktok.com/@a/video/1"]}).status_code == 201
+                       params={"token": KEY}, json={"postURLs": ["https://tiktok.com/@/video/1"]}).status_code == 201
     assert run_actor(client, "someone~other-actor", {}).status_code == 404
-    assert run_actor(client, "clockworks%2Ftiktok-scraper", {"postURLs": ["https://tiktok.com/@a/video/1"]}).status_code == 201
+    assert run_actor(client, "clockworks%2Ftiktok-scraper", {"postURLs": ["https://tiktok.com/@/video/1"]}).status_code == 201
     assert run_actor(client, "trudax~reddit-scraper-lite", {"maxItems": 1}).status_code == 400
 
 
@@ -520,14 +550,14 @@ def test_rdap_redirects_to_the_registry(tmp_path: Path) -> None:
 
 
 def test_same_request_twice_gives_the_same_body_even_across_instances(tmp_path: Path) -> None:
-    sc = scenario({"https://x.com/a/status/1851234567890123403": "ok"})
+    sc = scenario({"https://x.com/i/status/1851234567890123403": "ok"})
     _, _, client1, _ = make(tmp_path / "one", sc)
     _, _, client2, _ = make(tmp_path / "two", sc)
     requests = [
         ("GET", f"{TW}/tweets?tweet_ids=1851234567890123403", None, {"X-API-Key": KEY}),
         ("GET", f"{TW}/user/info?userName=someone", None, {"X-API-Key": KEY}),
         ("POST", f"{APIFY}/trudax~reddit-scraper-lite/run-sync-get-dataset-items",
-         {"startUrls": [{"url": "https://reddit.com/r/a/comments/b1"}]}, {"Authorization": "Bearer k"}),
+         {"startUrls": [{"url": "https://reddit.com/comments/b1"}]}, {"Authorization": "Bearer k"}),
         ("GET", f"{YT}/videos?id=dQw4w9WgXcQ&key=k", None, {}),
         ("GET", f"{GH}/repos/a/b", None, {}),
         ("GET", "https://t.me/somechannel", None, {}),
@@ -554,7 +584,7 @@ def test_flaky_counts_calls_of_the_target(tmp_path: Path) -> None:
 
 def test_flaky_counts_across_two_processes(tmp_path: Path) -> None:
     n = 3
-    sc_json = json.dumps({"targets": {"https://x.com/a/status/99": {"outcome": f"flaky:{n}"}}})
+    sc_json = json.dumps({"targets": {"https://x.com/i/status/99": {"outcome": f"flaky:{n}"}}})
     ledger_path = tmp_path / "ledger.jsonl"
     ctx = multiprocessing.get_context("spawn")
     outs = [tmp_path / f"out{i}.json" for i in range(2)]

@@ -78,7 +78,7 @@ def run_together(backend: Backend, name: str, args_for: Callable[[int], tuple[An
     return results
 
 
-URLS = [f"https://x.com/coin/status/{i}" for i in range(THREADS + PROCESSES)]
+URLS = [f"https://x.com/i/status/{i}" for i in range(THREADS + PROCESSES)]
 
 
 ADDRESSES = [f"RaceMint{i:02d}" for i in range(20)]

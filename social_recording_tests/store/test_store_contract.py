@@ -19,7 +19,7 @@ T1 = T0 + timedelta(minutes=5)
 T2 = T0 + timedelta(hours=2)
 KST = timezone(timedelta(hours=9))
 
-U_X = "https://x.com/coin/status/1"
+U_X = "https://x.com/i/status/1"
 U_TG = "https://t.me/coin"
 U_WEB = "https://coin.example"
 
