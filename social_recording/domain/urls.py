@@ -710,6 +710,12 @@ def _rules_tiktok(origin: str, segs: list[str], pairs: _Pairs) -> tuple[list[str
         segs = ["@", segs[1].lower(), segs[2]]
     elif len(segs) == 2 and segs[0] == "v" and (m := _TT_V_HTML_RE.match(segs[1])) is not None:
         segs = ["@", "video", m.group(1)]
+    elif (
+        len(segs) in (2, 3) and segs[0].lower() == "embed" and segs[-1].isdigit()
+        and (len(segs) == 2 or segs[1].lower() == "v2")
+    ):
+        # The embed player `/embed/<id>`, `/embed/v2/<id>` shows the same post.
+        segs, pairs = ["@", "video", segs[-1]], []
     return segs, pairs
 
 

@@ -94,6 +94,8 @@ SHAPES: list[tuple[str, str, Platform]] = [
     ("https://www.tiktok.com/@SomeUser", "https://tiktok.com/@someuser", TT),
     ("https://m.tiktok.com/v/7123456789012345678.html?_d=abc", "https://tiktok.com/@/video/7123456789012345678", TT),
     ("https://www.tiktok.com/v/7123456789012345678.html", "https://tiktok.com/@/video/7123456789012345678", TT),
+    ("https://www.tiktok.com/embed/v2/7123456789012345678?lang=en", "https://tiktok.com/@/video/7123456789012345678", TT),
+    ("https://www.tiktok.com/embed/7123456789012345678", "https://tiktok.com/@/video/7123456789012345678", TT),
     ("https://vm.tiktok.com/ZMhAbCdEf/", "https://vm.tiktok.com/ZMhAbCdEf", TT),
     ("https://vt.tiktok.com/ZSAbC123/", "https://vt.tiktok.com/ZSAbC123", TT),
     ("https://www.tiktok.com/t/ZTRAbCdE/", "https://tiktok.com/t/ZTRAbCdE", TT),
