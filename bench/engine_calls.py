@@ -9,8 +9,10 @@ stub that sleeps a fixed latency, so the numbers measure the engine, not a provi
 
 Printed per mode:
 - calls, unique URLs, calls/unique (the promise "never pay twice for one URL": goal exactly 1.00);
-- median bookkeeping overhead per URL in ms = time in record_url minus the generator's own
-  (measured) sleep minus the time spent waiting for another holder's URL lock;
+- median "total-sleep" per URL in ms = time in record_url minus the generator's own (measured) sleep
+  (the issue's definition: lock waits included);
+- median bookkeeping overhead per URL in ms = the same minus the time spent waiting for another
+  holder's URL lock (the engine's own cost);
 - median URL-lock wait and the wall time.
 
 The same workload runs again with the dedupe gate and URL locks switched off
@@ -116,6 +118,9 @@ class ModeResult:
     calls: int
     unique: int
     overhead_ms: float
+    """Median of (time in record_url - generator sleep - URL-lock wait): the engine's own bookkeeping."""
+    gross_ms: float
+    """Median of (time in record_url - generator sleep): the issue's definition, lock waits included."""
     wait_ms: float
     wall_s: float
     statuses: dict[str, int]
@@ -156,6 +161,7 @@ def run_mode(redis_url: str, args: argparse.Namespace, *, unsafe: bool) -> ModeR
         calls=calls,
         unique=unique,
         overhead_ms=statistics.median(took - waited - slept for _, took, waited, slept in rows) if rows else 0.0,
+        gross_ms=statistics.median(took - slept for _, took, _, slept in rows) if rows else 0.0,
         wait_ms=statistics.median(waited for _, _, waited, _ in rows) if rows else 0.0,
         wall_s=wall,
         statuses=statuses,
@@ -183,12 +189,13 @@ def main(argv: list[str] | None = None) -> int:
     with running_redis() as redis_url:
         engine = run_mode(redis_url, args, unsafe=False)
         unsafe = run_mode(redis_url, args, unsafe=True)
-    header = f"{'mode':<24}{'calls':>7}{'unique':>8}{'calls/unique':>14}{'overhead_ms p50':>17}" \
-             f"{'lock_wait_ms p50':>18}{'wall_s':>8}  statuses"
+    header = f"{'mode':<24}{'calls':>7}{'unique':>8}{'calls/unique':>14}{'total-sleep ms p50':>20}" \
+             f"{'overhead_ms p50':>17}{'lock_wait_ms p50':>18}{'wall_s':>8}  statuses"
     print(header)
     for label, m in (("engine (dedupe + locks)", engine), ("no dedupe / no lock", unsafe)):
         ratio = m.calls / m.unique if m.unique else 0.0
-        print(f"{label:<24}{m.calls:>7}{m.unique:>8}{ratio:>14.2f}{m.overhead_ms:>17.2f}{m.wait_ms:>18.1f}"
+        print(f"{label:<24}{m.calls:>7}{m.unique:>8}{ratio:>14.2f}{m.gross_ms:>20.2f}{m.overhead_ms:>17.2f}"
+              f"{m.wait_ms:>18.1f}"
               f"{m.wall_s:>8.2f}  {dict(sorted(m.statuses.items()))}")
     saved = unsafe.calls - engine.calls
     print(f"calls saved by dedupe + URL locks: {saved} of {unsafe.calls} "

@@ -1,129 +1,13 @@
-"""`make demo-run`: the quickstart without a browser.
+"""`make demo-run` / `python -m social_recording.demo`: the headless quickstart.
 
-Runs `reconcile_job` over every day of the sandbox scenario, then `retry_job` a few times (back-off
-shortened to 0 so flaky targets converge), and prints the per-status counts of every token URL and
-the ledger's paid requests vs distinct paid targets. Each invocation starts from a fresh data
-directory (default `.social_recording/demo/`) and records one token at a time, so its numbers are
-reproducible (with parallel workers, which paid URLs a run-scoped credit exhaustion skips depends
-on timing). `--verbose` shows
-the runs' logs, including the one structured line per URL.
+A thin entry point; the runner lives in `dagster_defs.demo` (Dagster stays inside dagster_defs).
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import shutil
-import sys
-from collections import Counter
-from datetime import timedelta
-from pathlib import Path
-from typing import Any
+from social_recording.dagster_defs.demo import main
 
-RECONCILE_KEYS = ("scanned", "filtered", "already_seen", "targeted", "processed", "failed", "stopped_by")
-RETRY_KEYS = ("candidate_urls", "processed", "converged", "locked_out", "remaining")
-
-
-def _line(out: dict[str, Any], keys: tuple[str, ...]) -> str:
-    return " ".join(f"{k}={out[k]}" for k in keys if k in out)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m social_recording.demo", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", default=".social_recording/demo", help="fresh directory for store + ledger")
-    parser.add_argument("--no-paid", action="store_true", help="keep paid platforms off (they end skipped_paid)")
-    parser.add_argument("--retries", type=int, default=3, help="retry runs after the backfill (default 3)")
-    parser.add_argument("--scenario", default=None, help="scenario JSON (default: the bundled demo)")
-    parser.add_argument("--verbose", action="store_true", help="print the runs' logs (one line per URL)")
-    args = parser.parse_args(argv)
-    if args.retries < 0:
-        parser.error(f"--retries must be >= 0, got {args.retries}")
-
-    data_dir = Path(args.data_dir).resolve()
-    shutil.rmtree(data_dir, ignore_errors=True)
-    data_dir.mkdir(parents=True)
-    os.environ["SOCIAL_RECORDING_STORE_URL"] = f"sqlite:///{data_dir / 'store.db'}"
-    os.environ.pop("SOCIAL_RECORDING_LOCK_URL", None)  # locks in the same SQLite file
-    os.environ["SOCIAL_RECORDING_UPSTREAM"] = "sandbox"
-    os.environ["SOCIAL_RECORDING_SANDBOX_LEDGER"] = str(data_dir / "ledger.jsonl")
-    os.environ["SOCIAL_RECORDING_ENABLE_PAID"] = "false" if args.no_paid else "true"
-    if args.scenario:
-        os.environ["SOCIAL_RECORDING_SANDBOX_SCENARIO"] = str(Path(args.scenario).resolve())
-    else:
-        os.environ.pop("SOCIAL_RECORDING_SANDBOX_SCENARIO", None)
-
-    from dagster import DagsterInstance
-
-    from social_recording.dagster_defs.definitions_builder import build_definitions
-    from social_recording.domain.status import FetchStatus
-    from social_recording.sandbox import Ledger, load_scenario
-    from social_recording.sandbox.scenario import ScenarioError
-    from social_recording.settings import SettingsError, load_settings
-    from social_recording.store import open_store
-
-    try:
-        settings = load_settings()
-    except SettingsError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    try:
-        scenario = load_scenario(settings.effective_scenario)
-    except ScenarioError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    days = sorted({t.last_transfer_at.date() for t in scenario.tokens})
-    if not days:
-        print(f"the scenario {settings.effective_scenario} has no tokens", file=sys.stderr)
-        return 1
-    all_days = [days[0] + timedelta(days=i) for i in range((days[-1] - days[0]).days + 1)]
-    defs = build_definitions(settings.model_copy(update={"partition_start": min(days[0], settings.partition_start)}))
-    instance = DagsterInstance.ephemeral()
-    reconcile = defs.resolve_job_def("reconcile_job")
-    retry = defs.resolve_job_def("retry_job")
-    quiet: dict[str, Any] = {} if args.verbose else {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-
-    print(f"demo: {len(scenario.tokens)} tokens over {len(all_days)} days, paid calls "
-          f"{'off' if args.no_paid else 'on'}, data in {data_dir}")
-    for day in all_days:
-        result = reconcile.execute_in_process(
-            partition_key=day.isoformat(), instance=instance,
-            run_config={**quiet, "ops": {"reconcile_window": {"config": {"max_workers": 1}}}},
-        )
-        print(f"  reconcile {day}: {_line(result.output_for_node('reconcile_window'), RECONCILE_KEYS)}")
-    for i in range(args.retries):
-        result = retry.execute_in_process(
-            instance=instance,
-            run_config={**quiet, "ops": {"retry_urls": {"config": {"min_interval_minutes": 0, "max_workers": 1}}}},
-        )
-        print(f"  retry #{i + 1}: {_line(result.output_for_node('retry_urls'), RETRY_KEYS)}")
-
-    store = open_store(settings.store_url)
-    try:
-        docs = store.find_tokens_by_url_statuses(list(FetchStatus))
-        counts = Counter(el.status.value for d in docs for el in d.social_urls)
-        print(f"\nper-status counts over {sum(counts.values())} token URLs of {len(docs)} tokens:")
-        for status in FetchStatus:
-            print(f"  {status.value:<13} {counts.get(status.value, 0)}")
-    finally:
-        store.close()
-
-    ledger = Ledger(settings.effective_ledger)
-    entries = ledger.read()
-    billable = [e for e in entries if e.paid and not e.subject.startswith("result:")]
-    distinct = {(e.service, e.subject) for e in billable}
-    print(f"\nledger: {len(entries)} requests; {len(billable)} paid requests (urlscan result polls aside) "
-          f"for {len(distinct)} distinct paid targets")
-    repeated = ledger.repeated_paid_subjects()
-    if repeated:
-        statuses: dict[tuple[str, str], list[int]] = {}
-        for e in billable:
-            statuses.setdefault((e.service, e.subject), []).append(e.status)
-        print("  paid targets asked more than once (HTTP status of each answer):")
-        for (service, subject), n in repeated.items():
-            print(f"    {service} {subject}: {n} requests {statuses[(service, subject)]}")
-    return 0
-
+__all__ = ["main"]
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -290,7 +290,9 @@ def make_retry_candidates_sensor(job: JobDefinition, status: DefaultSensorStatus
         if not candidates:
             return SkipReason(f"no {'/'.join(s.value for s in statuses)} URL is past its back-off")
         # The key changes only when the candidates change (every real attempt stamps attempted_at),
-        # so a set that a retry cannot move launches once, not every evaluation.
+        # so a set that a retry cannot move launches once, not every evaluation. Candidates a retry
+        # left untouched without a call (URL-lock wait ran out, token locked out) therefore wait for
+        # the hourly retry_schedule, which launches without a run key.
         config = RetryConfig(statuses=[RetryableStatus(s.value) for s in statuses])
         return RunRequest(
             run_key=f"retry:{_digest(sorted(candidates))}",

@@ -300,10 +300,17 @@ _SECRET_PARAM_RE = re.compile(
 _USERINFO_RE = re.compile(r"^(\s*(?:[A-Za-z][A-Za-z0-9+.\-]*:)?[/\\]*)[^/?#\\]*@")
 
 
+def redact_url(value: str) -> str:
+    """`value` fit for logs and messages: `user:password@` and the values of secret-looking query
+    parameters (token, key, secret, password, auth, sig, session, …) replaced by `***`. Works on any
+    text that contains a URL (e.g. a lock key `social-url:<url>`)."""
+    shown = _USERINFO_RE.sub(r"\1***@", value, count=1)
+    return _SECRET_PARAM_RE.sub(r"\1***", shown)
+
+
 def _show(value: str) -> str:
     """The value for an error message: credentials redacted, then truncated (repr-quoted)."""
-    shown = _USERINFO_RE.sub(r"\1***@", value, count=1)
-    shown = _SECRET_PARAM_RE.sub(r"\1***", shown)
+    shown = redact_url(value)
     if len(shown) > _SHOW_CHARS:
         shown = shown[:_SHOW_CHARS] + "…"
     return repr(shown)

@@ -31,6 +31,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from social_recording.domain.urls import redact_url
 from social_recording.locks.base import Lease
 
 log = logging.getLogger("social_recording.locks")
@@ -97,7 +98,7 @@ class AutoExtender:
             if self._stop.is_set():  # the holder is leaving anyway; release decides the rest
                 return
             lease.mark_lost(reason)
-            log.warning("lock %r lost (%s); the holder must stop writing", lease.key, reason)
+            log.warning("lock %r lost (%s); the holder must stop writing", redact_url(lease.key), reason)
             return
 
 
@@ -182,10 +183,10 @@ class LeasingLockManager(ABC):
         except Exception as exc:
             log.warning(
                 "lock %r: release failed (%s: %s); the key frees itself when its TTL runs out",
-                lease.key, type(exc).__name__, self.describe_error(exc),
+                redact_url(lease.key), type(exc).__name__, self.describe_error(exc),
             )
             return
         if not released and not lease.lost:
             # Expired or taken between the last extension and the exit: report it, touch nothing.
             lease.mark_lost("the key was no longer ours at release")
-            log.warning("lock %r was no longer held by this lease at release; left untouched", lease.key)
+            log.warning("lock %r was no longer held by this lease at release; left untouched", redact_url(lease.key))

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from social_recording.domain.urls import redact_url
 from social_recording.locks.extender import LeasingLockManager, log
 
 #: How long one statement waits for another writer of the same file (store or locks) before it fails.
@@ -137,7 +138,7 @@ class SqliteLockManager(LeasingLockManager):
         except sqlite3.OperationalError as exc:
             if not _is_busy(exc):
                 raise
-            log.warning("lock %r: database busy for %.0f s, not acquired this time", key, BUSY_TIMEOUT_S)
+            log.warning("lock %r: database busy for %.0f s, not acquired this time", redact_url(key), BUSY_TIMEOUT_S)
             return False
 
     def _acquire(self, key: str, owner: str, ttl: float) -> bool:

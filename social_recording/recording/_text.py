@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from social_recording.domain.graph import SocialContractError
+from social_recording.domain.urls import redact_url
 from social_recording.platforms.base import ExternalFetchError
 
 _USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@?#]*@")
@@ -13,8 +14,8 @@ _MAX_DETAIL = 200
 
 
 def safe_url(url: str) -> str:
-    """A URL fit for logs: any `user:password@` part removed, length capped."""
-    cleaned = _USERINFO.sub(r"\1***@", url)
+    """A URL fit for logs: `user:password@` and secret-looking query values masked, length capped."""
+    cleaned = redact_url(_USERINFO.sub(r"\1***@", url))
     return cleaned if len(cleaned) <= _MAX_URL else cleaned[:_MAX_URL] + "..."
 
 

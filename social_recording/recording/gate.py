@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from social_recording.domain.dedupe import DEDUPE_TTL, DedupeHit, decide
 from social_recording.domain.models import SocialUrl
 from social_recording.domain.urls import platform_of
+from social_recording.recording._text import safe_url
 from social_recording.store.base import Store
 
 log = logging.getLogger("social_recording.recording")
@@ -40,5 +41,5 @@ class DedupeGate:
             ]
             return decide(platform_of(url), candidates, now, self._ttl)
         except Exception as exc:  # seed 002 / L-6: the gate never raises; the normal path runs instead
-            log.warning("dedupe gate failed, treating as a miss url=%s error=%s", url, type(exc).__name__)
+            log.warning("dedupe gate failed, treating as a miss url=%s error=%s", safe_url(url), type(exc).__name__)
             return None

@@ -114,9 +114,11 @@ class TokenProcessor:
         return self._locks
 
     # ------------------------------------------------------------------ live path and reconcile
-    def record(self, address: str, symbol: str | None, run: RunState) -> TokenOutcome:
-        """Record one token (DESIGN §4 `record`). Never raises for the token's own trouble."""
+    def record(self, address: str, symbol: str | None, run: RunState | None = None) -> TokenOutcome:
+        """Record one token (DESIGN §4 `record`). Never raises for the token's own trouble.
+        `run` shares per-run state (credit exhaustion, counters) across tokens; one per call by default."""
         address = _check_address(address)
+        run = run if run is not None else RunState()
         started = time.monotonic()
 
         def done(status: TokenStatus, urls: list[UrlOutcome] | None = None, *, created: bool = False,
@@ -207,7 +209,7 @@ class TokenProcessor:
                                         describe_error(exc)))
 
     # ------------------------------------------------------------------ retry path
-    def record_one_url(self, address: str, url: str, run: RunState) -> UrlOutcome:
+    def record_one_url(self, address: str, url: str, run: RunState | None = None) -> UrlOutcome:
         """The retry path (DESIGN §4): same try-once token lock, NO upstream call (the symbol comes from
         our document, seed 004 §3.2), then `record_url`, which routes with the URL's platform anew.
 
@@ -216,6 +218,7 @@ class TokenProcessor:
         bug behind a FetchStatus), so the token's other URLs still proceed.
         """
         address = _check_address(address)
+        run = run if run is not None else RunState()
         started = time.monotonic()
 
         def skipped(status: EngineOutcome, detail: str) -> UrlOutcome:

@@ -140,7 +140,9 @@ def _shared_mongomock_client() -> Any:
             raise StoreConfigError(
                 f"{ENV_VAR} uses mongomock://, which needs the 'mongomock' package (a dev dependency)"
             ) from exc
-        _mongomock_client = mongomock.MongoClient(tz_aware=True)
+        from social_recording.store._mongomock import SerializedMongomockClient
+
+        _mongomock_client = SerializedMongomockClient(mongomock.MongoClient(tz_aware=True))
     return _mongomock_client
 
 

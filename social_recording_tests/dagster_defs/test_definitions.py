@@ -98,7 +98,6 @@ def test_production_settings_load_without_connecting_and_without_secrets(tmp_pat
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["connects"] == []  # nothing reached for Mongo, Redis or the tracker at import
-    assert out["elapsed"] < 25  # guard only: a Mongo connect attempt would block ~30 s
     assert out["jobs"] == ["reconcile_job", "retry_job", "live_tokens_job"]
     assert out["sensors"] == ["retry_candidates_sensor", "token_flow_sensor"]
     everything = proc.stdout + proc.stderr

@@ -21,6 +21,7 @@ from pymongo import MongoClient
 
 from social_recording.store import MongoStore, SqliteStore, Store
 from social_recording.store._codec import json_dumps
+from social_recording.store._mongomock import SerializedMongomockClient
 
 MONGO_URL_ENV = "SOCIAL_RECORDING_TEST_MONGO_URL"
 
@@ -62,7 +63,8 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
         yield Backend("sqlite", sqlite_store, f"sqlite:///{path}")
         sqlite_store.close()
     elif request.param == "mongomock":
-        mock_client: Any = mongomock.MongoClient(tz_aware=True)
+        # Per-operation atomicity like a real server (mongomock has none): see store/_mongomock.py.
+        mock_client: Any = SerializedMongomockClient(mongomock.MongoClient(tz_aware=True))
         yield Backend("mongomock", MongoStore(mock_client, db_name), None)
         mock_client.drop_database(db_name)
     else:
