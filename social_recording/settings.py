@@ -34,7 +34,7 @@ STORE_FILE_NAME = "social_recording.db"
 SECRET_FIELDS = frozenset(
     {"tracker_api_key", "twitterapi_io_key", "apify_token", "youtube_api_key", "github_token", "urlscan_api_key"}
 )
-URL_FIELDS = frozenset({"store_url", "lock_url"})
+URL_FIELDS = frozenset({"store_url", "lock_url", "tracker_url"})
 """May carry `user:password@`: shown masked, never verbatim."""
 
 _ALIASES = {

@@ -175,3 +175,10 @@ def test_a_mongodb_store_requires_an_explicit_lock_url(env: pytest.MonkeyPatch) 
     assert "SOCIAL_RECORDING_LOCK_URL" in str(err.value)
     env.setenv("SOCIAL_RECORDING_LOCK_URL", "redis://redis.internal:6379/0")
     assert load_settings().effective_lock_url == "redis://redis.internal:6379/0"
+
+
+def test_a_tracker_url_with_credentials_is_refused_without_printing_them(env: pytest.MonkeyPatch) -> None:
+    env.setenv("SOCIAL_RECORDING_TRACKER_URL", "https://u:SECRETQA@tracker.internal")
+    with pytest.raises(SettingsError) as err:
+        load_settings()
+    assert "SOCIAL_RECORDING_TRACKER_URL" in str(err.value) and "SECRETQA" not in str(err.value)

@@ -12,9 +12,11 @@ import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from typing import Any
 
 from dagster import (
+    Failure,
     MetadataValue,
     OpExecutionContext,
     Output,
@@ -36,7 +38,9 @@ from social_recording.dagster_defs.resources import (
     TrackerResource,
 )
 from social_recording.recording.processor import TokenOutcome, TokenStatus
+from social_recording.recording.reconcile import JOB_LOCK_TTL_S
 from social_recording.recording.url_recorder import EngineOutcome, RunState, UrlOutcome
+from social_recording.upstream.profile import PLACEHOLDER_REASON
 
 OUTCOME_COLUMNS = ("token", "url", "platform", "status", "attempted", "reused", "waited_ms", "took_ms", "detail")
 MAX_TABLE_ROWS = 500
@@ -126,11 +130,17 @@ def _report(
     outcomes: Sequence[UrlOutcome],
     tokens: Sequence[TokenOutcome] = (),
 ) -> Output[dict[str, Any]]:
-    """Log the counters, warn about every tracker value the profile reader refused (a real link that
-    disappears silently is a loss nobody sees), and attach everything as output metadata."""
+    """Log the counters and every token-level loss an operator must see, attach everything as output
+    metadata, and FAIL the run when a token failed outright (tracker down, backend error): a green
+    run would hide tokens that the live sensor's cursor has already passed (re-execute the run)."""
+    for t in tokens:
+        for d in t.dropped:
+            # A placeholder ("TBA", "-") is noise; anything that looked like a link is a possible loss.
+            level = context.log.info if d.endswith(f": {PLACEHOLDER_REASON}") else context.log.warning
+            level(f"dropped tracker value {t.address}: {d}")
+        if t.status is TokenStatus.NO_PROFILE:
+            context.log.warning(kv_line("token_not_recorded", {"token": t.address, "detail": t.detail}))
     dropped = [f"{t.address}: {d}" for t in tokens for d in t.dropped]
-    for line in dropped:
-        context.log.warning(f"dropped tracker value {line}")
     context.log.info(kv_line(f"{name}_done", counters))
     metadata = outcome_metadata(counters, outcomes)
     if dropped:
@@ -138,7 +148,35 @@ def _report(
             "\n".join(f"- `{line}`" for line in dropped[:MAX_DROPPED_ROWS])
             + (f"\n- … {len(dropped) - MAX_DROPPED_ROWS} more" if len(dropped) > MAX_DROPPED_ROWS else "")
         )
+    failed = [t for t in tokens if t.status is TokenStatus.FAILED]
+    if failed:
+        shown = "; ".join(f"{t.address}: {t.detail}" for t in failed[:10])
+        raise Failure(
+            description=(
+                f"{len(failed)} of {len(tokens)} token(s) failed and were not recorded ({shown}). "
+                "The others were recorded; re-executing this run records the failed ones."
+            ),
+            metadata=metadata,
+        )
     return Output(counters, metadata=metadata)
+
+
+def partition_window(context: OpExecutionContext) -> Any:
+    """The partition's UTC day, refusing a key that is no day of ours or a day that has not begun
+    (a run launched outside the UI's partition picker can carry any tag)."""
+    key = context.partition_key
+    try:
+        window = context.partition_time_window
+    except Exception as exc:
+        raise Failure(description=f"partition key {key!r} is not a YYYY-MM-DD day of reconcile_job: "
+                                  f"{type(exc).__name__}") from None
+    now = datetime.now(UTC)
+    if window.start >= now:
+        raise Failure(description=f"partition {key} has not begun yet (it starts {window.start.isoformat()})")
+    if window.end > now:
+        context.log.warning(f"partition {key} is not over yet: tokens traded later today are recorded by a "
+                            "later run of this partition")
+    return window
 
 
 @op(description="Record tokens of the partition's UTC day that we never saw (token axis, DESIGN §7).")
@@ -153,7 +191,7 @@ def reconcile_window(
     platforms: PlatformsResource,
     policy: RecordingPolicyResource,
 ) -> Output[dict[str, Any]]:
-    window = context.partition_time_window
+    window = partition_window(context)
     engine = build_engine(
         store=store, locks=locks, gate=dedupe_gate, writer=graph_writer,
         tracker=tracker, platforms=platforms, policy=policy,
@@ -176,7 +214,11 @@ def reconcile_window(
         run=run,
     )
     if outcome.skipped:
-        context.log.info(f"reconcile of {context.partition_key} skipped: {outcome.skipped} (another run holds its lock)")
+        context.log.warning(
+            f"reconcile of {context.partition_key} skipped: {outcome.skipped}. Another run holds this "
+            f"partition's job lock; if that run crashed, its lock expires within {int(JOB_LOCK_TTL_S)} s "
+            "(it is auto-extended only while its holder lives): re-run the partition after that."
+        )
     return _report(context, "reconcile", dict(outcome.metadata()), outcome.url_outcomes, outcome.tokens)
 
 
@@ -213,7 +255,10 @@ def retry_urls(
         run=run,
     )
     if outcome.skipped:
-        context.log.info(f"retry skipped: {outcome.skipped} (another retry run holds the job lock)")
+        context.log.warning(
+            f"retry skipped: {outcome.skipped}. Another retry run holds the job lock; if that run crashed, "
+            f"its lock expires within {int(JOB_LOCK_TTL_S)} s and the next scheduled retry proceeds."
+        )
     return _report(context, "retry", dict(outcome.metadata()), outcome.url_outcomes)
 
 

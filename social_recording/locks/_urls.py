@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
-# userinfo password: scheme://[user]:PASSWORD@host  (the password may hold ':' but not '@' or '/')
-_USERINFO = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/@:?#]*:)(?P<pw>[^@/?#]*)@")
+# userinfo password: scheme://[user]:PASSWORD@host. The password may hold ':' and even an unencoded
+# '@' (the userinfo ends at the LAST '@' of the authority: the greedy match backtracks to it).
+_USERINFO = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/@:?#]*:)(?P<pw>[^/?#]*)@")
 # redis-py also accepts ?password=... in the query string
 _QUERY_PW = re.compile(r"(?i)(?P<head>[?&]password=)(?P<pw>[^&#]*)")
 

@@ -156,7 +156,8 @@ class TokenProcessor:
         if doc is None:
             profile = self._profiles.read(address)  # the only upstream call (L-8: never for a stored token)
             if profile is None:
-                return done(TokenStatus.NO_PROFILE, detail="upstream has no usable profile")
+                return done(TokenStatus.NO_PROFILE,
+                            detail="the tracker has no usable profile (unknown address or no image); nothing stored")
             if profile.address != address:
                 return done(TokenStatus.FAILED, detail=f"profile is for another address {profile.address!r}")
             dropped = tuple(profile.dropped)

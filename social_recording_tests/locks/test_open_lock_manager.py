@@ -126,6 +126,7 @@ def test_mask_and_scrub() -> None:
     assert mask_url("redis://:pw@h") == "redis://:***@h"
     assert mask_url("redis://h:6379/0?db=1&password=pw") == "redis://h:6379/0?db=1&password=***"
     assert mask_url("redis://h:6379/0") == "redis://h:6379/0"
+    assert mask_url("redis://u:SECRET@QA@h:6379/0") == "redis://u:***@h:6379/0"  # unencoded '@' in the password
     assert scrub("failed for p@ss and redis://u:p%40ss@h", "redis://u:p%40ss@h") == "failed for *** and redis://u:***@h"
 
 

@@ -1,0 +1,79 @@
+"""Runs that could not do their work fail visibly instead of finishing green."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from dagster import DagsterInstance, Failure, TimeWindow
+
+from social_recording.dagster_defs.ops import partition_window
+from social_recording_tests.dagster_defs.sandbox_env import log_lines, make_env, token
+
+A = "TokFail111111111111111111111111111111111111"
+
+
+def test_live_run_fails_when_its_tokens_could_not_be_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tracker is down: the token is not recorded, so the run must fail (the live sensor's cursor
+    has moved past it; a green run would hide it)."""
+    env = make_env(tmp_path, monkeypatch, [token(A, "2026-11-12T03:00:00Z", website="https://example.com")],
+                   extra={"SOCIAL_RECORDING_UPSTREAM": "live", "SOCIAL_RECORDING_TRACKER_URL": "http://127.0.0.1:1",
+                          "SOCIAL_RECORDING_AF_GROUP_IDS": "g1", "SOCIAL_RECORDING_TRACKER_API_KEY": "k-SECRET-1"})
+    instance = DagsterInstance.ephemeral()
+    result = env.defs().resolve_job_def("live_tokens_job").execute_in_process(
+        run_config={"ops": {"record_tokens": {"config": {"tokens": [{"address": A, "symbol": "F"}]}}}},
+        instance=instance, raise_on_error=False,
+    )
+    assert not result.success
+    failure = result.failure_data_for_node("record_tokens")
+    assert failure is not None
+    assert "1 of 1 token(s) failed" in failure.error.message and A in failure.error.message
+    assert "k-SECRET-1" not in failure.error.message
+    assert env.tokens() == {}
+
+
+class _Ctx:
+    """The two things `partition_window` reads from an op context (a run launched through the
+    GraphQL API can carry any partition tag; execute_in_process would refuse it earlier)."""
+
+    def __init__(self, key: str, window: TimeWindow | Exception) -> None:
+        self.partition_key = key
+        self._window = window
+        self.log = logging.getLogger("test")
+
+    @property
+    def partition_time_window(self) -> TimeWindow:
+        if isinstance(self._window, Exception):
+            raise self._window
+        return self._window
+
+
+def test_reconcile_refuses_a_key_that_is_no_day() -> None:
+    with pytest.raises(Failure, match="'2026-13-45' is not a YYYY-MM-DD day"):
+        partition_window(_Ctx("2026-13-45", ValueError("time data '2026-13-45' does not match")))  # type: ignore[arg-type]
+
+
+def test_reconcile_refuses_a_day_that_has_not_begun() -> None:
+    later = datetime.now(UTC) + timedelta(days=3)
+    with pytest.raises(Failure, match="has not begun yet"):
+        partition_window(_Ctx("x", TimeWindow(later, later + timedelta(days=1))))  # type: ignore[arg-type]
+
+
+def test_reconcile_warns_about_a_day_that_is_not_over(caplog: pytest.LogCaptureFixture) -> None:
+    start = datetime.now(UTC) - timedelta(hours=1)
+    with caplog.at_level(logging.WARNING, logger="test"):
+        window = partition_window(_Ctx("today", TimeWindow(start, start + timedelta(days=1))))  # type: ignore[arg-type]
+    assert window.start == start and "not over yet" in caplog.text
+
+
+def test_no_profile_tokens_are_named_in_the_run_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = make_env(tmp_path, monkeypatch, [token(A, "2026-11-12T03:00:00Z", website="https://example.com",
+                                                 image=None)])
+    instance = DagsterInstance.ephemeral()
+    result = env.defs().resolve_job_def("reconcile_job").execute_in_process(partition_key="2026-11-12",
+                                                                            instance=instance)
+    assert result.success and result.output_for_node("reconcile_window")["no_profile"] == 1
+    lines = log_lines(instance, result.run_id, "token_not_recorded")
+    assert len(lines) == 1 and A in lines[0] and "no image" in lines[0]
