@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from social_recording.domain.graph import SocialObject
 from social_recording.domain.models import ensure_utc
+from social_recording.domain.status import FetchStatus
 
 _DATE_TAG = "$date"
 
@@ -99,3 +100,18 @@ def object_body(obj: SocialObject) -> dict[str, Any]:
         "avatar_url": obj.avatar_url,
         "icon_url": obj.icon_url,
     }
+
+
+def status_query(
+    statuses: Collection[FetchStatus], addresses: Sequence[str] | None, limit: int | None
+) -> tuple[list[str], list[str] | None] | None:
+    """The arguments of `find_tokens_by_url_statuses`, checked and normalised the same way for both
+    backends: (sorted status values, de-duplicated addresses or None), or None when the answer is
+    empty without a query (no status, limit 0 — which MongoDB would read as "no limit" —, or an
+    empty address list)."""
+    wanted = sorted({FetchStatus(s).value for s in statuses})
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be >= 0 or None, got {limit!r}")
+    if not wanted or limit == 0 or (addresses is not None and not addresses):
+        return None
+    return wanted, None if addresses is None else list(dict.fromkeys(addresses))

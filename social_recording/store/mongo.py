@@ -24,7 +24,13 @@ from pymongo.errors import DuplicateKeyError, OperationFailure
 from social_recording.domain.graph import ObjectKind, SocialObject
 from social_recording.domain.models import SocialUrl, TokenDoc, TokenLink, TokenProfile, ensure_utc, utcnow
 from social_recording.domain.status import FetchStatus
-from social_recording.store._codec import OBJECT_COLLECTIONS, checked_metrics, object_body, unique_urls
+from social_recording.store._codec import (
+    OBJECT_COLLECTIONS,
+    checked_metrics,
+    object_body,
+    status_query,
+    unique_urls,
+)
 
 TOKENS = "tokens"
 TOKEN_LINKS = "token_links"
@@ -298,13 +304,10 @@ class MongoStore:
         addresses: Sequence[str] | None = None,
         limit: int | None = None,
     ) -> list[TokenDoc]:
-        wanted = sorted({FetchStatus(s).value for s in statuses})
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must be >= 0 or None, got {limit!r}")
-        # limit 0 means "no limit" to MongoDB: answer it here.
-        if not wanted or limit == 0 or (addresses is not None and not addresses):
+        query = status_query(statuses, addresses, limit)
+        if query is None:
             return []
-        among = None if addresses is None else list(dict.fromkeys(addresses))
+        wanted, among = query
         return [self._token(doc) for doc in self._find(q_tokens_by_url_statuses(wanted, among, limit))]
 
     def find_tokens_by_social_urls(self, urls: Sequence[str]) -> list[TokenDoc]:

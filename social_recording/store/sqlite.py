@@ -34,6 +34,7 @@ from social_recording.store._codec import (
     object_body,
     opt_dt_from_text,
     opt_dt_to_text,
+    status_query,
     unique_urls,
 )
 
@@ -444,17 +445,16 @@ class SqliteStore:
         addresses: Sequence[str] | None = None,
         limit: int | None = None,
     ) -> list[TokenDoc]:
-        wanted = sorted({FetchStatus(s).value for s in statuses})
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must be >= 0 or None, got {limit!r}")
-        if not wanted or limit == 0 or (addresses is not None and not addresses):
+        query = status_query(statuses, addresses, limit)
+        if query is None:
             return []
+        wanted, among = query
         with self._read() as conn:
-            if addresses is None:
+            if among is None:
                 found = [r[0] for r in conn.execute(*q_addresses_by_url_statuses(wanted, None, limit))]
             else:
                 hits: set[str] = set()
-                for chunk in _chunks(_dedup(addresses)):
+                for chunk in _chunks(among):
                     hits.update(
                         r[0] for r in conn.execute(*q_addresses_by_url_statuses(wanted, chunk, limit))
                     )
