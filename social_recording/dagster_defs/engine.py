@@ -1,6 +1,7 @@
 """Assemble the plain-Python engine from the resources of one run (the use cases know no Dagster)."""
 
 from dataclasses import dataclass
+from typing import Any
 
 from social_recording.dagster_defs.resources import (
     DedupeGateResource,
@@ -54,3 +55,21 @@ def build_engine(
         reconcile=ReconcileService(the_store, the_locks, tracker.client(), processor),
         retry=RetryService(the_store, the_locks, processor),
     )
+
+
+ENGINE_RESOURCE_KEYS = frozenset(
+    {"store", "locks", "dedupe_gate", "graph_writer", "tracker", "platforms", "policy"}
+)
+"""The run resources every op's engine is wired from (declared once, not per op signature)."""
+
+
+def engine_for(context: Any) -> tuple[Engine, RecordingPolicyResource]:
+    """The engine of one op from its context's resources (keys: ENGINE_RESOURCE_KEYS), and the
+    policy resource the op reads its switches from."""
+    r = context.resources
+    policy: RecordingPolicyResource = r.policy
+    engine = build_engine(
+        store=r.store, locks=r.locks, gate=r.dedupe_gate, writer=r.graph_writer,
+        tracker=r.tracker, platforms=r.platforms, policy=policy,
+    )
+    return engine, policy

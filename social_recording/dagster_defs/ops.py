@@ -27,16 +27,7 @@ from dagster import (
 )
 
 from social_recording.dagster_defs.config import ReconcileConfig, RecordTokensConfig, RetryConfig, TokenRef
-from social_recording.dagster_defs.engine import build_engine
-from social_recording.dagster_defs.resources import (
-    DedupeGateResource,
-    GraphWriterResource,
-    LockManagerResource,
-    PlatformsResource,
-    RecordingPolicyResource,
-    StoreResource,
-    TrackerResource,
-)
+from social_recording.dagster_defs.engine import ENGINE_RESOURCE_KEYS, engine_for
 from social_recording.recording.processor import TokenOutcome, TokenStatus
 from social_recording.recording.reconcile import JOB_LOCK_TTL_S
 from social_recording.recording.url_recorder import EngineOutcome, RunState, UrlOutcome
@@ -179,23 +170,16 @@ def partition_window(context: OpExecutionContext) -> Any:
     return window
 
 
-@op(description="Record tokens of the partition's UTC day that we never saw (token axis, DESIGN §7).")
+@op(
+    description="Record tokens of the partition's UTC day that we never saw (token axis, DESIGN §7).",
+    required_resource_keys=ENGINE_RESOURCE_KEYS,
+)
 def reconcile_window(
     context: OpExecutionContext,
     config: ReconcileConfig,
-    store: StoreResource,
-    locks: LockManagerResource,
-    dedupe_gate: DedupeGateResource,
-    graph_writer: GraphWriterResource,
-    tracker: TrackerResource,
-    platforms: PlatformsResource,
-    policy: RecordingPolicyResource,
 ) -> Output[dict[str, Any]]:
     window = partition_window(context)
-    engine = build_engine(
-        store=store, locks=locks, gate=dedupe_gate, writer=graph_writer,
-        tracker=tracker, platforms=platforms, policy=policy,
-    )
+    engine, policy = engine_for(context)
     min_af = config.min_af_count or policy.af_investor_threshold
     context.log.info(kv_line("reconcile_start", {
         "partition": context.partition_key, "start": window.start.isoformat(), "end": window.end.isoformat(),
@@ -222,22 +206,15 @@ def reconcile_window(
     return _report(context, "reconcile", dict(outcome.metadata()), outcome.url_outcomes, outcome.tokens)
 
 
-@op(description="Re-attempt URLs that are not converged (URL axis, DESIGN §7). `ok` is never reopened.")
+@op(
+    description="Re-attempt URLs that are not converged (URL axis, DESIGN §7). `ok` is never reopened.",
+    required_resource_keys=ENGINE_RESOURCE_KEYS,
+)
 def retry_urls(
     context: OpExecutionContext,
     config: RetryConfig,
-    store: StoreResource,
-    locks: LockManagerResource,
-    dedupe_gate: DedupeGateResource,
-    graph_writer: GraphWriterResource,
-    tracker: TrackerResource,
-    platforms: PlatformsResource,
-    policy: RecordingPolicyResource,
 ) -> Output[dict[str, Any]]:
-    engine = build_engine(
-        store=store, locks=locks, gate=dedupe_gate, writer=graph_writer,
-        tracker=tracker, platforms=platforms, policy=policy,
-    )
+    engine, _ = engine_for(context)
     statuses = config.fetch_statuses()
     context.log.info(kv_line("retry_start", {
         "statuses": ",".join(s.value for s in statuses), "token_addresses": len(config.token_addresses or []),
@@ -274,22 +251,15 @@ def live_counters(results: Sequence[TokenOutcome], outcomes: Sequence[UrlOutcome
     return counters
 
 
-@op(description="Record a batch of freshly traded tokens launched by token_flow_sensor (live path).")
+@op(
+    description="Record a batch of freshly traded tokens launched by token_flow_sensor (live path).",
+    required_resource_keys=ENGINE_RESOURCE_KEYS,
+)
 def record_tokens(
     context: OpExecutionContext,
     config: RecordTokensConfig,
-    store: StoreResource,
-    locks: LockManagerResource,
-    dedupe_gate: DedupeGateResource,
-    graph_writer: GraphWriterResource,
-    tracker: TrackerResource,
-    platforms: PlatformsResource,
-    policy: RecordingPolicyResource,
 ) -> Output[dict[str, Any]]:
-    engine = build_engine(
-        store=store, locks=locks, gate=dedupe_gate, writer=graph_writer,
-        tracker=tracker, platforms=platforms, policy=policy,
-    )
+    engine, _ = engine_for(context)
     tokens = list(dict((t.address, t) for t in config.tokens).values())  # one unit per address
     context.log.info(kv_line("live_start", {"tokens": len(tokens), "max_workers": config.max_workers}))
     run = OpRunState(context)
