@@ -28,8 +28,8 @@ from dagster import (
 
 from social_recording.dagster_defs.config import ReconcileConfig, RecordTokensConfig, RetryConfig, TokenRef
 from social_recording.dagster_defs.engine import ENGINE_RESOURCE_KEYS, engine_for
+from social_recording.recording._pool import JOB_LOCK_TTL_S
 from social_recording.recording.processor import TokenOutcome, TokenStatus
-from social_recording.recording.reconcile import JOB_LOCK_TTL_S
 from social_recording.recording.url_recorder import EngineOutcome, RunState, UrlOutcome
 from social_recording.upstream.profile import PLACEHOLDER_REASON
 

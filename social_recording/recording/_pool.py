@@ -16,6 +16,12 @@ R = TypeVar("R")
 
 MAX_WORKERS_LIMIT = 32
 
+JOB_LOCK_TTL_S = 120.0
+"""Job locks (reconcile windows, retry) are auto-extended while held: the TTL only decides how long a
+crashed run blocks the next one (seed 004 §6.3)."""
+ALREADY_RUNNING = "already running"
+"""The outcome of a run whose job lock is held: skipped, not failed (seed 004 §3.5)."""
+
 STOPPED_BY_LIMIT = "limit"
 STOPPED_BY_DEADLINE = "deadline"
 STOPPED_BY_DRAINED = "drained"

@@ -18,6 +18,8 @@ from datetime import datetime
 from social_recording.domain.models import ensure_utc
 from social_recording.locks.base import LockManager
 from social_recording.recording._pool import (
+    ALREADY_RUNNING,
+    JOB_LOCK_TTL_S,
     check_deadline,
     check_limit,
     check_max_workers,
@@ -31,11 +33,8 @@ from social_recording.store.base import Store
 
 log = logging.getLogger("social_recording.recording")
 
-JOB_LOCK_TTL_S = 120.0
-"""Auto-extended while held: it only decides how long a crashed run blocks its window (seed 004 §3.6)."""
 JOB_LOCK_PREFIX = "social-reconcile:reconcile"
 DEFAULT_MIN_AF_COUNT = 3
-ALREADY_RUNNING = "already running"
 
 
 def reconcile_lock_key(partition_key: str | None) -> str:

@@ -19,6 +19,8 @@ from social_recording.domain.policy import backoff_passed
 from social_recording.domain.status import ABSORBING, RETRYABLE, FetchStatus, parse_status
 from social_recording.locks.base import LockManager
 from social_recording.recording._pool import (
+    ALREADY_RUNNING,
+    JOB_LOCK_TTL_S,
     STOPPED_BY_DEADLINE,
     STOPPED_BY_DRAINED,
     STOPPED_BY_LIMIT,
@@ -35,12 +37,9 @@ from social_recording.store.base import Store
 
 log = logging.getLogger("social_recording.recording")
 
-JOB_LOCK_TTL_S = 120.0
-"""Auto-extended while held: it only decides how long a crashed run blocks retries (seed 004 §6.3)."""
 RETRY_LOCK_KEY = "social-reconcile:retry"
 DEFAULT_LIMIT = 50
 DEFAULT_MIN_INTERVAL_MINUTES = 60
-ALREADY_RUNNING = "already running"
 
 
 def parse_retry_statuses(statuses: Collection[FetchStatus | str]) -> frozenset[FetchStatus]:
