@@ -1,16 +1,18 @@
-"""What both lock backends share: acquisition loops, auto-extension and owner-only release.
+"""What both lock backends share: acquisition loops, renewal, fencing tokens and owner-only release.
 
-A backend supplies four atomic primitives (acquire / extend / release by owner token, plus an
-optional cheap "is it worth trying" probe); `LeasingLockManager` turns them into the `LockManager`
-context managers of `base.py`:
+A backend supplies atomic primitives (acquire-with-fencing-token / extend / release by owner token,
+an ownership probe, plus an optional cheap "is it worth trying" probe); `LeasingLockManager` turns
+them into the `LockManager` context managers of `base.py`:
 
-- try once, give up at once (token lock, job locks: seed 000 L-1, seed 004 §6.3);
-- wait up to a bound with small jittered polls (URL lock: L-2; past the bound the caller leaves the
-  URL pending, L-10);
-- while held, a daemon thread extends the lease every ttl/3, so the TTL only decides how long a
-  *dead* holder blocks the key (L-1, seed 004 §6.3 "tryUsingExtended"), never how long a live one may
-  work. When an extension fails the lease is marked `lost` (seed 000 H-5: no silent fencing loss)
-  and the holder is expected to check `lease.lost` before every write (L-6);
+- try once, give up at once (token lock, job locks): another holder is doing the same work;
+- wait up to a bound with small jittered polls (URL lock); past the bound the caller leaves the URL
+  for the next run;
+- while held, a daemon thread renews the lease every ttl/3, so the TTL only decides how long a
+  *dead* holder blocks the key, never how long a live one may work. A renewal that raises (backend
+  busy or unreachable for a moment) is retried with back-off until the lease's own expiry is near:
+  a single socket error or a busy database must not throw away a paid result. The lease is marked
+  `lost` only when the backend answers that the key is no longer ours, or when the retries run into
+  the expiry;
 - on exit the key is deleted only if this lease still owns it (compare-and-delete).
 
 Locks are NOT reentrant: every acquisition uses a fresh random owner token, so asking again for a
@@ -42,6 +44,11 @@ POLL_MIN_DELAY = 0.02
 POLL_MAX_DELAY = 0.1
 #: How long exiting a lease waits for its extender thread (it may be inside a backend call).
 EXTENDER_JOIN_TIMEOUT = 1.0
+#: Back-off of a failed renewal: first retry after this many seconds, doubling up to a tenth of the TTL.
+RENEW_RETRY_MIN_DELAY = 0.05
+#: A failing renewal gives up (lease lost) when less than this fraction of the TTL is left before the
+#: expiry the backend last confirmed: past that point another process may take the key at any moment.
+RENEW_GIVE_UP_FRACTION = 0.1
 
 
 def new_owner_token() -> str:
@@ -64,13 +71,21 @@ def _finite_number(value: object) -> bool:
 
 
 class AutoExtender:
-    """Daemon thread that keeps one held lease alive every ttl/3 until stopped or lost."""
+    """Daemon thread that keeps one held lease alive every ttl/3 until stopped or lost.
 
-    def __init__(self, manager: LeasingLockManager, lease: Lease, ttl: float) -> None:
+    `expires_at` (monotonic) is when the backend will drop the key if no renewal lands: set at
+    acquisition and pushed out by each successful renewal, measured from the moment the renewal was
+    *sent* (the conservative end). Failed renewals are retried until `expires_at` is within
+    RENEW_GIVE_UP_FRACTION of the TTL.
+    """
+
+    def __init__(self, manager: LeasingLockManager, lease: Lease, ttl: float, acquired_at: float) -> None:
         self._manager = manager
         self._lease = lease
         self._ttl = ttl
         self._interval = ttl / 3.0
+        self._margin = ttl * RENEW_GIVE_UP_FRACTION
+        self.expires_at = acquired_at + ttl
         self._stop = threading.Event()
         self._thread = threading.Thread(
             target=self._run, name=f"lock-extender[{lease.key[:80]}]", daemon=True
@@ -85,21 +100,45 @@ class AutoExtender:
             self._thread.join(timeout)
 
     def _run(self) -> None:
-        lease = self._lease
         while not self._stop.wait(self._interval):
+            reason = self._renew()
+            if reason is None:
+                continue
+            if self._stop.is_set():  # the holder is leaving anyway; release decides the rest
+                return
+            self._lease.mark_lost(reason)
+            log.warning("lock %r lost (%s); writes under it are fenced", redact_url(self._lease.key), reason)
+            return
+
+    def _renew(self) -> str | None:
+        """One renewal, retried on errors until the expiry is near; None when renewed, else why lost."""
+        lease = self._lease
+        delay = RENEW_RETRY_MIN_DELAY
+        failures = 0
+        while True:
+            sent_at = time.monotonic()
             try:
                 still_owner = self._manager.extend(lease.key, lease.owner, self._ttl)
             except Exception as exc:  # backend unreachable, timeouts, locked database ...
-                reason = f"extension failed: {type(exc).__name__}: {self._manager.describe_error(exc)}"
-            else:
-                if still_owner:
-                    continue
-                reason = "extension refused: the key expired, was deleted or is now held by another owner"
-            if self._stop.is_set():  # the holder is leaving anyway; release decides the rest
-                return
-            lease.mark_lost(reason)
-            log.warning("lock %r lost (%s); the holder must stop writing", redact_url(lease.key), reason)
-            return
+                failures += 1
+                error = f"{type(exc).__name__}: {self._manager.describe_error(exc)}"
+                left = self.expires_at - time.monotonic()
+                if left <= self._margin:
+                    return f"renewal failed {failures} time(s) until the lease expired (last: {error})"
+                log.info(
+                    "lock %r: renewal failed (%s); retrying, %.2f s left before expiry",
+                    redact_url(lease.key), error, left,
+                )
+                if self._stop.wait(min(delay, max(0.0, left - self._margin))):
+                    return None
+                delay = min(delay * 2.0, max(RENEW_RETRY_MIN_DELAY, self._ttl / 10.0))
+                continue
+            if still_owner:
+                self.expires_at = sent_at + self._ttl
+                if failures:
+                    log.info("lock %r: renewed after %d failed attempt(s)", redact_url(lease.key), failures)
+                return None
+            return "renewal refused: the key expired, was deleted or is now held by another owner"
 
 
 class LeasingLockManager(ABC):
@@ -107,8 +146,14 @@ class LeasingLockManager(ABC):
 
     # ---- backend primitives -------------------------------------------------------------------
     @abstractmethod
-    def acquire(self, key: str, owner: str, ttl: float) -> bool:
-        """Atomically take `key` for `owner` for `ttl` seconds if it is free or expired."""
+    def acquire(self, key: str, owner: str, ttl: float) -> int:
+        """Atomically take `key` for `owner` for `ttl` seconds if it is free or expired, and return the
+        acquisition's fencing token (> every token handed out before by this backend); 0 when the
+        key is held by someone else."""
+
+    @abstractmethod
+    def holds(self, key: str, owner: str) -> bool:
+        """Whether `owner` holds `key` right now (unexpired), asked of the backend."""
 
     @abstractmethod
     def extend(self, key: str, owner: str, ttl: float) -> bool:
@@ -135,9 +180,9 @@ class LeasingLockManager(ABC):
         check_args(key, ttl)
         owner = new_owner_token()
         started = time.monotonic()
-        held = self.acquire(key, owner, ttl)
-        lease = Lease(key, owner, held, waited_ms=(time.monotonic() - started) * 1000.0)
-        with self._holding(lease, ttl):
+        fence = self.acquire(key, owner, ttl)
+        lease = self._lease(key, owner, fence, started)
+        with self._holding(lease, ttl, started):
             yield lease
 
     @contextmanager
@@ -147,28 +192,41 @@ class LeasingLockManager(ABC):
         started = time.monotonic()
         deadline = started + wait
         delay = POLL_MIN_DELAY
-        held = False
+        fence = 0
+        attempt_at = started
         while True:
-            if self.may_be_free(key) and self.acquire(key, owner, ttl):
-                held = True
-                break
+            attempt_at = time.monotonic()
+            if self.may_be_free(key):
+                fence = self.acquire(key, owner, ttl)
+                if fence:
+                    break
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
             # Jitter spreads waiters that were released at the same moment (thundering herd).
             time.sleep(min(remaining, delay * random.uniform(0.5, 1.0)))
             delay = min(POLL_MAX_DELAY, delay * 1.5)
-        lease = Lease(key, owner, held, waited_ms=(time.monotonic() - started) * 1000.0)
-        with self._holding(lease, ttl):
+        lease = self._lease(key, owner, fence, started)
+        with self._holding(lease, ttl, attempt_at):
             yield lease
 
+    def _lease(self, key: str, owner: str, fence: int, started: float) -> Lease:
+        return Lease(
+            key,
+            owner,
+            fence > 0,
+            waited_ms=(time.monotonic() - started) * 1000.0,
+            fence=fence,
+            confirm=lambda: self.holds(key, owner),
+        )
+
     @contextmanager
-    def _holding(self, lease: Lease, ttl: float) -> Iterator[None]:
+    def _holding(self, lease: Lease, ttl: float, acquired_at: float) -> Iterator[None]:
         """Extend while inside; on exit stop extending, then compare-and-delete (errors propagate)."""
         if not lease.held:
             yield
             return
-        extender = AutoExtender(self, lease, ttl)
+        extender = AutoExtender(self, lease, ttl, acquired_at)
         extender.start()
         try:
             yield

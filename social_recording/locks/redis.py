@@ -1,4 +1,13 @@
-"""Redis lock backend (production; DESIGN §8): SET NX PX + Lua compare-and-extend / compare-and-delete.
+"""Redis lock backend (production): SET NX PX with a fencing token, Lua compare-and-extend / -delete.
+
+redis-py's own `Lock` is not used because it gives neither a fencing token nor a lost signal from
+its renewal; both are what keep a paused or cut-off holder from overwriting a newer result.
+
+Fencing tokens come from one counter key (`FENCE_KEY`) incremented inside the acquire script, so a
+token and the key it guards are taken atomically. The counter is floored at the server's clock in
+microseconds: if Redis restarts without persistence and the counter is gone, the next token is still
+larger than every token handed out before (as long as the server clock does not go back and fewer
+than a million locks per second are taken), so the store never mistakes a new holder for a stale one.
 
 One redis-py client (thread-safe connection pool) per manager and per process: the client is made
 on first use, not at construction (Dagster loads definitions where Redis may be unreachable), and
@@ -18,6 +27,25 @@ from redis.retry import Retry
 
 from social_recording.locks._urls import mask_url, scrub
 from social_recording.locks.extender import LeasingLockManager
+
+FENCE_KEY = "social-recording:fence"
+"""The fencing token counter shared by every lock key (one key: nothing to expire or clean up)."""
+
+# KEYS[1] = key, KEYS[2] = fence counter, ARGV[1] = owner, ARGV[2] = ttl in ms.
+# Returns the new fencing token, or 0 when the key is held. Atomic on the server.
+_ACQUIRE_LUA = """
+if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return 0
+end
+local fence = redis.call('incr', KEYS[2])
+local now = redis.call('time')
+local floor = tonumber(now[1]) * 1000000 + tonumber(now[2])
+if fence < floor then
+  redis.call('set', KEYS[2], string.format('%d', floor))
+  fence = floor
+end
+return fence
+"""
 
 # KEYS[1] = key, ARGV[1] = owner, ARGV[2] = ttl in ms. Atomic on the server: no check-then-act gap.
 _EXTEND_LUA = """
@@ -51,6 +79,7 @@ class _ProcessClient:
     def __init__(self, client: redis.Redis) -> None:
         self.pid = os.getpid()
         self.client = client
+        self.acquire = client.register_script(_ACQUIRE_LUA)
         self.extend = client.register_script(_EXTEND_LUA)
         self.release = client.register_script(_RELEASE_LUA)
 
@@ -121,8 +150,15 @@ class RedisLockManager(LeasingLockManager):
             return current
 
     # ---- primitives ---------------------------------------------------------------------------
-    def acquire(self, key: str, owner: str, ttl: float) -> bool:
-        return bool(self._client().client.set(key, owner, nx=True, px=_ttl_ms(ttl)))
+    def acquire(self, key: str, owner: str, ttl: float) -> int:
+        c = self._client()
+        return int(c.acquire(keys=[key, FENCE_KEY], args=[owner, _ttl_ms(ttl)], client=c.client))
+
+    def holds(self, key: str, owner: str) -> bool:
+        raw = self._client().client.get(key)
+        if raw is None:
+            return False
+        return (raw.decode() if isinstance(raw, bytes) else str(raw)) == owner
 
     def extend(self, key: str, owner: str, ttl: float) -> bool:
         c = self._client()

@@ -2,7 +2,9 @@
 
 Row = (key, owner token, expires_at epoch seconds). Acquire is one upsert inside `BEGIN IMMEDIATE`
 that only overwrites an *expired* row, so a holder killed with SIGKILL blocks the key for at most
-its TTL. Extension requires the row to be ours AND unexpired: once expired a lease is lost even if
+its TTL; in the same transaction a one-row counter hands out the acquisition's fencing token
+(floored at the clock in microseconds, like the Redis backend, so a deleted file cannot make a new
+token smaller than an old one). Extension requires the row to be ours AND unexpired: once expired a lease is lost even if
 nobody took the key yet — the same as Redis, where an expired key is simply gone. Release deletes
 only our own row.
 
@@ -27,6 +29,7 @@ from social_recording.domain.urls import redact_url
 from social_recording.locks.extender import LeasingLockManager, log
 
 #: How long one statement waits for another writer of the same file (store or locks) before it fails.
+#: A renewal that fails this way is retried until the lease nears its expiry (see extender).
 BUSY_TIMEOUT_S = 5.0
 #: Idle connections kept per process (threads that finish give theirs back).
 _POOL_MAX = 8
@@ -38,7 +41,11 @@ _SCHEMA = (
     " key TEXT PRIMARY KEY,"
     " owner TEXT NOT NULL,"
     " expires_at REAL NOT NULL"
-    ")"
+    ")",
+    "CREATE TABLE IF NOT EXISTS lock_fence ("
+    " id INTEGER PRIMARY KEY CHECK (id = 1),"
+    " value INTEGER NOT NULL"
+    ")",
 )
 
 
@@ -50,7 +57,11 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
 class SqliteLockManager(LeasingLockManager):
     """`LockManager` on a SQLite file shared by every process on this machine."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = BUSY_TIMEOUT_S) -> None:
+        """`busy_timeout` is a parameter so fault tests can make a held database fail renewals fast."""
+        if not busy_timeout > 0:
+            raise ValueError(f"busy_timeout must be > 0 seconds, got {busy_timeout!r}")
+        self._busy_timeout = float(busy_timeout)
         raw = os.fspath(path)
         if not raw or raw.strip() == "" or raw == ":memory:" or raw.startswith("file:"):
             raise ValueError(
@@ -74,14 +85,15 @@ class SqliteLockManager(LeasingLockManager):
         if parent:
             os.makedirs(parent, exist_ok=True)
         conn = sqlite3.connect(
-            self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
         )
         try:
-            conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
-            self._set_wal(conn)
+            conn.execute(f"PRAGMA busy_timeout={int(self._busy_timeout * 1000)}")
+            self._set_wal(conn, self._busy_timeout)
             conn.execute("PRAGMA synchronous=NORMAL")
             if not self._schema_ready:
-                conn.execute(_SCHEMA)
+                for stmt in _SCHEMA:
+                    conn.execute(stmt)
                 self._schema_ready = True
         except BaseException:
             conn.close()
@@ -89,9 +101,9 @@ class SqliteLockManager(LeasingLockManager):
         return conn
 
     @staticmethod
-    def _set_wal(conn: sqlite3.Connection) -> None:
+    def _set_wal(conn: sqlite3.Connection, busy_timeout: float) -> None:
         """WAL is persistent; switching may meet a concurrent first opener, so retry briefly."""
-        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        deadline = time.monotonic() + busy_timeout
         while True:
             try:
                 conn.execute("PRAGMA journal_mode=WAL").fetchone()
@@ -130,7 +142,7 @@ class SqliteLockManager(LeasingLockManager):
                 conn.close()
 
     # ---- primitives ---------------------------------------------------------------------------
-    def acquire(self, key: str, owner: str, ttl: float) -> bool:
+    def acquire(self, key: str, owner: str, ttl: float) -> int:
         """Busy for longer than the busy timeout counts as "not acquired" (the writer is someone
         else; a waiter simply polls again), every other database error propagates."""
         try:
@@ -138,10 +150,12 @@ class SqliteLockManager(LeasingLockManager):
         except sqlite3.OperationalError as exc:
             if not _is_busy(exc):
                 raise
-            log.warning("lock %r: database busy for %.0f s, not acquired this time", redact_url(key), BUSY_TIMEOUT_S)
-            return False
+            log.warning(
+                "lock %r: database busy for %.1f s, not acquired this time", redact_url(key), self._busy_timeout
+            )
+            return 0
 
-    def _acquire(self, key: str, owner: str, ttl: float) -> bool:
+    def _acquire(self, key: str, owner: str, ttl: float) -> int:
         with self._conn() as conn:
             conn.execute("BEGIN IMMEDIATE")
             now = time.time()
@@ -156,8 +170,21 @@ class SqliteLockManager(LeasingLockManager):
                 (key, owner, now + ttl, now),
             )
             taken = conn.execute("SELECT changes()").fetchone()[0] == 1
+            fence = 0
+            if taken:
+                fence = int(conn.execute(
+                    "INSERT INTO lock_fence (id, value) VALUES (1, ?) "
+                    "ON CONFLICT (id) DO UPDATE SET value = max(lock_fence.value + 1, excluded.value) "
+                    "RETURNING value",
+                    (int(now * 1_000_000),),
+                ).fetchone()[0])
             conn.execute("COMMIT")
-            return taken
+            return fence
+
+    def holds(self, key: str, owner: str) -> bool:
+        with self._conn() as conn:
+            row = conn.execute("SELECT owner, expires_at FROM locks WHERE key = ?", (key,)).fetchone()
+        return row is not None and row[0] == owner and float(row[1]) > time.time()
 
     def extend(self, key: str, owner: str, ttl: float) -> bool:
         with self._conn() as conn:
@@ -188,7 +215,7 @@ class SqliteLockManager(LeasingLockManager):
                 conn.close()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"path": self.path}
+        return {"path": self.path, "busy_timeout": self._busy_timeout}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["path"])  # type: ignore[misc]
+        self.__init__(state["path"], busy_timeout=state.get("busy_timeout", BUSY_TIMEOUT_S))  # type: ignore[misc]

@@ -48,7 +48,7 @@ def test_redis_going_away_marks_the_lease_lost(caplog: pytest.LogCaptureFixture)
             server.__exit__(None, None, None)  # the server dies while we hold the key
             stopped = True
             assert wait_lost(lease), "lease did not notice its backend went away"
-            assert lease.lost_reason and "extension failed" in lease.lost_reason
+            assert lease.lost_reason and "renewal failed" in lease.lost_reason
         manager.close()
     finally:
         if not stopped:

@@ -39,3 +39,17 @@ def hold(url: str, key: str, ttl: float, seconds: float, ready: Event, done: Eve
         out.put(("lost", lease.lost))
         done.wait(60.0)
     lm.close()
+
+
+def take_fences(url: str, key: str, times: int, start: Barrier, out: Any) -> None:
+    """Take `key` `times` times (waiting as needed) and report every fencing token received."""
+    lm = open_lock_manager(url)
+    start.wait(timeout=60)
+    fences: list[int] = []
+    for _ in range(times):
+        with lm.hold_within(key, ttl=5.0, wait=60.0) as lease:
+            if not lease.held:
+                raise SystemExit(f"could not take {key} within 60 s")
+            fences.append(lease.fence)
+    out.put(fences)
+    lm.close()
