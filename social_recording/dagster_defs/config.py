@@ -9,11 +9,13 @@ from enum import Enum
 from dagster import Config
 from pydantic import Field
 
-from social_recording.domain.status import RETRYABLE, FetchStatus
+from social_recording.domain.policy import DEFAULT_MIN_INTERVAL_MINUTES
+from social_recording.domain.status import FetchStatus
 
 
 class RetryableStatus(Enum):
-    """Every FetchStatus but `ok`: a retry may never reopen a success (seed 004 §2.2, 422).
+    """Every FetchStatus but `ok`: a retry may never reopen a success (it would pay again for an
+    answer already recorded, and `ok` is final).
 
     An Enum (not a free string) so that `statuses: [ok]` fails Dagster's config validation at
     launch, before any run exists.
@@ -30,8 +32,6 @@ class RetryableStatus(Enum):
 
 
 assert {s.value for s in RetryableStatus} == {s.value for s in FetchStatus} - {FetchStatus.OK.value}
-
-DEFAULT_RETRY_STATUSES = [RetryableStatus(s.value) for s in FetchStatus if s in RETRYABLE]
 
 
 class TokenRef(Config):
@@ -62,15 +62,25 @@ class ReconcileConfig(Config):
 class RetryConfig(Config):
     """`retry_job`: re-attempt URLs that are not converged (URL axis). `ok` cannot be named."""
 
-    statuses: list[RetryableStatus] = Field(
-        default_factory=lambda: list(DEFAULT_RETRY_STATUSES),
-        description="Statuses to re-attempt (default: error, unsupported, skipped_paid, pending).",
+    statuses: list[RetryableStatus] | None = Field(
+        default=None,
+        description=(
+            "Statuses to re-attempt. Leave empty for the default selection: error and pending, plus "
+            "skipped_paid when paid calls are on and unsupported when a generator now exists for its "
+            "platform (what a retry can change under this configuration). Naming statuses selects "
+            "them as named, absorbing ones included (not_found, blocked, invalid, exhausted: one fresh "
+            "call each). `ok` cannot be named: it is final, and re-opening it would pay again for an "
+            "answer already recorded."
+        ),
     )
     token_addresses: list[str] | None = Field(default=None, description="Only these tokens.")
     limit: int = Field(default=50, ge=1, le=10_000, description="Cap on URLs.")
-    min_interval_minutes: int = Field(default=60, ge=0, description="Back-off since the last real call.")
+    min_interval_minutes: int = Field(
+        default=DEFAULT_MIN_INTERVAL_MINUTES, ge=0,
+        description="Back-off since the element's last recording (0: retry everything due now).",
+    )
     deadline_seconds: float | None = Field(default=None, gt=0, description="No URL started after this.")
     max_workers: int = Field(default=4, ge=1, le=32, description="Tokens processed in parallel.")
 
-    def fetch_statuses(self) -> list[FetchStatus]:
-        return [FetchStatus(s.value) for s in self.statuses]
+    def fetch_statuses(self) -> list[FetchStatus] | None:
+        return None if not self.statuses else [FetchStatus(s.value) for s in self.statuses]

@@ -15,7 +15,6 @@ import argparse
 import os
 import shutil
 import sys
-from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -100,11 +99,11 @@ def main(argv: list[str] | None = None) -> int:
 
     store = open_store(settings.store_url)
     try:
-        docs = store.find_tokens_by_url_statuses(list(FetchStatus))
-        counts = Counter(el.status.value for d in docs for el in d.social_urls)
-        print(f"\nper-status counts over {sum(counts.values())} token URLs of {len(docs)} tokens:")
+        counts = store.status_counts()
+        by_status = counts.by_status()
+        print(f"\nper-status counts over {counts.urls} token URLs of {counts.tokens} tokens:")
         for status in FetchStatus:
-            print(f"  {status.value:<13} {counts.get(status.value, 0)}")
+            print(f"  {status.value:<13} {by_status[status]}")
     finally:
         store.close()
 

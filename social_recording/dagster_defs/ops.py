@@ -12,7 +12,7 @@ import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from dagster import (
@@ -28,10 +28,10 @@ from dagster import (
 
 from social_recording.dagster_defs.config import ReconcileConfig, RecordTokensConfig, RetryConfig, TokenRef
 from social_recording.dagster_defs.engine import ENGINE_RESOURCE_KEYS, engine_for
-from social_recording.recording._pool import JOB_LOCK_TTL_S
-from social_recording.recording.processor import TokenOutcome, TokenStatus
-from social_recording.recording.url_recorder import EngineOutcome, RunState, UrlOutcome
-from social_recording.upstream.profile import PLACEHOLDER_REASON
+from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
+from social_recording.recording.job_pool import JOB_LOCK_TTL_S
+from social_recording.recording.outcomes import EngineOutcome, TokenOutcome, TokenStatus, UrlOutcome
+from social_recording.recording.run_state import RunState
 
 OUTCOME_COLUMNS = ("token", "url", "platform", "status", "attempted", "reused", "waited_ms", "took_ms", "detail")
 MAX_TABLE_ROWS = 500
@@ -61,8 +61,8 @@ class OpRunState(RunState):
     recording.
     """
 
-    def __init__(self, context: OpExecutionContext) -> None:
-        super().__init__()
+    def __init__(self, context: OpExecutionContext, min_interval: timedelta = DEFAULT_MIN_INTERVAL) -> None:
+        super().__init__(min_interval)
         self._context_log = context.log
         self._log_lock = threading.Lock()
         self.logged = 0
@@ -127,10 +127,11 @@ def _report(
     for t in tokens:
         for d in t.dropped:
             # A placeholder ("TBA", "-") is noise; anything that looked like a link is a possible loss.
-            level = context.log.info if d.endswith(f": {PLACEHOLDER_REASON}") else context.log.warning
+            level = context.log.info if d.placeholder else context.log.warning
             level(f"dropped tracker value {t.address}: {d}")
-        if t.status is TokenStatus.NO_PROFILE:
-            context.log.warning(kv_line("token_not_recorded", {"token": t.address, "detail": t.detail}))
+        if t.status in (TokenStatus.NO_PROFILE, TokenStatus.MALFORMED):
+            context.log.warning(kv_line("token_not_recorded", {"token": t.address, "status": t.status.value,
+                                                               "detail": t.detail}))
     dropped = [f"{t.address}: {d}" for t in tokens for d in t.dropped]
     context.log.info(kv_line(f"{name}_done", counters))
     metadata = outcome_metadata(counters, outcomes)
@@ -139,6 +140,12 @@ def _report(
             "\n".join(f"- `{line}`" for line in dropped[:MAX_DROPPED_ROWS])
             + (f"\n- … {len(dropped) - MAX_DROPPED_ROWS} more" if len(dropped) > MAX_DROPPED_ROWS else "")
         )
+    lost = [o for o in outcomes if o.lease_lost or o.status is EngineOutcome.LOST]
+    if lost:
+        context.log.warning(
+            f"{len(lost)} URL(s) met a lost lock (nothing paid twice: writes are fenced); the next run "
+            "completes what was not written: " + ", ".join(f"{o.token}:{o.platform}" for o in lost[:10])
+        )
     failed = [t for t in tokens if t.status is TokenStatus.FAILED]
     if failed:
         shown = "; ".join(f"{t.address}: {t.detail}" for t in failed[:10])
@@ -146,6 +153,16 @@ def _report(
             description=(
                 f"{len(failed)} of {len(tokens)} token(s) failed and were not recorded ({shown}). "
                 "The others were recorded; re-executing this run records the failed ones."
+            ),
+            metadata=metadata,
+        )
+    defects = [o for o in outcomes if o.engine_failure]
+    if defects:
+        shown = "; ".join(f"{o.token} {o.platform}: {o.detail}" for o in defects[:10])
+        raise Failure(
+            description=(
+                f"{len(defects)} URL(s) ended in an engine failure, a defect of ours, not the provider's "
+                f"({shown}). Everything else was recorded; see the error lines in the run log."
             ),
             metadata=metadata,
         )
@@ -217,11 +234,12 @@ def retry_urls(
     engine, _ = engine_for(context)
     statuses = config.fetch_statuses()
     context.log.info(kv_line("retry_start", {
-        "statuses": ",".join(s.value for s in statuses), "token_addresses": len(config.token_addresses or []),
+        "statuses": "default" if statuses is None else ",".join(s.value for s in statuses),
+        "token_addresses": len(config.token_addresses or []),
         "limit": config.limit, "min_interval_minutes": config.min_interval_minutes,
         "deadline_seconds": config.deadline_seconds, "max_workers": config.max_workers,
     }))
-    run = OpRunState(context)
+    run = OpRunState(context, timedelta(minutes=config.min_interval_minutes))
     outcome = engine.retry.retry(
         statuses=statuses,
         token_addresses=config.token_addresses,
@@ -245,6 +263,7 @@ def live_counters(results: Sequence[TokenOutcome], outcomes: Sequence[UrlOutcome
         "tokens": len(results),
         "created": sum(1 for r in results if r.created),
         "dropped_values": sum(len(r.dropped) for r in results),
+        "unresolved_values": sum(r.unresolved for r in results),
         **{f"tokens_{s.value}": by_status.get(s.value, 0) for s in TokenStatus},
     }
     counters.update({f"urls_{k}": v for k, v in sorted(Counter(str(o.status) for o in outcomes).items())})

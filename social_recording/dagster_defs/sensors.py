@@ -7,7 +7,7 @@ import hashlib
 import json
 import time
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -28,11 +28,17 @@ from dagster import (
     sensor,
 )
 
-from social_recording.dagster_defs.config import RecordTokensConfig, RetryableStatus, RetryConfig, TokenRef
+from social_recording.dagster_defs.config import RecordTokensConfig, RetryConfig, TokenRef
 from social_recording.dagster_defs.jobs import JOB_TAG
-from social_recording.dagster_defs.resources import RecordingPolicyResource, StoreResource, TrackerResource
-from social_recording.domain.policy import backoff_passed
-from social_recording.domain.status import FetchStatus
+from social_recording.dagster_defs.resources import (
+    PlatformsResource,
+    RecordingPolicyResource,
+    StoreResource,
+    TrackerResource,
+)
+from social_recording.domain.policy import DEFAULT_MIN_INTERVAL, DEFAULT_MIN_INTERVAL_MINUTES
+from social_recording.domain.urls import Platform
+from social_recording.recording.candidates import DEFAULT_LIMIT, retry_query, select
 from social_recording.store.base import Store
 from social_recording.upstream.tracker import TrackedToken
 
@@ -53,8 +59,6 @@ LIVE_EVAL_BUDGET_S = 30.0
 call may take up to ~18 s with its retries)."""
 LIVE_MAX_RUNS_PER_TICK = 25
 """At most this many live runs (x LIVE_BATCH_SIZE tokens) per evaluation; the rest waits one tick."""
-RETRY_MIN_INTERVAL = timedelta(minutes=60)
-RETRY_SENSOR_SCAN_LIMIT = 5000
 ACTIVE_RUN_STATUSES = [
     DagsterRunStatus.QUEUED,
     DagsterRunStatus.NOT_STARTED,
@@ -239,35 +243,70 @@ def make_token_flow_sensor(job: JobDefinition, status: DefaultSensorStatus) -> S
 
 # --------------------------------------------------------------------------- retry
 
-SENSOR_RETRY_STATUSES = (FetchStatus.ERROR, FetchStatus.PENDING)
-"""What a retry can change by itself. `unsupported` changes only with a new generator and
-`skipped_paid` only when paid calls are enabled: launching for them every few minutes would be
-empty runs, so the sensor adds skipped_paid only when paid calls are on and leaves unsupported to
-the hourly schedule."""
 
+@dataclass
+class RetryCursor:
+    """The last launch of retry_candidates_sensor: which selection (its digest) and when."""
 
-def sensor_retry_statuses(enable_paid: bool) -> list[FetchStatus]:
-    return [*SENSOR_RETRY_STATUSES, *([FetchStatus.SKIPPED_PAID] if enable_paid else [])]
+    digest: str | None = None
+    launched_at: datetime | None = None
+    candidates: int = 0
 
+    @classmethod
+    def parse(cls, raw: str | None) -> "RetryCursor":
+        if not raw:
+            return cls()
+        try:
+            data = json.loads(raw)
+            at = datetime.fromisoformat(data["launched_at"]) if data.get("launched_at") else None
+            return cls(digest=data.get("digest"), launched_at=at, candidates=int(data.get("candidates", 0)))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return cls()  # an unreadable cursor only means "no launch remembered"
 
-def retry_candidates(
-    store: Store, statuses: Iterable[FetchStatus], now: datetime, min_interval: timedelta = RETRY_MIN_INTERVAL
-) -> list[tuple[str, str, int, str | None]]:
-    """(token, url, attempts, attempted_at) of URLs with one of `statuses` past their back-off."""
-    wanted = frozenset(statuses)
-    out: list[tuple[str, str, int, str | None]] = []
-    for doc in store.find_tokens_by_url_statuses(wanted, None, RETRY_SENSOR_SCAN_LIMIT):
-        for el in doc.social_urls:
-            if el.status in wanted and backoff_passed(el.attempted_at, now, min_interval):
-                stamp = el.attempted_at.isoformat() if el.attempted_at else None
-                out.append((doc.address, el.url, el.attempts, stamp))
-    return out
+    def dump(self) -> str:
+        return json.dumps({"digest": self.digest, "launched_at": self.launched_at.isoformat() if self.launched_at else None,
+                           "candidates": self.candidates})
 
 
 def active_retry_run(context: SensorEvaluationContext, job_name: str) -> str | None:
-    """The status of a queued or running retry run, if any (DESIGN §7: never two at once)."""
+    """The status of a queued or running retry run, if any: never two at once."""
     records = context.instance.get_run_records(RunsFilter(job_name=job_name, statuses=ACTIVE_RUN_STATUSES), limit=1)
     return records[0].dagster_run.status.value.lower() if records else None
+
+
+def evaluate_retry_candidates(
+    store: Store, cursor: RetryCursor, now: datetime, *, enable_paid: bool, usable_platforms: Collection[Platform]
+) -> RunRequest | SkipReason:
+    """Launch retry_job when the retry job's own selection (the same query) finds due elements. The
+    run key is the selection's digest: it changes whenever the set changes (every recording moves an
+    element's `checked_at`), and an unchanged set is launched again once per back-off period, so a
+    selection a run could not finish (locks held elsewhere) is not forgotten."""
+    query = retry_query(now=now, min_interval=DEFAULT_MIN_INTERVAL, limit=DEFAULT_LIMIT,
+                        enable_paid=enable_paid, usable_platforms=usable_platforms)
+    found = select(store, query)
+    names = "/".join(sorted(s.value for s in query.statuses))
+    if not found:
+        return SkipReason(
+            f"no {names} element is due: none recorded before {query.checked_before.isoformat(timespec='seconds')} "
+            f"(back-off {DEFAULT_MIN_INTERVAL_MINUTES} min); paid calls {'on' if enable_paid else 'off'}, "
+            f"usable platforms: {', '.join(sorted(p.value for p in usable_platforms)) or 'none'}"
+        )
+    digest = found.digest
+    if (
+        cursor.digest == digest
+        and cursor.launched_at is not None
+        and now - cursor.launched_at < DEFAULT_MIN_INTERVAL
+    ):
+        return SkipReason(
+            f"the same {len(found)} due element(s) were launched at {cursor.launched_at.isoformat(timespec='seconds')} "
+            f"(selection {digest}); launching them again after {DEFAULT_MIN_INTERVAL_MINUTES} min if still due"
+        )
+    bucket = int(now.timestamp() // DEFAULT_MIN_INTERVAL.total_seconds())
+    return RunRequest(
+        run_key=f"retry:{digest}:{bucket}",
+        run_config=RunConfig(ops={"retry_urls": RetryConfig()}),
+        tags={"social_recording/candidate_urls": str(len(found)), JOB_TAG: "retry"},
+    )
 
 
 def make_retry_candidates_sensor(job: JobDefinition, status: DefaultSensorStatus) -> SensorDefinition:
@@ -276,29 +315,31 @@ def make_retry_candidates_sensor(job: JobDefinition, status: DefaultSensorStatus
         job=job,
         minimum_interval_seconds=300,
         default_status=status,
-        description="Launches retry_job when error/pending URLs (skipped_paid too when paid calls are on) "
-        "are past their back-off and no retry run is queued or running.",
+        description="Launches retry_job when its default selection finds due elements (error and pending, "
+        "skipped_paid when paid calls are on, unsupported when a generator now exists) and no retry run is "
+        "queued or running.",
     )
     def retry_candidates_sensor(
-        context: SensorEvaluationContext, store: StoreResource, policy: RecordingPolicyResource
-    ) -> RunRequest | SkipReason:
+        context: SensorEvaluationContext,
+        store: StoreResource,
+        platforms: PlatformsResource,
+        policy: RecordingPolicyResource,
+    ) -> SensorResult | SkipReason:
         active = active_retry_run(context, job.name)
         if active:
-            return SkipReason(f"a retry run is already {active}")
-        statuses = sensor_retry_statuses(policy.enable_paid)
-        candidates = retry_candidates(store.get(), statuses, datetime.now(UTC))
-        if not candidates:
-            return SkipReason(f"no {'/'.join(s.value for s in statuses)} URL is past its back-off")
-        # The key changes only when the candidates change (every real attempt stamps attempted_at),
-        # so a set that a retry cannot move launches once, not every evaluation. Candidates a retry
-        # left untouched without a call (URL-lock wait ran out, token locked out) therefore wait for
-        # the hourly retry_schedule, which launches without a run key.
-        config = RetryConfig(statuses=[RetryableStatus(s.value) for s in statuses])
-        return RunRequest(
-            run_key=f"retry:{_digest(sorted(candidates))}",
-            run_config=RunConfig(ops={"retry_urls": config}),
-            tags={"social_recording/candidate_urls": str(len(candidates)), JOB_TAG: "retry"},
-        )
+            return SkipReason(f"a retry run is already {active}; the next evaluation looks again")
+        cursor = RetryCursor.parse(context.cursor)
+        now = datetime.now(UTC)
+        result = evaluate_retry_candidates(store.get(), cursor, now, enable_paid=policy.enable_paid,
+                                           usable_platforms=platforms.registry().usable_platforms())
+        if isinstance(result, SkipReason):
+            context.log.info(result.skip_message or "")
+            return result
+        count = int(result.tags.get("social_recording/candidate_urls", "0"))
+        new_cursor = RetryCursor(digest=result.run_key.split(":")[1] if result.run_key else None, launched_at=now,
+                                 candidates=count)
+        context.log.info(f"launching retry_job for {count} due element(s); cursor -> {new_cursor.dump()}")
+        return SensorResult(run_requests=[result], cursor=new_cursor.dump())
 
     return retry_candidates_sensor
 
@@ -311,5 +352,6 @@ def make_retry_schedule(job: JobDefinition, status: DefaultScheduleStatus) -> Sc
         execution_timezone="UTC",
         default_status=status,
         run_config=RunConfig(ops={"retry_urls": RetryConfig()}),
-        description="Hourly retry with the default statuses (error, unsupported, skipped_paid, pending).",
+        description="Hourly retry with the default selection: the oldest due elements whose outcome a retry "
+        "can change under this configuration.",
     )

@@ -1,58 +1,40 @@
-"""The dedupe decision (seed 002 §5.3), pure: given every token's element for one URL, reuse or fetch.
+"""The dedupe decision, pure: given what is known about a URL across every token, reuse or fetch.
 
-candidates = elements with status in REUSABLE; status = ok if any ok, else not_found;
-anchor = max non-null attempted_at among candidates of that status;
-reuse when there is no anchor (zero-call results, G-4) or now - anchor < TTL.
-The source token is the anchor's owner (one token only: link explosion, seed 002 §10).
-Telegram never hits: its key (the username) is mutable (U-4).
+Reuse when the URL's last answer is reusable (ok, not_found, blocked, invalid) and was obtained within
+the TTL (an answer with no call behind it — a URL shape that needs no fetch — has no anchor and stays
+reusable). The hit names one source token whose links are copied (never every holder's: copying all
+of them multiplies links with every reuse). Telegram never hits: its key, the username, can be given
+away and taken by someone else, so an old answer may describe another channel.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from social_recording.domain.models import SocialUrl
-from social_recording.domain.status import FetchStatus
+from social_recording.domain.models import UrlState
+from social_recording.domain.status import REUSABLE, FetchStatus
 from social_recording.domain.urls import Platform
 
 DEDUPE_TTL = timedelta(days=14)
-"""A code constant, not a setting (seed 002 U-8)."""
+"""A code constant, not a setting: changing it changes what "the same answer" means for every run."""
 
 
 @dataclass(frozen=True)
 class DedupeHit:
     status: FetchStatus
-    source_token: str
+    source_token: str | None
+    """Whose links stand for the answer (None for answers without links: not_found, blocked, invalid)."""
     anchor: datetime | None
 
 
-def decide(
-    platform: Platform,
-    candidates: Iterable[tuple[str, SocialUrl]],
-    now: datetime,
-    ttl: timedelta = DEDUPE_TTL,
-) -> DedupeHit | None:
-    """Return a hit naming one source token, or None (a miss: fetch).
-
-    `candidates` are (token_address, element) pairs whose element.url is the URL being looked up.
-    Ties (no anchor, or equal anchors) pick the smallest address, so the choice is deterministic.
-    """
-    if platform is Platform.TELEGRAM:
+def decide(platform: Platform, state: UrlState | None, now: datetime, ttl: timedelta = DEDUPE_TTL) -> DedupeHit | None:
+    """A hit, or None (a miss: fetch)."""
+    if platform is Platform.TELEGRAM or state is None or state.status not in REUSABLE:
         return None
-    pairs = list(candidates)
-    oks = [(a, e) for a, e in pairs if e.status is FetchStatus.OK]
-    chosen = oks or [(a, e) for a, e in pairs if e.status is FetchStatus.NOT_FOUND]
-    if not chosen:
+    if state.attempted_at is not None and now - state.attempted_at >= ttl:
         return None
-    status = FetchStatus.OK if oks else FetchStatus.NOT_FOUND
-    anchored = [(a, e) for a, e in chosen if e.attempted_at is not None]
-    if not anchored:
-        source = min(a for a, _ in chosen)
-        return DedupeHit(status=status, source_token=source, anchor=None)
-    anchor = max(e.attempted_at for _, e in anchored if e.attempted_at is not None)
-    if now - anchor >= ttl:
-        return None
-    source = min(a for a, e in anchored if e.attempted_at == anchor)
-    return DedupeHit(status=status, source_token=source, anchor=anchor)
+    if state.status is FetchStatus.OK and not state.source_token:
+        return None  # nobody's links to copy: fetch rather than record ok without a graph
+    source = state.source_token if state.status is FetchStatus.OK else None
+    return DedupeHit(status=state.status, source_token=source, anchor=state.attempted_at)

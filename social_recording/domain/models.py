@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from social_recording.domain.graph import ObjectKind
-from social_recording.domain.status import FetchStatus
+from social_recording.domain.status import Cause, FetchStatus
 
 
 def utcnow() -> datetime:
@@ -26,19 +26,106 @@ def ensure_utc(value: datetime) -> datetime:
 
 
 class SocialUrl(BaseModel):
-    """One `social_urls[]` element: the canonical URL is the match key."""
+    """One `social_urls[]` element: one canonical URL of one token and where recording it stands."""
 
     model_config = ConfigDict(frozen=True)
 
     url: str
     status: FetchStatus = FetchStatus.PENDING
     attempted_at: datetime | None = None
+    """The last time a call for this URL was really made on this element's behalf (None: never)."""
     attempts: int = Field(default=0, ge=0)
+    """Calls made for this URL, counted across every token holding it (a failing URL is bought at
+    most `max_attempts` times in total)."""
+    checked_at: datetime | None = None
+    """The last time anything was recorded for this element, with or without a call. The retry
+    selection's fair order and every back-off are measured from it (None: never processed)."""
+    cause: Cause | None = None
+    """Why the status was set without a call deciding it (see `Cause`); None after a call."""
+    detail: str | None = None
+    """A short, secret-free reason an operator can act on (the last outcome's detail)."""
+    fence: int = Field(default=0, ge=0)
+    """The highest fencing token applied to this element (a write with a lower one is refused)."""
 
-    @field_validator("attempted_at")
+    @field_validator("attempted_at", "checked_at")
     @classmethod
     def _utc(cls, v: datetime | None) -> datetime | None:
         return None if v is None else ensure_utc(v)
+
+
+class PaidRequest(BaseModel):
+    """A two-step paid call in flight for a URL (urlscan scan, Apify run): resumable by a later
+    holder while the provider keeps it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: str = Field(min_length=1)
+    request_id: str = Field(min_length=1)
+    submitted_at: datetime
+
+    @field_validator("submitted_at")
+    @classmethod
+    def _utc(cls, v: datetime) -> datetime:
+        return ensure_utc(v)
+
+
+class UrlState(BaseModel):
+    """What is known about one canonical URL across every token holding it: the last answer, the
+    calls spent on it, and an unfinished paid request. One indexed row per URL, so the dedupe gate
+    and the per-URL attempt budget never load the holders."""
+
+    model_config = ConfigDict(frozen=True)
+
+    url: str
+    platform: str
+    status: FetchStatus
+    attempted_at: datetime | None = None
+    attempts: int = Field(default=0, ge=0)
+    source_token: str | None = None
+    """The token whose links for this URL represent the answer (copied by the reuse path)."""
+    fence: int = Field(default=0, ge=0)
+    request: PaidRequest | None = None
+    updated_at: datetime | None = None
+
+    @field_validator("attempted_at", "updated_at")
+    @classmethod
+    def _utc(cls, v: datetime | None) -> datetime | None:
+        return None if v is None else ensure_utc(v)
+
+
+class UnresolvedValue(BaseModel):
+    """A raw tracker value whose shortlink could not be resolved for a transient reason (timeout,
+    5xx): kept on the token, outside `social_urls` (which holds canonical URLs only), and resolved
+    again by the retry path, so a flaky shortener never costs a token its link."""
+
+    model_config = ConfigDict(frozen=True)
+
+    field: str = Field(min_length=1)
+    value: str = Field(min_length=1)
+    reason: str = ""
+    attempts: int = Field(default=1, ge=0)
+    checked_at: datetime | None = None
+
+    @field_validator("checked_at")
+    @classmethod
+    def _utc(cls, v: datetime | None) -> datetime | None:
+        return None if v is None else ensure_utc(v)
+
+
+class DroppedTrackerValue(BaseModel):
+    """A raw tracker value the profile reader refused for good, with the reason (secrets masked)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    field: str
+    shown: str
+    """The value fit for logs and metadata: secrets masked, truncated, quoted."""
+    reason: str
+    placeholder: bool = False
+    """True for expected noise ("TBA", "-"): logged at INFO, not WARNING."""
+
+    def __str__(self) -> str:
+        return f"{self.field}={self.shown}: {self.reason}"
 
 
 class TokenDoc(BaseModel):
@@ -53,8 +140,11 @@ class TokenDoc(BaseModel):
     fingerprints: list[str] = Field(default_factory=list)
     web: dict[str, Any] | None = None
     social_urls: list[SocialUrl] = Field(default_factory=list)
+    unresolved: list[UnresolvedValue] = Field(default_factory=list)
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    fence: int = Field(default=0, ge=0)
+    """The highest token-lock fencing token applied to this token's own fields."""
 
     @field_validator("first_transfer_at", "created_at", "updated_at")
     @classmethod
@@ -78,9 +168,11 @@ class TokenProfile(BaseModel):
     image: str | None = None
     first_transfer_at: datetime | None = None
     urls: list[str] = Field(default_factory=list)
-    dropped: tuple[str, ...] = ()
-    """Raw social values the reader did not turn into a URL, each "field='value': reason" (value
-    truncated, secrets masked): so a job can show what was lost instead of only logging it."""
+    dropped: tuple[DroppedTrackerValue, ...] = ()
+    """Raw social values the reader refused for good: so a job can show what was lost instead of
+    only logging it."""
+    unresolved: tuple[UnresolvedValue, ...] = ()
+    """Raw values whose resolution failed transiently: stored with the token and tried again."""
 
 
 class TokenLink(BaseModel):

@@ -1,4 +1,4 @@
-"""The shared retry policy: one place decides final statuses and back-off (seed 004 §3.4, 000 L-9)."""
+"""The shared retry policy: one place decides final statuses, the attempt budget and the back-off."""
 
 from __future__ import annotations
 
@@ -7,6 +7,12 @@ from datetime import datetime, timedelta
 from social_recording.domain.status import ABSORBING, FetchStatus
 
 DEFAULT_MAX_ATTEMPTS = 5
+"""Calls a failing URL may cost in total, across every token holding it, before it is `exhausted`."""
+
+DEFAULT_MIN_INTERVAL_MINUTES = 60
+DEFAULT_MIN_INTERVAL = timedelta(minutes=DEFAULT_MIN_INTERVAL_MINUTES)
+"""The back-off between two recordings of one element, and between two calls of one URL: the live
+path, the retry job and the sensor all measure it the same way, from the last recording."""
 
 
 def resolve_final_status(

@@ -1,4 +1,4 @@
-"""FetchStatus and its sets: the split is "can a retry change this?" (seed 004 §1.2, 000 L-7, L-15)."""
+"""FetchStatus and its sets: the split is "can a retry change this?" (docs/architecture.md, "Statuses")."""
 
 from __future__ import annotations
 
@@ -32,10 +32,33 @@ RETRYABLE: frozenset[FetchStatus] = frozenset(
 REALTIME: frozenset[FetchStatus] = frozenset({FetchStatus.ERROR, FetchStatus.PENDING})
 """What the live path reopens for a token it already has (L-8: skipped_paid is not reopened)."""
 
-REUSABLE: frozenset[FetchStatus] = frozenset({FetchStatus.OK, FetchStatus.NOT_FOUND})
-"""What the dedupe gate may hand to another token (seed 002 U-5)."""
+REUSABLE: frozenset[FetchStatus] = frozenset(
+    {FetchStatus.OK, FetchStatus.NOT_FOUND, FetchStatus.BLOCKED, FetchStatus.INVALID}
+)
+"""What the dedupe gate may hand to another token within the TTL: every answer the provider gave
+about the target itself. `exhausted` is not an answer, only a budget spent."""
 
 assert ABSORBING.isdisjoint(RETRYABLE) and frozenset(FetchStatus) == ABSORBING | RETRYABLE
+
+
+class Cause(StrEnum):
+    """Why an element holds a status without a call having decided it: what would have to change for
+    a retry to do better. The retry selection skips elements whose cause the configuration has not
+    removed (docs/architecture.md, "Retry selection")."""
+
+    NO_GENERATOR = "no_generator"
+    """No generator can run for the platform here (none exists, or its provider key is not set)."""
+    UNPARSEABLE = "unparseable"
+    """The URL's shape names nothing the platform's generator can read; only a code change helps."""
+    PAID_DISABLED = "paid_disabled"
+    """A paid platform while paid calls are switched off."""
+    CREDIT_EXHAUSTED = "credit_exhausted"
+    """A provider said its credit or quota is gone earlier in the run."""
+    BACKOFF = "backoff"
+    """Another holder of the URL called it recently (or in this run) and got a transient failure:
+    this one adopted that answer instead of paying again inside the back-off window."""
+    OWNERSHIP = "ownership"
+    """The URL lock could not be confirmed right before a paid call: nothing was sent."""
 
 
 def parse_status(value: str) -> FetchStatus:

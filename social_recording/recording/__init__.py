@@ -1,23 +1,20 @@
-"""The use cases (DESIGN §4–§7): plain Python over the store and lock protocols, no Dagster."""
+"""The use cases: plain Python over the store and lock protocols, no Dagster."""
 
+from social_recording.recording.candidates import CandidateSet, parse_retry_statuses, retry_query
 from social_recording.recording.gate import DedupeGate
-from social_recording.recording.processor import TokenOutcome, TokenProcessor, TokenStatus
+from social_recording.recording.outcomes import EngineOutcome, TokenOutcome, TokenStatus, UrlOutcome
+from social_recording.recording.processor import TokenProcessor
 from social_recording.recording.reconcile import ReconcileOutcome, ReconcileService
 from social_recording.recording.retry import RetryOutcome, RetryService
+from social_recording.recording.run_state import RunState
 from social_recording.recording.sources import ProfileSource, RangeToken, TokenRangeSource
-from social_recording.recording.url_recorder import (
-    URL_LOCK_TTL_S,
-    URL_LOCK_WAIT_S,
-    EngineOutcome,
-    RunState,
-    UrlOutcome,
-    UrlRecorder,
-)
+from social_recording.recording.url_recorder import URL_LOCK_TTL_S, URL_LOCK_WAIT_S, UrlRecorder
 from social_recording.recording.writer import GraphWriter
 
 __all__ = [
     "URL_LOCK_TTL_S",
     "URL_LOCK_WAIT_S",
+    "CandidateSet",
     "DedupeGate",
     "EngineOutcome",
     "GraphWriter",
@@ -34,4 +31,6 @@ __all__ = [
     "TokenStatus",
     "UrlOutcome",
     "UrlRecorder",
+    "parse_retry_statuses",
+    "retry_query",
 ]

@@ -1,4 +1,4 @@
-"""Reconcile: record the tokens of a past window that we never saw (DESIGN §7, seed 004 §6.1).
+"""Reconcile: record the tokens of a past window that we never saw (docs/architecture.md, "Reconcile").
 
 The token axis: one tracker range query fixes the candidates, one `$in` query drops the tokens we
 already have (the set difference IS the idempotency check), the rest are recorded. A token is the
@@ -17,7 +17,8 @@ from datetime import datetime
 
 from social_recording.domain.models import ensure_utc
 from social_recording.locks.base import LockManager
-from social_recording.recording._pool import (
+from social_recording.recording._text import describe_error, kv
+from social_recording.recording.job_pool import (
     ALREADY_RUNNING,
     JOB_LOCK_TTL_S,
     check_deadline,
@@ -25,10 +26,10 @@ from social_recording.recording._pool import (
     check_max_workers,
     run_bounded,
 )
-from social_recording.recording._text import describe_error, kv
-from social_recording.recording.processor import TokenOutcome, TokenProcessor, TokenStatus
+from social_recording.recording.outcomes import TokenOutcome, TokenStatus, UrlOutcome
+from social_recording.recording.processor import TokenProcessor
+from social_recording.recording.run_state import RunState
 from social_recording.recording.sources import RangeToken, TokenRangeSource
-from social_recording.recording.url_recorder import RunState, UrlOutcome
 from social_recording.store.base import Store
 
 log = logging.getLogger("social_recording.recording")
@@ -59,8 +60,11 @@ class ReconcileOutcome:
     failed: int = 0
     locked_out: int = 0
     no_profile: int = 0
-    """Tokens the tracker gave no usable profile for (e.g. no image, seed 000 §1.4): nothing stored,
-    so they are targeted again by the next run of this window (seed 004 §5 "known gap")."""
+    """Tokens the tracker gave no usable profile for (e.g. no image): nothing stored, so they are
+    targeted again by the next run of this window."""
+    malformed: int = 0
+    """Tokens whose tracker item could not be read (junk fields): nothing stored, named in the run
+    log, and targeted again by the next reconcile of this window."""
     remaining: int = 0
     stopped_by: str | None = None
     """limit | deadline | drained (| lock_lost); None when skipped."""
@@ -84,7 +88,9 @@ class ReconcileOutcome:
             "failed": self.failed,
             "locked_out": self.locked_out,
             "no_profile": self.no_profile,
+            "malformed": self.malformed,
             "dropped_values": sum(len(t.dropped) for t in self.tokens),
+            "unresolved_values": sum(t.unresolved for t in self.tokens),
             "remaining": self.remaining,
             "stopped_by": self.stopped_by or "",
             **{f"urls_{k}": v for k, v in sorted(self.status_counts.items())},
@@ -141,7 +147,7 @@ class ReconcileService:
         max_workers = check_max_workers(max_workers)
         if partition_key is not None and (not isinstance(partition_key, str) or not partition_key):
             raise ValueError(f"partition_key must be a non-empty string or None, got {partition_key!r}")
-        run = run if run is not None else RunState()
+        run = run if run is not None else self._processor.new_run()
 
         with self._locks.try_hold(reconcile_lock_key(partition_key), self._job_lock_ttl) as job:
             if not job.held:
@@ -190,6 +196,7 @@ class ReconcileService:
             failed=sum(1 for t in pool.results if t.status is TokenStatus.FAILED),
             locked_out=sum(1 for t in pool.results if t.status is TokenStatus.LOCKED_OUT),
             no_profile=sum(1 for t in pool.results if t.status is TokenStatus.NO_PROFILE),
+            malformed=sum(1 for t in pool.results if t.status is TokenStatus.MALFORMED),
             remaining=len(targets) - pool.started,
             stopped_by=pool.stopped_by,
             tokens=tuple(pool.results),

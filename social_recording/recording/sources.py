@@ -20,6 +20,11 @@ class ProfileSource(Protocol):
 
     def read(self, address: str) -> TokenProfile | None: ...
 
+    def resolve_value(self, field: str, raw: str) -> str:
+        """One raw value -> its canonical URL; raises `upstream.profile.DroppedValue` (for good) or
+        `upstream.profile.UnresolvedValueError` (transient: keep it, try later)."""
+        ...
+
 
 class RangeToken(Protocol):
     """One token of the tracker's range answer; only what reconcile needs (seed 004 §5.3)."""

@@ -22,17 +22,36 @@ from pymongo import MongoClient
 from pymongo.errors import ConfigurationError
 
 from social_recording.domain.models import TokenDoc
-from social_recording.store.base import Store, StoreConfigError
+from social_recording.store.base import (
+    Candidate,
+    CandidateQuery,
+    ElementWrite,
+    StatusCounts,
+    Store,
+    StoreConfigError,
+    UrlStateWrite,
+    UrlWrite,
+    WriteOutcome,
+    WriteResult,
+)
 from social_recording.store.mongo import MongoStore
 from social_recording.store.sqlite import SqliteStore
 
 __all__ = [
+    "Candidate",
+    "CandidateQuery",
+    "ElementWrite",
     "MongoStore",
     "ParsedStoreUrl",
     "SqliteStore",
+    "StatusCounts",
     "Store",
     "StoreConfigError",
     "TokenDoc",
+    "UrlStateWrite",
+    "UrlWrite",
+    "WriteOutcome",
+    "WriteResult",
     "mask_url_password",
     "open_store",
     "parse_store_url",

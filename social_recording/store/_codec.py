@@ -1,16 +1,18 @@
-"""Value encodings shared by the backends: UTC datetimes, JSON with dates, de-duplicated URLs."""
+"""What both backends share: UTC datetimes, JSON with dates, de-duplicated URLs, checked metrics, and
+the one-time backfill of per-URL states from elements stored before URL states existed."""
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from social_recording.domain.graph import SocialObject
-from social_recording.domain.models import ensure_utc
-from social_recording.domain.status import FetchStatus
+from social_recording.domain.models import UrlState, ensure_utc
+from social_recording.domain.status import REUSABLE, FetchStatus
+from social_recording.domain.urls import platform_of
 
 _DATE_TAG = "$date"
 
@@ -102,16 +104,55 @@ def object_body(obj: SocialObject) -> dict[str, Any]:
     }
 
 
-def status_query(
-    statuses: Collection[FetchStatus], addresses: Sequence[str] | None, limit: int | None
-) -> tuple[list[str], list[str] | None] | None:
-    """The arguments of `find_tokens_by_url_statuses`, checked and normalised the same way for both
-    backends: (sorted status values, de-duplicated addresses or None), or None when the answer is
-    empty without a query (no status, limit 0 — which MongoDB would read as "no limit" —, or an
-    empty address list)."""
-    wanted = sorted({FetchStatus(s).value for s in statuses})
-    if limit is not None and limit < 0:
-        raise ValueError(f"limit must be >= 0 or None, got {limit!r}")
-    if not wanted or limit == 0 or (addresses is not None and not addresses):
+def platform_or_none(url: str) -> str | None:
+    """The platform stored beside an element (queried by the retry selection); None for a URL that
+    is not canonical (our bug upstream; the recorder isolates it)."""
+    try:
+        return platform_of(url).value
+    except ValueError:
         return None
-    return wanted, None if addresses is None else list(dict.fromkeys(addresses))
+
+
+_STATE_PRIORITY: tuple[FetchStatus, ...] = (
+    FetchStatus.OK,
+    FetchStatus.NOT_FOUND,
+    FetchStatus.BLOCKED,
+    FetchStatus.INVALID,
+    FetchStatus.EXHAUSTED,
+    FetchStatus.ERROR,
+)
+"""Which holder's status speaks for a URL when states are rebuilt from elements: an answer beats a
+spent budget, which beats a transient failure."""
+
+
+def backfill_url_states(
+    elements: Iterable[tuple[str, str, FetchStatus, datetime | None, int]],
+) -> list[UrlState]:
+    """Per-URL states from (address, url, status, attempted_at, attempts) elements of a store written
+    before URL states existed: the best status among the holders, its newest call as the anchor, the
+    most calls any holder counted, and (for ok) the holder whose links stand for the answer. URLs that
+    no call ever decided (pending, skipped, unsupported) get no state."""
+    by_url: dict[str, list[tuple[str, FetchStatus, datetime | None, int]]] = {}
+    for address, url, status, attempted_at, attempts in elements:
+        by_url.setdefault(url, []).append((address, FetchStatus(status), attempted_at, attempts))
+    states: list[UrlState] = []
+    for url, holders in sorted(by_url.items()):
+        decided = [h for h in holders if h[1] in REUSABLE or h[2] is not None]
+        best = next((s for s in _STATE_PRIORITY if any(h[1] is s for h in decided)), None)
+        if best is None:
+            continue
+        chosen = sorted((h for h in decided if h[1] is best), key=lambda h: h[0])
+        anchor = max((h[2] for h in chosen if h[2] is not None), default=None)
+        # The anchor's holder (the smallest address on a tie); any holder when no call decided it.
+        source = next(h[0] for h in chosen if h[2] == anchor)
+        states.append(
+            UrlState(
+                url=url,
+                platform=platform_or_none(url) or "unknown",
+                status=best,
+                attempted_at=anchor,
+                attempts=max(h[3] for h in holders),
+                source_token=source if best is FetchStatus.OK else None,
+            )
+        )
+    return states

@@ -1,64 +1,233 @@
-"""The Store protocol: everything DESIGN §4–§7 needs from persistence, in one small surface.
+"""The Store protocol: everything the use cases need from persistence, in one small surface.
 
-Two backends implement it (sqlite.py, mongo.py) and pass one contract suite.
+Two backends implement it (sqlite.py, mongo.py) and pass one contract suite. Writes that happen under
+a URL or token lock carry that lock's fencing token, and the store applies them only if no larger
+token was applied to the same element before (a conditional update, never read-then-write): a holder
+that was paused past its lease, or cut off from the lock server, cannot overwrite what a newer holder
+recorded (docs/architecture.md, "Locks and fencing"). Independently of fencing, an `ok` element is
+never replaced.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
-from social_recording.domain.graph import ObjectKind, SocialObject
-from social_recording.domain.models import TokenDoc, TokenLink, TokenProfile
-from social_recording.domain.status import FetchStatus
+from social_recording.domain.graph import ObjectKind, PlannedLink, SocialObject
+from social_recording.domain.models import (
+    PaidRequest,
+    SocialUrl,
+    TokenDoc,
+    TokenLink,
+    TokenProfile,
+    UnresolvedValue,
+    UrlState,
+)
+from social_recording.domain.status import Cause, FetchStatus
 
 
 class StoreConfigError(ValueError):
     """A bad SOCIAL_RECORDING_STORE_URL (the message names the variable, never a password)."""
 
 
+class WriteResult(StrEnum):
+    """What a fenced write did."""
+
+    APPLIED = "applied"
+    FENCED = "fenced"
+    """Refused: a write with a larger fencing token was already applied (a newer holder wrote)."""
+    OK_KEPT = "ok_kept"
+    """Refused: the element is `ok`, which is never replaced."""
+    NO_ELEMENT = "no_element"
+    """Refused: no such token / element."""
+
+    @property
+    def applied(self) -> bool:
+        return self is WriteResult.APPLIED
+
+
+@dataclass(frozen=True)
+class ElementWrite:
+    """The element's new values (absolute, decided by the single lock holder, not increments)."""
+
+    status: FetchStatus
+    attempts: int
+    attempted_at: datetime | None
+    checked_at: datetime
+    cause: Cause | None = None
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class UrlStateWrite:
+    """The URL's new cross-token state. `source_token` None keeps the stored one."""
+
+    status: FetchStatus
+    attempts: int
+    attempted_at: datetime | None
+    source_token: str | None = None
+    clear_request: bool = True
+
+
+@dataclass(frozen=True)
+class UrlWrite:
+    """Everything one recording of one (token, URL) writes, applied as one fenced unit.
+
+    `graph_links` (the generator path: objects are upserted by platform_key, first metrics kept, then
+    the token's links for this URL replaced) and `copy_links_from` (the reuse path: ONE source token's
+    links for this URL copied) are exclusive; with neither, links are left as they are.
+    """
+
+    address: str
+    url: str
+    platform: str
+    fence: int
+    now: datetime
+    element: ElementWrite
+    state: UrlStateWrite | None = None
+    graph_links: Sequence[PlannedLink] | None = None
+    copy_links_from: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.graph_links is not None and self.copy_links_from is not None:
+            raise ValueError("a UrlWrite takes graph_links or copy_links_from, not both")
+        if self.fence < 1:
+            raise ValueError(f"a UrlWrite needs the URL lock's fencing token (>= 1), got {self.fence!r}")
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    result: WriteResult
+    links: tuple[TokenLink, ...] = ()
+    """The links written (empty when refused or when links were left as they were)."""
+    applied_fence: int = 0
+    """On FENCED: the larger token found (for the log line)."""
+
+
+@dataclass(frozen=True)
+class CandidateQuery:
+    """The retry selection, pushed into the database: elements with one of `statuses` whose last
+    recording is at or before `checked_before` (never-recorded ones always pass), oldest first,
+    at most `limit`. `unsupported_platforms`, when given, narrows `unsupported` elements to those
+    platforms and to the cause "no generator" (what a new generator or key can change)."""
+
+    statuses: frozenset[FetchStatus]
+    checked_before: datetime
+    limit: int
+    addresses: tuple[str, ...] | None = None
+    unsupported_platforms: frozenset[str] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.limit, int) or isinstance(self.limit, bool) or self.limit < 1:
+            raise ValueError(f"limit must be an integer >= 1, got {self.limit!r}")
+        if FetchStatus.OK in self.statuses:
+            raise ValueError("ok elements are never retry candidates")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One element the retry selection returned."""
+
+    address: str
+    url: str
+    status: FetchStatus
+    attempts: int
+    checked_at: datetime | None
+    platform: str | None = None
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class StatusCounts:
+    """URL elements by (platform, status), and tokens in all."""
+
+    by_platform: Mapping[tuple[str, FetchStatus], int] = field(default_factory=dict)
+    tokens: int = 0
+
+    def by_status(self) -> dict[FetchStatus, int]:
+        out = {s: 0 for s in FetchStatus}
+        for (_platform, status), n in self.by_platform.items():
+            out[status] += n
+        return out
+
+    @property
+    def urls(self) -> int:
+        return sum(self.by_platform.values())
+
+
 @runtime_checkable
 class Store(Protocol):
+    # ------------------------------------------------------------------ tokens
     def find_token(self, address: str) -> TokenDoc | None:
-        """The whole token document, or None."""
+        """The whole token document (elements in their original order), or None."""
         ...
 
     def find_existing_addresses(self, addresses: Sequence[str]) -> set[str]:
-        """Which of `addresses` already have a document: one indexed `$in` query (seed 004 §1.4)."""
+        """Which of `addresses` already have a document: one indexed `$in` query."""
         ...
 
     def create_pending_token(self, profile: TokenProfile, now: datetime | None = None) -> bool:
-        """Insert a token whose every URL is `pending` (L-3). Insert-only: returns False, and changes
-        nothing, when the address exists."""
+        """Insert a token whose every URL is `pending` (and its unresolved raw values). Insert-only:
+        returns False, and changes nothing, when the address exists."""
         ...
 
-    def record_url_result(
-        self, address: str, url: str, status: FetchStatus, attempted_at: datetime | None
-    ) -> bool:
-        """Partial update of one `social_urls` element (H-015): set status; when `attempted_at` is given
-        also set it and increment `attempts`. Never touches other elements, fingerprints or web.
-        Returns False when no such (token, url) element exists."""
+    # ------------------------------------------------------------------ elements and URL states
+    def find_element(self, address: str, url: str) -> SocialUrl | None:
+        """One element by its key (the recorder's re-read inside the URL lock)."""
         ...
 
-    def find_tokens_by_url_statuses(
-        self,
-        statuses: Collection[FetchStatus],
-        addresses: Sequence[str] | None = None,
-        limit: int | None = None,
-    ) -> list[TokenDoc]:
-        """Tokens holding at least one element whose status is in `statuses` (indexed `$in`),
-        optionally only among `addresses`; ordered by address for determinism."""
+    def find_url_state(self, url: str) -> UrlState | None:
+        """The URL's cross-token state: one indexed lookup, whatever the number of holders."""
         ...
 
-    def find_tokens_by_social_urls(self, urls: Sequence[str]) -> list[TokenDoc]:
-        """Tokens holding any of `urls` (indexed on social_urls.url). Projection: only `address` and
-        `social_urls` are filled; elements are not filtered (the caller picks them)."""
+    def apply_url_write(self, write: UrlWrite) -> WriteOutcome:
+        """Apply one recording of one (token, URL), fenced: refused (changing nothing) when a larger
+        fencing token was applied to the element or the URL state, or when the element is `ok`."""
         ...
 
+    def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest) -> WriteResult:
+        """Record a submitted two-step paid request on the URL state (created `pending` if absent),
+        fenced like `apply_url_write`."""
+        ...
+
+    def select_candidates(self, query: CandidateQuery) -> list[Candidate]:
+        """The retry selection (see CandidateQuery): one indexed, limited query per status."""
+        ...
+
+    def add_resolved_url(self, address: str, field: str, url: str, fence: int, now: datetime) -> WriteResult:
+        """A raw value that failed to resolve earlier now resolved to canonical `url`: the URL joins the
+        token as a `pending` element (unless the token already holds it) and the raw value is removed,
+        in one fenced step (the token lock's fence)."""
+        ...
+
+    def update_unresolved(
+        self, address: str, value: UnresolvedValue, fence: int, *, drop: bool = False
+    ) -> WriteResult:
+        """Store a raw value's new attempt count / reason, or drop it for good (`drop=True`)."""
+        ...
+
+    def select_unresolved(self, checked_before: datetime, limit: int) -> list[tuple[str, UnresolvedValue]]:
+        """(address, value) pairs due for another resolution, oldest first."""
+        ...
+
+    def status_counts(self) -> StatusCounts:
+        """URL elements by platform and status, and the number of tokens (health and the UI)."""
+        ...
+
+    def oldest_elements(
+        self, statuses: Collection[FetchStatus], limit: int, checked_before: datetime | None = None
+    ) -> list[Candidate]:
+        """The longest-waiting elements with one of `statuses` (never-recorded first), for health
+        checks and the status command."""
+        ...
+
+    # ------------------------------------------------------------------ objects, metrics, links
     def upsert_object(self, kind: ObjectKind, obj: SocialObject, now: datetime | None = None) -> str:
         """Atomic insert-if-absent by `platform_key` (unique per collection); returns the row id.
-        An existing row is never overwritten (seed 002 §7, R-009)."""
+        An existing row is never overwritten."""
         ...
 
     def get_object(self, kind: ObjectKind, object_id: str) -> dict[str, Any] | None:
@@ -75,14 +244,10 @@ class Store(Protocol):
 
     def find_metrics(self, kind: ObjectKind, object_id: str) -> dict[str, float]: ...
 
-    def delete_links(self, token_address: str, entry_url: str) -> int:
-        """Delete this token's links for one entry URL; returns how many."""
-        ...
-
-    def append_links(self, links: Sequence[TokenLink]) -> None: ...
-
     def find_links(self, token_address: str, entry_url: str) -> list[TokenLink]:
         """This token's links for one entry URL, ordered by (link_depth, object, object_id)."""
         ...
+
+    def count_links(self) -> int: ...
 
     def close(self) -> None: ...

@@ -1,49 +1,101 @@
-"""MongoStore: the production backend (DESIGN §2, seed 004 §1), on pymongo.
+"""MongoStore: the production backend, on pymongo.
 
-Every write is an atomic single-document operation and none replaces a whole document (H-015):
-tokens are created with `$setOnInsert` + upsert (insert-only, L-3), one `social_urls` element is
-updated in place with the positional operator, objects and metrics are `$setOnInsert` upserts
-behind unique indexes (DESIGN §2: the seed lost its unique index, C-3), and a DuplicateKeyError
-from two concurrent upserts is read as "the other caller inserted it".
+Collections: `tokens` (one document per mint address), `token_urls` (one document per element of a
+token's `social_urls`, keyed by (address, url)), `url_states` (one per canonical URL: its last answer,
+the calls spent on it, an unfinished paid request), `token_links`, `metrics` and the three object
+collections. Elements live in their own collection, not in an array inside the token, so that the
+retry selection (status, oldest `checked_at` first, limited) and the fenced element write are
+single-index, single-document operations; an array element cannot be sorted on or bounded by a
+multikey index.
+
+Every write is an atomic single-document operation; none replaces a whole document. Tokens, objects
+and metrics are `$setOnInsert` upserts behind unique indexes (a DuplicateKeyError from two concurrent
+upserts is read as "the other caller inserted it"). Fenced writes are conditional updates whose
+filter carries the fence (`fence <= mine`), never read-then-write.
+
+Without multi-document transactions, one recording is applied in an order that a crash or a newer
+holder can interrupt without leaving a wrong answer behind: claim the element's fence, upsert objects
+and first metrics (idempotent), insert this write's links then delete the older ones, update the URL
+state, then the element (conditional on still holding the claimed fence). Links carry the fence that
+wrote them, and readers see only the newest fence's links of a (token, URL), so a holder overtaken
+mid-write never shows its links beside the newer holder's.
 
 Datetimes: BSON keeps milliseconds, so stored times are truncated to the millisecond; every
-datetime read back is tz-aware UTC whatever the client's `tz_aware` setting.
+datetime read back is tz-aware UTC whatever the client's `tz_aware` setting. The schema version
+lives in `meta`; opening an older database upgrades it in place (idempotent steps).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from bson import ObjectId
 from pymongo import ASCENDING, DESCENDING, MongoClient, ReturnDocument
 from pymongo.errors import DuplicateKeyError, OperationFailure
 
-from social_recording.domain.graph import ObjectKind, SocialObject
-from social_recording.domain.models import SocialUrl, TokenDoc, TokenLink, TokenProfile, ensure_utc, utcnow
-from social_recording.domain.status import FetchStatus
+from social_recording.domain.graph import ObjectKind, PlannedLink, SocialObject
+from social_recording.domain.models import (
+    PaidRequest,
+    SocialUrl,
+    TokenDoc,
+    TokenLink,
+    TokenProfile,
+    UnresolvedValue,
+    UrlState,
+    ensure_utc,
+    utcnow,
+)
+from social_recording.domain.status import Cause, FetchStatus
 from social_recording.store._codec import (
     OBJECT_COLLECTIONS,
+    backfill_url_states,
     checked_metrics,
     object_body,
-    status_query,
+    platform_or_none,
     unique_urls,
+)
+from social_recording.store.base import (
+    Candidate,
+    CandidateQuery,
+    StatusCounts,
+    UrlWrite,
+    WriteOutcome,
+    WriteResult,
 )
 
 TOKENS = "tokens"
+TOKEN_URLS = "token_urls"
+URL_STATES = "url_states"
 TOKEN_LINKS = "token_links"
 METRICS = "metrics"
+META = "meta"
+
+SCHEMA_VERSION = 2
+NEVER = datetime(1970, 1, 1, tzinfo=UTC)
+"""`checked_at` of an element never recorded: sorts before every real time, so one index range
+(`checked_at <= cutoff`) selects never-recorded and due elements alike, oldest first."""
 
 INDEXES: dict[str, list[tuple[str, list[tuple[str, int]], bool]]] = {
     TOKENS: [
         ("uniq_tokens_address", [("address", ASCENDING)], True),
-        ("idx_tokens_social_url_status", [("social_urls.status", ASCENDING)], False),
-        ("idx_tokens_social_url_url", [("social_urls.url", ASCENDING)], False),
         ("idx_tokens_fingerprints", [("fingerprints", ASCENDING)], False),
         ("idx_tokens_discovered", [("created_at", DESCENDING)], False),
+        ("idx_tokens_unresolved_due", [("unresolved.checked_at", ASCENDING)], False),
     ],
+    TOKEN_URLS: [
+        ("uniq_token_urls_address_url", [("address", ASCENDING), ("url", ASCENDING)], True),
+        ("idx_token_urls_due", [("status", ASCENDING), ("checked_at", ASCENDING)], False),
+        (
+            "idx_token_urls_platform_due",
+            [("status", ASCENDING), ("platform", ASCENDING), ("cause", ASCENDING), ("checked_at", ASCENDING)],
+            False,
+        ),
+    ],
+    URL_STATES: [("uniq_url_states_url", [("url", ASCENDING)], True)],
     TOKEN_LINKS: [
         ("idx_links_token_linked", [("token_address", ASCENDING), ("created_at", ASCENDING)], False),
     ],
@@ -59,7 +111,7 @@ INDEXES: dict[str, list[tuple[str, list[tuple[str, int]], bool]]] = {
         for coll in OBJECT_COLLECTIONS.values()
     },
 }
-"""(name, keys, unique) per collection: seed 004 §1.4 names, plus the uniques DESIGN §2 adds."""
+"""(name, keys, unique) per collection; created idempotently when the store opens."""
 
 _INDEX_OPTIONS_CONFLICT = 85
 """Server code for "an index with these keys exists under another name / other options"."""
@@ -90,29 +142,59 @@ def _ref(object_id: str) -> ObjectId | str:
     return ObjectId(object_id) if ObjectId.is_valid(object_id) else object_id
 
 
+_CANDIDATE_PROJECTION = {"_id": 0, "address": 1, "url": 1, "status": 1, "attempts": 1, "checked_at": 1,
+                         "platform": 1, "detail": 1, "cause": 1}
+
+
 def q_token_by_address(address: str) -> MongoQuery:
     return MongoQuery(TOKENS, {"address": address}, {"_id": 0})
 
 
+def q_urls_by_address(address: str) -> MongoQuery:
+    return MongoQuery(TOKEN_URLS, {"address": address}, {"_id": 0}, [("address", ASCENDING)])
+
+
+def q_element(address: str, url: str) -> MongoQuery:
+    return MongoQuery(TOKEN_URLS, {"address": address, "url": url}, {"_id": 0})
+
+
 def q_existing_addresses(addresses: Sequence[str]) -> MongoQuery:
-    """Seed 004 §1.4: one indexed `$in`, never one query per address."""
+    """One indexed `$in`, never one query per address."""
     return MongoQuery(TOKENS, {"address": {"$in": list(addresses)}}, {"_id": 0, "address": 1})
 
 
-def q_tokens_by_url_statuses(
-    statuses: Collection[str], addresses: Sequence[str] | None = None, limit: int | None = None
-) -> MongoQuery:
-    """Seed 004 §1.2: `$in` over statuses is a pure multikey index predicate; `$ne: ok` would not be."""
-    flt: dict[str, Any] = {"social_urls.status": {"$in": [str(s) for s in statuses]}}
-    if addresses is not None:
-        flt["address"] = {"$in": list(addresses)}
-    return MongoQuery(TOKENS, flt, {"_id": 0}, [("address", ASCENDING)], limit)
+def q_url_state(url: str) -> MongoQuery:
+    """The dedupe gate and the per-URL budget: one unique-index lookup, whatever the holders."""
+    return MongoQuery(URL_STATES, {"url": url}, {"_id": 0}, limit=1)
 
 
-def q_tokens_by_social_urls(urls: Sequence[str]) -> MongoQuery:
-    """Seed 002: the gate reads address + social_urls only; elements are picked by the caller."""
+def q_due_by_status(status: str, checked_before: datetime, limit: int) -> MongoQuery:
     return MongoQuery(
-        TOKENS, {"social_urls.url": {"$in": list(urls)}}, {"_id": 0, "address": 1, "social_urls": 1}
+        TOKEN_URLS,
+        {"status": status, "checked_at": {"$lte": checked_before}},
+        _CANDIDATE_PROJECTION,
+        [("checked_at", ASCENDING)],
+        limit,
+    )
+
+
+def q_due_by_status_platform(status: str, platform: str, checked_before: datetime, limit: int) -> MongoQuery:
+    return MongoQuery(
+        TOKEN_URLS,
+        {"status": status, "platform": platform, "cause": Cause.NO_GENERATOR.value,
+         "checked_at": {"$lte": checked_before}},
+        _CANDIDATE_PROJECTION,
+        [("checked_at", ASCENDING)],
+        limit,
+    )
+
+
+def q_due_among_addresses(statuses: Sequence[str], addresses: Sequence[str], checked_before: datetime) -> MongoQuery:
+    return MongoQuery(
+        TOKEN_URLS,
+        {"address": {"$in": list(addresses)}, "status": {"$in": list(statuses)},
+         "checked_at": {"$lte": checked_before}},
+        _CANDIDATE_PROJECTION,
     )
 
 
@@ -129,18 +211,32 @@ def q_metrics_of_object(kind: ObjectKind | str, object_id: str) -> MongoQuery:
 
 
 def q_links_by_token_entry(token_address: str, entry_url: str) -> MongoQuery:
-    """Seed 004 §1.5: rides the (token_address, created_at) prefix; no entry_url index needed."""
+    """Rides the (token_address, created_at) prefix; no entry_url index needed."""
     return MongoQuery(TOKEN_LINKS, {"token_address": token_address, "entry_url": entry_url}, {"_id": 0})
+
+
+def q_unresolved_due(checked_before: datetime, limit: int) -> MongoQuery:
+    return MongoQuery(
+        TOKENS,
+        {"unresolved.checked_at": {"$lte": checked_before}},
+        {"_id": 0, "address": 1, "unresolved": 1},
+        limit=limit,
+    )
 
 
 QUERIES: dict[str, Callable[..., MongoQuery]] = {
     "token_by_address": q_token_by_address,
+    "urls_by_address": q_urls_by_address,
+    "element": q_element,
     "existing_addresses": q_existing_addresses,
-    "tokens_by_url_statuses": q_tokens_by_url_statuses,
-    "tokens_by_social_urls": q_tokens_by_social_urls,
+    "url_state": q_url_state,
+    "due_by_status": q_due_by_status,
+    "due_by_status_platform": q_due_by_status_platform,
+    "due_among_addresses": q_due_among_addresses,
     "object_id_by_platform_key": q_object_id_by_platform_key,
     "metrics_of_object": q_metrics_of_object,
     "links_by_token_entry": q_links_by_token_entry,
+    "unresolved_due": q_unresolved_due,
 }
 """The hot-path reads by name; `MongoStore.explain(name, *params)` plans exactly these."""
 
@@ -159,6 +255,83 @@ def _plan_stages(node: Any) -> Iterator[str]:
 
 def _opt_utc(value: datetime | None) -> datetime | None:
     return None if value is None else ensure_utc(value)
+
+
+def _checked_out(value: datetime | None) -> datetime:
+    return NEVER if value is None else ensure_utc(value)
+
+
+def _checked_in(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    value = ensure_utc(value)
+    return None if value <= NEVER else value
+
+
+def _url(el: Mapping[str, Any]) -> SocialUrl:
+    cause = el.get("cause")
+    return SocialUrl(
+        url=el["url"],
+        status=FetchStatus(el["status"]),
+        attempted_at=_opt_utc(el.get("attempted_at")),
+        attempts=int(el.get("attempts", 0)),
+        checked_at=_checked_in(el.get("checked_at")),
+        cause=Cause(cause) if cause else None,
+        detail=el.get("detail"),
+        fence=int(el.get("fence", 0)),
+    )
+
+
+def _state(doc: Mapping[str, Any]) -> UrlState:
+    req = doc.get("request")
+    request = None
+    if isinstance(req, dict) and req.get("provider") and req.get("request_id") and req.get("submitted_at"):
+        request = PaidRequest(
+            provider=req["provider"], request_id=req["request_id"], submitted_at=ensure_utc(req["submitted_at"])
+        )
+    return UrlState(
+        url=doc["url"],
+        platform=doc.get("platform") or "unknown",
+        status=FetchStatus(doc["status"]),
+        attempted_at=_opt_utc(doc.get("attempted_at")),
+        attempts=int(doc.get("attempts", 0)),
+        source_token=doc.get("source_token"),
+        fence=int(doc.get("fence", 0)),
+        request=request,
+        updated_at=_opt_utc(doc.get("updated_at")),
+    )
+
+
+def _candidate(doc: Mapping[str, Any]) -> Candidate:
+    return Candidate(
+        address=doc["address"],
+        url=doc["url"],
+        status=FetchStatus(doc["status"]),
+        attempts=int(doc.get("attempts", 0)),
+        checked_at=_checked_in(doc.get("checked_at")),
+        platform=doc.get("platform"),
+        detail=doc.get("detail"),
+    )
+
+
+def _unresolved(doc: Mapping[str, Any]) -> UnresolvedValue:
+    return UnresolvedValue(
+        field=doc["field"],
+        value=doc["value"],
+        reason=doc.get("reason") or "",
+        attempts=int(doc.get("attempts", 0)),
+        checked_at=_checked_in(doc.get("checked_at")),
+    )
+
+
+def _unresolved_doc(v: UnresolvedValue) -> dict[str, Any]:
+    return {"field": v.field, "value": v.value, "reason": v.reason, "attempts": v.attempts,
+            "checked_at": _checked_out(v.checked_at)}
+
+
+def _fair_order(c: Candidate) -> tuple[datetime, str, str]:
+    """Oldest first; never-recorded elements before all others; address and URL break ties."""
+    return (_checked_out(c.checked_at), c.address, c.url)
 
 
 class MongoStore:
@@ -181,6 +354,7 @@ class MongoStore:
         self.db: Any = self._client[db_name]
         try:
             self._ensure_indexes()
+            self._migrate()
         except BaseException:
             self.close()  # do not leak the connection pool of a store that never opened
             raise
@@ -202,6 +376,70 @@ class MongoStore:
             if same_keys and bool(info.get("unique", False)) == unique:
                 return True
         return False
+
+    def _migrate(self) -> None:
+        """Idempotent upgrades; several processes may run them at once (every step is an upsert)."""
+        meta = self.db[META].find_one({"_id": "schema"}) or {}
+        version = int(meta.get("version", 1))
+        if version > SCHEMA_VERSION:
+            raise RuntimeError(
+                f"MongoDB database {self.db_name!r} has schema version {version}, newer than this code's "
+                f"{SCHEMA_VERSION}: upgrade social_recording before opening it"
+            )
+        if version < 2:
+            self._migrate_embedded_elements()
+        self.db[META].update_one({"_id": "schema"}, {"$max": {"version": SCHEMA_VERSION}}, upsert=True)
+
+    def _migrate_embedded_elements(self) -> None:
+        """Version 1 kept elements in a `social_urls` array inside each token document: move them to
+        `token_urls` (insert-if-absent), build the URL states, then drop the arrays."""
+        rows: list[tuple[str, str, FetchStatus, datetime | None, int]] = []
+        for doc in self.db[TOKENS].find({"social_urls.0": {"$exists": True}}, {"address": 1, "social_urls": 1,
+                                                                                  "created_at": 1}):
+            for position, el in enumerate(doc.get("social_urls") or []):
+                attempted = _opt_utc(el.get("attempted_at"))
+                self._insert_element(doc["address"], el["url"], position, doc.get("created_at") or utcnow(),
+                                     status=el.get("status", FetchStatus.PENDING.value), attempted_at=attempted,
+                                     attempts=int(el.get("attempts", 0)))
+                rows.append((doc["address"], el["url"], FetchStatus(el["status"]), attempted,
+                             int(el.get("attempts", 0))))
+        for state in backfill_url_states(rows):
+            try:
+                self.db[URL_STATES].update_one(
+                    {"url": state.url},
+                    {"$setOnInsert": {"platform": state.platform, "status": state.status.value,
+                                      "attempted_at": state.attempted_at, "attempts": state.attempts,
+                                      "source_token": state.source_token, "fence": 0, "request": None,
+                                      "updated_at": utcnow()}},
+                    upsert=True,
+                )
+            except DuplicateKeyError:
+                continue
+        self.db[TOKENS].update_many({"social_urls": {"$exists": True}}, {"$unset": {"social_urls": ""}})
+
+    def _insert_element(
+        self,
+        address: str,
+        url: str,
+        position: int,
+        created_at: datetime,
+        *,
+        status: str = FetchStatus.PENDING.value,
+        attempted_at: datetime | None = None,
+        attempts: int = 0,
+    ) -> None:
+        # DuplicateKeyError: a concurrent creator inserted it, the same pending element.
+        with contextlib.suppress(DuplicateKeyError):
+            self.db[TOKEN_URLS].update_one(
+                {"address": address, "url": url},
+                {"$setOnInsert": {
+                    "position": position, "platform": platform_or_none(url), "status": status,
+                    "attempted_at": attempted_at, "attempts": attempts,
+                    "checked_at": attempted_at or NEVER, "cause": None, "detail": None, "fence": 0,
+                    "created_at": ensure_utc(created_at),
+                }},
+                upsert=True,
+            )
 
     def close(self) -> None:
         if self._owns_client:
@@ -226,16 +464,12 @@ class MongoStore:
 
     # ----------------------------------------------------------------- tokens
 
-    @staticmethod
-    def _url(el: Mapping[str, Any]) -> SocialUrl:
-        return SocialUrl(
-            url=el["url"],
-            status=FetchStatus(el["status"]),
-            attempted_at=_opt_utc(el.get("attempted_at")),
-            attempts=int(el.get("attempts", 0)),
-        )
-
-    def _token(self, doc: Mapping[str, Any]) -> TokenDoc:
+    def find_token(self, address: str) -> TokenDoc | None:
+        q = q_token_by_address(address)
+        doc = self.db[q.collection].find_one(q.filter, q.projection)
+        if doc is None:
+            return None
+        elements = sorted(self._find(q_urls_by_address(address)), key=lambda el: el.get("position", 0))
         return TokenDoc(
             address=doc["address"],
             symbol=doc.get("symbol"),
@@ -243,15 +477,12 @@ class MongoStore:
             first_transfer_at=_opt_utc(doc.get("first_transfer_at")),
             fingerprints=list(doc.get("fingerprints") or []),
             web=doc.get("web"),
-            social_urls=[self._url(el) for el in doc.get("social_urls") or []],
+            social_urls=[_url(el) for el in elements],
+            unresolved=[_unresolved(v) for v in doc.get("unresolved") or []],
             created_at=_opt_utc(doc.get("created_at")),
             updated_at=_opt_utc(doc.get("updated_at")),
+            fence=int(doc.get("fence", 0)),
         )
-
-    def find_token(self, address: str) -> TokenDoc | None:
-        q = q_token_by_address(address)
-        doc = self.db[q.collection].find_one(q.filter, q.projection)
-        return None if doc is None else self._token(doc)
 
     def find_existing_addresses(self, addresses: Sequence[str]) -> set[str]:
         wanted = list(dict.fromkeys(addresses))
@@ -260,21 +491,25 @@ class MongoStore:
         return {doc["address"] for doc in self._find(q_existing_addresses(wanted))}
 
     def create_pending_token(self, profile: TokenProfile, now: datetime | None = None) -> bool:
-        """L-3: `$setOnInsert` upsert, never a `$set`: an existing token is left exactly as it is."""
+        """Insert-only. The elements go in first (insert-if-absent), then the token document: a crash
+        between the two leaves elements without a token, which the next run's create completes, never
+        a token that silently lost its URLs."""
         urls = unique_urls(profile.urls, profile.address)
         stamp = ensure_utc(now or utcnow())
+        if self.db[TOKENS].find_one({"address": profile.address}, {"_id": 1}) is not None:
+            return False
+        for position, url in enumerate(urls):
+            self._insert_element(profile.address, url, position, stamp)
         on_insert = {
             "symbol": profile.symbol,
             "image": profile.image,
             "first_transfer_at": _opt_utc(profile.first_transfer_at),
             "fingerprints": [],
             "web": None,
-            "social_urls": [
-                {"url": url, "status": FetchStatus.PENDING.value, "attempted_at": None, "attempts": 0}
-                for url in urls
-            ],
+            "unresolved": [_unresolved_doc(v) for v in profile.unresolved],
             "created_at": stamp,
             "updated_at": stamp,
+            "fence": 0,
         }
         try:
             result = self.db[TOKENS].update_one(
@@ -284,46 +519,244 @@ class MongoStore:
             return False  # a concurrent upsert inserted it first
         return result.upserted_id is not None
 
-    def record_url_result(
-        self, address: str, url: str, status: FetchStatus, attempted_at: datetime | None
-    ) -> bool:
-        """H-015 / seed 004 §6.2: one element, in place. The filter names the element, so the
-        positional `$` addresses exactly it (a token never holds a url twice, DESIGN §2) — the same
-        effect as the seed's arrayFilters form, which mongomock cannot run."""
-        status = FetchStatus(status)
-        update: dict[str, Any] = {"$set": {"social_urls.$.status": status.value, "updated_at": utcnow()}}
-        if attempted_at is not None:
-            update["$set"]["social_urls.$.attempted_at"] = ensure_utc(attempted_at)
-            update["$inc"] = {"social_urls.$.attempts": 1}
-        result = self.db[TOKENS].update_one({"address": address, "social_urls.url": url}, update)
-        return bool(result.matched_count == 1)
+    # ----------------------------------------------------------------- elements and URL states
 
-    def find_tokens_by_url_statuses(
-        self,
-        statuses: Collection[FetchStatus],
-        addresses: Sequence[str] | None = None,
-        limit: int | None = None,
-    ) -> list[TokenDoc]:
-        query = status_query(statuses, addresses, limit)
-        if query is None:
-            return []
-        wanted, among = query
-        return [self._token(doc) for doc in self._find(q_tokens_by_url_statuses(wanted, among, limit))]
+    def find_element(self, address: str, url: str) -> SocialUrl | None:
+        q = q_element(address, url)
+        doc = self.db[q.collection].find_one(q.filter, q.projection)
+        return None if doc is None else _url(doc)
 
-    def find_tokens_by_social_urls(self, urls: Sequence[str]) -> list[TokenDoc]:
-        wanted = list(dict.fromkeys(urls))
-        if not wanted:
-            return []
-        docs = sorted(self._find(q_tokens_by_social_urls(wanted)), key=lambda d: d["address"])
+    def find_url_state(self, url: str) -> UrlState | None:
+        q = q_url_state(url)
+        doc = self.db[q.collection].find_one(q.filter, q.projection)
+        return None if doc is None else _state(doc)
+
+    def _classify_refusal(self, address: str, url: str, fence: int) -> WriteOutcome:
+        doc = self.db[TOKEN_URLS].find_one({"address": address, "url": url}, {"status": 1, "fence": 1})
+        if doc is None:
+            return WriteOutcome(WriteResult.NO_ELEMENT)
+        if int(doc.get("fence", 0)) > fence:
+            return WriteOutcome(WriteResult.FENCED, applied_fence=int(doc.get("fence", 0)))
+        if doc.get("status") == FetchStatus.OK.value:
+            return WriteOutcome(WriteResult.OK_KEPT)
+        return WriteOutcome(WriteResult.FENCED, applied_fence=int(doc.get("fence", 0)))
+
+    def apply_url_write(self, write: UrlWrite) -> WriteOutcome:
+        f = write.fence
+        elements = self.db[TOKEN_URLS]
+        key = {"address": write.address, "url": write.url}
+        claimed = elements.find_one_and_update(
+            {**key, "fence": {"$lte": f}, "status": {"$ne": FetchStatus.OK.value}},
+            {"$set": {"fence": f}},
+            projection={"_id": 1},
+        )
+        if claimed is None:
+            return self._classify_refusal(write.address, write.url, f)
+        state = self.db[URL_STATES].find_one({"url": write.url}, {"fence": 1})
+        if state is not None and int(state.get("fence", 0)) > f:
+            return WriteOutcome(WriteResult.FENCED, applied_fence=int(state["fence"]))
+        links: tuple[TokenLink, ...] = ()
+        if write.graph_links is not None:
+            links = tuple(self._write_graph(write.address, write.url, write.graph_links, write.now))
+        elif write.copy_links_from is not None:
+            links = tuple(self._copied_links(write.address, write.url, write.copy_links_from, write.now))
+        if write.graph_links is not None or write.copy_links_from is not None:
+            self._replace_links(write.address, write.url, links, f)
+        if write.state is not None:
+            s = write.state
+            fields: dict[str, Any] = {
+                "platform": write.platform, "status": s.status.value, "attempted_at": _opt_utc(s.attempted_at),
+                "attempts": s.attempts, "fence": f, "updated_at": ensure_utc(write.now),
+            }
+            if s.source_token is not None:
+                fields["source_token"] = s.source_token
+            if s.clear_request:
+                fields["request"] = None
+            try:
+                self.db[URL_STATES].update_one({"url": write.url, "fence": {"$lte": f}}, {"$set": fields}, upsert=True)
+            except DuplicateKeyError:  # the state exists with a larger fence: a newer holder wrote
+                return WriteOutcome(WriteResult.FENCED)
+        else:
+            self.db[URL_STATES].update_one({"url": write.url, "fence": {"$lt": f}}, {"$set": {"fence": f}})
+        e = write.element
+        done = elements.update_one(
+            {**key, "fence": f, "status": {"$ne": FetchStatus.OK.value}},
+            {"$set": {
+                "status": e.status.value, "attempts": e.attempts, "attempted_at": _opt_utc(e.attempted_at),
+                "checked_at": ensure_utc(e.checked_at), "cause": None if e.cause is None else e.cause.value,
+                "detail": e.detail,
+            }},
+        )
+        if done.matched_count != 1:
+            return self._classify_refusal(write.address, write.url, f)
+        self.db[TOKENS].update_one({"address": write.address}, {"$set": {"updated_at": utcnow()}})
+        return WriteOutcome(WriteResult.APPLIED, links=links)
+
+    def _write_graph(
+        self, address: str, url: str, planned: Sequence[PlannedLink], now: datetime
+    ) -> list[TokenLink]:
+        links: list[TokenLink] = []
+        for pl in planned:
+            object_id = self.upsert_object(pl.kind, pl.obj, now)
+            if pl.obj.metrics:
+                self.record_first_metrics(pl.kind, object_id, pl.obj.metrics, now)
+            links.append(
+                TokenLink(
+                    token_address=address,
+                    object=pl.kind,
+                    object_id=object_id,
+                    entry_url=url,
+                    platform=pl.obj.platform.value,
+                    subtype=pl.obj.subtype,
+                    link_depth=pl.depth,
+                    created_at=now,
+                )
+            )
+        return links
+
+    def _copied_links(self, address: str, url: str, source: str, now: datetime) -> list[TokenLink]:
+        """ONE source token's links for `url` (read before anything is replaced)."""
         return [
-            TokenDoc(address=d["address"], social_urls=[self._url(el) for el in d.get("social_urls") or []])
-            for d in docs
+            link.model_copy(update={"token_address": address, "created_at": now})
+            for link in self.find_links(source, url)
         ]
+
+    def _replace_links(self, address: str, url: str, links: Sequence[TokenLink], fence: int) -> None:
+        """Insert this write's links, then delete older fences' links; if a newer holder claimed the
+        element meanwhile, take ours back out (the newer holder's replacement stands)."""
+        coll = self.db[TOKEN_LINKS]
+        if links:
+            coll.insert_many([self._link_doc(link, fence) for link in links], ordered=True)
+        coll.delete_many({"token_address": address, "entry_url": url,
+                          "$or": [{"fence": {"$lt": fence}}, {"fence": {"$exists": False}}]})
+        current = self.db[TOKEN_URLS].find_one({"address": address, "url": url}, {"fence": 1})
+        if current is not None and int(current.get("fence", 0)) > fence:
+            coll.delete_many({"token_address": address, "entry_url": url, "fence": fence})
+
+    @staticmethod
+    def _link_doc(link: TokenLink, fence: int) -> dict[str, Any]:
+        return {
+            "token_address": link.token_address,
+            "object": link.object.value,
+            "object_id": _ref(link.object_id),
+            "entry_url": link.entry_url,
+            "platform": link.platform,
+            "subtype": link.subtype,
+            "link_depth": link.link_depth,
+            "created_at": ensure_utc(link.created_at),
+            "fence": fence,
+        }
+
+    def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest) -> WriteResult:
+        try:
+            self.db[URL_STATES].update_one(
+                {"url": url, "fence": {"$lte": fence}},
+                {
+                    "$set": {
+                        "fence": fence,
+                        "request": {"provider": request.provider, "request_id": request.request_id,
+                                    "submitted_at": ensure_utc(request.submitted_at)},
+                        "updated_at": utcnow(),
+                    },
+                    "$setOnInsert": {"platform": platform, "status": FetchStatus.PENDING.value,
+                                     "attempted_at": None, "attempts": 0, "source_token": None},
+                },
+                upsert=True,
+            )
+        except DuplicateKeyError:
+            return WriteResult.FENCED
+        return WriteResult.APPLIED
+
+    def select_candidates(self, query: CandidateQuery) -> list[Candidate]:
+        cutoff = ensure_utc(query.checked_before)
+        docs: list[Mapping[str, Any]] = []
+        if query.addresses is not None:
+            statuses = sorted(s.value for s in query.statuses)
+            found = self._find(q_due_among_addresses(statuses, list(dict.fromkeys(query.addresses)), cutoff))
+            for doc in found:
+                if doc["status"] == FetchStatus.UNSUPPORTED.value and query.unsupported_platforms is not None and (
+                    doc.get("platform") not in query.unsupported_platforms
+                    or doc.get("cause") != Cause.NO_GENERATOR.value
+                ):
+                    continue
+                docs.append(doc)
+        else:
+            for status in sorted(query.statuses):
+                if status is FetchStatus.UNSUPPORTED and query.unsupported_platforms is not None:
+                    for platform in sorted(query.unsupported_platforms):
+                        docs += list(self._find(q_due_by_status_platform(status.value, platform, cutoff, query.limit)))
+                else:
+                    docs += list(self._find(q_due_by_status(status.value, cutoff, query.limit)))
+        return sorted(map(_candidate, docs), key=_fair_order)[: query.limit]
+
+    def oldest_elements(
+        self, statuses: Collection[FetchStatus], limit: int, checked_before: datetime | None = None
+    ) -> list[Candidate]:
+        if limit < 1 or not statuses:
+            return []
+        cutoff = ensure_utc(checked_before or datetime.max.replace(tzinfo=UTC))
+        docs: list[Mapping[str, Any]] = []
+        for status in sorted({FetchStatus(s) for s in statuses}):
+            docs += list(self._find(q_due_by_status(status.value, cutoff, limit)))
+        return sorted(map(_candidate, docs), key=_fair_order)[:limit]
+
+    def status_counts(self) -> StatusCounts:
+        counts: dict[tuple[str, FetchStatus], int] = {}
+        for row in self.db[TOKEN_URLS].aggregate(
+            [{"$group": {"_id": {"platform": "$platform", "status": "$status"}, "n": {"$sum": 1}}}]
+        ):
+            key = (row["_id"].get("platform") or "unknown", FetchStatus(row["_id"]["status"]))
+            counts[key] = counts.get(key, 0) + int(row["n"])
+        return StatusCounts(counts, int(self.db[TOKENS].count_documents({})))
+
+    # ----------------------------------------------------------------- unresolved raw values
+
+    def _claim_token(self, address: str, fence: int) -> WriteResult | None:
+        done = self.db[TOKENS].update_one({"address": address, "fence": {"$lte": fence}}, {"$set": {"fence": fence}})
+        if done.matched_count == 1:
+            return None
+        exists = self.db[TOKENS].find_one({"address": address}, {"_id": 1}) is not None
+        return WriteResult.FENCED if exists else WriteResult.NO_ELEMENT
+
+    def add_resolved_url(self, address: str, field: str, url: str, fence: int, now: datetime) -> WriteResult:
+        refused = self._claim_token(address, fence)
+        if refused is not None:
+            return refused
+        last = self.db[TOKEN_URLS].find_one({"address": address}, {"position": 1}, sort=[("position", DESCENDING)])
+        self._insert_element(address, url, int(last["position"]) + 1 if last else 0, now)
+        self.db[TOKENS].update_one(
+            {"address": address, "fence": fence},
+            {"$pull": {"unresolved": {"field": field}}, "$set": {"updated_at": ensure_utc(now)}},
+        )
+        return WriteResult.APPLIED
+
+    def update_unresolved(
+        self, address: str, value: UnresolvedValue, fence: int, *, drop: bool = False
+    ) -> WriteResult:
+        refused = self._claim_token(address, fence)
+        if refused is not None:
+            return refused
+        tokens = self.db[TOKENS]
+        tokens.update_one({"address": address, "fence": fence}, {"$pull": {"unresolved": {"field": value.field}}})
+        if not drop:
+            tokens.update_one({"address": address, "fence": fence}, {"$push": {"unresolved": _unresolved_doc(value)}})
+        return WriteResult.APPLIED
+
+    def select_unresolved(self, checked_before: datetime, limit: int) -> list[tuple[str, UnresolvedValue]]:
+        cutoff = ensure_utc(checked_before)
+        due: list[tuple[str, UnresolvedValue]] = []
+        for doc in self._find(q_unresolved_due(cutoff, limit)):
+            for raw in doc.get("unresolved") or []:
+                value = _unresolved(raw)
+                if _checked_out(value.checked_at) <= cutoff:
+                    due.append((doc["address"], value))
+        due.sort(key=lambda pair: (_checked_out(pair[1].checked_at), pair[0], pair[1].field))
+        return due[:limit]
 
     # ----------------------------------------------------------------- objects and metrics
 
     def upsert_object(self, kind: ObjectKind, obj: SocialObject, now: datetime | None = None) -> str:
-        """R-009 / DESIGN §2: `$setOnInsert` upsert on the unique platform_key; never overwrites."""
+        """`$setOnInsert` upsert on the unique platform_key; never overwrites."""
         coll = self.db[_collection_of(kind)]
         on_insert = {
             "platform": obj.platform.value,
@@ -391,31 +824,12 @@ class MongoStore:
 
     # ----------------------------------------------------------------- token_links
 
-    def delete_links(self, token_address: str, entry_url: str) -> int:
-        q = q_links_by_token_entry(token_address, entry_url)
-        return int(self.db[TOKEN_LINKS].delete_many(q.filter).deleted_count)
-
-    def append_links(self, links: Sequence[TokenLink]) -> None:
-        if not links:
-            return
-        self.db[TOKEN_LINKS].insert_many(
-            [
-                {
-                    "token_address": link.token_address,
-                    "object": link.object.value,
-                    "object_id": _ref(link.object_id),
-                    "entry_url": link.entry_url,
-                    "platform": link.platform,
-                    "subtype": link.subtype,
-                    "link_depth": link.link_depth,
-                    "created_at": ensure_utc(link.created_at),
-                }
-                for link in links
-            ],
-            ordered=True,
-        )
-
     def find_links(self, token_address: str, entry_url: str) -> list[TokenLink]:
+        """Only the newest fence's links of this (token, URL): an overtaken writer's leftovers are
+        never shown beside the current ones (they are deleted by the next replacement)."""
+        q = q_links_by_token_entry(token_address, entry_url)
+        docs = list(self.db[q.collection].find(q.filter, q.projection))
+        newest = max((int(d.get("fence", 0)) for d in docs), default=0)
         links = [
             TokenLink(
                 token_address=d["token_address"],
@@ -427,10 +841,14 @@ class MongoStore:
                 link_depth=int(d["link_depth"]),
                 created_at=ensure_utc(d["created_at"]),
             )
-            for d in self._find(q_links_by_token_entry(token_address, entry_url))
+            for d in docs
+            if int(d.get("fence", 0)) == newest
         ]
         links.sort(key=lambda link: (link.link_depth, link.object.value, link.object_id))
         return links
+
+    def count_links(self) -> int:
+        return int(self.db[TOKEN_LINKS].count_documents({}))
 
     def __repr__(self) -> str:
         return f"MongoStore(db={self.db_name!r})"

@@ -1,9 +1,16 @@
-"""SqliteStore: the embedded default backend (DESIGN §2), stdlib sqlite3 on one file.
+"""SqliteStore: the embedded default backend, stdlib sqlite3 on one file.
 
 Safe across threads (one connection per thread) and across OS processes (WAL, a 30 s busy timeout,
-`BEGIN IMMEDIATE` for every write so check-then-write never interleaves). The embedded
-`social_urls` array of the Mongo schema is the child table `token_urls`, so the hot queries
-(status IN, url IN) ride indexes exactly as the multikey indexes do in Mongo (seed 004 §1.4).
+`BEGIN IMMEDIATE` for every write so check-then-write never interleaves). The `social_urls` elements
+of a token are the child table `token_urls`, and the cross-token state of each URL is `url_states`,
+so every hot query (the retry selection, the dedupe gate, one element) rides an index.
+
+One recording of one URL is ONE write transaction (`apply_url_write`): the fencing check, object
+upserts, first metrics, the link replacement, the URL state and the element all commit together or
+not at all, which also keeps the write lock short.
+
+The schema is versioned with `PRAGMA user_version` and ordered migrations (`MIGRATIONS`): opening
+an older file upgrades it in place inside one transaction; a file newer than this code is refused.
 
 Every hot-path statement is built by one function in `QUERIES`; the store runs those same strings
 and `explain()` shows SQLite's plan for them, which the index-use test checks.
@@ -21,11 +28,21 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from social_recording.domain.graph import ObjectKind, SocialObject
-from social_recording.domain.models import SocialUrl, TokenDoc, TokenLink, TokenProfile, utcnow
-from social_recording.domain.status import FetchStatus
+from social_recording.domain.graph import ObjectKind, PlannedLink, SocialObject
+from social_recording.domain.models import (
+    PaidRequest,
+    SocialUrl,
+    TokenDoc,
+    TokenLink,
+    TokenProfile,
+    UnresolvedValue,
+    UrlState,
+    utcnow,
+)
+from social_recording.domain.status import Cause, FetchStatus
 from social_recording.store._codec import (
     OBJECT_COLLECTIONS,
+    backfill_url_states,
     checked_metrics,
     dt_from_text,
     dt_to_text,
@@ -34,8 +51,16 @@ from social_recording.store._codec import (
     object_body,
     opt_dt_from_text,
     opt_dt_to_text,
-    status_query,
+    platform_or_none,
     unique_urls,
+)
+from social_recording.store.base import (
+    Candidate,
+    CandidateQuery,
+    StatusCounts,
+    UrlWrite,
+    WriteOutcome,
+    WriteResult,
 )
 
 BUSY_TIMEOUT_SECONDS = 30.0
@@ -44,7 +69,11 @@ BUSY_TIMEOUT_SECONDS = 30.0
 _CHUNK = 500
 """Bound on `?` per IN-list (SQLite's variable limit is far higher; this keeps statements small)."""
 
-_SCHEMA: tuple[str, ...] = (
+NEVER = ""
+"""`checked_at` of an element never recorded: sorts before every timestamp, so one index range
+(`checked_at <= cutoff`) selects never-recorded and due elements alike, oldest first."""
+
+_SCHEMA_V1: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS tokens (
         address TEXT PRIMARY KEY NOT NULL,
         symbol TEXT,
@@ -100,9 +129,93 @@ _SCHEMA: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS idx_links_token_linked ON token_links (token_address, created_at)",
 )
 
-_TOKEN_COLS = "address, symbol, image, first_transfer_at, fingerprints, web, created_at, updated_at"
-_URL_COLS = "address, url, status, attempted_at, attempts"
+
+def _migrate_to_v1(conn: sqlite3.Connection) -> None:
+    """The first schema. `IF NOT EXISTS` everywhere: files made before versioning existed are v1."""
+    for stmt in _SCHEMA_V1:
+        conn.execute(stmt)
+
+
+def _migrate_to_v2(conn: sqlite3.Connection) -> None:
+    """Fencing, fair retry order, per-URL state, unresolved raw values.
+
+    New element columns (platform, checked_at, cause, detail, fence, created_at), a token fence, the
+    `url_states` table (built from the elements already stored) and `unresolved_values`.
+    """
+    for column, decl in (
+        ("platform", "TEXT"),
+        ("checked_at", f"TEXT NOT NULL DEFAULT '{NEVER}'"),
+        ("cause", "TEXT"),
+        ("detail", "TEXT"),
+        ("fence", "INTEGER NOT NULL DEFAULT 0"),
+        ("created_at", "TEXT"),
+    ):
+        conn.execute(f"ALTER TABLE token_urls ADD COLUMN {column} {decl}")
+    conn.execute("ALTER TABLE tokens ADD COLUMN fence INTEGER NOT NULL DEFAULT 0")
+    rows = conn.execute(
+        "SELECT u.address, u.url, u.status, u.attempted_at, u.attempts, t.created_at "
+        "FROM token_urls u JOIN tokens t ON t.address = u.address"
+    ).fetchall()
+    conn.executemany(
+        "UPDATE token_urls SET platform = ?, checked_at = ?, created_at = ? WHERE address = ? AND url = ?",
+        [(platform_or_none(url), attempted_at or NEVER, created, address, url)
+         for address, url, _status, attempted_at, _attempts, created in rows],
+    )
+    conn.execute("DROP INDEX IF EXISTS idx_token_urls_status")
+    conn.execute("CREATE INDEX idx_token_urls_due ON token_urls (status, checked_at)")
+    conn.execute("CREATE INDEX idx_token_urls_platform_due ON token_urls (status, platform, cause, checked_at)")
+    conn.execute(
+        """CREATE TABLE url_states (
+            url TEXT PRIMARY KEY NOT NULL,
+            platform TEXT NOT NULL,
+            status TEXT NOT NULL,
+            attempted_at TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+            source_token TEXT,
+            fence INTEGER NOT NULL DEFAULT 0,
+            request_provider TEXT,
+            request_id TEXT,
+            request_submitted_at TEXT,
+            updated_at TEXT NOT NULL
+        ) WITHOUT ROWID"""
+    )
+    states = backfill_url_states(
+        (address, url, FetchStatus(status), opt_dt_from_text(attempted_at), attempts)
+        for address, url, status, attempted_at, attempts, _created in rows
+    )
+    stamp = dt_to_text(utcnow())
+    conn.executemany(
+        "INSERT INTO url_states (url, platform, status, attempted_at, attempts, source_token, fence, "
+        "updated_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
+        [(s.url, s.platform, s.status.value, opt_dt_to_text(s.attempted_at), s.attempts, s.source_token, stamp)
+         for s in states],
+    )
+    conn.execute(
+        """CREATE TABLE unresolved_values (
+            address TEXT NOT NULL REFERENCES tokens (address) ON DELETE CASCADE,
+            field TEXT NOT NULL,
+            value TEXT NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            attempts INTEGER NOT NULL DEFAULT 0,
+            checked_at TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (address, field)
+        ) WITHOUT ROWID"""
+    )
+    conn.execute("CREATE INDEX idx_unresolved_due ON unresolved_values (checked_at)")
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_migrate_to_v1, _migrate_to_v2)
+"""MIGRATIONS[i] upgrades a file at `user_version` i to i + 1; append, never edit a released step."""
+SCHEMA_VERSION = len(MIGRATIONS)
+
+_TOKEN_COLS = "address, symbol, image, first_transfer_at, fingerprints, web, created_at, updated_at, fence"
+_URL_COLS = "address, url, status, attempted_at, attempts, checked_at, cause, detail, fence"
 _LINK_COLS = "token_address, object, object_id, entry_url, platform, subtype, link_depth, created_at"
+_STATE_COLS = (
+    "url, platform, status, attempted_at, attempts, source_token, fence, request_provider, request_id, "
+    "request_submitted_at, updated_at"
+)
+_CANDIDATE_COLS = "address, url, status, attempts, checked_at, platform, detail"
 
 Sql = tuple[str, list[Any]]
 
@@ -126,55 +239,51 @@ def q_token_by_address(address: str) -> Sql:
     return f"SELECT {_TOKEN_COLS} FROM tokens WHERE address = ?", [address]
 
 
-def q_tokens_by_addresses(addresses: Sequence[str]) -> Sql:
-    return f"SELECT {_TOKEN_COLS} FROM tokens WHERE address IN ({_marks(len(addresses))})", list(addresses)
-
-
 def q_urls_by_address(address: str) -> Sql:
     return f"SELECT {_URL_COLS} FROM token_urls WHERE address = ? ORDER BY position", [address]
 
 
-def q_urls_by_addresses(addresses: Sequence[str]) -> Sql:
-    return (
-        f"SELECT {_URL_COLS} FROM token_urls WHERE address IN ({_marks(len(addresses))}) "
-        "ORDER BY address, position",
-        list(addresses),
-    )
+def q_element(address: str, url: str) -> Sql:
+    return f"SELECT {_URL_COLS} FROM token_urls WHERE address = ? AND url = ?", [address, url]
 
 
 def q_existing_addresses(addresses: Sequence[str]) -> Sql:
     return f"SELECT address FROM tokens WHERE address IN ({_marks(len(addresses))})", list(addresses)
 
 
-def q_addresses_by_url_statuses(
-    statuses: Collection[str], addresses: Sequence[str] | None = None, limit: int | None = None
-) -> Sql:
-    """Seed 004 §1.4: status IN is a set of equalities and rides the status index (never `!= ok`)."""
-    sql = f"SELECT DISTINCT address FROM token_urls WHERE status IN ({_marks(len(statuses))})"
-    args: list[Any] = [str(s) for s in statuses]
-    if addresses is not None:
-        sql += f" AND address IN ({_marks(len(addresses))})"
-        args += list(addresses)
-    sql += " ORDER BY address"
-    if limit is not None:
-        sql += " LIMIT ?"
-        args.append(limit)
-    return sql, args
+def q_url_state(url: str) -> Sql:
+    """The dedupe gate and the per-URL budget: one primary-key lookup, whatever the holders."""
+    return f"SELECT {_STATE_COLS} FROM url_states WHERE url = ?", [url]
 
 
-def q_addresses_by_social_urls(urls: Sequence[str]) -> Sql:
-    return f"SELECT DISTINCT address FROM token_urls WHERE url IN ({_marks(len(urls))})", list(urls)
-
-
-def q_update_url_element(address: str, url: str, status: str, attempted_at: str | None) -> Sql:
-    """H-015: one element only. attempts counts invocations that made an external call."""
-    if attempted_at is None:
-        return "UPDATE token_urls SET status = ? WHERE address = ? AND url = ?", [status, address, url]
+def q_due_by_status(status: str, checked_before: str, limit: int) -> Sql:
+    """One status of the retry selection: a range of (status, checked_at), in index order, limited."""
     return (
-        "UPDATE token_urls SET status = ?, attempted_at = ?, attempts = attempts + 1 "
-        "WHERE address = ? AND url = ?",
-        [status, attempted_at, address, url],
+        f"SELECT {_CANDIDATE_COLS} FROM token_urls WHERE status = ? AND checked_at <= ? "
+        "ORDER BY checked_at LIMIT ?",
+        [status, checked_before, limit],
     )
+
+
+def q_due_by_status_platform(status: str, platform: str, checked_before: str, limit: int) -> Sql:
+    return (
+        f"SELECT {_CANDIDATE_COLS} FROM token_urls WHERE status = ? AND platform = ? AND cause = ? "
+        "AND checked_at <= ? ORDER BY checked_at LIMIT ?",
+        [status, platform, Cause.NO_GENERATOR.value, checked_before, limit],
+    )
+
+
+def q_due_among_addresses(statuses: Sequence[str], addresses: Sequence[str], checked_before: str) -> Sql:
+    """The retry selection narrowed to a few tokens: their elements by primary key, then filtered."""
+    return (
+        f"SELECT {_CANDIDATE_COLS} FROM token_urls WHERE address IN ({_marks(len(addresses))}) "
+        f"AND status IN ({_marks(len(statuses))}) AND checked_at <= ?",
+        [*addresses, *statuses, checked_before],
+    )
+
+
+def q_status_counts() -> Sql:
+    return "SELECT platform, status, COUNT(*) FROM token_urls GROUP BY platform, status", []
 
 
 def q_object_id_by_platform_key(kind: ObjectKind | str, platform_key: str) -> Sql:
@@ -196,7 +305,7 @@ def q_metrics_of_object(kind: ObjectKind | str, object_id: str) -> Sql:
 
 
 def q_links_by_token_entry(token_address: str, entry_url: str) -> Sql:
-    """Seed 004 §1.5: token_address narrows through the (token_address, created_at) prefix."""
+    """token_address narrows through the (token_address, created_at) prefix."""
     return (
         f"SELECT {_LINK_COLS} FROM token_links WHERE token_address = ? AND entry_url = ? "
         "ORDER BY link_depth, object, object_id",
@@ -208,20 +317,29 @@ def q_delete_links(token_address: str, entry_url: str) -> Sql:
     return "DELETE FROM token_links WHERE token_address = ? AND entry_url = ?", [token_address, entry_url]
 
 
+def q_unresolved_due(checked_before: str, limit: int) -> Sql:
+    return (
+        "SELECT address, field, value, reason, attempts, checked_at FROM unresolved_values "
+        "WHERE checked_at <= ? ORDER BY checked_at LIMIT ?",
+        [checked_before, limit],
+    )
+
+
 QUERIES: dict[str, Callable[..., Sql]] = {
     "token_by_address": q_token_by_address,
-    "tokens_by_addresses": q_tokens_by_addresses,
     "urls_by_address": q_urls_by_address,
-    "urls_by_addresses": q_urls_by_addresses,
+    "element": q_element,
     "existing_addresses": q_existing_addresses,
-    "addresses_by_url_statuses": q_addresses_by_url_statuses,
-    "addresses_by_social_urls": q_addresses_by_social_urls,
-    "update_url_element": q_update_url_element,
+    "url_state": q_url_state,
+    "due_by_status": q_due_by_status,
+    "due_by_status_platform": q_due_by_status_platform,
+    "due_among_addresses": q_due_among_addresses,
     "object_id_by_platform_key": q_object_id_by_platform_key,
     "object_by_id": q_object_by_id,
     "metrics_of_object": q_metrics_of_object,
     "links_by_token_entry": q_links_by_token_entry,
     "delete_links": q_delete_links,
+    "unresolved_due": q_unresolved_due,
 }
 """The hot-path statements, by name; `SqliteStore.explain(name, *params)` plans exactly these."""
 
@@ -233,6 +351,82 @@ def _chunks(values: Sequence[str]) -> Iterator[Sequence[str]]:
 
 def _dedup(values: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(values))
+
+
+def _checked_text(value: datetime | None) -> str:
+    return NEVER if value is None else dt_to_text(value)
+
+
+def _checked_dt(value: str | None) -> datetime | None:
+    return None if not value else dt_from_text(value)
+
+
+def _url_from_row(row: Sequence[Any]) -> SocialUrl:
+    _address, url, status, attempted_at, attempts, checked_at, cause, detail, fence = row
+    return SocialUrl(
+        url=url,
+        status=FetchStatus(status),
+        attempted_at=opt_dt_from_text(attempted_at),
+        attempts=attempts,
+        checked_at=_checked_dt(checked_at),
+        cause=Cause(cause) if cause else None,
+        detail=detail,
+        fence=fence,
+    )
+
+
+def _state_from_row(row: Sequence[Any]) -> UrlState:
+    (url, platform, status, attempted_at, attempts, source_token, fence, provider, request_id, submitted_at,
+     updated_at) = row
+    request = None
+    if provider and request_id and submitted_at:
+        request = PaidRequest(provider=provider, request_id=request_id, submitted_at=dt_from_text(submitted_at))
+    return UrlState(
+        url=url,
+        platform=platform,
+        status=FetchStatus(status),
+        attempted_at=opt_dt_from_text(attempted_at),
+        attempts=attempts,
+        source_token=source_token,
+        fence=fence,
+        request=request,
+        updated_at=opt_dt_from_text(updated_at),
+    )
+
+
+def _candidate_from_row(row: Sequence[Any]) -> Candidate:
+    address, url, status, attempts, checked_at, platform, detail = row
+    return Candidate(address, url, FetchStatus(status), attempts, _checked_dt(checked_at), platform, detail)
+
+
+def _link_from_row(r: Sequence[Any]) -> TokenLink:
+    return TokenLink(
+        token_address=r[0],
+        object=ObjectKind(r[1]),
+        object_id=r[2],
+        entry_url=r[3],
+        platform=r[4],
+        subtype=r[5],
+        link_depth=r[6],
+        created_at=dt_from_text(r[7]),
+    )
+
+
+def _link_row(link: TokenLink) -> tuple[Any, ...]:
+    return (
+        link.token_address,
+        link.object.value,
+        link.object_id,
+        link.entry_url,
+        link.platform,
+        link.subtype,
+        link.link_depth,
+        dt_to_text(link.created_at),
+    )
+
+
+class SchemaVersionError(RuntimeError):
+    """The file was written by a newer version of this code (it would misread it)."""
 
 
 class _Conn:
@@ -259,7 +453,7 @@ class SqliteStore:
         self._holders: weakref.WeakSet[_Conn] = weakref.WeakSet()
         self._holders_lock = threading.Lock()
         self._closed = False
-        self._create_schema()
+        self._migrate()
 
     # ----------------------------------------------------------------- connections / transactions
 
@@ -288,7 +482,7 @@ class SqliteStore:
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE takes the write lock up front: a check-then-insert inside cannot race
+        """BEGIN IMMEDIATE takes the write lock up front: a check-then-write inside cannot race
         another thread or process, and waiting happens in the busy handler, not mid-transaction."""
         conn = self._conn()
         conn.execute("BEGIN IMMEDIATE")
@@ -309,10 +503,21 @@ class SqliteStore:
         finally:
             conn.execute("COMMIT")
 
-    def _create_schema(self) -> None:
+    def _migrate(self) -> None:
         with self._write() as conn:
-            for stmt in _SCHEMA:
-                conn.execute(stmt)
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            if version > SCHEMA_VERSION:
+                raise SchemaVersionError(
+                    f"store file {str(self.path)!r} has schema version {version}, newer than this code's "
+                    f"{SCHEMA_VERSION}: upgrade social_recording before opening it"
+                )
+            for step in MIGRATIONS[version:]:
+                step(conn)
+            if version != SCHEMA_VERSION:
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def schema_version(self) -> int:
+        return int(self._conn().execute("PRAGMA user_version").fetchone()[0])
 
     def close(self) -> None:
         self._closed = True
@@ -334,9 +539,10 @@ class SqliteStore:
 
     # ----------------------------------------------------------------- tokens
 
-    @staticmethod
-    def _token_from_rows(row: sqlite3.Row | tuple[Any, ...], urls: list[SocialUrl]) -> TokenDoc:
-        address, symbol, image, first_transfer_at, fingerprints, web, created_at, updated_at = row
+    def _token_from_rows(
+        self, row: Sequence[Any], urls: list[SocialUrl], unresolved: list[UnresolvedValue]
+    ) -> TokenDoc:
+        address, symbol, image, first_transfer_at, fingerprints, web, created_at, updated_at, fence = row
         return TokenDoc(
             address=address,
             symbol=symbol,
@@ -345,47 +551,32 @@ class SqliteStore:
             fingerprints=json_loads(fingerprints) or [],
             web=json_loads(web),
             social_urls=urls,
+            unresolved=unresolved,
             created_at=opt_dt_from_text(created_at),
             updated_at=opt_dt_from_text(updated_at),
+            fence=fence,
         )
 
     @staticmethod
-    def _url_from_row(row: tuple[Any, ...]) -> SocialUrl:
-        _address, url, status, attempted_at, attempts = row
-        return SocialUrl(
-            url=url,
-            status=FetchStatus(status),
-            attempted_at=opt_dt_from_text(attempted_at),
-            attempts=attempts,
-        )
-
-    def _urls_by_addresses(
-        self, conn: sqlite3.Connection, addresses: Sequence[str]
-    ) -> dict[str, list[SocialUrl]]:
-        out: dict[str, list[SocialUrl]] = {a: [] for a in addresses}
-        for chunk in _chunks(addresses):
-            for row in conn.execute(*q_urls_by_addresses(chunk)):
-                out[row[0]].append(self._url_from_row(row))
-        return out
-
-    def _load_tokens(self, conn: sqlite3.Connection, addresses: Sequence[str]) -> list[TokenDoc]:
-        """Whole documents for `addresses`, ordered by address."""
-        if not addresses:
-            return []
-        rows: dict[str, tuple[Any, ...]] = {}
-        for chunk in _chunks(addresses):
-            for row in conn.execute(*q_tokens_by_addresses(chunk)):
-                rows[row[0]] = row
-        urls = self._urls_by_addresses(conn, sorted(rows))
-        return [self._token_from_rows(rows[a], urls[a]) for a in sorted(rows)]
+    def _unresolved_of(conn: sqlite3.Connection, address: str) -> list[UnresolvedValue]:
+        rows = conn.execute(
+            "SELECT field, value, reason, attempts, checked_at FROM unresolved_values WHERE address = ? "
+            "ORDER BY field",
+            [address],
+        ).fetchall()
+        return [
+            UnresolvedValue(field=f, value=v, reason=r, attempts=a, checked_at=_checked_dt(c))
+            for f, v, r, a, c in rows
+        ]
 
     def find_token(self, address: str) -> TokenDoc | None:
         with self._read() as conn:
             row = conn.execute(*q_token_by_address(address)).fetchone()
             if row is None:
                 return None
-            urls = [self._url_from_row(r) for r in conn.execute(*q_urls_by_address(address))]
-        return self._token_from_rows(row, urls)
+            urls = [_url_from_row(r) for r in conn.execute(*q_urls_by_address(address))]
+            unresolved = self._unresolved_of(conn, address)
+        return self._token_from_rows(row, urls, unresolved)
 
     def find_existing_addresses(self, addresses: Sequence[str]) -> set[str]:
         wanted = _dedup(addresses)
@@ -398,13 +589,13 @@ class SqliteStore:
         return found
 
     def create_pending_token(self, profile: TokenProfile, now: datetime | None = None) -> bool:
-        """L-3: insert-only. The row and its pending url rows commit together or not at all."""
+        """Insert-only. The row, its pending url rows and its unresolved values commit together."""
         urls = unique_urls(profile.urls, profile.address)
         stamp = dt_to_text(now or utcnow())
         with self._write() as conn:
             cur = conn.execute(
                 "INSERT INTO tokens (address, symbol, image, first_transfer_at, fingerprints, web, "
-                "created_at, updated_at) VALUES (?, ?, ?, ?, '[]', NULL, ?, ?) "
+                "created_at, updated_at, fence) VALUES (?, ?, ?, ?, '[]', NULL, ?, ?, 0) "
                 "ON CONFLICT (address) DO NOTHING",
                 [
                     profile.address,
@@ -418,81 +609,286 @@ class SqliteStore:
             if cur.rowcount != 1:
                 return False
             conn.executemany(
-                "INSERT INTO token_urls (address, url, status, attempted_at, attempts, position) "
-                "VALUES (?, ?, ?, NULL, 0, ?)",
-                [(profile.address, url, FetchStatus.PENDING.value, i) for i, url in enumerate(urls)],
+                "INSERT INTO token_urls (address, url, status, attempted_at, attempts, position, platform, "
+                "checked_at, fence, created_at) VALUES (?, ?, ?, NULL, 0, ?, ?, ?, 0, ?)",
+                [
+                    (profile.address, url, FetchStatus.PENDING.value, i, platform_or_none(url), NEVER, stamp)
+                    for i, url in enumerate(urls)
+                ],
+            )
+            conn.executemany(
+                "INSERT INTO unresolved_values (address, field, value, reason, attempts, checked_at) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (address, field) DO NOTHING",
+                [
+                    (profile.address, v.field, v.value, v.reason, v.attempts, _checked_text(v.checked_at))
+                    for v in profile.unresolved
+                ],
             )
         return True
 
-    def record_url_result(
-        self, address: str, url: str, status: FetchStatus, attempted_at: datetime | None
-    ) -> bool:
-        status = FetchStatus(status)
+    # ----------------------------------------------------------------- elements and URL states
+
+    def find_element(self, address: str, url: str) -> SocialUrl | None:
+        row = self._conn().execute(*q_element(address, url)).fetchone()
+        return None if row is None else _url_from_row(row)
+
+    def find_url_state(self, url: str) -> UrlState | None:
+        row = self._conn().execute(*q_url_state(url)).fetchone()
+        return None if row is None else _state_from_row(row)
+
+    def _refusal(self, conn: sqlite3.Connection, address: str, url: str, fence: int) -> WriteOutcome | None:
+        """Why a write with `fence` may not touch (address, url), or None when it may."""
+        row = conn.execute(
+            "SELECT status, fence FROM token_urls WHERE address = ? AND url = ?", [address, url]
+        ).fetchone()
+        if row is None:
+            return WriteOutcome(WriteResult.NO_ELEMENT)
+        status, element_fence = row
+        if element_fence > fence:
+            return WriteOutcome(WriteResult.FENCED, applied_fence=element_fence)
+        if status == FetchStatus.OK.value:
+            return WriteOutcome(WriteResult.OK_KEPT)
+        state = conn.execute("SELECT fence FROM url_states WHERE url = ?", [url]).fetchone()
+        if state is not None and state[0] > fence:
+            return WriteOutcome(WriteResult.FENCED, applied_fence=state[0])
+        return None
+
+    def apply_url_write(self, write: UrlWrite) -> WriteOutcome:
+        stamp = dt_to_text(write.now)
         with self._write() as conn:
-            cur = conn.execute(
-                *q_update_url_element(address, url, status.value, opt_dt_to_text(attempted_at))
-            )
-            if cur.rowcount != 1:
-                return False
-            conn.execute(
-                "UPDATE tokens SET updated_at = ? WHERE address = ?", [dt_to_text(utcnow()), address]
-            )
-        return True
-
-    def find_tokens_by_url_statuses(
-        self,
-        statuses: Collection[FetchStatus],
-        addresses: Sequence[str] | None = None,
-        limit: int | None = None,
-    ) -> list[TokenDoc]:
-        query = status_query(statuses, addresses, limit)
-        if query is None:
-            return []
-        wanted, among = query
-        with self._read() as conn:
-            if among is None:
-                found = [r[0] for r in conn.execute(*q_addresses_by_url_statuses(wanted, None, limit))]
+            refused = self._refusal(conn, write.address, write.url, write.fence)
+            if refused is not None:
+                return refused
+            links: tuple[TokenLink, ...] = ()
+            if write.graph_links is not None:
+                links = tuple(self._write_graph(conn, write.address, write.url, write.graph_links, write.now))
+            elif write.copy_links_from is not None:
+                links = tuple(self._copy_links(conn, write.address, write.url, write.copy_links_from, write.now))
+            if write.state is not None:
+                s = write.state
+                conn.execute(
+                    "INSERT INTO url_states (url, platform, status, attempted_at, attempts, source_token, fence, "
+                    "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (url) DO UPDATE SET status = excluded.status, "
+                    "attempted_at = excluded.attempted_at, attempts = excluded.attempts, "
+                    "source_token = coalesce(excluded.source_token, url_states.source_token), "
+                    "fence = excluded.fence, updated_at = excluded.updated_at"
+                    + (", request_provider = NULL, request_id = NULL, request_submitted_at = NULL"
+                       if s.clear_request else ""),
+                    [write.url, write.platform, s.status.value, opt_dt_to_text(s.attempted_at), s.attempts,
+                     s.source_token, write.fence, stamp],
+                )
             else:
-                hits: set[str] = set()
-                for chunk in _chunks(among):
-                    hits.update(
-                        r[0] for r in conn.execute(*q_addresses_by_url_statuses(wanted, chunk, limit))
-                    )
-                found = sorted(hits)[:limit] if limit is not None else sorted(hits)
-            return self._load_tokens(conn, found)
+                conn.execute("UPDATE url_states SET fence = max(fence, ?) WHERE url = ?", [write.fence, write.url])
+            e = write.element
+            cur = conn.execute(
+                "UPDATE token_urls SET status = ?, attempts = ?, attempted_at = ?, checked_at = ?, cause = ?, "
+                "detail = ?, fence = ? WHERE address = ? AND url = ? AND fence <= ? AND status <> ?",
+                [e.status.value, e.attempts, opt_dt_to_text(e.attempted_at), dt_to_text(e.checked_at),
+                 None if e.cause is None else e.cause.value, e.detail, write.fence, write.address, write.url,
+                 write.fence, FetchStatus.OK.value],
+            )
+            if cur.rowcount != 1:  # cannot happen inside this transaction after _refusal; never half-apply
+                raise RuntimeError(f"element {write.address}/{write.url} changed inside its own write transaction")
+            conn.execute("UPDATE tokens SET updated_at = ? WHERE address = ?", [stamp, write.address])
+        return WriteOutcome(WriteResult.APPLIED, links=links)
 
-    def find_tokens_by_social_urls(self, urls: Sequence[str]) -> list[TokenDoc]:
-        wanted = _dedup(urls)
-        if not wanted:
-            return []
+    def _upsert_object(self, conn: sqlite3.Connection, kind: ObjectKind, obj: SocialObject, stamp: str) -> str:
+        table = _table(kind)
+        conn.execute(
+            f"INSERT INTO {table} (platform, platform_key, subtype, doc, created_at) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (platform_key) DO NOTHING",
+            [obj.platform.value, obj.platform_key, obj.subtype, json_dumps(object_body(obj)), stamp],
+        )
+        return str(conn.execute(*q_object_id_by_platform_key(kind, obj.platform_key)).fetchone()[0])
+
+    @staticmethod
+    def _insert_metrics(
+        conn: sqlite3.Connection, kind: ObjectKind, object_id: str, values: Mapping[str, float], stamp: str
+    ) -> None:
+        conn.executemany(
+            "INSERT INTO metrics (object, object_id, metric, value, observed_at) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (object, object_id, metric) DO NOTHING",
+            [(ObjectKind(kind).value, object_id, name, value, stamp) for name, value in values.items()],
+        )
+
+    def _write_graph(
+        self, conn: sqlite3.Connection, address: str, url: str, planned: Sequence[PlannedLink], now: datetime
+    ) -> list[TokenLink]:
+        stamp = dt_to_text(now)
+        links: list[TokenLink] = []
+        for pl in planned:
+            object_id = self._upsert_object(conn, pl.kind, pl.obj, stamp)
+            if pl.obj.metrics:
+                self._insert_metrics(conn, pl.kind, object_id, checked_metrics(pl.obj.metrics, object_id), stamp)
+            links.append(
+                TokenLink(
+                    token_address=address,
+                    object=pl.kind,
+                    object_id=object_id,
+                    entry_url=url,
+                    platform=pl.obj.platform.value,
+                    subtype=pl.obj.subtype,
+                    link_depth=pl.depth,
+                    created_at=now,
+                )
+            )
+        self._replace_links(conn, address, url, links)
+        return links
+
+    def _copy_links(
+        self, conn: sqlite3.Connection, address: str, url: str, source: str, now: datetime
+    ) -> list[TokenLink]:
+        """Copy ONE source token's links (read before anything is deleted: a self-copy is harmless)."""
+        rows = conn.execute(*q_links_by_token_entry(source, url)).fetchall()
+        links = [
+            _link_from_row(r).model_copy(update={"token_address": address, "created_at": now}) for r in rows
+        ]
+        self._replace_links(conn, address, url, links)
+        return links
+
+    @staticmethod
+    def _replace_links(conn: sqlite3.Connection, address: str, url: str, links: Sequence[TokenLink]) -> None:
+        conn.execute(*q_delete_links(address, url))
+        if links:
+            conn.executemany(
+                f"INSERT INTO token_links ({_LINK_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [_link_row(link) for link in links],
+            )
+
+    def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest) -> WriteResult:
+        with self._write() as conn:
+            row = conn.execute("SELECT fence FROM url_states WHERE url = ?", [url]).fetchone()
+            if row is not None and row[0] > fence:
+                return WriteResult.FENCED
+            conn.execute(
+                "INSERT INTO url_states (url, platform, status, attempted_at, attempts, source_token, fence, "
+                "request_provider, request_id, request_submitted_at, updated_at) "
+                "VALUES (?, ?, ?, NULL, 0, NULL, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (url) DO UPDATE SET fence = excluded.fence, "
+                "request_provider = excluded.request_provider, request_id = excluded.request_id, "
+                "request_submitted_at = excluded.request_submitted_at, updated_at = excluded.updated_at",
+                [url, platform, FetchStatus.PENDING.value, fence, request.provider, request.request_id,
+                 dt_to_text(request.submitted_at), dt_to_text(utcnow())],
+            )
+        return WriteResult.APPLIED
+
+    def select_candidates(self, query: CandidateQuery) -> list[Candidate]:
+        cutoff = dt_to_text(query.checked_before)
+        rows: list[Sequence[Any]] = []
         with self._read() as conn:
-            found: set[str] = set()
-            for chunk in _chunks(wanted):
-                found.update(r[0] for r in conn.execute(*q_addresses_by_social_urls(chunk)))
-            ordered = sorted(found)
-            by_address = self._urls_by_addresses(conn, ordered)
-        return [TokenDoc(address=a, social_urls=by_address[a]) for a in ordered]
+            if query.addresses is not None:
+                statuses = sorted(s.value for s in query.statuses)
+                for chunk in _chunks(_dedup(list(query.addresses))):
+                    rows += conn.execute(*q_due_among_addresses(statuses, chunk, cutoff)).fetchall()
+                candidates = [
+                    c for c in map(_candidate_from_row, rows)
+                    if c.status is not FetchStatus.UNSUPPORTED or self._unsupported_ok(conn, query, c)
+                ]
+            else:
+                for status in sorted(query.statuses):
+                    if status is FetchStatus.UNSUPPORTED and query.unsupported_platforms is not None:
+                        for platform in sorted(query.unsupported_platforms):
+                            rows += conn.execute(
+                                *q_due_by_status_platform(status.value, platform, cutoff, query.limit)
+                            ).fetchall()
+                    else:
+                        rows += conn.execute(*q_due_by_status(status.value, cutoff, query.limit)).fetchall()
+                candidates = [_candidate_from_row(r) for r in rows]
+        candidates.sort(key=_fair_order)
+        return candidates[: query.limit]
+
+    @staticmethod
+    def _unsupported_ok(conn: sqlite3.Connection, query: CandidateQuery, c: Candidate) -> bool:
+        if query.unsupported_platforms is None:
+            return True
+        row = conn.execute("SELECT cause FROM token_urls WHERE address = ? AND url = ?", [c.address, c.url]).fetchone()
+        return c.platform in query.unsupported_platforms and row is not None and row[0] == Cause.NO_GENERATOR.value
+
+    def oldest_elements(
+        self, statuses: Collection[FetchStatus], limit: int, checked_before: datetime | None = None
+    ) -> list[Candidate]:
+        if limit < 1 or not statuses:
+            return []
+        cutoff = dt_to_text(checked_before or datetime.max.replace(tzinfo=utcnow().tzinfo))
+        conn = self._conn()
+        rows: list[Sequence[Any]] = []
+        for status in sorted({FetchStatus(s) for s in statuses}):
+            rows += conn.execute(*q_due_by_status(status.value, cutoff, limit)).fetchall()
+        return sorted(map(_candidate_from_row, rows), key=_fair_order)[:limit]
+
+    def status_counts(self) -> StatusCounts:
+        with self._read() as conn:
+            counts = {
+                (platform or "unknown", FetchStatus(status)): int(n)
+                for platform, status, n in conn.execute(*q_status_counts())
+            }
+            tokens = int(conn.execute("SELECT COUNT(*) FROM tokens").fetchone()[0])
+        return StatusCounts(counts, tokens)
+
+    # ----------------------------------------------------------------- unresolved raw values
+
+    def _token_fence_refusal(self, conn: sqlite3.Connection, address: str, fence: int) -> WriteResult | None:
+        row = conn.execute("SELECT fence FROM tokens WHERE address = ?", [address]).fetchone()
+        if row is None:
+            return WriteResult.NO_ELEMENT
+        if row[0] > fence:
+            return WriteResult.FENCED
+        conn.execute("UPDATE tokens SET fence = ? WHERE address = ?", [fence, address])
+        return None
+
+    def add_resolved_url(self, address: str, field: str, url: str, fence: int, now: datetime) -> WriteResult:
+        stamp = dt_to_text(now)
+        with self._write() as conn:
+            refused = self._token_fence_refusal(conn, address, fence)
+            if refused is not None:
+                return refused
+            position = conn.execute(
+                "SELECT coalesce(max(position), -1) + 1 FROM token_urls WHERE address = ?", [address]
+            ).fetchone()[0]
+            conn.execute(
+                "INSERT INTO token_urls (address, url, status, attempted_at, attempts, position, platform, "
+                "checked_at, fence, created_at) VALUES (?, ?, ?, NULL, 0, ?, ?, ?, 0, ?) "
+                "ON CONFLICT (address, url) DO NOTHING",
+                [address, url, FetchStatus.PENDING.value, position, platform_or_none(url), NEVER, stamp],
+            )
+            conn.execute("DELETE FROM unresolved_values WHERE address = ? AND field = ?", [address, field])
+            conn.execute("UPDATE tokens SET updated_at = ? WHERE address = ?", [stamp, address])
+        return WriteResult.APPLIED
+
+    def update_unresolved(
+        self, address: str, value: UnresolvedValue, fence: int, *, drop: bool = False
+    ) -> WriteResult:
+        with self._write() as conn:
+            refused = self._token_fence_refusal(conn, address, fence)
+            if refused is not None:
+                return refused
+            if drop:
+                conn.execute("DELETE FROM unresolved_values WHERE address = ? AND field = ?", [address, value.field])
+            else:
+                conn.execute(
+                    "INSERT INTO unresolved_values (address, field, value, reason, attempts, checked_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (address, field) DO UPDATE SET value = excluded.value, "
+                    "reason = excluded.reason, attempts = excluded.attempts, checked_at = excluded.checked_at",
+                    [address, value.field, value.value, value.reason, value.attempts,
+                     _checked_text(value.checked_at)],
+                )
+        return WriteResult.APPLIED
+
+    def select_unresolved(self, checked_before: datetime, limit: int) -> list[tuple[str, UnresolvedValue]]:
+        rows = self._conn().execute(*q_unresolved_due(dt_to_text(checked_before), limit)).fetchall()
+        return [
+            (a, UnresolvedValue(field=f, value=v, reason=r, attempts=n, checked_at=_checked_dt(c)))
+            for a, f, v, r, n, c in rows
+        ]
 
     # ----------------------------------------------------------------- objects and metrics
 
     def upsert_object(self, kind: ObjectKind, obj: SocialObject, now: datetime | None = None) -> str:
-        """R-009 / DESIGN §2: insert-if-absent by platform_key, then read the id, in one write
-        transaction, so concurrent callers all get the one row's id."""
-        table = _table(kind)
+        """Insert-if-absent by platform_key, then read the id, in one write transaction, so
+        concurrent callers all get the one row's id."""
         with self._write() as conn:
-            conn.execute(
-                f"INSERT INTO {table} (platform, platform_key, subtype, doc, created_at) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (platform_key) DO NOTHING",
-                [
-                    obj.platform.value,
-                    obj.platform_key,
-                    obj.subtype,
-                    json_dumps(object_body(obj)),
-                    dt_to_text(now or utcnow()),
-                ],
-            )
-            row = conn.execute(*q_object_id_by_platform_key(kind, obj.platform_key)).fetchone()
-        return str(row[0])
+            return self._upsert_object(conn, kind, obj, dt_to_text(now or utcnow()))
 
     def get_object(self, kind: ObjectKind, object_id: str) -> dict[str, Any] | None:
         try:
@@ -522,14 +918,8 @@ class SqliteStore:
         values = checked_metrics(metrics, object_id)
         if not values:
             return
-        kind_value = ObjectKind(kind).value
-        stamp = dt_to_text(observed_at)
         with self._write() as conn:
-            conn.executemany(
-                "INSERT INTO metrics (object, object_id, metric, value, observed_at) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (object, object_id, metric) DO NOTHING",
-                [(kind_value, object_id, name, value, stamp) for name, value in values.items()],
-            )
+            self._insert_metrics(conn, kind, object_id, values, dt_to_text(observed_at))
 
     def find_metrics(self, kind: ObjectKind, object_id: str) -> dict[str, float]:
         return {
@@ -538,46 +928,17 @@ class SqliteStore:
 
     # ----------------------------------------------------------------- token_links
 
-    def delete_links(self, token_address: str, entry_url: str) -> int:
-        with self._write() as conn:
-            return conn.execute(*q_delete_links(token_address, entry_url)).rowcount
-
-    def append_links(self, links: Sequence[TokenLink]) -> None:
-        if not links:
-            return
-        with self._write() as conn:
-            conn.executemany(
-                f"INSERT INTO token_links ({_LINK_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        link.token_address,
-                        link.object.value,
-                        link.object_id,
-                        link.entry_url,
-                        link.platform,
-                        link.subtype,
-                        link.link_depth,
-                        dt_to_text(link.created_at),
-                    )
-                    for link in links
-                ],
-            )
-
     def find_links(self, token_address: str, entry_url: str) -> list[TokenLink]:
         rows = self._conn().execute(*q_links_by_token_entry(token_address, entry_url)).fetchall()
-        return [
-            TokenLink(
-                token_address=r[0],
-                object=ObjectKind(r[1]),
-                object_id=r[2],
-                entry_url=r[3],
-                platform=r[4],
-                subtype=r[5],
-                link_depth=r[6],
-                created_at=dt_from_text(r[7]),
-            )
-            for r in rows
-        ]
+        return [_link_from_row(r) for r in rows]
+
+    def count_links(self) -> int:
+        return int(self._conn().execute("SELECT COUNT(*) FROM token_links").fetchone()[0])
 
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.path)!r})"
+
+
+def _fair_order(c: Candidate) -> tuple[str, str, str]:
+    """Oldest first; never-recorded elements before all others; address and URL break ties."""
+    return (NEVER if c.checked_at is None else dt_to_text(c.checked_at), c.address, c.url)

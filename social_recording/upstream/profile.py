@@ -18,7 +18,10 @@ ever "fixes" one. So every transformation happens here, once, in this order:
    - a bare word ("soon", "foo", a discord "abc") is dropped: it is as likely a placeholder as a
      handle, and a bare word is not a Discord invite;
    - any other scheme (javascript:, ftp:, tg:, mailto:) and an e-mail address are dropped;
-3. resolve shortlinks (the resolver returns a NON-canonical location — seed 003 §2);
+3. resolve shortlinks (the resolver returns a NON-canonical location). A resolution that fails for a
+   transient reason (timeout, 5xx, 429, connection) does not drop the value: it is kept in
+   `TokenProfile.unresolved` and resolved again later by the retry path (`resolve_value`), so a
+   flaky shortener never costs a token its link;
 4. `to_canonical` (ValueError -> dropped);
 5. drop a URL whose host is a literal non-global IP (`http://192.168.1.1/admin`, `http://[::1]/`) or
    a `localhost` name: it would be sent to the paid web scanner and can only be an internal address.
@@ -47,7 +50,7 @@ import re
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from social_recording.domain.models import TokenProfile
+from social_recording.domain.models import DroppedTrackerValue, TokenProfile, UnresolvedValue, utcnow
 from social_recording.domain.urls import to_canonical
 from social_recording.upstream.shortlinks import blocked_reason, literal_ip
 from social_recording.upstream.tracker import TokenInfo
@@ -97,7 +100,12 @@ PLACEHOLDER_REASON = "placeholder value"
 
 
 class DroppedValue(ValueError):
-    """A raw field value that is not a usable URL; the message is the reason (it names no secret)."""
+    """A raw field value that is not a usable URL, for good; the message is the reason (no secret)."""
+
+
+class UnresolvedValueError(ValueError):
+    """A raw value whose shortlink could not be resolved right now (timeout, 5xx, 429): keep it and
+    try again later. The message is the reason (no secret)."""
 
 
 def mask_secrets(text: str) -> str:
@@ -207,6 +215,18 @@ def internal_host_reason(url: str) -> str | None:
     return None
 
 
+def _short_reason(text: str) -> str:
+    reason = mask_secrets(text)
+    return reason if len(reason) <= _REASON_CHARS else reason[:_REASON_CHARS] + "…"
+
+
+def dropped_value(field: str, raw: str, reason: str) -> DroppedTrackerValue:
+    """The typed record of a refused value (secrets masked, value truncated)."""
+    reason = _short_reason(reason)
+    return DroppedTrackerValue(field=field, shown=show_value(raw), reason=reason,
+                               placeholder=reason == PLACEHOLDER_REASON)
+
+
 def _has_image(image_url: str | None) -> bool:
     if image_url is None:
         return False
@@ -240,23 +260,30 @@ class TokenProfileReader:
             )
             return None
         urls: list[str] = []
-        dropped: list[str] = []
+        dropped: list[DroppedTrackerValue] = []
+        unresolved: list[UnresolvedValue] = []
         seen: set[str] = set()
+        now = utcnow()
         for field in SOCIAL_FIELDS:
             raw = getattr(info, field)
             if raw is None:
                 continue
             try:
-                canonical = self._canonical(field, raw)
+                canonical = self.resolve_value(field, raw)
+            except UnresolvedValueError as exc:
+                reason = _short_reason(str(exc))
+                log.warning("token %s: %s value %s kept for a later retry: %s", info.address, field,
+                            show_value(raw), reason)
+                unresolved.append(UnresolvedValue(field=field, value=raw.strip(), reason=reason, attempts=1,
+                                                  checked_at=now))
+                continue
             except DroppedValue as exc:
-                reason = mask_secrets(str(exc))
-                if len(reason) > _REASON_CHARS:
-                    reason = reason[:_REASON_CHARS] + "…"
+                item = dropped_value(field, raw, str(exc))
                 # A placeholder ("TBA", "-", "none") is expected noise: INFO. Anything that looked like
                 # a link and was refused is a possible data loss: WARNING. Both are listed in `dropped`.
-                level = logging.INFO if reason == PLACEHOLDER_REASON else logging.WARNING
-                log.log(level, "token %s: %s value %s dropped: %s", info.address, field, show_value(raw), reason)
-                dropped.append(f"{field}={show_value(raw)}: {reason}")
+                log.log(logging.INFO if item.placeholder else logging.WARNING, "token %s: %s value %s dropped: %s",
+                        info.address, field, item.shown, item.reason)
+                dropped.append(item)
                 continue
             if canonical in seen:
                 log.debug(
@@ -275,7 +302,13 @@ class TokenProfileReader:
             first_transfer_at=info.first_transfer_at,
             urls=urls,
             dropped=tuple(dropped),
+            unresolved=tuple(unresolved),
         )
+
+    def resolve_value(self, field: str, raw: str) -> str:
+        """One raw `field` value -> its canonical URL. Raises DroppedValue (for good, with the reason)
+        or UnresolvedValueError (a transient shortlink failure: keep the value and retry later)."""
+        return self._canonical(field, raw)
 
     def _canonical(self, field: str, raw: str) -> str:
         """One raw field value -> its canonical URL; DroppedValue with the reason otherwise."""
@@ -283,6 +316,8 @@ class TokenProfileReader:
         try:
             resolved = self._resolver.resolve(url)
         except ValueError as exc:
+            if getattr(exc, "transient", False):
+                raise UnresolvedValueError(str(exc)) from None
             raise DroppedValue(str(exc)) from None
         try:
             canonical = to_canonical(resolved)

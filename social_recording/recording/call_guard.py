@@ -1,0 +1,89 @@
+"""What the recorder wraps around one `generate()` call: the request observer that counts what really
+left and re-checks the URL lock right before each paid request, and the memory of two-step paid calls.
+
+Why the check sits right before the paid send (docs/architecture.md, "Fencing"): a holder can be
+paused (GC, swap, SIGSTOP) for longer than its lease at any point; its renewal thread cannot tell it
+in time. Asking the lock backend immediately before the request narrows the window in which a
+stale holder pays to the time between that answer and the provider receiving the request: a network
+hop, or a pause that lands exactly there. No lock closes that window, because the provider does not
+take part in our locking; fencing makes sure such a late answer can never overwrite a newer one.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from social_recording.domain.models import PaidRequest, UrlState
+from social_recording.locks.base import Lease
+from social_recording.outbound.observe import CallVetoed
+from social_recording.store.base import Store
+
+
+class LeaseGuard:
+    """A RequestObserver bound to one URL lease.
+
+    `sent` counts the requests handed to the transport during this invocation (the one source of
+    truth for `attempted`); `paid_sent` those of paid providers.
+    """
+
+    def __init__(self, lease: Lease) -> None:
+        self._lease = lease
+        self._lock = threading.Lock()
+        self.sent = 0
+        self.paid_sent = 0
+        self.vetoed: str | None = None
+
+    def before_request(self, *, service: str, paid: bool) -> None:
+        if self._lease.lost:
+            self.vetoed = f"URL lock lost before a {service} request ({self._lease.lost_reason}); nothing sent"
+            raise CallVetoed(self.vetoed)
+        if paid and not self._lease.confirm():
+            reason = self._lease.lost_reason or "the lock backend could not confirm it"
+            self.vetoed = f"URL lock no longer ours right before a paid {service} request ({reason}); nothing sent"
+            raise CallVetoed(self.vetoed)
+
+    def request_sent(self, *, service: str, paid: bool) -> None:
+        with self._lock:
+            self.sent += 1
+            self.paid_sent += int(paid)
+
+
+class StoredPaidRequests:
+    """`PaidRequests` on the URL's state: ids of submitted two-step paid calls, fenced like every
+    other write under the URL lock, so a later holder resumes the call instead of paying again."""
+
+    def __init__(
+        self,
+        store: Store,
+        url: str,
+        platform: str,
+        lease: Lease,
+        state: UrlState | None,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._store = store
+        self._url = url
+        self._platform = platform
+        self._lease = lease
+        self._request = None if state is None else state.request
+        self._clock = clock
+        self.resumed: str | None = None
+
+    def previous(self, provider: str, retention: timedelta) -> str | None:
+        request = self._request
+        if request is None or request.provider != provider:
+            return None
+        if self._clock() - request.submitted_at >= retention:
+            return None  # the provider no longer keeps it: submit anew
+        self.resumed = request.request_id
+        return request.request_id
+
+    def submitted(self, provider: str, request_id: str) -> None:
+        request = PaidRequest(provider=provider, request_id=request_id, submitted_at=self._clock())
+        result = self._store.save_paid_request(self._url, self._platform, self._lease.fence, request)
+        if not result.applied:
+            # A newer holder owns the URL: it will resume or decide; stop here without writing more.
+            raise CallVetoed(f"a newer holder of the URL recorded its own request; {provider} request left to it")
+        self._request = request

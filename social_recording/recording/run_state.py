@@ -1,0 +1,122 @@
+"""Per-run state shared by every URL of one run (thread-safe): spending switches, the URLs this run
+already called, and streamed counters (nothing grows with the run but the set of called URLs)."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from datetime import timedelta
+
+from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
+from social_recording.recording.outcomes import UrlOutcome
+
+
+class RunState:
+    """Shared by the workers of one run.
+
+    `credit_exhausted` is run-scoped on purpose: once a paid provider says the credit is gone, the
+    rest of this run's paid URLs are skipped without calls; a process-wide switch would have no way
+    back. `min_interval` is the back-off this run applies when another holder of a URL called it
+    recently (the live path uses the default; a retry run its own `min_interval_minutes`).
+    """
+
+    def __init__(self, min_interval: timedelta = DEFAULT_MIN_INTERVAL) -> None:
+        if min_interval < timedelta(0):
+            raise ValueError(f"min_interval must be >= 0, got {min_interval!r}")
+        self.min_interval = min_interval
+        self._lock = threading.Lock()
+        self._credit_exhausted = False
+        self._exhausted_providers: set[str] = set()
+        self._called_urls: set[str] = set()
+        self._statuses: Counter[str] = Counter()
+        self._attempted = 0
+        self._reused = 0
+        self._paid_requests = 0
+        self._lost = 0
+        self._engine_failures = 0
+        self._converged = 0
+        self._urls = 0
+
+    @property
+    def credit_exhausted(self) -> bool:
+        with self._lock:
+            return self._credit_exhausted
+
+    @credit_exhausted.setter
+    def credit_exhausted(self, value: bool) -> None:
+        with self._lock:
+            self._credit_exhausted = bool(value)
+
+    def mark_exhausted(self, provider: str, *, paid: bool) -> None:
+        """A provider said its credit / quota is gone. A paid one stops every paid call of this run;
+        a free one (YouTube quota) stops only further calls to itself."""
+        with self._lock:
+            self._exhausted_providers.add(provider)
+            if paid:
+                self._credit_exhausted = True
+
+    def provider_exhausted(self, provider: str) -> bool:
+        with self._lock:
+            return provider in self._exhausted_providers
+
+    def mark_called(self, url: str) -> None:
+        """This run made (or tried) the call for `url`: its other holders in the run adopt the answer."""
+        with self._lock:
+            self._called_urls.add(url)
+
+    def called(self, url: str) -> bool:
+        with self._lock:
+            return url in self._called_urls
+
+    def note_paid_requests(self, n: int) -> None:
+        with self._lock:
+            self._paid_requests += n
+
+    def note(self, outcome: UrlOutcome) -> None:
+        with self._lock:
+            self._urls += 1
+            self._statuses[str(outcome.status)] += 1
+            self._attempted += int(outcome.attempted)
+            self._reused += int(outcome.reused)
+            self._lost += int(outcome.lease_lost or str(outcome.status) == "lost")
+            self._engine_failures += int(outcome.engine_failure)
+            self._converged += int(outcome.converged)
+
+    def status_counts(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._statuses)
+
+    @property
+    def urls(self) -> int:
+        with self._lock:
+            return self._urls
+
+    @property
+    def attempted(self) -> int:
+        with self._lock:
+            return self._attempted
+
+    @property
+    def reused(self) -> int:
+        with self._lock:
+            return self._reused
+
+    @property
+    def paid_requests(self) -> int:
+        with self._lock:
+            return self._paid_requests
+
+    @property
+    def lost(self) -> int:
+        with self._lock:
+            return self._lost
+
+    @property
+    def engine_failures(self) -> int:
+        with self._lock:
+            return self._engine_failures
+
+    @property
+    def converged(self) -> int:
+        with self._lock:
+            return self._converged
