@@ -285,7 +285,11 @@ class UrlAttempt:
         guard = LeaseGuard(self._lease)
         requests = StoredPaidRequests(self._store, self.url, self.platform.value, self._lease, state,
                                       lambda: self._now)
-        ctx = GenerateContext(token_address=self.address, token_symbol=self._symbol, requests=requests)
+        symbol = self._symbol
+        if symbol is None:  # the caller knew only the address: the symbol comes from our own document
+            doc = self._store.find_token(self.address)
+            symbol = None if doc is None else doc.symbol
+        ctx = GenerateContext(token_address=self.address, token_symbol=symbol, requests=requests)
         self._run.mark_called(self.url)
         try:
             with observing(guard):

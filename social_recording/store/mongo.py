@@ -171,7 +171,7 @@ def q_url_state(url: str) -> MongoQuery:
 def q_due_by_status(status: str, checked_before: datetime, limit: int) -> MongoQuery:
     return MongoQuery(
         TOKEN_URLS,
-        {"status": status, "checked_at": {"$lte": checked_before}},
+        {"status": status, "checked_at": {"$lte": checked_before}, "platform": {"$ne": None}},
         _CANDIDATE_PROJECTION,
         [("checked_at", ASCENDING)],
         limit,
@@ -193,7 +193,7 @@ def q_due_among_addresses(statuses: Sequence[str], addresses: Sequence[str], che
     return MongoQuery(
         TOKEN_URLS,
         {"address": {"$in": list(addresses)}, "status": {"$in": list(statuses)},
-         "checked_at": {"$lte": checked_before}},
+         "checked_at": {"$lte": checked_before}, "platform": {"$ne": None}},
         _CANDIDATE_PROJECTION,
     )
 
@@ -697,7 +697,9 @@ class MongoStore:
         cutoff = ensure_utc(checked_before or datetime.max.replace(tzinfo=UTC))
         docs: list[Mapping[str, Any]] = []
         for status in sorted({FetchStatus(s) for s in statuses}):
-            docs += list(self._find(q_due_by_status(status.value, cutoff, limit)))
+            q = q_due_by_status(status.value, cutoff, limit)
+            flt = {k: v for k, v in q.filter.items() if k != "platform"}  # non-canonical ones included
+            docs += list(self._find(MongoQuery(q.collection, flt, q.projection, q.sort, q.limit)))
         return sorted(map(_candidate, docs), key=_fair_order)[:limit]
 
     def status_counts(self) -> StatusCounts:

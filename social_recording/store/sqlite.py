@@ -257,10 +257,20 @@ def q_url_state(url: str) -> Sql:
 
 
 def q_due_by_status(status: str, checked_before: str, limit: int) -> Sql:
-    """One status of the retry selection: a range of (status, checked_at), in index order, limited."""
+    """One status of the retry selection: a range of (status, checked_at), in index order, limited.
+    Elements without a platform hold a non-canonical URL (our bug, isolated by the recorder): a retry
+    cannot change them, so they are left to the health checks instead of blocking the queue."""
     return (
         f"SELECT {_CANDIDATE_COLS} FROM token_urls WHERE status = ? AND checked_at <= ? "
-        "ORDER BY checked_at LIMIT ?",
+        "AND platform IS NOT NULL ORDER BY checked_at LIMIT ?",
+        [status, checked_before, limit],
+    )
+
+
+def q_oldest_by_status(status: str, checked_before: str, limit: int) -> Sql:
+    """Health: the longest-waiting elements of one status, non-canonical ones included."""
+    return (
+        f"SELECT {_CANDIDATE_COLS} FROM token_urls WHERE status = ? AND checked_at <= ? ORDER BY checked_at LIMIT ?",
         [status, checked_before, limit],
     )
 
@@ -277,7 +287,7 @@ def q_due_among_addresses(statuses: Sequence[str], addresses: Sequence[str], che
     """The retry selection narrowed to a few tokens: their elements by primary key, then filtered."""
     return (
         f"SELECT {_CANDIDATE_COLS} FROM token_urls WHERE address IN ({_marks(len(addresses))}) "
-        f"AND status IN ({_marks(len(statuses))}) AND checked_at <= ?",
+        f"AND status IN ({_marks(len(statuses))}) AND checked_at <= ? AND platform IS NOT NULL",
         [*addresses, *statuses, checked_before],
     )
 
@@ -333,6 +343,7 @@ QUERIES: dict[str, Callable[..., Sql]] = {
     "url_state": q_url_state,
     "due_by_status": q_due_by_status,
     "due_by_status_platform": q_due_by_status_platform,
+    "oldest_by_status": q_oldest_by_status,
     "due_among_addresses": q_due_among_addresses,
     "object_id_by_platform_key": q_object_id_by_platform_key,
     "object_by_id": q_object_by_id,
@@ -814,7 +825,7 @@ class SqliteStore:
         conn = self._conn()
         rows: list[Sequence[Any]] = []
         for status in sorted({FetchStatus(s) for s in statuses}):
-            rows += conn.execute(*q_due_by_status(status.value, cutoff, limit)).fetchall()
+            rows += conn.execute(*q_oldest_by_status(status.value, cutoff, limit)).fetchall()
         return sorted(map(_candidate_from_row, rows), key=_fair_order)[:limit]
 
     def status_counts(self) -> StatusCounts:

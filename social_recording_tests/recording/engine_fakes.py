@@ -18,9 +18,13 @@ import redis
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.models import TokenProfile
+from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform, parse_canonical
 from social_recording.locks.base import LockManager
+from social_recording.outbound import observe
 from social_recording.platforms.base import (
+    PAID_PLATFORMS,
+    PROVIDER_OF,
     ErrorCode,
     ExternalFetchError,
     GenerateContext,
@@ -127,7 +131,8 @@ class Behaviour:
 
     outcome: ok | not_found | blocked | error | credit_exhausted | invalid (returns a cyclic graph) |
     contract_unattempted (raises SocialContractError(attempted=False)) | unattempted_error (raises
-    before any call: not counted) | crash (a plain RuntimeError after the call).
+    before any call: not counted) | bug_before_request (a KeyError of our own before any request) |
+    crash (a plain RuntimeError after the call).
     flaky: the first N calls fail with an UPSTREAM error, then `outcome` applies.
     """
 
@@ -160,7 +165,14 @@ class CountingGenerator:
             raise ExternalFetchError(ErrorCode.UPSTREAM, "failed before any request", attempted=False)
         if b.outcome == "contract_unattempted":
             raise SocialContractError("nothing fetchable in the url", attempted=False)
+        if b.outcome == "bug_before_request":
+            raise KeyError("a bug of ours before any request")
         self.contexts.append(ctx)
+        # Stand in for the HTTP layer: the engine learns from it (not from us) that a request left,
+        # and may veto a paid one right before it is sent.
+        service, paid = PROVIDER_OF.get(self.platform, self.platform.value), self.platform in PAID_PLATFORMS
+        observe.before_request(service=service, paid=paid)
+        observe.request_sent(service=service, paid=paid)
         n = self._counter.incr(url)
         if self._on_call is not None:
             self._on_call(url)
@@ -204,6 +216,7 @@ class FakeProfiles:
     def __init__(self, profiles: Mapping[str, TokenProfile] | None = None) -> None:
         self.profiles = dict(profiles or {})
         self.reads: list[str] = []
+        self.resolutions = {}
         self._lock = threading.Lock()
 
     def add(self, address: str, urls: list[str], symbol: str | None = None) -> TokenProfile:
@@ -216,6 +229,21 @@ class FakeProfiles:
         with self._lock:
             self.reads.append(address)
         return self.profiles.get(address)
+
+    resolutions: dict[str, list[str]] = {}
+
+    def resolve_value(self, field: str, raw: str) -> str:
+        """Scripted resolutions: `self.resolutions[raw]` is a list of answers consumed one per call:
+        "transient" raises UnresolvedValueError, "gone" raises DroppedValue, anything else is the URL."""
+        from social_recording.upstream.profile import DroppedValue, UnresolvedValueError
+
+        answers = self.resolutions.get(raw) or ["gone"]
+        answer = answers.pop(0) if len(answers) > 1 else answers[0]
+        if answer == "transient":
+            raise UnresolvedValueError(f"cannot resolve shortlink {raw!r}: timed out")
+        if answer == "gone":
+            raise DroppedValue(f"cannot resolve shortlink {raw!r}: HTTP 404")
+        return answer
 
 
 @dataclass(frozen=True)
@@ -293,5 +321,48 @@ def build_engine(
         url_lock_ttl=url_lock_ttl, clock=clock, _unsafe_no_dedupe_no_lock=unsafe,
     )
     processor = TokenProcessor(store, locks, profiles, recorder, token_lock_ttl=token_lock_ttl,
-                               min_interval=min_interval, clock=clock)
+                               min_interval=min_interval, max_attempts=max_attempts, clock=clock)
     return Engine(store, locks, registry, profiles, recorder, processor, clock)
+
+
+def seed_result(
+    store: Store,
+    address: str,
+    url: str,
+    status: FetchStatus,
+    attempted_at: datetime | None,
+    *,
+    attempts: int | None = None,
+    checked_at: datetime | None = None,
+    url_state: bool | None = None,
+) -> None:
+    """Record a result for (address, url) the way the engine would after a call at `attempted_at`
+    (None: no call): the element, and the URL's state when a call or an answer decided it (or as
+    `url_state` says). Uses a fence just
+    above the element's, far below any real lock's (those are floored at the clock)."""
+    from social_recording.domain.status import ABSORBING
+    from social_recording.store.base import ElementWrite, UrlStateWrite, UrlWrite
+
+    if url_state is None:  # the engine writes a URL state only for a call or an answer
+        url_state = attempted_at is not None or status in ABSORBING
+
+    element = store.find_element(address, url)
+    assert element is not None, f"no element {address}/{url}"
+    state = store.find_url_state(url)
+    calls = attempts if attempts is not None else max(element.attempts, state.attempts if state else 0) + int(
+        attempted_at is not None
+    )
+    written = store.apply_url_write(
+        UrlWrite(
+            address=address,
+            url=url,
+            platform=parse_canonical(url).platform.value,
+            fence=max(element.fence, state.fence if state else 0) + 1,
+            now=checked_at or attempted_at or T0,
+            element=ElementWrite(status, calls, attempted_at, checked_at or attempted_at or T0),
+            state=UrlStateWrite(status, calls, attempted_at, source_token=address if status is FetchStatus.OK else None)
+            if url_state
+            else None,
+        )
+    )
+    assert written.result.applied, written

@@ -1,4 +1,5 @@
-"""The dedupe gate inside the engine (DESIGN §5, seed 002): equivalence, TTL, clock, source choice."""
+"""The dedupe gate inside the engine: equivalence, TTL, the clock never advancing by itself, one bill
+per shared answer."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from datetime import datetime, timedelta
 from social_recording.domain.models import SocialUrl, TokenProfile
 from social_recording.domain.status import FetchStatus
 from social_recording.locks.base import LockManager
-from social_recording.recording.url_recorder import RunState, UrlOutcome
-from social_recording.recording.writer import GraphWriter
+from social_recording.recording.outcomes import UrlOutcome
+from social_recording.recording.run_state import RunState
 from social_recording.store.sqlite import SqliteStore
 from social_recording_tests.recording.engine_fakes import (
     T0,
@@ -16,10 +17,11 @@ from social_recording_tests.recording.engine_fakes import (
     X_URL,
     Engine,
     MemoryCounter,
+    Behaviour,
     StepClock,
     build_engine,
     counting_registry,
-    graph_for,
+    seed_result,
 )
 
 
@@ -82,19 +84,30 @@ def test_ttl_boundary_and_no_clock_self_advance(
     assert d.reused and counter.get(X_URL) == 2
 
 
-def test_ok_is_preferred_over_not_found(
+def test_a_blocked_paid_answer_is_bought_once(
     store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
 ) -> None:
-    for t in ("K", "N", "B"):
+    """Two tokens share a paid URL whose target is private: the second records `blocked`, reused,
+    with no call (it used to pay again)."""
+    eng = build_engine(store, locks, counting_registry(counter, {X_URL: Behaviour("blocked")}), clock=clock)
+    for t in ("A", "B"):
         _token(store, t, [X_URL])
-    GraphWriter(store).write("K", X_URL, graph_for(X_URL), T0)
-    store.record_url_result("K", X_URL, FetchStatus.OK, T0)
-    store.record_url_result("N", X_URL, FetchStatus.NOT_FOUND, T0 + timedelta(days=1))  # newer, but not ok
-    eng = build_engine(store, locks, counting_registry(counter), clock=clock)
-    b = _record(clock, eng, "B", X_URL, T0 + timedelta(days=2))
-    assert b.status is FetchStatus.OK and b.reused and "of K" in b.detail
-    assert len(store.find_links("B", X_URL)) == len(store.find_links("K", X_URL)) > 0
-    assert counter.total() == 0
+    a = _record(clock, eng, "A", X_URL, T0)
+    b = _record(clock, eng, "B", X_URL, T0 + timedelta(hours=1))
+    assert a.status is FetchStatus.BLOCKED and a.attempted
+    assert b.status is FetchStatus.BLOCKED and b.reused and not b.attempted
+    assert counter.get(X_URL) == 1
+
+
+def test_an_invalid_answer_is_reused(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
+) -> None:
+    eng = build_engine(store, locks, counting_registry(counter, {X_URL: Behaviour("invalid")}), clock=clock)
+    for t in ("A", "B"):
+        _token(store, t, [X_URL])
+    assert _record(clock, eng, "A", X_URL, T0).status is FetchStatus.INVALID
+    b = _record(clock, eng, "B", X_URL, T0 + timedelta(hours=1))
+    assert b.status is FetchStatus.INVALID and b.reused and counter.get(X_URL) == 1
 
 
 def test_not_found_is_reused_without_links_or_calls(
@@ -102,7 +115,7 @@ def test_not_found_is_reused_without_links_or_calls(
 ) -> None:
     for t in ("N", "B"):
         _token(store, t, [X_URL])
-    store.record_url_result("N", X_URL, FetchStatus.NOT_FOUND, T0)
+    seed_result(store, "N", X_URL, FetchStatus.NOT_FOUND, T0)
     eng = build_engine(store, locks, counting_registry(counter), clock=clock)
     b = _record(clock, eng, "B", X_URL, T0 + timedelta(days=1))
     assert b.status is FetchStatus.NOT_FOUND and b.reused
@@ -111,15 +124,17 @@ def test_not_found_is_reused_without_links_or_calls(
     assert store.find_links("B", X_URL) == [] and counter.total() == 0
 
 
-def test_error_and_pending_are_not_reused(
+def test_an_error_is_not_reused_but_waits_out_its_back_off(
     store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
 ) -> None:
     for t in ("E", "B"):
         _token(store, t, [X_URL])
-    store.record_url_result("E", X_URL, FetchStatus.ERROR, T0)
+    seed_result(store, "E", X_URL, FetchStatus.ERROR, T0)
     eng = build_engine(store, locks, counting_registry(counter), clock=clock)
     b = _record(clock, eng, "B", X_URL, T0 + timedelta(minutes=1))
-    assert not b.reused and counter.get(X_URL) == 1
+    assert b.status is FetchStatus.ERROR and not b.reused and not b.attempted and counter.get(X_URL) == 0
+    later = _record(clock, eng, "B", X_URL, T0 + timedelta(minutes=61))
+    assert later.status is FetchStatus.OK and later.attempted and counter.get(X_URL) == 1
 
 
 def test_telegram_is_never_reused(

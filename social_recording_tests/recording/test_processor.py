@@ -1,4 +1,4 @@
-"""TokenProcessor (DESIGN §4): record (live / reconcile) and record_one_url (retry)."""
+"""TokenProcessor: record (live / reconcile), record_one_url and resolve_unresolved (retry)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pytest
 from social_recording.domain.models import SocialUrl, TokenProfile
 from social_recording.domain.status import FetchStatus
 from social_recording.locks.base import Lease, LockManager
-from social_recording.recording.processor import TOKEN_LOCK_TTL_S, TokenProcessor, TokenStatus
-from social_recording.recording.url_recorder import EngineOutcome, RunState
+from social_recording.recording.outcomes import EngineOutcome, TokenStatus
+from social_recording.recording.processor import TOKEN_LOCK_TTL_S, TokenProcessor
+from social_recording.recording.run_state import RunState
 from social_recording.store.sqlite import SqliteStore
 from social_recording_tests.recording.engine_fakes import (
     DISCORD_URL,
@@ -29,6 +30,7 @@ from social_recording_tests.recording.engine_fakes import (
     StepClock,
     build_engine,
     counting_registry,
+    seed_result,
 )
 
 BAD_URL = "HTTP://Example.com/Bad/"
@@ -89,7 +91,7 @@ def test_v5_stored_token_no_upstream_call_only_realtime_targets(
     assert store.create_pending_token(TokenProfile(address="A", symbol="A", urls=list(urls)), T0)
     for url, (status, at) in urls.items():
         if status is not FetchStatus.PENDING:
-            store.record_url_result("A", url, status, at)
+            seed_result(store, "A", url, status, at)
     profiles = FakeProfiles()
     profiles.add("A", [YT_URL])  # upstream would offer another URL: must not be asked
     eng = build_engine(store, locks, counting_registry(counter), profiles=profiles, clock=clock)
@@ -160,7 +162,7 @@ def test_concurrent_create_continues_from_the_stored_doc(
         def read(self, address: str) -> TokenProfile | None:
             profile = super().read(address)
             store.create_pending_token(TokenProfile(address=address, symbol="X", urls=[YT_URL, GH_URL]), T0)
-            store.record_url_result(address, YT_URL, FetchStatus.OK, T0)
+            seed_result(store, address, YT_URL, FetchStatus.OK, T0)
             return profile
 
     profiles = RacingProfiles()
@@ -251,37 +253,35 @@ def test_record_one_url_uses_our_symbol_and_no_upstream(
     assert missing.status is EngineOutcome.NO_ELEMENT
 
 
-class _CrashOnceBeforeStatus(SqliteStore):
-    """Simulates a crash after the links were written but before the status write."""
+class _CrashOnceInTheWrite(SqliteStore):
+    """Simulates a process dying inside the URL's write: nothing of it commits."""
 
     crashes = 1
 
-    def record_url_result(self, address, url, status, attempted_at):  # type: ignore[no-untyped-def]
+    def apply_url_write(self, write):  # type: ignore[no-untyped-def]
         if self.crashes:
             self.crashes -= 1
             raise RuntimeError("process died here")
-        return super().record_url_result(address, url, status, attempted_at)
+        return super().apply_url_write(write)
 
 
 @pytest.mark.parametrize("reuse", [False, True])
-def test_retry_of_a_half_written_url_leaves_no_duplicate_links(
+def test_retry_after_a_crash_in_the_write_leaves_exactly_one_set_of_links(
     store: SqliteStore, locks: LockManager, counter: MemoryCounter, reuse: bool
 ) -> None:
     if reuse:  # B's links come from A's through the reuse path
         assert store.create_pending_token(TokenProfile(address="A", urls=[X_URL_2]), T0)
         build_engine(store, locks, counting_registry(counter)).processor.record_one_url("A", X_URL_2, RunState())
     assert store.create_pending_token(TokenProfile(address="B", urls=[X_URL_2]), T0)
-    crashing = _CrashOnceBeforeStatus(store.path)
+    crashing = _CrashOnceInTheWrite(store.path)
     try:
         eng = build_engine(crashing, locks, counting_registry(counter))
         first = eng.processor.record_one_url("B", X_URL_2, RunState())
         assert first.status is EngineOutcome.FAILED
-        half = store.find_links("B", X_URL_2)
-        assert len(half) == 4 and _el(store, "B", X_URL_2).status is FetchStatus.PENDING
+        assert store.find_links("B", X_URL_2) == [] and _el(store, "B", X_URL_2).status is FetchStatus.PENDING
         second = eng.processor.record_one_url("B", X_URL_2, RunState())
         assert second.status is FetchStatus.OK and second.reused is reuse
-        after = store.find_links("B", X_URL_2)
-        assert sorted(x.shape() for x in after) == sorted(x.shape() for x in half)
+        assert len(store.find_links("B", X_URL_2)) == 4
     finally:
         crashing.close()
     assert counter.get(X_URL_2) == (1 if reuse else 2)

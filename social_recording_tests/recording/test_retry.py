@@ -1,4 +1,5 @@
-"""RetryService (DESIGN §7, seed 004 §6.2): validation, candidates, back-off, counters, locks."""
+"""RetryService: validation, the fair and finite selection, back-off, one bill per shared URL, counters,
+locks, and raw values resolved again."""
 
 from __future__ import annotations
 
@@ -6,11 +7,12 @@ from datetime import timedelta
 
 import pytest
 
-from social_recording.domain.models import SocialUrl, TokenProfile
+from social_recording.domain.models import SocialUrl, TokenProfile, UnresolvedValue
 from social_recording.domain.status import FetchStatus
 from social_recording.locks.base import LockManager
-from social_recording.recording.retry import RETRY_LOCK_KEY, RetryService, parse_retry_statuses
-from social_recording.recording.url_recorder import EngineOutcome
+from social_recording.recording.candidates import parse_retry_statuses
+from social_recording.recording.outcomes import EngineOutcome
+from social_recording.recording.retry import RETRY_LOCK_KEY, RetryService
 from social_recording.store.sqlite import SqliteStore
 from social_recording_tests.recording.engine_fakes import (
     DISCORD_URL,
@@ -26,6 +28,7 @@ from social_recording_tests.recording.engine_fakes import (
     StepClock,
     build_engine,
     counting_registry,
+    seed_result,
 )
 
 
@@ -35,24 +38,28 @@ def _service(eng: Engine, clock: StepClock, monotonic: object = None) -> RetrySe
 
 
 def _el(store: SqliteStore, address: str, url: str) -> SocialUrl:
-    doc = store.find_token(address)
-    assert doc is not None
-    el = doc.element(url)
+    el = store.find_element(address, url)
     assert el is not None
     return el
 
 
-def _seed(store: SqliteStore) -> None:
-    """A: pending, error (old), error (recent); B: skipped_paid, unsupported, invalid; C: ok."""
+def _seed(store: SqliteStore, eng: Engine | None = None) -> None:
+    """A: pending, error (old), error (recent); B: skipped_paid, unsupported (discord), invalid; C: ok."""
     assert store.create_pending_token(TokenProfile(address="A", symbol="A", urls=[YT_URL, GH_URL, X_URL]), T0)
-    store.record_url_result("A", GH_URL, FetchStatus.ERROR, T0 - timedelta(hours=2))
-    store.record_url_result("A", X_URL, FetchStatus.ERROR, T0 - timedelta(minutes=10))
+    seed_result(store, "A", GH_URL, FetchStatus.ERROR, T0 - timedelta(hours=2))
+    seed_result(store, "A", X_URL, FetchStatus.ERROR, T0 - timedelta(minutes=10))
     assert store.create_pending_token(TokenProfile(address="B", symbol="B", urls=[WEB_URL, DISCORD_URL, TG_URL]), T0)
-    store.record_url_result("B", WEB_URL, FetchStatus.SKIPPED_PAID, None)
-    store.record_url_result("B", DISCORD_URL, FetchStatus.UNSUPPORTED, None)
-    store.record_url_result("B", TG_URL, FetchStatus.INVALID, T0 - timedelta(days=1))
+    off = build_engine(store, eng.locks if eng else _NoLocks(), counting_registry(MemoryCounter()), enable_paid=False,
+                       clock=lambda: T0 - timedelta(hours=3))
+    assert off.recorder.record_url(("B", None), WEB_URL, off.processor.new_run()).status is FetchStatus.SKIPPED_PAID
+    assert off.recorder.record_url(("B", None), DISCORD_URL, off.processor.new_run()).status is FetchStatus.UNSUPPORTED
+    seed_result(store, "B", TG_URL, FetchStatus.INVALID, T0 - timedelta(days=1))
     assert store.create_pending_token(TokenProfile(address="C", urls=["https://example.com/ok"]), T0)
-    store.record_url_result("C", "https://example.com/ok", FetchStatus.OK, T0 - timedelta(days=1))
+    seed_result(store, "C", "https://example.com/ok", FetchStatus.OK, T0 - timedelta(days=1))
+
+
+class _NoLocks:
+    """Never used: _seed is always given an engine's lock manager in these tests."""
 
 
 @pytest.mark.parametrize(
@@ -69,8 +76,8 @@ def test_bad_statuses_are_rejected_before_anything_runs(
     store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock,
     statuses: object, match: str,
 ) -> None:
-    _seed(store)
     eng = build_engine(store, locks, counting_registry(counter), clock=clock)
+    _seed(store, eng)
     # even with the job lock busy: validation comes first
     with locks.try_hold(RETRY_LOCK_KEY, 30), pytest.raises(ValueError, match=match):
         _service(eng, clock).retry(statuses=statuses)  # type: ignore[arg-type]
@@ -96,40 +103,119 @@ def test_bad_arguments_are_rejected(
         _service(eng, clock).retry(**kwargs)  # type: ignore[arg-type]
 
 
-def test_default_retry_counters(store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock) -> None:
-    _seed(store)
+def test_default_selection_counters(store: SqliteStore, locks: LockManager, counter: MemoryCounter,
+                                    clock: StepClock) -> None:
     eng = build_engine(store, locks, counting_registry(counter), clock=clock)
+    _seed(store, eng)
     out = _service(eng, clock).retry()
-    # candidates: A pending, A error old, A error recent, B skipped_paid, B unsupported (invalid/ok are absorbing)
-    assert (out.candidate_urls, out.skipped_by_interval, out.processed) == (5, 1, 4)
-    assert (out.converged, out.locked_out, out.remaining, out.stopped_by) == (3, 0, 0, "drained")
-    assert out.status_counts == {"ok": 3, "unsupported": 1}
-    assert counter.get(X_URL) == 0  # inside the back-off
-    assert _el(store, "B", TG_URL).status is FetchStatus.INVALID  # absorbing: not named, not touched
-    assert out.metadata()["converged"] == 3
-    # the next run: the recent error is still backing off, unsupported stays a zero-call candidate
+    # due: A pending, A old error, B skipped_paid (paid calls are on here). Not candidates: A's recent
+    # error (backing off), B's discord (no generator can change it), B invalid and C ok (answers).
+    assert [(u.token, u.url) for u in out.url_outcomes] == [("A", YT_URL), ("A", GH_URL), ("B", WEB_URL)]
+    assert (out.candidate_urls, out.processed, out.converged, out.remaining, out.stopped_by) == (3, 3, 3, 0, "drained")
+    assert out.status_counts == {"ok": 3}
+    assert counter.get(X_URL) == 0 and counter.get(DISCORD_URL) == 0
+    assert _el(store, "B", TG_URL).status is FetchStatus.INVALID
+    assert _el(store, "B", DISCORD_URL).status is FetchStatus.UNSUPPORTED
+    # the next run: only the recent error, once its back-off has passed
+    assert _service(eng, clock).retry().processed == 0
+    clock.advance(timedelta(minutes=51))
     again = _service(eng, clock).retry()
-    assert (again.candidate_urls, again.skipped_by_interval, again.processed, again.converged) == (2, 1, 1, 0)
+    assert [u.url for u in again.url_outcomes] == [X_URL] and counter.get(X_URL) == 1
 
 
-def test_limit_counts_urls_and_reports_remaining(
+def test_frozen_elements_never_starve_a_due_error(
     store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
 ) -> None:
-    _seed(store)
+    """60 tokens whose only URL is discord (unsupported: no generator) plus one old error: with the
+    old selection (sorted by address, cut at limit) three runs never reached the error."""
     eng = build_engine(store, locks, counting_registry(counter), clock=clock)
-    out = _service(eng, clock).retry(limit=2)
-    assert (out.processed, out.remaining, out.stopped_by) == (2, 2, "limit")
-    assert [u.url for u in out.url_outcomes] == [YT_URL, GH_URL]
+    for i in range(60):
+        address = f"A{i:03d}"
+        assert store.create_pending_token(TokenProfile(address=address, urls=[f"https://discord.com/invite/c{i}"]), T0)
+        eng.recorder.record_url((address, None), f"https://discord.com/invite/c{i}", eng.processor.new_run())
+    assert store.create_pending_token(TokenProfile(address="Z", urls=[YT_URL]), T0)
+    seed_result(store, "Z", YT_URL, FetchStatus.ERROR, T0 - timedelta(days=2))
+    clock.advance(timedelta(hours=2))
+    out = _service(eng, clock).retry(limit=50)
+    assert [(u.token, u.status) for u in out.url_outcomes] == [("Z", FetchStatus.OK)]
+    assert counter.total() == 1
+    # naming the frozen status explicitly selects it anyway (zero calls: still no generator)
+    named = _service(eng, clock).retry(statuses=["unsupported"], limit=50)
+    assert named.processed == 50 and named.remaining == 10 and counter.total() == 1
+
+
+def test_skipped_paid_is_a_candidate_only_while_paid_calls_are_on(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
+) -> None:
+    off = build_engine(store, locks, counting_registry(counter), enable_paid=False, clock=clock)
+    for i in range(55):
+        assert store.create_pending_token(TokenProfile(address=f"P{i:02d}", urls=[f"https://x.com/i/status/{i}"]), T0)
+        off.recorder.record_url((f"P{i:02d}", None), f"https://x.com/i/status/{i}", off.processor.new_run())
+    assert store.create_pending_token(TokenProfile(address="Z", urls=[GH_URL]), T0)
+    seed_result(store, "Z", GH_URL, FetchStatus.ERROR, T0 - timedelta(days=2))
+    clock.advance(timedelta(hours=2))
+    first = _service(off, clock).retry()
+    assert [u.token for u in first.url_outcomes] == ["Z"] and counter.total() == 1
+    on = build_engine(store, locks, counting_registry(counter), enable_paid=True, clock=clock)
+    paid = _service(on, clock).retry()
+    assert paid.processed == 50 and paid.remaining == 5 and counter.total() == 51
+
+
+def test_a_backlog_drains_in_k_runs_each_url_once(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
+) -> None:
+    """3 x limit due elements, min_interval 0: three runs, every URL processed exactly once."""
+    eng = build_engine(store, locks, counting_registry(counter, default=Behaviour("error")), clock=clock)
+    for i in range(30):
+        url = f"https://github.com/o/r{i}"
+        assert store.create_pending_token(TokenProfile(address=f"T{i:02d}", urls=[url]), T0)
+        seed_result(store, f"T{i:02d}", url, FetchStatus.ERROR, T0 - timedelta(hours=1, minutes=i))
+    seen: list[str] = []
+    for run in range(3):
+        clock.advance(timedelta(seconds=1))
+        out = _service(eng, clock).retry(limit=10, min_interval_minutes=0)
+        assert out.processed == 10, run
+        seen += [u.url for u in out.url_outcomes]
+    assert len(seen) == 30 == len(set(seen))
+    # oldest first: the first run took the ten oldest
+    assert seen[:10] == [f"https://github.com/o/r{i}" for i in range(29, 19, -1)]
+
+
+def test_a_failing_url_shared_by_six_tokens_costs_at_most_max_attempts(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
+) -> None:
+    """Six tokens share an always-503 paid tweet: at most 5 calls in all, and every holder ends
+    `exhausted` in the same run."""
+    eng = build_engine(store, locks, counting_registry(counter, {X_URL: Behaviour("error")}), clock=clock)
+    for i in range(6):
+        eng.profiles.add(f"H{i}", [X_URL])
+        eng.processor.record(f"H{i}", None, eng.processor.new_run())
+    assert counter.get(X_URL) == 1  # the other five adopted the fresh error
+    statuses: list[set[FetchStatus]] = []
+    for _ in range(8):
+        clock.advance(timedelta(minutes=61))
+        _service(eng, clock).retry()
+        statuses.append({_el(store, f"H{i}", X_URL).status for i in range(6)})
+    assert counter.get(X_URL) == 5
+    assert statuses[-1] == {FetchStatus.EXHAUSTED}
+    first_exhausted = next(i for i, s in enumerate(statuses) if FetchStatus.EXHAUSTED in s)
+    assert statuses[first_exhausted] == {FetchStatus.EXHAUSTED}  # all six together
+    state = store.find_url_state(X_URL)
+    assert state is not None and (state.status, state.attempts) == (FetchStatus.EXHAUSTED, 5)
+    # a new token holding it later pays nothing
+    eng.profiles.add("LATE", [X_URL])
+    late = eng.processor.record("LATE", None, eng.processor.new_run())
+    assert late.urls[0].status is FetchStatus.EXHAUSTED and not late.urls[0].attempted
+    assert counter.get(X_URL) == 5
 
 
 def test_min_interval_zero_forces_and_named_absorbing_status_escapes(
     store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
 ) -> None:
-    _seed(store)
     eng = build_engine(store, locks, counting_registry(counter), clock=clock)
+    _seed(store, eng)
     forced = _service(eng, clock).retry(statuses=["error"], min_interval_minutes=0)
-    assert (forced.candidate_urls, forced.skipped_by_interval, forced.processed) == (2, 0, 2)
-    assert counter.get(X_URL) == 1
+    assert forced.processed == 2 and counter.get(X_URL) == 1
     escaped = _service(eng, clock).retry(statuses=["invalid"], token_addresses=["B"])
     assert (escaped.processed, escaped.converged) == (1, 1)
     assert _el(store, "B", TG_URL).status is FetchStatus.OK
@@ -140,30 +226,31 @@ def test_exhaustion_counts_as_converged(
 ) -> None:
     assert store.create_pending_token(TokenProfile(address="A", urls=[YT_URL]), T0)
     for i in range(4):
-        store.record_url_result("A", YT_URL, FetchStatus.ERROR, T0 - timedelta(hours=10 - i))
+        seed_result(store, "A", YT_URL, FetchStatus.ERROR, T0 - timedelta(hours=10 - i))
     eng = build_engine(store, locks, counting_registry(counter, {YT_URL: Behaviour("error")}), clock=clock)
     out = _service(eng, clock).retry()
     assert out.converged == 1 and out.url_outcomes[0].status is FetchStatus.EXHAUSTED
     assert _el(store, "A", YT_URL).attempts == 5
 
 
-def test_token_addresses_filter(store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock) -> None:
-    _seed(store)
+def test_token_addresses_filter(store: SqliteStore, locks: LockManager, counter: MemoryCounter,
+                                clock: StepClock) -> None:
     eng = build_engine(store, locks, counting_registry(counter), clock=clock)
+    _seed(store, eng)
     out = _service(eng, clock).retry(token_addresses=["B"])
-    assert {u.token for u in out.url_outcomes} == {"B"} and out.processed == 2
+    assert {u.token for u in out.url_outcomes} == {"B"} and out.processed == 1
     # an empty list means "every token" (the natural unset value of a config list)
-    assert _service(eng, clock).retry(token_addresses=[]).candidate_urls == 4
+    assert _service(eng, clock).retry(token_addresses=[]).candidate_urls == 2
 
 
 def test_token_lock_held_counts_locked_out(
     store: SqliteStore, any_locks: LockManager, counter: MemoryCounter, clock: StepClock
 ) -> None:
-    _seed(store)
     eng = build_engine(store, any_locks, counting_registry(counter), clock=clock)
+    _seed(store, eng)
     with any_locks.try_hold("social-record:A", 30):
         out = _service(eng, clock).retry()
-    assert out.locked_out == 2 and out.processed == 4
+    assert out.locked_out == 2 and out.processed == 3
     assert [u.status for u in out.url_outcomes if u.token == "A"] == [EngineOutcome.LOCKED_OUT] * 2
     assert counter.get(YT_URL) == 0 and _el(store, "A", YT_URL).status is FetchStatus.PENDING
 
@@ -171,8 +258,8 @@ def test_token_lock_held_counts_locked_out(
 def test_job_lock_held_means_skipped(
     store: SqliteStore, any_locks: LockManager, counter: MemoryCounter, clock: StepClock
 ) -> None:
-    _seed(store)
     eng = build_engine(store, any_locks, counting_registry(counter), clock=clock)
+    _seed(store, eng)
     with any_locks.try_hold(RETRY_LOCK_KEY, 30):
         out = _service(eng, clock).retry()
     assert out.skipped == "already running" and out.processed == 0 and counter.total() == 0
@@ -180,19 +267,19 @@ def test_job_lock_held_means_skipped(
 
 def test_deadline_stops_between_urls(store: SqliteStore, locks: LockManager, counter: MemoryCounter,
                                      clock: StepClock) -> None:
-    _seed(store)
     now = [0.0]
 
     def on_call(url: str) -> None:
         now[0] += 10.0
 
     eng = build_engine(store, locks, counting_registry(counter, on_call=on_call), clock=clock)
+    _seed(store, eng)
     out = _service(eng, clock, monotonic=lambda: now[0]).retry(deadline_seconds=15, max_workers=1)
-    # YT (0 s -> 10 s), GH (10 s -> 20 s), then the deadline: B's two URLs are not started
-    assert (out.processed, out.remaining, out.stopped_by) == (2, 2, "deadline")
+    # YT (0 s -> 10 s), GH (10 s -> 20 s), then the deadline: B's URL is not started
+    assert (out.processed, out.remaining, out.stopped_by) == (2, 1, "deadline")
 
 
-def test_parse_retry_statuses_default_set() -> None:
+def test_parse_retry_statuses() -> None:
     assert parse_retry_statuses(["error", "pending"]) == {FetchStatus.ERROR, FetchStatus.PENDING}
 
 
@@ -203,10 +290,16 @@ def test_non_canonical_stored_url_is_isolated_within_a_run(
     assert store.create_pending_token(TokenProfile(address="A", urls=[bad, YT_URL, GH_URL]), T0)
     eng = build_engine(store, locks, counting_registry(counter), clock=clock)
     out = _service(eng, clock).retry()
-    assert [u.status for u in out.url_outcomes] == [EngineOutcome.INVALID_URL, FetchStatus.OK, FetchStatus.OK]
-    assert (out.processed, out.converged) == (3, 2)
+    # a retry cannot change a URL that is not canonical (our bug): it is not selected, and it never
+    # holds the queue; the health checks report it as a stuck pending element
+    assert sorted(str(u.status) for u in out.url_outcomes) == ["ok", "ok"]
+    assert (out.processed, out.converged) == (2, 2)
     el = _el(store, "A", bad)
     assert (el.status, el.attempts) == (FetchStatus.PENDING, 0)
+    assert [c.url for c in store.oldest_elements([FetchStatus.PENDING], 5)] == [bad]
+    # named explicitly, the token's run isolates it and records nothing
+    named = _service(eng, clock).retry(statuses=["pending"], token_addresses=["A"])
+    assert named.processed == 0
 
 
 def test_credit_exhaustion_is_shared_by_the_whole_run(
@@ -221,3 +314,65 @@ def test_credit_exhaustion_is_shared_by_the_whole_run(
         ("A", FetchStatus.ERROR), ("B", FetchStatus.SKIPPED_PAID), ("B", FetchStatus.OK),
     ]
     assert counter.get(x_other) == 0 and counter.get(YT_URL) == 1
+
+
+def test_a_shortlink_that_fails_twice_then_resolves_joins_the_token(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
+) -> None:
+    """The link is kept through transient failures and recorded once it resolves."""
+    eng = build_engine(store, locks, counting_registry(counter), clock=clock)
+    raw = "https://t.co/flaky"
+    profile = TokenProfile(address="A", symbol="A", image="https://img/a.png", urls=[YT_URL],
+                           unresolved=(UnresolvedValue(field="twitter", value=raw, reason="timed out",
+                                                       attempts=1, checked_at=T0),))
+    eng.profiles.profiles["A"] = profile
+    eng.profiles.resolutions[raw] = ["transient", "transient", X_URL]
+    first = eng.processor.record("A", None, eng.processor.new_run())
+    assert first.unresolved == 1 and [u.url for u in first.urls] == [YT_URL]
+    doc = store.find_token("A")
+    assert doc is not None and [v.value for v in doc.unresolved] == [raw] and doc.element(X_URL) is None
+    results = []
+    for _ in range(3):
+        clock.advance(timedelta(minutes=61))
+        results.append(_service(eng, clock).retry().unresolved)
+    assert results == [{"retrying": 1}, {"retrying": 1}, {"resolved": 1}]
+    doc = store.find_token("A")
+    assert doc is not None and doc.unresolved == []
+    element = doc.element(X_URL)
+    assert element is not None and element.status is FetchStatus.OK and counter.get(X_URL) == 1
+    assert [e.url for e in doc.social_urls] == [YT_URL, X_URL]
+
+
+def test_an_unresolved_value_that_fails_for_good_is_dropped(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
+) -> None:
+    eng = build_engine(store, locks, counting_registry(counter), clock=clock, max_attempts=3)
+    raw = "https://bit.ly/gone"
+    eng.profiles.profiles["A"] = TokenProfile(
+        address="A", image="https://img/a.png",
+        unresolved=(UnresolvedValue(field="website", value=raw, attempts=1, checked_at=T0),),
+    )
+    eng.profiles.resolutions[raw] = ["gone"]
+    eng.processor.record("A", None, eng.processor.new_run())
+    clock.advance(timedelta(minutes=61))
+    assert _service(eng, clock).retry().unresolved == {"dropped": 1}
+    doc = store.find_token("A")
+    assert doc is not None and doc.unresolved == [] and doc.social_urls == []
+
+
+def test_an_unresolved_value_failing_transiently_forever_is_dropped_after_max_attempts(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
+) -> None:
+    eng = build_engine(store, locks, counting_registry(counter), clock=clock, max_attempts=3)
+    raw = "https://bit.ly/down"
+    eng.profiles.profiles["A"] = TokenProfile(
+        address="A", image="https://img/a.png",
+        unresolved=(UnresolvedValue(field="website", value=raw, attempts=1, checked_at=T0),),
+    )
+    eng.profiles.resolutions[raw] = ["transient"]
+    eng.processor.record("A", None, eng.processor.new_run())
+    seen = []
+    for _ in range(4):
+        clock.advance(timedelta(minutes=61))
+        seen.append(_service(eng, clock).retry().unresolved)
+    assert seen == [{"retrying": 1}, {"dropped": 1}, {}, {}]

@@ -1,4 +1,4 @@
-"""record_url (DESIGN §4): status mapping, paid switches, URL lock wait, lease loss, attempts policy."""
+"""record_url: status mapping, paid switches, URL lock wait, lease loss and fencing, the attempt budget."""
 
 from __future__ import annotations
 
@@ -16,14 +16,9 @@ from social_recording.domain.models import SocialUrl, TokenProfile
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
 from social_recording.locks.base import Lease, LockManager
-from social_recording.recording.processor import TokenOutcome, TokenStatus
-from social_recording.recording.url_recorder import (
-    URL_LOCK_TTL_S,
-    URL_LOCK_WAIT_S,
-    EngineOutcome,
-    RunState,
-    UrlRecorder,
-)
+from social_recording.recording.outcomes import EngineOutcome, OutcomeStatus, TokenOutcome, TokenStatus
+from social_recording.recording.run_state import RunState
+from social_recording.recording.url_recorder import URL_LOCK_TTL_S, URL_LOCK_WAIT_S, UrlRecorder
 from social_recording.store.sqlite import SqliteStore
 from social_recording_tests.recording.engine_fakes import (
     DISCORD_URL,
@@ -38,6 +33,7 @@ from social_recording_tests.recording.engine_fakes import (
     StepClock,
     build_engine,
     counting_registry,
+    seed_result,
 )
 
 
@@ -62,36 +58,71 @@ def test_lock_constants_and_defaults() -> None:
 
 
 @pytest.mark.parametrize(
-    ("outcome", "status", "attempts"),
+    ("outcome", "reported", "stored", "attempts"),
     [
-        ("ok", FetchStatus.OK, 1),
-        ("not_found", FetchStatus.NOT_FOUND, 1),
-        ("blocked", FetchStatus.BLOCKED, 1),
-        ("error", FetchStatus.ERROR, 1),
-        ("credit_exhausted", FetchStatus.ERROR, 1),
-        ("invalid", FetchStatus.INVALID, 1),  # the contract broke on a response we did fetch
-        ("crash", FetchStatus.ERROR, 1),
-        ("unattempted_error", FetchStatus.ERROR, 0),
-        ("contract_unattempted", FetchStatus.INVALID, 0),
+        ("ok", FetchStatus.OK, FetchStatus.OK, 1),
+        ("not_found", FetchStatus.NOT_FOUND, FetchStatus.NOT_FOUND, 1),
+        ("blocked", FetchStatus.BLOCKED, FetchStatus.BLOCKED, 1),
+        ("error", FetchStatus.ERROR, FetchStatus.ERROR, 1),
+        ("credit_exhausted", FetchStatus.ERROR, FetchStatus.ERROR, 1),
+        ("invalid", FetchStatus.INVALID, FetchStatus.INVALID, 1),  # the contract broke on a response we fetched
+        # a bug of ours after the request left: an engine failure, recorded as a call so the back-off holds
+        ("crash", EngineOutcome.FAILED, FetchStatus.ERROR, 1),
+        ("unattempted_error", FetchStatus.ERROR, FetchStatus.ERROR, 0),
+        ("contract_unattempted", FetchStatus.INVALID, FetchStatus.INVALID, 0),
+        # a bug of ours before any request: an engine failure, attempts never guessed, nothing written
+        ("bug_before_request", EngineOutcome.FAILED, FetchStatus.PENDING, 0),
     ],
 )
 def test_status_mapping_and_attempts(
     store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock,
-    outcome: str, status: FetchStatus, attempts: int,
+    outcome: str, reported: OutcomeStatus, stored: FetchStatus, attempts: int,
 ) -> None:
     eng = build_engine(store, locks, counting_registry(counter, {YT_URL: Behaviour(outcome)}), clock=clock)
     _token(store, "A", [YT_URL])
-    out = eng.recorder.record_url(("A", "$A"), YT_URL, RunState())
-    assert out.status is status
+    run = RunState()
+    out = eng.recorder.record_url(("A", "$A"), YT_URL, run)
+    assert out.status is reported
     assert out.attempted is (attempts == 1)
     el = _el(store, "A", YT_URL)
-    assert (el.status, el.attempts) == (status, attempts)
+    assert (el.status, el.attempts) == (stored, attempts)
     assert el.attempted_at == (T0 if attempts else None)
     assert "SECRET123" not in out.detail  # a foreign exception is named by class only
     links = store.find_links("A", YT_URL)
-    assert (len(links) > 0) is (status is FetchStatus.OK)
+    assert (len(links) > 0) is (stored is FetchStatus.OK)
     if outcome == "invalid":
         assert store.count_objects(ObjectKind.CONTENT) == 0  # plan() ran before any write
+    assert run.engine_failures == int(reported is EngineOutcome.FAILED)
+
+
+def test_attempted_comes_from_the_http_layer_not_the_generator(
+    store: SqliteStore, locks: LockManager, clock: StepClock
+) -> None:
+    """A generator that claims a call it never made (or hides one it made) does not decide attempts."""
+    from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
+    from social_recording.outbound import observe
+    from social_recording.platforms.base import GenerateContext, GenerateResult, GeneratorRegistry
+
+    class Liar:
+        platform = Platform.YOUTUBE
+
+        def __init__(self, send: bool) -> None:
+            self.send = send
+
+        def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
+            if self.send:
+                observe.before_request(service="youtube", paid=False)
+                observe.request_sent(service="youtube", paid=False)
+            obj = SocialObject(platform=Platform.YOUTUBE, platform_key=f"k:{url}", subtype="video")
+            return GenerateResult(SocialGraph(groups=[GraphGroup(ref="r", content=obj)]), attempted=not self.send)
+
+    for send, address in ((False, "A"), (True, "B")):
+        url = f"{YT_URL[:-1]}{'xy'[send]}"
+        eng = build_engine(store, locks, GeneratorRegistry.of({Platform.YOUTUBE: Liar(send)}), clock=clock)
+        _token(store, address, [url])
+        out = eng.recorder.record_url((address, None), url, RunState())
+        assert out.status is FetchStatus.OK and out.attempted is send
+        assert _el(store, address, url).attempts == int(send)
 
 
 def test_generator_gets_token_context(store: SqliteStore, locks: LockManager, counter: MemoryCounter) -> None:
@@ -205,7 +236,7 @@ def test_v4_locked_error_element_keeps_status_and_attempts(
 ) -> None:
     eng = build_engine(store, locks, counting_registry(counter), url_lock_wait=0.1, clock=clock)
     _token(store, "A", [YT_URL])
-    store.record_url_result("A", YT_URL, FetchStatus.ERROR, T0 - timedelta(hours=2))
+    seed_result(store, "A", YT_URL, FetchStatus.ERROR, T0 - timedelta(hours=2))
     with locks.try_hold(f"social-url:{YT_URL}", 30):
         out = eng.recorder.record_url(("A", None), YT_URL, RunState())
     assert out.status is EngineOutcome.LOCKED
@@ -213,17 +244,19 @@ def test_v4_locked_error_element_keeps_status_and_attempts(
     assert (el.status, el.attempts, el.attempted_at) == (FetchStatus.ERROR, 1, T0 - timedelta(hours=2))
 
 
-def test_v7_waiter_after_an_error_makes_its_own_call(
-    store: SqliteStore, any_locks: LockManager, counter: MemoryCounter
+def test_a_waiter_after_a_fresh_error_adopts_it_without_calling(
+    store: SqliteStore, any_locks: LockManager, counter: MemoryCounter, clock: StepClock
 ) -> None:
-    """V-7 (H-8 accepted): the first holder ends in error, which is not reusable, so the waiter calls."""
+    """A failing URL is bought once per back-off window, however many tokens hold it: the waiter that
+    finds a fresh error records it (attempts unchanged, no call); after the back-off the URL is
+    called once more, and its other holders adopt that answer."""
     a_calling = threading.Event()
 
     def on_call(url: str) -> None:
         a_calling.set()
 
     registry = counting_registry(counter, {X_URL: Behaviour("ok", sleep=0.3, flaky=1)}, on_call=on_call)
-    eng = build_engine(store, any_locks, registry)
+    eng = build_engine(store, any_locks, registry, clock=clock)
     _token(store, "A", [X_URL])
     _token(store, "B", [X_URL])
     results: dict[str, TokenOutcome] = {}
@@ -235,9 +268,16 @@ def test_v7_waiter_after_an_error_makes_its_own_call(
     ta.join(30)
     tb.join(30)
     assert results["A"].urls[0].status is FetchStatus.ERROR
-    assert results["B"].urls[0].status is FetchStatus.OK and not results["B"].urls[0].reused
-    assert counter.get(X_URL) == 2
-    assert _el(store, "B", X_URL).attempts == 1
+    b = results["B"].urls[0]
+    assert b.status is FetchStatus.ERROR and not b.attempted and "back-off" in b.detail
+    assert counter.get(X_URL) == 1
+    assert (_el(store, "B", X_URL).attempts, _el(store, "B", X_URL).attempted_at) == (0, None)
+    clock.advance(timedelta(minutes=61))
+    again = eng.processor.record("B", None, RunState())
+    assert again.urls[0].status is FetchStatus.OK and counter.get(X_URL) == 2
+    assert store.find_url_state(X_URL) is not None and store.find_url_state(X_URL).attempts == 2  # type: ignore[union-attr]
+    reused = eng.processor.record("A", None, RunState())
+    assert reused.urls[0].status is FetchStatus.OK and reused.urls[0].reused and counter.get(X_URL) == 2
 
 
 class _LosingLocks:
@@ -263,25 +303,65 @@ class _LosingLocks:
         self.inner.close()
 
 
-def test_lost_url_lease_stops_before_any_write(store: SqliteStore, locks: LockManager, counter: MemoryCounter) -> None:
+def test_a_result_paid_under_a_lease_reported_lost_is_written_when_nobody_newer_wrote(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter
+) -> None:
+    """One failed renewal must not throw away a paid result: the fenced write decides, and nobody
+    with a newer token wrote, so it is accepted; the next run makes no call."""
     wrapped = _LosingLocks(locks)
 
     def on_call(url: str) -> None:
         assert wrapped.last is not None
-        wrapped.last.mark_lost("test: expired")
+        wrapped.last.mark_lost("test: renewal failed")
 
     eng = build_engine(store, wrapped, counting_registry(counter, on_call=on_call))
+    _token(store, "A", [X_URL])
+    out = eng.recorder.record_url(("A", None), X_URL, RunState())
+    assert out.status is FetchStatus.OK and out.attempted and out.lease_lost
+    assert "written after the URL lock was reported lost" in out.detail
+    el = _el(store, "A", X_URL)
+    assert (el.status, el.attempts) == (FetchStatus.OK, 1)
+    assert store.find_links("A", X_URL)
+    assert eng.processor.record("A", None, RunState()).status is TokenStatus.UP_TO_DATE
+    assert counter.get(X_URL) == 1
+
+
+def test_a_stale_holder_is_fenced_out_and_writes_nothing(
+    store: SqliteStore, any_locks: LockManager, counter: MemoryCounter
+) -> None:
+    """While the first holder is inside its call, its key expires and a second holder takes the URL
+    (a larger fence) and records ok. The first holder's result is refused: nothing changes, and its
+    stale `error` never overwrites the fresh `ok`."""
     _token(store, "A", [YT_URL])
-    out = eng.recorder.record_url(("A", None), YT_URL, RunState())
+    _token(store, "B", [YT_URL])
+    second = build_engine(store, any_locks, counting_registry(counter))
+    first_locks = _LosingLocks(any_locks)
+
+    def on_call(url: str) -> None:
+        lease = first_locks.last
+        assert lease is not None
+        _drop_key(any_locks, lease.key, lease.owner)  # the first holder's key expires mid-call
+        taken = second.recorder.record_url(("B", None), url, RunState())
+        assert taken.status is FetchStatus.OK
+
+    first = build_engine(store, first_locks, counting_registry(counter, {YT_URL: Behaviour("error")}, on_call=on_call))
+    out = first.recorder.record_url(("A", None), YT_URL, RunState())
     assert out.status is EngineOutcome.LOST and out.attempted
-    assert "expired" in out.detail
-    el = _el(store, "A", YT_URL)
-    assert (el.status, el.attempts) == (FetchStatus.PENDING, 0)
-    assert store.find_links("A", YT_URL) == []
-    assert store.count_objects(ObjectKind.CONTENT) == 0
+    assert "newer holder" in out.detail
+    assert _el(store, "A", YT_URL).status is FetchStatus.PENDING  # refused: nothing changed for A
+    assert _el(store, "B", YT_URL).status is FetchStatus.OK
+    state = store.find_url_state(YT_URL)
+    assert state is not None and state.status is FetchStatus.OK and state.source_token == "B"
+    assert state.attempts == 1
 
 
-def test_lost_lease_on_the_reuse_path_writes_nothing(
+def _drop_key(locks: LockManager, key: str, owner: str) -> None:
+    """Release a key behind its holder's back, as an expiry would."""
+    release = getattr(locks, "release")
+    assert release(key, owner)
+
+
+def test_reuse_under_a_lease_reported_lost_is_written_when_nobody_newer_wrote(
     store: SqliteStore, locks: LockManager, counter: MemoryCounter
 ) -> None:
     _token(store, "A", [YT_URL])
@@ -297,9 +377,57 @@ def test_lost_lease_on_the_reuse_path_writes_nothing(
 
     eng = build_engine(store, LostAtOnce(locks), counting_registry(counter))
     out = eng.recorder.record_url(("B", None), YT_URL, RunState())
-    assert out.status is EngineOutcome.LOST
-    assert store.find_links("B", YT_URL) == []
-    assert _el(store, "B", YT_URL).status is FetchStatus.PENDING
+    assert out.status is FetchStatus.OK and out.reused
+    assert len(store.find_links("B", YT_URL)) == len(store.find_links("A", YT_URL)) > 0
+    assert counter.get(YT_URL) == 1
+
+
+def test_a_lease_lost_before_the_call_makes_no_call(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter
+) -> None:
+    class LostAtOnce(_LosingLocks):
+        @contextmanager
+        def _wrap(self, cm: AbstractContextManager[Lease]) -> Iterator[Lease]:
+            with cm as lease:
+                lease.mark_lost("test: gone")
+                yield lease
+
+    eng = build_engine(store, LostAtOnce(locks), counting_registry(counter))
+    _token(store, "A", [X_URL])
+    out = eng.recorder.record_url(("A", None), X_URL, RunState())
+    assert out.status is EngineOutcome.LOST and not out.attempted
+    assert counter.total() == 0 and _el(store, "A", X_URL).status is FetchStatus.PENDING
+
+
+def test_ownership_is_checked_at_the_backend_right_before_a_paid_call(
+    store: SqliteStore, any_locks: LockManager, counter: MemoryCounter
+) -> None:
+    """The local flag says nothing (the renewal thread had no chance to run), but the key is no
+    longer ours at the backend: the paid request is never sent."""
+    wrapped = _LosingLocks(any_locks)
+    eng = build_engine(store, wrapped, counting_registry(counter))
+    _token(store, "A", [X_URL, YT_URL])
+    real_confirm: list[bool] = []
+
+    def steal(url: str) -> None:
+        raise AssertionError("no call may be made")
+
+    class StealBeforeCall(_LosingLocks):
+        @contextmanager
+        def _wrap(self, cm: AbstractContextManager[Lease]) -> Iterator[Lease]:
+            with cm as lease:
+                _drop_key(any_locks, lease.key, lease.owner)
+                with any_locks.try_hold(lease.key, 30) as thief:
+                    assert thief.held and thief.fence > lease.fence
+                    real_confirm.append(lease.lost)
+                    yield lease
+
+    eng = build_engine(store, StealBeforeCall(any_locks), counting_registry(counter, on_call=steal))
+    out = eng.recorder.record_url(("A", None), X_URL, RunState())
+    assert real_confirm == [False]  # locally nothing was known
+    assert out.status is EngineOutcome.LOST and not out.attempted
+    assert "right before a paid" in out.detail
+    assert counter.total() == 0 and _el(store, "A", X_URL).status is FetchStatus.PENDING
 
 
 def test_unknown_element_non_canonical_and_already_ok_make_no_call(
@@ -311,7 +439,7 @@ def test_unknown_element_non_canonical_and_already_ok_make_no_call(
     assert eng.recorder.record_url(("A", None), GH_URL, run).status is EngineOutcome.NO_ELEMENT
     assert eng.recorder.record_url(("Z", None), YT_URL, run).status is EngineOutcome.NO_ELEMENT
     assert eng.recorder.record_url(("A", None), "HTTP://WWW.YouTube.com/x/", run).status is EngineOutcome.INVALID_URL
-    store.record_url_result("A", YT_URL, FetchStatus.OK, T0)
+    seed_result(store, "A", YT_URL, FetchStatus.OK, T0)
     out = eng.recorder.record_url(("A", None), YT_URL, run)
     assert (out.status, out.detail, out.attempted) == (FetchStatus.OK, "already ok", False)
     assert counter.total() == 0
@@ -323,7 +451,7 @@ def test_stale_snapshot_is_not_called_again(store: SqliteStore, locks: LockManag
     _token(store, "A", [YT_URL])
     snapshot = store.find_token("A")
     assert snapshot is not None
-    store.record_url_result("A", YT_URL, FetchStatus.ERROR, T0)
+    seed_result(store, "A", YT_URL, FetchStatus.ERROR, T0)
     out = eng.recorder.record_url(snapshot, YT_URL, RunState())
     assert out.status is FetchStatus.ERROR and not out.attempted
     assert counter.total() == 0 and _el(store, "A", YT_URL).attempts == 1

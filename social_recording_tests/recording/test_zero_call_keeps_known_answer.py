@@ -9,7 +9,7 @@ import pytest
 from social_recording.domain.models import TokenProfile
 from social_recording.domain.status import FetchStatus
 from social_recording.locks.base import LockManager
-from social_recording.recording.url_recorder import RunState
+from social_recording.recording.run_state import RunState
 from social_recording.store.sqlite import SqliteStore
 from social_recording_tests.recording.engine_fakes import (
     T0,
@@ -18,6 +18,7 @@ from social_recording_tests.recording.engine_fakes import (
     MemoryCounter,
     build_engine,
     counting_registry,
+    seed_result,
 )
 
 
@@ -27,7 +28,7 @@ def test_retry_with_paid_calls_off_keeps_the_absorbing_status(
     store: SqliteStore, locks: LockManager, counter: MemoryCounter, known: FetchStatus
 ) -> None:
     assert store.create_pending_token(TokenProfile(address="A", urls=[X_URL]), T0)
-    assert store.record_url_result("A", X_URL, known, T0 - timedelta(days=30))
+    seed_result(store, "A", X_URL, known, T0 - timedelta(days=30))
     eng = build_engine(store, locks, counting_registry(counter), enable_paid=False)
 
     out = eng.processor.record_one_url("A", X_URL, RunState())
@@ -46,7 +47,7 @@ def test_retry_after_credit_exhaustion_keeps_not_found(
 ) -> None:
     other = "https://example.com/credit-gone"
     assert store.create_pending_token(TokenProfile(address="A", urls=[other, X_URL]), T0)
-    assert store.record_url_result("A", X_URL, FetchStatus.NOT_FOUND, T0 - timedelta(days=30))
+    seed_result(store, "A", X_URL, FetchStatus.NOT_FOUND, T0 - timedelta(days=30))
     eng = build_engine(store, locks, counting_registry(counter, {other: Behaviour("credit_exhausted")}))
     run = RunState()
 
@@ -61,9 +62,9 @@ def test_retry_after_credit_exhaustion_keeps_not_found(
 def test_retry_of_error_with_paid_calls_off_still_records_skipped_paid(
     store: SqliteStore, locks: LockManager, counter: MemoryCounter
 ) -> None:
-    """A retryable status moves to skipped_paid as DESIGN §4 says: only absorbing answers are kept."""
+    """A retryable status moves to skipped_paid: only absorbing answers are kept."""
     assert store.create_pending_token(TokenProfile(address="A", urls=[X_URL]), T0)
-    assert store.record_url_result("A", X_URL, FetchStatus.ERROR, T0 - timedelta(days=1))
+    seed_result(store, "A", X_URL, FetchStatus.ERROR, T0 - timedelta(days=1))
     eng = build_engine(store, locks, counting_registry(counter), enable_paid=False)
 
     out = eng.processor.record_one_url("A", X_URL, RunState())
