@@ -1,7 +1,7 @@
 """The shared HTTP layer every platform fetcher goes through.
 
-Why one layer: timeouts (seed 000 §6.1), the retry rule (a paid call is made exactly once, because a
-retry costs money: DESIGN §9), the response size cap, key scoping (a provider key is attached only
+Why one layer: timeouts, the retry rule (a paid call is made exactly once, because a retry costs
+money), the response size cap, key scoping (a provider key is attached only
 to that provider's own hosts, so a redirect to a foreign host never carries it) and the redirect guard
 (a provider's redirect to a non-public address or a non-http scheme is refused before anything is
 sent there) must hold for every provider alike. Error messages name the service, the status and the
@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class HttpPolicy:
-    """Per-provider timeouts and retry budget (seed 000 §6.1)."""
+    """Per-provider timeouts and retry budget."""
 
     service: str
     paid: bool
@@ -52,7 +52,7 @@ class HttpPolicy:
         if self.attempts < 1:
             raise ValueError(f"HttpPolicy.attempts must be >= 1, got {self.attempts!r}")
         if self.paid and self.attempts != 1:
-            # DESIGN §9: a paid call is billed per request; retrying it would double the bill.
+            # A paid call is billed per request; retrying it would double the bill.
             raise ValueError(f"paid HttpPolicy {self.service!r} must have attempts=1, got {self.attempts!r}")
         if self.max_bytes < 1:
             raise ValueError(f"HttpPolicy.max_bytes must be >= 1, got {self.max_bytes!r}")

@@ -1,7 +1,7 @@
 """The platform -> generator registry the recording engine uses.
 
 Discord is absent on purpose: it has no generator, so its URLs are recorded `unsupported` with zero
-calls (DESIGN §2, §4). `paid` is PAID_PLATFORMS (DESIGN §9).
+calls. `paid` is PAID_PLATFORMS (the providers that bill per call).
 """
 
 from __future__ import annotations

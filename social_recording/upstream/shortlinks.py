@@ -1,8 +1,8 @@
-"""Shortlink resolver: one of the two places a URL string changes (seed 003 §5, G-18; DESIGN §3).
+"""Shortlink resolver: one of the two places a URL string changes.
 
 `resolve(url)` follows a known shortener's redirect chain (t.co, bit.ly, vm.tiktok.com, reddit share
 links, … — `domain.urls.is_shortlink` decides) and returns the location it ends at. The result is NOT
-canonical (seed 003 §2: "final normalisation is the caller's job"); TokenProfileReader canonicalises.
+canonical (final normalisation is the caller's job): TokenProfileReader canonicalises.
 Anything that is not a shortlink is returned unchanged without a request.
 
 Why these rules:

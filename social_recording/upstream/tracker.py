@@ -1,10 +1,10 @@
-"""Client for the in-house token tracker (DESIGN §9, seed 004 §3.2, §5).
+"""Client for the in-house token tracker.
 
 Two endpoints: the range query that fixes a reconcile batch's candidates (`GET /api/v1/tokens`, period
 axis = the tracker's `last_transfer_at`, upstream already keeps only investorCount > 1) and the address
 lookup that carries a token's four social links (`POST /api/v1/tokens/by-addresses`).
 
-Failure policy (seed 004 §5.2): 5 s timeout; 3 attempts with 1 s x 2^i back-off, and only for what a
+Failure policy: 5 s timeout; 3 attempts with 1 s x 2^i back-off, and only for what a
 retry can change (429, 5xx, timeouts, refused connections) — 400/401/403/404 give the same answer three
 more times, so they fail at once. There is no fallback: token metadata has no substitute, and an empty
 answer would make "token with no links" indistinguishable from "lookup failed", so the final failure
@@ -12,7 +12,7 @@ raises `TrackerError` and the caller decides (reconcile: the whole range fails, 
 single address lookup: only that token fails).
 
 One malformed item never sinks a batch: it is skipped with a warning naming its index, address and
-reason (seed 004 §5.2 "isolated at token level"), and reported (`range_report(...).malformed`, the
+reason, and reported (`range_report(...).malformed`, the
 `malformed` list of `tokens_by_addresses`) so reconcile can count and name it. An address whose own
 item is malformed is not "unknown": `token_by_address` raises MalformedTrackerItem for it. A body that
 is not `{"data": [...]}` is a broken upstream, not a bad item, and raises.
@@ -57,8 +57,8 @@ BACKOFF_BASE_S = TRACKER.delay_s
 MAX_REDIRECTS = 3
 """Same-origin redirects followed per request (a moved path, an http -> https upgrade)."""
 MAX_ADDRESSES_PER_REQUEST = 100
-"""Addresses per `by-addresses` POST; longer lists are split. Reconcile caps a batch at 100 (seed 004
-§2.1), so in practice one request; the split keeps a caller's big list from becoming one huge body."""
+"""Addresses per `by-addresses` POST; longer lists are split. Reconcile caps a batch at 100, so in
+practice one request; the split keeps a caller's big list from becoming one huge body."""
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 """Largest tracker body we read: a range answer is a few thousand small items; more is an upstream bug."""
 
@@ -134,7 +134,7 @@ class _TrackerItem(BaseModel):
 
 
 class TrackedToken(_TrackerItem):
-    """One item of the range query (seed 004 §5.3: the social URLs are deliberately not taken here —
+    """One item of the range query (the social URLs are deliberately not taken here —
     the recording path re-reads them through `by-addresses` so both paths consume one DTO)."""
 
     investor_count: int = Field(alias="investorCount", ge=0)
