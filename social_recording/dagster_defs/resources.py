@@ -166,7 +166,8 @@ class UpstreamResource(_SafeRepr, ConfigurableResource):
         return self._transport
 
     def resolve_host(self) -> Callable[[str], Sequence[str]] | None:
-        """The sandbox's DNS (every host public) so the shortlink SSRF check needs no resolver."""
+        """The sandbox's DNS (every host public) for the redirect guard of the shortlink resolver and
+        every platform client; None live (the system resolver)."""
         if not self.is_sandbox():
             return None
         from social_recording.sandbox.transport import sandbox_resolve_host
@@ -294,7 +295,12 @@ class PlatformsResource(_SafeRepr, ConfigurableResource):
                 github_token=secret(self.github_token, sandbox_default=False),  # optional at GitHub too
                 urlscan_api_key=secret(self.urlscan_api_key),
             )
-            self._registry = build_registry(keys, transport=self.upstream.transport(), sleep=self.upstream.sleep())
+            self._registry = build_registry(
+                keys,
+                transport=self.upstream.transport(),
+                sleep=self.upstream.sleep(),
+                resolve_host=self.upstream.resolve_host(),
+            )
         return self._registry
 
 

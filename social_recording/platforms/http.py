@@ -1,17 +1,20 @@
 """The shared HTTP layer every platform fetcher goes through.
 
-Why one layer: timeouts (seed 000 §6.1), the retry rule (a paid call is made exactly once, because a
-retry costs money: DESIGN §9), the response size cap, and key scoping (a provider key is attached only
-to that provider's own hosts, so a redirect to a foreign host never carries it) must hold for every
-provider alike. Error messages name the service, the status and the host, never a key or a URL
-carrying one.
+Why one layer: timeouts, the retry rule (a paid call is made exactly once, because a retry costs
+money), the response size cap, key scoping (a provider key is attached only
+to that provider's own hosts, so a redirect to a foreign host never carries it) and the redirect guard
+(a provider's redirect to a non-public address or a non-http scheme is refused before anything is
+sent there) must hold for every provider alike. Error messages name the service, the status and the
+host, never a key or a URL carrying one.
+
+The sending itself (request observer, limiter, size-capped read, redirect following) is the shared
+outbound core; this module adds what only providers have: policies, auth scoping and ErrorCodes.
 """
 
 from __future__ import annotations
 
 import json as _json
 import logging
-import threading
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
@@ -19,33 +22,37 @@ from typing import Any
 
 import httpx
 
+from social_recording.outbound.client import BadRedirect, OutboundClient, SentCount, TooManyRedirects
+from social_recording.outbound.guard import ResolveHost, UnresolvedHost, UnsafeTarget, check_target
+from social_recording.outbound.limits import RequestLimiter
+from social_recording.outbound.observe import CallVetoed
+from social_recording.outbound.reader import ResponseTooLarge
+from social_recording.outbound.retry import FREE_PROVIDER, PAID_PROVIDER, RetryPolicy, run_with_retries
 from social_recording.platforms.base import ErrorCode, ExternalFetchError
 
 MAX_RESPONSE_BYTES = 5 * 1024 * 1024
 """Largest body we read from any provider: a bigger one is a provider bug or an attack, not data."""
-
-_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class HttpPolicy:
-    """Per-provider timeouts and retry budget (seed 000 §6.1)."""
+    """Per-provider timeouts and retry budget."""
 
     service: str
     paid: bool
     connect_timeout: float
     read_timeout: float
     attempts: int
-    backoff_s: float = 0.8
+    backoff_s: float = FREE_PROVIDER.delay_s
     max_bytes: int = MAX_RESPONSE_BYTES
 
     def __post_init__(self) -> None:
         if self.attempts < 1:
             raise ValueError(f"HttpPolicy.attempts must be >= 1, got {self.attempts!r}")
         if self.paid and self.attempts != 1:
-            # DESIGN §9: a paid call is billed per request; retrying it would double the bill.
+            # A paid call is billed per request; retrying it would double the bill.
             raise ValueError(f"paid HttpPolicy {self.service!r} must have attempts=1, got {self.attempts!r}")
         if self.max_bytes < 1:
             raise ValueError(f"HttpPolicy.max_bytes must be >= 1, got {self.max_bytes!r}")
@@ -53,12 +60,12 @@ class HttpPolicy:
     @classmethod
     def free(cls, service: str, connect_timeout: float = 5.0, read_timeout: float = 15.0) -> HttpPolicy:
         """A free provider: transient failures are retried (3 attempts with back-off)."""
-        return cls(service, False, connect_timeout, read_timeout, attempts=3)
+        return cls(service, False, connect_timeout, read_timeout, attempts=FREE_PROVIDER.attempts)
 
     @classmethod
     def paid_once(cls, service: str, connect_timeout: float = 5.0, read_timeout: float = 15.0) -> HttpPolicy:
         """A paid provider: exactly one attempt, whatever happens."""
-        return cls(service, True, connect_timeout, read_timeout, attempts=1)
+        return cls(service, True, connect_timeout, read_timeout, attempts=PAID_PROVIDER.attempts)
 
 
 @dataclass(frozen=True)
@@ -87,13 +94,6 @@ class HttpResponse:
         return self.body.decode("utf-8", errors="replace")
 
 
-@dataclass
-class _Call:
-    """Per-call bookkeeping, so a shared ProviderHttp reports `attempted` for this call only."""
-
-    sent: int = 0
-
-
 class _Transient(Exception):
     """An attempt failed in a way worth retrying (for free providers)."""
 
@@ -104,7 +104,8 @@ class _Transient(Exception):
 
 
 class ProviderHttp:
-    """One provider's HTTP client: timeouts, retries, size cap, and auth scoped to its own host(s)."""
+    """One provider's HTTP client: timeouts, retries, size cap, auth scoped to its own host(s), and
+    every redirect checked by the public-address guard before anything is sent to it."""
 
     def __init__(
         self,
@@ -117,6 +118,8 @@ class ProviderHttp:
         sleep: Callable[[float], None] = time.sleep,
         default_headers: Mapping[str, str] | None = None,
         max_redirects: int = 3,
+        resolve_host: ResolveHost | None = None,
+        limiter: RequestLimiter | None = None,
     ) -> None:
         self.policy = policy
         self._auth_hosts = frozenset(h.lower().rstrip(".") for h in auth_hosts)
@@ -127,27 +130,36 @@ class ProviderHttp:
         ) + tuple(_bearer_token(v) for v in self._auth_headers.values() if _bearer_token(v))
         self._sleep = sleep
         self._max_redirects = max_redirects
-        self.requests_made = 0
-        self._lock = threading.Lock()
-        timeout = httpx.Timeout(
-            connect=policy.connect_timeout,
-            read=policy.read_timeout,
-            write=policy.read_timeout,
-            pool=policy.connect_timeout,
-        )
-        self._client = httpx.Client(
+        self._retry = RetryPolicy(attempts=policy.attempts, delay_s=policy.backoff_s)
+        # `resolve_host` / `limiter` unset: the ones a `Network` transport carries, else the system
+        # resolver and no limit.
+        self._out = OutboundClient(
+            service=policy.service,
+            paid=policy.paid,
+            timeout=httpx.Timeout(
+                connect=policy.connect_timeout,
+                read=policy.read_timeout,
+                write=policy.read_timeout,
+                pool=policy.connect_timeout,
+            ),
+            max_bytes=policy.max_bytes,
             transport=transport,
-            timeout=timeout,
-            follow_redirects=False,
-            headers=dict(default_headers or {}),
-            trust_env=False,
+            headers=default_headers,
+            resolve_host=resolve_host,
+            limiter=limiter,
         )
+
+    @property
+    def requests_made(self) -> int:
+        """Requests handed to the transport over this client's life (retries and redirect hops
+        included)."""
+        return self._out.requests_made
 
     def __repr__(self) -> str:
         return f"ProviderHttp(service={self.policy.service!r}, requests_made={self.requests_made})"
 
     def close(self) -> None:
-        self._client.close()
+        self._out.close()
 
     # ------------------------------------------------------------------ public
 
@@ -160,33 +172,43 @@ class ProviderHttp:
         json: Any = None,
         headers: Mapping[str, str] | None = None,
     ) -> HttpResponse:
-        """Send one logical request (with manual redirects), retrying transient failures for free
-        providers only. Any non-5xx status is returned for the platform to map."""
+        """Send one logical request (with guarded manual redirects), retrying transient failures for
+        free providers only. Any non-5xx status is returned for the platform to map.
+
+        Raises ExternalFetchError (UNSAFE_REDIRECT when a redirect pointed at a non-public address or
+        a non-http scheme: nothing was sent there). CallVetoed from the request observer propagates
+        unchanged: nothing was sent for that request."""
         service = self.policy.service
-        call = _Call()
+        call = SentCount()
         try:
             start = httpx.URL(url)
         except httpx.InvalidURL:
             raise ExternalFetchError(ErrorCode.UPSTREAM, f"{service}: invalid request URL", attempted=False) from None
+        if start.scheme not in ("http", "https"):
+            raise ExternalFetchError(
+                ErrorCode.UPSTREAM, f"{service}: refusing non-HTTP URL scheme {start.scheme!r}", attempted=False
+            )
         if params:
             start = start.copy_merge_params(dict(params))
-        last: _Transient | None = None
-        for attempt in range(1, self.policy.attempts + 1):
-            if attempt > 1:
-                delay = self.policy.backoff_s  # DESIGN §9: a flat 800 ms between free attempts
-                log.info("%s: retry %d/%d in %.1fs after %s", service, attempt, self.policy.attempts,
-                         delay, last.message if last else "?")
-                self._sleep(delay)
-            try:
-                return self._attempt(call, method, start, json, headers)
-            except _Transient as exc:
-                last = exc
-        assert last is not None
-        raise ExternalFetchError(
-            last.code,
-            self._redact(f"{last.message} after {self.policy.attempts} attempt(s)"),
-            attempted=call.sent > 0,
-        )
+
+        def on_retry(attempt: int, exc: BaseException, delay: float) -> None:
+            log.info("%s: retry %d/%d in %.1fs after %s", service, attempt + 1, self.policy.attempts, delay,
+                     exc.message if isinstance(exc, _Transient) else type(exc).__name__)
+
+        try:
+            return run_with_retries(
+                lambda: self._attempt(call, method, start, json, headers),
+                self._retry,
+                retry_if=lambda exc: isinstance(exc, _Transient),
+                sleep=self._sleep,
+                on_retry=on_retry,
+            )
+        except _Transient as last:
+            raise ExternalFetchError(
+                last.code,
+                self._redact(f"{last.message} after {self.policy.attempts} attempt(s)"),
+                attempted=call.n > 0,
+            ) from None
 
     def get(self, url: str, *, params: Mapping[str, str] | None = None,
             headers: Mapping[str, str] | None = None) -> HttpResponse:
@@ -199,82 +221,50 @@ class ProviderHttp:
     # ----------------------------------------------------------------- private
 
     def _attempt(
-        self, call: _Call, method: str, start: httpx.URL, body: Any, headers: Mapping[str, str] | None
+        self, call: SentCount, method: str, start: httpx.URL, body: Any, headers: Mapping[str, str] | None
     ) -> HttpResponse:
         service = self.policy.service
-        url = start
-        start_scheme = start.scheme
-        hops = 0
-        while True:
-            if url.scheme not in ("http", "https"):
-                raise self._fail(call, ErrorCode.UPSTREAM, f"{service}: refusing non-HTTP URL scheme {url.scheme!r}")
-            authed = self._is_auth_host(url, start_scheme)
-            send_url = url.copy_merge_params(self._auth_params) if authed else self._strip_auth(url)
-            req_headers = dict(headers or {})
-            if authed:
-                req_headers.update(self._auth_headers)
-            request = self._client.build_request(
-                method, send_url, headers=req_headers, json=body if body is not None else None
-            )
-            status, resp_headers, content = self._send(call, request)
-            if status in _REDIRECT_STATUSES and "location" in resp_headers:
-                hops += 1
-                if hops > self._max_redirects:
-                    raise self._fail(
-                        call, ErrorCode.UPSTREAM, f"{service}: more than {self._max_redirects} redirects"
-                    )
-                try:
-                    url = self._strip_auth(url.join(resp_headers["location"]))
-                except httpx.InvalidURL:
-                    raise self._fail(call, ErrorCode.UPSTREAM, f"{service}: invalid redirect Location") from None
-                if status == 303 or (status in (301, 302) and method.upper() == "POST"):
-                    method, body = "GET", None
-                log.debug("%s: HTTP %d redirect to host %s", service, status, url.host)
-                continue
-            if status >= 500:
-                raise _Transient(ErrorCode.UPSTREAM, f"{service}: HTTP {status} from {url.host}")
-            return HttpResponse(status, resp_headers, content, str(self._strip_auth(url)), service, call.sent)
 
-    def _send(self, call: _Call, request: httpx.Request) -> tuple[int, httpx.Headers, bytes]:
-        service = self.policy.service
-        host = request.url.host
-        cap = self.policy.max_bytes
-        call.sent += 1
-        with self._lock:
-            self.requests_made += 1
+        def prepare(url: httpx.URL) -> tuple[httpx.URL, Mapping[str, str]]:
+            authed = self._is_auth_host(url, start.scheme)
+            send_url = url.copy_merge_params(self._auth_params) if authed else self._strip_auth(url)
+            hop_headers = dict(headers or {})
+            if authed:
+                hop_headers.update(self._auth_headers)
+            return send_url, hop_headers
+
+        def check_redirect(current: httpx.URL, target: httpx.URL) -> None:
+            check_target(str(target), self._out.resolve_host)
+
+        host = start.host
         try:
-            response = self._client.send(request, stream=True)
+            exchange = self._out.follow(
+                method, start, json=body, prepare=prepare, check_redirect=check_redirect,
+                max_redirects=self._max_redirects, count=call,
+            )
+        except CallVetoed:
+            raise
+        except UnsafeTarget as exc:
+            raise self._fail(call, ErrorCode.UNSAFE_REDIRECT, f"{service}: refused redirect to {exc.reason}") from None
+        except UnresolvedHost as exc:
+            # Not known to be unsafe, only unreachable now (the transport could not have connected either).
+            raise _Transient(ErrorCode.UPSTREAM, f"{service}: redirect target {exc}") from None
+        except TooManyRedirects:
+            raise self._fail(call, ErrorCode.UPSTREAM, f"{service}: more than {self._max_redirects} redirects") from None
+        except BadRedirect as exc:
+            raise self._fail(call, ErrorCode.UPSTREAM, f"{service}: {exc} in a redirect") from None
+        except ResponseTooLarge as exc:
+            raise self._fail(call, ErrorCode.UPSTREAM, f"{service}: response {exc}") from None
         except httpx.TimeoutException as exc:
             raise _Transient(ErrorCode.TIMEOUT, f"{service}: {type(exc).__name__} calling {host}") from None
         except httpx.TransportError as exc:
             raise _Transient(ErrorCode.UPSTREAM, f"{service}: {type(exc).__name__} calling {host}") from None
         except httpx.HTTPError as exc:
             raise self._fail(call, ErrorCode.UPSTREAM, f"{service}: {type(exc).__name__} calling {host}") from None
-        try:
-            declared = response.headers.get("content-length")
-            if declared is not None and declared.strip().isdigit() and int(declared) > cap:
-                raise self._fail(
-                    call, ErrorCode.UPSTREAM,
-                    f"{service}: response from {host} larger than {cap} bytes (Content-Length {declared.strip()})",
-                )
-            chunks: list[bytes] = []
-            size = 0
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > cap:
-                    raise self._fail(
-                        call, ErrorCode.UPSTREAM, f"{service}: response from {host} larger than {cap} bytes"
-                    )
-                chunks.append(chunk)
-        except httpx.TimeoutException as exc:
-            raise _Transient(ErrorCode.TIMEOUT, f"{service}: {type(exc).__name__} reading {host}") from None
-        except httpx.TransportError as exc:
-            raise _Transient(ErrorCode.UPSTREAM, f"{service}: {type(exc).__name__} reading {host}") from None
-        except httpx.HTTPError as exc:
-            raise self._fail(call, ErrorCode.UPSTREAM, f"{service}: {type(exc).__name__} reading {host}") from None
-        finally:
-            response.close()
-        return response.status_code, response.headers, b"".join(chunks)
+        final = self._strip_auth(exchange.url)
+        if exchange.status >= 500:
+            raise _Transient(ErrorCode.UPSTREAM, f"{service}: HTTP {exchange.status} from {final.host}")
+        return HttpResponse(exchange.status, exchange.headers, exchange.body, str(final), service, call.n)
 
     def _is_auth_host(self, url: httpx.URL, start_scheme: str) -> bool:
         if url.host.lower().rstrip(".") not in self._auth_hosts:
@@ -294,8 +284,8 @@ class ProviderHttp:
             message = message.replace(secret, "***")
         return message
 
-    def _fail(self, call: _Call, code: ErrorCode, message: str) -> ExternalFetchError:
-        return ExternalFetchError(code, self._redact(message), attempted=call.sent > 0)
+    def _fail(self, call: SentCount, code: ErrorCode, message: str) -> ExternalFetchError:
+        return ExternalFetchError(code, self._redact(message), attempted=call.n > 0)
 
 
 def _bearer_token(value: str) -> str:

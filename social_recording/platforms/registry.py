@@ -1,7 +1,7 @@
 """The platform -> generator registry the recording engine uses.
 
 Discord is absent on purpose: it has no generator, so its URLs are recorded `unsupported` with zero
-calls (DESIGN §2, §4). `paid` is PAID_PLATFORMS (DESIGN §9).
+calls. `paid` is PAID_PLATFORMS (the providers that bill per call).
 """
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ from collections.abc import Callable
 import httpx
 
 from social_recording.domain.urls import Platform
+from social_recording.outbound.guard import ResolveHost
+from social_recording.outbound.limits import RequestLimiter
+from social_recording.outbound.network import Network
 from social_recording.platforms import github, instagram, reddit, telegram, tiktok, web, x, youtube
 from social_recording.platforms.base import PAID_PLATFORMS, Generator, GeneratorRegistry, ProviderKeys
 
@@ -32,9 +35,18 @@ def build_registry(
     *,
     transport: httpx.BaseTransport | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    resolve_host: ResolveHost | None = None,
+    limiter: RequestLimiter | None = None,
 ) -> GeneratorRegistry:
     """Every platform with a generator, each built with the same keys / transport / sleep (the
-    sandbox passes its transport here so the real generators run unchanged)."""
+    sandbox passes its transport here so the real generators run unchanged).
+
+    `resolve_host` is the DNS the redirect guard asks (None: the system resolver; the sandbox passes
+    its own, which knows its fake hosts) and `limiter` the shared request limiter (None: no limit).
+    Both travel with the transport as one `Network`, so every generator's clients get them without
+    each factory growing a parameter."""
+    if resolve_host is not None or limiter is not None:
+        transport = Network(transport, resolve_host=resolve_host, limiter=limiter)
     generators: dict[Platform, Generator] = {}
     for platform, module in _MODULES.items():
         generator = module.make_generator(keys, transport=transport, sleep=sleep)

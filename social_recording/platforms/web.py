@@ -14,8 +14,9 @@ Flow for one canonical URL:
 3. RDAP `GET https://rdap.org/domain/<apex domain>` (free; rdap.org redirects to the registry's
    server, followed by the HTTP layer) -> registration date from `events[]` where
    `eventAction == "registration"`. **RDAP is enrichment:** a 404 means "no date", and any RDAP
-   failure (timeout, 5xx, malformed body) is logged and recorded as `rdap_status`, never turning an
-   ok scan into an error — the scan was paid for, and failing the URL would pay for it again on retry.
+   failure (timeout, 5xx, malformed body; `refused_redirect` when a redirect pointed at a non-public
+   address or scheme, which the HTTP layer refuses before sending anything) is logged and recorded as
+   `rdap_status`, never turning an ok scan into an error — the scan was paid for, and failing the URL would pay for it again on retry.
 
 Submit failures: 400 whose message says the host does not resolve ("DNS Error - Could not resolve
 domain") -> NOT_FOUND; 400 saying the URL is blacklisted / prevented / refused / spam -> TARGET_BLOCKED;
@@ -234,7 +235,8 @@ class WebGenerator(PerCallHttpGenerator[str]):
             rdap = _Rdap.model_validate(response.json())
         except ExternalFetchError as exc:
             log.warning("rdap: %s for %s; no registration date", exc, domain)
-            return None, "error"
+            # A redirect to a non-public address or scheme was refused (nothing sent there).
+            return None, "refused_redirect" if exc.code is ErrorCode.UNSAFE_REDIRECT else "error"
         except ValueError:  # pydantic ValidationError is a ValueError
             log.warning("rdap: unexpected payload for %s; no registration date", domain)
             return None, "error"

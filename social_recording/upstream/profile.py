@@ -52,7 +52,7 @@ from urllib.parse import urlsplit
 
 from social_recording.domain.models import DroppedTrackerValue, TokenProfile, UnresolvedValue, utcnow
 from social_recording.domain.urls import to_canonical
-from social_recording.upstream.shortlinks import blocked_reason, literal_ip
+from social_recording.outbound.guard import blocked_reason, literal_ip
 from social_recording.upstream.tracker import TokenInfo
 
 log = logging.getLogger(__name__)

@@ -1,8 +1,8 @@
-"""Shortlink resolver: one of the two places a URL string changes (seed 003 §5, G-18; DESIGN §3).
+"""Shortlink resolver: one of the two places a URL string changes.
 
 `resolve(url)` follows a known shortener's redirect chain (t.co, bit.ly, vm.tiktok.com, reddit share
 links, … — `domain.urls.is_shortlink` decides) and returns the location it ends at. The result is NOT
-canonical (seed 003 §2: "final normalisation is the caller's job"); TokenProfileReader canonicalises.
+canonical (final normalisation is the caller's job): TokenProfileReader canonicalises.
 Anything that is not a shortlink is returned unchanged without a request.
 
 Why these rules:
@@ -16,95 +16,63 @@ Why these rules:
   with 405/403/400 or 200). The GET body is never read.
 - A Location must be http(s) (javascript:, file:, data: … are refused); a relative one is resolved
   against the current URL.
-- SSRF: before every request the host is resolved with `resolve_host` and refused if ANY address is
-  loopback, private, link-local, multicast, reserved, unspecified or otherwise not global (IPv4-mapped,
-  6to4, Teredo and NAT64-embedded IPv4 are unwrapped and checked as IPv4). A literal IP host — including legacy forms such as
-  `2130706433` or `0x7f.1` — is checked directly, and that check also applies to the final Location,
-  which is not requested, so a shortener cannot point a token at an internal address.
-
-Known gap (documented, accepted): DNS rebinding between the check and the connect. The transport
-connects by host name and resolves again, so a hostile DNS server answering a public address to us
-and a private one to the socket would slip through. Closing it needs a transport that connects to the
-checked address with the original SNI/Host; the exposure is small because only known shortener hosts
-are ever requested.
+- SSRF: before every request the host passes the shared outbound guard (`outbound.guard`): it is
+  resolved with `resolve_host` and refused if ANY address is not public. A literal IP host or a
+  `localhost` name is checked directly, and that check also applies to the final Location, which is
+  not requested, so a shortener cannot point a token at an internal address. The guard's known gap
+  (DNS rebinding) is small here because only known shortener hosts are ever requested.
+- A failure says whether it is `transient` (the profile reader keeps such values to try again later).
 """
 
 from __future__ import annotations
 
-import ipaddress
 import logging
-import re
-import socket
-from collections.abc import Callable, Sequence
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
 
 from social_recording.domain.urls import is_shortlink
+from social_recording.outbound.client import REDIRECT_STATUSES, OutboundClient
+from social_recording.outbound.guard import (
+    ALLOWED_SCHEMES,
+    ResolveHost,
+    UnresolvedHost,
+    UnsafeTarget,
+    blocked_reason,
+    check_target,
+    default_resolve_host,
+    literal_ip,
+)
 
 log = logging.getLogger(__name__)
 
-_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-_ALLOWED_SCHEMES = frozenset({"http", "https"})
-_LEGACY_IPV4 = re.compile(r"[0-9a-fx.]+")
-_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+SERVICE = "shortlink"
 _USER_AGENT = "social-recording-shortlink-resolver/1.0"
 _LOG_CHARS = 300
+_MAX_BYTES = 1
+"""No body is ever read: a shortener's answer is its status and Location."""
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+__all__ = [
+    "ShortlinkError",
+    "ShortlinkResolver",
+    "blocked_reason",
+    "default_resolve_host",
+    "literal_ip",
+]
 
 
 class ShortlinkError(ValueError):
-    """A shortlink could not be resolved safely; the message names the URL and the reason."""
+    """A shortlink could not be resolved safely; the message names the URL and the reason.
 
-    def __init__(self, url: str, reason: str) -> None:
+    `transient` says whether trying again later may succeed: True for timeouts, connection and DNS
+    failures, HTTP 5xx and 429; False for what the same request will answer again (404 and other
+    4xx, a refused or hostile redirect, too many hops, a loop, a junk URL or Location)."""
+
+    def __init__(self, url: str, reason: str, *, transient: bool = False) -> None:
         super().__init__(f"cannot resolve shortlink {_display(url)}: {reason}")
         self.url = url
         self.reason = reason
-
-
-def default_resolve_host(host: str) -> list[str]:
-    """Every address the system resolver gives for `host` (all of them are checked)."""
-    infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
-    out: list[str] = []
-    for info in infos:
-        address = str(info[4][0])
-        if address not in out:
-            out.append(address)
-    return out
-
-
-def blocked_reason(ip: IPAddress) -> str | None:
-    """Why an address must not be contacted (SSRF), or None when it is a public address."""
-    if isinstance(ip, ipaddress.IPv6Address):
-        embedded = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
-        if embedded is None and ip in _NAT64:
-            embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-        if embedded is not None:
-            inner = blocked_reason(embedded)
-            return None if inner is None else f"{inner} (embedded in {ip})"
-    for name in ("loopback", "private", "link_local", "multicast", "reserved", "unspecified"):
-        if getattr(ip, f"is_{name}"):
-            return f"{name.replace('_', '-')} address {ip}"
-    if not ip.is_global:
-        return f"non-global address {ip}"
-    return None
-
-
-def literal_ip(host: str) -> IPAddress | None:
-    """The address when `host` is an IP literal, including legacy IPv4 spellings that resolvers accept
-    (`2130706433`, `0x7f.1`, `127.1`); None for a name."""
-    bare = host.strip("[]").lower()
-    try:
-        return ipaddress.ip_address(bare)
-    except ValueError:
-        pass
-    if _LEGACY_IPV4.fullmatch(bare):
-        try:
-            return ipaddress.IPv4Address(socket.inet_aton(bare))
-        except OSError:
-            return None
-    return None
+        self.transient = transient
 
 
 def _display(url: str) -> str:
@@ -128,29 +96,29 @@ class ShortlinkResolver:
         self,
         *,
         transport: httpx.BaseTransport | None = None,
-        resolve_host: Callable[[str], Sequence[str]] = default_resolve_host,
+        resolve_host: ResolveHost | None = None,
         max_hops: int = 3,
         timeout_s: float = 5.0,
     ) -> None:
+        """`resolve_host` None: the resolver a `Network` transport carries, else the system one."""
         if max_hops < 1:
             raise ValueError(f"max_hops must be >= 1, got {max_hops!r}")
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be > 0, got {timeout_s!r}")
-        self._resolve_host = resolve_host
         self._max_hops = max_hops
-        # Requests go straight to the transport: httpx.Client parses a redirect's Location itself (even
-        # with follow_redirects=False) and raises on a hostile one before we could name it; the client
-        # is used only to build requests (default headers, the per-request timeout extension).
-        self._transport = transport if transport is not None else httpx.HTTPTransport()
-        self._client = httpx.Client(
-            transport=self._transport,
+        self._out = OutboundClient(
+            service=SERVICE,
+            paid=False,
             timeout=httpx.Timeout(timeout_s),
-            follow_redirects=False,
+            max_bytes=_MAX_BYTES,
+            transport=transport,
             headers={"User-Agent": _USER_AGENT},
+            resolve_host=resolve_host,
         )
+        self._resolve_host = self._out.resolve_host
 
     def close(self) -> None:
-        self._client.close()
+        self._out.close()
 
     def __enter__(self) -> ShortlinkResolver:
         return self
@@ -160,19 +128,20 @@ class ShortlinkResolver:
 
     def resolve(self, url: str) -> str:
         """The location a shortlink finally points at (not canonical), or `url` itself when it is not a
-        shortlink. Raises ShortlinkError naming the URL and the reason."""
+        shortlink. Raises ShortlinkError naming the URL, the reason and whether it is transient.
+        CallVetoed from the request observer propagates unchanged."""
         if not _is_shortlink(url):
             return url
         current = url
         seen = {_loop_key(url)}
         hops = 0
         while True:
-            self._check_host(url, current, resolve=True)
+            self._check(url, current, resolve=True)
             location = self._next_location(url, current)
             if location is None:  # a non-redirect 2xx page: this is where the chain ends
                 return current
             hops += 1
-            self._check_location(url, location)
+            self._check(url, location, resolve=False)
             key = _loop_key(location)
             if key in seen:
                 raise ShortlinkError(url, f"redirect loop at {_display(location)}")
@@ -193,82 +162,58 @@ class ShortlinkResolver:
         """One hop: HEAD, then GET when HEAD did not redirect. The absolute Location, or None when the
         server answered a final 2xx page."""
         status, location = self._ask("HEAD", origin, current)
-        if status in _REDIRECT_STATUSES and location:
+        if status in REDIRECT_STATUSES and location:
             return _absolute(origin, current, location)
         status, location = self._ask("GET", origin, current)
-        if status in _REDIRECT_STATUSES:
+        if status in REDIRECT_STATUSES:
             if not location:
                 raise ShortlinkError(origin, f"HTTP {status} without a Location at {_display(current)}")
             return _absolute(origin, current, location)
         if 200 <= status < 300:
             return None
-        raise ShortlinkError(origin, f"HTTP {status} at {_display(current)}")
+        raise ShortlinkError(
+            origin, f"HTTP {status} at {_display(current)}", transient=status == 429 or status >= 500
+        )
 
     def _ask(self, method: str, origin: str, current: str) -> tuple[int, str | None]:
         try:
+            request = self._out.build(method, current)
             # The body is never read: a shortener's body is never needed, so at most the transport's
             # first buffer is ever received.
-            request = self._client.build_request(method, current)
-            response = self._transport.handle_request(request)
+            exchange = self._out.send(request, read_body=lambda status, headers: False)
         except httpx.TimeoutException:
-            raise ShortlinkError(origin, f"{method} {_display(current)} timed out") from None
+            raise ShortlinkError(origin, f"{method} {_display(current)} timed out", transient=True) from None
+        except httpx.TransportError as exc:
+            raise ShortlinkError(
+                origin, f"{method} {_display(current)} failed: {type(exc).__name__}", transient=True
+            ) from None
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise ShortlinkError(
                 origin, f"{method} {_display(current)} failed: {type(exc).__name__}"
             ) from None
-        try:
-            return response.status_code, response.headers.get("location")
-        finally:
-            response.close()
+        return exchange.status, exchange.headers.get("location")
 
-    def _check_location(self, origin: str, location: str) -> None:
-        scheme = urlsplit(location).scheme.lower()
-        if scheme not in _ALLOWED_SCHEMES:
-            raise ShortlinkError(
-                origin, f"refused Location with scheme {scheme or '(none)'!r}: {_display(location)}"
-            )
-        self._check_host(origin, location, resolve=False)
+    def _check(self, origin: str, target: str, *, resolve: bool) -> None:
+        """Refuse non-http(s) and non-public targets (the shared redirect guard). Literal IPs and local
+        names always; names are resolved only when we are about to request them (`resolve=True`): the
+        final Location is not requested, and resolving it would make a dead website drop the token's
+        link."""
+        scheme = _scheme(target)
+        if scheme not in ALLOWED_SCHEMES:
+            raise ShortlinkError(origin, f"refused Location with scheme {scheme or '(none)'!r}: {_display(target)}")
+        try:
+            check_target(target, self._resolve_host if resolve else None)
+        except UnresolvedHost as exc:
+            raise ShortlinkError(origin, str(exc), transient=True) from None
+        except UnsafeTarget as exc:
+            raise ShortlinkError(origin, f"refused {exc.reason} ({_display(target)})") from None
 
-    def _check_host(self, origin: str, target: str, *, resolve: bool) -> None:
-        """Refuse non-public targets. Literal IPs always; names only when we are about to request them
-        (`resolve=True`): the final Location is not requested, and resolving it would make a dead
-        website drop the token's link."""
-        try:
-            parts = urlsplit(target)
-            host = parts.hostname
-            _ = parts.port  # raises for a junk port
-        except ValueError as exc:
-            raise ShortlinkError(origin, f"unparseable URL {_display(target)}: {exc}") from None
-        if parts.scheme.lower() not in _ALLOWED_SCHEMES:
-            raise ShortlinkError(origin, f"refused scheme {parts.scheme!r}: {_display(target)}")
-        if not host:
-            raise ShortlinkError(origin, f"no host in {_display(target)}")
-        ip = literal_ip(host)
-        if ip is not None:
-            reason = blocked_reason(ip)
-            if reason is not None:
-                raise ShortlinkError(origin, f"refused {reason} ({_display(target)})")
-            return
-        if host == "localhost" or host.endswith(".localhost"):
-            raise ShortlinkError(origin, f"refused local host name {host!r}")
-        if not resolve:
-            return
-        try:
-            addresses = list(self._resolve_host(host))
-        except (OSError, UnicodeError) as exc:
-            raise ShortlinkError(origin, f"cannot resolve host {host!r}: {type(exc).__name__}") from None
-        if not addresses:
-            raise ShortlinkError(origin, f"host {host!r} resolved to no address")
-        for address in addresses:
-            try:
-                resolved = ipaddress.ip_address(address)
-            except ValueError:
-                raise ShortlinkError(
-                    origin, f"host {host!r} resolved to unparseable address {address!r}"
-                ) from None
-            reason = blocked_reason(resolved)
-            if reason is not None:
-                raise ShortlinkError(origin, f"refused host {host!r}: it resolves to {reason}")
+
+def _scheme(url: str) -> str:
+    try:
+        return urlsplit(url).scheme.lower()
+    except ValueError:
+        return ""
 
 
 def _is_shortlink(url: str) -> bool:

@@ -1,10 +1,10 @@
-"""Client for the in-house token tracker (DESIGN §9, seed 004 §3.2, §5).
+"""Client for the in-house token tracker.
 
 Two endpoints: the range query that fixes a reconcile batch's candidates (`GET /api/v1/tokens`, period
 axis = the tracker's `last_transfer_at`, upstream already keeps only investorCount > 1) and the address
 lookup that carries a token's four social links (`POST /api/v1/tokens/by-addresses`).
 
-Failure policy (seed 004 §5.2): 5 s timeout; 3 attempts with 1 s x 2^i back-off, and only for what a
+Failure policy: 5 s timeout; 3 attempts with 1 s x 2^i back-off, and only for what a
 retry can change (429, 5xx, timeouts, refused connections) — 400/401/403/404 give the same answer three
 more times, so they fail at once. There is no fallback: token metadata has no substitute, and an empty
 answer would make "token with no links" indistinguishable from "lookup failed", so the final failure
@@ -12,8 +12,14 @@ raises `TrackerError` and the caller decides (reconcile: the whole range fails, 
 single address lookup: only that token fails).
 
 One malformed item never sinks a batch: it is skipped with a warning naming its index, address and
-reason (seed 004 §5.2 "isolated at token level"). A body that is not `{"data": [...]}` is a broken
-upstream, not a bad item, and raises.
+reason, and reported (`range_report(...).malformed`, the
+`malformed` list of `tokens_by_addresses`) so reconcile can count and name it. An address whose own
+item is malformed is not "unknown": `token_by_address` raises MalformedTrackerItem for it. A body that
+is not `{"data": [...]}` is a broken upstream, not a bad item, and raises.
+
+Redirects: the tracker's base URL is in-house (it may live on a private address) and is never
+guarded; a redirect is followed only to that same origin (or its http -> https upgrade). Anything
+else is refused, nothing is sent there, and the TrackerError names the refused target (no query).
 
 The API key goes out only as the `X-API-Key` header. It is held as a `SecretStr` and never appears in
 a log line, an exception message or `repr(client)`.
@@ -24,7 +30,8 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
@@ -33,24 +40,31 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from social_recording.domain.models import ensure_utc
+from social_recording.outbound.client import BadRedirect, OutboundClient, TooManyRedirects
+from social_recording.outbound.reader import ResponseTooLarge
+from social_recording.outbound.retry import TRACKER, run_with_retries
 
 log = logging.getLogger(__name__)
 
 RANGE_PATH = "/api/v1/tokens"
 BY_ADDRESSES_PATH = "/api/v1/tokens/by-addresses"
 
-ATTEMPTS = 3
-"""Total attempts per call, the first included (seed 004 §5.2 RETRY_ATTEMPTS)."""
-BACKOFF_BASE_S = 1.0
+SERVICE = "tracker"
+ATTEMPTS = TRACKER.attempts
+"""Total attempts per call, the first included (3)."""
+BACKOFF_BASE_S = TRACKER.delay_s
 """Sleep before retry i (i = 0, 1) is BACKOFF_BASE_S x 2^i: 1 s, then 2 s."""
+MAX_REDIRECTS = 3
+"""Same-origin redirects followed per request (a moved path, an http -> https upgrade)."""
 MAX_ADDRESSES_PER_REQUEST = 100
-"""Addresses per `by-addresses` POST; longer lists are split. Reconcile caps a batch at 100 (seed 004
-§2.1), so in practice one request; the split keeps a caller's big list from becoming one huge body."""
+"""Addresses per `by-addresses` POST; longer lists are split. Reconcile caps a batch at 100, so in
+practice one request; the split keeps a caller's big list from becoming one huge body."""
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 """Largest tracker body we read: a range answer is a few thousand small items; more is an upstream bug."""
 
 _RETRYABLE_STATUSES = frozenset({429})
 _JUNK_LOG_CHARS = 200
+_ADDRESS_CHARS = 100
 
 Method = Literal["GET", "POST"]
 M = TypeVar("M", bound=BaseModel)
@@ -68,6 +82,35 @@ class TrackerError(RuntimeError):
         self.endpoint = endpoint
         self.status = status
         self.attempts = attempts
+
+
+class MalformedTrackerItem(TrackerError):
+    """The tracker answered for `address`, but with an item we cannot read: not the same as "unknown"
+    (which would make the token look like it does not exist)."""
+
+    def __init__(self, address: str, reason: str, *, endpoint: str) -> None:
+        super().__init__(f"tracker {endpoint}: item for {address} is malformed: {reason}", endpoint=endpoint)
+        self.address = address
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class MalformedItem:
+    """One item of a tracker answer that was skipped. `index` is its position in the answer's
+    `data`; `address` its tokenAddress when that is a string (stripped, truncated); `reason` the
+    fields that failed and why (never the item's values)."""
+
+    index: int
+    address: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class RangeReport:
+    """A range query's usable tokens and the items that had to be skipped."""
+
+    tokens: list[TrackedToken] = field(default_factory=list)
+    malformed: list[MalformedItem] = field(default_factory=list)
 
 
 class _TrackerItem(BaseModel):
@@ -91,7 +134,7 @@ class _TrackerItem(BaseModel):
 
 
 class TrackedToken(_TrackerItem):
-    """One item of the range query (seed 004 §5.3: the social URLs are deliberately not taken here —
+    """One item of the range query (the social URLs are deliberately not taken here —
     the recording path re-reads them through `by-addresses` so both paths consume one DTO)."""
 
     investor_count: int = Field(alias="investorCount", ge=0)
@@ -172,8 +215,8 @@ def _reason(exc: ValidationError) -> str:
 
 
 class TrackerClient:
-    """Synchronous tracker client; one instance may be shared by the threads of one process (httpx.Client
-    is thread-safe). Close it (or use it as a context manager) to release connections."""
+    """Synchronous tracker client; one instance may be shared by the threads of one process. Close it
+    (or use it as a context manager) to release connections."""
 
     def __init__(
         self,
@@ -201,12 +244,17 @@ class TrackerClient:
             raise ValueError(f"af_group_ids must be a sequence of ids, not the string {af_group_ids!r}")
         self._base = base_url.strip().rstrip("/")
         self._safe_base = _safe_base(self._base)
+        self._origin = httpx.URL(self._base)
         self._api_key = api_key
         self._af_group_ids = _checked_group_ids(af_group_ids)
         self._sleep = sleep
         self._timeout_s = timeout_s
-        self._client = httpx.Client(
-            transport=transport, timeout=httpx.Timeout(timeout_s), follow_redirects=False
+        self._out = OutboundClient(
+            service=SERVICE,
+            paid=False,
+            timeout=httpx.Timeout(timeout_s),
+            max_bytes=MAX_RESPONSE_BYTES,
+            transport=transport,
         )
 
     def __repr__(self) -> str:
@@ -214,7 +262,7 @@ class TrackerClient:
         return f"TrackerClient(base_url={self._safe_base!r}, af_group_ids={list(self._af_group_ids)!r}, api_key=<{key}>)"
 
     def close(self) -> None:
-        self._client.close()
+        self._out.close()
 
     def __enter__(self) -> TrackerClient:
         return self
@@ -227,9 +275,15 @@ class TrackerClient:
     def tokens_in_range(
         self, start: datetime, end: datetime, af_group_ids: Sequence[str] | None = None
     ) -> list[TrackedToken]:
-        """Tokens whose `last_transfer_at` falls in [start, end) per the tracker (seed 004 §5.4: that is
-        last trade, not creation). Raises ValueError for start >= end or no group ids, TrackerError when
-        the tracker finally fails. Malformed items are skipped with a warning."""
+        """Tokens whose `last_transfer_at` falls in [start, end) per the tracker (that is last trade,
+        not creation). Raises ValueError for start >= end or no group ids, TrackerError when the
+        tracker finally fails. Malformed items are skipped with a warning (`range_report` lists them)."""
+        return self.range_report(start, end, af_group_ids).tokens
+
+    def range_report(
+        self, start: datetime, end: datetime, af_group_ids: Sequence[str] | None = None
+    ) -> RangeReport:
+        """`tokens_in_range`, plus the malformed items it skipped (index, address, reason)."""
         start_utc, end_utc = ensure_utc(start), ensure_utc(end)
         if start_utc >= end_utc:
             raise ValueError(
@@ -246,11 +300,18 @@ class TrackerClient:
             "afGroupIds": ",".join(groups),
         }
         data = self._data("GET", RANGE_PATH, params=params)
-        return list(_parse_items(data, TrackedToken, RANGE_PATH))
+        tokens, malformed = _parse_items(data, TrackedToken, RANGE_PATH)
+        return RangeReport(tokens=tokens, malformed=malformed)
 
-    def tokens_by_addresses(self, addresses: Sequence[str]) -> dict[str, TokenInfo]:
+    def tokens_by_addresses(
+        self, addresses: Sequence[str], *, malformed: list[MalformedItem] | None = None
+    ) -> dict[str, TokenInfo]:
         """Token info per address. An address the tracker does not know is absent from the result.
-        Empty input makes no request. Raises TrackerError when the tracker finally fails."""
+        Empty input makes no request. Raises TrackerError when the tracker finally fails.
+
+        Items that could not be read are skipped (with a warning) and, when `malformed` is given,
+        appended to it (`index` is the position in the answer of that item's request; long address
+        lists are sent in chunks of MAX_ADDRESSES_PER_REQUEST)."""
         if isinstance(addresses, str):
             raise ValueError(
                 f"tokens_by_addresses takes a sequence of addresses, not the string {addresses!r}"
@@ -269,7 +330,10 @@ class TrackerClient:
             chunk = wanted[i : i + MAX_ADDRESSES_PER_REQUEST]
             data = self._data("POST", BY_ADDRESSES_PATH, json_body={"addresses": chunk})
             asked = set(chunk)
-            for info in _parse_items(data, TokenInfo, BY_ADDRESSES_PATH):
+            infos, bad = _parse_items(data, TokenInfo, BY_ADDRESSES_PATH)
+            if malformed is not None:
+                malformed.extend(bad)
+            for info in infos:
                 if info.address not in asked:
                     log.warning(
                         "tracker %s returned address %s that was not asked for; ignored",
@@ -281,8 +345,16 @@ class TrackerClient:
         return found
 
     def token_by_address(self, address: str) -> TokenInfo | None:
-        """One token's info, or None when the tracker does not know the address."""
-        return self.tokens_by_addresses([address]).get(address.strip())
+        """One token's info, or None when the tracker does not know the address. Raises
+        MalformedTrackerItem when the tracker's item for this address cannot be read."""
+        wanted = address.strip() if isinstance(address, str) else address
+        malformed: list[MalformedItem] = []
+        info = self.tokens_by_addresses([address], malformed=malformed).get(wanted)
+        if info is None:
+            for item in malformed:
+                if item.address == wanted:
+                    raise MalformedTrackerItem(wanted, item.reason, endpoint=f"POST {BY_ADDRESSES_PATH}")
+        return info
 
     # ---------------------------------------------------------------- transport
 
@@ -321,90 +393,139 @@ class TrackerClient:
         params: dict[str, str] | None,
         json_body: dict[str, Any] | None,
     ) -> Any:
-        url = self._base + path
-        last_failure = ""
-        last_status: int | None = None
-        for attempt in range(ATTEMPTS):
-            if attempt:
-                delay = BACKOFF_BASE_S * 2 ** (attempt - 1)
-                log.warning(
-                    "tracker %s: %s; retrying in %.0f s (attempt %d/%d)",
-                    endpoint,
-                    last_failure,
-                    delay,
-                    attempt + 1,
-                    ATTEMPTS,
-                )
-                self._sleep(delay)
-            try:
-                status, raw = self._send(method, url, params=params, json_body=json_body)
-            except httpx.TimeoutException as exc:
-                last_failure, last_status = f"timed out ({type(exc).__name__})", None
-                continue
-            except httpx.ConnectError as exc:
-                last_failure, last_status = f"connection failed ({type(exc).__name__})", None
-                continue
-            except _TooLarge:
-                raise TrackerError(
-                    f"tracker {endpoint}: response larger than {MAX_RESPONSE_BYTES} bytes", endpoint=endpoint
-                ) from None
-            except httpx.HTTPError as exc:
-                # Not a condition a retry changes (protocol error, bad URL, ...): fail now.
-                raise TrackerError(
-                    f"tracker {endpoint} failed: {type(exc).__name__}: {_short(str(exc))}",
-                    endpoint=endpoint,
-                    attempts=attempt + 1,
-                ) from None
-            if 200 <= status < 300:
-                try:
-                    return json.loads(raw)
-                except ValueError:
-                    raise TrackerError(
-                        f"malformed response from tracker {endpoint}: body is not JSON (HTTP {status})",
-                        endpoint=endpoint,
-                        status=status,
-                        attempts=attempt + 1,
-                    ) from None
-            last_status, last_failure = status, f"HTTP {status}"
-            if status in _RETRYABLE_STATUSES or status >= 500:
-                continue
-            raise TrackerError(
-                f"tracker {endpoint} failed: HTTP {status} (not retryable)",
-                endpoint=endpoint,
-                status=status,
-                attempts=attempt + 1,
+        url = httpx.URL(self._base + path)
+        attempts = 0
+
+        def attempt() -> Any:
+            nonlocal attempts
+            attempts += 1
+            return self._attempt(method, url, endpoint, attempts, params=params, json_body=json_body)
+
+        def on_retry(number: int, exc: BaseException, delay: float) -> None:
+            log.warning(
+                "tracker %s: %s; retrying in %.0f s (attempt %d/%d)",
+                endpoint,
+                exc,
+                delay,
+                number + 1,
+                ATTEMPTS,
             )
-        raise TrackerError(
-            f"tracker {endpoint} failed after {ATTEMPTS} attempts: {last_failure}",
-            endpoint=endpoint,
-            status=last_status,
-            attempts=ATTEMPTS,
-        )
 
-    def _send(
-        self, method: Method, url: str, *, params: dict[str, str] | None, json_body: dict[str, Any] | None
-    ) -> tuple[int, bytes]:
-        request = self._client.build_request(
-            method, url, params=params, json=json_body, headers=self._headers()
-        )
-        response = self._client.send(request, stream=True)
         try:
-            if not 200 <= response.status_code < 300:
-                return response.status_code, b""
-            chunks: list[bytes] = []
-            size = 0
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > MAX_RESPONSE_BYTES:
-                    raise _TooLarge
-                chunks.append(chunk)
-            return response.status_code, b"".join(chunks)
-        finally:
-            response.close()
+            return run_with_retries(
+                attempt,
+                TRACKER,
+                retry_if=lambda exc: isinstance(exc, _Retryable),
+                sleep=self._sleep,
+                on_retry=on_retry,
+            )
+        except _Retryable as last:
+            raise TrackerError(
+                f"tracker {endpoint} failed after {ATTEMPTS} attempts: {last}",
+                endpoint=endpoint,
+                status=last.status,
+                attempts=ATTEMPTS,
+            ) from None
+
+    def _attempt(
+        self,
+        method: Method,
+        url: httpx.URL,
+        endpoint: str,
+        attempt: int,
+        *,
+        params: dict[str, str] | None,
+        json_body: dict[str, Any] | None,
+    ) -> Any:
+        """One attempt: the parsed JSON body of a 2xx answer; _Retryable for what a retry can change
+        (429, 5xx, timeouts, refused connections); TrackerError for everything else."""
+        try:
+            exchange = self._out.follow(
+                method,
+                url,
+                params=params,
+                json=json_body,
+                headers=self._headers(),
+                check_redirect=lambda current, target: self._check_redirect(endpoint, target),
+                max_redirects=MAX_REDIRECTS,
+                read_body=lambda status, headers: 200 <= status < 300,
+            )
+        except httpx.TimeoutException as exc:
+            raise _Retryable(f"timed out ({type(exc).__name__})") from None
+        except httpx.ConnectError as exc:
+            raise _Retryable(f"connection failed ({type(exc).__name__})") from None
+        except ResponseTooLarge:
+            raise TrackerError(
+                f"tracker {endpoint}: response larger than {MAX_RESPONSE_BYTES} bytes", endpoint=endpoint
+            ) from None
+        except TooManyRedirects:
+            raise TrackerError(
+                f"tracker {endpoint}: more than {MAX_REDIRECTS} redirects", endpoint=endpoint, attempts=attempt
+            ) from None
+        except BadRedirect as exc:
+            raise TrackerError(f"tracker {endpoint}: {exc} in a redirect", endpoint=endpoint, attempts=attempt) from None
+        except httpx.HTTPError as exc:
+            # Not a condition a retry changes (protocol error, bad URL, ...): fail now.
+            raise TrackerError(
+                f"tracker {endpoint} failed: {type(exc).__name__}: {_short(str(exc))}",
+                endpoint=endpoint,
+                attempts=attempt,
+            ) from None
+        status = exchange.status
+        if 200 <= status < 300:
+            try:
+                return json.loads(exchange.body)
+            except ValueError:
+                raise TrackerError(
+                    f"malformed response from tracker {endpoint}: body is not JSON (HTTP {status})",
+                    endpoint=endpoint,
+                    status=status,
+                    attempts=attempt,
+                ) from None
+        if status in _RETRYABLE_STATUSES or status >= 500:
+            raise _Retryable(f"HTTP {status}", status=status)
+        raise TrackerError(
+            f"tracker {endpoint} failed: HTTP {status} (not retryable)",
+            endpoint=endpoint,
+            status=status,
+            attempts=attempt,
+        )
+
+    def _check_redirect(self, endpoint: str, target: httpx.URL) -> None:
+        """Follow a redirect only to the tracker's own origin, or its http -> https upgrade: the
+        in-house base may be a private address, and the key must not leave it."""
+        if not _same_origin(self._origin, target):
+            raise TrackerError(
+                f"tracker {endpoint}: refused redirect to {_safe_base(str(target))!r} "
+                f"(not the tracker's own origin {self._safe_base!r})",
+                endpoint=endpoint,
+            )
 
 
-class _TooLarge(Exception):
-    pass
+class _Retryable(Exception):
+    """An attempt failed in a way a retry can change; the message says how (never the key)."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _same_origin(origin: httpx.URL, target: httpx.URL) -> bool:
+    """Same scheme, host and port as `origin`, or the https upgrade of an http origin on the same host
+    (default ports, or the same explicit port)."""
+    if target.host.lower().rstrip(".") != origin.host.lower().rstrip("."):
+        return False
+    if target.scheme == origin.scheme:
+        return _port(target) == _port(origin)
+    if origin.scheme == "http" and target.scheme == "https":
+        return _port(target) == 443 if origin.port is None else target.port == origin.port
+    return False
+
+
+def _port(url: httpx.URL) -> int | None:
+    if url.port is not None:
+        return url.port
+    return {"http": 80, "https": 443}.get(url.scheme)
 
 
 def _checked_group_ids(ids: Sequence[str]) -> tuple[str, ...]:
@@ -419,20 +540,38 @@ def _checked_group_ids(ids: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _parse_items(data: list[Any], model: type[M], path: str) -> Iterator[M]:
-    """Validate each item; a bad one is logged (index, address, reason) and skipped, never fatal."""
+def _parse_items(data: list[Any], model: type[M], path: str) -> tuple[list[M], list[MalformedItem]]:
+    """Validate each item; a bad one is logged (index, address, reason), reported and skipped, never
+    fatal."""
+    good: list[M] = []
+    bad: list[MalformedItem] = []
     for index, item in enumerate(data):
         if not isinstance(item, dict):
             log.warning("tracker %s: item %d skipped: not an object (%s)", path, index, _short(item))
+            bad.append(MalformedItem(index, None, f"not an object ({type(item).__name__})"))
             continue
         address = item.get("tokenAddress")
         try:
-            yield model.model_validate(item)
+            good.append(model.model_validate(item))
         except ValidationError as exc:
+            reason = _reason(exc)
             log.warning(
                 "tracker %s: item %d (tokenAddress=%s) skipped: %s",
                 path,
                 index,
                 _short(address),
-                _reason(exc),
+                reason,
             )
+            bad.append(MalformedItem(index, _item_address(address), _truncated(reason)))
+    return good, bad
+
+
+def _item_address(value: Any) -> str | None:
+    """A malformed item's tokenAddress as reported: a non-blank string, stripped and truncated."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return _truncated(value.strip(), _ADDRESS_CHARS)
+
+
+def _truncated(text: str, limit: int = _JUNK_LOG_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"

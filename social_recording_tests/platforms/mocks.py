@@ -5,6 +5,10 @@ Two transports: `Recorder` answers every request with one handler (a paid provid
 URL, so one answer is all a test needs); `ScriptedProvider` routes (method, host, path) to answers
 consumed in order (the last one repeats), for flows of several requests (redirects, polls, retries).
 `Sleeps` records the delays a generator asks for: tests never really sleep.
+
+Both transports are `Network`s whose DNS answers one public address for every host (`public_dns`),
+as the sandbox's does: the mock internet has no private hosts unless a test says so, and the redirect
+guard never asks the real resolver.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import pytest
 from pydantic import SecretStr
 
 from social_recording.domain.graph import SocialGraph, plan
+from social_recording.outbound.network import Network
 from social_recording.platforms.base import (
     ErrorCode,
     ExternalFetchError,
@@ -32,6 +37,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 MINT = "So11111111111111111111111111111111111111112"
 CTX = GenerateContext(token_address=MINT, token_symbol="PEPE2")
 OVERSIZED = 5 * 1024 * 1024 + 1
+
+PUBLIC_ADDRESS = "93.184.216.34"
 
 Handler = Callable[[httpx.Request], httpx.Response]
 Answer = httpx.Response | Exception | Handler
@@ -48,13 +55,18 @@ def fixture_json(platform: str, name: str) -> Any:
 # ---------------------------------------------------------------- transports
 
 
+def public_dns(host: str) -> list[str]:
+    """The mock internet's DNS: every host name is one public address."""
+    return [PUBLIC_ADDRESS]
+
+
 class Recorder:
     """A MockTransport whose handler records every request before answering it."""
 
     def __init__(self, handler: Handler) -> None:
         self._handler = handler
         self.requests: list[httpx.Request] = []
-        self.transport = httpx.MockTransport(self._handle)
+        self.transport = Network(httpx.MockTransport(self._handle), resolve_host=public_dns)
 
     def _handle(self, request: httpx.Request) -> httpx.Response:
         request.read()
@@ -83,8 +95,8 @@ class ScriptedProvider:
         return self
 
     @property
-    def transport(self) -> httpx.MockTransport:
-        return httpx.MockTransport(self._handle)
+    def transport(self) -> Network:
+        return Network(httpx.MockTransport(self._handle), resolve_host=public_dns)
 
     def _handle(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)

@@ -156,7 +156,8 @@ def test_too_many_redirects_and_bad_schemes() -> None:
     assert rec.count == 4
     rec2 = Recorder(lambda r: httpx.Response(302, headers={"location": "ftp://files.example.com/x"}))
     http2 = _client(rec2, HttpPolicy.free("p"), auth_hosts=[])
-    expect_error(lambda: http2.request("GET", "https://a.example.com/"), ErrorCode.UPSTREAM, attempted=True)
+    # a non-http redirect is refused by the redirect guard (never followed, never retried)
+    expect_error(lambda: http2.request("GET", "https://a.example.com/"), ErrorCode.UNSAFE_REDIRECT, attempted=True)
     assert rec2.count == 1
 
 

@@ -44,7 +44,8 @@ CTX = GenerateContext(token_address="TokenAddr", token_symbol="TKN")
 
 def generate(tmp_path: Path, sc: Scenario, url: str) -> tuple[GenerateResult, Ledger]:
     ledger = Ledger(tmp_path / "ledger.jsonl")
-    registry = build_registry(KEYS, transport=SandboxTransport(sc, ledger, sleep=lambda s: None), sleep=lambda s: None)
+    registry = build_registry(KEYS, transport=SandboxTransport(sc, ledger, sleep=lambda s: None), sleep=lambda s: None,
+                              resolve_host=sandbox_resolve_host)
     generator = registry.get(platform_of(url))
     assert generator is not None, url
     return generator.generate(url, CTX), ledger
@@ -234,7 +235,8 @@ def test_flaky_paid_target_fails_once_per_invocation_then_succeeds(tmp_path: Pat
     url = "https://x.com/i/status/1852000000000000007"
     sc = scenario({url: "flaky:2"})
     ledger = Ledger(tmp_path / "ledger.jsonl")
-    registry = build_registry(KEYS, transport=SandboxTransport(sc, ledger, sleep=lambda s: None), sleep=lambda s: None)
+    registry = build_registry(KEYS, transport=SandboxTransport(sc, ledger, sleep=lambda s: None), sleep=lambda s: None,
+                              resolve_host=sandbox_resolve_host)
     generator = registry.get(Platform.X)
     assert generator is not None
     for _ in range(2):
@@ -296,7 +298,7 @@ def _record_demo_like(tmp_path: Path) -> dict[str, Any]:
     """Every non-ok demo target through the real generators: what each one becomes."""
     sc = load_scenario(DEMO_SCENARIO_PATH)
     registry = build_registry(KEYS, transport=SandboxTransport(sc, Ledger(tmp_path / "l.jsonl"), sleep=lambda s: None),
-                              sleep=lambda s: None)
+                              sleep=lambda s: None, resolve_host=sandbox_resolve_host)
     seen: dict[str, Any] = {}
     for url in sc.targets:
         generator = registry.get(platform_of(url))

@@ -368,3 +368,45 @@ def test_constructor_validates_limits() -> None:
         ShortlinkResolver(max_hops=0)
     with pytest.raises(ValueError, match="timeout_s"):
         ShortlinkResolver(timeout_s=0)
+
+
+# ------------------------------------------------------------------ transient or not
+
+
+@pytest.mark.parametrize(
+    ("routes", "dns", "transient"),
+    [
+        pytest.param({"https://t.co/a": httpx.ReadTimeout("slow")}, None, True, id="timeout"),
+        pytest.param({"https://t.co/a": httpx.ConnectError("refused")}, None, True, id="connect-error"),
+        pytest.param({"https://t.co/a": httpx.RemoteProtocolError("reset")}, None, True, id="connection-reset"),
+        pytest.param({"https://t.co/a": httpx.Response(503)}, None, True, id="http-503"),
+        pytest.param({"https://t.co/a": httpx.Response(500)}, None, True, id="http-500"),
+        pytest.param({"https://t.co/a": httpx.Response(429)}, None, True, id="http-429"),
+        pytest.param({}, Dns({"t.co": socket.gaierror(-3, "Temporary failure")}), True, id="dns-failure"),  # type: ignore[dict-item]
+        pytest.param({}, Dns({"t.co": []}), True, id="dns-no-address"),
+        pytest.param({"https://t.co/a": httpx.Response(404)}, None, False, id="http-404"),
+        pytest.param({"https://t.co/a": httpx.Response(410)}, None, False, id="http-410"),
+        pytest.param({"https://t.co/a": httpx.Response(403)}, None, False, id="http-403"),
+        pytest.param({"https://t.co/a": httpx.Response(302)}, None, False, id="redirect-without-location"),
+        pytest.param({"https://t.co/a": redirect("http://127.0.0.1/")}, None, False, id="private-location"),
+        pytest.param({"https://t.co/a": redirect("file:///etc/passwd")}, None, False, id="file-location"),
+        pytest.param({"https://t.co/a": redirect("https://bit.ly/b")}, Dns({"bit.ly": ["10.0.0.1"]}), False,
+                     id="hop-resolving-private"),
+        pytest.param({"https://t.co/a": redirect("https://t.co/a")}, None, False, id="loop"),
+        pytest.param({"https://t.co/a": redirect("https://t.co/b"), "https://t.co/b": redirect("https://t.co/c"),
+                      "https://t.co/c": redirect("https://t.co/d")}, None, False, id="too-many-hops"),
+        pytest.param({"https://t.co/a": redirect("https://example.com/\x01")}, None, False, id="junk-location"),
+        pytest.param({}, Dns({"t.co": ["not-an-ip"]}), False, id="junk-dns-answer"),
+    ],
+)
+def test_failures_say_whether_they_are_transient(
+    routes: Mapping[str, Answer], dns: Dns | None, transient: bool
+) -> None:
+    resolver, _ = make(routes, dns)
+    with pytest.raises(ShortlinkError) as info:
+        resolver.resolve("https://t.co/a")
+    assert info.value.transient is transient, str(info.value)
+
+
+def test_transient_defaults_to_false() -> None:
+    assert ShortlinkError("https://t.co/a", "why").transient is False

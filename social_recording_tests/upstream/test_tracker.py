@@ -13,6 +13,9 @@ from pydantic import SecretStr
 
 from social_recording.upstream.tracker import (
     MAX_ADDRESSES_PER_REQUEST,
+    MalformedItem,
+    MalformedTrackerItem,
+    RangeReport,
     TokenInfo,
     TrackedToken,
     TrackerClient,
@@ -371,3 +374,141 @@ def test_base_url_with_path_prefix() -> None:
     )
     client.tokens_in_range(START, END)
     assert script.requests[0].url.path == "/tracker/api/v1/tokens"
+
+
+# ------------------------------------------------------------------ malformed items are reported
+
+
+def test_range_report_names_every_malformed_item_without_values() -> None:
+    items = [
+        TRACKED,
+        {"tokenSymbol": "NOADDR", "investorCount": 3},
+        {**TRACKED, "tokenAddress": "JunkCount", "investorCount": "many-sk-secretish"},
+        "not an object",
+        {**TRACKED, "tokenAddress": "  " + "L" * 300, "investorCount": None},
+    ]
+    script = Script([ok(items)])
+    client, _ = make(script)
+    report = client.range_report(START, END)
+    assert isinstance(report, RangeReport)
+    assert [t.address for t in report.tokens] == ["Mint1111"]
+    assert [(m.index, m.address) for m in report.malformed] == [
+        (1, None),
+        (2, "JunkCount"),
+        (3, None),
+        (4, "L" * 100 + "…"),
+    ]
+    assert "tokenAddress" in report.malformed[0].reason
+    assert "investorCount" in report.malformed[1].reason and "many" not in report.malformed[1].reason
+    assert report.malformed[2].reason == "not an object (str)"
+    # tokens_in_range keeps returning the plain list
+    script = Script([ok(items)])
+    client, _ = make(script)
+    assert client.tokens_in_range(START, END) == report.tokens
+
+
+def test_token_by_address_raises_for_its_own_malformed_item() -> None:
+    script = Script([ok([{**INFO, "tokenAddress": "Mint1111", "firstTransferAt": "not-a-date"}])])
+    client, _ = make(script)
+    with pytest.raises(MalformedTrackerItem) as info:
+        client.token_by_address(" Mint1111 ")
+    err = info.value
+    assert isinstance(err, TrackerError)
+    assert err.address == "Mint1111" and "firstTransferAt" in err.reason
+    assert "Mint1111" in str(err) and "POST /api/v1/tokens/by-addresses" in str(err)
+
+
+def test_token_by_address_prefers_a_valid_item_and_ignores_other_addresses_junk() -> None:
+    script = Script([ok([{"tokenAddress": "Other", "firstTransferAt": "bad"}, INFO])])
+    client, _ = make(script)
+    assert client.token_by_address("Mint1111") == TokenInfo.model_validate(INFO)
+    script = Script([ok([{"tokenAddress": "Other", "firstTransferAt": "bad"}])])
+    client, _ = make(script)
+    assert client.token_by_address("Mint1111") is None  # unknown, not malformed
+
+
+def test_tokens_by_addresses_exposes_malformed_items() -> None:
+    script = Script([ok([INFO, {"tokenAddress": "Bad2", "firstTransferAt": "x"}, 7])])
+    client, _ = make(script)
+    malformed: list[MalformedItem] = []
+    found = client.tokens_by_addresses(["Mint1111", "Bad2"], malformed=malformed)
+    assert list(found) == ["Mint1111"]
+    assert [(m.index, m.address) for m in malformed] == [(1, "Bad2"), (2, None)]
+    assert client.tokens_by_addresses(["Mint1111"]) == found  # the old call still works
+
+
+# ------------------------------------------------------------------ redirects: same origin only
+
+
+def test_same_origin_redirect_is_followed_with_the_key_and_the_body() -> None:
+    def moved(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/api/v1/tokens/by-addresses":
+            return httpx.Response(308, headers={"location": "/v2/tokens/by-addresses"})
+        return ok([INFO])
+
+    script = Script([moved])
+    client, sleeps = make(script)
+    assert client.token_by_address("Mint1111") is not None
+    first, second = script.requests
+    assert second.url == "https://tracker.example/v2/tokens/by-addresses"
+    assert second.method == "POST" and json.loads(second.content) == {"addresses": ["Mint1111"]}
+    assert second.headers["X-API-Key"] == KEY and sleeps == []
+
+
+def test_http_to_https_upgrade_of_the_same_host_is_followed() -> None:
+    def upgrade(request: httpx.Request) -> httpx.Response:
+        if request.url.scheme == "http":
+            return httpx.Response(301, headers={"location": str(request.url.copy_with(scheme="https"))})
+        return ok([TRACKED])
+
+    script = Script([upgrade])
+    client = TrackerClient("http://tracker.example", SecretStr(KEY), ["g"],
+                           transport=httpx.MockTransport(script), sleep=lambda s: None)
+    assert len(client.tokens_in_range(START, END)) == 1
+    assert [r.url.scheme for r in script.requests] == ["http", "https"]
+    assert script.requests[1].url.params["afGroupIds"] == "g"
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        "https://evil.example/api/v1/tokens?key=leak",
+        "http://tracker.example/api/v1/tokens",  # https -> http downgrade
+        "https://tracker.example:8443/api/v1/tokens",  # another port
+        "https://sub.tracker.example/api/v1/tokens",
+        "http://127.0.0.1/",
+        "ftp://tracker.example/x",
+    ],
+)
+def test_redirect_elsewhere_is_refused_and_nothing_is_sent_there(location: str) -> None:
+    script = Script([httpx.Response(302, headers={"location": location}), ok([TRACKED])])
+    client, sleeps = make(script)
+    with pytest.raises(TrackerError) as info:
+        client.tokens_in_range(START, END)
+    assert len(script.requests) == 1 and sleeps == []  # refused, never retried
+    message = str(info.value)
+    assert "refused redirect to" in message and "leak" not in message and KEY not in message
+
+
+def test_private_base_url_is_never_guarded_and_its_redirects_stay_in_house() -> None:
+    def moved(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/api/v1/tokens":
+            return httpx.Response(307, headers={"location": "/tokens-v2"})
+        return ok([TRACKED])
+
+    script = Script([moved])
+    client = TrackerClient("http://10.0.0.5:8080", None, ["g"], transport=httpx.MockTransport(script),
+                           sleep=lambda s: None)
+    assert len(client.tokens_in_range(START, END)) == 1
+    assert [str(r.url.copy_with(query=None)) for r in script.requests] == [
+        "http://10.0.0.5:8080/api/v1/tokens",
+        "http://10.0.0.5:8080/tokens-v2",
+    ]
+
+
+def test_redirect_chain_is_bounded() -> None:
+    script = Script([httpx.Response(302, headers={"location": "/again"})])
+    client, _ = make(script)
+    with pytest.raises(TrackerError, match="more than 3 redirects"):
+        client.tokens_in_range(START, END)
+    assert len(script.requests) == 4
