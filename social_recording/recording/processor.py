@@ -25,7 +25,7 @@ from social_recording.recording.sources import ProfileSource
 from social_recording.recording.url_recorder import TokenRef, UrlRecorder, emit
 from social_recording.store.base import Store
 from social_recording.upstream.profile import DroppedValue, UnresolvedValueError
-from social_recording.upstream.tracker import TrackerError
+from social_recording.upstream.tracker import MalformedTrackerItem
 
 log = logging.getLogger("social_recording.recording")
 
@@ -45,11 +45,6 @@ def _platform_or_none(url: str) -> Platform | None:
         return platform_of(url)
     except Exception:
         return None
-
-
-def _is_malformed(exc: Exception) -> bool:
-    """The tracker answered, but its item for this token could not be read (not a failed lookup)."""
-    return type(exc).__name__ == "MalformedTrackerItem" and isinstance(exc, TrackerError)
 
 
 class TokenProcessor:
@@ -124,8 +119,6 @@ class TokenProcessor:
             if holder:  # only the release failed; the key expires by its TTL
                 log.warning(kv(event="token_lock_release_failed", token=address, error=type(exc).__name__))
                 return holder[-1]
-            if _is_malformed(exc):
-                return done(TokenStatus.MALFORMED, detail=describe_error(exc) if str(exc) else type(exc).__name__)
             log.warning(kv(event="token_failed", token=address, error=type(exc).__name__), exc_info=True)
             return done(TokenStatus.FAILED, detail=describe_error(exc))
 
@@ -139,10 +132,10 @@ class TokenProcessor:
         if doc is None:
             try:
                 profile = self._profiles.read(address)  # the only upstream call: never for a stored token
-            except TrackerError as exc:
-                if _is_malformed(exc):
-                    return done(TokenStatus.MALFORMED, detail=str(exc))
-                raise
+            except MalformedTrackerItem as exc:
+                # The tracker answered with an item we cannot read: not "no profile" (the token exists),
+                # nothing stored, so the next reconcile of its window tries again.
+                return done(TokenStatus.MALFORMED, detail=exc.reason)
             if profile is None:
                 return done(TokenStatus.NO_PROFILE,
                             detail="the tracker has no usable profile (unknown address or no image); nothing stored")

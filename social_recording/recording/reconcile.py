@@ -65,6 +65,9 @@ class ReconcileOutcome:
     malformed: int = 0
     """Tokens whose tracker item could not be read (junk fields): nothing stored, named in the run
     log, and targeted again by the next reconcile of this window."""
+    malformed_items: tuple[str, ...] = ()
+    """Items of the window's range answer that could not be read (index, address, reason): skipped,
+    named here, and read again by the next reconcile of the window."""
     remaining: int = 0
     stopped_by: str | None = None
     """limit | deadline | drained (| lock_lost); None when skipped."""
@@ -88,7 +91,7 @@ class ReconcileOutcome:
             "failed": self.failed,
             "locked_out": self.locked_out,
             "no_profile": self.no_profile,
-            "malformed": self.malformed,
+            "malformed": self.malformed + len(self.malformed_items),
             "dropped_values": sum(len(t.dropped) for t in self.tokens),
             "unresolved_values": sum(t.unresolved for t in self.tokens),
             "remaining": self.remaining,
@@ -155,7 +158,13 @@ class ReconcileService:
                 return ReconcileOutcome(start, end, partition_key, skipped=ALREADY_RUNNING)
 
             # The job lock comes first: two runs must not both fetch and record the same list.
-            scanned = list(self._tracker.tokens_in_range(start, end))
+            answer = self._tracker.range_report(start, end)
+            scanned = list(answer.tokens)
+            malformed = tuple(
+                f"item {m.index}" + (f" ({m.address})" if m.address else "") + f": {m.reason}" for m in answer.malformed
+            )
+            for line in malformed:
+                log.warning(kv(event="tracker_item_malformed", partition=partition_key, item=line))
             kept: dict[str, RangeToken] = {}
             for t in scanned:
                 if t.investor_count >= min_af_count and t.address not in kept:
@@ -197,6 +206,7 @@ class ReconcileService:
             locked_out=sum(1 for t in pool.results if t.status is TokenStatus.LOCKED_OUT),
             no_profile=sum(1 for t in pool.results if t.status is TokenStatus.NO_PROFILE),
             malformed=sum(1 for t in pool.results if t.status is TokenStatus.MALFORMED),
+            malformed_items=malformed,
             remaining=len(targets) - pool.started,
             stopped_by=pool.stopped_by,
             tokens=tuple(pool.results),

@@ -1,7 +1,7 @@
 """What the engine needs from upstream, as small Protocols (the real clients live in `upstream/`).
 
 Keeping these here lets the use cases depend on a shape rather than on HTTP clients, so tests and
-benchmarks plug in tiny in-memory fakes (DESIGN §1: recording -> upstream only through this seam).
+benchmarks plug in tiny in-memory fakes.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from social_recording.domain.models import TokenProfile
 
 @runtime_checkable
 class ProfileSource(Protocol):
-    """The single URL entry (DESIGN §3): canonical, de-duplicated URLs of one token, or None when the
-    token has no image / is unknown upstream (seed 000 §1.4: then nothing is written)."""
+    """The single URL entry: canonical, de-duplicated URLs of one token, or None when the token has no
+    image or is unknown upstream (then nothing is written)."""
 
     def read(self, address: str) -> TokenProfile | None: ...
 
@@ -27,7 +27,7 @@ class ProfileSource(Protocol):
 
 
 class RangeToken(Protocol):
-    """One token of the tracker's range answer; only what reconcile needs (seed 004 §5.3)."""
+    """One token of the tracker's range answer; only what reconcile needs."""
 
     @property
     def address(self) -> str: ...
@@ -39,9 +39,32 @@ class RangeToken(Protocol):
     def investor_count(self) -> int: ...
 
 
+class SkippedItem(Protocol):
+    """An item of the tracker's answer that could not be read (junk fields)."""
+
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def address(self) -> str | None: ...
+
+    @property
+    def reason(self) -> str: ...
+
+
+class RangeAnswer(Protocol):
+    @property
+    def tokens(self) -> Sequence[RangeToken]: ...
+
+    @property
+    def malformed(self) -> Sequence[SkippedItem]: ...
+
+
 @runtime_checkable
 class TokenRangeSource(Protocol):
-    """The tracker's `GET /tokens` for a `last_transfer_at` window (seed 004 §3.2). A failure raises
-    (after the client's own retries) and must fail the reconcile run with zero writes."""
+    """The tracker's `GET /tokens` for a `last_transfer_at` window. A failure raises (after the
+    client's own retries) and must fail the reconcile run with zero writes. Items the tracker sent
+    but we could not read are reported, not silently dropped: they are counted, named, and tried
+    again by the next reconcile of the window."""
 
-    def tokens_in_range(self, start: datetime, end: datetime) -> Sequence[RangeToken]: ...
+    def range_report(self, start: datetime, end: datetime) -> RangeAnswer: ...

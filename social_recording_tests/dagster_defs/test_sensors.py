@@ -190,10 +190,16 @@ def test_retry_sensor_launches_only_when_no_retry_run_is_queued_or_running(
     store.create_pending_token(TokenProfile(address=RETRY_TOKEN["address"], image="x",
                                             urls=["https://youtube.com/watch?v=Err0rVideo1", "https://t.me/retrychat"]))
     store.close()
-    request = _evaluate(env, "retry_candidates_sensor", instance=instance)
-    assert isinstance(request, RunRequest) and request.run_key
-    assert request.run_config["ops"]["retry_urls"]["config"]["statuses"] == ["error", "pending", "skipped_paid"]
-    assert _evaluate(env, "retry_candidates_sensor", instance=instance).run_key == request.run_key
+    result = _evaluate(env, "retry_candidates_sensor", instance=instance)
+    assert isinstance(result, SensorResult) and result.run_requests and result.cursor
+    request = result.run_requests[0]
+    assert request.run_key and request.tags["social_recording/candidate_urls"] == "2"
+    # the default selection (no statuses named): the same query the job runs
+    assert not request.run_config["ops"]["retry_urls"]["config"].get("statuses")
+    assert _evaluate(env, "retry_candidates_sensor", instance=instance).run_requests[0].run_key == request.run_key  # type: ignore[union-attr]
+    # the cursor remembers the launch: an unchanged selection is not launched again within the back-off
+    again = _evaluate(env, "retry_candidates_sensor", cursor=result.cursor, instance=instance)
+    assert isinstance(again, SkipReason) and "were launched at" in (again.skip_message or "")
 
     for status in (DagsterRunStatus.QUEUED, DagsterRunStatus.STARTED):
         other = DagsterInstance.ephemeral()
@@ -202,14 +208,38 @@ def test_retry_sensor_launches_only_when_no_retry_run_is_queued_or_running(
         assert isinstance(skipped, SkipReason) and status.value.lower() in (skipped.skip_message or "")
     finished = DagsterInstance.ephemeral()
     _add_run(finished, DagsterRunStatus.SUCCESS)
-    assert isinstance(_evaluate(env, "retry_candidates_sensor", instance=finished), RunRequest)
+    assert isinstance(_evaluate(env, "retry_candidates_sensor", instance=finished), SensorResult)
 
     # After a real attempt the error URL is inside its back-off and the telegram one is ok.
     job = env.defs().resolve_job_def("retry_job")
     assert job.execute_in_process(run_config=request.run_config, instance=instance).success
     assert env.statuses()[RETRY_TOKEN["address"]] == {"https://youtube.com/watch?v=Err0rVideo1": "error",
                                                       "https://t.me/retrychat": "ok"}
+    skip = _evaluate(env, "retry_candidates_sensor", cursor=result.cursor, instance=instance)
+    assert isinstance(skip, SkipReason) and "is due" in (skip.skip_message or "")
+
+
+def test_retry_sensor_run_key_changes_with_the_selection_and_frozen_rows_never_starve_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More than `limit` elements whose outcome cannot change (discord links: no generator) are not
+    candidates at all, so one due URL behind them is launched; after its run the selection changes."""
+    env = make_env(tmp_path, monkeypatch, [RETRY_TOKEN], {})
+    from social_recording.domain.models import TokenProfile
+    from social_recording.store import open_store
+
+    store = open_store(env.store_url)
+    job = env.defs().resolve_job_def("retry_job")
+    instance = DagsterInstance.ephemeral()
+    for i in range(60):
+        store.create_pending_token(TokenProfile(address=f"D{i:03d}", image="x", urls=[f"https://discord.com/invite/c{i}"]))
+    assert job.execute_in_process(instance=instance, run_config={"ops": {"retry_urls": {"config": {"limit": 100}}}}).success
     assert isinstance(_evaluate(env, "retry_candidates_sensor", instance=instance), SkipReason)
+    store.create_pending_token(TokenProfile(address="ZZZ", image="x", urls=["https://github.com/o/due"]))
+    store.close()
+    first = _evaluate(env, "retry_candidates_sensor", instance=instance)
+    assert isinstance(first, SensorResult) and first.run_requests
+    assert first.run_requests[0].tags["social_recording/candidate_urls"] == "1"
 
 
 @pytest.mark.parametrize("env_name, running", [("dev", False), ("stage", False), ("prod", True)])

@@ -28,7 +28,7 @@ def test_sets_partition_the_statuses() -> None:
 
 def test_realtime_and_reusable() -> None:
     assert {S.ERROR, S.PENDING} == REALTIME  # L-8: skipped_paid / unsupported not reopened live
-    assert {S.OK, S.NOT_FOUND} == REUSABLE
+    assert {S.OK, S.NOT_FOUND, S.BLOCKED, S.INVALID} == REUSABLE  # every answer; never a spent budget
     assert REALTIME <= RETRYABLE and REUSABLE <= ABSORBING
 
 

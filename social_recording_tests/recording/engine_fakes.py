@@ -253,17 +253,31 @@ class RangeItem:
     investor_count: int
 
 
+@dataclass(frozen=True)
+class SkippedRangeItem:
+    index: int
+    address: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class RangeAnswer:
+    tokens: list[RangeItem]
+    malformed: list[SkippedRangeItem]
+
+
 @dataclass
 class FakeTracker:
     items: list[RangeItem] = field(default_factory=list)
     error: Exception | None = None
+    malformed: list[SkippedRangeItem] = field(default_factory=list)
     calls: int = 0
 
-    def tokens_in_range(self, start: datetime, end: datetime) -> list[RangeItem]:
+    def range_report(self, start: datetime, end: datetime) -> RangeAnswer:
         self.calls += 1
         if self.error is not None:
             raise self.error
-        return list(self.items)
+        return RangeAnswer(list(self.items), list(self.malformed))
 
 
 class StepClock:

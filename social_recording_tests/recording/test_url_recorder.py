@@ -357,7 +357,7 @@ def test_a_stale_holder_is_fenced_out_and_writes_nothing(
 
 def _drop_key(locks: LockManager, key: str, owner: str) -> None:
     """Release a key behind its holder's back, as an expiry would."""
-    release = getattr(locks, "release")
+    release = locks.release
     assert release(key, owner)
 
 

@@ -44,20 +44,34 @@ class FakeTracker:
 class FakeResolver:
     """Resolves from a table; raises ShortlinkError for URLs listed as broken; records every call."""
 
-    def __init__(self, table: Mapping[str, str] | None = None, broken: set[str] | None = None) -> None:
+    def __init__(
+        self,
+        table: Mapping[str, str] | None = None,
+        broken: set[str] | None = None,
+        flaky: set[str] | None = None,
+    ) -> None:
         self.table = dict(table or {})
         self.broken = broken or set()
+        self.flaky = flaky or set()
         self.calls: list[str] = []
 
     def resolve(self, url: str) -> str:
         self.calls.append(url)
         if url in self.broken:
             raise ShortlinkError(url, "HTTP 404 at hop 1")
+        if url in self.flaky:
+            raise ShortlinkError(url, "HEAD timed out", transient=True)
         return self.table.get(url, url)
 
 
 def read(resolver: FakeResolver | None = None, **fields: Any) -> TokenProfile | None:
     return TokenProfileReader(FakeTracker(info(**fields)), resolver or FakeResolver()).read(ADDRESS)
+
+
+def _drops(profile: TokenProfile | None) -> list[str]:
+    """The dropped values as the lines an operator sees ("field='value': reason")."""
+    assert profile is not None
+    return [str(d) for d in profile.dropped]
 
 
 def test_fields_are_canonicalised_in_field_order() -> None:
@@ -157,8 +171,8 @@ def test_junk_values_are_dropped_with_a_warning_and_listed(
     expected_level = logging.INFO if reason == PLACEHOLDER_REASON else logging.WARNING
     assert drops[0].levelno == expected_level and drops[0].name == LOGGER
     assert field in message and repr(value) in message and ADDRESS in message and reason in message
-    assert len(profile.dropped) == 1
-    assert profile.dropped[0].startswith(f"{field}={value!r}: ") and reason in profile.dropped[0]
+    assert len(_drops(profile)) == 1
+    assert _drops(profile)[0].startswith(f"{field}={value!r}: ") and reason in _drops(profile)[0]
 
 
 SCHEMELESS = [
@@ -192,7 +206,7 @@ def test_scheme_less_links_and_handles_are_kept(
         profile = read(resolver, **{field: value})
     assert profile is not None
     assert profile.urls == [to_canonical(expected)]
-    assert profile.dropped == ()
+    assert _drops(profile) == []
     assert resolver.calls[0].startswith("https://")  # the scheme is added before the resolver sees it
     assert not caplog.records
 
@@ -209,7 +223,7 @@ def test_non_string_values_are_dropped_not_fatal(caplog: pytest.LogCaptureFixtur
         profile = read(discord=0, telegram=["https://t.me/x"], website="https://alpha.example")
     assert profile is not None and profile.urls == ["https://alpha.example"]
     assert sum("dropped" in r.getMessage() for r in caplog.records) == 2
-    assert [d.split("=", 1)[0] for d in profile.dropped] == ["telegram", "discord"]
+    assert [d.split("=", 1)[0] for d in _drops(profile)] == ["telegram", "discord"]
 
 
 @pytest.mark.parametrize("handle", ["@alpha", "  @Alpha_1  ", "@a"])
@@ -244,8 +258,8 @@ def test_website_on_a_literal_internal_address_is_dropped_without_dns(
         profile = read(website=value, telegram="https://t.me/keep_me")
     assert profile is not None
     assert profile.urls == [to_canonical("https://t.me/keep_me")]
-    assert len(profile.dropped) == 1 and reason in profile.dropped[0]
-    assert profile.dropped[0].startswith(f"website={value!r}: host ")
+    assert len(_drops(profile)) == 1 and reason in _drops(profile)[0]
+    assert _drops(profile)[0].startswith(f"website={value!r}: host ")
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and reason in warnings[0] and repr(value) in warnings[0]
 
@@ -259,7 +273,7 @@ def test_shortlink_resolving_to_an_internal_address_is_dropped() -> None:
     resolver = FakeResolver({"https://bit.ly/in": "http://10.1.2.3/admin"})
     profile = read(resolver, website="https://bit.ly/in")
     assert profile is not None and profile.urls == []
-    assert len(profile.dropped) == 1 and "private address 10.1.2.3" in profile.dropped[0]
+    assert len(_drops(profile)) == 1 and "private address 10.1.2.3" in _drops(profile)[0]
 
 
 def test_dropped_values_are_masked_and_truncated(caplog: pytest.LogCaptureFixture) -> None:
@@ -273,14 +287,14 @@ def test_dropped_values_are_masked_and_truncated(caplog: pytest.LogCaptureFixtur
             telegram="ftp://user:SeCrEt2@files.example/",
             discord=long_value,
         )
-    assert profile is not None and profile.urls == [] and len(profile.dropped) == 4
-    text = "\n".join([*profile.dropped, *(r.getMessage() for r in caplog.records)])
+    assert profile is not None and profile.urls == [] and len(_drops(profile)) == 4
+    text = "\n".join([*_drops(profile), *(r.getMessage() for r in caplog.records)])
     for secret in ("SeCrEt1", "SeCrEt2", "SeCrEt3"):
         assert secret not in text
-    assert "api_key=***&page=2" in profile.dropped[0]
-    assert "404" in profile.dropped[1]
-    assert "ftp://***@files.example/" in profile.dropped[2]
-    assert len(profile.dropped[3]) < 250 and "tail" not in profile.dropped[3]
+    assert "api_key=***&page=2" in _drops(profile)[0]
+    assert "404" in _drops(profile)[1]
+    assert "ftp://***@files.example/" in _drops(profile)[2]
+    assert len(_drops(profile)[3]) < 250 and "tail" not in _drops(profile)[3]
     assert len(caplog.records) == 4
 
 
@@ -292,7 +306,7 @@ def test_duplicates_are_removed_keeping_the_first_position() -> None:
         discord="x.com/ALPHA",
     )
     assert profile is not None and profile.urls == ["https://x.com/alpha"]
-    assert profile.dropped == ()  # a duplicate is not a lost link
+    assert _drops(profile) == []  # a duplicate is not a lost link
 
 
 def test_shortlink_is_resolved_then_canonicalised() -> None:
@@ -323,7 +337,22 @@ def test_failing_shortlink_drops_only_that_url(caplog: pytest.LogCaptureFixture)
     assert profile.urls == ["https://alpha.example", to_canonical("https://t.me/alpha_chat")]
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "https://t.co/dead" in warnings[0] and "404" in warnings[0]
-    assert len(profile.dropped) == 1 and profile.dropped[0].startswith("twitter='https://t.co/dead': ")
+    assert len(_drops(profile)) == 1 and _drops(profile)[0].startswith("twitter='https://t.co/dead': ")
+
+
+def test_a_transient_shortlink_failure_keeps_the_value_for_a_later_retry(caplog: pytest.LogCaptureFixture) -> None:
+    """A timeout or 5xx at the shortener is no reason to lose the link for good (the token is never
+    read from the tracker again once stored): the raw value is kept as unresolved, not dropped."""
+    resolver = FakeResolver(flaky={"https://t.co/slow"})
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        profile = read(resolver, website="https://alpha.example", twitter="https://t.co/slow")
+    assert profile is not None and profile.urls == ["https://alpha.example"]
+    assert _drops(profile) == []
+    assert [(v.field, v.value, v.attempts) for v in profile.unresolved] == [("twitter", "https://t.co/slow", 1)]
+    assert "timed out" in profile.unresolved[0].reason and profile.unresolved[0].checked_at is not None
+    assert any("kept for a later retry" in r.getMessage() for r in caplog.records)
+    reader = TokenProfileReader(FakeTracker(), FakeResolver({"https://t.co/slow": "https://x.com/alpha"}))
+    assert reader.resolve_value("twitter", "https://t.co/slow") == "https://x.com/alpha"
 
 
 def test_uncanonicalisable_resolution_is_dropped(caplog: pytest.LogCaptureFixture) -> None:
@@ -400,8 +429,8 @@ def test_real_clients_end_to_end() -> None:
     profile = TokenProfileReader(tracker, resolver).read(ADDRESS)
     assert profile is not None
     assert profile.urls == ["https://alpha.example/home", "https://discord.com/invite/abc"]
-    assert [d.split("=", 1)[0] for d in profile.dropped] == ["twitter", "telegram"]
-    assert "404" in profile.dropped[0] and profile.dropped[1] == "telegram='TBA': placeholder value"
+    assert [d.split("=", 1)[0] for d in _drops(profile)] == ["twitter", "telegram"]
+    assert "404" in _drops(profile)[0] and _drops(profile)[1] == "telegram='TBA': placeholder value"
 
 
 def test_tracker_failure_propagates() -> None:
