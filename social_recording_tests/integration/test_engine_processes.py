@@ -7,26 +7,18 @@ states; timeouts are only guards.
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
 
-from social_recording.domain.models import SocialUrl
 from social_recording.domain.status import FetchStatus
 from social_recording.locks import open_lock_manager
-from social_recording.recording.processor import TokenStatus
-from social_recording.recording.url_recorder import RunState
+from social_recording.recording.outcomes import TokenStatus
+from social_recording.recording.run_state import RunState
 from social_recording.store.sqlite import SqliteStore
+from social_recording_tests.integration.conftest import GUARD, Env, element, finish, kill, wait_until
 from social_recording_tests.recording.engine_fakes import (
     GH_URL,
     WEB_URL,
@@ -40,69 +32,6 @@ from social_recording_tests.recording.engine_fakes import (
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[2]
-GUARD = 60.0
-
-
-@dataclass
-class Env:
-    redis_url: str
-    lock_url: str
-    store_path: Path
-
-    def config(self, name: str, **extra: Any) -> str:
-        return json.dumps({
-            "name": name,
-            "redis_url": self.redis_url,
-            "lock_url": self.lock_url,
-            "store_path": str(self.store_path),
-            **extra,
-        })
-
-    def spawn(self, name: str, **extra: Any) -> subprocess.Popen[str]:
-        env = {**os.environ, "PYTHONPATH": str(REPO)}
-        return subprocess.Popen(
-            [sys.executable, "-m", "social_recording_tests.recording.engine_worker", self.config(name, **extra)],
-            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )
-
-
-@pytest.fixture(params=["redis", "sqlite"])
-def env(request: pytest.FixtureRequest, redis_url: str, tmp_path: Path) -> Iterator[Env]:
-    lock_url = redis_url if request.param == "redis" else f"sqlite:///{tmp_path / 'locks.db'}"
-    store_path = tmp_path / "store.db"
-    SqliteStore(store_path).close()  # create the schema once, before the workers race for it
-    yield Env(redis_url, lock_url, store_path)
-
-
-def _finish(proc: subprocess.Popen[str]) -> list[dict[str, Any]]:
-    out, err = proc.communicate(timeout=GUARD)
-    assert proc.returncode == 0, err[-3000:]
-    return [json.loads(line) for line in out.splitlines() if line.strip()]
-
-
-def _wait(cond: Callable[[], object], what: str) -> None:
-    deadline = time.monotonic() + GUARD
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
-
-
-def _kill(proc: subprocess.Popen[str]) -> None:
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate(timeout=GUARD)
-    assert proc.returncode == -signal.SIGKILL
-
-
-def _el(store: SqliteStore, address: str, url: str) -> SocialUrl:
-    doc = store.find_token(address)
-    assert doc is not None
-    el = doc.element(url)
-    assert el is not None
-    return el
-
-
 def test_v1_two_tokens_same_url_at_once_one_call(env: Env) -> None:
     """V-1: two processes, two tokens, one shared URL, started together: exactly one generator call;
     both ok, both linked (identical shapes); the other URLs of each token are recorded too."""
@@ -110,14 +39,14 @@ def test_v1_two_tokens_same_url_at_once_one_call(env: Env) -> None:
     common = {"barrier": "v1-barrier", "barrier_n": 2, "behaviours": behaviours}
     w1 = env.spawn("w1", profiles={"A": [X_URL, YT_URL]}, tokens=[["A", "a"]], **common)
     w2 = env.spawn("w2", profiles={"B": [X_URL, GH_URL]}, tokens=[["B", "b"]], **common)
-    r1, r2 = _finish(w1), _finish(w2)
+    r1, r2 = finish(w1), finish(w2)
     assert r1[0]["status"] == r2[0]["status"] == "recorded"
     counter = RedisCounter(env.redis_url)
     assert counter.get(X_URL) == 1
     assert counter.get(YT_URL) == 1 and counter.get(GH_URL) == 1
     store = SqliteStore(env.store_path)
     try:
-        a, b = _el(store, "A", X_URL), _el(store, "B", X_URL)
+        a, b = element(store, "A", X_URL), element(store, "B", X_URL)
         assert a.status is FetchStatus.OK and b.status is FetchStatus.OK
         assert sorted([a.attempts, b.attempts]) == [0, 1]  # the waiter reused: no attempt, no clock
         a_links, b_links = store.find_links("A", X_URL), store.find_links("B", X_URL)
@@ -134,13 +63,13 @@ def test_v2_same_token_twice_second_returns_at_once(env: Env) -> None:
     r = redis.Redis.from_url(env.redis_url)
     try:
         w1 = env.spawn("w1", profiles={"A": [YT_URL]}, tokens=[["A", "a"]], hold_in_generate="v2-release")
-        _wait(lambda: r.exists("w1:generating"), "worker 1 inside the generator")
+        wait_until(lambda: r.exists("w1:generating"), "worker 1 inside the generator")
         w2 = env.spawn("w2", profiles={"A": [YT_URL]}, tokens=[["A", "a"]])
-        res2 = _finish(w2)  # finishes although worker 1 is still holding the token
+        res2 = finish(w2)  # finishes although worker 1 is still holding the token
         assert res2 == [{"token": "A", "status": TokenStatus.LOCKED_OUT.value, "urls": []}]
         assert w1.poll() is None
         r.set("v2-release", 1)
-        res1 = _finish(w1)
+        res1 = finish(w1)
     finally:
         r.close()
     assert res1[0]["urls"][0]["status"] == "ok"
@@ -172,16 +101,16 @@ def test_v3_killed_between_two_urls(env: Env) -> None:
     try:
         w = env.spawn("w1", profiles={"A": [YT_URL, GH_URL, WEB_URL]}, tokens=[["A", "a"]],
                       pause_after_urls=1, token_lock_ttl=2.0, url_lock_ttl=2.0)
-        _wait(lambda: r.exists("w1:paused"), "worker paused between URLs")
-        _kill(w)
+        wait_until(lambda: r.exists("w1:paused"), "worker paused between URLs")
+        kill(w)
     finally:
         r.close()
     counter = RedisCounter(env.redis_url)
     store = SqliteStore(env.store_path)
     try:
-        assert (_el(store, "A", YT_URL).status, _el(store, "A", YT_URL).attempts) == (FetchStatus.OK, 1)
+        assert (element(store, "A", YT_URL).status, element(store, "A", YT_URL).attempts) == (FetchStatus.OK, 1)
         for url in (GH_URL, WEB_URL):
-            el = _el(store, "A", url)
+            el = element(store, "A", url)
             assert (el.status, el.attempts, el.attempted_at) == (FetchStatus.PENDING, 0, None)
     finally:
         store.close()
@@ -200,15 +129,15 @@ def test_v3_killed_after_a_call_before_its_write(env: Env) -> None:
     try:
         w = env.spawn("w1", profiles={"A": [YT_URL, GH_URL]}, tokens=[["A", "a"]],
                       pause_in_generate=GH_URL, token_lock_ttl=2.0, url_lock_ttl=2.0)
-        _wait(lambda: r.exists("w1:paused"), "worker paused inside the generator")
-        _kill(w)
+        wait_until(lambda: r.exists("w1:paused"), "worker paused inside the generator")
+        kill(w)
     finally:
         r.close()
     counter = RedisCounter(env.redis_url)
     store = SqliteStore(env.store_path)
     try:
-        assert _el(store, "A", YT_URL).status is FetchStatus.OK
-        el = _el(store, "A", GH_URL)
+        assert element(store, "A", YT_URL).status is FetchStatus.OK
+        el = element(store, "A", GH_URL)
         assert (el.status, el.attempts) == (FetchStatus.PENDING, 0)
         assert store.find_links("A", GH_URL) == []
     finally:
@@ -220,6 +149,6 @@ def test_v3_killed_after_a_call_before_its_write(env: Env) -> None:
     store = SqliteStore(env.store_path)
     try:
         assert len(store.find_links("A", GH_URL)) == 4
-        assert _el(store, "A", GH_URL).attempts == 1
+        assert element(store, "A", GH_URL).attempts == 1
     finally:
         store.close()

@@ -149,12 +149,14 @@ class CountingGenerator:
         behaviours: Mapping[str, Behaviour] | None = None,
         default: Behaviour = Behaviour(),
         on_call: Callable[[str], None] | None = None,
+        before_call: Callable[[str], None] | None = None,
     ) -> None:
         self.platform = platform
         self._counter = counter
         self._behaviours = dict(behaviours or {})
         self._default = default
         self._on_call = on_call
+        self._before_call = before_call
         self.contexts: list[GenerateContext] = []
 
     def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
@@ -168,6 +170,8 @@ class CountingGenerator:
         if b.outcome == "bug_before_request":
             raise KeyError("a bug of ours before any request")
         self.contexts.append(ctx)
+        if self._before_call is not None:
+            self._before_call(url)
         # Stand in for the HTTP layer: the engine learns from it (not from us) that a request left,
         # and may veto a paid one right before it is sent.
         service, paid = PROVIDER_OF.get(self.platform, self.platform.value), self.platform in PAID_PLATFORMS
@@ -201,12 +205,15 @@ def counting_registry(
     *,
     default: Behaviour = Behaviour(),
     on_call: Callable[[str], None] | None = None,
+    before_call: Callable[[str], None] | None = None,
     without: Iterable[Platform] = (Platform.DISCORD,),
 ) -> GeneratorRegistry:
-    """Every platform but discord (-> unsupported) gets a counting generator; paid set as in production."""
+    """Every platform but discord (-> unsupported) gets a counting generator; paid set as in production.
+    `before_call` runs inside generate() before the request is sent (where a process may be paused);
+    `on_call` right after it was counted."""
     skip = set(without)
     return GeneratorRegistry.of(
-        {p: CountingGenerator(p, counter, behaviours, default, on_call) for p in Platform if p not in skip}
+        {p: CountingGenerator(p, counter, behaviours, default, on_call, before_call) for p in Platform if p not in skip}
     )
 
 

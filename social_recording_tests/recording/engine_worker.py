@@ -12,7 +12,11 @@ Coordination with the test goes through Redis keys:
 - `pause_after_urls`: after that many URL outcomes set `<name>:paused` and sleep (to be SIGKILLed
   between two URLs);
 - `pause_in_generate`: after the counted call for that URL set `<name>:paused` and sleep (to be
-  SIGKILLed after a generator call but before its write).
+  SIGKILLed after a generator call but before its write);
+- `stop_before_call` / `stop_after_call`: for that URL set `<name>:stopping` (right before the
+  request is sent / right after it was counted) and wait for `<name>:go` (the test SIGSTOPs the
+  process meanwhile, lets its lease expire, and SIGCONTs it after setting the key);
+- `lock_busy_timeout`: build the SQLite lock manager with that busy timeout (renewal fault tests).
 """
 
 from __future__ import annotations
@@ -25,9 +29,13 @@ from typing import Any
 import redis
 
 from social_recording.locks import open_lock_manager
+from social_recording.locks.base import LockManager
+from social_recording.locks.sqlite import SqliteLockManager
 from social_recording.recording.gate import DedupeGate
+from social_recording.recording.outcomes import UrlOutcome
 from social_recording.recording.processor import TokenProcessor
-from social_recording.recording.url_recorder import RunState, TokenRef, UrlOutcome, UrlRecorder
+from social_recording.recording.run_state import RunState
+from social_recording.recording.url_recorder import TokenRef, UrlRecorder
 from social_recording.recording.writer import GraphWriter
 from social_recording.store.sqlite import SqliteStore
 from social_recording_tests.recording.engine_fakes import (
@@ -71,7 +79,19 @@ def main(raw: str) -> int:
     name = cfg["name"]
     r = redis.Redis.from_url(cfg["redis_url"])
     store = SqliteStore(cfg["store_path"])
-    locks = open_lock_manager(cfg["lock_url"])
+    locks: LockManager
+    if cfg.get("lock_busy_timeout") and cfg["lock_url"].startswith("sqlite:///"):
+        locks = SqliteLockManager(cfg["lock_url"][len("sqlite:///"):], busy_timeout=cfg["lock_busy_timeout"])
+    else:
+        locks = open_lock_manager(cfg["lock_url"])
+
+    def stop_here(url: str) -> None:
+        r.set(f"{name}:stopping", url)
+        _wait_for(r, lambda: r.exists(f"{name}:go"), "the go key")
+
+    def before_call(url: str) -> None:
+        if cfg.get("stop_before_call") == url:
+            stop_here(url)
 
     def on_call(url: str) -> None:
         r.set(f"{name}:generating", url)
@@ -80,9 +100,11 @@ def main(raw: str) -> int:
         if cfg.get("pause_in_generate") == url:
             r.set(f"{name}:paused", url)
             time.sleep(PAUSE_SECONDS)
+        if cfg.get("stop_after_call") == url:
+            stop_here(url)
 
     behaviours = {url: Behaviour(**b) for url, b in cfg.get("behaviours", {}).items()}
-    registry = counting_registry(RedisCounter(cfg["redis_url"]), behaviours, on_call=on_call)
+    registry = counting_registry(RedisCounter(cfg["redis_url"]), behaviours, on_call=on_call, before_call=before_call)
     profiles = FakeProfiles()
     for address, urls in cfg.get("profiles", {}).items():
         profiles.add(address, urls)
@@ -104,7 +126,8 @@ def main(raw: str) -> int:
             "token": out.address,
             "status": out.status.value,
             "urls": [
-                {"url": u.url, "status": str(u.status), "attempted": u.attempted, "reused": u.reused}
+                {"url": u.url, "status": str(u.status), "attempted": u.attempted, "reused": u.reused,
+                 "lease_lost": u.lease_lost, "detail": u.detail}
                 for u in out.urls
             ],
         }), flush=True)
