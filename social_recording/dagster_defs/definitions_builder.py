@@ -22,12 +22,12 @@ from social_recording.dagster_defs.resources import (
     TrackerResource,
     UpstreamResource,
 )
-from social_recording.dagster_defs.sensors import (
+from social_recording.dagster_defs.schedules import (
     default_status,
-    make_retry_candidates_sensor,
+    make_reconcile_schedule,
     make_retry_schedule,
-    make_token_flow_sensor,
 )
+from social_recording.dagster_defs.sensors import make_retry_candidates_sensor, make_token_flow_sensor
 from social_recording.settings import PREFIX, Settings
 
 
@@ -82,7 +82,10 @@ def build_definitions(settings: Settings) -> Definitions:
     reconcile_job = make_reconcile_job(settings.partition_start)
     return Definitions(
         jobs=[reconcile_job, retry_job, live_tokens_job],
-        schedules=[make_retry_schedule(retry_job, schedule_status)],
+        schedules=[
+            make_retry_schedule(retry_job, schedule_status),
+            make_reconcile_schedule(reconcile_job, schedule_status),
+        ],
         sensors=[
             make_retry_candidates_sensor(retry_job, sensor_status),
             make_token_flow_sensor(live_tokens_job, sensor_status),

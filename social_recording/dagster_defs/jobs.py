@@ -1,4 +1,4 @@
-"""Jobs and partitions (DESIGN §7, §12). Run tags feed the run-concurrency limits of dagster.yaml."""
+"""Jobs and partitions. Run tags feed the run-concurrency limits of dagster.yaml."""
 
 from datetime import date
 
@@ -11,8 +11,9 @@ JOB_TAG = "social_recording/job"
 
 
 def daily_partitions(start: date) -> DailyPartitionsDefinition:
-    """UTC days over the tracker's `last_transfer_at` (seed 004 §5.2); only complete days."""
-    return DailyPartitionsDefinition(start_date=start.isoformat(), timezone="UTC", fmt="%Y-%m-%d")
+    """UTC days over the tracker's `last_transfer_at`, today included (`end_offset=1`): the daily
+    reconcile runs today's partition so far, and a later run of the same day picks up the rest."""
+    return DailyPartitionsDefinition(start_date=start.isoformat(), timezone="UTC", fmt="%Y-%m-%d", end_offset=1)
 
 
 def make_reconcile_job(start: date) -> JobDefinition:

@@ -14,13 +14,11 @@ from typing import Any, Protocol
 
 from dagster import (
     DagsterRunStatus,
-    DefaultScheduleStatus,
     DefaultSensorStatus,
     JobDefinition,
     RunConfig,
     RunRequest,
     RunsFilter,
-    ScheduleDefinition,
     SensorDefinition,
     SensorEvaluationContext,
     SensorResult,
@@ -66,13 +64,6 @@ ACTIVE_RUN_STATUSES = [
     DagsterRunStatus.STARTED,
     DagsterRunStatus.CANCELING,
 ]
-
-
-def default_status(env: str) -> tuple[DefaultScheduleStatus, DefaultSensorStatus]:
-    """Only prod starts RUNNING: nothing spends money in dev by accident (DESIGN §7)."""
-    if env == "prod":
-        return DefaultScheduleStatus.RUNNING, DefaultSensorStatus.RUNNING
-    return DefaultScheduleStatus.STOPPED, DefaultSensorStatus.STOPPED
 
 
 def _digest(payload: Any) -> str:
@@ -342,16 +333,3 @@ def make_retry_candidates_sensor(job: JobDefinition, status: DefaultSensorStatus
         return SensorResult(run_requests=[result], cursor=new_cursor.dump())
 
     return retry_candidates_sensor
-
-
-def make_retry_schedule(job: JobDefinition, status: DefaultScheduleStatus) -> ScheduleDefinition:
-    return ScheduleDefinition(
-        name="retry_schedule",
-        job=job,
-        cron_schedule="0 * * * *",
-        execution_timezone="UTC",
-        default_status=status,
-        run_config=RunConfig(ops={"retry_urls": RetryConfig()}),
-        description="Hourly retry with the default selection: the oldest due elements whose outcome a retry "
-        "can change under this configuration.",
-    )

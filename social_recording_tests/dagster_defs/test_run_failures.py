@@ -77,3 +77,29 @@ def test_no_profile_tokens_are_named_in_the_run_log(tmp_path: Path, monkeypatch:
     assert result.success and result.output_for_node("reconcile_window")["no_profile"] == 1
     lines = log_lines(instance, result.run_id, "token_not_recorded")
     assert len(lines) == 1 and A in lines[0] and "no image" in lines[0]
+
+
+def test_an_engine_failure_fails_the_run_after_recording_everything_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug of ours inside one generator, before its request: that URL is an engine failure (no
+    attempt guessed, nothing written for it), the token's other URLs are recorded, and the run is
+    marked failed naming the defect."""
+    from social_recording.platforms.github import GitHubGenerator
+
+    def broken(self: object, url: str, ctx: object) -> object:
+        raise KeyError("a bug of ours")
+
+    monkeypatch.setattr(GitHubGenerator, "generate", broken)
+    env = make_env(tmp_path, monkeypatch, [token(A, "2026-11-12T03:00:00Z", website="https://github.com/o/r",
+                                                 telegram="https://t.me/failchat")])
+    instance = DagsterInstance.ephemeral()
+    result = env.defs().resolve_job_def("reconcile_job").execute_in_process(
+        partition_key="2026-11-12", instance=instance, raise_on_error=False)
+    assert not result.success
+    failure = result.failure_data_for_node("reconcile_window")
+    assert failure is not None and "1 URL(s) ended in an engine failure" in failure.error.message
+    statuses = env.statuses()[A]
+    assert statuses == {"https://github.com/o/r": "pending", "https://t.me/failchat": "ok"}
+    element = env.tokens()[A].element("https://github.com/o/r")
+    assert element is not None and element.attempts == 0 and element.attempted_at is None

@@ -132,6 +132,7 @@ class Behaviour:
     outcome: ok | not_found | blocked | error | credit_exhausted | invalid (returns a cyclic graph) |
     contract_unattempted (raises SocialContractError(attempted=False)) | unattempted_error (raises
     before any call: not counted) | bug_before_request (a KeyError of our own before any request) |
+    unsupported_shape (a shape the generator cannot read: no call) |
     crash (a plain RuntimeError after the call).
     flaky: the first N calls fail with an UPSTREAM error, then `outcome` applies.
     """
@@ -169,6 +170,8 @@ class CountingGenerator:
             raise SocialContractError("nothing fetchable in the url", attempted=False)
         if b.outcome == "bug_before_request":
             raise KeyError("a bug of ours before any request")
+        if b.outcome == "unsupported_shape":
+            raise ExternalFetchError(ErrorCode.UNSUPPORTED, "URL shape names nothing fetchable", attempted=False)
         self.contexts.append(ctx)
         if self._before_call is not None:
             self._before_call(url)

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from social_recording.domain.models import SocialUrl, TokenProfile
-from social_recording.domain.status import FetchStatus
+from social_recording.domain.status import Cause, FetchStatus
 from social_recording.locks.base import Lease, LockManager
 from social_recording.recording.outcomes import EngineOutcome, TokenStatus
 from social_recording.recording.processor import TOKEN_LOCK_TTL_S, TokenProcessor
@@ -297,3 +297,45 @@ def test_bad_arguments_are_rejected(store: SqliteStore, locks: LockManager) -> N
         TokenProcessor(store, locks, eng.profiles, eng.recorder, token_lock_ttl=0)
     with pytest.raises(ValueError, match="min_interval"):
         TokenProcessor(store, locks, eng.profiles, eng.recorder, min_interval=timedelta(minutes=-1))
+
+
+def test_live_events_every_minute_for_two_hours_reopen_a_no_call_error_at_most_twice(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
+) -> None:
+    """An `error` recorded without a call (a free provider's quota gone earlier in the run) respects
+    the back-off like any other: live events every minute for two hours reopen it at most twice
+    (it used to be reopened by every event, forever)."""
+    yt_quota = "https://youtube.com/watch?v=quotaquota1"
+    eng = build_engine(store, locks, counting_registry(counter, {YT_URL: Behaviour("credit_exhausted")}), clock=clock)
+    eng.profiles.add("A", [YT_URL, yt_quota])
+    first = eng.processor.record("A", None, RunState())
+    assert [u.status for u in first.urls] == [FetchStatus.ERROR, FetchStatus.ERROR]
+    assert [u.attempted for u in first.urls] == [True, False]
+    reopened = 0
+    for _ in range(120):
+        clock.advance(timedelta(minutes=1))
+        out = eng.processor.record("A", None, RunState())
+        reopened += sum(1 for u in out.urls if u.url == yt_quota)
+    assert reopened <= 2
+
+
+def test_unparseable_shapes_and_missing_keys_are_unsupported_and_never_reopened_live(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
+) -> None:
+    """A shape no generator can read, and a platform whose provider key is not set, are `unsupported`
+    with zero calls (never an `error` that loops): the live path never reopens them."""
+    from social_recording.domain.urls import Platform
+
+    registry = counting_registry(counter, {YT_URL: Behaviour("unsupported_shape")})
+    registry.unavailable[Platform.GITHUB] = "GITHUB_TOKEN is not set"
+    eng = build_engine(store, locks, registry, clock=clock)
+    eng.profiles.add("A", [YT_URL, GH_URL])
+    out = eng.processor.record("A", None, RunState())
+    assert [(u.status, u.attempted) for u in out.urls] == [(FetchStatus.UNSUPPORTED, False)] * 2
+    assert "GITHUB_TOKEN is not set" in out.urls[1].detail
+    yt, gh = _el(store, "A", YT_URL), _el(store, "A", GH_URL)
+    assert (yt.cause, gh.cause) == (Cause.UNPARSEABLE, Cause.NO_GENERATOR)
+    for _ in range(120):
+        clock.advance(timedelta(minutes=1))
+        assert eng.processor.record("A", None, RunState()).status is TokenStatus.UP_TO_DATE
+    assert counter.total() == 0
