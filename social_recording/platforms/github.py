@@ -38,7 +38,7 @@ from urllib.parse import quote
 from pydantic import BaseModel, Field, SecretStr
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
-from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.domain.urls import GITHUB_RESERVED, CanonicalUrl, Platform
 from social_recording.platforms.base import (
     ErrorCode,
     GenerateResult,
@@ -62,19 +62,6 @@ from social_recording.platforms.shaping import (
 API_BASE = "https://api.github.com"
 AUTH_HOSTS = frozenset({"api.github.com"})
 SERVICE = "github"
-
-RESERVED_FIRST_SEGMENTS: frozenset[str] = frozenset(
-    {
-        "about", "account", "apps", "blog", "codespaces", "collections", "contact", "copilot",
-        "customer-stories", "dashboard", "education", "enterprise", "enterprises", "events", "explore",
-        "features", "git-guides", "github-copilot", "home", "issues", "join", "login", "logout",
-        "marketplace", "mobile", "models", "new", "nonprofit", "notifications", "organizations",
-        "password_reset", "premium-support", "pricing", "pulls", "readme", "resources", "search",
-        "security", "sessions", "settings", "signup", "site", "solutions", "sponsors", "stars", "team",
-        "topics", "trending", "users", "watching",
-    }
-)  # fmt: skip
-"""First path segments that are GitHub's own pages, not user or org logins."""
 
 _ZERO_CALL_SUBTYPES = {"search": "search", "topics": "topic"}
 _SPONSOR_PAGES = frozenset({"accounts", "explore", "community"})
@@ -153,7 +140,7 @@ def _route(parsed: CanonicalUrl) -> _RepoTarget | _UserTarget | ZeroCallShape:
         return _UserTarget(seg[1])
     if lowered == "sponsors" and len(seg) >= 2 and seg[1].lower() not in _SPONSOR_PAGES:
         return _UserTarget(seg[1])
-    if lowered in RESERVED_FIRST_SEGMENTS or lowered == "orgs":
+    if lowered in GITHUB_RESERVED:
         return ZeroCallShape(_ZERO_CALL_SUBTYPES.get(lowered, "page"), {"section": lowered})
     if len(seg) == 1:
         return _UserTarget(first)

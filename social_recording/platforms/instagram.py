@@ -23,7 +23,7 @@ import re
 from typing import Any
 
 from social_recording.domain.graph import GraphGroup, SocialObject
-from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.domain.urls import INSTAGRAM_RESERVED, CanonicalUrl, Platform
 from social_recording.platforms.apify import INSTAGRAM_ACTOR, ApifyGenerator, first_usable
 from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult
 from social_recording.platforms.shaping import ROOT_REF, finish, first_str, id_str, item_object, urls_in_text
@@ -32,11 +32,6 @@ _CODE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _USERNAME = re.compile(r"^[A-Za-z0-9._]{1,30}$")
 _PRODUCT_SUBTYPES = {"clips": "reel"}
 """The item's `productType` -> content subtype (default "post"): the canonical URL is /p/ for every kind."""
-_RESERVED_FIRST = frozenset(
-    {"explore", "accounts", "about", "developer", "legal", "direct", "stories", "web", "emails",
-     "challenge", "privacy", "terms", "session", "oauth", "graphql", "api", "static", "locations",
-     "directory", "topics", "p", "reel", "reels", "tv", "ar", "press", "blog"}
-)
 
 _POST_FIELDS = ("shortCode", "url", "type", "productType", "caption", "timestamp", "ownerUsername",
                 "ownerFullName", "locationName", "isSponsored", "alt")
@@ -97,7 +92,7 @@ def classify_instagram_url(parsed: CanonicalUrl) -> tuple[str, str]:
         if len(seg) >= 2 and seg[1].lower() == "search":
             return ("zero", "search")
         return ("zero", "page")
-    if first in _RESERVED_FIRST:
+    if first in INSTAGRAM_RESERVED:
         return ("none", "")
     if _USERNAME.match(seg[0]) and (len(seg) == 1 or seg[1].lower() in ("reels", "tagged", "guide", "feed")):
         return ("profile", seg[0])

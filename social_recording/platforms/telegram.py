@@ -41,7 +41,14 @@ from urllib.parse import quote
 import httpx
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
-from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.domain.urls import (
+    TELEGRAM_NON_CHAT_PATHS,
+    TELEGRAM_PRIVATE_PATHS,
+    TELEGRAM_USERNAME_RE,
+    TELEGRAM_VENUE_PREFIXES,
+    CanonicalUrl,
+    Platform,
+)
 from social_recording.platforms.base import (
     ErrorCode,
     GenerateResult,
@@ -64,24 +71,11 @@ from social_recording.platforms.shaping import (
 PAGE_BASE = "https://t.me"
 SERVICE = "telegram"
 
-USERNAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{2,31}$")
-"""Public usernames: a letter first, then letters, digits, underscores; at most 32 characters (the
-lower bound is generous: 3, as in the canonicaliser, although Telegram issues 4+)."""
+USERNAME = TELEGRAM_USERNAME_RE
+"""Public usernames (the canonicaliser's rule, defined once)."""
 
-_PRIVATE_FIRST = frozenset({"joinchat", "c", "addlist", "m"})
-_ZERO_CALL_FIRST = {
-    "share": "share",
-    "addstickers": "stickers",
-    "addemoji": "stickers",
-    "addtheme": "page",
-    "setlanguage": "page",
-    "proxy": "page",
-    "socks": "page",
-    "iv": "page",
-    "bg": "page",
-    "login": "page",
-}
-_VENUE_PREFIX = frozenset({"s", "boost"})
+_ZERO_CALL_SUBTYPES = {"share": "share", "addstickers": "stickers", "addemoji": "stickers"}
+"""The zero-call subtype of t.me's own pages (TELEGRAM_NON_CHAT_PATHS) that are not "page"."""
 _NOT_FOUND_TITLE = "telegram: contact @"
 _SPACES = re.compile(r"[\s\u00a0\u202f\u2009,]")
 _COUNT = re.compile(
@@ -103,15 +97,15 @@ def _route(parsed: CanonicalUrl) -> _Page | ZeroCallShape | NoCallShape:
         return ZeroCallShape("page")
     first = seg[0]
     lowered = first.lower()
-    if first.startswith("+") or lowered in _PRIVATE_FIRST:
+    if first.startswith("+") or lowered in TELEGRAM_PRIVATE_PATHS:
         return NoCallShape(
             ErrorCode.TARGET_BLOCKED,
             "private Telegram link (invite or private chat) cannot be resolved publicly",
         )
-    if lowered in _ZERO_CALL_FIRST:
-        return ZeroCallShape(_ZERO_CALL_FIRST[lowered])
+    if lowered in TELEGRAM_NON_CHAT_PATHS:
+        return ZeroCallShape(_ZERO_CALL_SUBTYPES.get(lowered, "page"))
     name = first
-    if lowered in _VENUE_PREFIX:
+    if lowered in TELEGRAM_VENUE_PREFIXES:
         if len(seg) < 2:
             return ZeroCallShape("page")
         name = seg[1]

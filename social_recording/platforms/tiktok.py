@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from social_recording.domain.graph import GraphGroup, SocialObject
-from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.domain.urls import TIKTOK_NON_POST_PATHS, CanonicalUrl, Platform
 from social_recording.platforms.apify import TIKTOK_ACTOR, ApifyGenerator, first_usable
 from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult
 from social_recording.platforms.shaping import (
@@ -34,18 +34,8 @@ _DIGITS = re.compile(r"^[0-9]{1,25}$")
 _HANDLE = re.compile(r"^@[A-Za-z0-9_.]{1,24}$")
 _SHORT_HOSTS = frozenset({"vm.tiktok.com", "vt.tiktok.com"})
 
-_ZERO_CALL_FIRST: dict[str, str] = {
-    "tag": "hashtag",
-    "discover": "discover",
-    "search": "search",
-    "explore": "page",
-    "foryou": "page",
-    "following": "page",
-    "friends": "page",
-    "live": "page",
-    "music": "page",
-    "channel": "page",
-}
+_ZERO_CALL_SUBTYPES: dict[str, str] = {"tag": "hashtag", "discover": "discover", "search": "search"}
+"""The zero-call subtype of tiktok.com's own pages (TIKTOK_NON_POST_PATHS) that are not "page"."""
 
 _POST_FIELDS = ("text", "createTime", "createTimeISO", "webVideoUrl", "isSlideshow", "isAd", "isPinned")
 _POST_METRICS = {"playCount": "views", "diggCount": "likes", "commentCount": "comments",
@@ -97,8 +87,8 @@ def classify_tiktok_url(parsed: CanonicalUrl) -> tuple[str, str]:
     if not seg:
         return ("zero", "page")
     first = seg[0]
-    if first.lower() in _ZERO_CALL_FIRST:
-        return ("zero", _ZERO_CALL_FIRST[first.lower()])
+    if first.lower() in TIKTOK_NON_POST_PATHS:
+        return ("zero", _ZERO_CALL_SUBTYPES.get(first.lower(), "page"))
     if first == "t" and len(seg) == 2:
         return ("post", "auto")  # tiktok.com/t/<code>: an unresolved shortlink, the actor follows it
     if first == "@" and len(seg) == 3 and seg[1] in ("video", "photo") and _DIGITS.match(seg[2]):

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 from social_recording.domain.graph import GraphGroup, SocialContractError, SocialObject
-from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.domain.urls import X_HANDLE_RE, X_RESERVED, CanonicalUrl, Platform
 from social_recording.platforms.base import (
     ErrorCode,
     ExternalFetchError,
@@ -56,31 +56,18 @@ TWITTERAPI_HOST = "api.twitterapi.io"
 TIMEOUT_S = 30.0
 """seed 000 §6.1: twitterapi 30 s (the seed retried 3x; as a paid provider we call once, DESIGN §9)."""
 
-_HANDLE = re.compile(r"^[A-Za-z0-9_]{1,50}$")  # same bound as urls.py (legacy handles exceed 15)
 _DIGITS = re.compile(r"^[0-9]{1,25}$")
 
-# First path segments that are X's own pages, not handles. Value = zero-call subtype.
-_ZERO_CALL_FIRST: dict[str, str] = {
+_ZERO_CALL_SUBTYPES: dict[str, str] = {
     "search": "search",
     "intent": "intent",
     "share": "intent",
-    "hashtag": "hashtag",
-    "home": "page",
-    "explore": "page",
-    "settings": "page",
-    "messages": "page",
-    "notifications": "page",
     "compose": "intent",
-    "login": "page",
-    "logout": "page",
-    "signup": "page",
-    "tos": "page",
-    "privacy": "page",
-    "about": "page",
-    "jobs": "page",
-    "download": "page",
+    "hashtag": "hashtag",
 }
-_RESERVED_FIRST = frozenset(_ZERO_CALL_FIRST) | {"i", "status", "statuses"}
+"""The zero-call subtype of X's own pages (X_RESERVED) that are not "page"."""
+_NO_PAGE = frozenset({"status", "statuses"})
+"""Reserved first segments that show nothing without a tweet id after them."""
 _PROFILE_TABS = frozenset(
     {"with_replies", "media", "likes", "highlights", "articles", "followers", "following",
      "verified_followers", "photo", "header_photo", "superfollows", "lists"}
@@ -188,10 +175,10 @@ def classify_x_url(parsed: CanonicalUrl) -> _Target:
         if len(seg) >= 2 and seg[1].lower() == "communities":
             return _Target("zero", "community")
         return _Target("zero", "page")
-    if first in _ZERO_CALL_FIRST:
-        return _Target("zero", _ZERO_CALL_FIRST[first])
-    if first in _RESERVED_FIRST or not _HANDLE.match(seg[0]):
+    if first in _NO_PAGE or not X_HANDLE_RE.match(seg[0]):
         return _Target("none", "")
+    if first in X_RESERVED:
+        return _Target("zero", _ZERO_CALL_SUBTYPES.get(first, "page"))
     if len(seg) == 1 or (len(seg) == 2 and seg[1].lower() in _PROFILE_TABS):
         return _Target("profile", seg[0])
     return _Target("none", "")

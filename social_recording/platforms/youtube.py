@@ -43,7 +43,7 @@ from typing import Any
 from pydantic import BaseModel, Field, SecretStr
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
-from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.domain.urls import YOUTUBE_VIDEO_PATHS, CanonicalUrl, Platform
 from social_recording.platforms.base import (
     ErrorCode,
     GenerateResult,
@@ -71,7 +71,6 @@ SERVICE = "youtube"
 
 _QUOTA_REASONS = frozenset({"quotaExceeded", "dailyLimitExceeded", "dailyLimitExceededUnreg"})
 _RATE_REASONS = frozenset({"rateLimitExceeded", "userRateLimitExceeded"})
-_VIDEO_PATHS = frozenset({"shorts", "live", "embed", "v", "e"})
 _ZERO_CALL_FIRST = {"results": "search", "feed": "feed", "hashtag": "hashtag"}
 
 
@@ -130,7 +129,7 @@ def _route(parsed: CanonicalUrl) -> _Fetch | ZeroCallShape | NoCallShape:
         if not video_id:
             return _no_lookup("watch URL without a v= video id")
         return _Fetch("videos", {"part": "snippet,statistics", "id": video_id}, f"video {video_id}")
-    if first in _VIDEO_PATHS and len(seg) >= 2:
+    if first in YOUTUBE_VIDEO_PATHS and len(seg) >= 2:
         return _Fetch("videos", {"part": "snippet,statistics", "id": seg[1]}, f"video {seg[1]}")
     if first == "channel" and len(seg) >= 2:
         return _Fetch("channels", {"part": "snippet,statistics", "id": seg[1]}, f"channel {seg[1]}")

@@ -6,7 +6,8 @@ same service and subject are one payment wasted; benchmarks and acceptance check
 
 Several worker processes append at once: each line is written with ONE `os.write` on an O_APPEND
 descriptor while holding an exclusive `flock`, so lines never interleave or tear. API keys never
-reach the file: key-carrying query parameters are removed from every recorded URL.
+reach the file: credential-carrying query parameters are removed from every recorded URL
+(`domain.redaction.strip_credentials`, importable here as `redact_url`).
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ import os
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
-from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from social_recording.domain.models import ensure_utc, utcnow
+from social_recording.domain.redaction import strip_credentials as redact_url
 
 SERVICES: frozenset[str] = frozenset(
     {"tracker", "shortlink", "twitterapi", "apify", "youtube", "github", "telegram", "urlscan", "rdap"}
@@ -30,10 +31,6 @@ PAID_SERVICES: frozenset[str] = frozenset({"twitterapi", "apify", "urlscan"})
 POLL_PREFIX = "result:"
 """urlscan result polls: billed with their scan, so they are paid but never a "repeat" of it."""
 
-SECRET_PARAMS: frozenset[str] = frozenset(
-    {"key", "token", "api_key", "apikey", "api-key", "access_token", "auth", "secret", "password"}
-)
-"""Query parameters that carry credentials (YouTube `key=`, Apify `token=`, ...): never recorded."""
 
 
 class LedgerEntry(BaseModel):
@@ -50,20 +47,6 @@ class LedgerEntry(BaseModel):
 
 class LedgerFormatError(ValueError):
     """A ledger line that is not a valid entry; names the file and the line number."""
-
-
-def redact_url(url: str) -> str:
-    """`url` without credential query parameters (matched case-insensitively) and without userinfo."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url.split("?", 1)[0]
-    netloc = parts.netloc.rsplit("@", 1)[-1]
-    if not parts.query:
-        return urlunsplit((parts.scheme, netloc, parts.path, "", parts.fragment))
-    # Drop pairs by their decoded name, keep the others byte for byte (no re-encoding).
-    kept = [p for p in parts.query.split("&") if unquote_plus(p.split("=", 1)[0]).lower() not in SECRET_PARAMS]
-    return urlunsplit((parts.scheme, netloc, parts.path, "&".join(kept), parts.fragment))
 
 
 class Ledger:

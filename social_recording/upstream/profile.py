@@ -48,6 +48,8 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from social_recording.domain.models import TokenProfile
+from social_recording.domain.redaction import cap, show
+from social_recording.domain.redaction import redact_url as mask_secrets
 from social_recording.domain.urls import to_canonical
 from social_recording.upstream.shortlinks import blocked_reason, literal_ip
 from social_recording.upstream.tracker import TokenInfo
@@ -71,14 +73,6 @@ _TLD = re.compile(r"(?:xn--[a-z0-9\-]{1,59}|[^\W\d_]{2,63})", re.IGNORECASE)
 _SHOW_CHARS = 160
 _REASON_CHARS = 400
 
-# What may carry a credential in a value we show: `user:password@` and query/fragment parameters whose
-# name says key/token/secret/… (a tracker field once held a signed link; it must not reach a log).
-_USERINFO = re.compile(r"^((?:[A-Za-z][A-Za-z0-9+.\-]*:)?//)[^/?#@]*@")
-_SECRET_PARAM = re.compile(
-    r"(?i)([?&;#][^=&#;'\"\s]*?(?:token|key|secret|pass(?:word)?|pwd|auth|sig(?:nature)?|session|credential|jwt)"
-    r"[^=&#;'\"\s]*=)[^&#;'\"\s]*"
-)
-
 
 class TokenInfoSource(Protocol):
     """What the reader needs from the tracker client."""
@@ -100,18 +94,10 @@ class DroppedValue(ValueError):
     """A raw field value that is not a usable URL; the message is the reason (it names no secret)."""
 
 
-def mask_secrets(text: str) -> str:
-    """`text` with userinfo and secret-looking query/fragment parameter values replaced by `***`."""
-    text = _USERINFO.sub(r"\1***@", text, count=1)
-    return _SECRET_PARAM.sub(r"\1***", text)
-
-
 def show_value(value: str) -> str:
-    """A raw value fit for a log line or run metadata: secrets masked, then truncated, repr-quoted."""
-    shown = mask_secrets(value)
-    if len(shown) > _SHOW_CHARS:
-        shown = shown[:_SHOW_CHARS] + "…"
-    return repr(shown)
+    """A raw value fit for a log line or run metadata (a tracker field once held a signed link; it
+    must not reach a log): secrets masked, then truncated, repr-quoted."""
+    return show(value, _SHOW_CHARS)
 
 
 def looks_like_host(segment: str) -> bool:
@@ -249,9 +235,7 @@ class TokenProfileReader:
             try:
                 canonical = self._canonical(field, raw)
             except DroppedValue as exc:
-                reason = mask_secrets(str(exc))
-                if len(reason) > _REASON_CHARS:
-                    reason = reason[:_REASON_CHARS] + "…"
+                reason = cap(mask_secrets(str(exc)), _REASON_CHARS)
                 # A placeholder ("TBA", "-", "none") is expected noise: INFO. Anything that looked like
                 # a link and was refused is a possible data loss: WARNING. Both are listed in `dropped`.
                 level = logging.INFO if reason == PLACEHOLDER_REASON else logging.WARNING

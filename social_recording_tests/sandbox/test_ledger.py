@@ -41,7 +41,7 @@ def test_append_and_read_round_trip(tmp_path: Path) -> None:
      ("https://h.example/p?a=1&KEY=abc&b=%2C2", "https://h.example/p?a=1&b=%2C2"),
      ("https://h.example/p?api_key=1&access_token=2&part=snippet,statistics", "https://h.example/p?part=snippet,statistics"),
      ("https://user:pw@h.example/p", "https://h.example/p"),
-     ("https://h.example/p?keyword=kept", "https://h.example/p?keyword=kept")],
+     ("https://h.example/p?keyword=x&id=1", "https://h.example/p?id=1")],  # the logs' name rule: safe side
 )
 def test_redact_url(url: str, expected: str) -> None:
     assert redact_url(url) == expected

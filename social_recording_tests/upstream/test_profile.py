@@ -279,7 +279,7 @@ def test_dropped_values_are_masked_and_truncated(caplog: pytest.LogCaptureFixtur
         assert secret not in text
     assert "api_key=***&page=2" in profile.dropped[0]
     assert "404" in profile.dropped[1]
-    assert "ftp://***@files.example/" in profile.dropped[2]
+    assert "ftp://user:***@files.example/" in profile.dropped[2]
     assert len(profile.dropped[3]) < 250 and "tail" not in profile.dropped[3]
     assert len(caplog.records) == 4
 
