@@ -41,6 +41,7 @@ from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.urls import GITHUB_RESERVED, CanonicalUrl, Platform
 from social_recording.platforms.base import (
     ErrorCode,
+    GenerateContext,
     GenerateResult,
     ProviderKeys,
 )
@@ -169,7 +170,9 @@ class GitHubGenerator(PerCallHttpGenerator[_RepoTarget | _UserTarget]):
     def route(self, parsed: CanonicalUrl) -> _RepoTarget | _UserTarget | ZeroCallShape:
         return _route(parsed)
 
-    def fetch(self, parsed: CanonicalUrl, target: _RepoTarget | _UserTarget) -> GenerateResult:
+    def fetch(
+        self, parsed: CanonicalUrl, target: _RepoTarget | _UserTarget, ctx: GenerateContext
+    ) -> GenerateResult:
         token = self._secret
         with closing(
             self._client(

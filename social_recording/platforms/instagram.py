@@ -25,7 +25,7 @@ from typing import Any
 from social_recording.domain.graph import GraphGroup, SocialObject
 from social_recording.domain.urls import INSTAGRAM_RESERVED, CanonicalUrl, Platform
 from social_recording.platforms.apify import INSTAGRAM_ACTOR, ApifyGenerator, first_usable
-from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult
+from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult, PaidRequests
 from social_recording.platforms.shaping import ROOT_REF, finish, first_str, id_str, item_object, urls_in_text
 
 _CODE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -50,13 +50,15 @@ class InstagramGenerator(ApifyGenerator):
     def classify(parsed: CanonicalUrl) -> tuple[str, str]:
         return classify_instagram_url(parsed)
 
-    def fetch(self, parsed: CanonicalUrl, kind: str, value: str) -> GenerateResult:
+    def fetch(self, parsed: CanonicalUrl, kind: str, value: str, requests: PaidRequests) -> GenerateResult:
         if kind == "profile":
-            return self._profile(parsed.url, value)
-        return self._post(parsed.url, value)
+            return self._profile(parsed.url, value, requests)
+        return self._post(parsed.url, value, requests)
 
-    def _post(self, url: str, subtype: str) -> GenerateResult:
-        run = self._apify.run(INSTAGRAM_ACTOR, {"directUrls": [url], "resultsType": "posts", "resultsLimit": 1})
+    def _post(self, url: str, subtype: str, requests: PaidRequests) -> GenerateResult:
+        run = self._apify.run(
+            INSTAGRAM_ACTOR, {"directUrls": [url], "resultsType": "posts", "resultsLimit": 1}, requests
+        )
         item = first_usable(run.items, service="instagram", what=f"post {url}")
         if id_str(item.get("id")) is None:
             raise ExternalFetchError(ErrorCode.NOT_FOUND, f"instagram: post {url} not found (item has no id)")
@@ -64,8 +66,10 @@ class InstagramGenerator(ApifyGenerator):
         subtype = _PRODUCT_SUBTYPES.get(product, subtype) if isinstance(product, str) else subtype
         return finish(lambda: [post_group(item, subtype)], requests=run.requests)
 
-    def _profile(self, url: str, username: str) -> GenerateResult:
-        run = self._apify.run(INSTAGRAM_ACTOR, {"directUrls": [url], "resultsType": "details", "resultsLimit": 1})
+    def _profile(self, url: str, username: str, requests: PaidRequests) -> GenerateResult:
+        run = self._apify.run(
+            INSTAGRAM_ACTOR, {"directUrls": [url], "resultsType": "details", "resultsLimit": 1}, requests
+        )
         item = first_usable(run.items, service="instagram", what=f"profile {username}")
         if item.get("private") is True:
             raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, f"instagram: profile {username} is private")

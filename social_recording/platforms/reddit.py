@@ -24,7 +24,7 @@ from typing import Any
 from social_recording.domain.graph import GraphGroup, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.platforms.apify import REDDIT_ACTOR, ApifyGenerator, error_item_code, error_item_message
-from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult
+from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult, PaidRequests
 from social_recording.platforms.shaping import ROOT_REF, finish, first_str, id_str, item_object, urls_in_text
 
 _SUB = re.compile(r"^[A-Za-z0-9_]{2,21}$")
@@ -50,8 +50,10 @@ class RedditGenerator(ApifyGenerator):
     def classify(parsed: CanonicalUrl) -> tuple[str, str]:
         return classify_reddit_url(parsed)
 
-    def fetch(self, parsed: CanonicalUrl, kind: str, value: str) -> GenerateResult:
-        run = self._apify.run(REDDIT_ACTOR, {"startUrls": [{"url": parsed.url}], "maxItems": 1, "skipComments": True})
+    def fetch(self, parsed: CanonicalUrl, kind: str, value: str, requests: PaidRequests) -> GenerateResult:
+        run = self._apify.run(
+            REDDIT_ACTOR, {"startUrls": [{"url": parsed.url}], "maxItems": 1, "skipComments": True}, requests
+        )
         items = run.items
         if not items:
             raise ExternalFetchError(ErrorCode.NOT_FOUND, f"reddit: {parsed.url} not found (empty dataset)")

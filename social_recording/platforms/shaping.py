@@ -64,10 +64,11 @@ def no_call_error(code: ErrorCode, message: str) -> ExternalFetchError:
     return ExternalFetchError(code, message, attempted=False)
 
 
-def unrecognised_shape(platform: Platform, url: str) -> ExternalFetchError:
-    """A canonical URL of this platform whose path names nothing we can fetch: not found, and no call
-    made (a paid provider bills even empty answers)."""
-    return no_call_error(ErrorCode.NOT_FOUND, f"{platform.value}: URL shape names no fetchable object: {url}")
+def unrecognised_shape(platform: Platform, url: str, reason: str = "URL shape names no fetchable object") -> ExternalFetchError:
+    """A canonical URL of this platform whose path names nothing we can fetch: UNSUPPORTED, no call
+    made (a paid provider bills even empty answers). Never NOT_FOUND (we do not know the object is
+    missing: we cannot ask) nor UPSTREAM (a retry would read the same path the same way, forever)."""
+    return no_call_error(ErrorCode.UNSUPPORTED, f"{platform.value}: {reason}: {url}")
 
 
 def fetch_error(code: ErrorCode, message: str, http: ProviderHttp) -> ExternalFetchError:
@@ -171,10 +172,17 @@ class ZeroCallShape:
 @dataclass(frozen=True)
 class NoCallShape:
     """A routed URL decided from its shape alone: it fails with `code` and no request is made
-    (`no_call_error`); the message is `"<platform>: <reason>"`."""
+    (`no_call_error`); the message is `"<platform>: <reason>"`. UNSUPPORTED for shapes naming nothing
+    fetchable (`unsupported_shape`); another code only when the shape itself says what the object is
+    (an invite link: a private chat, TARGET_BLOCKED)."""
 
     code: ErrorCode
     reason: str
+
+
+def unsupported_shape(reason: str) -> NoCallShape:
+    """A path the generator cannot read (see `unrecognised_shape`)."""
+    return NoCallShape(ErrorCode.UNSUPPORTED, reason)
 
 
 class PerCallHttpGenerator(ABC, Generic[T]):
@@ -184,7 +192,7 @@ class PerCallHttpGenerator(ABC, Generic[T]):
 
     `generate()` is shared: `parse_for`, then the subclass's `route` (from the URL alone, no call)
     gives a ZeroCallShape (success, no request), a NoCallShape (failure, no request) or a target `T`
-    for `fetch`, which makes the requests.
+    for `fetch`, which makes the requests (and may keep a two-step paid call's id in `ctx.requests`).
 
     Holds the optional provider secret (never shown: `__repr__` says only whether it is set, as
     `<secret_name>_set=`, or nothing for a keyless provider), the transport and sleep every client
@@ -232,7 +240,7 @@ class PerCallHttpGenerator(ABC, Generic[T]):
         """What the canonical URL names, from its path alone (no call)."""
 
     @abstractmethod
-    def fetch(self, parsed: CanonicalUrl, target: T) -> GenerateResult:
+    def fetch(self, parsed: CanonicalUrl, target: T, ctx: GenerateContext) -> GenerateResult:
         """The requests for a fetchable `target`, on clients from `_client` (one set per call)."""
 
     def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
@@ -242,7 +250,7 @@ class PerCallHttpGenerator(ABC, Generic[T]):
             return zero_call(self.platform, parsed, target.subtype, **target.fields)
         if isinstance(target, NoCallShape):
             raise no_call_error(target.code, f"{self.platform.value}: {target.reason}")
-        return self.fetch(parsed, target)
+        return self.fetch(parsed, target, ctx)
 
     def _required_secret(self, setting: str) -> str:
         """The secret, or a no-call UPSTREAM failure naming the unset `setting` (never exhausted:

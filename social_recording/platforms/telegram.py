@@ -7,7 +7,7 @@ URL shapes (read from the canonical URL, never fixed):
 | `t.me/<name>`, `t.me/s/<name>`, `t.me/<name>/<msgid>`, `t.me/boost/<name>` | `GET https://t.me/<name>` | venue channel / group / user / bot |
 | invites `t.me/+<code>`, `t.me/joinchat/<code>`, private links `t.me/c/…`, folder `t.me/addlist/…`, business `t.me/m/…` | none | TARGET_BLOCKED, attempted=False |
 | `t.me/share/…`, `t.me/addstickers/…`, `t.me/addemoji/…`, `t.me/proxy`, … and the bare host | none (seed G-4) | content share / stickers / page, key = URL |
-| a first segment that cannot be a username | none | NOT_FOUND, attempted=False |
+| a first segment that cannot be a username | none | UNSUPPORTED, attempted=False |
 
 Decisions:
 - **A message link is recorded as its channel's venue.** `t.me/<name>/<msgid>` requests `t.me/<name>`
@@ -51,6 +51,7 @@ from social_recording.domain.urls import (
 )
 from social_recording.platforms.base import (
     ErrorCode,
+    GenerateContext,
     GenerateResult,
 )
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
@@ -65,6 +66,7 @@ from social_recording.platforms.shaping import (
     fetch_error,
     finish,
     metrics,
+    unsupported_shape,
     urls_in_text,
 )
 
@@ -110,7 +112,7 @@ def _route(parsed: CanonicalUrl) -> _Page | ZeroCallShape | NoCallShape:
             return ZeroCallShape("page")
         name = seg[1]
     if not USERNAME.match(name):
-        return NoCallShape(ErrorCode.NOT_FOUND, f"{name!r} cannot be a Telegram username")
+        return unsupported_shape(f"{name!r} cannot be a Telegram username")
     return _Page(name)
 
 
@@ -258,7 +260,7 @@ class TelegramGenerator(PerCallHttpGenerator[_Page]):
     def route(self, parsed: CanonicalUrl) -> _Page | ZeroCallShape | NoCallShape:
         return _route(parsed)
 
-    def fetch(self, parsed: CanonicalUrl, target: _Page) -> GenerateResult:
+    def fetch(self, parsed: CanonicalUrl, target: _Page, ctx: GenerateContext) -> GenerateResult:
         with closing(
             self._client(HttpPolicy.free(SERVICE), default_headers={"Accept-Language": "en", "Accept": "text/html"})
         ) as http:

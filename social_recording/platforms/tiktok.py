@@ -19,7 +19,7 @@ from typing import Any
 from social_recording.domain.graph import GraphGroup, SocialObject
 from social_recording.domain.urls import TIKTOK_NON_POST_PATHS, CanonicalUrl, Platform
 from social_recording.platforms.apify import TIKTOK_ACTOR, ApifyGenerator, first_usable
-from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult
+from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult, PaidRequests
 from social_recording.platforms.shaping import (
     ROOT_REF,
     as_dict,
@@ -52,13 +52,13 @@ class TikTokGenerator(ApifyGenerator):
     def classify(parsed: CanonicalUrl) -> tuple[str, str]:
         return classify_tiktok_url(parsed)
 
-    def fetch(self, parsed: CanonicalUrl, kind: str, value: str) -> GenerateResult:
+    def fetch(self, parsed: CanonicalUrl, kind: str, value: str, requests: PaidRequests) -> GenerateResult:
         if kind == "profile":
-            return self._profile(value)
-        return self._post(parsed.url, value)
+            return self._profile(value, requests)
+        return self._post(parsed.url, value, requests)
 
-    def _post(self, url: str, subtype: str) -> GenerateResult:
-        run = self._apify.run(TIKTOK_ACTOR, {"postURLs": [url]})
+    def _post(self, url: str, subtype: str, requests: PaidRequests) -> GenerateResult:
+        run = self._apify.run(TIKTOK_ACTOR, {"postURLs": [url]}, requests)
         item = first_usable(run.items, service="tiktok", what=f"post {url}")
         if id_str(item.get("id")) is None:
             if as_dict(item.get("authorMeta")).get("privateAccount") is True:
@@ -68,8 +68,8 @@ class TikTokGenerator(ApifyGenerator):
             subtype = "photo" if item.get("isSlideshow") is True else "video"
         return finish(lambda: [post_group(item, subtype)], requests=run.requests)
 
-    def _profile(self, handle: str) -> GenerateResult:
-        run = self._apify.run(TIKTOK_ACTOR, {"profiles": [handle], "resultsPerPage": 1})
+    def _profile(self, handle: str, requests: PaidRequests) -> GenerateResult:
+        run = self._apify.run(TIKTOK_ACTOR, {"profiles": [handle], "resultsPerPage": 1}, requests)
         item = first_usable(run.items, service="tiktok", what=f"profile @{handle}")
         author = as_dict(item.get("authorMeta"))
         if author.get("privateAccount") is True:

@@ -53,8 +53,9 @@ from social_recording.platforms.shaping import (
 
 TWITTERAPI_BASE = "https://api.twitterapi.io"
 TWITTERAPI_HOST = "api.twitterapi.io"
+KEY_VARIABLE = "TWITTERAPI_IO_KEY"
 TIMEOUT_S = 30.0
-"""seed 000 §6.1: twitterapi 30 s (the seed retried 3x; as a paid provider we call once, DESIGN §9)."""
+"""twitterapi answers within 30 s; as a paid provider it is called once, never retried."""
 
 _DIGITS = re.compile(r"^[0-9]{1,25}$")
 
@@ -107,7 +108,7 @@ class XGenerator:
         if target.kind == "none":
             raise unrecognised_shape(Platform.X, parsed.url)
         if not self._has_key:
-            raise no_call_error(ErrorCode.UPSTREAM, "TWITTERAPI_IO_KEY not set")
+            raise no_call_error(ErrorCode.UPSTREAM, f"{KEY_VARIABLE} not set")
         if target.kind == "tweet":
             return self._tweet(target.value)
         return self._profile(target.value)

@@ -1,4 +1,4 @@
-"""The sandbox ledger: one JSON line per request the sandbox answered (DESIGN §12).
+"""The sandbox ledger: one JSON line per request the sandbox answered, written when it arrives.
 
 Why a ledger: "never pay twice for the same URL" is the product's first promise, and the only way
 to check it end to end is to count what reached the (fake) providers. Two paid requests with the
@@ -30,6 +30,9 @@ SERVICES: frozenset[str] = frozenset(
 PAID_SERVICES: frozenset[str] = frozenset({"twitterapi", "apify", "urlscan"})
 POLL_PREFIX = "result:"
 """urlscan result polls: billed with their scan, so they are paid but never a "repeat" of it."""
+POLL_PREFIXES: tuple[str, ...] = (POLL_PREFIX, "apify-run:", "apify-dataset:")
+"""Subjects of the second step of a two-step paid call (urlscan result polls, Apify run-status and
+dataset reads): asking again about a request already paid for is never a payment wasted."""
 
 
 
@@ -143,13 +146,14 @@ class Ledger:
         return entries
 
     def paid_requests(self) -> list[LedgerEntry]:
-        """Every paid request (urlscan polls included: they are billed with their scan)."""
+        """Every paid request (urlscan polls included: they are billed with their scan; Apify's status
+        and dataset reads are free and not among them)."""
         return [e for e in self.read() if e.paid]
 
     def repeated_paid_subjects(self) -> dict[tuple[str, str], int]:
         """(service, subject) -> count for paid subjects requested more than once, polls aside.
         Each extra request is one payment wasted."""
         counts = Counter(
-            (e.service, e.subject) for e in self.read() if e.paid and not e.subject.startswith(POLL_PREFIX)
+            (e.service, e.subject) for e in self.read() if e.paid and not e.subject.startswith(POLL_PREFIXES)
         )
         return {key: n for key, n in sorted(counts.items()) if n > 1}

@@ -170,10 +170,10 @@ def test_private_links_are_blocked_without_a_call(url: str) -> None:
     assert provider.requests == []
 
 
-def test_a_name_that_cannot_be_a_username_is_not_found_without_a_call() -> None:
+def test_a_name_that_cannot_be_a_username_is_unsupported_without_a_call() -> None:
     provider = ScriptedProvider()
     err = _fail(_gen(provider), "https://t.me/a-b")
-    assert err.code is ErrorCode.NOT_FOUND and err.attempted is False
+    assert err.code is ErrorCode.UNSUPPORTED and err.attempted is False
     assert provider.requests == []
 
 
