@@ -7,9 +7,9 @@ URL shapes (read from the canonical URL, never fixed):
 | `github.com/<owner>/<repo>[.git][/tree/…, /blob/…, …]` | `GET /repos/{owner}/{repo}` | venue repo + account owner |
 | `github.com/<login>` | `GET /users/{login}` | account (user / organization) |
 | `github.com/orgs/<org>[/…]`, `github.com/sponsors/<login>` | `GET /users/{login}` | account |
-| reserved first segments (`topics`, `search`, `explore`, `trending`, `marketplace`, `features`, …) and the bare host | none (seed G-4) | content topic / search / page, key = URL |
+| reserved first segments (`topics`, `search`, `explore`, `trending`, `marketplace`, `features`, …) and the bare host | none | content topic / search / page, key = URL |
 
-Identity (seed 002 §6): the account key is the owner's numeric id (`"github:" + str(owner.id)`), never
+Identity: the account key is the owner's numeric id (`"github:" + str(owner.id)`), never
 the login, which can be renamed and re-registered by someone else; the repo key is the repo's numeric
 id. A renamed repo answers 301 to `/repositories/<id>`: the shared HTTP layer follows it and the
 graph uses the id of the repo it finally reads.

@@ -7,11 +7,11 @@ Shapes (canonical URLs):
   The URL no longer says whether the media is a reel: the item's `productType` does ("clips" -> subtype
   "reel"; anything else, IGTV included, -> "post").
 - profile `instagram.com/<user>`: `resultsType: "details"` -> the account only.
-- `/explore/tags/<tag>` (and other /explore pages): zero calls (seed G-4).
+- `/explore/tags/<tag>` (and other /explore pages): zero calls.
 
-Identity (seed 002 §6): content key = media `id`, account key = `ownerId` / profile `id`.
+Identity: content key = media `id`, account key = `ownerId` / profile `id`.
 
-Failures arrive as dataset items with an `error` field (shape unconfirmed, PLATFORMS.md), e.g.
+Failures arrive as dataset items with an `error` field (their shape is not documented), e.g.
 `{"error": "not_found", "errorDescription": "Page not found"}` or `{"error": "private", ...}`:
 private/restricted -> TARGET_BLOCKED, missing -> NOT_FOUND, anything else -> UPSTREAM (retryable).
 A profile with `private: true` -> TARGET_BLOCKED.

@@ -10,9 +10,9 @@ Shapes (canonical URLs):
   content + author account + subreddit venue (the subreddit comes from the item, not the URL).
 - subreddit `reddit.com/r/<sub>` (and its listings /hot, /new, /top, ...): the venue only.
 - user `reddit.com/user/<name>` or `/u/<name>`: the account only.
-- `/search`, `/r/<sub>/search`: zero calls (seed G-4).
+- `/search`, `/r/<sub>/search`: zero calls.
 
-Identity (seed 002 §6): content key = post `id` (t3_...), account key = `username` (cannot change;
+Identity: content key = post `id` (t3_...), account key = `username` (cannot change;
 "[deleted]" -> no account), venue key = subreddit name lower-cased (`parsedCommunityName`).
 """
 

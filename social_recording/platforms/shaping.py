@@ -3,8 +3,8 @@ and turning provider payloads into graph objects.
 
 Why one module: the generators must not drift apart on the rules they share —
 - the router must send a generator a canonical URL of its own platform (never fixed here);
-- zero-call URLs (search, intent, hashtag, ...) succeed without a request, `attempted=False` (seed G-4);
-- `attempted` is derived from the requests really sent (DESIGN §4: reported, never guessed). Two ways
+- zero-call URLs (search, intent, hashtag, ...) succeed without a request, `attempted=False`;
+- `attempted` is derived from the requests really sent (reported, never guessed). Two ways
   of counting are in use and both count only the current `generate()` call: a generator holding a
   shared client uses the per-call count of `HttpResponse.requests` / `ApifyRun.requests` (and the
   client reports `attempted` per call on its own errors); a generator that builds one client per
@@ -12,7 +12,7 @@ Why one module: the generators must not drift apart on the rules they share —
 - every graph is checked by `plan()` before it leaves the generator, so a broken graph surfaces as
   SocialContractError (`invalid`) carrying the truthful `attempted`;
 - outbound links are canonical (via `to_canonical`, bad ones skipped) while display URLs (avatars,
-  thumbnails, screenshots) are stored exactly as received (seed 003); metrics are numbers only.
+  thumbnails, screenshots) are stored exactly as received; metrics are numbers only.
 """
 
 from __future__ import annotations
@@ -162,8 +162,7 @@ def secret_value(secret: Any) -> str | None:
 
 @dataclass(frozen=True)
 class ZeroCallShape:
-    """A routed URL that names no fetchable object: its graph is built from the URL alone (`zero_call`,
-    seed G-4), with `fields` added to the URL field."""
+    """A routed URL that names no fetchable object: its graph is built from the URL alone (`zero_call`), with `fields` added to the URL field."""
 
     subtype: str
     fields: Mapping[str, Any] = field(default_factory=dict)
@@ -285,8 +284,8 @@ class PerCallHttpGenerator(ABC, Generic[T]):
 
 def zero_call(platform: Platform, parsed: CanonicalUrl, subtype: str, **fields: Any) -> GenerateResult:
     """A URL that carries no fetchable object (search pages, feeds, hashtags…): the graph is built
-    from the URL alone, no request is made, `attempted` is False (seed G-4). The key is the URL
-    itself, which is why such results are reusable forever (seed 002 §5.3: no anchor)."""
+    from the URL alone, no request is made, `attempted` is False. The key is the URL
+    itself, which is why such results are reusable forever (nothing there can change)."""
     content = SocialObject(
         platform=platform,
         platform_key=f"{platform.value}:{parsed.url}",
@@ -340,7 +339,7 @@ def urls_in_text(*texts: object) -> list[str]:
 
 
 def canonical_links(raws: Iterable[object]) -> list[str]:
-    """Outbound links in canonical form (`to_canonical_all`, seed 003), de-duplicated in first-seen
+    """Outbound links in canonical form (`to_canonical_all`), de-duplicated in first-seen
     order; values it rejects (and non-strings) are skipped: a bad link in a bio must not fail the URL."""
     return to_canonical_all(raw if isinstance(raw, str) else None for raw in raws)
 
@@ -359,7 +358,7 @@ def website_link(value: str | None) -> str | None:
 
 
 def display_urls(candidates: Iterable[object]) -> list[str]:
-    """Display URLs exactly as received (never canonicalised, seed 003); only non-empty strings,
+    """Display URLs exactly as received (never canonicalised); only non-empty strings,
     duplicates dropped."""
     out: list[str] = []
     for raw in candidates:
@@ -448,7 +447,7 @@ def item_object(
 ) -> SocialObject:
     """A graph object from one scraped provider item (Apify actors, twitterapi.io): the listed display
     fields as received (after `leading_fields`), the listed metrics as numbers, `links` canonical and
-    `media` as received (seed 003)."""
+    `media` as received."""
     return SocialObject(
         platform=platform,
         platform_key=platform_key,

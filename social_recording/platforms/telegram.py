@@ -6,7 +6,7 @@ URL shapes (read from the canonical URL, never fixed):
 |---|---|---|
 | `t.me/<name>`, `t.me/s/<name>`, `t.me/<name>/<msgid>`, `t.me/boost/<name>` | `GET https://t.me/<name>` | venue channel / group / user / bot |
 | invites `t.me/+<code>`, `t.me/joinchat/<code>`, private links `t.me/c/…`, folder `t.me/addlist/…`, business `t.me/m/…` | none | TARGET_BLOCKED, attempted=False |
-| `t.me/share/…`, `t.me/addstickers/…`, `t.me/addemoji/…`, `t.me/proxy`, … and the bare host | none (seed G-4) | content share / stickers / page, key = URL |
+| `t.me/share/…`, `t.me/addstickers/…`, `t.me/addemoji/…`, `t.me/proxy`, … and the bare host | none | content share / stickers / page, key = URL |
 | a first segment that cannot be a username | none | UNSUPPORTED, attempted=False |
 
 Decisions:
@@ -14,7 +14,7 @@ Decisions:
   only; the message itself is not fetched (its embed page would be a second request per URL for a
   post text we do not store). The entry URL keeps the message id; the venue is the channel.
 - **Identity: the username, lower-cased** (`"telegram:" + name.lower()`). It is mutable — an owner can
-  give it away and another chat can take it (seed 002 §6, U-4) — which is why the dedupe gate never
+  give it away and another chat can take it — which is why the dedupe gate never
   reuses Telegram results; usernames are case-insensitive, so the key is folded to lower case.
 - **Kind**, in this order: "Join Channel"/"Join Group" button -> TARGET_BLOCKED (private chat);
   no `tgme_page_title` and an og:title "Telegram: Contact @…" -> NOT_FOUND (no such username);

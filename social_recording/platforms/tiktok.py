@@ -6,9 +6,9 @@ Shapes (canonical URLs):
   the post), and an unresolved shortlink, which the actor follows: input `{"postURLs": [url]}` -> the
   post and its author (the author comes from the item's `authorMeta`, never from the URL).
 - profile `tiktok.com/@<user>`: input `{"profiles": [user], "resultsPerPage": 1}` -> the account only.
-- `/tag/...`, `/discover/...`, `/search...`, `/explore`, `/foryou`, ...: zero calls (seed G-4).
+- `/tag/...`, `/discover/...`, `/search...`, `/explore`, `/foryou`, ...: zero calls.
 
-Identity (seed 002 §6): content key = video `id`, account key = `authorMeta.id` (never the handle).
+Identity: content key = video `id`, account key = `authorMeta.id` (never the handle).
 """
 
 from __future__ import annotations

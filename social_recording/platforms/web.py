@@ -12,9 +12,9 @@ Flow for one canonical URL:
    polls `POLL_INTERVAL_S` apart, each with the 15 s timeout. A poll that times out counts as one
    spent poll; any other poll failure ends the scan (the submit is never repeated); the budget spent
    without a 200 -> TIMEOUT (a resumed scan is polled at once, no first wait; urlscan answers 404 for
-   an unknown uuid too, so a scan it no longer has ends the same way). Worst case ~ 15 + 10 + 5 x 15 + 4 x 3 = 112 s (seed 000 §6.1 budgeted
-   105 s with a 3 s first wait), plus RDAP below (15 s per call, free retries): the URL lock is
-   auto-extended while held (L-2), so its 180 s TTL is a crash bound, not a run bound.
+   an unknown uuid too, so a scan it no longer has ends the same way). Worst case ~ 15 + 10 + 5 x 15
+   + 4 x 3 = 112 s, plus RDAP below (15 s per call, free retries): the URL lock is auto-extended
+   while held, so its 180 s TTL is a crash bound, not a run bound.
 3. RDAP `GET https://rdap.org/domain/<apex domain>` (free; rdap.org redirects to the registry's
    server, followed by the HTTP layer) -> registration date from `events[]` where
    `eventAction == "registration"`. **RDAP is enrichment:** a 404 means "no date", and any RDAP
@@ -29,11 +29,11 @@ by urlscan); 429 -> RATE_LIMITED, except when `X-Rate-Limit-Window` says the exh
 paid URLs instead of hammering a closed door (urlscan answers every quota excess with 429 and names the
 window in that header).
 
-Graph: one content `page`, key `"web:" + <canonical url>` (seed 002 §6: for web the URL is the
-identity). Fields: page title, final URL, domain, apex domain, IP, country, ASN, server, HTTP status,
-TLS issuer / validity / age, verdict score and malicious flag, registration date, scan uuid and time.
-The screenshot URL goes to `media_urls` exactly as received; urlscan's result carries no favicon URL,
-so `icon_url` stays empty. A final URL on another address (a redirect) is an outbound link.
+Graph: one content `page`, key `"web:" + <canonical url>` (for web the URL is the identity).
+Fields: page title, final URL, domain, apex domain, IP, country, ASN, server, HTTP status, TLS
+issuer / validity / age, verdict score and malicious flag, registration date, scan uuid and time. The
+screenshot URL goes to `media_urls` exactly as received; urlscan's result carries no favicon URL, so
+`icon_url` stays empty. A final URL on another address (a redirect) is an outbound link.
 """
 
 from __future__ import annotations

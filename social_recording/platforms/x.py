@@ -1,6 +1,6 @@
 """X (Twitter) generator, via twitterapi.io (paid per call: exactly one request per URL).
 
-Shapes (canonical URLs, DESIGN §3):
+Shapes (canonical URLs):
 - tweet `x.com/i/status/<id>`: the one canonical tweet form (urls.py folds `/<any handle>/status/<id>`,
   `/i/web/status/<id>` and view suffixes such as `/photo/N` into it; the handle is decoration, the id
   is the tweet):
@@ -8,9 +8,9 @@ Shapes (canonical URLs, DESIGN §3):
   groups with `parent_ref` (depth = distance from the root, computed by plan()).
 - profile `x.com/<handle>` (and its tabs `/with_replies`, `/media`, `/likes`, ...):
   `GET /twitter/user/info?userName=<handle>` -> one group holding the account.
-- search, intent, hashtag, communities, home, explore, ...: zero calls (seed G-4).
+- search, intent, hashtag, communities, home, explore, ...: zero calls.
 
-Identity (seed 002 §6): content key = tweet `id`, account key = `author.id` (numeric, immutable),
+Identity: content key = tweet `id`, account key = `author.id` (numeric, immutable),
 NEVER the handle (handles are reassigned).
 """
 

@@ -9,14 +9,14 @@ URL shapes (read from the canonical URL, never fixed):
 | `/@<handle>[/…]` | `GET /channels?…&forHandle=@<handle>` | venue channel |
 | `/user/<legacy>[/…]` | `GET /channels?…&forUsername=<legacy>` | venue channel |
 | `/playlist?list=<id>` | `GET /playlists?part=snippet,contentDetails&id=<id>` | content playlist + venue channel |
-| `/results?search_query=…`, `/feed/…`, `/hashtag/<tag>`, the bare host | none (seed G-4) | content search / feed / hashtag / page, key = URL |
+| `/results?search_query=…`, `/feed/…`, `/hashtag/<tag>`, the bare host | none | content search / feed / hashtag / page, key = URL |
 | `/c/<custom>`, a bare vanity `/<name>`, `watch` without `v=`, `playlist` without `list=`, anything else | none | ExternalFetchError(UNSUPPORTED, attempted=False) |
 
 Decisions:
 - **One call per video.** The channel venue of a video is built from the video's own snippet
   (`channelId`, `channelTitle`) instead of a second `/channels` call: the identity key (channelId) is
   all the graph needs, and it halves the quota spent per video. The cost: a channel first seen through
-  a video keeps the thin display fields (rows are never overwritten, seed 002 §7); its metrics are
+  a video keeps the thin display fields (rows are never overwritten); its metrics are
   still recorded when a channel URL is fetched later (metrics are first-point per metric name).
 - **`/c/<custom>` and bare vanity paths** name a channel, but the Data API has no lookup for them
   (search.list would cost 100 units and may match another channel, i.e. the wrong identity). They fail

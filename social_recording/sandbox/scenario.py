@@ -6,8 +6,8 @@ non-canonical target key that no request would ever match) must fail loudly at l
 file and the field, instead of silently answering `ok` for a target the author meant to break.
 
 For the same reason `load_scenario` rejects an outcome the sandbox cannot serve for that kind of
-target, because the provider's real API has no way to say it (`unservable_reason`; transport.py's
-table): `blocked` on an X tweet or any YouTube target (read as not_found), `credit_exhausted` on
+target, because the provider's real API has no way to say it (`unservable_reason`; each provider
+module under `providers/` says what it answers): `blocked` on an X tweet or any YouTube target (read as not_found), `credit_exhausted` on
 GitHub or Telegram (read as rate limited), `invalid` on anything but an X tweet (read as ok), and any
 non-ok outcome on a URL for which no request is ever made (invites, discord). A demo that claims to
 show "a blocked tweet" while showing a not_found one would be lying quietly. `parse_scenario` checks

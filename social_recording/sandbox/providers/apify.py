@@ -316,7 +316,7 @@ def reddit_user(name: str) -> dict[str, Any]:
 
 
 def apify_error_item(url: str, error: str, description: str) -> dict[str, Any]:
-    """How actors report a failed target: a dataset item with `error` (PLATFORMS.md: unconfirmed)."""
+    """How actors report a failed target: a dataset item with `error` (its shape is not documented)."""
     return {"url": url, "inputUrl": url, "error": error, "errorDescription": description}
 
 
