@@ -86,11 +86,11 @@ class SandboxTransport(httpx.BaseTransport):
             ShortlinkProvider(redirects),
             TrackerProvider(scenario, tracker_base_url),
             TwitterApiProvider(outcomes, tweet_authors(scenario, redirects)),
-            ApifyProvider(outcomes, self.state),
+            ApifyProvider(outcomes),
             YouTubeProvider(outcomes),
             GitHubProvider(outcomes),
             TelegramProvider(outcomes),
-            UrlscanProvider(outcomes, self.state),
+            UrlscanProvider(outcomes),
             RdapProvider(scenario),
         )
 

@@ -127,10 +127,12 @@ class Provider(ABC):
     """One fake upstream: which requests it takes, what they ask, how it answers."""
 
     service: ClassVar[str]
+    hosts: ClassVar[frozenset[str]] = frozenset()
+    """The hosts it answers (`accepts` may decide otherwise)."""
 
-    @abstractmethod
     def accepts(self, url: httpx.URL) -> bool:
         """Whether this provider answers requests to `url` (by host)."""
+        return (url.host or "").lower() in self.hosts
 
     @abstractmethod
     def describe(self, request: httpx.Request) -> Call:
@@ -145,3 +147,11 @@ class Provider(ABC):
         seconds, as every provider sends it); providers with documented extra headers override."""
         return json_reply(429, {"error": "Too Many Requests", "message": "rate limit exceeded"},
                           {"retry-after": str(window.reset_after_s)})
+
+
+class TargetProvider(Provider, ABC):
+    """A provider whose answers depend on the scenario's per-target outcomes (every platform API)."""
+
+    def __init__(self, outcomes: Outcomes) -> None:
+        self._outcomes = outcomes
+        self._state = outcomes.state

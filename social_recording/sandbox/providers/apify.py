@@ -30,26 +30,17 @@ import httpx
 
 from social_recording.domain.urls import parse_canonical
 from social_recording.sandbox._det import Det, iso_ms
+from social_recording.sandbox.providers import _text as fake
 from social_recording.sandbox.providers._common import (
     Call,
     Outcomes,
-    Provider,
     RateWindow,
     Reply,
+    TargetProvider,
     body_json,
     json_reply,
 )
-from social_recording.sandbox.providers._text import (
-    COUNTRIES,
-    TOPICS,
-    created_date,
-    display_name,
-    handle_for,
-    sentence,
-    site_for,
-)
 from social_recording.sandbox.scenario import OutcomeKind
-from social_recording.sandbox.state import SandboxState
 from social_recording.sandbox.subjects import canonical_or_none
 
 APIFY_HOST = "api.apify.com"
@@ -79,15 +70,15 @@ def tiktok_author(handle: str, *, private: bool = False) -> dict[str, Any]:
         "id": uid,
         "name": handle,
         "profileUrl": f"https://www.tiktok.com/@{handle}",
-        "nickName": display_name(det, handle),
+        "nickName": fake.display_name(det, handle),
         "verified": det.chance("verified", 1, 10),
-        "signature": f"{sentence(det, 'bio')} {site_for(handle)}",
+        "signature": f"{fake.sentence(det, 'bio')} {fake.site_for(handle)}",
         "bioLink": None,
         "originalAvatarUrl": avatar.replace("100x100", "1080x1080"),
         "avatar": avatar,
         "commerceUserInfo": {"commerceUser": False},
         "privateAccount": private,
-        "region": det.pick("region", COUNTRIES),
+        "region": det.pick("region", fake.COUNTRIES),
         "roomId": "",
         "ttSeller": False,
         "following": det.skewed("following", 2_000),
@@ -103,11 +94,11 @@ def tiktok_item(video_id: str, handle: str, *, photo: bool, input_value: str) ->
     """One clockworks~tiktok-scraper dataset item (a video or a photo post with its authorMeta)."""
     det = Det("tiktok-post", video_id)
     author = tiktok_author(handle)
-    when = created_date(det)
+    when = fake.created_date(det)
     cover = f"https://p16-sign-va.tiktokcdn.com/obj/tos-maliva-p-0068/{det.hexstr('cover', 32)}"
     return {
         "id": video_id,
-        "text": f"{sentence(det, 'text')} #{det.pick('tag', TOPICS)}",
+        "text": f"{fake.sentence(det, 'text')} #{det.pick('tag', fake.TOPICS)}",
         "textLanguage": "en",
         "createTime": int(when.timestamp()),
         "createTimeISO": iso_ms(when),
@@ -141,7 +132,7 @@ def tiktok_item(video_id: str, handle: str, *, photo: bool, input_value: str) ->
         "commentCount": det.skewed("comments", 50_000),
         "mentions": [],
         "detailedMentions": [],
-        "hashtags": [{"name": det.pick("tag", TOPICS)}],
+        "hashtags": [{"name": det.pick("tag", fake.TOPICS)}],
         "effectStickers": [],
         "isSlideshow": photo,
         "isPinned": False,
@@ -170,16 +161,16 @@ def instagram_user_id(username: str) -> str:
 
 def instagram_post(url: str, code: str, *, reel: bool) -> dict[str, Any]:
     det = Det("ig-post", code)
-    owner = handle_for(det, "owner")
-    when = created_date(det)
+    owner = fake.handle_for(det, "owner")
+    when = fake.created_date(det)
     display = f"{_IG_CDN}/{det.digits('img', 9)}_{det.digits('img2', 17)}_n.jpg?stp=dst-jpg_e35&_nc_ht=scontent-iad3-1.cdninstagram.com"
     item: dict[str, Any] = {
         "inputUrl": url,
         "id": det.digits("id", 19),
         "type": "Video" if reel else "Image",
         "shortCode": code,
-        "caption": f"{sentence(det, 'caption')} #{det.pick('tag', TOPICS)}",
-        "hashtags": [det.pick("tag", TOPICS)],
+        "caption": f"{fake.sentence(det, 'caption')} #{det.pick('tag', fake.TOPICS)}",
+        "hashtags": [det.pick("tag", fake.TOPICS)],
         "mentions": [],
         "url": f"https://www.instagram.com/{'reel' if reel else 'p'}/{code}/",
         "commentsCount": det.skewed("comments", 20_000),
@@ -193,7 +184,7 @@ def instagram_post(url: str, code: str, *, reel: bool) -> dict[str, Any]:
         "likesCount": det.skewed("likes", 1_000_000),
         "timestamp": iso_ms(when),
         "childPosts": [],
-        "ownerFullName": display_name(Det("ig-user", owner), owner),
+        "ownerFullName": fake.display_name(Det("ig-user", owner), owner),
         "ownerUsername": owner,
         "ownerId": instagram_user_id(owner),
         "productType": "clips" if reel else "feed",
@@ -211,15 +202,15 @@ def instagram_post(url: str, code: str, *, reel: bool) -> dict[str, Any]:
 
 def instagram_profile(url: str, username: str, *, private: bool = False) -> dict[str, Any]:
     det = Det("ig-user", username.lower())
-    site = site_for(username)
+    site = fake.site_for(username)
     pic = f"https://scontent-iad3-1.cdninstagram.com/v/t51.2885-19/{det.digits('pic', 9)}_n.jpg"
     return {
         "inputUrl": url,
         "id": instagram_user_id(username),
         "username": username,
         "url": f"https://www.instagram.com/{username}",
-        "fullName": display_name(det, username),
-        "biography": f"{sentence(det, 'bio')} 👇",
+        "fullName": fake.display_name(det, username),
+        "biography": f"{fake.sentence(det, 'bio')} 👇",
         "externalUrls": [{"title": "", "lynx_url": f"https://l.instagram.com/?u={site}", "url": site,
                           "link_type": "external"}],
         "externalUrl": site,
@@ -249,19 +240,19 @@ def instagram_profile(url: str, username: str, *, private: bool = False) -> dict
 def reddit_post(url: str, sub: str | None, post_id: str) -> dict[str, Any]:
     det = Det("reddit-post", post_id)
     subreddit = sub or det.pick("sub", ("solana", "CryptoCurrency", "memecoins", "SolanaMemeCoins"))
-    author = handle_for(det, "author")
-    slug = "_".join(sentence(det, "title").split()[:6])
-    when = created_date(det)
+    author = fake.handle_for(det, "author")
+    slug = "_".join(fake.sentence(det, "title").split()[:6])
+    when = fake.created_date(det)
     return {
         "id": f"t3_{post_id}",
         "parsedId": post_id,
         "url": f"https://www.reddit.com/r/{subreddit}/comments/{post_id}/{slug}/",
         "username": author,
         "userId": f"t2_{Det('reddit-user', author.lower()).base36('id', 8)}",
-        "title": sentence(det, "title").capitalize(),
+        "title": fake.sentence(det, "title").capitalize(),
         "communityName": f"r/{subreddit}",
         "parsedCommunityName": subreddit,
-        "body": f"{sentence(det, 'body')}. Website: {site_for(subreddit)}",
+        "body": f"{fake.sentence(det, 'body')}. Website: {fake.site_for(subreddit)}",
         "html": None,
         "link": url,
         "numberOfComments": det.skewed("comments", 3_000),
@@ -281,13 +272,13 @@ def reddit_post(url: str, sub: str | None, post_id: str) -> dict[str, Any]:
 
 def reddit_community(sub: str) -> dict[str, Any]:
     det = Det("reddit-sub", sub.lower())
-    when = created_date(det)
+    when = fake.created_date(det)
     return {
         "id": det.base36("id", 5),
         "name": f"t5_{det.base36('id', 5)}",
         "title": f"{sub} community",
         "headerImage": f"https://b.thumbs.redditmedia.com/{det.alnum('header', 43)}.png",
-        "description": f"{sentence(det, 'desc')}. Official links: {site_for(sub)}",
+        "description": f"{fake.sentence(det, 'desc')}. Official links: {fake.site_for(sub)}",
         "over18": False,
         "createdAt": iso_ms(when),
         "scrapedAt": iso_ms(when + timedelta(days=det.num("scraped", 30, 400))),
@@ -299,7 +290,7 @@ def reddit_community(sub: str) -> dict[str, Any]:
 
 def reddit_user(name: str) -> dict[str, Any]:
     det = Det("reddit-user", name.lower())
-    when = created_date(det)
+    when = fake.created_date(det)
     return {
         "id": det.base36("id", 8),
         "url": f"https://www.reddit.com/user/{name}/",
@@ -307,7 +298,7 @@ def reddit_user(name: str) -> dict[str, Any]:
         "userIcon": f"https://styles.redditmedia.com/t5_{det.base36('icon', 6)}/styles/profileIcon_{det.alnum('icon2', 12)}.png",
         "postKarma": det.skewed("post", 100_000),
         "commentKarma": det.skewed("comment", 200_000),
-        "description": sentence(det, "desc"),
+        "description": fake.sentence(det, "desc"),
         "over18": False,
         "createdAt": iso_ms(when),
         "scrapedAt": iso_ms(when + timedelta(days=det.num("scraped", 30, 400))),
@@ -379,10 +370,10 @@ def actor_items(actor: str, value: str, kind: str, results_type: str, *, blocked
         if len(seg) >= 3 and seg[0].startswith("@") and seg[1] in ("video", "photo"):
             # The author belongs to the post, not to the URL (the canonical form is /@/video/<id>, and
             # tiktok.com serves a post under any handle): one post id, one author, whatever URL asks.
-            author = handle_for(Det("tiktok-post", seg[2]), "author")
+            author = fake.handle_for(Det("tiktok-post", seg[2]), "author")
             return [tiktok_item(seg[2], author, photo=seg[1] == "photo", input_value=value)]
         det = Det("tiktok-short", value)
-        return [tiktok_item(det.digits("id", 19), handle_for(det), photo=False, input_value=value)]
+        return [tiktok_item(det.digits("id", 19), fake.handle_for(det), photo=False, input_value=value)]
     if actor == INSTAGRAM_ACTOR:
         if len(seg) >= 2 and seg[0].lower() in ("p", "reel", "reels", "tv"):
             if blocked:
@@ -424,7 +415,7 @@ def run_object(run_id: str, record: dict[str, Any], status: str) -> dict[str, An
     """An actor run as `GET /v2/actor-runs/<id>` returns it (the `data` member)."""
     seq = str(record["sequence"])
     det = Det("apify-run", seq)
-    started = created_date(det, "started")
+    started = fake.created_date(det, "started")
     finished = status in ("SUCCEEDED", "FAILED", "TIMED-OUT", "ABORTED")
     return {
         "id": run_id,
@@ -450,15 +441,9 @@ def run_object(run_id: str, record: dict[str, Any], status: str) -> dict[str, An
     }
 
 
-class ApifyProvider(Provider):
+class ApifyProvider(TargetProvider):
     service = "apify"
-
-    def __init__(self, outcomes: Outcomes, state: SandboxState) -> None:
-        self._outcomes = outcomes
-        self._state = state
-
-    def accepts(self, url: httpx.URL) -> bool:
-        return (url.host or "").lower() == APIFY_HOST
+    hosts = frozenset({APIFY_HOST})
 
     def _record(self, run_id: str) -> dict[str, Any] | None:
         raw = self._state.recall(RUN_PREFIX + run_id)

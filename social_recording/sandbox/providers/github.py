@@ -14,15 +14,13 @@ from urllib.parse import unquote
 import httpx
 
 from social_recording.sandbox._det import EPOCH_END, Det, iso_s
-from social_recording.sandbox.providers._common import Call, Outcomes, Provider, RateWindow, Reply, json_reply
-from social_recording.sandbox.providers._text import (
-    LANGS,
-    PLACES,
-    TOPICS,
-    created_date,
-    display_name,
-    sentence,
-    site_for,
+from social_recording.sandbox.providers import _text as fake
+from social_recording.sandbox.providers._common import (
+    Call,
+    RateWindow,
+    Reply,
+    TargetProvider,
+    json_reply,
 )
 from social_recording.sandbox.scenario import OutcomeKind
 
@@ -69,7 +67,7 @@ def github_repo(owner: str, name: str) -> dict[str, Any]:
     det = Det("gh-repo", f"{owner.lower()}/{name.lower()}")
     full = f"{owner}/{name}"
     api = f"https://api.github.com/repos/{full}"
-    created = created_date(det)
+    created = fake.created_date(det)
     pushed = det.date("pushed", created, EPOCH_END)
     stars = det.skewed("stars", 50_000)
     forks = det.skewed("forks", 5_000)
@@ -83,7 +81,7 @@ def github_repo(owner: str, name: str) -> dict[str, Any]:
         "private": False,
         "owner": _github_owner(owner),
         "html_url": f"https://github.com/{full}",
-        "description": f"{sentence(det, 'desc').capitalize()}.",
+        "description": f"{fake.sentence(det, 'desc').capitalize()}.",
         "fork": det.chance("fork", 1, 10),
         "url": api,
         "forks_url": f"{api}/forks",
@@ -96,11 +94,11 @@ def github_repo(owner: str, name: str) -> dict[str, Any]:
         "ssh_url": f"git@github.com:{full}.git",
         "clone_url": f"https://github.com/{full}.git",
         "svn_url": f"https://github.com/{full}",
-        "homepage": site_for(name) if det.chance("homepage", 2, 3) else None,
+        "homepage": fake.site_for(name) if det.chance("homepage", 2, 3) else None,
         "size": det.num("size", 10, 200_000),
         "stargazers_count": stars,
         "watchers_count": stars,
-        "language": det.pick("lang", LANGS),
+        "language": det.pick("lang", fake.LANGS),
         "has_issues": True,
         "has_projects": True,
         "has_downloads": True,
@@ -118,7 +116,7 @@ def github_repo(owner: str, name: str) -> dict[str, Any]:
         "allow_forking": True,
         "is_template": False,
         "web_commit_signoff_required": False,
-        "topics": [det.pick("topic", TOPICS), "solana"],
+        "topics": [det.pick("topic", fake.TOPICS), "solana"],
         "visibility": "public",
         "forks": forks,
         "open_issues": issues,
@@ -132,16 +130,16 @@ def github_repo(owner: str, name: str) -> dict[str, Any]:
 
 def github_user(login: str) -> dict[str, Any]:
     det = Det("gh-user", login.lower())
-    created = created_date(det)
+    created = fake.created_date(det)
     body = _github_owner(login)
     body.update({
-        "name": display_name(det, login),
+        "name": fake.display_name(det, login),
         "company": None if github_type(login) == "Organization" else det.pick("company", (None, "@solana-labs", "Freelance")),
-        "blog": site_for(login).removeprefix("https://") if det.chance("blog", 2, 3) else "",
-        "location": det.pick("place", PLACES) or None,
+        "blog": fake.site_for(login).removeprefix("https://") if det.chance("blog", 2, 3) else "",
+        "location": det.pick("place", fake.PLACES) or None,
         "email": None,
         "hireable": None,
-        "bio": sentence(det, "bio"),
+        "bio": fake.sentence(det, "bio"),
         "twitter_username": login if det.chance("twitter", 1, 2) else None,
         "public_repos": det.skewed("repos", 300),
         "public_gists": det.skewed("gists", 50),
@@ -157,14 +155,9 @@ def github_error(message: str, doc: str, status: int) -> dict[str, Any]:
     return {"message": message, "documentation_url": f"https://docs.github.com/rest/{doc}", "status": str(status)}
 
 
-class GitHubProvider(Provider):
+class GitHubProvider(TargetProvider):
     service = "github"
-
-    def __init__(self, outcomes: Outcomes) -> None:
-        self._outcomes = outcomes
-
-    def accepts(self, url: httpx.URL) -> bool:
-        return (url.host or "").lower() == GITHUB_HOST
+    hosts = frozenset({GITHUB_HOST})
 
     @staticmethod
     def _segments(request: httpx.Request) -> list[str]:

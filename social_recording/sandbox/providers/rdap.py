@@ -85,6 +85,7 @@ RDAP_REGISTRY_HOSTS = frozenset(httpx.URL(u).host for u in (*RDAP_REGISTRIES.val
 
 class RdapProvider(Provider):
     service = "rdap"
+    hosts = RDAP_REGISTRY_HOSTS | {RDAP_HOST}
 
     def __init__(self, scenario: Scenario) -> None:
         self._missing: set[str] = set()
@@ -93,9 +94,6 @@ class RdapProvider(Provider):
                 host = parse_canonical(url).host.lower()
                 self._missing.update({host, registrable_domain(host)})
 
-    def accepts(self, url: httpx.URL) -> bool:
-        host = (url.host or "").lower()
-        return host == RDAP_HOST or host in RDAP_REGISTRY_HOSTS
 
     def describe(self, request: httpx.Request) -> Call:
         path = request.url.path.rstrip("/")

@@ -14,16 +14,15 @@ from urllib.parse import unquote
 import httpx
 
 from social_recording.sandbox._det import Det
+from social_recording.sandbox.providers import _text as fake
 from social_recording.sandbox.providers._common import (
     Call,
-    Outcomes,
-    Provider,
     RateWindow,
     Reply,
+    TargetProvider,
     html_reply,
     plain_error_page,
 )
-from social_recording.sandbox.providers._text import ADJ, NOUN, sentence, site_for
 from social_recording.sandbox.scenario import OutcomeKind
 
 TELEGRAM_HOSTS = frozenset({"t.me", "www.t.me", "telegram.me", "telegram.dog"})
@@ -136,9 +135,9 @@ def telegram_page(name: str, *, kind: str | None = None, private_invite: bool = 
     det = Det("tg", name.lower())
     kind = kind or telegram_kind(name)
     e = html.escape
-    title = f"{det.pick('adj', ADJ).title()} {det.pick('noun', NOUN).title()} {'Bot' if kind == 'bot' else 'Official'}"
-    site = site_for(name)
-    description = f"{sentence(det, 'desc').capitalize()}. Website: {site}"
+    title = f"{det.pick('adj', fake.ADJ).title()} {det.pick('noun', fake.NOUN).title()} {'Bot' if kind == 'bot' else 'Official'}"
+    site = fake.site_for(name)
+    description = f"{fake.sentence(det, 'desc').capitalize()}. Website: {site}"
     image = f"https://cdn4.cdn-telegram.org/file/{det.b64url('photo', 86)}.jpg"
     if kind == "channel":
         extra = f"{_spaced(det.skewed('subs', 3_000_000))} subscribers"
@@ -147,7 +146,7 @@ def telegram_page(name: str, *, kind: str | None = None, private_invite: bool = 
         extra = f"{_spaced(members)} members, {_spaced(det.num('online', 0, max(1, members // 20)))} online"
     else:
         extra = f"@{name}"
-    body_description = (f"{e(sentence(det, 'desc').capitalize())}.<br/>Website: "
+    body_description = (f"{e(fake.sentence(det, 'desc').capitalize())}.<br/>Website: "
                         f"<a href=\"{e(site)}\" target=\"_blank\" rel=\"noopener\">{e(site.removeprefix('https://'))}</a>")
     resolve = f"tg://resolve?domain={e(name)}"
     if private_invite:
@@ -212,14 +211,9 @@ def telegram_not_found_page(name: str) -> str:
             + page + _TG_FOOT.format(name=e(name)))
 
 
-class TelegramProvider(Provider):
+class TelegramProvider(TargetProvider):
     service = "telegram"
-
-    def __init__(self, outcomes: Outcomes) -> None:
-        self._outcomes = outcomes
-
-    def accepts(self, url: httpx.URL) -> bool:
-        return (url.host or "").lower() in TELEGRAM_HOSTS
+    hosts = TELEGRAM_HOSTS
 
     def describe(self, request: httpx.Request) -> Call:
         segs = [unquote(s) for s in request.url.path.split("/") if s]

@@ -46,8 +46,8 @@ def parse_date(value: str | None, name: str) -> datetime:
     return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
-def range_item(token: ScenarioToken) -> dict[str, Any]:
-    det = Det("tracker", token.address)
+def _token_fields(token: ScenarioToken) -> dict[str, Any]:
+    """The fields both tracker endpoints send for a token, as the tracker names them."""
     return {
         "tokenAddress": token.address,
         "tokenSymbol": token.symbol,
@@ -56,8 +56,6 @@ def range_item(token: ScenarioToken) -> dict[str, Any]:
         "investorCount": token.investor_count,
         "firstTransferAt": iso_ms(token.first_transfer_at),
         "lastTransferAt": iso_ms(token.last_transfer_at),
-        "totalUsedInDollar": det.num("usd", 1_001, 2_500_000) + det.num("cents", 0, 99) / 100,
-        "alphaScore": det.num("alpha", 0, 100),
         "website": token.website,
         "twitter": token.twitter,
         "telegram": token.telegram,
@@ -65,24 +63,24 @@ def range_item(token: ScenarioToken) -> dict[str, Any]:
     }
 
 
-def info_item(token: ScenarioToken) -> dict[str, Any]:
+def range_item(token: ScenarioToken) -> dict[str, Any]:
+    """A token of `GET /api/v1/tokens`."""
     det = Det("tracker", token.address)
     return {
-        "tokenAddress": token.address,
-        "tokenSymbol": token.symbol,
-        "tokenName": token.name,
-        "imageUrl": token.image_url,
-        "website": token.website,
-        "twitter": token.twitter,
-        "telegram": token.telegram,
-        "discord": token.discord,
+        **_token_fields(token),
+        "totalUsedInDollar": det.num("usd", 1_001, 2_500_000) + det.num("cents", 0, 99) / 100,
+        "alphaScore": det.num("alpha", 0, 100),
+    }
+
+
+def info_item(token: ScenarioToken) -> dict[str, Any]:
+    """A token of `POST /api/v1/tokens/by-addresses`."""
+    return {
+        **_token_fields(token),
         "description": f"{token.name or token.symbol or 'token'} on Solana",
         "decimals": 6,
         "totalSupply": "1000000000",
-        "firstTransferAt": iso_ms(token.first_transfer_at),
-        "lastTransferAt": iso_ms(token.last_transfer_at),
-        "investorCount": token.investor_count,
-        "holderCount": det.num("holders", 10, 50_000),
+        "holderCount": Det("tracker", token.address).num("holders", 10, 50_000),
     }
 
 

@@ -15,23 +15,15 @@ from typing import Any
 import httpx
 
 from social_recording.sandbox._det import Det, twitter_date
+from social_recording.sandbox.providers import _text as fake
 from social_recording.sandbox.providers._common import (
     MISSING,
     Call,
     Outcomes,
-    Provider,
     RateWindow,
     Reply,
+    TargetProvider,
     json_reply,
-)
-from social_recording.sandbox.providers._text import (
-    PLACES,
-    TOPICS,
-    created_date,
-    display_name,
-    handle_for,
-    sentence,
-    site_for,
 )
 from social_recording.sandbox.providers.shortlink import Redirects
 from social_recording.sandbox.scenario import OutcomeKind, Scenario
@@ -47,9 +39,9 @@ def x_user(handle: str) -> dict[str, Any]:
     """A twitterapi.io user object (the `author` of a tweet and the `data` of /twitter/user/info)."""
     det = Det("x-user", handle.lower())
     uid = x_user_id(handle)
-    site = site_for(handle)
+    site = fake.site_for(handle)
     short = f"https://t.co/{det.alnum('tco', 10)}"
-    bio = f"{sentence(det, 'bio')} | {det.pick('topic', TOPICS)}"
+    bio = f"{fake.sentence(det, 'bio')} | {det.pick('topic', fake.TOPICS)}"
     url_entity = {"display_url": site.removeprefix("https://"), "expanded_url": site, "url": short,
                   "indices": [0, 23]}
     return {
@@ -58,20 +50,20 @@ def x_user(handle: str) -> dict[str, Any]:
         "url": f"https://x.com/{handle}",
         "twitterUrl": f"https://twitter.com/{handle}",
         "id": uid,
-        "name": display_name(det, handle),
+        "name": fake.display_name(det, handle),
         "isVerified": False,
         "isBlueVerified": det.chance("blue", 1, 3),
         "verifiedType": None,
         "profilePicture": f"https://pbs.twimg.com/profile_images/{det.digits('pic', 19)}/{det.alnum('picname', 8)}_normal.jpg",
         "coverPicture": f"https://pbs.twimg.com/profile_banners/{uid}/{det.num('banner', 1_600_000_000, 1_790_000_000)}",
         "description": bio,
-        "location": det.pick("place", PLACES),
+        "location": det.pick("place", fake.PLACES),
         "followers": det.skewed("followers", 2_000_000),
         "following": det.skewed("following", 5_000),
         "status": "",
         "canDm": det.chance("dm", 1, 2),
         "canMediaTag": True,
-        "createdAt": twitter_date(created_date(det)),
+        "createdAt": twitter_date(fake.created_date(det)),
         "entities": {"description": {"urls": []}, "url": {"urls": [url_entity]}},
         "fastFollowersCount": 0,
         "favouritesCount": det.skewed("favourites", 100_000),
@@ -120,7 +112,7 @@ def _tweet_time(tweet_id: str, det: Det) -> datetime:
             return when
     except (ValueError, OverflowError):
         pass
-    return created_date(det, "created")
+    return fake.created_date(det, "created")
 
 
 def _snowflake_before(seed: str, when: datetime) -> str:
@@ -143,7 +135,7 @@ def quote_plan(tweet_id: str) -> list[tuple[str, str]]:
     for level in range(det.num("depth", 1, 2)):
         qid = _snowflake_before(f"{current}/{level}", when)
         qdet = Det("x-tweet", qid)
-        chain.append((qid, handle_for(qdet, "author")))
+        chain.append((qid, fake.handle_for(qdet, "author")))
         when = _tweet_time(qid, qdet)
         current = qid
     return chain
@@ -153,14 +145,14 @@ def x_tweet(tweet_id: str, handle: str | None, *, quotes: list[tuple[str, str]] 
     """A twitterapi.io tweet with its author; `quotes` is the chain it quotes, outermost first (None:
     the tweet's own deterministic plan; pass a chain to build a cycle for `invalid`)."""
     det = Det("x-tweet", tweet_id)
-    author_handle = handle or handle_for(det, "author")
+    author_handle = handle or fake.handle_for(det, "author")
     author = x_user(author_handle)
     chain = quote_plan(tweet_id) if quotes is None else quotes
     when = _tweet_time(tweet_id, det)
-    text = sentence(det, "text")
+    text = fake.sentence(det, "text")
     urls: list[dict[str, Any]] = []
     if det.chance("link", 1, 3):
-        site = site_for(author_handle)
+        site = fake.site_for(author_handle)
         short = f"https://t.co/{det.alnum('tco', 10)}"
         start = len(text) + 1
         text = f"{text} {short}"
@@ -207,8 +199,8 @@ def x_quote_cycle(tweet_id: str, handle: str | None) -> dict[str, Any]:
     """The `invalid` payload: tweet A quotes B, which quotes A again (a cycle no real chain can have)."""
     det = Det("x-tweet", tweet_id)
     other = _snowflake_before(f"{tweet_id}/cycle", _tweet_time(tweet_id, det))
-    author = handle or handle_for(det, "author")
-    return x_tweet(tweet_id, author, quotes=[(other, handle_for(Det("x-tweet", other), "author")), (tweet_id, author)])
+    author = handle or fake.handle_for(det, "author")
+    return x_tweet(tweet_id, author, quotes=[(other, fake.handle_for(Det("x-tweet", other), "author")), (tweet_id, author)])
 
 
 def x_tweets(tweets: list[dict[str, Any]], message: str = "") -> dict[str, Any]:
@@ -239,19 +231,16 @@ def tweet_authors(scenario: Scenario, redirects: Redirects) -> dict[str, str]:
     return authors
 
 
-class TwitterApiProvider(Provider):
+class TwitterApiProvider(TargetProvider):
     """api.twitterapi.io: `GET /twitter/tweets?tweet_ids=` and `GET /twitter/user/info?userName=`,
     behind `X-API-Key`."""
 
     service = "twitterapi"
-    HOST = "api.twitterapi.io"
+    hosts = frozenset({"api.twitterapi.io"})
 
     def __init__(self, outcomes: Outcomes, authors: dict[str, str]) -> None:
-        self._outcomes = outcomes
+        super().__init__(outcomes)
         self._authors = authors
-
-    def accepts(self, url: httpx.URL) -> bool:
-        return (url.host or "").lower() == self.HOST
 
     def describe(self, request: httpx.Request) -> Call:
         path = request.url.path.rstrip("/")

@@ -18,18 +18,16 @@ from typing import Any
 import httpx
 
 from social_recording.sandbox._det import Det, iso_ms
+from social_recording.sandbox.providers import _text as fake
 from social_recording.sandbox.providers._common import (
     Call,
-    Outcomes,
-    Provider,
     RateWindow,
     Reply,
+    TargetProvider,
     body_json,
     json_reply,
 )
-from social_recording.sandbox.providers._text import sentence
 from social_recording.sandbox.scenario import OutcomeKind
-from social_recording.sandbox.state import SandboxState
 from social_recording.sandbox.subjects import canonical_or_none, registrable_domain
 
 URLSCAN_HOST = "urlscan.io"
@@ -61,7 +59,7 @@ def urlscan_result(url: str, scan_uuid: str) -> dict[str, Any]:
     ip = f"104.21.{det.num('ip3', 0, 255)}.{det.num('ip4', 1, 254)}"
     scanned = det.date("time", datetime(2026, 10, 26, tzinfo=UTC), datetime(2026, 10, 31, tzinfo=UTC))
     tls_from = scanned - timedelta(days=det.num("tls_age", 1, 80))
-    title = f"{apex.split('.')[0].title()} | {sentence(det, 'title').capitalize()}"
+    title = f"{apex.split('.')[0].title()} | {fake.sentence(det, 'title').capitalize()}"
     links = [
         {"href": f"https://x.com/{apex.split('.')[0][:15].replace('-', '_')}", "text": "X"},
         {"href": f"https://t.me/{apex.split('.')[0].replace('-', '_')}", "text": "Telegram"},
@@ -159,15 +157,9 @@ def window_name(per_seconds: float) -> str:
     return "hour" if per_seconds <= 3600 else "day"
 
 
-class UrlscanProvider(Provider):
+class UrlscanProvider(TargetProvider):
     service = "urlscan"
-
-    def __init__(self, outcomes: Outcomes, state: SandboxState) -> None:
-        self._outcomes = outcomes
-        self._state = state
-
-    def accepts(self, url: httpx.URL) -> bool:
-        return (url.host or "").lower() == URLSCAN_HOST
+    hosts = frozenset({URLSCAN_HOST})
 
     def _scan_target(self, submitted: str) -> str | None:
         return self._outcomes.target_for(f"scan:{canonical_or_none(submitted) or submitted}")

@@ -13,23 +13,15 @@ from typing import Any
 import httpx
 
 from social_recording.sandbox._det import Det, iso_ms, iso_s
+from social_recording.sandbox.providers import _text as fake
 from social_recording.sandbox.providers._common import (
     MISSING,
     Call,
     Outcomes,
-    Provider,
     RateWindow,
     Reply,
+    TargetProvider,
     json_reply,
-)
-from social_recording.sandbox.providers._text import (
-    COUNTRIES,
-    TOPICS,
-    created_date,
-    display_name,
-    handle_for,
-    sentence,
-    site_for,
 )
 from social_recording.sandbox.scenario import OutcomeKind
 
@@ -54,9 +46,9 @@ def _yt_thumbs_video(video_id: str) -> dict[str, Any]:
 
 def youtube_video(video_id: str) -> dict[str, Any]:
     det = Det("yt-video", video_id)
-    channel_handle = handle_for(det, "channel")
-    title = sentence(det, "title").capitalize()
-    description = f"{sentence(det, 'desc')}\n\nWebsite: {site_for(channel_handle)}\nX: https://x.com/{channel_handle}"
+    channel_handle = fake.handle_for(det, "channel")
+    title = fake.sentence(det, "title").capitalize()
+    description = f"{fake.sentence(det, 'desc')}\n\nWebsite: {fake.site_for(channel_handle)}\nX: https://x.com/{channel_handle}"
     stats: dict[str, str] = {"viewCount": str(det.skewed("views", 20_000_000))}
     if not det.chance("hide_likes", 1, 6):  # likeCount is missing when the owner hides it
         stats["likeCount"] = str(det.skewed("likes", 500_000))
@@ -67,13 +59,13 @@ def youtube_video(video_id: str) -> dict[str, Any]:
         "etag": det.etag(),
         "id": video_id,
         "snippet": {
-            "publishedAt": iso_s(created_date(det)),
+            "publishedAt": iso_s(fake.created_date(det)),
             "channelId": youtube_channel_id(channel_handle),
             "title": title,
             "description": description,
             "thumbnails": _yt_thumbs_video(video_id),
-            "channelTitle": display_name(det, channel_handle),
-            "tags": [det.pick("tag", TOPICS), "solana"],
+            "channelTitle": fake.display_name(det, channel_handle),
+            "tags": [det.pick("tag", fake.TOPICS), "solana"],
             "categoryId": det.pick("category", ("22", "24", "28")),
             "liveBroadcastContent": "none",
             "defaultAudioLanguage": "en",
@@ -85,8 +77,8 @@ def youtube_video(video_id: str) -> dict[str, Any]:
 
 def youtube_channel(channel_id: str, handle: str) -> dict[str, Any]:
     det = Det("yt-channel", channel_id)
-    title = display_name(det, handle)
-    description = f"{sentence(det, 'desc')}. {site_for(handle)}"
+    title = fake.display_name(det, handle)
+    description = f"{fake.sentence(det, 'desc')}. {fake.site_for(handle)}"
     hidden = det.chance("hidden", 1, 8)
     avatar = f"https://yt3.ggpht.com/{det.b64url('avatar', 60)}"
     return {
@@ -97,14 +89,14 @@ def youtube_channel(channel_id: str, handle: str) -> dict[str, Any]:
             "title": title,
             "description": description,
             "customUrl": f"@{handle.lower()}",
-            "publishedAt": iso_ms(created_date(det)),
+            "publishedAt": iso_ms(fake.created_date(det)),
             "thumbnails": {
                 "default": {"url": f"{avatar}=s88-c-k-c0x00ffffff-no-rj", "width": 88, "height": 88},
                 "medium": {"url": f"{avatar}=s240-c-k-c0x00ffffff-no-rj", "width": 240, "height": 240},
                 "high": {"url": f"{avatar}=s800-c-k-c0x00ffffff-no-rj", "width": 800, "height": 800},
             },
             "localized": {"title": title, "description": description},
-            "country": det.pick("country", COUNTRIES),
+            "country": det.pick("country", fake.COUNTRIES),
         },
         "statistics": {
             "viewCount": str(det.skewed("views", 900_000_000)),
@@ -117,20 +109,20 @@ def youtube_channel(channel_id: str, handle: str) -> dict[str, Any]:
 
 def youtube_playlist(playlist_id: str) -> dict[str, Any]:
     det = Det("yt-playlist", playlist_id)
-    channel_handle = handle_for(det, "channel")
-    title = sentence(det, "title").capitalize()
+    channel_handle = fake.handle_for(det, "channel")
+    title = fake.sentence(det, "title").capitalize()
     return {
         "kind": "youtube#playlist",
         "etag": det.etag(),
         "id": playlist_id,
         "snippet": {
-            "publishedAt": iso_s(created_date(det)),
+            "publishedAt": iso_s(fake.created_date(det)),
             "channelId": youtube_channel_id(channel_handle),
             "title": title,
-            "description": sentence(det, "desc"),
+            "description": fake.sentence(det, "desc"),
             "thumbnails": _yt_thumbs_video(det.b64url("cover", 11)),
-            "channelTitle": display_name(det, channel_handle),
-            "localized": {"title": title, "description": sentence(det, "desc")},
+            "channelTitle": fake.display_name(det, channel_handle),
+            "localized": {"title": title, "description": fake.sentence(det, "desc")},
         },
         "contentDetails": {"itemCount": det.num("items", 1, 200)},
     }
@@ -150,14 +142,9 @@ def google_error(code: int, status: str, message: str, reason: str, domain: str 
                       "errors": [{"message": message, "domain": domain, "reason": reason}], "status": status}}
 
 
-class YouTubeProvider(Provider):
+class YouTubeProvider(TargetProvider):
     service = "youtube"
-
-    def __init__(self, outcomes: Outcomes) -> None:
-        self._outcomes = outcomes
-
-    def accepts(self, url: httpx.URL) -> bool:
-        return (url.host or "").lower() in YOUTUBE_HOSTS
+    hosts = YOUTUBE_HOSTS
 
     def describe(self, request: httpx.Request) -> Call:
         path = request.url.path.rstrip("/")
@@ -218,7 +205,7 @@ class YouTubeProvider(Provider):
             elif endpoint == "playlists":
                 items.append(youtube_playlist(ident))
             elif params.get("id"):
-                items.append(youtube_channel(ident, handle_for(Det("yt-channel-handle", ident))))
+                items.append(youtube_channel(ident, fake.handle_for(Det("yt-channel-handle", ident))))
             else:
                 handle = ident.lstrip("@")
                 items.append(youtube_channel(youtube_channel_id(handle), handle))
