@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from social_recording import demo
+from social_recording.domain.status import FetchStatus
+from social_recording.store import open_store
 from social_recording_tests.dagster_defs.sandbox_env import ENV_KEYS, token, write_scenario
 
 YT = "https://youtube.com/watch?v=dQw4w9WgXcQ"
@@ -40,6 +42,31 @@ def test_demo_runs_reconcile_and_retry_and_prints_counts(tmp_path: Path, capsys:
     # github ok at once; the flaky video converges on a retry (3 free attempts per call); discord unsupported
     assert counts["ok"] == 2 and counts["unsupported"] == 1 and counts["error"] == 0
     assert "ledger:" in out and "0 paid requests" in out
+
+
+def test_the_bundled_demo_converges_with_paid_calls_off(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Free targets that fail transiently end ok after a retry; those that never recover end exhausted
+    after the default retries; paid platforms are skipped and nothing is paid."""
+    data = tmp_path / "demo"
+    rc = demo.main(["--data-dir", str(data), "--no-paid"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "paid calls off" in out and "retry #4:" in out
+    assert "0 paid requests" in out
+    store = open_store(f"sqlite:///{data / 'store.db'}")
+    try:
+        statuses = {c.url: c.status.value for c in store.oldest_elements(list(FetchStatus), 10_000)}
+    finally:
+        store.close()
+    for url in ("https://github.com/retrydao/comeback-repo", "https://t.me/retrydaochat",
+                "https://youtube.com/watch?v=R3c0v3rV1d0"):  # flaky:3 (3 free attempts per call): ok at the first retry
+        assert statuses[url] == "ok", url
+    for url in ("https://github.com/downdev/always-down", "https://t.me/alwaysdownsol",
+                "https://youtube.com/watch?v=Err0rV1deo1"):  # error on every call: exhausted after 5 attempts
+        assert statuses[url] == "exhausted", url
+    assert "error" not in statuses.values()
+    assert statuses["https://x.com/rugdevsol"] == "skipped_paid"
+    assert statuses["https://github.com/ghostdev/vanished-repo"] == "not_found"
+    assert statuses["https://t.me/rugprivate"] == "blocked"
 
 
 def test_demo_reports_a_broken_scenario_without_a_traceback(

@@ -32,7 +32,9 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", default=".social_recording/demo", help="fresh directory for store + ledger")
     parser.add_argument("--no-paid", action="store_true", help="keep paid platforms off (they end skipped_paid)")
-    parser.add_argument("--retries", type=int, default=3, help="retry runs after the backfill (default 3)")
+    # 4 retries after the backfill make 5 attempts, the default maximum: targets that never recover
+    # visibly end `exhausted`, while transient failures converge in the first retries.
+    parser.add_argument("--retries", type=int, default=4, help="retry runs after the backfill (default 4)")
     parser.add_argument("--scenario", default=None, help="scenario JSON (default: the bundled demo)")
     parser.add_argument("--verbose", action="store_true", help="print the runs' logs (one line per URL)")
     args = parser.parse_args(argv)

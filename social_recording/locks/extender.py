@@ -33,7 +33,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from social_recording.domain.urls import redact_url
+from social_recording.domain.redaction import redact_url
 from social_recording.locks.base import Lease
 
 log = logging.getLogger("social_recording.locks")

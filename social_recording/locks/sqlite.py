@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from social_recording.domain.urls import redact_url
+from social_recording.domain.redaction import redact_url
 from social_recording.locks.extender import LeasingLockManager, log
 
 #: How long one statement waits for another writer of the same file (store or locks) before it fails.

@@ -7,9 +7,9 @@ URL shapes (read from the canonical URL, never fixed):
 | `github.com/<owner>/<repo>[.git][/tree/…, /blob/…, …]` | `GET /repos/{owner}/{repo}` | venue repo + account owner |
 | `github.com/<login>` | `GET /users/{login}` | account (user / organization) |
 | `github.com/orgs/<org>[/…]`, `github.com/sponsors/<login>` | `GET /users/{login}` | account |
-| reserved first segments (`topics`, `search`, `explore`, `trending`, `marketplace`, `features`, …) and the bare host | none (seed G-4) | content topic / search / page, key = URL |
+| reserved first segments (`topics`, `search`, `explore`, `trending`, `marketplace`, `features`, …) and the bare host | none | content topic / search / page, key = URL |
 
-Identity (seed 002 §6): the account key is the owner's numeric id (`"github:" + str(owner.id)`), never
+Identity: the account key is the owner's numeric id (`"github:" + str(owner.id)`), never
 the login, which can be renamed and re-registered by someone else; the repo key is the repo's numeric
 id. A renamed repo answers 301 to `/repositories/<id>`: the shared HTTP layer follows it and the
 graph uses the id of the repo it finally reads.
@@ -38,9 +38,10 @@ from urllib.parse import quote
 from pydantic import BaseModel, Field, SecretStr
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
-from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.domain.urls import GITHUB_RESERVED, CanonicalUrl, Platform
 from social_recording.platforms.base import (
     ErrorCode,
+    GenerateContext,
     GenerateResult,
     ProviderKeys,
 )
@@ -62,19 +63,6 @@ from social_recording.platforms.shaping import (
 API_BASE = "https://api.github.com"
 AUTH_HOSTS = frozenset({"api.github.com"})
 SERVICE = "github"
-
-RESERVED_FIRST_SEGMENTS: frozenset[str] = frozenset(
-    {
-        "about", "account", "apps", "blog", "codespaces", "collections", "contact", "copilot",
-        "customer-stories", "dashboard", "education", "enterprise", "enterprises", "events", "explore",
-        "features", "git-guides", "github-copilot", "home", "issues", "join", "login", "logout",
-        "marketplace", "mobile", "models", "new", "nonprofit", "notifications", "organizations",
-        "password_reset", "premium-support", "pricing", "pulls", "readme", "resources", "search",
-        "security", "sessions", "settings", "signup", "site", "solutions", "sponsors", "stars", "team",
-        "topics", "trending", "users", "watching",
-    }
-)  # fmt: skip
-"""First path segments that are GitHub's own pages, not user or org logins."""
 
 _ZERO_CALL_SUBTYPES = {"search": "search", "topics": "topic"}
 _SPONSOR_PAGES = frozenset({"accounts", "explore", "community"})
@@ -153,7 +141,7 @@ def _route(parsed: CanonicalUrl) -> _RepoTarget | _UserTarget | ZeroCallShape:
         return _UserTarget(seg[1])
     if lowered == "sponsors" and len(seg) >= 2 and seg[1].lower() not in _SPONSOR_PAGES:
         return _UserTarget(seg[1])
-    if lowered in RESERVED_FIRST_SEGMENTS or lowered == "orgs":
+    if lowered in GITHUB_RESERVED:
         return ZeroCallShape(_ZERO_CALL_SUBTYPES.get(lowered, "page"), {"section": lowered})
     if len(seg) == 1:
         return _UserTarget(first)
@@ -182,7 +170,9 @@ class GitHubGenerator(PerCallHttpGenerator[_RepoTarget | _UserTarget]):
     def route(self, parsed: CanonicalUrl) -> _RepoTarget | _UserTarget | ZeroCallShape:
         return _route(parsed)
 
-    def fetch(self, parsed: CanonicalUrl, target: _RepoTarget | _UserTarget) -> GenerateResult:
+    def fetch(
+        self, parsed: CanonicalUrl, target: _RepoTarget | _UserTarget, ctx: GenerateContext
+    ) -> GenerateResult:
         token = self._secret
         with closing(
             self._client(

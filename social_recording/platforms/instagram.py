@@ -7,11 +7,11 @@ Shapes (canonical URLs):
   The URL no longer says whether the media is a reel: the item's `productType` does ("clips" -> subtype
   "reel"; anything else, IGTV included, -> "post").
 - profile `instagram.com/<user>`: `resultsType: "details"` -> the account only.
-- `/explore/tags/<tag>` (and other /explore pages): zero calls (seed G-4).
+- `/explore/tags/<tag>` (and other /explore pages): zero calls.
 
-Identity (seed 002 §6): content key = media `id`, account key = `ownerId` / profile `id`.
+Identity: content key = media `id`, account key = `ownerId` / profile `id`.
 
-Failures arrive as dataset items with an `error` field (shape unconfirmed, PLATFORMS.md), e.g.
+Failures arrive as dataset items with an `error` field (their shape is not documented), e.g.
 `{"error": "not_found", "errorDescription": "Page not found"}` or `{"error": "private", ...}`:
 private/restricted -> TARGET_BLOCKED, missing -> NOT_FOUND, anything else -> UPSTREAM (retryable).
 A profile with `private: true` -> TARGET_BLOCKED.
@@ -23,20 +23,15 @@ import re
 from typing import Any
 
 from social_recording.domain.graph import GraphGroup, SocialObject
-from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.domain.urls import INSTAGRAM_RESERVED, CanonicalUrl, Platform
 from social_recording.platforms.apify import INSTAGRAM_ACTOR, ApifyGenerator, first_usable
-from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult
+from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult, PaidRequests
 from social_recording.platforms.shaping import ROOT_REF, finish, first_str, id_str, item_object, urls_in_text
 
 _CODE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _USERNAME = re.compile(r"^[A-Za-z0-9._]{1,30}$")
 _PRODUCT_SUBTYPES = {"clips": "reel"}
 """The item's `productType` -> content subtype (default "post"): the canonical URL is /p/ for every kind."""
-_RESERVED_FIRST = frozenset(
-    {"explore", "accounts", "about", "developer", "legal", "direct", "stories", "web", "emails",
-     "challenge", "privacy", "terms", "session", "oauth", "graphql", "api", "static", "locations",
-     "directory", "topics", "p", "reel", "reels", "tv", "ar", "press", "blog"}
-)
 
 _POST_FIELDS = ("shortCode", "url", "type", "productType", "caption", "timestamp", "ownerUsername",
                 "ownerFullName", "locationName", "isSponsored", "alt")
@@ -55,13 +50,15 @@ class InstagramGenerator(ApifyGenerator):
     def classify(parsed: CanonicalUrl) -> tuple[str, str]:
         return classify_instagram_url(parsed)
 
-    def fetch(self, parsed: CanonicalUrl, kind: str, value: str) -> GenerateResult:
+    def fetch(self, parsed: CanonicalUrl, kind: str, value: str, requests: PaidRequests) -> GenerateResult:
         if kind == "profile":
-            return self._profile(parsed.url, value)
-        return self._post(parsed.url, value)
+            return self._profile(parsed.url, value, requests)
+        return self._post(parsed.url, value, requests)
 
-    def _post(self, url: str, subtype: str) -> GenerateResult:
-        run = self._apify.run(INSTAGRAM_ACTOR, {"directUrls": [url], "resultsType": "posts", "resultsLimit": 1})
+    def _post(self, url: str, subtype: str, requests: PaidRequests) -> GenerateResult:
+        run = self._apify.run(
+            INSTAGRAM_ACTOR, {"directUrls": [url], "resultsType": "posts", "resultsLimit": 1}, requests
+        )
         item = first_usable(run.items, service="instagram", what=f"post {url}")
         if id_str(item.get("id")) is None:
             raise ExternalFetchError(ErrorCode.NOT_FOUND, f"instagram: post {url} not found (item has no id)")
@@ -69,8 +66,10 @@ class InstagramGenerator(ApifyGenerator):
         subtype = _PRODUCT_SUBTYPES.get(product, subtype) if isinstance(product, str) else subtype
         return finish(lambda: [post_group(item, subtype)], requests=run.requests)
 
-    def _profile(self, url: str, username: str) -> GenerateResult:
-        run = self._apify.run(INSTAGRAM_ACTOR, {"directUrls": [url], "resultsType": "details", "resultsLimit": 1})
+    def _profile(self, url: str, username: str, requests: PaidRequests) -> GenerateResult:
+        run = self._apify.run(
+            INSTAGRAM_ACTOR, {"directUrls": [url], "resultsType": "details", "resultsLimit": 1}, requests
+        )
         item = first_usable(run.items, service="instagram", what=f"profile {username}")
         if item.get("private") is True:
             raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, f"instagram: profile {username} is private")
@@ -97,7 +96,7 @@ def classify_instagram_url(parsed: CanonicalUrl) -> tuple[str, str]:
         if len(seg) >= 2 and seg[1].lower() == "search":
             return ("zero", "search")
         return ("zero", "page")
-    if first in _RESERVED_FIRST:
+    if first in INSTAGRAM_RESERVED:
         return ("none", "")
     if _USERNAME.match(seg[0]) and (len(seg) == 1 or seg[1].lower() in ("reels", "tagged", "guide", "feed")):
         return ("profile", seg[0])

@@ -10,9 +10,9 @@ Shapes (canonical URLs):
   content + author account + subreddit venue (the subreddit comes from the item, not the URL).
 - subreddit `reddit.com/r/<sub>` (and its listings /hot, /new, /top, ...): the venue only.
 - user `reddit.com/user/<name>` or `/u/<name>`: the account only.
-- `/search`, `/r/<sub>/search`: zero calls (seed G-4).
+- `/search`, `/r/<sub>/search`: zero calls.
 
-Identity (seed 002 §6): content key = post `id` (t3_...), account key = `username` (cannot change;
+Identity: content key = post `id` (t3_...), account key = `username` (cannot change;
 "[deleted]" -> no account), venue key = subreddit name lower-cased (`parsedCommunityName`).
 """
 
@@ -24,7 +24,7 @@ from typing import Any
 from social_recording.domain.graph import GraphGroup, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.platforms.apify import REDDIT_ACTOR, ApifyGenerator, error_item_code, error_item_message
-from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult
+from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult, PaidRequests
 from social_recording.platforms.shaping import ROOT_REF, finish, first_str, id_str, item_object, urls_in_text
 
 _SUB = re.compile(r"^[A-Za-z0-9_]{2,21}$")
@@ -50,8 +50,10 @@ class RedditGenerator(ApifyGenerator):
     def classify(parsed: CanonicalUrl) -> tuple[str, str]:
         return classify_reddit_url(parsed)
 
-    def fetch(self, parsed: CanonicalUrl, kind: str, value: str) -> GenerateResult:
-        run = self._apify.run(REDDIT_ACTOR, {"startUrls": [{"url": parsed.url}], "maxItems": 1, "skipComments": True})
+    def fetch(self, parsed: CanonicalUrl, kind: str, value: str, requests: PaidRequests) -> GenerateResult:
+        run = self._apify.run(
+            REDDIT_ACTOR, {"startUrls": [{"url": parsed.url}], "maxItems": 1, "skipComments": True}, requests
+        )
         items = run.items
         if not items:
             raise ExternalFetchError(ErrorCode.NOT_FOUND, f"reddit: {parsed.url} not found (empty dataset)")

@@ -3,8 +3,8 @@ and turning provider payloads into graph objects.
 
 Why one module: the generators must not drift apart on the rules they share —
 - the router must send a generator a canonical URL of its own platform (never fixed here);
-- zero-call URLs (search, intent, hashtag, ...) succeed without a request, `attempted=False` (seed G-4);
-- `attempted` is derived from the requests really sent (DESIGN §4: reported, never guessed). Two ways
+- zero-call URLs (search, intent, hashtag, ...) succeed without a request, `attempted=False`;
+- `attempted` is derived from the requests really sent (reported, never guessed). Two ways
   of counting are in use and both count only the current `generate()` call: a generator holding a
   shared client uses the per-call count of `HttpResponse.requests` / `ApifyRun.requests` (and the
   client reports `attempted` per call on its own errors); a generator that builds one client per
@@ -12,7 +12,7 @@ Why one module: the generators must not drift apart on the rules they share —
 - every graph is checked by `plan()` before it leaves the generator, so a broken graph surfaces as
   SocialContractError (`invalid`) carrying the truthful `attempted`;
 - outbound links are canonical (via `to_canonical`, bad ones skipped) while display URLs (avatars,
-  thumbnails, screenshots) are stored exactly as received (seed 003); metrics are numbers only.
+  thumbnails, screenshots) are stored exactly as received; metrics are numbers only.
 """
 
 from __future__ import annotations
@@ -64,10 +64,11 @@ def no_call_error(code: ErrorCode, message: str) -> ExternalFetchError:
     return ExternalFetchError(code, message, attempted=False)
 
 
-def unrecognised_shape(platform: Platform, url: str) -> ExternalFetchError:
-    """A canonical URL of this platform whose path names nothing we can fetch: not found, and no call
-    made (a paid provider bills even empty answers)."""
-    return no_call_error(ErrorCode.NOT_FOUND, f"{platform.value}: URL shape names no fetchable object: {url}")
+def unrecognised_shape(platform: Platform, url: str, reason: str = "URL shape names no fetchable object") -> ExternalFetchError:
+    """A canonical URL of this platform whose path names nothing we can fetch: UNSUPPORTED, no call
+    made (a paid provider bills even empty answers). Never NOT_FOUND (we do not know the object is
+    missing: we cannot ask) nor UPSTREAM (a retry would read the same path the same way, forever)."""
+    return no_call_error(ErrorCode.UNSUPPORTED, f"{platform.value}: {reason}: {url}")
 
 
 def fetch_error(code: ErrorCode, message: str, http: ProviderHttp) -> ExternalFetchError:
@@ -161,8 +162,7 @@ def secret_value(secret: Any) -> str | None:
 
 @dataclass(frozen=True)
 class ZeroCallShape:
-    """A routed URL that names no fetchable object: its graph is built from the URL alone (`zero_call`,
-    seed G-4), with `fields` added to the URL field."""
+    """A routed URL that names no fetchable object: its graph is built from the URL alone (`zero_call`), with `fields` added to the URL field."""
 
     subtype: str
     fields: Mapping[str, Any] = field(default_factory=dict)
@@ -171,10 +171,17 @@ class ZeroCallShape:
 @dataclass(frozen=True)
 class NoCallShape:
     """A routed URL decided from its shape alone: it fails with `code` and no request is made
-    (`no_call_error`); the message is `"<platform>: <reason>"`."""
+    (`no_call_error`); the message is `"<platform>: <reason>"`. UNSUPPORTED for shapes naming nothing
+    fetchable (`unsupported_shape`); another code only when the shape itself says what the object is
+    (an invite link: a private chat, TARGET_BLOCKED)."""
 
     code: ErrorCode
     reason: str
+
+
+def unsupported_shape(reason: str) -> NoCallShape:
+    """A path the generator cannot read (see `unrecognised_shape`)."""
+    return NoCallShape(ErrorCode.UNSUPPORTED, reason)
 
 
 class PerCallHttpGenerator(ABC, Generic[T]):
@@ -184,7 +191,7 @@ class PerCallHttpGenerator(ABC, Generic[T]):
 
     `generate()` is shared: `parse_for`, then the subclass's `route` (from the URL alone, no call)
     gives a ZeroCallShape (success, no request), a NoCallShape (failure, no request) or a target `T`
-    for `fetch`, which makes the requests.
+    for `fetch`, which makes the requests (and may keep a two-step paid call's id in `ctx.requests`).
 
     Holds the optional provider secret (never shown: `__repr__` says only whether it is set, as
     `<secret_name>_set=`, or nothing for a keyless provider), the transport and sleep every client
@@ -232,7 +239,7 @@ class PerCallHttpGenerator(ABC, Generic[T]):
         """What the canonical URL names, from its path alone (no call)."""
 
     @abstractmethod
-    def fetch(self, parsed: CanonicalUrl, target: T) -> GenerateResult:
+    def fetch(self, parsed: CanonicalUrl, target: T, ctx: GenerateContext) -> GenerateResult:
         """The requests for a fetchable `target`, on clients from `_client` (one set per call)."""
 
     def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
@@ -242,7 +249,7 @@ class PerCallHttpGenerator(ABC, Generic[T]):
             return zero_call(self.platform, parsed, target.subtype, **target.fields)
         if isinstance(target, NoCallShape):
             raise no_call_error(target.code, f"{self.platform.value}: {target.reason}")
-        return self.fetch(parsed, target)
+        return self.fetch(parsed, target, ctx)
 
     def _required_secret(self, setting: str) -> str:
         """The secret, or a no-call UPSTREAM failure naming the unset `setting` (never exhausted:
@@ -277,8 +284,8 @@ class PerCallHttpGenerator(ABC, Generic[T]):
 
 def zero_call(platform: Platform, parsed: CanonicalUrl, subtype: str, **fields: Any) -> GenerateResult:
     """A URL that carries no fetchable object (search pages, feeds, hashtags…): the graph is built
-    from the URL alone, no request is made, `attempted` is False (seed G-4). The key is the URL
-    itself, which is why such results are reusable forever (seed 002 §5.3: no anchor)."""
+    from the URL alone, no request is made, `attempted` is False. The key is the URL
+    itself, which is why such results are reusable forever (nothing there can change)."""
     content = SocialObject(
         platform=platform,
         platform_key=f"{platform.value}:{parsed.url}",
@@ -332,7 +339,7 @@ def urls_in_text(*texts: object) -> list[str]:
 
 
 def canonical_links(raws: Iterable[object]) -> list[str]:
-    """Outbound links in canonical form (`to_canonical_all`, seed 003), de-duplicated in first-seen
+    """Outbound links in canonical form (`to_canonical_all`), de-duplicated in first-seen
     order; values it rejects (and non-strings) are skipped: a bad link in a bio must not fail the URL."""
     return to_canonical_all(raw if isinstance(raw, str) else None for raw in raws)
 
@@ -351,7 +358,7 @@ def website_link(value: str | None) -> str | None:
 
 
 def display_urls(candidates: Iterable[object]) -> list[str]:
-    """Display URLs exactly as received (never canonicalised, seed 003); only non-empty strings,
+    """Display URLs exactly as received (never canonicalised); only non-empty strings,
     duplicates dropped."""
     out: list[str] = []
     for raw in candidates:
@@ -440,7 +447,7 @@ def item_object(
 ) -> SocialObject:
     """A graph object from one scraped provider item (Apify actors, twitterapi.io): the listed display
     fields as received (after `leading_fields`), the listed metrics as numbers, `links` canonical and
-    `media` as received (seed 003)."""
+    `media` as received."""
     return SocialObject(
         platform=platform,
         platform_key=platform_key,

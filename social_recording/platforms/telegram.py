@@ -6,15 +6,15 @@ URL shapes (read from the canonical URL, never fixed):
 |---|---|---|
 | `t.me/<name>`, `t.me/s/<name>`, `t.me/<name>/<msgid>`, `t.me/boost/<name>` | `GET https://t.me/<name>` | venue channel / group / user / bot |
 | invites `t.me/+<code>`, `t.me/joinchat/<code>`, private links `t.me/c/…`, folder `t.me/addlist/…`, business `t.me/m/…` | none | TARGET_BLOCKED, attempted=False |
-| `t.me/share/…`, `t.me/addstickers/…`, `t.me/addemoji/…`, `t.me/proxy`, … and the bare host | none (seed G-4) | content share / stickers / page, key = URL |
-| a first segment that cannot be a username | none | NOT_FOUND, attempted=False |
+| `t.me/share/…`, `t.me/addstickers/…`, `t.me/addemoji/…`, `t.me/proxy`, … and the bare host | none | content share / stickers / page, key = URL |
+| a first segment that cannot be a username | none | UNSUPPORTED, attempted=False |
 
 Decisions:
 - **A message link is recorded as its channel's venue.** `t.me/<name>/<msgid>` requests `t.me/<name>`
   only; the message itself is not fetched (its embed page would be a second request per URL for a
   post text we do not store). The entry URL keeps the message id; the venue is the channel.
 - **Identity: the username, lower-cased** (`"telegram:" + name.lower()`). It is mutable — an owner can
-  give it away and another chat can take it (seed 002 §6, U-4) — which is why the dedupe gate never
+  give it away and another chat can take it — which is why the dedupe gate never
   reuses Telegram results; usernames are case-insensitive, so the key is folded to lower case.
 - **Kind**, in this order: "Join Channel"/"Join Group" button -> TARGET_BLOCKED (private chat);
   no `tgme_page_title` and an og:title "Telegram: Contact @…" -> NOT_FOUND (no such username);
@@ -34,16 +34,25 @@ import re
 import time
 from collections.abc import Callable
 from contextlib import closing
-from dataclasses import dataclass, field
-from html.parser import HTMLParser
+from dataclasses import dataclass
 from urllib.parse import quote
 
 import httpx
+from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborNode as Node
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
-from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.domain.urls import (
+    TELEGRAM_NON_CHAT_PATHS,
+    TELEGRAM_PRIVATE_PATHS,
+    TELEGRAM_USERNAME_RE,
+    TELEGRAM_VENUE_PREFIXES,
+    CanonicalUrl,
+    Platform,
+)
 from social_recording.platforms.base import (
     ErrorCode,
+    GenerateContext,
     GenerateResult,
 )
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
@@ -58,30 +67,18 @@ from social_recording.platforms.shaping import (
     fetch_error,
     finish,
     metrics,
+    unsupported_shape,
     urls_in_text,
 )
 
 PAGE_BASE = "https://t.me"
 SERVICE = "telegram"
 
-USERNAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{2,31}$")
-"""Public usernames: a letter first, then letters, digits, underscores; at most 32 characters (the
-lower bound is generous: 3, as in the canonicaliser, although Telegram issues 4+)."""
+USERNAME = TELEGRAM_USERNAME_RE
+"""Public usernames (the canonicaliser's rule, defined once)."""
 
-_PRIVATE_FIRST = frozenset({"joinchat", "c", "addlist", "m"})
-_ZERO_CALL_FIRST = {
-    "share": "share",
-    "addstickers": "stickers",
-    "addemoji": "stickers",
-    "addtheme": "page",
-    "setlanguage": "page",
-    "proxy": "page",
-    "socks": "page",
-    "iv": "page",
-    "bg": "page",
-    "login": "page",
-}
-_VENUE_PREFIX = frozenset({"s", "boost"})
+_ZERO_CALL_SUBTYPES = {"share": "share", "addstickers": "stickers", "addemoji": "stickers"}
+"""The zero-call subtype of t.me's own pages (TELEGRAM_NON_CHAT_PATHS) that are not "page"."""
 _NOT_FOUND_TITLE = "telegram: contact @"
 _SPACES = re.compile(r"[\s\u00a0\u202f\u2009,]")
 _COUNT = re.compile(
@@ -103,118 +100,72 @@ def _route(parsed: CanonicalUrl) -> _Page | ZeroCallShape | NoCallShape:
         return ZeroCallShape("page")
     first = seg[0]
     lowered = first.lower()
-    if first.startswith("+") or lowered in _PRIVATE_FIRST:
+    if first.startswith("+") or lowered in TELEGRAM_PRIVATE_PATHS:
         return NoCallShape(
             ErrorCode.TARGET_BLOCKED,
             "private Telegram link (invite or private chat) cannot be resolved publicly",
         )
-    if lowered in _ZERO_CALL_FIRST:
-        return ZeroCallShape(_ZERO_CALL_FIRST[lowered])
+    if lowered in TELEGRAM_NON_CHAT_PATHS:
+        return ZeroCallShape(_ZERO_CALL_SUBTYPES.get(lowered, "page"))
     name = first
-    if lowered in _VENUE_PREFIX:
+    if lowered in TELEGRAM_VENUE_PREFIXES:
         if len(seg) < 2:
             return ZeroCallShape("page")
         name = seg[1]
     if not USERNAME.match(name):
-        return NoCallShape(ErrorCode.NOT_FOUND, f"{name!r} cannot be a Telegram username")
+        return unsupported_shape(f"{name!r} cannot be a Telegram username")
     return _Page(name)
 
 
 # ---------------------------------------------------------------- HTML reading
 
 
-_VOID = frozenset(
-    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-)
-_CAPTURED_DIVS = ("tgme_page_title", "tgme_page_description", "tgme_page_extra")
+@dataclass(frozen=True)
+class _Preview:
+    """The handful of nodes a t.me preview page is made of."""
+
+    og: dict[str, str]
+    title: str | None
+    description: str | None
+    description_hrefs: list[str]
+    extras: list[str]
+    buttons: list[str]
+    photo: str | None
 
 
-@dataclass
-class _Capture:
-    key: str
-    depth: int
-    parts: list[str] = field(default_factory=list)
-    hrefs: list[str] = field(default_factory=list)
-
-
-class _PreviewParser(HTMLParser):
-    """Reads the handful of nodes a t.me preview page is made of, with the stdlib parser only."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.og: dict[str, str] = {}
-        self.texts: dict[str, list[str]] = {}
-        self.description_hrefs: list[str] = []
-        self.buttons: list[str] = []
-        self.photo: str | None = None
-        self._depth = 0
-        self._open: list[_Capture] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = {k.lower(): (v or "") for k, v in attrs}
-        classes = set(a.get("class", "").split())
-        if tag == "meta":
-            prop = a.get("property") or a.get("name") or ""
-            if prop.startswith("og:") and prop not in self.og:
-                self.og[prop] = a.get("content", "")
-            return
-        if tag == "img":
-            if "tgme_page_photo_image" in classes and self.photo is None and a.get("src"):
-                self.photo = a["src"]
-            return
-        if tag == "br":
-            for cap in self._open:
-                cap.parts.append("\n")
-            return
-        if tag in _VOID:
-            return
-        self._depth += 1
-        if tag == "a":
-            href = a.get("href")
-            for cap in self._open:
-                if href:
-                    cap.hrefs.append(href)
-            if "tgme_action_button_new" in classes or "tgme_page_context_link" in classes:
-                self._open.append(_Capture("button", self._depth))
-        if tag == "div":
-            for key in _CAPTURED_DIVS:
-                if key in classes:
-                    self._open.append(_Capture(key, self._depth))
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _VOID:
-            return
-        while self._open and self._open[-1].depth >= self._depth:
-            self._close(self._open.pop())
-        self._depth = max(0, self._depth - 1)
-
-    def handle_data(self, data: str) -> None:
-        for cap in self._open:
-            cap.parts.append(data)
-
-    def close(self) -> None:
-        super().close()
-        while self._open:
-            self._close(self._open.pop())
-
-    def _close(self, cap: _Capture) -> None:
-        text = _clean("".join(cap.parts))
-        if cap.key == "button":
-            if text:
-                self.buttons.append(text)
-            return
-        self.texts.setdefault(cap.key, []).append(text)
-        if cap.key == "tgme_page_description":
-            self.description_hrefs.extend(cap.hrefs)
-
-    def first(self, key: str) -> str | None:
-        values = self.texts.get(key)
-        return values[0] if values else None
-
-
-def _clean(text: str) -> str:
-    lines = [" ".join(line.split()) for line in text.split("\n")]
+def _text(node: Node) -> str:
+    """A node's text: `<br>` as a line break, runs of blanks folded, empty lines dropped (the node is
+    changed: read each node once)."""
+    for br in node.css("br"):
+        br.replace_with("\n")
+    lines = [" ".join(line.split()) for line in node.text(deep=True).split("\n")]
     return "\n".join(line for line in lines if line).strip()
+
+
+def _read_preview(html: str) -> _Preview:
+    """The preview nodes, read by an HTML5 parser (lexbor, through selectolax): malformed markup (an
+    unclosed `<p>`, stray end tags) is repaired the way a browser repairs it, so one broken element
+    cannot swallow the rest of the page."""
+    tree = LexborHTMLParser(html)
+    og: dict[str, str] = {}
+    for meta in tree.css("meta"):
+        prop = meta.attributes.get("property") or meta.attributes.get("name") or ""
+        if prop.startswith("og:") and prop not in og:
+            og[prop] = meta.attributes.get("content") or ""
+    title = tree.css_first("div.tgme_page_title")
+    description = tree.css_first("div.tgme_page_description")
+    hrefs = [href for a in description.css("a[href]") if (href := a.attributes.get("href"))] if description else []
+    buttons = [_text(a) for a in tree.css("a.tgme_action_button_new, a.tgme_page_context_link")]
+    photo = next((src for img in tree.css("img.tgme_page_photo_image") if (src := img.attributes.get("src"))), None)
+    return _Preview(
+        og=og,
+        title=_text(title) if title is not None else None,
+        description=_text(description) if description is not None else None,
+        description_hrefs=hrefs,
+        extras=[_text(div) for div in tree.css("div.tgme_page_extra")],
+        buttons=[b for b in buttons if b],
+        photo=photo,
+    )
 
 
 def _number(raw: str) -> float | None:
@@ -264,7 +215,7 @@ class TelegramGenerator(PerCallHttpGenerator[_Page]):
     def route(self, parsed: CanonicalUrl) -> _Page | ZeroCallShape | NoCallShape:
         return _route(parsed)
 
-    def fetch(self, parsed: CanonicalUrl, target: _Page) -> GenerateResult:
+    def fetch(self, parsed: CanonicalUrl, target: _Page, ctx: GenerateContext) -> GenerateResult:
         with closing(
             self._client(HttpPolicy.free(SERVICE), default_headers={"Accept-Language": "en", "Accept": "text/html"})
         ) as http:
@@ -283,7 +234,7 @@ _STATUS = StatusTable(
 )
 
 
-def _kind(name: str, page: _PreviewParser, extra: str | None, http: ProviderHttp) -> str:
+def _kind(name: str, page: _Preview, extra: str | None, http: ProviderHttp) -> str:
     buttons = [b.lower() for b in page.buttons]
     extra_l = (extra or "").lower()
     if "subscriber" in extra_l or "preview channel" in buttons:
@@ -301,17 +252,12 @@ def _kind(name: str, page: _PreviewParser, extra: str | None, http: ProviderHttp
 
 
 def _venue_graph(name: str, response: HttpResponse, http: ProviderHttp) -> SocialGraph:
-    page = _PreviewParser()
-    try:
-        page.feed(response.text)
-        page.close()
-    except Exception:  # html.parser is lenient; anything it still rejects is not a preview page
-        raise fetch_error(ErrorCode.UPSTREAM, f"telegram: unreadable page for @{name}", http) from None
+    page = _read_preview(response.text)
     if not page.og:
         raise fetch_error(
             ErrorCode.UPSTREAM, f"telegram: page for @{name} has no og: tags (not a preview page)", http
         )
-    title = page.first("tgme_page_title")
+    title = page.title
     og_title = page.og.get("og:title", "")
     buttons = [b.lower() for b in page.buttons]
     if any(b in ("join channel", "join group") for b in buttons):
@@ -320,10 +266,10 @@ def _venue_graph(name: str, response: HttpResponse, http: ProviderHttp) -> Socia
         if og_title.lower().startswith(_NOT_FOUND_TITLE):
             raise fetch_error(ErrorCode.NOT_FOUND, f"telegram: no chat with username @{name}", http)
         raise fetch_error(ErrorCode.UPSTREAM, f"telegram: page for @{name} has no title", http)
-    extras = page.texts.get("tgme_page_extra", [])
+    extras = page.extras
     extra = extras[0] if extras else None
     kind = _kind(name, page, extra, http)
-    description = page.first("tgme_page_description")
+    description = page.description
     counts: dict[str, float] = {}
     for line in extras:
         for key, value in _counts(line).items():

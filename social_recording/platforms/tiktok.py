@@ -6,9 +6,9 @@ Shapes (canonical URLs):
   the post), and an unresolved shortlink, which the actor follows: input `{"postURLs": [url]}` -> the
   post and its author (the author comes from the item's `authorMeta`, never from the URL).
 - profile `tiktok.com/@<user>`: input `{"profiles": [user], "resultsPerPage": 1}` -> the account only.
-- `/tag/...`, `/discover/...`, `/search...`, `/explore`, `/foryou`, ...: zero calls (seed G-4).
+- `/tag/...`, `/discover/...`, `/search...`, `/explore`, `/foryou`, ...: zero calls.
 
-Identity (seed 002 §6): content key = video `id`, account key = `authorMeta.id` (never the handle).
+Identity: content key = video `id`, account key = `authorMeta.id` (never the handle).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import re
 from typing import Any
 
 from social_recording.domain.graph import GraphGroup, SocialObject
-from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.domain.urls import TIKTOK_NON_POST_PATHS, CanonicalUrl, Platform
 from social_recording.platforms.apify import TIKTOK_ACTOR, ApifyGenerator, first_usable
-from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult
+from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult, PaidRequests
 from social_recording.platforms.shaping import (
     ROOT_REF,
     as_dict,
@@ -34,18 +34,8 @@ _DIGITS = re.compile(r"^[0-9]{1,25}$")
 _HANDLE = re.compile(r"^@[A-Za-z0-9_.]{1,24}$")
 _SHORT_HOSTS = frozenset({"vm.tiktok.com", "vt.tiktok.com"})
 
-_ZERO_CALL_FIRST: dict[str, str] = {
-    "tag": "hashtag",
-    "discover": "discover",
-    "search": "search",
-    "explore": "page",
-    "foryou": "page",
-    "following": "page",
-    "friends": "page",
-    "live": "page",
-    "music": "page",
-    "channel": "page",
-}
+_ZERO_CALL_SUBTYPES: dict[str, str] = {"tag": "hashtag", "discover": "discover", "search": "search"}
+"""The zero-call subtype of tiktok.com's own pages (TIKTOK_NON_POST_PATHS) that are not "page"."""
 
 _POST_FIELDS = ("text", "createTime", "createTimeISO", "webVideoUrl", "isSlideshow", "isAd", "isPinned")
 _POST_METRICS = {"playCount": "views", "diggCount": "likes", "commentCount": "comments",
@@ -62,13 +52,13 @@ class TikTokGenerator(ApifyGenerator):
     def classify(parsed: CanonicalUrl) -> tuple[str, str]:
         return classify_tiktok_url(parsed)
 
-    def fetch(self, parsed: CanonicalUrl, kind: str, value: str) -> GenerateResult:
+    def fetch(self, parsed: CanonicalUrl, kind: str, value: str, requests: PaidRequests) -> GenerateResult:
         if kind == "profile":
-            return self._profile(value)
-        return self._post(parsed.url, value)
+            return self._profile(value, requests)
+        return self._post(parsed.url, value, requests)
 
-    def _post(self, url: str, subtype: str) -> GenerateResult:
-        run = self._apify.run(TIKTOK_ACTOR, {"postURLs": [url]})
+    def _post(self, url: str, subtype: str, requests: PaidRequests) -> GenerateResult:
+        run = self._apify.run(TIKTOK_ACTOR, {"postURLs": [url]}, requests)
         item = first_usable(run.items, service="tiktok", what=f"post {url}")
         if id_str(item.get("id")) is None:
             if as_dict(item.get("authorMeta")).get("privateAccount") is True:
@@ -78,8 +68,8 @@ class TikTokGenerator(ApifyGenerator):
             subtype = "photo" if item.get("isSlideshow") is True else "video"
         return finish(lambda: [post_group(item, subtype)], requests=run.requests)
 
-    def _profile(self, handle: str) -> GenerateResult:
-        run = self._apify.run(TIKTOK_ACTOR, {"profiles": [handle], "resultsPerPage": 1})
+    def _profile(self, handle: str, requests: PaidRequests) -> GenerateResult:
+        run = self._apify.run(TIKTOK_ACTOR, {"profiles": [handle], "resultsPerPage": 1}, requests)
         item = first_usable(run.items, service="tiktok", what=f"profile @{handle}")
         author = as_dict(item.get("authorMeta"))
         if author.get("privateAccount") is True:
@@ -97,8 +87,8 @@ def classify_tiktok_url(parsed: CanonicalUrl) -> tuple[str, str]:
     if not seg:
         return ("zero", "page")
     first = seg[0]
-    if first.lower() in _ZERO_CALL_FIRST:
-        return ("zero", _ZERO_CALL_FIRST[first.lower()])
+    if first.lower() in TIKTOK_NON_POST_PATHS:
+        return ("zero", _ZERO_CALL_SUBTYPES.get(first.lower(), "page"))
     if first == "t" and len(seg) == 2:
         return ("post", "auto")  # tiktok.com/t/<code>: an unresolved shortlink, the actor follows it
     if first == "@" and len(seg) == 3 and seg[1] in ("video", "photo") and _DIGITS.match(seg[2]):

@@ -3,14 +3,18 @@
 Flow for one canonical URL:
 1. `POST https://urlscan.io/api/v1/scan/` with header `API-Key` and body
    `{"url": <url>, "visibility": "unlisted"}` -> `uuid`. **This is the paid call: exactly one, never
-   retried** (ProviderHttp policy `paid_once`; DESIGN §9) — a retry would pay twice.
+   retried** (ProviderHttp policy `paid_once`) — a retry would pay twice. The uuid is recorded
+   (`ctx.requests.submitted`) before the first poll; a later holder of the URL (after a crash, a lost
+   lease, a poll budget spent) gets it back (`ctx.requests.previous`) and polls that scan instead of
+   submitting a new one, within `URLSCAN_RETENTION`.
 2. Poll `GET https://urlscan.io/api/v1/result/<uuid>/`: 404 while the scan runs, then 200. Budget:
    wait `INITIAL_WAIT_S` (urlscan asks for >= 10 s before the first poll), then up to `MAX_POLLS`
    polls `POLL_INTERVAL_S` apart, each with the 15 s timeout. A poll that times out counts as one
    spent poll; any other poll failure ends the scan (the submit is never repeated); the budget spent
-   without a 200 -> TIMEOUT. Worst case ~ 15 + 10 + 5 x 15 + 4 x 3 = 112 s (seed 000 §6.1 budgeted
-   105 s with a 3 s first wait), plus RDAP below (15 s per call, free retries): the URL lock is
-   auto-extended while held (L-2), so its 180 s TTL is a crash bound, not a run bound.
+   without a 200 -> TIMEOUT (a resumed scan is polled at once, no first wait; urlscan answers 404 for
+   an unknown uuid too, so a scan it no longer has ends the same way). Worst case ~ 15 + 10 + 5 x 15
+   + 4 x 3 = 112 s, plus RDAP below (15 s per call, free retries): the URL lock is auto-extended
+   while held, so its 180 s TTL is a crash bound, not a run bound.
 3. RDAP `GET https://rdap.org/domain/<apex domain>` (free; rdap.org redirects to the registry's
    server, followed by the HTTP layer) -> registration date from `events[]` where
    `eventAction == "registration"`. **RDAP is enrichment:** a 404 means "no date", and any RDAP
@@ -26,11 +30,11 @@ by urlscan); 429 -> RATE_LIMITED, except when `X-Rate-Limit-Window` says the exh
 paid URLs instead of hammering a closed door (urlscan answers every quota excess with 429 and names the
 window in that header).
 
-Graph: one content `page`, key `"web:" + <canonical url>` (seed 002 §6: for web the URL is the
-identity). Fields: page title, final URL, domain, apex domain, IP, country, ASN, server, HTTP status,
-TLS issuer / validity / age, verdict score and malicious flag, registration date, scan uuid and time.
-The screenshot URL goes to `media_urls` exactly as received; urlscan's result carries no favicon URL,
-so `icon_url` stays empty. A final URL on another address (a redirect) is an outbound link.
+Graph: one content `page`, key `"web:" + <canonical url>` (for web the URL is the identity).
+Fields: page title, final URL, domain, apex domain, IP, country, ASN, server, HTTP status, TLS
+issuer / validity / age, verdict score and malicious flag, registration date, scan uuid and time. The
+screenshot URL goes to `media_urls` exactly as received; urlscan's result carries no favicon URL, so
+`icon_url` stays empty. A final URL on another address (a redirect) is an outbound link.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import ipaddress
 import logging
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
 
@@ -50,6 +55,7 @@ from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.platforms.base import (
     ErrorCode,
     ExternalFetchError,
+    GenerateContext,
     GenerateResult,
     ProviderKeys,
 )
@@ -71,6 +77,12 @@ log = logging.getLogger(__name__)
 
 URLSCAN_BASE = "https://urlscan.io/api/v1"
 URLSCAN_HOSTS = frozenset({"urlscan.io"})
+PROVIDER = "urlscan"
+KEY_VARIABLE = "URLSCAN_API_KEY"
+URLSCAN_RETENTION = timedelta(days=7)
+"""How long after its submission a scan may be polled instead of submitted (and paid for) again.
+urlscan keeps scan results long-term; a week is far inside that, and a scan older than a week is
+better redone anyway (the page may have changed)."""
 RDAP_BASE = "https://rdap.org"
 
 INITIAL_WAIT_S = 10.0
@@ -174,8 +186,8 @@ class WebGenerator(PerCallHttpGenerator[str]):
         """Every website URL is fetchable: the canonical URL itself is what urlscan scans."""
         return parsed.url
 
-    def fetch(self, parsed: CanonicalUrl, target: str) -> GenerateResult:
-        api_key = self._required_secret("URLSCAN_API_KEY")
+    def fetch(self, parsed: CanonicalUrl, target: str, ctx: GenerateContext) -> GenerateResult:
+        api_key = self._required_secret(KEY_VARIABLE)
         scan_http = self._client(
             HttpPolicy.paid_once("urlscan", read_timeout=CALL_TIMEOUT_S),
             auth_hosts=URLSCAN_HOSTS,
@@ -187,8 +199,13 @@ class WebGenerator(PerCallHttpGenerator[str]):
             default_headers={"Accept": "application/rdap+json, application/json"},
         )
         try:
-            uuid = self._submit(scan_http, target)
-            result = self._poll(scan_http, uuid)
+            uuid = ctx.requests.previous(PROVIDER, URLSCAN_RETENTION)
+            first_wait = 0.0  # a resumed scan was submitted long ago: poll it at once
+            if uuid is None:
+                uuid = self._submit(scan_http, target)
+                ctx.requests.submitted(PROVIDER, uuid)
+                first_wait = INITIAL_WAIT_S
+            result = self._poll(scan_http, uuid, first_wait)
             domain = _rdap_domain(result)
             registration, rdap_status = self._registration(rdap_http, domain) if domain else (None, "skipped")
         finally:
@@ -204,10 +221,12 @@ class WebGenerator(PerCallHttpGenerator[str]):
         _SUBMIT_STATUS.check(response, http)
         return parse_payload(_Submit, response.json(), "urlscan", http).uuid
 
-    def _poll(self, http: ProviderHttp, uuid: str) -> _Result:
+    def _poll(self, http: ProviderHttp, uuid: str, first_wait: float) -> _Result:
         result_url = f"{self._base_url}/result/{quote(uuid, safe='')}/"
         for poll in range(MAX_POLLS):
-            self._sleep(INITIAL_WAIT_S if poll == 0 else POLL_INTERVAL_S)
+            delay = first_wait if poll == 0 else POLL_INTERVAL_S
+            if delay > 0:
+                self._sleep(delay)
             try:
                 response = http.get(result_url)
             except ExternalFetchError as exc:

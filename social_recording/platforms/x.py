@@ -1,6 +1,6 @@
 """X (Twitter) generator, via twitterapi.io (paid per call: exactly one request per URL).
 
-Shapes (canonical URLs, DESIGN §3):
+Shapes (canonical URLs):
 - tweet `x.com/i/status/<id>`: the one canonical tweet form (urls.py folds `/<any handle>/status/<id>`,
   `/i/web/status/<id>` and view suffixes such as `/photo/N` into it; the handle is decoration, the id
   is the tweet):
@@ -8,9 +8,9 @@ Shapes (canonical URLs, DESIGN §3):
   groups with `parent_ref` (depth = distance from the root, computed by plan()).
 - profile `x.com/<handle>` (and its tabs `/with_replies`, `/media`, `/likes`, ...):
   `GET /twitter/user/info?userName=<handle>` -> one group holding the account.
-- search, intent, hashtag, communities, home, explore, ...: zero calls (seed G-4).
+- search, intent, hashtag, communities, home, explore, ...: zero calls.
 
-Identity (seed 002 §6): content key = tweet `id`, account key = `author.id` (numeric, immutable),
+Identity: content key = tweet `id`, account key = `author.id` (numeric, immutable),
 NEVER the handle (handles are reassigned).
 """
 
@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 from social_recording.domain.graph import GraphGroup, SocialContractError, SocialObject
-from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.domain.urls import X_HANDLE_RE, X_RESERVED, CanonicalUrl, Platform
 from social_recording.platforms.base import (
     ErrorCode,
     ExternalFetchError,
@@ -53,34 +53,22 @@ from social_recording.platforms.shaping import (
 
 TWITTERAPI_BASE = "https://api.twitterapi.io"
 TWITTERAPI_HOST = "api.twitterapi.io"
+KEY_VARIABLE = "TWITTERAPI_IO_KEY"
 TIMEOUT_S = 30.0
-"""seed 000 §6.1: twitterapi 30 s (the seed retried 3x; as a paid provider we call once, DESIGN §9)."""
+"""twitterapi answers within 30 s; as a paid provider it is called once, never retried."""
 
-_HANDLE = re.compile(r"^[A-Za-z0-9_]{1,50}$")  # same bound as urls.py (legacy handles exceed 15)
 _DIGITS = re.compile(r"^[0-9]{1,25}$")
 
-# First path segments that are X's own pages, not handles. Value = zero-call subtype.
-_ZERO_CALL_FIRST: dict[str, str] = {
+_ZERO_CALL_SUBTYPES: dict[str, str] = {
     "search": "search",
     "intent": "intent",
     "share": "intent",
-    "hashtag": "hashtag",
-    "home": "page",
-    "explore": "page",
-    "settings": "page",
-    "messages": "page",
-    "notifications": "page",
     "compose": "intent",
-    "login": "page",
-    "logout": "page",
-    "signup": "page",
-    "tos": "page",
-    "privacy": "page",
-    "about": "page",
-    "jobs": "page",
-    "download": "page",
+    "hashtag": "hashtag",
 }
-_RESERVED_FIRST = frozenset(_ZERO_CALL_FIRST) | {"i", "status", "statuses"}
+"""The zero-call subtype of X's own pages (X_RESERVED) that are not "page"."""
+_NO_PAGE = frozenset({"status", "statuses"})
+"""Reserved first segments that show nothing without a tweet id after them."""
 _PROFILE_TABS = frozenset(
     {"with_replies", "media", "likes", "highlights", "articles", "followers", "following",
      "verified_followers", "photo", "header_photo", "superfollows", "lists"}
@@ -120,7 +108,7 @@ class XGenerator:
         if target.kind == "none":
             raise unrecognised_shape(Platform.X, parsed.url)
         if not self._has_key:
-            raise no_call_error(ErrorCode.UPSTREAM, "TWITTERAPI_IO_KEY not set")
+            raise no_call_error(ErrorCode.UPSTREAM, f"{KEY_VARIABLE} not set")
         if target.kind == "tweet":
             return self._tweet(target.value)
         return self._profile(target.value)
@@ -188,10 +176,10 @@ def classify_x_url(parsed: CanonicalUrl) -> _Target:
         if len(seg) >= 2 and seg[1].lower() == "communities":
             return _Target("zero", "community")
         return _Target("zero", "page")
-    if first in _ZERO_CALL_FIRST:
-        return _Target("zero", _ZERO_CALL_FIRST[first])
-    if first in _RESERVED_FIRST or not _HANDLE.match(seg[0]):
+    if first in _NO_PAGE or not X_HANDLE_RE.match(seg[0]):
         return _Target("none", "")
+    if first in X_RESERVED:
+        return _Target("zero", _ZERO_CALL_SUBTYPES.get(first, "page"))
     if len(seg) == 1 or (len(seg) == 2 and seg[1].lower() in _PROFILE_TABS):
         return _Target("profile", seg[0])
     return _Target("none", "")

@@ -9,21 +9,21 @@ URL shapes (read from the canonical URL, never fixed):
 | `/@<handle>[/…]` | `GET /channels?…&forHandle=@<handle>` | venue channel |
 | `/user/<legacy>[/…]` | `GET /channels?…&forUsername=<legacy>` | venue channel |
 | `/playlist?list=<id>` | `GET /playlists?part=snippet,contentDetails&id=<id>` | content playlist + venue channel |
-| `/results?search_query=…`, `/feed/…`, `/hashtag/<tag>`, the bare host | none (seed G-4) | content search / feed / hashtag / page, key = URL |
-| `/c/<custom>`, a bare vanity `/<name>`, anything else | none | ExternalFetchError(UPSTREAM, attempted=False) |
+| `/results?search_query=…`, `/feed/…`, `/hashtag/<tag>`, the bare host | none | content search / feed / hashtag / page, key = URL |
+| `/c/<custom>`, a bare vanity `/<name>`, `watch` without `v=`, `playlist` without `list=`, anything else | none | ExternalFetchError(UNSUPPORTED, attempted=False) |
 
 Decisions:
 - **One call per video.** The channel venue of a video is built from the video's own snippet
   (`channelId`, `channelTitle`) instead of a second `/channels` call: the identity key (channelId) is
   all the graph needs, and it halves the quota spent per video. The cost: a channel first seen through
-  a video keeps the thin display fields (rows are never overwritten, seed 002 §7); its metrics are
+  a video keeps the thin display fields (rows are never overwritten); its metrics are
   still recorded when a channel URL is fetched later (metrics are first-point per metric name).
 - **`/c/<custom>` and bare vanity paths** name a channel, but the Data API has no lookup for them
   (search.list would cost 100 units and may match another channel, i.e. the wrong identity). They fail
-  as UPSTREAM with `attempted=False`: the element stays `error`, is never exhausted (no call was made,
-  seed 004 §3.4 rule 2) and is picked up again once a resolver exists. Modelling them as a zero-call
-  venue keyed by the URL was rejected: that would mint a venue whose key is not the channel's
-  immutable id (seed 002 §6), so the same channel would exist twice.
+  as UNSUPPORTED with `attempted=False`: recorded `unsupported` (not an `error` reopened forever), and
+  read again only if a resolver for them is added. Modelling them as a zero-call venue keyed by the
+  URL was rejected: that would mint a venue whose key is not the channel's immutable id, so the same
+  channel would exist twice.
 - Missing / private / deleted targets answer 200 with no `items`: NOT_FOUND. 403 `quotaExceeded` /
   `dailyLimitExceeded`: CREDIT_EXHAUSTED (the quota is gone for the day). `rateLimitExceeded` /
   `userRateLimitExceeded` or 429: RATE_LIMITED. Other 4xx (keyInvalid, forbidden, badRequest):
@@ -43,9 +43,10 @@ from typing import Any
 from pydantic import BaseModel, Field, SecretStr
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
-from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.domain.urls import YOUTUBE_VIDEO_PATHS, CanonicalUrl, Platform
 from social_recording.platforms.base import (
     ErrorCode,
+    GenerateContext,
     GenerateResult,
     ProviderKeys,
 )
@@ -62,16 +63,17 @@ from social_recording.platforms.shaping import (
     finish,
     metrics,
     parse_payload,
+    unsupported_shape,
     urls_in_text,
 )
 
 API_BASE = "https://www.googleapis.com/youtube/v3"
 AUTH_HOSTS = frozenset({"www.googleapis.com", "youtube.googleapis.com"})
 SERVICE = "youtube"
+KEY_VARIABLE = "YOUTUBE_API_KEY"
 
 _QUOTA_REASONS = frozenset({"quotaExceeded", "dailyLimitExceeded", "dailyLimitExceededUnreg"})
 _RATE_REASONS = frozenset({"rateLimitExceeded", "userRateLimitExceeded"})
-_VIDEO_PATHS = frozenset({"shorts", "live", "embed", "v", "e"})
 _ZERO_CALL_FIRST = {"results": "search", "feed": "feed", "hashtag": "hashtag"}
 
 
@@ -115,8 +117,8 @@ class _Fetch:
 
 
 def _no_lookup(reason: str) -> NoCallShape:
-    """A channel / video the Data API cannot look up (see the module doc): UPSTREAM, no call."""
-    return NoCallShape(ErrorCode.UPSTREAM, reason)
+    """A channel / video the Data API cannot look up (see the module doc): UNSUPPORTED, no call."""
+    return unsupported_shape(reason)
 
 
 def _route(parsed: CanonicalUrl) -> _Fetch | ZeroCallShape | NoCallShape:
@@ -130,7 +132,7 @@ def _route(parsed: CanonicalUrl) -> _Fetch | ZeroCallShape | NoCallShape:
         if not video_id:
             return _no_lookup("watch URL without a v= video id")
         return _Fetch("videos", {"part": "snippet,statistics", "id": video_id}, f"video {video_id}")
-    if first in _VIDEO_PATHS and len(seg) >= 2:
+    if first in YOUTUBE_VIDEO_PATHS and len(seg) >= 2:
         return _Fetch("videos", {"part": "snippet,statistics", "id": seg[1]}, f"video {seg[1]}")
     if first == "channel" and len(seg) >= 2:
         return _Fetch("channels", {"part": "snippet,statistics", "id": seg[1]}, f"channel {seg[1]}")
@@ -171,8 +173,8 @@ class YouTubeGenerator(PerCallHttpGenerator[_Fetch]):
     def route(self, parsed: CanonicalUrl) -> _Fetch | ZeroCallShape | NoCallShape:
         return _route(parsed)
 
-    def fetch(self, parsed: CanonicalUrl, target: _Fetch) -> GenerateResult:
-        api_key = self._required_secret("YOUTUBE_API_KEY")
+    def fetch(self, parsed: CanonicalUrl, target: _Fetch, ctx: GenerateContext) -> GenerateResult:
+        api_key = self._required_secret(KEY_VARIABLE)
         # One client per invocation: requests_made then counts exactly this invocation's requests.
         with closing(
             self._client(

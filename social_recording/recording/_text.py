@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import re
-
 from social_recording.domain.graph import SocialContractError
-from social_recording.domain.urls import redact_url
+from social_recording.domain.redaction import cap, redact_url
 from social_recording.platforms.base import ExternalFetchError
 
-_USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@?#]*@")
 _MAX_URL = 300
 _MAX_DETAIL = 200
 
 
 def safe_url(url: str) -> str:
     """A URL fit for logs: `user:password@` and secret-looking query values masked, length capped."""
-    cleaned = redact_url(_USERINFO.sub(r"\1***@", url))
-    return cleaned if len(cleaned) <= _MAX_URL else cleaned[:_MAX_URL] + "..."
+    return cap(redact_url(url), _MAX_URL)
 
 
 def describe_error(exc: BaseException) -> str:

@@ -1,5 +1,5 @@
 """A deterministic fake upstream (tracker, shortlinks, every platform API) for the quickstart, the
-tests and the benchmarks (DESIGN §9, §12). It plugs in as an httpx transport, so the real clients and
+tests and the benchmarks. It plugs in as an httpx transport, so the real clients and
 generators run unchanged against it, and it records every answered request in a JSON-lines ledger.
 """
 
@@ -12,10 +12,16 @@ from social_recording.sandbox.scenario import (
     ScenarioError,
     load_scenario,
 )
-from social_recording.sandbox.transport import TRACKER_BASE_URL, SandboxTransport, sandbox_resolve_host
+from social_recording.sandbox.transport import (
+    SANDBOX_PUBLIC_ADDRESS,
+    TRACKER_BASE_URL,
+    SandboxTransport,
+    sandbox_resolve_host,
+)
 
 __all__ = [
     "DEMO_SCENARIO_PATH",
+    "SANDBOX_PUBLIC_ADDRESS",
     "TRACKER_BASE_URL",
     "Ledger",
     "LedgerEntry",

@@ -1,4 +1,4 @@
-"""The sandbox ledger: one JSON line per request the sandbox answered (DESIGN §12).
+"""The sandbox ledger: one JSON line per request the sandbox answered, written when it arrives.
 
 Why a ledger: "never pay twice for the same URL" is the product's first promise, and the only way
 to check it end to end is to count what reached the (fake) providers. Two paid requests with the
@@ -6,7 +6,8 @@ same service and subject are one payment wasted; benchmarks and acceptance check
 
 Several worker processes append at once: each line is written with ONE `os.write` on an O_APPEND
 descriptor while holding an exclusive `flock`, so lines never interleave or tear. API keys never
-reach the file: key-carrying query parameters are removed from every recorded URL.
+reach the file: credential-carrying query parameters are removed from every recorded URL
+(`domain.redaction.strip_credentials`, importable here as `redact_url`).
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ import os
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
-from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from social_recording.domain.models import ensure_utc, utcnow
+from social_recording.domain.redaction import strip_credentials as redact_url
 
 SERVICES: frozenset[str] = frozenset(
     {"tracker", "shortlink", "twitterapi", "apify", "youtube", "github", "telegram", "urlscan", "rdap"}
@@ -29,11 +30,10 @@ SERVICES: frozenset[str] = frozenset(
 PAID_SERVICES: frozenset[str] = frozenset({"twitterapi", "apify", "urlscan"})
 POLL_PREFIX = "result:"
 """urlscan result polls: billed with their scan, so they are paid but never a "repeat" of it."""
+POLL_PREFIXES: tuple[str, ...] = (POLL_PREFIX, "apify-run:", "apify-dataset:")
+"""Subjects of the second step of a two-step paid call (urlscan result polls, Apify run-status and
+dataset reads): asking again about a request already paid for is never a payment wasted."""
 
-SECRET_PARAMS: frozenset[str] = frozenset(
-    {"key", "token", "api_key", "apikey", "api-key", "access_token", "auth", "secret", "password"}
-)
-"""Query parameters that carry credentials (YouTube `key=`, Apify `token=`, ...): never recorded."""
 
 
 class LedgerEntry(BaseModel):
@@ -50,20 +50,6 @@ class LedgerEntry(BaseModel):
 
 class LedgerFormatError(ValueError):
     """A ledger line that is not a valid entry; names the file and the line number."""
-
-
-def redact_url(url: str) -> str:
-    """`url` without credential query parameters (matched case-insensitively) and without userinfo."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url.split("?", 1)[0]
-    netloc = parts.netloc.rsplit("@", 1)[-1]
-    if not parts.query:
-        return urlunsplit((parts.scheme, netloc, parts.path, "", parts.fragment))
-    # Drop pairs by their decoded name, keep the others byte for byte (no re-encoding).
-    kept = [p for p in parts.query.split("&") if unquote_plus(p.split("=", 1)[0]).lower() not in SECRET_PARAMS]
-    return urlunsplit((parts.scheme, netloc, parts.path, "&".join(kept), parts.fragment))
 
 
 class Ledger:
@@ -160,13 +146,14 @@ class Ledger:
         return entries
 
     def paid_requests(self) -> list[LedgerEntry]:
-        """Every paid request (urlscan polls included: they are billed with their scan)."""
+        """Every paid request (urlscan polls included: they are billed with their scan; Apify's status
+        and dataset reads are free and not among them)."""
         return [e for e in self.read() if e.paid]
 
     def repeated_paid_subjects(self) -> dict[tuple[str, str], int]:
         """(service, subject) -> count for paid subjects requested more than once, polls aside.
         Each extra request is one payment wasted."""
         counts = Counter(
-            (e.service, e.subject) for e in self.read() if e.paid and not e.subject.startswith(POLL_PREFIX)
+            (e.service, e.subject) for e in self.read() if e.paid and not e.subject.startswith(POLL_PREFIXES)
         )
         return {key: n for key, n in sorted(counts.items()) if n > 1}

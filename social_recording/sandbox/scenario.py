@@ -1,13 +1,13 @@
-"""The sandbox scenario file (DESIGN §9, §12): tokens as the tracker sees them, shortlink redirects,
-and per-target outcomes.
+"""The sandbox scenario file: tokens as the tracker sees them, shortlink redirects, per-target
+outcomes, and per-service rate limits.
 
 Why strict: a scenario drives demos, tests and benchmarks; a typo ("flaky:x", "not-found", a
 non-canonical target key that no request would ever match) must fail loudly at load time, naming the
 file and the field, instead of silently answering `ok` for a target the author meant to break.
 
 For the same reason `load_scenario` rejects an outcome the sandbox cannot serve for that kind of
-target, because the provider's real API has no way to say it (`unservable_reason`; transport.py's
-table): `blocked` on an X tweet or any YouTube target (read as not_found), `credit_exhausted` on
+target, because the provider's real API has no way to say it (`unservable_reason`; each provider
+module under `providers/` says what it answers): `blocked` on an X tweet or any YouTube target (read as not_found), `credit_exhausted` on
 GitHub or Telegram (read as rate limited), `invalid` on anything but an X tweet (read as ok), and any
 non-ok outcome on a URL for which no request is ever made (invites, discord). A demo that claims to
 show "a blocked tweet" while showing a not_found one would be lying quietly. `parse_scenario` checks
@@ -37,6 +37,7 @@ from pydantic import (
 
 from social_recording.domain.models import ensure_utc
 from social_recording.domain.urls import Platform, parse_canonical, to_canonical
+from social_recording.sandbox.ledger import SERVICES
 from social_recording.sandbox.subjects import target_subjects
 
 DEMO_SCENARIO_PATH: Path = Path(__file__).resolve().parent / "scenarios" / "demo.json"
@@ -166,8 +167,26 @@ class TargetSpec(BaseModel):
         return str(v)
 
 
+class RateLimit(BaseModel):
+    """At most `requests` requests to a service per fixed window of `per_seconds` (windows start at
+    multiples of `per_seconds` since the epoch, as urlscan's reset at the full minute); past it the
+    sandbox answers the provider's 429. Counted across processes (the state file)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    requests: int = Field(ge=1, strict=True)
+    per_seconds: float = Field(gt=0, le=86_400)
+
+    @field_validator("per_seconds", mode="before")
+    @classmethod
+    def _number(cls, v: Any) -> Any:
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise ValueError(f"per_seconds must be a number of seconds, got {v!r}")
+        return v
+
+
 class Scenario(BaseModel):
-    """A whole scenario file (DESIGN §12). Unknown top-level fields are rejected (typos)."""
+    """A whole scenario file. Unknown top-level fields are rejected (typos)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -175,6 +194,19 @@ class Scenario(BaseModel):
     redirects: dict[str, str] = Field(default_factory=dict)
     targets: dict[str, TargetSpec] = Field(default_factory=dict)
     default_latency_ms: int = Field(default=0, ge=0)
+    rate_limits: dict[str, RateLimit] = Field(default_factory=dict)
+
+    @field_validator("rate_limits", mode="before")
+    @classmethod
+    def _services(cls, v: Any) -> Any:
+        if isinstance(v, dict):
+            unknown = sorted(str(k) for k in v if k not in SERVICES)
+            if unknown:
+                raise ValueError(
+                    f"unknown service(s) {', '.join(repr(k) for k in unknown)} in rate_limits "
+                    f"(expected one of {', '.join(sorted(SERVICES))})"
+                )
+        return v
 
     @field_validator("redirects")
     @classmethod
@@ -258,6 +290,8 @@ def format_validation_error(source: str, exc: ValidationError) -> str:
         msg = err["msg"]
         if msg.startswith("Value error, "):
             msg = msg[len("Value error, "):]
+        elif isinstance(err.get("input"), str | int | float | bool) and err["type"] != "missing":
+            msg = f"{msg} (got {err['input']!r})"  # pydantic's own messages do not name the value
         lines.append(f"  {_loc(tuple(err['loc']))}: {msg}")
     return "\n".join(lines)
 

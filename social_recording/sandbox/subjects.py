@@ -1,10 +1,12 @@
-"""Which provider subject(s) a canonical target URL turns into (DESIGN §12 ledger subjects).
+"""Which provider subject(s) a canonical target URL turns into (the ledger's subjects).
 
 Why: a scenario names outcomes per canonical URL, but a request only carries what the real client
 asks the provider (`tweet_ids=123`, an actor input, `forHandle=@foo`). The sandbox builds an index
 subject -> target from these functions, so each request finds the outcome of the URL it came from.
-The rules mirror what the real generators request (platforms/*.py); a URL that makes no request
-(search pages, invites, discord) has no subject.
+The rules are the real generators' own: the X and Apify-backed platforms are read by the generators'
+routers (`classify_*_url`), the others by the same reserved-path sets the generators and the
+canonicaliser read (`domain.urls`); a URL that makes no request (search pages, invites, discord,
+shapes no generator can read) has no subject.
 
 Subjects are compared case-insensitively (`subject_key`): handles, logins and usernames are
 case-insensitive at every provider, and the canonical form already lower-cases most of them.
@@ -14,29 +16,25 @@ from __future__ import annotations
 
 import re
 
-from social_recording.domain.urls import Platform, parse_canonical, to_canonical
+from social_recording.domain.urls import (
+    GITHUB_RESERVED,
+    TELEGRAM_NON_CHAT_PATHS,
+    TELEGRAM_PRIVATE_PATHS,
+    TELEGRAM_VENUE_PREFIXES,
+    X_RESERVED,
+    YOUTUBE_VIDEO_PATHS,
+    Platform,
+    parse_canonical,
+    to_canonical,
+)
+from social_recording.platforms.instagram import classify_instagram_url
+from social_recording.platforms.reddit import classify_reddit_url
+from social_recording.platforms.tiktok import classify_tiktok_url
+from social_recording.platforms.x import classify_x_url
 
 _DIGITS = re.compile(r"^[0-9]{1,25}$")
-_X_HANDLE = re.compile(r"^[A-Za-z0-9_]{1,15}$")
-_X_NOT_HANDLES = frozenset(
-    {"i", "search", "intent", "share", "hashtag", "home", "explore", "settings", "messages", "notifications",
-     "compose", "login", "logout", "signup", "tos", "privacy", "about", "jobs", "download", "status", "statuses"}
-)
-_TIKTOK_NOT_POSTS = frozenset(
-    {"tag", "discover", "search", "explore", "foryou", "following", "friends", "live", "music", "channel"}
-)
-_GITHUB_RESERVED = frozenset(
-    {"about", "account", "apps", "blog", "codespaces", "collections", "contact", "copilot", "customer-stories",
-     "dashboard", "enterprise", "enterprises", "events", "explore", "features", "home", "issues", "join",
-     "login", "logout", "marketplace", "new", "notifications", "organizations", "password_reset", "pricing",
-     "pulls", "readme", "search", "security", "sessions", "settings", "signup", "site", "solutions",
-     "stars", "team", "topics", "trending", "watching"}
-)
-_TELEGRAM_NO_PAGE = frozenset(
-    {"joinchat", "c", "addlist", "m", "share", "addstickers", "addemoji", "addtheme", "setlanguage", "proxy",
-     "socks", "iv", "bg", "login"}
-)
-_YOUTUBE_VIDEO_PREFIXES = frozenset({"shorts", "live", "embed", "v", "e"})
+_NO_CALL = ("zero", "none")
+"""The Apify routers' kinds that make no request."""
 
 
 def subject_key(subject: str) -> str:
@@ -66,7 +64,7 @@ def x_tweet_author_hint(raw: str) -> tuple[str, str] | None:
     so the sandbox learns "who wrote tweet <id>" from the raw values a scenario's tokens carry, to make
     its answers agree with what the tracker said. Only a hint for payloads: never an identity."""
     m = _RAW_X_STATUS.match(raw.strip())
-    if m is None or m.group(1).lower() in _X_NOT_HANDLES:
+    if m is None or m.group(1).lower() in X_RESERVED:
         return None
     return m.group(2), m.group(1)
 
@@ -80,7 +78,7 @@ def x_tweet(url: str) -> tuple[str, str | None] | None:
     seg = parsed.segments
     for i, s in enumerate(seg[:-1]):
         if s.lower() in ("status", "statuses") and i <= 2 and _DIGITS.match(seg[i + 1]):
-            handle = seg[0] if i == 1 and seg[0].lower() not in _X_NOT_HANDLES else None
+            handle = seg[0] if i == 1 and seg[0].lower() not in X_RESERVED else None
             return seg[i + 1], handle
     return None
 
@@ -95,30 +93,27 @@ def target_subjects(url: str) -> list[str]:
     seg = parsed.segments
     platform = parsed.platform
     if platform is Platform.X:
-        tweet = x_tweet(url)
-        if tweet is not None:
-            return [f"tweet:{tweet[0]}"]
-        if len(seg) >= 1 and _X_HANDLE.match(seg[0]) and seg[0].lower() not in _X_NOT_HANDLES:
-            return [f"user:{seg[0]}"]
-        return []
+        target = classify_x_url(parsed)
+        if target.kind == "tweet":
+            return [f"tweet:{target.value}"]
+        return [f"user:{target.value}"] if target.kind == "profile" else []
     if platform is Platform.TIKTOK:
-        if seg and seg[0].lower() in _TIKTOK_NOT_POSTS:
-            return []
-        if len(seg) == 1 and seg[0].startswith("@"):
-            return [f"apify:https://tiktok.com/{seg[0]}"] if len(seg[0]) > 1 else []
-        return [f"apify:{url}"] if seg else []
-    if platform in (Platform.INSTAGRAM, Platform.REDDIT):
-        if not seg or seg[0].lower() in ("explore", "search"):
-            return []
-        return [f"apify:{url}"]
+        kind, value = classify_tiktok_url(parsed)
+        if kind == "profile":  # the actor input names the handle; the sandbox reads it back as this URL
+            return [f"apify:https://tiktok.com/@{value}"]
+        return [f"apify:{url}"] if kind not in _NO_CALL else []
+    if platform is Platform.INSTAGRAM:
+        return [f"apify:{url}"] if classify_instagram_url(parsed)[0] not in _NO_CALL else []
+    if platform is Platform.REDDIT:
+        return [f"apify:{url}"] if classify_reddit_url(parsed)[0] not in _NO_CALL else []
     if platform is Platform.YOUTUBE:
         return _youtube_subjects(seg, dict(parsed.query))
     if platform is Platform.GITHUB:
         return _github_subjects(seg)
     if platform is Platform.TELEGRAM:
-        if not seg or seg[0].startswith("+") or seg[0].lower() in _TELEGRAM_NO_PAGE:
+        if not seg or seg[0].startswith("+") or seg[0].lower() in TELEGRAM_PRIVATE_PATHS | TELEGRAM_NON_CHAT_PATHS:
             return []
-        name = seg[1] if seg[0].lower() in ("s", "boost") and len(seg) >= 2 else seg[0]
+        name = seg[1] if seg[0].lower() in TELEGRAM_VENUE_PREFIXES and len(seg) >= 2 else seg[0]
         return [f"telegram:{name}"]
     if platform is Platform.WEB:
         return [f"scan:{url}"]
@@ -131,7 +126,7 @@ def _youtube_subjects(seg: tuple[str, ...], query: dict[str, str]) -> list[str]:
     first = seg[0]
     if first == "watch":
         return [f"video:{query['v']}"] if query.get("v") else []
-    if first in _YOUTUBE_VIDEO_PREFIXES and len(seg) >= 2:
+    if first in YOUTUBE_VIDEO_PATHS and len(seg) >= 2:
         return [f"video:{seg[1]}"]
     if first == "channel" and len(seg) >= 2:
         return [f"channel:{seg[1]}"]
@@ -150,7 +145,7 @@ def _github_subjects(seg: tuple[str, ...]) -> list[str]:
     first = seg[0].lower()
     if first in ("orgs", "sponsors"):
         return [f"github-user:{seg[1]}"] if len(seg) >= 2 else []
-    if first in _GITHUB_RESERVED:
+    if first in GITHUB_RESERVED:
         return []
     if len(seg) == 1:
         return [f"github-user:{seg[0]}"]

@@ -13,7 +13,6 @@ A bad URL raises StoreConfigError naming the variable and the value with any pas
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -22,6 +21,8 @@ from pymongo import MongoClient
 from pymongo.errors import ConfigurationError
 
 from social_recording.domain.models import TokenDoc
+from social_recording.domain.redaction import redact_url as mask_url_password
+from social_recording.domain.redaction import scrub
 from social_recording.store.base import (
     Candidate,
     CandidateQuery,
@@ -59,27 +60,8 @@ __all__ = [
 
 ENV_VAR = "SOCIAL_RECORDING_STORE_URL"
 
-_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:@/]*):(?P<pw>[^/]*)@")
 _MONGO_DB_FORBIDDEN = set('/\\. "$*<>:|?')
 _mongomock_client: Any = None
-
-
-def mask_url_password(url: str) -> str:
-    """`scheme://user:***@host/...`: a URL fit for a log line or an error message."""
-    return _USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:***@", url)
-
-
-def _scrub(text: str, url: str) -> str:
-    """Remove the URL's password from a driver message, whatever form the driver quoted it in."""
-    text = mask_url_password(text)
-    try:
-        password = urlsplit(url).password
-    except ValueError:
-        password = None
-    for secret in {password, None if password is None else unquote(password)}:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
 
 
 def _bad(url: str, why: str) -> StoreConfigError:
@@ -178,5 +160,5 @@ def open_store(url: str) -> Store:
     try:
         client: MongoClient[dict[str, Any]] = MongoClient(parsed.url, tz_aware=True)
     except (ConfigurationError, ValueError, TypeError) as exc:  # InvalidURI, bad port/options, SRV lookup
-        raise _bad(url, f"pymongo rejected it: {_scrub(str(exc), url)}") from None
+        raise _bad(url, f"pymongo rejected it: {scrub(str(exc), url)}") from None
     return MongoStore(client, parsed.db_name, owns_client=True)

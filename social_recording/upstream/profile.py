@@ -51,6 +51,8 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from social_recording.domain.models import DroppedTrackerValue, TokenProfile, UnresolvedValue, utcnow
+from social_recording.domain.redaction import cap, show
+from social_recording.domain.redaction import redact_url as mask_secrets
 from social_recording.domain.urls import to_canonical
 from social_recording.outbound.guard import blocked_reason, literal_ip
 from social_recording.upstream.tracker import TokenInfo
@@ -73,14 +75,6 @@ _PORT = re.compile(r"[0-9]{1,5}")
 _TLD = re.compile(r"(?:xn--[a-z0-9\-]{1,59}|[^\W\d_]{2,63})", re.IGNORECASE)
 _SHOW_CHARS = 160
 _REASON_CHARS = 400
-
-# What may carry a credential in a value we show: `user:password@` and query/fragment parameters whose
-# name says key/token/secret/… (a tracker field once held a signed link; it must not reach a log).
-_USERINFO = re.compile(r"^((?:[A-Za-z][A-Za-z0-9+.\-]*:)?//)[^/?#@]*@")
-_SECRET_PARAM = re.compile(
-    r"(?i)([?&;#][^=&#;'\"\s]*?(?:token|key|secret|pass(?:word)?|pwd|auth|sig(?:nature)?|session|credential|jwt)"
-    r"[^=&#;'\"\s]*=)[^&#;'\"\s]*"
-)
 
 
 class TokenInfoSource(Protocol):
@@ -108,18 +102,10 @@ class UnresolvedValueError(ValueError):
     try again later. The message is the reason (no secret)."""
 
 
-def mask_secrets(text: str) -> str:
-    """`text` with userinfo and secret-looking query/fragment parameter values replaced by `***`."""
-    text = _USERINFO.sub(r"\1***@", text, count=1)
-    return _SECRET_PARAM.sub(r"\1***", text)
-
-
 def show_value(value: str) -> str:
-    """A raw value fit for a log line or run metadata: secrets masked, then truncated, repr-quoted."""
-    shown = mask_secrets(value)
-    if len(shown) > _SHOW_CHARS:
-        shown = shown[:_SHOW_CHARS] + "…"
-    return repr(shown)
+    """A raw value fit for a log line or run metadata (a tracker field once held a signed link; it
+    must not reach a log): secrets masked, then truncated, repr-quoted."""
+    return show(value, _SHOW_CHARS)
 
 
 def looks_like_host(segment: str) -> bool:
@@ -216,8 +202,7 @@ def internal_host_reason(url: str) -> str | None:
 
 
 def _short_reason(text: str) -> str:
-    reason = mask_secrets(text)
-    return reason if len(reason) <= _REASON_CHARS else reason[:_REASON_CHARS] + "…"
+    return cap(mask_secrets(text), _REASON_CHARS)
 
 
 def dropped_value(field: str, raw: str, reason: str) -> DroppedTrackerValue:

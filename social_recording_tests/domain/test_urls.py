@@ -402,8 +402,8 @@ def test_junk_raises_value_error_naming_the_value(junk: str) -> None:
         to_canonical(junk)
     message = str(info.value)
     assert "not an http(s) URL" in message
-    shown = junk.replace("team@", "***@")
-    assert repr(shown)[1:-1][:50] in message
+    # shown as given: no junk here carries a password (an e-mail address names no secret)
+    assert repr(junk)[1:-1][:50] in message
 
 
 @pytest.mark.parametrize("raw", ["example.com", "x.com/foo", "//host.example/x", "www.foo.com", "mytoken.io:8080/a"])

@@ -213,6 +213,68 @@ def planned_refs(graph: SocialGraph) -> list[tuple[str, int]]:
 # ---------------------------------------------------------------- Apify
 
 
+RUN_REQUESTS = 3
+"""Requests of an Apify run that succeeds at its first status read: the start, one status read, the
+dataset read."""
+
+
+class ApifyScript:
+    """What a fake Apify answers through its asynchronous run API: the run start (`start`, default a
+    201 run), each status read (`statuses`, consumed in order, the last one repeating; or a `status`
+    handler), and the dataset read (`items`). A script is data: every test builds its own `ApifyApi`
+    from it, so parametrized cases never share recorded requests."""
+
+    def __init__(self, items: Handler | None = None, *, start: Handler | None = None,
+                 statuses: tuple[str, ...] = ("SUCCEEDED",), status: Handler | None = None) -> None:
+        self.items = items or respond(200, [])
+        self.start = start
+        self.statuses = statuses
+        self.status = status
+
+
+class ApifyApi(Recorder):
+    """A fake of Apify's run API for generator tests (see ApifyScript). Every request is recorded;
+    `count` is the number of run starts, the billed requests (status and dataset reads are free)."""
+
+    RUN_ID = "RunSandbox0000001"
+    DATASET_ID = "SetSandbox0000001"
+
+    def __init__(self, script: ApifyScript) -> None:
+        self.script = script
+        self._reads = 0
+        super().__init__(self._route)
+
+    def _route(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if request.url.host != "api.apify.com":  # where a dataset read was redirected
+            return self.script.items(request)
+        if request.method == "POST" and path.startswith("/v2/acts/") and path.endswith("/runs"):
+            if self.script.start is not None:
+                return self.script.start(request)
+            return httpx.Response(201, json={"data": self.run_object("READY")})
+        if path.startswith("/v2/actor-runs/"):
+            if self.script.status is not None:
+                return self.script.status(request)
+            status = self.script.statuses[min(self._reads, len(self.script.statuses) - 1)]
+            self._reads += 1
+            return httpx.Response(200, json={"data": self.run_object(status)})
+        if path == f"/v2/datasets/{self.DATASET_ID}/items":
+            return self.script.items(request)
+        return httpx.Response(404, json={"error": {"type": "page-not-found", "message": path}})
+
+    @classmethod
+    def run_object(cls, status: str) -> dict[str, Any]:
+        return {"id": cls.RUN_ID, "actId": "ActSandbox0000001", "status": status,
+                "defaultDatasetId": cls.DATASET_ID, "defaultKeyValueStoreId": "KvsSandbox0000001"}
+
+    def starts(self) -> list[httpx.Request]:
+        return [r for r in self.requests if r.method == "POST"]
+
+    @property
+    def count(self) -> int:
+        return len(self.starts())
+
+
 # Apify API error envelopes, as documented by Apify (`{"error": {"type", "message"}}`).
 APIFY_402 = {"error": {"type": "not-enough-usage-to-run-paid-actor",
                        "message": "You do not have enough usage left to run this paid Actor."}}
@@ -221,36 +283,38 @@ APIFY_403_HARD_LIMIT = {"error": {"type": "platform-feature-disabled",
 APIFY_403_OTHER = {"error": {"type": "insufficient-permissions",
                              "message": "Insufficient permissions for the Actor."}}
 APIFY_429 = {"error": {"type": "rate-limit-exceeded", "message": "You have exceeded the rate limit."}}
-APIFY_408 = {"error": {"type": "run-timeout-exceeded",
-                       "message": "Actor run exceeded the timeout of 90 seconds for this API endpoint"}}
-APIFY_400_RUN_TIMED_OUT = {"error": {"type": "run-failed",
-                                     "message": "Actor run did not succeed (run ID: abc, status: TIMED-OUT)"}}
-APIFY_400_RUN_FAILED = {"error": {"type": "run-failed",
-                                  "message": "Actor run did not succeed (run ID: abc, status: FAILED)"}}
 APIFY_404 = {"error": {"type": "record-not-found", "message": "Actor was not found"}}
 APIFY_TOKEN = "apify_api_SeCrEtToKeN0123456789"
 TWITTERAPI_KEY = "twitterapi-SeCrEt-KeY-0123456789"
 
 
-def apify_failures() -> list[tuple[str, Handler, ErrorCode]]:
-    """Failures every Apify-backed generator must map the same way (one request each: paid)."""
+def apify_failures() -> list[tuple[str, ApifyScript, ErrorCode]]:
+    """Failures every Apify-backed generator must map the same way (one billed run start each,
+    never repeated)."""
     return [
-        ("402", respond(402, APIFY_402), ErrorCode.CREDIT_EXHAUSTED),
-        ("403-hard-limit", respond(403, APIFY_403_HARD_LIMIT), ErrorCode.CREDIT_EXHAUSTED),
-        ("403-other", respond(403, APIFY_403_OTHER), ErrorCode.UPSTREAM),
-        ("429", respond(429, APIFY_429), ErrorCode.RATE_LIMITED),
-        ("408-run-timeout", respond(408, APIFY_408), ErrorCode.TIMEOUT),
-        ("400-run-timed-out", respond(400, APIFY_400_RUN_TIMED_OUT), ErrorCode.TIMEOUT),
-        ("400-run-failed", respond(400, APIFY_400_RUN_FAILED), ErrorCode.UPSTREAM),
-        ("404-actor", respond(404, APIFY_404), ErrorCode.UPSTREAM),
-        ("503-once", respond(503, b"<html>bad gateway</html>"), ErrorCode.UPSTREAM),
-        ("read-timeout", read_timeout(), ErrorCode.TIMEOUT),
-        ("malformed", respond(200, b'[{"id": "1", '), ErrorCode.UPSTREAM),
-        ("oversized", oversized(), ErrorCode.UPSTREAM),
-        ("object-not-array", respond(200, {"items": []}), ErrorCode.UPSTREAM),
-        ("non-object-item", respond(200, ["just a string"]), ErrorCode.UPSTREAM),
-        ("201-empty", respond(201, []), ErrorCode.NOT_FOUND),
-        ("empty", respond(200, []), ErrorCode.NOT_FOUND),
+        # the start (billed) is refused or fails: nothing to read
+        ("402", ApifyScript(start=respond(402, APIFY_402)), ErrorCode.CREDIT_EXHAUSTED),
+        ("403-hard-limit", ApifyScript(start=respond(403, APIFY_403_HARD_LIMIT)), ErrorCode.CREDIT_EXHAUSTED),
+        ("403-other", ApifyScript(start=respond(403, APIFY_403_OTHER)), ErrorCode.UPSTREAM),
+        ("429", ApifyScript(start=respond(429, APIFY_429)), ErrorCode.RATE_LIMITED),
+        ("404-actor", ApifyScript(start=respond(404, APIFY_404)), ErrorCode.UPSTREAM),
+        ("503-once", ApifyScript(start=respond(503, b"<html>bad gateway</html>")), ErrorCode.UPSTREAM),
+        ("start-read-timeout", ApifyScript(start=read_timeout()), ErrorCode.TIMEOUT),
+        ("malformed-run", ApifyScript(start=respond(201, {"data": {"status": "READY"}})), ErrorCode.UPSTREAM),
+        # the run ends badly
+        ("run-timed-out", ApifyScript(statuses=("RUNNING", "TIMED-OUT")), ErrorCode.TIMEOUT),
+        ("run-failed", ApifyScript(statuses=("FAILED",)), ErrorCode.UPSTREAM),
+        ("run-aborted", ApifyScript(statuses=("RUNNING", "ABORTED")), ErrorCode.UPSTREAM),
+        ("still-running", ApifyScript(statuses=("READY", "RUNNING")), ErrorCode.TIMEOUT),
+        ("status-429", ApifyScript(status=respond(429, APIFY_429)), ErrorCode.RATE_LIMITED),
+        ("status-503", ApifyScript(status=respond(503, b"busy")), ErrorCode.UPSTREAM),
+        # the dataset cannot be read
+        ("malformed", ApifyScript(respond(200, b'[{"id": "1", ')), ErrorCode.UPSTREAM),
+        ("oversized", ApifyScript(oversized()), ErrorCode.UPSTREAM),
+        ("object-not-array", ApifyScript(respond(200, {"items": []})), ErrorCode.UPSTREAM),
+        ("non-object-item", ApifyScript(respond(200, ["just a string"])), ErrorCode.UPSTREAM),
+        ("items-read-timeout", ApifyScript(read_timeout()), ErrorCode.TIMEOUT),
+        ("empty", ApifyScript(respond(200, [])), ErrorCode.NOT_FOUND),
     ]
 
 
@@ -272,11 +336,12 @@ def provider_keys(**secrets: str | None) -> ProviderKeys:
 
 
 def apify_generator(
-    make_generator: MakeGenerator, cls: type[G], handler: Handler, token: str | None = APIFY_TOKEN
-) -> tuple[G, Recorder]:
-    """An Apify-backed generator built by its module's `make_generator` on a recording transport
-    (never sleeping), checked to be a `cls`."""
-    rec = Recorder(handler)
+    make_generator: MakeGenerator, cls: type[G], handler: Handler | ApifyScript, token: str | None = APIFY_TOKEN
+) -> tuple[G, ApifyApi]:
+    """An Apify-backed generator built by its module's `make_generator` on a fake Apify (never
+    sleeping), checked to be a `cls`. A bare `handler` answers the dataset read of a run that
+    succeeds at once."""
+    rec = ApifyApi(handler if isinstance(handler, ApifyScript) else ApifyScript(handler))
     gen = make_generator(provider_keys(apify_token=token), transport=rec.transport, sleep=lambda s: None)
     assert isinstance(gen, cls)
     return gen, rec
@@ -294,8 +359,8 @@ def scripted_generator(
 
 
 def expect_paid_failure(gen: Generator, rec: Recorder, url: str, code: ErrorCode) -> ExternalFetchError:
-    """`gen.generate(url)` fails with `code` after exactly one (paid) request, attempted, and the
-    error never shows the Apify token."""
+    """`gen.generate(url)` fails with `code` after exactly one paid request (a fake Apify counts run
+    starts), attempted, and the error never shows the Apify token."""
     exc = expect_error(lambda: gen.generate(url, CTX), code, attempted=True)
     assert rec.count == 1
     assert APIFY_TOKEN not in str(exc) and APIFY_TOKEN not in repr(exc)

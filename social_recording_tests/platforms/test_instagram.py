@@ -12,6 +12,7 @@ from social_recording_tests.platforms.mocks import (
     APIFY_FAILURE_CASES,
     APIFY_TOKEN,
     CTX,
+    RUN_REQUESTS,
     Handler,
     Recorder,
     apify_generator,
@@ -45,8 +46,8 @@ def test_shapes_are_canonical() -> None:
 def test_post_success(url: str) -> None:
     gen, rec = _gen(serve("instagram", "post.json"))
     result = gen.generate(url, CTX)
-    assert result.attempted and result.requests == 1 and rec.count == 1
-    assert rec.requests[0].url.path == "/v2/acts/apify~instagram-scraper/run-sync-get-dataset-items"
+    assert result.attempted and result.requests == RUN_REQUESTS and rec.count == 1
+    assert rec.requests[0].url.path == "/v2/acts/apify~instagram-scraper/runs"
     assert rec.json_body() == {"directUrls": [url], "resultsType": "posts", "resultsLimit": 1}
     assert len(plan(result.graph)) == 1
     (group,) = result.graph.groups
@@ -97,7 +98,7 @@ def test_profile_account_only() -> None:
     assert acc.avatar_url == raw["profilePicUrlHD"]
     assert acc.outbound_urls == ["https://pepe2.fun", "https://linktr.ee/pepe2", "https://docs.pepe2.fun"]
     assert acc.metrics == {"followers": 20300, "following": 3, "posts": 41, "highlights": 2, "igtv_videos": 0}
-    assert result.requests == 1 and len(plan(result.graph)) == 1
+    assert result.requests == RUN_REQUESTS and len(plan(result.graph)) == 1
 
 
 @pytest.mark.parametrize(
@@ -112,9 +113,11 @@ def test_zero_call_shapes(url: str, subtype: str) -> None:
 
 
 @pytest.mark.parametrize("url", ["https://instagram.com/stories/pepe2official/3381", "https://instagram.com/accounts/login",
-                                 "https://instagram.com/pepe2official/followers/x"])
+                                 "https://instagram.com/pepe2official/followers/x", "https://instagram.com/share",
+                                 "https://instagram.com/developer/docs"])
 def test_unrecognised_shapes(url: str) -> None:
-    expect_no_call_failure(*_gen(respond(200, [])), url, ErrorCode.NOT_FOUND)
+    # unsupported, not "not found": nothing was asked, so nothing is known missing
+    expect_no_call_failure(*_gen(respond(200, [])), url, ErrorCode.UNSUPPORTED)
 
 
 @pytest.mark.parametrize(

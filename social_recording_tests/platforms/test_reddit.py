@@ -12,6 +12,7 @@ from social_recording_tests.platforms.mocks import (
     APIFY_FAILURE_CASES,
     APIFY_TOKEN,
     CTX,
+    RUN_REQUESTS,
     Handler,
     Recorder,
     apify_generator,
@@ -47,8 +48,8 @@ def test_shapes_are_canonical() -> None:
 def test_post_success(url: str) -> None:
     gen, rec = _gen(serve("reddit", "post.json"))
     result = gen.generate(url, CTX)
-    assert result.attempted and result.requests == 1 and rec.count == 1
-    assert rec.requests[0].url.path == "/v2/acts/trudax~reddit-scraper-lite/run-sync-get-dataset-items"
+    assert result.attempted and result.requests == RUN_REQUESTS and rec.count == 1
+    assert rec.requests[0].url.path == "/v2/acts/trudax~reddit-scraper-lite/runs"
     assert rec.json_body() == {"startUrls": [{"url": url}], "maxItems": 1, "skipComments": True}
     assert len(plan(result.graph)) == 1
     (group,) = result.graph.groups
@@ -79,7 +80,7 @@ def test_subreddit_venue_only(url: str) -> None:
     assert group.venue.icon_url == raw["headerImage"]
     assert group.venue.metrics == {"members": 9100000}
     assert group.venue.outbound_urls == ["https://reddit.com/r/cryptocurrency/wiki/rules"]
-    assert rec.json_body()["startUrls"] == [{"url": url}] and result.requests == 1
+    assert rec.json_body()["startUrls"] == [{"url": url}] and result.requests == RUN_REQUESTS
 
 
 def test_subreddit_from_a_post_item_when_no_community_item() -> None:
@@ -131,7 +132,8 @@ def test_zero_call_shapes(url: str, subtype: str) -> None:
                                  "https://reddit.com/user/moon_farmer/saved", "https://reddit.com/r/cryptocurrency/comments",
                                  "https://reddit.com/comments/not_an_id"])
 def test_unrecognised_shapes(url: str) -> None:
-    expect_no_call_failure(*_gen(respond(200, [])), url, ErrorCode.NOT_FOUND)
+    # unsupported, not "not found": nothing was asked, so nothing is known missing
+    expect_no_call_failure(*_gen(respond(200, [])), url, ErrorCode.UNSUPPORTED)
 
 
 @pytest.mark.parametrize(

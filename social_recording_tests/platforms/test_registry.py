@@ -1,4 +1,5 @@
-"""build_registry: every platform with a generator (discord absent), paid set, shared transport."""
+"""build_registry: every platform with a generator (discord absent), paid set, shared transport, and
+the platforms a missing provider key leaves unavailable."""
 
 from __future__ import annotations
 
@@ -11,14 +12,17 @@ from social_recording.platforms.registry import build_registry
 from social_recording_tests.platforms.mocks import (
     APIFY_TOKEN,
     CTX,
+    RUN_REQUESTS,
     TWITTERAPI_KEY,
+    ApifyApi,
     Recorder,
     fixture_bytes,
 )
 
 
 def _keys() -> ProviderKeys:
-    return ProviderKeys(twitterapi_io_key=SecretStr(TWITTERAPI_KEY), apify_token=SecretStr(APIFY_TOKEN))
+    return ProviderKeys(twitterapi_io_key=SecretStr(TWITTERAPI_KEY), apify_token=SecretStr(APIFY_TOKEN),
+                        youtube_api_key=SecretStr("yt-key"), urlscan_api_key=SecretStr("us-key"))
 
 
 def test_registry_maps_every_platform_but_discord() -> None:
@@ -27,6 +31,7 @@ def test_registry_maps_every_platform_but_discord() -> None:
     assert set(registry) == {Platform.X, Platform.TIKTOK, Platform.INSTAGRAM, Platform.REDDIT, Platform.YOUTUBE,
                              Platform.GITHUB, Platform.TELEGRAM, Platform.WEB}
     assert registry.get(Platform.DISCORD) is None
+    assert registry.unavailable == {} and registry.usable_platforms() == set(registry)
     for platform in registry:
         generator = registry.get(platform)
         assert isinstance(generator, Generator) and generator.platform == platform
@@ -40,7 +45,10 @@ def test_registry_generators_share_the_transport_and_scope_their_keys() -> None:
         if request.url.host == "api.twitterapi.io":
             return httpx.Response(200, content=fixture_bytes("x", "user_info.json"))
         if request.url.host == "api.apify.com":
-            return httpx.Response(200, content=fixture_bytes("tiktok", "profile.json"))
+            if request.url.path.startswith("/v2/datasets/"):
+                return httpx.Response(200, content=fixture_bytes("tiktok", "profile.json"))
+            return httpx.Response(201 if request.method == "POST" else 200,
+                                  json={"data": ApifyApi.run_object("SUCCEEDED")})
         return httpx.Response(404)
 
     rec = Recorder(handler)
@@ -49,18 +57,37 @@ def test_registry_generators_share_the_transport_and_scope_their_keys() -> None:
     x_gen, tiktok_gen = registry.get(Platform.X), registry.get(Platform.TIKTOK)
     assert x_gen is not None and tiktok_gen is not None
     assert x_gen.generate("https://x.com/soldevalice", CTX).requests == 1
-    assert tiktok_gen.generate("https://tiktok.com/@pepe2official", CTX).requests == 1
-    to_x, to_apify = rec.requests
+    assert tiktok_gen.generate("https://tiktok.com/@pepe2official", CTX).requests == RUN_REQUESTS
+    to_x, *to_apify = rec.requests
     assert to_x.headers["x-api-key"] == TWITTERAPI_KEY and "authorization" not in to_x.headers
-    assert to_apify.headers["authorization"] == f"Bearer {APIFY_TOKEN}" and "x-api-key" not in to_apify.headers
-    assert APIFY_TOKEN not in str(to_x.url) and TWITTERAPI_KEY not in str(to_apify.url)
+    for request in to_apify:
+        assert request.headers["authorization"] == f"Bearer {APIFY_TOKEN}" and "x-api-key" not in request.headers
+        assert TWITTERAPI_KEY not in str(request.url)
+    assert APIFY_TOKEN not in str(to_x.url)
     assert slept == []
 
 
-def test_registry_without_keys_still_builds_and_zero_call_paths_work() -> None:
+def test_a_missing_key_makes_its_platforms_unavailable() -> None:
     rec = Recorder(lambda r: httpx.Response(500))
-    registry = build_registry(ProviderKeys(), transport=rec.transport, sleep=lambda s: None)
-    x_gen = registry.get(Platform.X)
-    assert x_gen is not None
-    result = x_gen.generate("https://x.com/search?q=pepe2", CTX)
-    assert result.attempted is False and rec.count == 0
+    registry = build_registry(ProviderKeys(apify_token=SecretStr("  ")), transport=rec.transport, sleep=lambda s: None)
+    assert registry.unavailable == {
+        Platform.X: "TWITTERAPI_IO_KEY is not set",
+        Platform.TIKTOK: "APIFY_TOKEN is not set",  # a blank value counts as unset
+        Platform.INSTAGRAM: "APIFY_TOKEN is not set",
+        Platform.REDDIT: "APIFY_TOKEN is not set",
+        Platform.YOUTUBE: "YOUTUBE_API_KEY is not set",
+        Platform.WEB: "URLSCAN_API_KEY is not set",
+    }
+    # GitHub's token is optional (anonymous calls work) and t.me needs none
+    assert registry.usable_platforms() == {Platform.GITHUB, Platform.TELEGRAM}
+    assert registry.get(Platform.X) is None and registry.why_unavailable(Platform.X) == "TWITTERAPI_IO_KEY is not set"
+    assert registry.why_unavailable(Platform.DISCORD) == "no generator for discord"
+    # the generators are still built: their own "key not set" guard stays a second line
+    x_gen = registry.generators[Platform.X]
+    assert x_gen.generate("https://x.com/search?q=pepe2", CTX).attempted is False and rec.count == 0
+
+
+def test_each_key_unlocks_its_platforms() -> None:
+    registry = build_registry(ProviderKeys(apify_token=SecretStr(APIFY_TOKEN)))
+    assert {Platform.TIKTOK, Platform.INSTAGRAM, Platform.REDDIT} <= registry.usable_platforms()
+    assert set(registry.unavailable) == {Platform.X, Platform.YOUTUBE, Platform.WEB}

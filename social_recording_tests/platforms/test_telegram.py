@@ -1,4 +1,4 @@
-"""Telegram generator: t.me preview pages parsed with the stdlib into channel / group / user / bot
+"""Telegram generator: t.me preview pages read by an HTML5 parser into channel / group / user / bot
 venues keyed by the lower-cased username; private links and junk names never cause a request."""
 
 from __future__ import annotations
@@ -170,10 +170,10 @@ def test_private_links_are_blocked_without_a_call(url: str) -> None:
     assert provider.requests == []
 
 
-def test_a_name_that_cannot_be_a_username_is_not_found_without_a_call() -> None:
+def test_a_name_that_cannot_be_a_username_is_unsupported_without_a_call() -> None:
     provider = ScriptedProvider()
     err = _fail(_gen(provider), "https://t.me/a-b")
-    assert err.code is ErrorCode.NOT_FOUND and err.attempted is False
+    assert err.code is ErrorCode.UNSUPPORTED and err.attempted is False
     assert provider.requests == []
 
 
@@ -271,3 +271,66 @@ def test_oversized_streamed_body_is_upstream() -> None:
     assert err.code is ErrorCode.UPSTREAM and err.attempted is True
     assert str(MAX_RESPONSE_BYTES) in str(err)
     assert len(provider.requests) == 1
+
+
+# ------------------------------------------------------------------------------------ broken markup
+
+
+def _page(body: str, head: str = '<meta property="og:title" content="Pepe Two">') -> httpx.Response:
+    html = f"<!DOCTYPE html><html><head>{head}</head><body><div class=\"tgme_page\">{body}</div></body></html>"
+    return httpx.Response(200, content=html.encode(), headers={"content-type": "text/html; charset=utf-8"})
+
+
+def _venue(body: str, head: str = '<meta property="og:title" content="Pepe Two">') -> dict[str, object]:
+    provider = ScriptedProvider().on("GET", "https://t.me/pepetwo", _page(body, head))
+    venue = _gen(provider).generate("https://t.me/pepetwo", CTX).graph.groups[0].venue
+    assert venue is not None
+    return {"subtype": venue.subtype, "metrics": venue.metrics, "avatar": venue.avatar_url,
+            "links": venue.outbound_urls, **venue.fields}
+
+
+def test_an_unclosed_p_in_the_extra_line_does_not_swallow_the_page() -> None:
+    venue = _venue(
+        '<div class="tgme_page_title"><span>Pepe Two</span></div>'
+        '<div class="tgme_page_extra"><p>12 345 subscribers</div>'  # the <p> is never closed
+        '<div class="tgme_page_description">Official channel https://pepe2.fun</div>'
+        '<div class="tgme_page_action"><a class="tgme_action_button_new" href="tg://x">View in Telegram</a></div>'
+        '<div class="tgme_page_context_link_wrap"><a class="tgme_page_context_link" href="/s/pepetwo">Preview channel</a></div>'
+    )
+    assert venue["extra"] == "12 345 subscribers"  # the extra line only, not the rest of the page
+    assert venue["metrics"] == {"subscribers": 12345.0}
+    assert venue["description"] == "Official channel https://pepe2.fun" and venue["subtype"] == "channel"
+    assert venue["links"] == ["https://pepe2.fun"]
+
+
+def test_nested_tags_in_the_title_and_line_breaks_in_the_description() -> None:
+    venue = _venue(
+        '<div class="tgme_page_title"><span dir="auto"><b>Pepe</b> <i>Two</i> &amp; <em>Friends</em></span></div>'
+        '<div class="tgme_page_extra">5 members, 1 online'
+        '<div class="tgme_page_description">Line one<br>Line <b>two</b><br/><br/>'
+        '<a href="https://pepe2.fun">pepe2.fun</a></div>'  # the extra's own </div> is missing
+        '<a class="tgme_action_button_new" href="tg://x">View in Telegram</a>'
+    )
+    assert venue["title"] == "Pepe Two & Friends"
+    assert venue["description"] == "Line one\nLine two\npepe2.fun"
+    assert venue["links"] == ["https://pepe2.fun"]
+    assert venue["subtype"] == "group" and venue["metrics"] == {"members": 5.0, "online": 1.0}
+
+
+def test_missing_meta_tags() -> None:
+    # no og:image: the page photo is the avatar; no og:description: none recorded
+    venue = _venue(
+        '<img class="tgme_page_photo_image" src="https://cdn.example/p.jpg">'
+        '<div class="tgme_page_title">Pepe Two</div><div class="tgme_page_extra">@pepetwo</div>'
+        '<a class="tgme_action_button_new" href="tg://x">Send Message</a>'
+    )
+    assert venue["avatar"] == "https://cdn.example/p.jpg" and venue["og_description"] is None
+    assert venue["subtype"] == "user"
+    # no og: tag at all: not a preview page (retryable), whatever else the page holds
+    provider = ScriptedProvider().on("GET", "https://t.me/pepetwo", _page(
+        '<div class="tgme_page_title">Pepe Two</div>', head="<title>Telegram</title>"))
+    err = _fail(_gen(provider), "https://t.me/pepetwo")
+    assert err.code is ErrorCode.UPSTREAM and "no og: tags" in str(err) and err.attempted is True
+    # og tags but no title block and no "Contact @" title: unrecognised, retryable
+    provider = ScriptedProvider().on("GET", "https://t.me/pepetwo", _page('<div class="tgme_page_extra">1 subscriber</div>'))
+    assert _fail(_gen(provider), "https://t.me/pepetwo").code is ErrorCode.UPSTREAM

@@ -13,6 +13,7 @@ from social_recording_tests.platforms.mocks import (
     APIFY_FAILURE_CASES,
     APIFY_TOKEN,
     CTX,
+    RUN_REQUESTS,
     Handler,
     Recorder,
     apify_generator,
@@ -47,8 +48,8 @@ def test_shapes_are_canonical() -> None:
 def test_video_success(url: str) -> None:
     gen, rec = _gen(serve("tiktok", "video.json"))
     result = gen.generate(url, CTX)
-    assert result.attempted and result.requests == 1 and rec.count == 1
-    assert rec.requests[0].url.path == "/v2/acts/clockworks~tiktok-scraper/run-sync-get-dataset-items"
+    assert result.attempted and result.requests == RUN_REQUESTS and rec.count == 1
+    assert rec.requests[0].url.path == "/v2/acts/clockworks~tiktok-scraper/runs"
     assert rec.json_body() == {"postURLs": [url]}  # the canonical URL, unchanged
     assert len(plan(result.graph)) == 1
     (group,) = result.graph.groups
@@ -87,7 +88,7 @@ def test_profile_account_only() -> None:
     (group,) = result.graph.groups
     assert group.content is None and group.account is not None
     assert group.account.platform_key == "tiktok:6812345678901234567" and group.account.subtype == "user"
-    assert result.requests == 1 and len(plan(result.graph)) == 1
+    assert result.requests == RUN_REQUESTS and len(plan(result.graph)) == 1
 
 
 @pytest.mark.parametrize(
@@ -106,7 +107,8 @@ def test_zero_call_shapes(url: str, subtype: str) -> None:
                                  "https://tiktok.com/@/video/abc", "https://tiktok.com/@", "https://tiktok.com/@/video",
                                  "https://tiktok.com/legal/privacy-policy"])
 def test_unrecognised_shapes(url: str) -> None:
-    expect_no_call_failure(*_gen(respond(200, [])), url, ErrorCode.NOT_FOUND)
+    # unsupported, not "not found": nothing was asked, so nothing is known missing
+    expect_no_call_failure(*_gen(respond(200, [])), url, ErrorCode.UNSUPPORTED)
 
 
 @pytest.mark.parametrize(
@@ -177,9 +179,9 @@ def test_shared_client_reports_each_calls_own_requests() -> None:
     failing call is attempted on its own merit, and a zero-call URL after them reports none."""
     answers = iter([serve("tiktok", "video.json"), serve("tiktok", "video.json"), respond(429, APIFY_429)])
     gen, rec = _gen(lambda request: next(answers)(request))
-    assert gen.generate(VIDEO, CTX).requests == 1
+    assert gen.generate(VIDEO, CTX).requests == RUN_REQUESTS
     second = gen.generate(VIDEO, CTX)
-    assert second.attempted is True and second.requests == 1
+    assert second.attempted is True and second.requests == RUN_REQUESTS
     expect_error(lambda: gen.generate(VIDEO, CTX), ErrorCode.RATE_LIMITED, attempted=True)
     zero = gen.generate("https://tiktok.com/tag/pepe2", CTX)
     assert zero.attempted is False and zero.requests == 0

@@ -347,3 +347,65 @@ def test_result_redirected_to_a_foreign_host_does_not_carry_the_api_key() -> Non
     (foreign,) = [r for r in provider.requests if r.url.host == "cdn.example.net"]
     assert "api-key" not in foreign.headers
     assert all(r.headers.get("api-key") == KEY for r in provider.requests if r.url.host == "urlscan.io")
+
+
+# ------------------------------------------------------------------------------------ resumable scans
+
+
+class _Memory:
+    """A PaidRequests recording the order of events against the provider's requests."""
+
+    def __init__(self, provider: ScriptedProvider, previous: str | None = None) -> None:
+        self._provider = provider
+        self._previous = previous
+        self.events: list[str] = []
+        self.retentions: list[object] = []
+
+    def _mark(self, event: str) -> None:
+        self.events.extend(f"{r.method} {r.url.path}" for r in self._provider.requests[self._seen():])
+        self.events.append(event)
+
+    def _seen(self) -> int:
+        return sum(1 for e in self.events if e.startswith(("GET", "POST")))
+
+    def previous(self, provider: str, retention: object) -> str | None:
+        self._mark(f"previous {provider}")
+        self.retentions.append(retention)
+        return self._previous
+
+    def submitted(self, provider: str, request_id: str) -> None:
+        self._mark(f"submitted {provider} {request_id}")
+
+
+def test_a_submission_is_recorded_before_the_first_poll() -> None:
+    from social_recording.platforms.web import URLSCAN_RETENTION
+
+    provider = _ok_provider(fixture_response("web", "result_not_ready.json", 404), fixture_response("web", "result.json"))
+    memory = _Memory(provider)
+    _gen(provider).generate(URL, GenerateContext(token_address=MINT, requests=memory))
+    assert memory.events == ["previous urlscan", "POST /api/v1/scan/", f"submitted urlscan {UUID}"]
+    assert [r.method for r in provider.requests[1:3]] == ["GET", "GET"]  # the polls came after
+    assert memory.retentions == [URLSCAN_RETENTION]
+
+
+def test_a_scan_submitted_earlier_is_polled_without_a_new_submission() -> None:
+    provider = _ok_provider(fixture_response("web", "result.json"))
+    sleeps = Sleeps()
+    memory = _Memory(provider, previous=UUID)
+    result = _gen(provider, sleeps).generate(URL, GenerateContext(token_address=MINT, requests=memory))
+    assert _submits(provider) == 0  # nothing paid again
+    assert result.graph.groups[0].content is not None
+    assert result.graph.groups[0].content.fields["scan_uuid"] == UUID
+    assert result.attempted is True and result.requests == 3  # the poll and RDAP's two hops
+    assert sleeps.delays == []  # a resumed scan is polled at once
+    assert not any(e.startswith("submitted") for e in memory.events)
+
+
+def test_a_resumed_scan_that_never_answers_times_out_without_a_submission() -> None:
+    provider = _ok_provider(fixture_response("web", "result_not_ready.json", 404))
+    memory = _Memory(provider, previous=UUID)
+    gen = _gen(provider)
+    with pytest.raises(ExternalFetchError) as info:
+        gen.generate(URL, GenerateContext(token_address=MINT, requests=memory))
+    assert info.value.code is ErrorCode.TIMEOUT and info.value.attempted is True
+    assert _submits(provider) == 0 and len(provider.requests) == MAX_POLLS

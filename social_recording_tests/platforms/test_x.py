@@ -145,10 +145,10 @@ def test_zero_call_shapes(url: str, subtype: str) -> None:
 
 
 @pytest.mark.parametrize("url", ["https://x.com/soldevalice/lists/123", "https://x.com/i/status/abc", "https://x.com/soldevalice/status",
-                                 "https://x.com/some-thing"])
-def test_unrecognised_shapes_are_not_found_without_a_call(url: str) -> None:
+                                 "https://x.com/some-thing", "https://x.com/status"])
+def test_unrecognised_shapes_are_unsupported_without_a_call(url: str) -> None:
     gen, rec = _gen(respond(200, b"{}"))
-    expect_error(lambda: gen.generate(url, CTX), ErrorCode.NOT_FOUND, attempted=False)
+    expect_error(lambda: gen.generate(url, CTX), ErrorCode.UNSUPPORTED, attempted=False)
     assert rec.count == 0
 
 

@@ -167,11 +167,12 @@ def test_zero_call_shapes_make_no_request_even_without_a_key(url: str, subtype: 
 # ------------------------------------------------------------------------------------ no call
 
 
-@pytest.mark.parametrize("url", ["https://youtube.com/c/GoogleDevelopers", "https://youtube.com/SomeVanity"])
-def test_custom_urls_have_no_api_lookup_upstream_without_a_call(url: str) -> None:
+@pytest.mark.parametrize("url", ["https://youtube.com/c/GoogleDevelopers", "https://youtube.com/SomeVanity",
+                                 "https://youtube.com/watch", "https://youtube.com/playlist"])
+def test_custom_urls_have_no_api_lookup_unsupported_without_a_call(url: str) -> None:
     provider = ScriptedProvider()
     err = _fail(_gen(provider), url)
-    assert err.code is ErrorCode.UPSTREAM and err.attempted is False
+    assert err.code is ErrorCode.UNSUPPORTED and err.attempted is False
     assert provider.requests == []
 
 

@@ -28,3 +28,16 @@ def call_flaky(scenario_json: str, ledger_path: str, url: str, calls: int, out_p
         for _ in range(calls):
             statuses.append(client.get(url, headers={"X-API-Key": "k"}).status_code)
     Path(out_path).write_text(json.dumps(statuses), encoding="utf-8")
+
+
+def call_rate_limited(scenario_json: str, ledger_path: str, url: str, calls: int, now: float, out_path: str) -> None:
+    """Make `calls` requests to `url` at the fixed time `now` (one rate-limit window for every
+    process); write the statuses."""
+    from social_recording.sandbox import Ledger, SandboxTransport
+    from social_recording.sandbox.scenario import parse_scenario
+
+    transport = SandboxTransport(parse_scenario(json.loads(scenario_json)), Ledger(ledger_path),
+                                 sleep=lambda s: None, clock=lambda: now)
+    with httpx.Client(transport=transport) as client:
+        statuses = [client.get(url, headers={"X-API-Key": "k"}).status_code for _ in range(calls)]
+    Path(out_path).write_text(json.dumps(statuses), encoding="utf-8")

@@ -292,6 +292,12 @@ def test_demo_scenario_loads_and_covers_what_it_claims(tmp_path: Path) -> None:
     kinds = {spec.outcome.kind for spec in sc.targets.values()}
     assert kinds >= set(OutcomeKind), set(OutcomeKind) - kinds
     assert any(spec.outcome == Outcome(OutcomeKind.FLAKY, 2) for spec in sc.targets.values())
+    # every free platform has a target that fails past one call's retries and recovers on a retry, and
+    # one that never recovers: with paid calls off the retry job visibly converges and exhausts
+    for free in (Platform.GITHUB, Platform.YOUTUBE, Platform.TELEGRAM):
+        outcomes = [spec.outcome for url, spec in sc.targets.items() if platform_of(url) is free]
+        assert Outcome(OutcomeKind.FLAKY, 3) in outcomes, free
+        assert Outcome(OutcomeKind.ERROR) in outcomes, free
     assert any(spec.latency_ms for spec in sc.targets.values())
     junk = {v for t in sc.tokens for v in t.social_values().values() if isinstance(v, str) and not v.startswith("http")}
     assert {"TBA", "none", "-"} <= junk

@@ -11,12 +11,13 @@ import httpx
 import pytest
 
 from social_recording.sandbox import TRACKER_BASE_URL, Ledger, SandboxTransport, sandbox_resolve_host
-from social_recording.sandbox.payloads import urlscan_uuid
+from social_recording.sandbox.providers.urlscan import urlscan_uuid
 from social_recording_tests.sandbox._helpers import KEY, make, scenario, token
 from social_recording_tests.sandbox._workers import call_flaky
 
 TW = "https://api.twitterapi.io/twitter"
 APIFY = "https://api.apify.com/v2/acts"
+APIFY_RUNS = "https://api.apify.com/v2/actor-runs"
 YT = "https://www.googleapis.com/youtube/v3"
 GH = "https://api.github.com"
 
@@ -244,15 +245,35 @@ def test_twitter_requires_a_key(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ apify
 
 
-def run_actor(client: httpx.Client, actor: str, body: dict[str, Any]) -> httpx.Response:
-    return client.post(f"{APIFY}/{actor}/run-sync-get-dataset-items", params={"timeout": "90"}, json=body,
+def start_run(client: httpx.Client, actor: str, body: dict[str, Any]) -> httpx.Response:
+    return client.post(f"{APIFY}/{actor}/runs", params={"timeout": "90"}, json=body,
                        headers={"Authorization": f"Bearer {KEY}"})
+
+
+def run_actor(client: httpx.Client, actor: str, body: dict[str, Any]) -> httpx.Response:
+    """The whole asynchronous flow: start the run, read its status until it finished, read its
+    dataset; the failing answer when the start is refused."""
+    started = start_run(client, actor, body)
+    if started.status_code != 201:
+        return started
+    run = started.json()["data"]
+    assert run["status"] == "READY" and run["id"] and run["defaultDatasetId"]
+    statuses = [client.get(f"{APIFY_RUNS}/{run['id']}", params={"waitForFinish": "60"}).json()["data"]["status"]
+                for _ in range(2)]
+    assert statuses == ["RUNNING", "SUCCEEDED"]
+    return client.get(f"https://api.apify.com/v2/datasets/{run['defaultDatasetId']}/items",
+                      params={"clean": "true", "format": "json"})
+
+
+def submitted(ledger: Ledger) -> list[Any]:
+    """The billed run starts (not the free status and dataset reads)."""
+    return [e for e in ledger.read() if e.service == "apify" and e.subject.startswith("apify:")]
 
 
 def test_apify_tiktok_post_and_profile(tmp_path: Path) -> None:
     _, ledger, client, _ = make(tmp_path, scenario())
     r = run_actor(client, "clockworks~tiktok-scraper", {"postURLs": ["https://tiktok.com/@/video/7301234567890123456"]})
-    assert r.status_code == 201
+    assert r.status_code == 200
     (item,) = r.json()
     author = item["authorMeta"]["name"]
     assert item["id"] == "7301234567890123456" and author
@@ -261,10 +282,10 @@ def test_apify_tiktok_post_and_profile(tmp_path: Path) -> None:
         assert field in item, field
     assert {"id", "name", "nickName", "verified", "signature", "fans", "following", "heart", "video",
             "privateAccount", "avatar"} <= set(item["authorMeta"])
-    assert last_entry(ledger).subject == "apify:https://tiktok.com/@/video/7301234567890123456"
+    assert submitted(ledger)[-1].subject == "apify:https://tiktok.com/@/video/7301234567890123456"
     profile = run_actor(client, "clockworks~tiktok-scraper", {"profiles": [author], "resultsPerPage": 1}).json()
     assert profile[0]["authorMeta"]["id"] == item["authorMeta"]["id"]
-    assert last_entry(ledger).subject == f"apify:https://tiktok.com/@{author}"
+    assert submitted(ledger)[-1].subject == f"apify:https://tiktok.com/@{author}"
     # the author belongs to the post: a URL naming another handle gets the same post and author
     (again,) = run_actor(client, "clockworks~tiktok-scraper",
                          {"postURLs": ["https://www.tiktok.com/@whale/video/7301234567890123456"]}).json()
@@ -318,8 +339,8 @@ def test_apify_reddit_post_community_user(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("outcome", "status", "check"),
-    [("not_found", 201, lambda b: b == []),
-     ("blocked", 201, lambda b: "private" in b[0]["error"] and b[0]["errorDescription"]),
+    [("not_found", 200, lambda b: b == []),
+     ("blocked", 200, lambda b: "private" in b[0]["error"] and b[0]["errorDescription"]),
      ("error", 503, lambda b: b["error"]["type"]),
      ("rate_limited", 429, lambda b: b["error"]["type"] == "rate-limit-exceeded"),
      ("credit_exhausted", 402, lambda b: b["error"]["type"])],
@@ -343,13 +364,15 @@ def test_apify_matches_the_target_through_canonicalisation_and_blocks_profiles_a
 
 def test_apify_auth_actor_and_input_errors(tmp_path: Path) -> None:
     _, _, client, _ = make(tmp_path, scenario())
-    assert client.post(f"{APIFY}/clockworks~tiktok-scraper/run-sync-get-dataset-items",
+    assert client.post(f"{APIFY}/clockworks~tiktok-scraper/runs",
                        json={"postURLs": ["https://tiktok.com/@/video/1"]}).status_code == 401
-    assert client.post(f"{APIFY}/clockworks~tiktok-scraper/run-sync-get-dataset-items",
+    assert client.post(f"{APIFY}/clockworks~tiktok-scraper/runs",
                        params={"token": KEY}, json={"postURLs": ["https://tiktok.com/@/video/1"]}).status_code == 201
-    assert run_actor(client, "someone~other-actor", {}).status_code == 404
-    assert run_actor(client, "clockworks%2Ftiktok-scraper", {"postURLs": ["https://tiktok.com/@/video/1"]}).status_code == 201
-    assert run_actor(client, "trudax~reddit-scraper-lite", {"maxItems": 1}).status_code == 400
+    assert start_run(client, "someone~other-actor", {}).status_code == 404
+    assert start_run(client, "clockworks%2Ftiktok-scraper", {"postURLs": ["https://tiktok.com/@/video/1"]}).status_code == 201
+    assert start_run(client, "trudax~reddit-scraper-lite", {"maxItems": 1}).status_code == 400
+    assert client.get(f"{APIFY_RUNS}/NoSuchRun0000000").json()["error"]["type"] == "record-not-found"
+    assert client.get("https://api.apify.com/v2/datasets/NoSuchSet00000000/items").status_code == 404
 
 
 # ------------------------------------------------------------------ youtube
@@ -458,7 +481,7 @@ def test_telegram_public_pages(tmp_path: Path) -> None:
 
 def test_telegram_channel_page_has_preview_and_spaced_counts(tmp_path: Path) -> None:
     _, _, client, _ = make(tmp_path, scenario())
-    from social_recording.sandbox.payloads import telegram_kind
+    from social_recording.sandbox.providers.telegram import telegram_kind
 
     name = next(n for n in (f"chan{i}" for i in range(50)) if telegram_kind(n) == "channel")
     page = client.get(f"https://t.me/{name}").text
@@ -556,8 +579,6 @@ def test_same_request_twice_gives_the_same_body_even_across_instances(tmp_path: 
     requests = [
         ("GET", f"{TW}/tweets?tweet_ids=1851234567890123403", None, {"X-API-Key": KEY}),
         ("GET", f"{TW}/user/info?userName=someone", None, {"X-API-Key": KEY}),
-        ("POST", f"{APIFY}/trudax~reddit-scraper-lite/run-sync-get-dataset-items",
-         {"startUrls": [{"url": "https://reddit.com/comments/b1"}]}, {"Authorization": "Bearer k"}),
         ("GET", f"{YT}/videos?id=dQw4w9WgXcQ&key=k", None, {}),
         ("GET", f"{GH}/repos/a/b", None, {}),
         ("GET", "https://t.me/somechannel", None, {}),
@@ -566,6 +587,23 @@ def test_same_request_twice_gives_the_same_body_even_across_instances(tmp_path: 
     for method, url, body, headers in requests:
         bodies = {c.request(method, url, json=body, headers=headers).content for c in (client1, client2, client1)}
         assert len(bodies) == 1, url
+
+
+def test_apify_runs_are_new_per_submission_and_their_items_the_same(tmp_path: Path) -> None:
+    body = {"startUrls": [{"url": "https://reddit.com/comments/b1"}]}
+    _, ledger, client1, _ = make(tmp_path / "one", scenario())
+    _, _, client2, _ = make(tmp_path / "two", scenario())
+    runs = [start_run(c, "trudax~reddit-scraper-lite", body).json()["data"] for c in (client1, client1, client2)]
+    assert runs[0]["id"] != runs[1]["id"] and runs[0]["defaultDatasetId"] != runs[1]["defaultDatasetId"]
+    assert runs[0]["id"] == runs[2]["id"]  # deterministic: the first submission of a fresh state is the same run
+    items = {run_actor(c, "trudax~reddit-scraper-lite", body).content for c in (client1, client2)}
+    assert len(items) == 1
+    subjects = [e.subject for e in ledger.read()]
+    assert subjects.count("apify:https://reddit.com/comments/b1") == 3  # billed: every start
+    assert ledger.repeated_paid_subjects() == {("apify", "apify:https://reddit.com/comments/b1"): 3}
+    reads = [e for e in ledger.read() if not e.subject.startswith("apify:")]
+    assert reads and all(not e.paid for e in reads)  # status and dataset reads are free
+    assert {e.subject.split(":")[0] for e in reads} == {"apify-run", "apify-dataset"}
 
 
 def test_latency_is_slept_with_the_injected_sleep(tmp_path: Path) -> None:

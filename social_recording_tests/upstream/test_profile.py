@@ -293,7 +293,7 @@ def test_dropped_values_are_masked_and_truncated(caplog: pytest.LogCaptureFixtur
         assert secret not in text
     assert "api_key=***&page=2" in _drops(profile)[0]
     assert "404" in _drops(profile)[1]
-    assert "ftp://***@files.example/" in _drops(profile)[2]
+    assert "ftp://user:***@files.example/" in _drops(profile)[2]
     assert len(_drops(profile)[3]) < 250 and "tail" not in _drops(profile)[3]
     assert len(caplog.records) == 4
 
