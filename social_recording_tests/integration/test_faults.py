@@ -231,3 +231,71 @@ def test_a_lock_server_restarted_empty_mid_run_overwrites_nothing(redis_url: str
     # nobody overwrote a recorded ok: a write after one was refused, and reported as such
     assert not any(u["status"] == "ok" and "not written" not in u["detail"] and u["url"] not in
                    {e.url for e in finished} for u in outcomes)
+
+
+def _spawn_sandbox_worker(**cfg: object) -> subprocess.Popen[str]:
+    import json
+    import sys
+
+    from social_recording_tests.integration.conftest import REPO
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "social_recording_tests.integration.sandbox_worker", json.dumps(cfg)],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+@pytest.mark.parametrize("lock_kind", ["redis", "sqlite"])
+def test_killed_while_polling_a_paid_scan_the_next_run_resumes_it_without_paying_again(
+    redis_url: str, tmp_path: Path, lock_kind: str
+) -> None:
+    """SIGKILL after urlscan accepted (and billed) the scan, while the worker waits to poll it: the
+    scan's id was recorded right after submission, so the next holder polls that scan instead of
+    submitting again. The ledger shows one paid submission and the scan's result is recorded."""
+    from social_recording.sandbox.ledger import Ledger
+    from social_recording_tests.dagster_defs.sandbox_env import write_scenario
+
+    site = "https://kill-mid-poll.example/launch"
+    scenario = write_scenario(tmp_path / "scenario.json", [])
+    ledger_path = tmp_path / "ledger.jsonl"
+    store_path = tmp_path / "store.db"
+    SqliteStore(store_path).close()
+    lock_url = redis_url if lock_kind == "redis" else f"sqlite:///{tmp_path / 'locks.db'}"
+    common = {"store_path": str(store_path), "lock_url": lock_url, "scenario": str(scenario),
+              "ledger": str(ledger_path), "profiles": {"A": [site]}, "tokens": [["A", "a"]],
+              "url_lock_ttl": TTL, "token_lock_ttl": TTL}
+    ledger = Ledger(ledger_path)
+    # The first poll waits 10 s x 0.5: plenty of time to see the billed submission and kill the worker.
+    first = _spawn_sandbox_worker(sleep_scale=0.5, **common)
+    try:
+        wait_until(lambda: any(e.subject == f"scan:{site}" for e in ledger.read()), "the paid scan submission")
+        store = SqliteStore(store_path)
+        try:
+            wait_until(lambda: (s := store.find_url_state(site)) is not None and s.request is not None,
+                       "the scan id recorded on the URL")
+        finally:
+            store.close()
+    finally:
+        os.kill(first.pid, signal.SIGKILL)
+        first.communicate(timeout=GUARD)
+    assert not [e for e in ledger.read() if e.subject.startswith("result:")]  # killed before any poll
+    time.sleep(TTL * 1.5)  # the dead worker's leases expire
+    second = _spawn_sandbox_worker(sleep_scale=0.01, **common)
+    out = finish(second)
+    url_out = out[0]["urls"][0]
+    assert url_out["status"] == "ok" and "resumed" in url_out["detail"], url_out
+    entries = ledger.read()
+    assert [e.subject for e in entries if e.service == "urlscan" and not e.subject.startswith("result:")] == [
+        f"scan:{site}"
+    ]
+    assert any(e.subject.startswith("result:") and e.status == 200 for e in entries)
+    store = SqliteStore(store_path)
+    try:
+        el = element(store, "A", site)
+        assert el.status is FetchStatus.OK and el.attempts == 1
+        state = store.find_url_state(site)
+        assert state is not None and state.request is None  # cleared by the recorded result
+        assert len(store.find_links("A", site)) == 1
+    finally:
+        store.close()
