@@ -1,0 +1,85 @@
+"""One worker process of bench/faults.py: records tokens with the real generators on the sandbox.
+
+    python bench/_fault_worker.py '<json config>'
+
+Config: store_path, lock_url, scenario, ledger, tokens ([[address, [canonical urls]]]), sleep_scale,
+url_lock_ttl, token_lock_ttl, max_workers, marker (a file touched once the run is inside its first
+call). Prints one JSON summary line.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from pydantic import SecretStr  # noqa: E402
+
+from social_recording.domain.models import TokenProfile  # noqa: E402
+from social_recording.locks import open_lock_manager  # noqa: E402
+from social_recording.platforms.base import ProviderKeys  # noqa: E402
+from social_recording.platforms.registry import build_registry  # noqa: E402
+from social_recording.recording.gate import DedupeGate  # noqa: E402
+from social_recording.recording.processor import TokenProcessor  # noqa: E402
+from social_recording.recording.url_recorder import UrlRecorder  # noqa: E402
+from social_recording.recording.writer import GraphWriter  # noqa: E402
+from social_recording.sandbox.ledger import Ledger  # noqa: E402
+from social_recording.sandbox.scenario import load_scenario  # noqa: E402
+from social_recording.sandbox.transport import SandboxTransport, sandbox_resolve_host  # noqa: E402
+from social_recording.store.sqlite import SqliteStore  # noqa: E402
+
+KEY = SecretStr("sandbox-key")
+
+
+class Profiles:
+    def __init__(self, tokens: list[tuple[str, list[str]]]) -> None:
+        self._by = {a: TokenProfile(address=a, symbol=a[:6], image="https://img.example/t.png", urls=u)
+                    for a, u in tokens}
+
+    def read(self, address: str) -> TokenProfile | None:
+        return self._by.get(address)
+
+    def resolve_value(self, field: str, raw: str) -> str:
+        return raw
+
+
+def main(raw: str) -> int:
+    cfg: dict[str, Any] = json.loads(raw)
+    store = SqliteStore(cfg["store_path"])
+    locks = open_lock_manager(cfg["lock_url"])
+    transport = SandboxTransport(load_scenario(Path(cfg["scenario"])), Ledger(Path(cfg["ledger"])))
+    scale = float(cfg.get("sleep_scale", 0.01))
+    marker = Path(cfg["marker"]) if cfg.get("marker") else None
+
+    def sleep(seconds: float) -> None:
+        if marker is not None and not marker.exists():
+            marker.touch()  # inside a two-step call, between its steps
+        time.sleep(max(0.0, seconds) * scale)
+
+    keys = ProviderKeys(twitterapi_io_key=KEY, apify_token=KEY, youtube_api_key=KEY, urlscan_api_key=KEY)
+    registry = build_registry(keys, transport=transport, sleep=sleep, resolve_host=sandbox_resolve_host)
+    tokens = [(a, list(u)) for a, u in cfg["tokens"]]
+    recorder = UrlRecorder(store, locks, DedupeGate(store), GraphWriter(store), registry, enable_paid=True,
+                           url_lock_ttl=cfg["url_lock_ttl"], url_lock_wait=cfg.get("url_lock_wait", 30.0))
+    processor = TokenProcessor(store, locks, Profiles(tokens), recorder, token_lock_ttl=cfg["token_lock_ttl"])
+    run = processor.new_run()
+    with ThreadPoolExecutor(max_workers=cfg.get("max_workers", 4)) as pool:
+        outcomes = list(pool.map(lambda t: processor.record(t[0], t[0][:6], run), tokens))
+    statuses = Counter(str(u.status) for o in outcomes for u in o.urls)
+    print(json.dumps({"statuses": dict(statuses), "lost": run.lost}), flush=True)
+    transport.close()
+    locks.close()
+    store.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
