@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -152,13 +153,10 @@ def process_env(extra: Mapping[str, str]) -> dict[str, str]:
 # --------------------------------------------------------------------------- PostgreSQL
 
 
-@contextlib.contextmanager
-def postgres_database() -> Iterator[dict[str, str]]:
-    """A fresh database on the local PostgreSQL (or SOCIAL_RECORDING_TEST_POSTGRES_URL's server),
-    dropped afterwards; yields the DAGSTER_POSTGRES_* variables that reach it."""
-    url = os.environ.get(POSTGRES_URL_ENV) or DEFAULT_POSTGRES_URL
-    parts = urlsplit(url)
-    admin: dict[str, Any] = {
+def _admin_params() -> dict[str, Any]:
+    """How to reach the server's maintenance database (from SOCIAL_RECORDING_TEST_POSTGRES_URL)."""
+    parts = urlsplit(os.environ.get(POSTGRES_URL_ENV) or DEFAULT_POSTGRES_URL)
+    return {
         "host": parts.hostname or "127.0.0.1",
         "port": parts.port or 5432,
         "user": unquote(parts.username or "postgres"),
@@ -166,7 +164,10 @@ def postgres_database() -> Iterator[dict[str, str]]:
         "dbname": unquote(parts.path.lstrip("/")) or "postgres",
         "connect_timeout": 5,
     }
-    name = f"sr_rehearsal_{uuid.uuid4().hex[:12]}"
+
+
+def _admin_connection() -> Any:
+    admin = _admin_params()
     try:
         conn = psycopg2.connect(**admin)
     except psycopg2.OperationalError as exc:
@@ -175,6 +176,26 @@ def postgres_database() -> Iterator[dict[str, str]]:
             f"install and start it (`.ci/run` does) or set {POSTGRES_URL_ENV}"
         ) from None
     conn.autocommit = True
+    return conn
+
+
+def database_exists(name: str) -> bool:
+    conn = _admin_connection()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+            return cur.fetchone() is not None
+    finally:
+        conn.close()
+
+
+@contextlib.contextmanager
+def postgres_database() -> Iterator[dict[str, str]]:
+    """A fresh database on the local PostgreSQL (or SOCIAL_RECORDING_TEST_POSTGRES_URL's server),
+    dropped afterwards; yields the DAGSTER_POSTGRES_* variables that reach it."""
+    admin = _admin_params()
+    name = f"sr_rehearsal_{uuid.uuid4().hex[:12]}"
+    conn = _admin_connection()
     try:
         with conn.cursor() as cur:
             cur.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
@@ -240,6 +261,12 @@ class Service:
         except OSError:
             return "(no log)"
         return "\n".join(text[-lines:])
+
+
+def port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(1.0)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 def processes_marked(marker: str) -> list[int]:
@@ -519,7 +546,9 @@ class RehearsalReport:
     backfill_runs: list[RunRecord]
     backfill_launched_at: float
     schedule_runs: list[RunRecord]
-    leftover_pids: list[int]
+    leftover_pids: list[int] = field(default_factory=list)
+    database_left: bool = False
+    redis_left: bool = False
 
     @property
     def backfill_to_succeeded_s(self) -> float:
@@ -539,10 +568,12 @@ class RehearsalReport:
         for r in backfill + self.sensor_runs + self.schedule_runs:
             label = r.tags.get("dagster/partition") or r.tags.get("dagster/sensor_name") or \
                 r.tags.get("dagster/schedule_name") or ""
-            q2s = r.queued_to_started_s
+            if r.queued_to_started_s is None or r.ended is None or r.started is None:
+                lines.append(f"{r.job}[{label}]: {r.status}, never started")
+                continue
             lines.append(
-                f"{r.job}[{label}]: queued -> started {q2s:.1f} s, step time {r.step_s:.2f} s, "
-                f"run {((r.ended or 0) - (r.started or 0)):.1f} s" if q2s is not None else f"{r.job}: not started"
+                f"{r.job}[{label}]: queued -> started {r.queued_to_started_s:.1f} s, "
+                f"step time {r.step_s:.2f} s, RUN_START -> end {r.ended - r.started:.1f} s"
             )
         return lines
 
@@ -568,8 +599,12 @@ def run_rehearsal(workdir: Path | None = None) -> RehearsalReport:
             finally:
                 gql.close()
             marker = f"DAGSTER_HOME={dep.cfg.dagster_home}\0"
+            database = dep.cfg.postgres["DAGSTER_POSTGRES_DB"]
+            redis_port = int(dep.cfg.lock_url.rsplit(":", 1)[1].split("/", 1)[0])
         # After the deployment context: every service stopped; nothing of ours may be left.
         report.leftover_pids = processes_marked(marker)
+        report.database_left = database_exists(database)
+        report.redis_left = port_open(redis_port)
         return report
     finally:
         if own_dir:
@@ -630,5 +665,5 @@ def _drive(gql: GraphQL, dep: Deployment, scenario: Scenario, startup: dict[str,
     return RehearsalReport(
         scenario=scenario, startup_s=startup, sensor_status=sensor_status, sensor_runs=sensor_runs,
         backfill_id=backfill_id, backfill_runs=backfill_runs, backfill_launched_at=launched_at,
-        schedule_runs=schedule_runs, leftover_pids=[],
+        schedule_runs=schedule_runs,
     )

@@ -235,10 +235,16 @@ def test_live_without_a_tracker_fails_at_load_naming_the_variables(compose: Comp
         _load_with(monkeypatch, env)
 
 
-def test_one_variable_switches_to_the_sandbox(compose: Compose, monkeypatch: pytest.MonkeyPatch) -> None:
-    env = _env(compose.resolved(shell_env={"SOCIAL_RECORDING_UPSTREAM": "sandbox"}), "user_code")
+def test_the_dry_run_line_switches_to_the_sandbox_and_a_database_of_its_own(
+    compose: Compose, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (line,) = [ln for ln in (REPO / "README.md").read_text().splitlines()
+               if ln.startswith("SOCIAL_RECORDING_UPSTREAM=sandbox ") and "docker compose up" in ln]
+    shell = dict(word.split("=", 1) for word in line.split(" docker compose", 1)[0].split())
+    env = _env(compose.resolved(shell_env=shell), "user_code")
     settings = _load_with(monkeypatch, env)
     assert (settings.env, settings.upstream) == ("prod", "sandbox")
+    assert "@mongodb:27017/social_recording_dryrun?" in settings.store_url
     build_definitions(settings)
 
 

@@ -67,5 +67,7 @@ def test_the_retry_schedule_launches_a_retry_run_that_succeeds(report: Rehearsal
     assert "RunEnqueuedEvent" in run.event_types  # queued like every run, then launched by the daemon
 
 
-def test_every_process_the_rehearsal_started_is_stopped(report: RehearsalReport) -> None:
-    assert report.leftover_pids == []
+def test_the_rehearsal_leaves_nothing_running(report: RehearsalReport) -> None:
+    assert report.leftover_pids == []  # services and every run process they started
+    assert not report.redis_left
+    assert not report.database_left
