@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEV_HOME ?= $(CURDIR)/.social_recording/dagster_home
 
-.PHONY: install test lint dev demo-run clean
+.PHONY: install test lint dev demo-run test-mongo clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,13 @@ dev: install
 
 demo-run: install
 	$(BIN)/python -m social_recording.demo
+
+# The store's contract tests (and its index checks) against the docker-compose `mongodb` service,
+# with the credentials of .env: `docker compose up -d --wait mongodb && make test-mongo`.
+test-mongo: install
+	set -a && . ./.env && set +a && \
+	SOCIAL_RECORDING_TEST_MONGO_URL="mongodb://$${MONGO_ROOT_USER:-social_recording}:$${MONGO_ROOT_PASSWORD:?set MONGO_ROOT_PASSWORD in .env}@$${MONGO_PUBLISH:-127.0.0.1:27017}/?authSource=admin" \
+	$(BIN)/python -m pytest -q social_recording_tests/store
 
 clean:
 	rm -rf $(VENV) .social_recording .pytest_cache .mypy_cache .ruff_cache

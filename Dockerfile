@@ -1,0 +1,34 @@
+# One image for the three Dagster services of docker-compose.yml: the gRPC code server (the only
+# process that imports social_recording; runs start inside its container), the daemon and the
+# webserver. They differ only by the argument to deploy/entrypoint.sh.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    DAGSTER_HOME=/opt/dagster/home
+
+RUN useradd --create-home --uid 1000 dagster
+
+WORKDIR /opt/social_recording
+
+# The project with its production dependencies: the package itself plus the `deploy` extra
+# (PostgreSQL storage for the Dagster instance). No dev tools, no tests.
+COPY pyproject.toml README.md ./
+COPY social_recording ./social_recording
+RUN pip install ".[deploy]"
+
+COPY deploy ./deploy
+
+# The production instance config, and the directories the compose volumes mount (created here so
+# that the named volumes start owned by the unprivileged user).
+RUN mkdir -p "$DAGSTER_HOME/storage" "$DAGSTER_HOME/social_recording" \
+    && cp deploy/dagster.yaml "$DAGSTER_HOME/dagster.yaml" \
+    && chown -R dagster:dagster "$DAGSTER_HOME"
+
+USER dagster
+
+EXPOSE 3000 4000
+
+ENTRYPOINT ["/opt/social_recording/deploy/entrypoint.sh"]

@@ -1,0 +1,669 @@
+"""The deployment rehearsal: docker-compose.yml's Dagster services run natively on this machine.
+
+No Docker engine is needed: the three Dagster services run `deploy/entrypoint.sh` — the script the
+compose services run — with the environment compose gives them, except for addresses (loopback and
+free ports), the store (SQLite: no MongoDB here) and the upstream (the sandbox, the compose file's
+dry-run switch). Dagster's instance is the production `deploy/dagster.yaml` on a real PostgreSQL
+database created for the rehearsal and dropped after it; the locks are on a redis-server started for
+it. `SERVICES` and `service_env` are what both the rehearsal and the compose-file test read, so the
+two cannot drift apart.
+
+`run_rehearsal` drives the deployment through the webserver's GraphQL API the way an operator's UI
+does and returns what it observed (runs, their events, timings); the tests assert on it and
+`bench/deploy_rehearsal.py` prints its timings.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import httpx
+import psycopg2
+import pytest
+from psycopg2 import sql
+
+from social_recording.domain.urls import to_canonical
+from social_recording_tests.dagster_defs.sandbox_env import token, write_scenario
+from social_recording_tests.redis_server import free_port, running_redis
+
+REPO = Path(__file__).resolve().parents[2]
+DEPLOY_DIR = REPO / "deploy"
+ENTRYPOINT = DEPLOY_DIR / "entrypoint.sh"
+INSTANCE_CONFIG = DEPLOY_DIR / "dagster.yaml"
+COMPOSE_FILE = REPO / "docker-compose.yml"
+DOCKERFILE = REPO / "Dockerfile"
+ENV_EXAMPLE = REPO / ".env.example"
+
+SERVICES: dict[str, list[str]] = {
+    "user_code": ["code-server"],
+    "daemon": ["daemon"],
+    "webserver": ["webserver"],
+}
+"""Compose service -> the arguments it passes to deploy/entrypoint.sh (its `command`)."""
+
+START_ORDER = ("user_code", "daemon", "webserver")
+"""As compose's depends_on: the daemon and the webserver wait for a healthy code server."""
+
+LOCATION = "social_recording"
+REPOSITORY = "__repository__"
+BACKFILL_JOB = "reconcile_job"
+RETRY_SCHEDULE = "retry_schedule"
+TOKEN_FLOW_SENSOR = "token_flow_sensor"
+
+POSTGRES_URL_ENV = "SOCIAL_RECORDING_TEST_POSTGRES_URL"
+DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+"""The local server `.ci/run` installs and starts (trust auth for local TCP connections)."""
+
+STARTUP_TIMEOUT_S = 90.0
+RUN_TIMEOUT_S = 120.0
+"""Guards only: the backfill daemon looks for new backfills every 30 s, the run queue every 5 s."""
+STOP_GRACE_S = 5.0
+TERMINAL = frozenset({"SUCCESS", "FAILURE", "CANCELED"})
+
+_OUR_PREFIXES = ("SOCIAL_RECORDING_", "DAGSTER_")
+_PROVIDER_KEYS = ("TWITTERAPI_IO_KEY", "APIFY_TOKEN", "YOUTUBE_API_KEY", "GITHUB_TOKEN", "URLSCAN_API_KEY")
+
+
+REHEARSAL_TIMINGS = pytest.StashKey[list[str]]()
+"""Where the rehearsal test leaves its timing lines for the session's terminal summary."""
+
+
+class RehearsalError(RuntimeError):
+    """A service did not come up or a run did not finish in time; carries the services' log tails."""
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+@dataclass(frozen=True)
+class RehearsalConfig:
+    """Where everything of one rehearsal lives."""
+
+    dagster_home: Path
+    postgres: Mapping[str, str]
+    """DAGSTER_POSTGRES_* for deploy/dagster.yaml."""
+    store_url: str
+    lock_url: str
+    scenario: Path
+    ledger: Path
+    partition_start: date
+    code_server_port: int
+    webserver_port: int
+
+
+def service_env(service: str, cfg: RehearsalConfig) -> dict[str, str]:
+    """The variables the rehearsal gives one service, named exactly as docker-compose.yml names them
+    (the compose test checks the names; differences are listed there with their reasons)."""
+    common = {"DAGSTER_HOME": str(cfg.dagster_home), **cfg.postgres}
+    code_server = {
+        "SOCIAL_RECORDING_CODE_SERVER_HOST": "127.0.0.1",
+        "SOCIAL_RECORDING_CODE_SERVER_PORT": str(cfg.code_server_port),
+    }
+    if service == "user_code":
+        return {
+            **common,
+            "SOCIAL_RECORDING_LISTEN_HOST": "127.0.0.1",
+            "SOCIAL_RECORDING_CODE_SERVER_PORT": str(cfg.code_server_port),
+            "SOCIAL_RECORDING_ENV": "prod",
+            "SOCIAL_RECORDING_UPSTREAM": "sandbox",
+            "SOCIAL_RECORDING_STORE_URL": cfg.store_url,
+            "SOCIAL_RECORDING_LOCK_URL": cfg.lock_url,
+            "SOCIAL_RECORDING_PARTITION_START": cfg.partition_start.isoformat(),
+            "SOCIAL_RECORDING_SANDBOX_SCENARIO": str(cfg.scenario),
+            "SOCIAL_RECORDING_SANDBOX_LEDGER": str(cfg.ledger),
+        }
+    if service == "daemon":
+        return {**common, **code_server}
+    if service == "webserver":
+        return {
+            **common,
+            **code_server,
+            "SOCIAL_RECORDING_LISTEN_HOST": "127.0.0.1",
+            "SOCIAL_RECORDING_WEBSERVER_PORT": str(cfg.webserver_port),
+        }
+    raise ValueError(f"unknown service {service!r}; expected one of {sorted(SERVICES)}")
+
+
+def process_env(extra: Mapping[str, str]) -> dict[str, str]:
+    """This machine's environment without any of our settings (a developer's shell may set some),
+    the test's Python first on PATH (entrypoint.sh calls `dagster`), plus `extra`."""
+    base = {
+        k: v for k, v in os.environ.items() if not k.startswith(_OUR_PREFIXES) and k not in _PROVIDER_KEYS
+    }
+    base["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{base.get('PATH', '')}"
+    return {**base, **extra}
+
+
+# --------------------------------------------------------------------------- PostgreSQL
+
+
+def _admin_params() -> dict[str, Any]:
+    """How to reach the server's maintenance database (from SOCIAL_RECORDING_TEST_POSTGRES_URL)."""
+    parts = urlsplit(os.environ.get(POSTGRES_URL_ENV) or DEFAULT_POSTGRES_URL)
+    return {
+        "host": parts.hostname or "127.0.0.1",
+        "port": parts.port or 5432,
+        "user": unquote(parts.username or "postgres"),
+        "password": unquote(parts.password or ""),
+        "dbname": unquote(parts.path.lstrip("/")) or "postgres",
+        "connect_timeout": 5,
+    }
+
+
+def _admin_connection() -> Any:
+    admin = _admin_params()
+    try:
+        conn = psycopg2.connect(**admin)
+    except psycopg2.OperationalError as exc:
+        raise RehearsalError(
+            f"cannot reach PostgreSQL at {admin['host']}:{admin['port']} as {admin['user']} ({exc}); "
+            f"install and start it (`.ci/run` does) or set {POSTGRES_URL_ENV}"
+        ) from None
+    conn.autocommit = True
+    return conn
+
+
+def database_exists(name: str) -> bool:
+    conn = _admin_connection()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+            return cur.fetchone() is not None
+    finally:
+        conn.close()
+
+
+@contextlib.contextmanager
+def postgres_database() -> Iterator[dict[str, str]]:
+    """A fresh database on the local PostgreSQL (or SOCIAL_RECORDING_TEST_POSTGRES_URL's server),
+    dropped afterwards; yields the DAGSTER_POSTGRES_* variables that reach it."""
+    admin = _admin_params()
+    name = f"sr_rehearsal_{uuid.uuid4().hex[:12]}"
+    conn = _admin_connection()
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        yield {
+            "DAGSTER_POSTGRES_HOST": str(admin["host"]),
+            "DAGSTER_POSTGRES_PORT": str(admin["port"]),
+            "DAGSTER_POSTGRES_USER": str(admin["user"]),
+            # Trust auth ignores it; a password-protected server gets the URL's.
+            "DAGSTER_POSTGRES_PASSWORD": str(admin["password"] or "unused-with-trust-auth"),
+            "DAGSTER_POSTGRES_DB": name,
+        }
+    finally:
+        with conn.cursor() as cur:
+            cur.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        conn.close()
+
+
+# --------------------------------------------------------------------------- processes
+
+
+@dataclass
+class Service:
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    log: Path
+    proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with self.log.open("ab") as out:
+            # A session of its own: stop() ends the service and every run process it started.
+            self.proc = subprocess.Popen(
+                [str(ENTRYPOINT), *self.argv], env=process_env(self.env), cwd=self.log.parent,
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+            )
+
+    def healthy(self) -> bool:
+        """The compose healthcheck of this service: `entrypoint.sh check <service>`."""
+        done = subprocess.run(
+            [str(ENTRYPOINT), "check", *self.argv], env=process_env(self.env),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=False,
+        )
+        return done.returncode == 0
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        for sig, grace in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, STOP_GRACE_S)):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, sig)
+            try:
+                self.proc.wait(timeout=grace)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+
+    def tail(self, lines: int = 25) -> str:
+        try:
+            text = self.log.read_text(errors="replace").splitlines()
+        except OSError:
+            return "(no log)"
+        return "\n".join(text[-lines:])
+
+
+def port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(1.0)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def processes_marked(marker: str) -> list[int]:
+    """Pids of live processes whose environment contains `marker` (the rehearsal's own DAGSTER_HOME):
+    anything a service started that left its process group."""
+    found = []
+    needle = marker.encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+@dataclass
+class Deployment:
+    cfg: RehearsalConfig
+    services: dict[str, Service]
+
+    def wait_healthy(self, name: str, timeout: float = STARTUP_TIMEOUT_S) -> float:
+        """Seconds until the service's health check passed."""
+        service = self.services[name]
+        started = time.monotonic()
+        while time.monotonic() - started < timeout:
+            if not service.alive():
+                raise RehearsalError(f"{name} exited with {service.proc and service.proc.returncode}:\n"
+                                     f"{service.tail()}")
+            if service.healthy():
+                return time.monotonic() - started
+            time.sleep(0.5)
+        raise RehearsalError(f"{name} not healthy after {timeout:g}s:\n{service.tail()}")
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {n} ---\n{s.tail()}" for n, s in self.services.items())
+
+    def stop(self) -> None:
+        for name in reversed(START_ORDER):
+            self.services[name].stop()
+        marker = f"DAGSTER_HOME={self.cfg.dagster_home}\0"
+        for pid in processes_marked(marker):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def deployment(workdir: Path, scenario_tokens: list[dict[str, Any]], partition_start: date) -> Iterator[Deployment]:
+    """PostgreSQL database, redis-server, code server, daemon and webserver; all stopped afterwards."""
+    home = workdir / "dagster_home"
+    home.mkdir(parents=True)
+    shutil.copy(INSTANCE_CONFIG, home / "dagster.yaml")  # as the Dockerfile does
+    scenario = write_scenario(workdir / "scenario.json", scenario_tokens)
+    with postgres_database() as pg_env, running_redis() as redis_url:
+        cfg = RehearsalConfig(
+            dagster_home=home,
+            postgres=pg_env,
+            store_url=f"sqlite:///{workdir / 'store.db'}",
+            lock_url=redis_url,
+            scenario=scenario,
+            ledger=workdir / "ledger.jsonl",
+            partition_start=partition_start,
+            code_server_port=free_port(),
+            webserver_port=free_port(),
+        )
+        services = {
+            name: Service(name, SERVICES[name], service_env(name, cfg), workdir / f"{name}.log")
+            for name in START_ORDER
+        }
+        dep = Deployment(cfg, services)
+        try:
+            services["user_code"].start()
+            dep.wait_healthy("user_code")
+            services["daemon"].start()
+            services["webserver"].start()
+            dep.wait_healthy("webserver")
+            dep.wait_healthy("daemon")
+            yield dep
+        finally:
+            dep.stop()
+
+
+# --------------------------------------------------------------------------- GraphQL
+
+
+class GraphQL:
+    """The webserver's GraphQL API (what the Dagster UI calls)."""
+
+    def __init__(self, port: int) -> None:
+        self._client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30.0)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __call__(self, query: str, **variables: Any) -> dict[str, Any]:
+        response = self._client.post("/graphql", json={"query": query, "variables": variables})
+        response.raise_for_status()
+        body = response.json()
+        if body.get("errors"):
+            raise RehearsalError(f"GraphQL errors: {json.dumps(body['errors'])[:2000]}")
+        data: dict[str, Any] = body["data"]
+        return data
+
+
+REPO_SELECTOR = {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY}
+
+Q_LOCATIONS = """{ workspaceOrError { __typename ... on Workspace { locationEntries {
+  name loadStatus locationOrLoadError { __typename ... on PythonError { message } } } } } }"""
+
+M_BACKFILL = """mutation($params: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $params) {
+  __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message }
+  ... on InvalidSubsetError { message } ... on PartitionSetNotFoundError { message } } }"""
+
+Q_RUNS = """query($filter: RunsFilter) { runsOrError(filter: $filter) { __typename ... on Runs { results {
+  runId jobName status creationTime startTime endTime tags { key value }
+  stepStats { stepKey status startTime endTime } } } } }"""
+
+Q_RUN_EVENTS = """query($runId: ID!, $cursor: String) { logsForRun(runId: $runId, afterCursor: $cursor) {
+  __typename ... on EventConnection { cursor hasMore events { __typename
+    ... on MessageEvent { message timestamp } } } } }"""
+
+M_SCHEDULE_DRY_RUN = """mutation($selector: ScheduleSelector!, $timestamp: Float) {
+  scheduleDryRun(selectorData: $selector, timestamp: $timestamp) { __typename
+    ... on DryRunInstigationTick { evaluationResult { skipReason error { message }
+      runRequests { runKey runConfigYaml tags { key value } } } }
+    ... on PythonError { message } ... on ScheduleNotFoundError { message } } }"""
+
+M_LAUNCH_RUN = """mutation($params: ExecutionParams!) { launchRun(executionParams: $params) { __typename
+  ... on LaunchRunSuccess { run { runId } } ... on PythonError { message }
+  ... on RunConfigValidationInvalid { errors { message } } ... on InvalidSubsetError { message } } }"""
+
+Q_SENSOR = """query($selector: SensorSelector!) { sensorOrError(sensorSelector: $selector) { __typename
+  ... on Sensor { sensorState { status ticks(limit: 10) { status runIds skipReason error { message } } } } } }"""
+
+M_START_SENSOR = """mutation($selector: SensorSelector!) { startSensor(sensorSelector: $selector) { __typename
+  ... on Sensor { sensorState { status } } ... on PythonError { message } } }"""
+
+
+@dataclass
+class RunRecord:
+    run_id: str
+    job: str
+    status: str
+    created: float
+    started: float | None
+    ended: float | None
+    tags: dict[str, str]
+    steps: list[dict[str, Any]]
+    event_types: list[str] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def queued_to_started_s(self) -> float | None:
+        """Launch overhead under the daemon: from the run's creation (queued) to RUN_START."""
+        return None if self.started is None else self.started - self.created
+
+    @property
+    def step_s(self) -> float:
+        """The run's own work: the sum of its steps' durations."""
+        return sum((s["endTime"] or 0) - (s["startTime"] or 0) for s in self.steps if s.get("startTime"))
+
+    @property
+    def url_lines(self) -> list[str]:
+        return [m for m in self.messages if m.startswith("url_outcome ")]
+
+
+def _run_record(raw: Mapping[str, Any]) -> RunRecord:
+    return RunRecord(
+        run_id=raw["runId"], job=raw["jobName"], status=raw["status"], created=raw["creationTime"],
+        started=raw["startTime"], ended=raw["endTime"],
+        tags={t["key"]: t["value"] for t in raw["tags"]}, steps=list(raw["stepStats"]),
+    )
+
+
+def _wait(what: str, probe: Callable[[], Any], dep: Deployment, timeout: float) -> Any:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        value = probe()
+        if value:
+            return value
+        time.sleep(0.5)
+    raise RehearsalError(f"timed out after {timeout:g}s waiting for {what}\n{dep.logs()}")
+
+
+def runs(gql: GraphQL, run_filter: Mapping[str, Any]) -> list[RunRecord]:
+    data = gql(Q_RUNS, filter=dict(run_filter))["runsOrError"]
+    if data["__typename"] != "Runs":
+        raise RehearsalError(f"runsOrError: {data}")
+    return [_run_record(r) for r in data["results"]]
+
+
+def with_events(gql: GraphQL, run: RunRecord) -> RunRecord:
+    cursor: str | None = None
+    while True:
+        conn = gql(Q_RUN_EVENTS, runId=run.run_id, cursor=cursor)["logsForRun"]
+        if conn["__typename"] != "EventConnection":
+            raise RehearsalError(f"logsForRun({run.run_id}): {conn}")
+        for event in conn["events"]:
+            run.event_types.append(event["__typename"])
+            if event.get("message"):
+                run.messages.append(event["message"])
+        cursor = conn["cursor"]
+        if not conn["hasMore"]:
+            return run
+
+
+def wait_finished(gql: GraphQL, dep: Deployment, run_filter: Mapping[str, Any], count: int) -> list[RunRecord]:
+    def probe() -> list[RunRecord] | None:
+        found = runs(gql, run_filter)
+        return found if len(found) >= count and all(r.status in TERMINAL for r in found) else None
+
+    finished: list[RunRecord] = _wait(f"{count} finished run(s) matching {run_filter}", probe, dep, RUN_TIMEOUT_S)
+    return [with_events(gql, r) for r in finished]
+
+
+def wait_location_loaded(gql: GraphQL, dep: Deployment) -> None:
+    def probe() -> bool:
+        data = gql(Q_LOCATIONS)["workspaceOrError"]
+        entries = data.get("locationEntries") or []
+        for entry in entries:
+            if entry["name"] == LOCATION and entry["loadStatus"] == "LOADED":
+                loaded = entry["locationOrLoadError"] or {}
+                if loaded.get("__typename") == "PythonError":
+                    raise RehearsalError(f"code location failed to load: {loaded.get('message')}")
+                return loaded.get("__typename") == "RepositoryLocation"
+        return False
+
+    _wait("the code location in the webserver", probe, dep, STARTUP_TIMEOUT_S)
+
+
+# --------------------------------------------------------------------------- the rehearsal
+
+
+@dataclass
+class Scenario:
+    """Two past partitions with tokens in each, and one token traded minutes ago (the live sensor's)."""
+
+    partition_start: date
+    partitions: list[str]
+    tokens: list[dict[str, Any]]
+    urls_by_partition: dict[str, set[str]]
+    fresh_urls: set[str]
+
+
+def rehearsal_scenario(now: datetime) -> Scenario:
+    """Partitions three and two days back (complete UTC days that a token traded within the last
+    hour can never fall into); free platforms only, so paid calls stay off as in compose."""
+    today = now.astimezone(UTC).date()
+    days = [today - timedelta(days=3), today - timedelta(days=2)]
+    tokens = [
+        token("RhA1token", f"{days[0]}T08:00:00Z", website="https://github.com/rehearsal/alpha",
+              telegram="https://t.me/rehearsal_alpha"),
+        token("RhA2token", f"{days[0]}T17:30:00Z", website="https://youtube.com/watch?v=RhA2video01"),
+        token("RhB1token", f"{days[1]}T03:15:00Z", website="https://github.com/rehearsal/beta"),
+        token("RhB2token", f"{days[1]}T22:45:00Z", telegram="https://t.me/rehearsal_beta"),
+        token("RhF1token", (now - timedelta(minutes=5)).astimezone(UTC).isoformat(),
+              website="https://github.com/rehearsal/fresh"),
+    ]
+
+    def urls(t: dict[str, Any]) -> set[str]:
+        return {to_canonical(v) for k in ("website", "twitter", "telegram") if (v := t.get(k))}
+
+    by_day = {d.isoformat(): set().union(*(urls(t) for t in tokens if t["last_transfer_at"].startswith(d.isoformat())))
+              for d in days}
+    return Scenario(days[0], [d.isoformat() for d in days], tokens, by_day, urls(tokens[-1]))
+
+
+@dataclass
+class RehearsalReport:
+    scenario: Scenario
+    startup_s: dict[str, float]
+    sensor_status: str
+    sensor_runs: list[RunRecord]
+    backfill_id: str
+    backfill_runs: list[RunRecord]
+    backfill_launched_at: float
+    schedule_runs: list[RunRecord]
+    leftover_pids: list[int] = field(default_factory=list)
+    database_left: bool = False
+    redis_left: bool = False
+
+    @property
+    def backfill_to_succeeded_s(self) -> float:
+        return max(r.ended or 0.0 for r in self.backfill_runs) - self.backfill_launched_at
+
+    @property
+    def backfill_to_first_run_s(self) -> float:
+        """How long the backfill daemon took to turn the backfill into queued runs."""
+        return min(r.created for r in self.backfill_runs) - self.backfill_launched_at
+
+    def timing_lines(self) -> list[str]:
+        lines = [
+            f"launchPartitionBackfill -> both runs succeeded: {self.backfill_to_succeeded_s:.1f} s "
+            f"(of which backfill daemon -> runs queued: {self.backfill_to_first_run_s:.1f} s)",
+        ]
+        backfill = sorted(self.backfill_runs, key=lambda r: r.tags.get("dagster/partition", ""))
+        for r in backfill + self.sensor_runs + self.schedule_runs:
+            label = r.tags.get("dagster/partition") or r.tags.get("dagster/sensor_name") or \
+                r.tags.get("dagster/schedule_name") or ""
+            if r.queued_to_started_s is None or r.ended is None or r.started is None:
+                lines.append(f"{r.job}[{label}]: {r.status}, never started")
+                continue
+            lines.append(
+                f"{r.job}[{label}]: queued -> started {r.queued_to_started_s:.1f} s, "
+                f"step time {r.step_s:.2f} s, RUN_START -> end {r.ended - r.started:.1f} s"
+            )
+        return lines
+
+
+def _sensor_selector() -> dict[str, str]:
+    return {**REPO_SELECTOR, "sensorName": TOKEN_FLOW_SENSOR}
+
+
+def run_rehearsal(workdir: Path | None = None) -> RehearsalReport:
+    """Start the deployment, drive it through GraphQL, stop it; return what was observed."""
+    own_dir = workdir is None
+    root = Path(tempfile.mkdtemp(prefix="sr-rehearsal-")) if workdir is None else workdir
+    try:
+        scenario = rehearsal_scenario(datetime.now(UTC))
+        startup: dict[str, float] = {}
+        t0 = time.monotonic()
+        with deployment(root, scenario.tokens, scenario.partition_start) as dep:
+            startup["all services healthy"] = time.monotonic() - t0
+            gql = GraphQL(dep.cfg.webserver_port)
+            try:
+                wait_location_loaded(gql, dep)
+                report = _drive(gql, dep, scenario, startup)
+            finally:
+                gql.close()
+            marker = f"DAGSTER_HOME={dep.cfg.dagster_home}\0"
+            database = dep.cfg.postgres["DAGSTER_POSTGRES_DB"]
+            redis_port = int(dep.cfg.lock_url.rsplit(":", 1)[1].split("/", 1)[0])
+        # After the deployment context: every service stopped; nothing of ours may be left.
+        report.leftover_pids = processes_marked(marker)
+        report.database_left = database_exists(database)
+        report.redis_left = port_open(redis_port)
+        return report
+    finally:
+        if own_dir:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _drive(gql: GraphQL, dep: Deployment, scenario: Scenario, startup: dict[str, float]) -> RehearsalReport:
+    # 1. The live sensor: SOCIAL_RECORDING_ENV=prod starts it, so the daemon ticks it as soon as it
+    #    runs; start it explicitly only if it is not (the test then fails on the reported status).
+    sensor = gql(Q_SENSOR, selector=_sensor_selector())["sensorOrError"]
+    if sensor["__typename"] != "Sensor":
+        raise RehearsalError(f"sensorOrError: {sensor}")
+    sensor_status = sensor["sensorState"]["status"]
+    if sensor_status != "RUNNING":
+        gql(M_START_SENSOR, selector=_sensor_selector())
+
+    def sensor_run_ids() -> list[str] | None:
+        state = gql(Q_SENSOR, selector=_sensor_selector())["sensorOrError"]["sensorState"]
+        ids = [rid for tick in state["ticks"] for rid in tick["runIds"]]
+        return ids or None
+
+    _wait("a token_flow_sensor tick that launched runs", sensor_run_ids, dep, RUN_TIMEOUT_S)
+    sensor_runs = wait_finished(gql, dep, {"tags": [{"key": "dagster/sensor_name", "value": TOKEN_FLOW_SENSOR}]}, 1)
+
+    # 2. A backfill of two reconcile partitions, as the UI's "Launch backfill".
+    launched_at = time.time()
+    result = gql(M_BACKFILL, params={
+        "selector": {"partitionSetName": f"{BACKFILL_JOB}_partition_set", "repositorySelector": REPO_SELECTOR},
+        "partitionNames": scenario.partitions,
+    })["launchPartitionBackfill"]
+    if result["__typename"] != "LaunchBackfillSuccess":
+        raise RehearsalError(f"launchPartitionBackfill: {result}")
+    backfill_id = result["backfillId"]
+    backfill_runs = wait_finished(gql, dep, {"tags": [{"key": "dagster/backfill", "value": backfill_id}]},
+                                  len(scenario.partitions))
+
+    # 3. The retry schedule, as the UI's "Test schedule" + "Launch run": evaluate it now on the code
+    #    server, launch what it requests (the hourly cron tick cannot be waited for in a test).
+    dry = gql(M_SCHEDULE_DRY_RUN, selector={**REPO_SELECTOR, "scheduleName": RETRY_SCHEDULE},
+              timestamp=time.time())["scheduleDryRun"]
+    if dry["__typename"] != "DryRunInstigationTick" or dry["evaluationResult"]["error"]:
+        raise RehearsalError(f"scheduleDryRun: {dry}")
+    schedule_run_ids = []
+    for request in dry["evaluationResult"]["runRequests"] or []:
+        tags = {t["key"]: t["value"] for t in request["tags"]}
+        tags.setdefault("dagster/schedule_name", RETRY_SCHEDULE)
+        launched = gql(M_LAUNCH_RUN, params={
+            "selector": {**REPO_SELECTOR, "jobName": "retry_job"},
+            "runConfigData": request["runConfigYaml"],
+            "executionMetadata": {"tags": [{"key": k, "value": v} for k, v in tags.items()]},
+        })["launchRun"]
+        if launched["__typename"] != "LaunchRunSuccess":
+            raise RehearsalError(f"launchRun: {launched}")
+        schedule_run_ids.append(launched["run"]["runId"])
+    schedule_runs = wait_finished(gql, dep, {"runIds": schedule_run_ids}, len(schedule_run_ids)) \
+        if schedule_run_ids else []
+
+    return RehearsalReport(
+        scenario=scenario, startup_s=startup, sensor_status=sensor_status, sensor_runs=sensor_runs,
+        backfill_id=backfill_id, backfill_runs=backfill_runs, backfill_launched_at=launched_at,
+        schedule_runs=schedule_runs,
+    )

@@ -1,0 +1,73 @@
+"""The deployment rehearsal (see rehearsal.py): docker-compose.yml's Dagster services, started with
+their own entry point on a real PostgreSQL and a real redis-server, drive a backfill, the live
+sensor and the retry schedule to success through the webserver's GraphQL API.
+
+One deployment serves every assertion (starting it is most of the cost); timeouts are guards only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from social_recording_tests.deploy.rehearsal import (
+    REHEARSAL_TIMINGS,
+    RehearsalReport,
+    RunRecord,
+    run_rehearsal,
+)
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[RehearsalReport]:
+    result = run_rehearsal(Path(tmp_path_factory.mktemp("rehearsal")))
+    request.config.stash[REHEARSAL_TIMINGS] = result.timing_lines()
+    yield result
+
+
+def _urls_logged(run: RunRecord) -> set[str]:
+    return {part.split("=", 1)[1] for line in run.url_lines for part in line.split() if part.startswith("url=")}
+
+
+def test_backfill_runs_are_queued_launched_by_the_daemon_and_succeed(report: RehearsalReport) -> None:
+    runs = sorted(report.backfill_runs, key=lambda r: r.tags["dagster/partition"])
+    assert [r.tags["dagster/partition"] for r in runs] == report.scenario.partitions
+    for run in runs:
+        assert run.job == "reconcile_job"
+        assert run.status == "SUCCESS", run.messages[-10:]
+        # Through the run queue: enqueued by the backfill, dequeued and started by the daemon.
+        assert run.event_types.index("RunEnqueuedEvent") < run.event_types.index("RunStartingEvent") \
+            < run.event_types.index("RunStartEvent") < run.event_types.index("RunSuccessEvent")
+        assert run.tags["social_recording/job"] == "reconcile"
+
+
+def test_backfill_runs_log_one_line_per_url(report: RehearsalReport) -> None:
+    for run in report.backfill_runs:
+        expected = report.scenario.urls_by_partition[run.tags["dagster/partition"]]
+        assert _urls_logged(run) == expected, run.url_lines
+
+
+def test_prod_starts_the_token_flow_sensor_and_its_run_records_the_fresh_token(report: RehearsalReport) -> None:
+    assert report.sensor_status == "RUNNING"  # SOCIAL_RECORDING_ENV=prod, as in docker-compose.yml
+    assert report.sensor_runs, "the sensor launched no run"
+    assert {r.job for r in report.sensor_runs} == {"live_tokens_job"}
+    assert all(r.status == "SUCCESS" for r in report.sensor_runs)
+    assert set().union(*(_urls_logged(r) for r in report.sensor_runs)) == report.scenario.fresh_urls
+
+
+def test_the_retry_schedule_launches_a_retry_run_that_succeeds(report: RehearsalReport) -> None:
+    assert len(report.schedule_runs) == 1
+    run = report.schedule_runs[0]
+    assert run.job == "retry_job" and run.status == "SUCCESS"
+    assert run.tags["dagster/schedule_name"] == "retry_schedule"
+    assert "RunEnqueuedEvent" in run.event_types  # queued like every run, then launched by the daemon
+
+
+def test_the_rehearsal_leaves_nothing_running(report: RehearsalReport) -> None:
+    assert report.leftover_pids == []  # services and every run process they started
+    assert not report.redis_left
+    assert not report.database_left
