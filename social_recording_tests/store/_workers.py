@@ -17,6 +17,7 @@ from social_recording.domain.models import TokenProfile
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
 from social_recording.store import Store, open_store
+from social_recording_tests.store._seed import planned, url_write
 
 BASE = datetime(2025, 3, 1, tzinfo=UTC)
 
@@ -42,20 +43,34 @@ def upsert_object(store: Store, worker: int, platform_keys: list[str]) -> list[s
     return out
 
 
-def record_url(store: Store, worker: int, address: str, url: str, rounds: int) -> int:
-    """`rounds` attempted results on one URL, the last one ok; returns how many the store accepted."""
-    accepted = 0
-    for i in range(rounds):
-        status = FetchStatus.OK if i == rounds - 1 else FetchStatus.ERROR
-        at = BASE + timedelta(minutes=i, milliseconds=worker)
-        accepted += store.record_url_result(address, url, status, at)
-    return accepted
+def fence_of(round_: int, slot: int, slots: int) -> int:
+    """Every (round, worker slot) its own fence; later rounds outrank earlier ones."""
+    return 1 + round_ * slots + slot
+
+
+def fenced_write(
+    store: Store, worker: int, address: str, urls: list[str], rounds: int, slot: int, slots: int, ok: bool
+) -> list[tuple[str, int, str, int]]:
+    """`rounds` writes on each of `urls`, each with this worker's fence for the round and values that
+    name the writer (attempts = fence, detail, 1 + fence % 3 links with writer-specific objects);
+    returns (url, fence, result, applied_fence) per write."""
+    out = []
+    for r in range(rounds):
+        fence = fence_of(r, slot, slots)
+        for url in urls:
+            links = [planned(f"{url}#{fence}#{i}", depth=i) for i in range(1 + fence % 3)]
+            status = FetchStatus.OK if ok else (FetchStatus.ERROR, FetchStatus.NOT_FOUND)[fence % 2]
+            write = url_write(address, url, fence, status, BASE + timedelta(seconds=fence), attempts=fence,
+                              links=links, detail=f"writer {worker} fence {fence}")
+            outcome = store.apply_url_write(write)
+            out.append((url, fence, outcome.result.value, outcome.applied_fence))
+    return out
 
 
 WORK: dict[str, Callable[..., Any]] = {
     "create_pending": create_pending,
     "upsert_object": upsert_object,
-    "record_url": record_url,
+    "fenced_write": fenced_write,
 }
 
 

@@ -87,7 +87,7 @@ def seed_web_and_fingerprints(
     backend: Backend, address: str, web: dict[str, Any], fingerprints: list[str]
 ) -> None:
     """Write the fields no Store method writes, straight into the backend (so a test can prove
-    record_url_result leaves them alone)."""
+    the recording writes leave them alone)."""
     store = backend.store
     if isinstance(store, SqliteStore):
         with sqlite3.connect(store.path) as conn:
@@ -117,5 +117,5 @@ def stored_row_counts(backend: Backend, address: str) -> tuple[int, int]:
             conn.close()
         return int(tokens), int(urls)
     assert isinstance(store, MongoStore)
-    docs = list(store.db["tokens"].find({"address": address}))
-    return len(docs), sum(len(d.get("social_urls") or []) for d in docs)
+    tokens = store.db["tokens"].count_documents({"address": address})
+    return int(tokens), int(store.db["token_urls"].count_documents({"address": address}))

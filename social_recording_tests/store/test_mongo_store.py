@@ -1,18 +1,28 @@
-"""MongoStore specifics the shared contract cannot reach: indexes ensured on open, and the
-duplicate-key branches a concurrent upsert takes on a real server."""
+"""MongoStore specifics the shared contract cannot reach: indexes ensured on open, the duplicate-key
+branches a concurrent upsert takes on a real server, and the steps of a write that has no
+multi-document transaction to hide behind."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import mongomock
 import pytest
+from bson import ObjectId
 from pymongo.errors import DuplicateKeyError, OperationFailure
 
 from social_recording.domain.graph import ObjectKind, SocialObject
 from social_recording.domain.models import TokenProfile
+from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
 from social_recording.store import MongoStore
+from social_recording.store.mongo import NEVER, QUERIES
+from social_recording_tests.store._seed import planned, url_write
+
+U = "https://x.com/i/status/1"
+T1 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+T2 = T1 + timedelta(hours=1)
 
 
 @pytest.fixture()
@@ -29,10 +39,15 @@ def test_indexes_are_ensured_on_open(mongo: MongoStore) -> None:
 
     tokens = keys("tokens")
     assert tokens["uniq_tokens_address"] == ([("address", 1)], True)
-    assert tokens["idx_tokens_social_url_status"] == ([("social_urls.status", 1)], False)
-    assert tokens["idx_tokens_social_url_url"] == ([("social_urls.url", 1)], False)
     assert tokens["idx_tokens_fingerprints"] == ([("fingerprints", 1)], False)
     assert tokens["idx_tokens_discovered"] == ([("created_at", -1)], False)
+    assert tokens["idx_tokens_unresolved_due"] == ([("unresolved.checked_at", 1)], False)
+    assert not any("social_url" in name for name in tokens)  # elements are not embedded any more
+    elements = keys("token_urls")
+    assert elements["uniq_token_urls_address_url"] == ([("address", 1), ("url", 1)], True)
+    assert elements["idx_token_urls_due"] == ([("status", 1), ("checked_at", 1)], False)
+    assert elements["idx_token_urls_platform_due"] == ([("status", 1), ("platform", 1), ("cause", 1), ("checked_at", 1)], False)
+    assert keys("url_states")["uniq_url_states_url"] == ([("url", 1)], True)
     assert keys("token_links")["idx_links_token_linked"] == ([("token_address", 1), ("created_at", 1)], False)
     assert keys("metrics")["uniq_metrics_object_metric"] == (
         [("object", 1), ("object_id", 1), ("metric", 1)],
@@ -72,27 +87,53 @@ def test_upsert_object_returns_the_winners_id_after_a_duplicate_key_race(
 
 
 def test_object_references_are_stored_as_object_ids_for_joins(mongo: MongoStore) -> None:
-    from social_recording.domain.models import TokenLink
-
-    oid = mongo.upsert_object(
-        ObjectKind.CONTENT, SocialObject(platform=Platform.X, platform_key="t", subtype="tweet")
-    )
-    mongo.append_links(
-        [
-            TokenLink(
-                token_address="M",
-                object=ObjectKind.CONTENT,
-                object_id=oid,
-                entry_url="u",
-                platform="x",
-                subtype="tweet",
-                link_depth=0,
-            )
-        ]
-    )
+    mongo.create_pending_token(TokenProfile(address="M", urls=[U]))
+    out = mongo.apply_url_write(url_write("M", U, 1, FetchStatus.OK, T1, links=[planned("t")]))
+    (link,) = out.links
     raw = mongo.db["token_links"].find_one({"token_address": "M"})
-    assert raw is not None and mongo.db["contents"].find_one({"_id": raw["object_id"]}) is not None
-    assert mongo.find_links("M", "u")[0].object_id == oid
+    assert raw is not None and isinstance(raw["object_id"], ObjectId)
+    assert mongo.db["contents"].find_one({"_id": raw["object_id"]}) is not None
+    assert mongo.find_links("M", U)[0].object_id == link.object_id
+
+
+def test_every_named_query_runs(mongo: MongoStore) -> None:
+    """The parameters the real-server explain test uses are valid for every named query."""
+    from social_recording_tests.store.test_store_indexes import MONGO_CASES
+
+    assert set(MONGO_CASES) == set(QUERIES)
+    for name, params in MONGO_CASES.items():
+        assert list(mongo._find(QUERIES[name](*params))) == [], name
+
+
+def test_an_overtaken_writer_never_shows_its_links_beside_the_newer_ones(mongo: MongoStore) -> None:
+    """Links carry the fence that wrote them and readers see only the newest fence's: leftovers of
+    a writer overtaken between its link insert and its cleanup stay invisible."""
+    mongo.create_pending_token(TokenProfile(address="M", urls=[U]))
+    mongo.apply_url_write(url_write("M", U, 7, FetchStatus.ERROR, T1, links=[planned("new:1"), planned("new:2")]))
+    # What an overtaken fence-6 writer could leave behind if it stopped mid-way.
+    mongo.db["token_links"].insert_one({
+        "token_address": "M", "object": "content", "object_id": "stale", "entry_url": U, "platform": "x",
+        "subtype": "tweet", "link_depth": 0, "created_at": T1, "fence": 6,
+    })
+    assert sorted(lk.object_id for lk in mongo.find_links("M", U)) == sorted(
+        str(d["object_id"]) for d in mongo.db["token_links"].find({"fence": 7})
+    )
+    mongo.apply_url_write(url_write("M", U, 8, FetchStatus.ERROR, T2, links=[planned("new:3")]))
+    assert mongo.db["token_links"].count_documents({"token_address": "M"}) == 1  # the next write cleans up
+
+
+def test_a_crash_between_elements_and_token_is_completed_by_the_next_create(mongo: MongoStore) -> None:
+    """Elements go in before the token document: a creator that stopped in between left elements
+    without a token, which the next create completes (never a token that lost its URLs)."""
+    mongo.db["token_urls"].insert_one({
+        "address": "M", "url": U, "position": 0, "platform": "x", "status": "pending", "attempted_at": None,
+        "attempts": 0, "checked_at": NEVER, "cause": None, "detail": None, "fence": 0, "created_at": T1,
+    })
+    assert mongo.find_token("M") is None
+    assert mongo.create_pending_token(TokenProfile(address="M", urls=[U, "https://t.me/coin"]), now=T2) is True
+    doc = mongo.find_token("M")
+    assert doc is not None and [u.url for u in doc.social_urls] == [U, "https://t.me/coin"]
+    assert mongo.db["token_urls"].count_documents({"address": "M"}) == 2
 
 
 def _conflict_on(name: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,4 +1,5 @@
-"""open_store(url): the URL forms of DESIGN §10/§12, and clear errors that never show a password."""
+"""open_store(url): the accepted URL forms, clear errors that never show a password, and old or newer
+files met on open."""
 
 from __future__ import annotations
 

@@ -117,22 +117,32 @@ def test_concurrent_upsert_object_makes_one_row_with_one_id(backend: Backend) ->
     assert len(all_ids) == len(KEYS)
 
 
-def test_concurrent_record_url_result_on_different_urls_loses_nothing(backend: Backend) -> None:
-    assert _workers.create_pending(backend.store, 0, ["RaceMint"], URLS) == [True]
-    rounds = 10
-    workers = list(range(THREADS)) + ([100 + i for i in range(PROCESSES)] if backend.url else [])
-    url_of = {w: URLS[i] for i, w in enumerate(workers)}
+def _workers_of(backend: Backend) -> list[int]:
+    return list(range(THREADS)) + ([100 + i for i in range(PROCESSES)] if backend.url else [])
 
-    results = run_together(backend, "record_url", lambda w: ("RaceMint", url_of[w], rounds))
 
-    assert set(results.values()) == {rounds}
-    doc = backend.store.find_token("RaceMint")
-    assert doc is not None
-    assert [u.url for u in doc.social_urls] == URLS
-    for w, url in url_of.items():
-        el = doc.element(url)
-        assert el is not None
-        assert (el.status, el.attempts) == (FetchStatus.OK, rounds), (w, el)
-        assert el.attempted_at == _workers.BASE + timedelta(minutes=rounds - 1, milliseconds=w)
-    untouched = [u for u in doc.social_urls if u.url not in url_of.values()]
-    assert all((u.status, u.attempts) == (FetchStatus.PENDING, 0) for u in untouched)
+def test_racing_ok_writes_apply_once(backend: Backend) -> None:
+    """Every worker tries to record `ok` with its own fence: exactly one write applies (ok is never
+    replaced, and a lower fence is refused), and what stands is that writer's, links included."""
+    store = backend.store
+    urls = URLS[:2]
+    assert _workers.create_pending(store, 0, ["OkMint"], urls) == [True]
+    workers = _workers_of(backend)
+    slot = {w: i for i, w in enumerate(workers)}
+
+    results = run_together(backend, "fenced_write", lambda w: ("OkMint", urls, 1, slot[w], len(workers), True))
+
+    for url in urls:
+        rows = [row for rs in results.values() for row in rs if row[0] == url]
+        applied = [fence for _url, fence, result, _applied in rows if result == "applied"]
+        assert len(applied) == 1, rows
+        assert {result for *_rest, result, _a in rows} <= {"applied", "fenced", "ok_kept"}
+        (winner,) = applied
+        el = store.find_element("OkMint", url)
+        state = store.find_url_state(url)
+        assert el is not None and state is not None
+        assert (el.status, el.fence, el.attempts) == (FetchStatus.OK, winner, winner)
+        assert (state.status, state.source_token) == (FetchStatus.OK, "OkMint")
+        assert state.attempts == winner
+        assert len(store.find_links("OkMint", url)) == 1 + winner % 3
+
