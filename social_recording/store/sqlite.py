@@ -28,6 +28,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import tenacity
+
 from social_recording.domain.graph import ObjectKind, PlannedLink, SocialObject
 from social_recording.domain.models import (
     PaidRequest,
@@ -440,6 +442,10 @@ class SchemaVersionError(RuntimeError):
     """The file was written by a newer version of this code (it would misread it)."""
 
 
+def _is_busy(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
+
+
 class _Conn:
     """A per-thread connection holder (weak-referenceable, so a finished thread's connection is
     freed with its thread-local while `close()` can still reach the live ones)."""
@@ -473,7 +479,16 @@ class SqliteStore:
             self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False
         )
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        # Several workers opening a new (or pre-WAL) file at once race to convert it, and SQLite answers
+        # the loser with "database is locked" at once, without waiting in the busy handler: retry.
+        for attempt in tenacity.Retrying(
+            retry=tenacity.retry_if_exception(_is_busy),
+            stop=tenacity.stop_after_delay(BUSY_TIMEOUT_SECONDS),
+            wait=tenacity.wait_random(0.005, 0.05),
+            reraise=True,
+        ):
+            with attempt:
+                conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         return conn

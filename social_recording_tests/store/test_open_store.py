@@ -4,6 +4,7 @@ files met on open."""
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,35 @@ def test_closed_sqlite_store_says_so(tmp_path: Path) -> None:
     store.close()
     with pytest.raises(RuntimeError, match="closed"):
         store.find_token("M")
+
+
+def _open_together(path: Path, n: int) -> tuple[list[SqliteStore], list[BaseException]]:
+    go = threading.Event()
+    errors: list[BaseException] = []
+    stores: list[SqliteStore] = []
+
+    def open_it() -> None:
+        try:
+            go.wait(30)
+            stores.append(SqliteStore(path))
+        except BaseException as exc:  # reported by the caller
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_it) for _ in range(n)]
+    for t in threads:
+        t.start()
+    go.set()
+    for t in threads:
+        t.join(60)
+    return stores, errors
+
+
+def test_workers_opening_a_new_file_at_once_all_open_it(tmp_path: Path) -> None:
+    """The first open converts the file to WAL; SQLite refuses a concurrent conversion at once instead
+    of waiting, so every opener must ride that out (many rounds: the race is short)."""
+    for round_ in range(40):
+        stores, errors = _open_together(tmp_path / f"new{round_}.db", 6)
+        for store in stores:
+            store.close()
+        assert not errors, (round_, errors)
+        assert len(stores) == 6
