@@ -11,7 +11,7 @@ from typing import Any
 
 from social_recording.domain.graph import SocialObject
 from social_recording.domain.models import UrlState, ensure_utc
-from social_recording.domain.status import REUSABLE, FetchStatus
+from social_recording.domain.status import REUSABLE, Cause, FetchStatus
 from social_recording.domain.urls import platform_of
 
 _DATE_TAG = "$date"
@@ -111,6 +111,20 @@ def platform_or_none(url: str) -> str | None:
         return platform_of(url).value
     except ValueError:
         return None
+
+
+LEGACY_CAUSES: dict[FetchStatus, Cause] = {
+    FetchStatus.UNSUPPORTED: Cause.NO_GENERATOR,
+    FetchStatus.SKIPPED_PAID: Cause.PAID_DISABLED,
+}
+"""The cause given to elements stored before causes existed: back then `unsupported` only ever meant
+"no generator for the platform" and `skipped_paid` "paid calls switched off". Without it the default
+retry selection, which reopens `unsupported` only when the missing generator was the cause, would
+never reach them again."""
+
+
+def legacy_cause(status: FetchStatus | str) -> Cause | None:
+    return LEGACY_CAUSES.get(FetchStatus(status))
 
 
 _STATE_PRIORITY: tuple[FetchStatus, ...] = (

@@ -33,6 +33,10 @@ class StoreConfigError(ValueError):
     """A bad SOCIAL_RECORDING_STORE_URL (the message names the variable, never a password)."""
 
 
+class SchemaVersionError(RuntimeError):
+    """The database was written by a newer version of this code (it would misread it)."""
+
+
 class WriteResult(StrEnum):
     """What a fenced write did."""
 

@@ -54,6 +54,7 @@ from social_recording.store._codec import (
     OBJECT_COLLECTIONS,
     backfill_url_states,
     checked_metrics,
+    legacy_cause,
     object_body,
     platform_or_none,
     unique_urls,
@@ -61,6 +62,7 @@ from social_recording.store._codec import (
 from social_recording.store.base import (
     Candidate,
     CandidateQuery,
+    SchemaVersionError,
     StatusCounts,
     UrlWrite,
     WriteOutcome,
@@ -112,6 +114,9 @@ INDEXES: dict[str, list[tuple[str, list[tuple[str, int]], bool]]] = {
     },
 }
 """(name, keys, unique) per collection; created idempotently when the store opens."""
+
+_V1_ARRAY_INDEXES = ("idx_tokens_social_url_status", "idx_tokens_social_url_url")
+"""Indexes of schema version 1 over the embedded `social_urls` array (dropped by the upgrade)."""
 
 _INDEX_OPTIONS_CONFLICT = 85
 """Server code for "an index with these keys exists under another name / other options"."""
@@ -382,7 +387,7 @@ class MongoStore:
         meta = self.db[META].find_one({"_id": "schema"}) or {}
         version = int(meta.get("version", 1))
         if version > SCHEMA_VERSION:
-            raise RuntimeError(
+            raise SchemaVersionError(
                 f"MongoDB database {self.db_name!r} has schema version {version}, newer than this code's "
                 f"{SCHEMA_VERSION}: upgrade social_recording before opening it"
             )
@@ -398,9 +403,10 @@ class MongoStore:
                                                                                   "created_at": 1}):
             for position, el in enumerate(doc.get("social_urls") or []):
                 attempted = _opt_utc(el.get("attempted_at"))
+                status = el.get("status", FetchStatus.PENDING.value)
                 self._insert_element(doc["address"], el["url"], position, doc.get("created_at") or utcnow(),
-                                     status=el.get("status", FetchStatus.PENDING.value), attempted_at=attempted,
-                                     attempts=int(el.get("attempts", 0)))
+                                     status=status, attempted_at=attempted, attempts=int(el.get("attempts", 0)),
+                                     cause=legacy_cause(status))
                 rows.append((doc["address"], el["url"], FetchStatus(el["status"]), attempted,
                              int(el.get("attempts", 0))))
         for state in backfill_url_states(rows):
@@ -416,6 +422,11 @@ class MongoStore:
             except DuplicateKeyError:
                 continue
         self.db[TOKENS].update_many({"social_urls": {"$exists": True}}, {"$unset": {"social_urls": ""}})
+        # Token-lock writes are conditional on `fence <= mine`, which a missing field never matches.
+        self.db[TOKENS].update_many({"fence": {"$exists": False}}, {"$set": {"fence": 0}})
+        for name in _V1_ARRAY_INDEXES:  # multikey indexes over the arrays just removed
+            with contextlib.suppress(OperationFailure):  # already dropped by a concurrent opener
+                self.db[TOKENS].drop_index(name)
 
     def _insert_element(
         self,
@@ -427,6 +438,7 @@ class MongoStore:
         status: str = FetchStatus.PENDING.value,
         attempted_at: datetime | None = None,
         attempts: int = 0,
+        cause: Cause | None = None,
     ) -> None:
         # DuplicateKeyError: a concurrent creator inserted it, the same pending element.
         with contextlib.suppress(DuplicateKeyError):
@@ -435,7 +447,8 @@ class MongoStore:
                 {"$setOnInsert": {
                     "position": position, "platform": platform_or_none(url), "status": status,
                     "attempted_at": attempted_at, "attempts": attempts,
-                    "checked_at": attempted_at or NEVER, "cause": None, "detail": None, "fence": 0,
+                    "checked_at": attempted_at or NEVER, "cause": None if cause is None else cause.value,
+                    "detail": None, "fence": 0,
                     "created_at": ensure_utc(created_at),
                 }},
                 upsert=True,

@@ -50,6 +50,7 @@ from social_recording.store._codec import (
     dt_to_text,
     json_dumps,
     json_loads,
+    legacy_cause,
     object_body,
     opt_dt_from_text,
     opt_dt_to_text,
@@ -59,6 +60,7 @@ from social_recording.store._codec import (
 from social_recording.store.base import (
     Candidate,
     CandidateQuery,
+    SchemaVersionError,
     StatusCounts,
     UrlWrite,
     WriteOutcome,
@@ -138,6 +140,10 @@ def _migrate_to_v1(conn: sqlite3.Connection) -> None:
         conn.execute(stmt)
 
 
+def _cause_text(cause: Cause | None) -> str | None:
+    return None if cause is None else cause.value
+
+
 def _migrate_to_v2(conn: sqlite3.Connection) -> None:
     """Fencing, fair retry order, per-URL state, unresolved raw values.
 
@@ -159,9 +165,9 @@ def _migrate_to_v2(conn: sqlite3.Connection) -> None:
         "FROM token_urls u JOIN tokens t ON t.address = u.address"
     ).fetchall()
     conn.executemany(
-        "UPDATE token_urls SET platform = ?, checked_at = ?, created_at = ? WHERE address = ? AND url = ?",
-        [(platform_or_none(url), attempted_at or NEVER, created, address, url)
-         for address, url, _status, attempted_at, _attempts, created in rows],
+        "UPDATE token_urls SET platform = ?, checked_at = ?, cause = ?, created_at = ? WHERE address = ? AND url = ?",
+        [(platform_or_none(url), attempted_at or NEVER, _cause_text(legacy_cause(status)), created, address, url)
+         for address, url, status, attempted_at, _attempts, created in rows],
     )
     conn.execute("DROP INDEX IF EXISTS idx_token_urls_status")
     conn.execute("CREATE INDEX idx_token_urls_due ON token_urls (status, checked_at)")
@@ -436,10 +442,6 @@ def _link_row(link: TokenLink) -> tuple[Any, ...]:
         link.link_depth,
         dt_to_text(link.created_at),
     )
-
-
-class SchemaVersionError(RuntimeError):
-    """The file was written by a newer version of this code (it would misread it)."""
 
 
 def _is_busy(exc: BaseException) -> bool:

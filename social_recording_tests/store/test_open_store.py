@@ -10,14 +10,17 @@ from pathlib import Path
 import pytest
 
 from social_recording.domain.models import TokenProfile
+from social_recording.domain.status import FetchStatus
 from social_recording.store import (
     MongoStore,
+    SchemaVersionError,
     SqliteStore,
     StoreConfigError,
     mask_url_password,
     open_store,
     parse_store_url,
 )
+from social_recording.store.sqlite import SCHEMA_VERSION
 
 SECRET = "hunter2"
 
@@ -129,6 +132,31 @@ def test_closed_sqlite_store_says_so(tmp_path: Path) -> None:
     store.close()
     with pytest.raises(RuntimeError, match="closed"):
         store.find_token("M")
+
+
+def test_open_store_upgrades_an_old_sqlite_file(tmp_path: Path) -> None:
+    from social_recording_tests.store.test_store_migrations import make_v1_sqlite
+
+    make_v1_sqlite(tmp_path / "old.db")
+    store = open_store(f"sqlite:///{tmp_path / 'old.db'}")
+    try:
+        assert isinstance(store, SqliteStore) and store.schema_version() == SCHEMA_VERSION
+        doc = store.find_token("TokA")
+        assert doc is not None and doc.social_urls[0].status == FetchStatus.OK
+    finally:
+        store.close()
+
+
+def test_open_store_refuses_a_newer_sqlite_file_as_such(tmp_path: Path) -> None:
+    """A file from a newer release is not a configuration mistake: the error says what it is."""
+    path = tmp_path / "future.db"
+    SqliteStore(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.commit()
+    conn.close()
+    with pytest.raises(SchemaVersionError, match="upgrade social_recording"):
+        open_store(f"sqlite:///{path}")
 
 
 def _open_together(path: Path, n: int) -> tuple[list[SqliteStore], list[BaseException]]:

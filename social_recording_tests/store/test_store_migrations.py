@@ -1,0 +1,508 @@
+"""Opening a store written by the previous schema upgrades it in place, once, losing nothing.
+
+SQLite: a file made by the first schema (its DDL is copied here as it shipped, on purpose not
+imported: the package may change it) is opened with `SqliteStore`. MongoDB (mongomock): a database
+whose tokens embed their elements in a `social_urls` array is opened with `MongoStore`. Both must
+carry every element over with its old values, build one state per decided URL, mark the elements no
+generator could handle so the default retry still reopens them, and do nothing on a second open.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import mongomock
+import pytest
+
+from social_recording.domain.graph import ObjectKind
+from social_recording.domain.models import UnresolvedValue
+from social_recording.domain.status import Cause, FetchStatus
+from social_recording.store import (
+    CandidateQuery,
+    MongoStore,
+    SchemaVersionError,
+    SqliteStore,
+    Store,
+    WriteResult,
+)
+from social_recording.store._mongomock import SerializedMongomockClient
+from social_recording.store.sqlite import SCHEMA_VERSION
+from social_recording_tests.store._seed import planned, record_call, record_no_call, url_write
+
+T0 = datetime(2025, 1, 10, 8, 0, 0, 250000, tzinfo=UTC)
+T1 = T0 + timedelta(hours=1)
+T2 = T0 + timedelta(hours=2)
+T3 = T0 + timedelta(hours=3)
+CREATED = T0 - timedelta(days=1)
+
+X1 = "https://x.com/i/status/1"
+X2 = "https://x.com/i/status/2"
+TG = "https://t.me/coin"
+WEB = "https://coin.example"
+GH = "https://github.com/coin/repo"
+
+# (address, symbol, [(url, status, attempted_at, attempts)]), in element order.
+OLD_TOKENS: list[tuple[str, str, list[tuple[str, str, datetime | None, int]]]] = [
+    ("TokA", "AAA", [
+        (X1, "ok", T1, 1),
+        (TG, "not_found", T2, 2),
+        (WEB, "pending", None, 0),
+        (X2, "exhausted", T3, 2),
+    ]),
+    ("TokB", "BBB", [
+        (TG, "error", T3, 3),
+        (X1, "ok", None, 0),  # a reused ok: no call of its own
+        (GH, "unsupported", None, 0),
+    ]),
+    ("TokC", "CCC", [
+        (X1, "error", T0, 1),
+        (WEB, "skipped_paid", T1, 1),  # an error first, then paid calls were switched off
+        (X2, "exhausted", T2, 3),
+        (GH, "unsupported", None, 0),
+    ]),
+    ("TokD", "DDD", [
+        (X1, "ok", T0, 1),  # an older call that also answered ok
+    ]),
+]
+OLD_CAUSE = {"unsupported": Cause.NO_GENERATOR, "skipped_paid": Cause.PAID_DISABLED}
+"""What the upgrade records as the cause of a status no call decided."""
+
+# url -> (status, attempted_at, attempts, source_token): the best answer among the holders (ok, then
+# not_found, ... error), the newest call that gave it, the most calls any holder counted, and for ok
+# the holder that made that newest call.
+EXPECTED_STATES: dict[str, tuple[FetchStatus, datetime | None, int, str | None]] = {
+    X1: (FetchStatus.OK, T1, 1, "TokA"),
+    TG: (FetchStatus.NOT_FOUND, T2, 3, None),
+    X2: (FetchStatus.EXHAUSTED, T3, 3, None),
+}
+NO_STATE = (WEB, GH)
+"""No call decided these: no holder gave an answer (a skipped or unsupported element is not one)."""
+
+
+def _txt(value: datetime | None) -> str | None:
+    return None if value is None else value.strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+
+
+def _check_migrated_elements(store: Store) -> None:
+    for address, symbol, elements in OLD_TOKENS:
+        doc = store.find_token(address)
+        assert doc is not None and doc.symbol == symbol and doc.created_at == CREATED
+        assert doc.fence == 0 and doc.unresolved == []
+        assert [u.url for u in doc.social_urls] == [e[0] for e in elements]  # order kept
+        for (url, status, attempted_at, attempts), el in zip(elements, doc.social_urls, strict=True):
+            assert (el.status, el.attempted_at, el.attempts) == (FetchStatus(status), attempted_at, attempts)
+            assert el.checked_at == attempted_at  # the last recording we know of: the last call
+            assert (el.cause, el.detail, el.fence) == (OLD_CAUSE.get(status), None, 0), (address, url)
+            assert store.find_element(address, url) == el
+
+
+def _check_migrated_states(store: Store) -> None:
+    for url, (status, attempted_at, attempts, source) in EXPECTED_STATES.items():
+        state = store.find_url_state(url)
+        assert state is not None, url
+        assert (state.status, state.attempted_at, state.attempts, state.source_token) == (
+            status, attempted_at, attempts, source,
+        ), url
+        assert (state.fence, state.request) == (0, None)
+        assert state.platform == {X1: "x", TG: "telegram", X2: "x"}[url]
+    for url in NO_STATE:
+        assert store.find_url_state(url) is None
+
+
+def _check_retry_after_migration(store: Store) -> None:
+    """The default retry selection (statuses that can change, unsupported only where a generator now
+    exists and none was the cause) reopens the old unsupported elements; ok stays out."""
+    default = CandidateQuery(
+        frozenset({FetchStatus.ERROR, FetchStatus.PENDING, FetchStatus.SKIPPED_PAID, FetchStatus.UNSUPPORTED}),
+        T3, 50, None, frozenset({"github"}),
+    )
+    got = [(c.address, c.url, c.status, c.checked_at) for c in store.select_candidates(default)]
+    assert got == [
+        ("TokA", WEB, FetchStatus.PENDING, None),  # never recorded first, then by address and URL
+        ("TokB", GH, FetchStatus.UNSUPPORTED, None),
+        ("TokC", GH, FetchStatus.UNSUPPORTED, None),
+        ("TokC", X1, FetchStatus.ERROR, T0),
+        ("TokC", WEB, FetchStatus.SKIPPED_PAID, T1),
+        ("TokB", TG, FetchStatus.ERROR, T3),
+    ]
+    counts = store.status_counts()
+    assert counts.tokens == 4 and counts.urls == 12
+    assert counts.by_platform[("github", FetchStatus.UNSUPPORTED)] == 2
+    assert counts.by_platform[("x", FetchStatus.OK)] == 3
+    assert counts.by_platform[("x", FetchStatus.EXHAUSTED)] == 2
+
+
+def _check_writes_after_migration(store: Store) -> None:
+    """Migrated elements and tokens carry fence 0: the first fenced writes apply."""
+    out = store.apply_url_write(url_write("TokB", TG, 1, FetchStatus.NOT_FOUND, T3, attempts=4))
+    assert out.result is WriteResult.APPLIED
+    state = store.find_url_state(TG)
+    assert state is not None and (state.status, state.attempts, state.fence) == (FetchStatus.NOT_FOUND, 4, 1)
+    assert store.apply_url_write(url_write("TokB", X1, 2, FetchStatus.ERROR, T3)).result is WriteResult.OK_KEPT
+    raw = UnresolvedValue(field="website", value="https://bit.ly/x", reason="timeout", checked_at=T3)
+    assert store.update_unresolved("TokA", raw, 1) is WriteResult.APPLIED
+    assert store.add_resolved_url("TokA", "website", "https://coin2.example", 2, T3) is WriteResult.APPLIED
+    doc = store.find_token("TokA")
+    assert doc is not None and doc.fence == 2 and doc.unresolved == []
+    assert [u.url for u in doc.social_urls][-1] == "https://coin2.example"
+
+
+# ----------------------------------------------------------------------------- SQLite
+
+# The first schema, exactly as it shipped (before `PRAGMA user_version` was used).
+SQLITE_V1_DDL: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS tokens (
+        address TEXT PRIMARY KEY NOT NULL,
+        symbol TEXT,
+        image TEXT,
+        first_transfer_at TEXT,
+        fingerprints TEXT NOT NULL DEFAULT '[]',
+        web TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS idx_tokens_discovered ON tokens (created_at DESC)",
+    """CREATE TABLE IF NOT EXISTS token_urls (
+        address TEXT NOT NULL REFERENCES tokens (address) ON DELETE CASCADE,
+        url TEXT NOT NULL,
+        status TEXT NOT NULL,
+        attempted_at TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+        position INTEGER NOT NULL,
+        UNIQUE (address, url)
+    )""",
+    "CREATE INDEX IF NOT EXISTS idx_token_urls_status ON token_urls (status, address)",
+    "CREATE INDEX IF NOT EXISTS idx_token_urls_url ON token_urls (url, address)",
+    *(
+        f"""CREATE TABLE IF NOT EXISTS {table} (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        platform TEXT NOT NULL,
+        platform_key TEXT NOT NULL UNIQUE,
+        subtype TEXT NOT NULL,
+        doc TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )"""
+        for table in ("contents", "accounts", "venues")
+    ),
+    """CREATE TABLE IF NOT EXISTS metrics (
+        object TEXT NOT NULL,
+        object_id TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        value REAL NOT NULL,
+        observed_at TEXT NOT NULL,
+        PRIMARY KEY (object, object_id, metric)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS token_links (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        token_address TEXT NOT NULL,
+        object TEXT NOT NULL,
+        object_id TEXT NOT NULL,
+        entry_url TEXT NOT NULL,
+        platform TEXT NOT NULL,
+        subtype TEXT NOT NULL,
+        link_depth INTEGER NOT NULL CHECK (link_depth >= 0),
+        created_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS idx_links_token_linked ON token_links (token_address, created_at)",
+)
+
+
+def make_v1_sqlite(path: Path, user_version: int = 0) -> None:
+    """A file as the first schema's code left it, with OLD_TOKENS, one object, a metric and a link."""
+    conn = sqlite3.connect(path)
+    try:
+        for stmt in SQLITE_V1_DDL:
+            conn.execute(stmt)
+        for address, symbol, elements in OLD_TOKENS:
+            conn.execute(
+                "INSERT INTO tokens (address, symbol, image, first_transfer_at, fingerprints, web, created_at, "
+                "updated_at) VALUES (?, ?, NULL, NULL, '[\"favicon:1\"]', NULL, ?, ?)",
+                [address, symbol, _txt(CREATED), _txt(T3)],
+            )
+            conn.executemany(
+                "INSERT INTO token_urls (address, url, status, attempted_at, attempts, position) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [(address, url, status, _txt(at), n, i) for i, (url, status, at, n) in enumerate(elements)],
+            )
+        conn.execute(
+            "INSERT INTO contents (platform, platform_key, subtype, doc, created_at) VALUES ('x', 'tweet:1', "
+            "'tweet', '{\"fields\": {\"text\": \"gm\"}}', ?)",
+            [_txt(T1)],
+        )
+        conn.execute("INSERT INTO metrics VALUES ('content', '1', 'likes', 5.0, ?)", [_txt(T1)])
+        conn.execute(
+            "INSERT INTO token_links (token_address, object, object_id, entry_url, platform, subtype, link_depth, "
+            "created_at) VALUES ('TokA', 'content', '1', ?, 'x', 'tweet', 0, ?)",
+            [X1, _txt(T1)],
+        )
+        conn.execute(f"PRAGMA user_version = {user_version}")
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def dump(path: Path) -> dict[str, Any]:
+    """Every table's rows and the schema, for 'nothing changed' comparisons."""
+    conn = sqlite3.connect(path)
+    try:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        out: dict[str, Any] = {t: sorted(map(repr, conn.execute(f"SELECT * FROM {t}"))) for t in tables}
+        out["_schema"] = sorted(map(repr, conn.execute("SELECT type, name, sql FROM sqlite_master")))
+        out["_version"] = conn.execute("PRAGMA user_version").fetchone()[0]
+        return out
+    finally:
+        conn.close()
+
+
+@pytest.fixture(params=[0, 1], ids=["unversioned", "v1"])
+def v1_path(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    path = tmp_path / "old.db"
+    make_v1_sqlite(path, request.param)
+    return path
+
+
+@pytest.fixture()
+def migrated_sqlite(v1_path: Path) -> Iterator[SqliteStore]:
+    store = SqliteStore(v1_path)
+    yield store
+    store.close()
+
+
+def test_sqlite_upgrade_reaches_the_current_version(migrated_sqlite: SqliteStore, v1_path: Path) -> None:
+    assert SCHEMA_VERSION == 2
+    assert migrated_sqlite.schema_version() == SCHEMA_VERSION
+    assert dump(v1_path)["_version"] == SCHEMA_VERSION
+
+
+def test_sqlite_upgrade_keeps_every_element(migrated_sqlite: SqliteStore) -> None:
+    _check_migrated_elements(migrated_sqlite)
+    doc = migrated_sqlite.find_token("TokA")
+    assert doc is not None and doc.fingerprints == ["favicon:1"] and doc.updated_at == T3
+
+
+def test_sqlite_upgrade_builds_the_url_states(migrated_sqlite: SqliteStore) -> None:
+    _check_migrated_states(migrated_sqlite)
+
+
+def test_sqlite_upgrade_keeps_objects_metrics_and_links(migrated_sqlite: SqliteStore) -> None:
+    (link,) = migrated_sqlite.find_links("TokA", X1)
+    assert (link.object, link.object_id, link.link_depth, link.created_at) == (ObjectKind.CONTENT, "1", 0, T1)
+    row = migrated_sqlite.get_object(ObjectKind.CONTENT, "1")
+    assert row is not None and row["fields"] == {"text": "gm"}
+    assert migrated_sqlite.find_metrics(ObjectKind.CONTENT, "1") == {"likes": 5.0}
+    # The copy path reads the migrated links like any others.
+    out = record_no_call(migrated_sqlite, "TokC", X1, FetchStatus.OK, T3, copy_links_from="TokA")
+    assert out.result is WriteResult.APPLIED and [lk.object_id for lk in out.links] == ["1"]
+
+
+def test_sqlite_upgrade_lets_the_default_retry_reopen_unsupported(migrated_sqlite: SqliteStore) -> None:
+    _check_retry_after_migration(migrated_sqlite)
+
+
+def test_sqlite_upgraded_store_takes_fenced_writes(migrated_sqlite: SqliteStore) -> None:
+    _check_writes_after_migration(migrated_sqlite)
+
+
+def test_sqlite_reopening_an_upgraded_file_changes_nothing(v1_path: Path) -> None:
+    SqliteStore(v1_path).close()
+    first = dump(v1_path)
+    SqliteStore(v1_path).close()
+    assert dump(v1_path) == first
+
+
+def test_sqlite_concurrent_openers_upgrade_once(v1_path: Path) -> None:
+    errors: list[BaseException] = []
+    stores: list[SqliteStore] = []
+    go = threading.Event()
+
+    def open_it() -> None:
+        try:
+            go.wait(30)
+            stores.append(SqliteStore(v1_path))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_it) for _ in range(6)]
+    for t in threads:
+        t.start()
+    go.set()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    try:
+        assert len(stores) == 6
+        _check_migrated_elements(stores[0])
+        _check_migrated_states(stores[-1])
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_a_new_file_starts_at_the_current_version(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "new.db")
+    try:
+        assert store.schema_version() == SCHEMA_VERSION
+    finally:
+        store.close()
+    before = dump(tmp_path / "new.db")
+    SqliteStore(tmp_path / "new.db").close()
+    assert dump(tmp_path / "new.db") == before
+
+
+def test_a_file_newer_than_the_code_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "future.db"
+    SqliteStore(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.commit()
+    conn.close()
+    before = dump(path)
+    with pytest.raises(SchemaVersionError) as info:
+        SqliteStore(path)
+    message = str(info.value)
+    assert f"schema version {SCHEMA_VERSION + 1}" in message and f"this code's {SCHEMA_VERSION}" in message
+    assert str(path) in message
+    assert dump(path) == before  # nothing touched
+
+
+# ----------------------------------------------------------------------------- MongoDB (mongomock)
+
+OLD_MONGO_INDEXES = [
+    ("uniq_tokens_address", [("address", 1)], True),
+    ("idx_tokens_social_url_status", [("social_urls.status", 1)], False),
+    ("idx_tokens_social_url_url", [("social_urls.url", 1)], False),
+]
+
+
+def make_v1_mongo(client: Any, db_name: str) -> None:
+    """A database as the first schema's code left it: elements embedded in each token, no `meta`."""
+    db = client[db_name]
+    for name, keys, unique in OLD_MONGO_INDEXES:
+        db["tokens"].create_index(keys, name=name, unique=unique)
+    for address, symbol, elements in OLD_TOKENS:
+        db["tokens"].insert_one({
+            "address": address,
+            "symbol": symbol,
+            "image": None,
+            "first_transfer_at": None,
+            "fingerprints": ["favicon:1"],
+            "web": None,
+            "social_urls": [
+                {"url": url, "status": status, "attempted_at": at, "attempts": n} for url, status, at, n in elements
+            ],
+            "created_at": CREATED,
+            "updated_at": T3,
+        })
+    oid = db["contents"].insert_one(
+        {"platform": "x", "platform_key": "tweet:1", "subtype": "tweet", "fields": {"text": "gm"}, "created_at": T1}
+    ).inserted_id
+    db["token_links"].insert_one({
+        "token_address": "TokA", "object": "content", "object_id": oid, "entry_url": X1, "platform": "x",
+        "subtype": "tweet", "link_depth": 0, "created_at": T1,
+    })
+
+
+def mongo_dump(store: MongoStore) -> dict[str, list[str]]:
+    out = {}
+    for name in sorted(store.db.list_collection_names()):
+        docs = [{k: v for k, v in d.items() if k not in ("_id", "updated_at")} for d in store.db[name].find()]
+        out[name] = sorted(map(repr, docs))
+    return out
+
+
+@pytest.fixture()
+def mongo_client() -> Any:
+    return SerializedMongomockClient(mongomock.MongoClient(tz_aware=True))
+
+
+@pytest.fixture()
+def migrated_mongo(mongo_client: Any) -> MongoStore:
+    make_v1_mongo(mongo_client, "old")
+    return MongoStore(mongo_client, "old")
+
+
+def test_mongo_upgrade_moves_elements_out_of_the_tokens(migrated_mongo: MongoStore) -> None:
+    db = migrated_mongo.db
+    assert db["meta"].find_one({"_id": "schema"})["version"] == 2
+    assert db["tokens"].count_documents({"social_urls": {"$exists": True}}) == 0
+    assert db["token_urls"].count_documents({}) == sum(len(e) for _a, _s, e in OLD_TOKENS)
+    _check_migrated_elements(migrated_mongo)
+    doc = migrated_mongo.find_token("TokA")
+    assert doc is not None and doc.fingerprints == ["favicon:1"] and doc.updated_at == T3
+
+
+def test_mongo_upgrade_builds_the_url_states(migrated_mongo: MongoStore) -> None:
+    _check_migrated_states(migrated_mongo)
+
+
+def test_mongo_upgrade_drops_the_array_indexes(migrated_mongo: MongoStore) -> None:
+    names = set(migrated_mongo.db["tokens"].index_information())
+    assert "idx_tokens_social_url_status" not in names and "idx_tokens_social_url_url" not in names
+    assert "uniq_tokens_address" in names
+
+
+def test_mongo_upgrade_keeps_links(migrated_mongo: MongoStore) -> None:
+    (link,) = migrated_mongo.find_links("TokA", X1)
+    assert (link.object, link.link_depth, link.created_at) == (ObjectKind.CONTENT, 0, T1)
+    # A new write replaces the old, fence-less links rather than showing them beside its own.
+    record_call(migrated_mongo, "TokA", TG, FetchStatus.OK, T3, links=[planned("tg:1")])
+    store_links = migrated_mongo.find_links("TokA", TG)
+    assert len(store_links) == 1
+    migrated_mongo.apply_url_write(url_write("TokC", X1, 5, FetchStatus.ERROR, T3, links=[planned("x:new")]))
+    assert migrated_mongo.find_links("TokA", X1) == [link]
+
+
+def test_mongo_upgrade_lets_the_default_retry_reopen_unsupported(migrated_mongo: MongoStore) -> None:
+    _check_retry_after_migration(migrated_mongo)
+
+
+def test_mongo_upgraded_store_takes_fenced_writes(migrated_mongo: MongoStore) -> None:
+    _check_writes_after_migration(migrated_mongo)
+
+
+def test_mongo_reopening_an_upgraded_database_changes_nothing(migrated_mongo: MongoStore, mongo_client: Any) -> None:
+    before = mongo_dump(migrated_mongo)
+    again = MongoStore(mongo_client, "old")
+    assert mongo_dump(again) == before
+    _check_migrated_elements(again)
+
+
+def test_mongo_concurrent_openers_upgrade_once(mongo_client: Any) -> None:
+    make_v1_mongo(mongo_client, "old")
+    errors: list[BaseException] = []
+    stores: list[MongoStore] = []
+    go = threading.Event()
+
+    def open_it() -> None:
+        try:
+            go.wait(30)
+            stores.append(MongoStore(mongo_client, "old"))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_it) for _ in range(6)]
+    for t in threads:
+        t.start()
+    go.set()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    assert len(stores) == 6
+    db = stores[0].db
+    assert db["token_urls"].count_documents({}) == sum(len(e) for _a, _s, e in OLD_TOKENS)
+    assert db["url_states"].count_documents({}) == len(EXPECTED_STATES)
+    _check_migrated_elements(stores[0])
+    _check_migrated_states(stores[-1])
+
+
+def test_a_mongo_database_newer_than_the_code_is_refused(mongo_client: Any) -> None:
+    MongoStore(mongo_client, "future")
+    mongo_client["future"]["meta"].update_one({"_id": "schema"}, {"$set": {"version": 3}})
+    with pytest.raises(SchemaVersionError) as info:
+        MongoStore(mongo_client, "future")
+    assert "schema version 3" in str(info.value) and "this code's 2" in str(info.value)
