@@ -81,6 +81,9 @@ NEVER = datetime(1970, 1, 1, tzinfo=UTC)
 """`checked_at` of an element never recorded: sorts before every real time, so one index range
 (`checked_at <= cutoff`) selects never-recorded and due elements alike, oldest first."""
 
+_FAIR_SORT: list[tuple[str, int]] = [("checked_at", ASCENDING), ("address", ASCENDING), ("url", ASCENDING)]
+"""Oldest first, never-recorded (`NEVER`) first, ties by address and URL: `_fair_order` as a sort."""
+
 INDEXES: dict[str, list[tuple[str, list[tuple[str, int]], bool]]] = {
     TOKENS: [
         ("uniq_tokens_address", [("address", ASCENDING)], True),
@@ -90,12 +93,11 @@ INDEXES: dict[str, list[tuple[str, list[tuple[str, int]], bool]]] = {
     ],
     TOKEN_URLS: [
         ("uniq_token_urls_address_url", [("address", ASCENDING), ("url", ASCENDING)], True),
-        ("idx_token_urls_due", [("status", ASCENDING), ("checked_at", ASCENDING)], False),
-        (
-            "idx_token_urls_platform_due",
-            [("status", ASCENDING), ("platform", ASCENDING), ("cause", ASCENDING), ("checked_at", ASCENDING)],
-            False,
-        ),
+        # (address, url) close both retry indexes, so the fair order is the index order (no in-memory
+        # sort, and the limit stops the scan early).
+        ("idx_token_urls_due", [("status", ASCENDING), *_FAIR_SORT], False),
+        ("idx_token_urls_platform_due", [("status", ASCENDING), ("platform", ASCENDING), ("cause", ASCENDING),
+                                         *_FAIR_SORT], False),
     ],
     URL_STATES: [("uniq_url_states_url", [("url", ASCENDING)], True)],
     TOKEN_LINKS: [
@@ -178,7 +180,7 @@ def q_due_by_status(status: str, checked_before: datetime, limit: int) -> MongoQ
         TOKEN_URLS,
         {"status": status, "checked_at": {"$lte": checked_before}, "platform": {"$ne": None}},
         _CANDIDATE_PROJECTION,
-        [("checked_at", ASCENDING)],
+        _FAIR_SORT,
         limit,
     )
 
@@ -189,7 +191,7 @@ def q_due_by_status_platform(status: str, platform: str, checked_before: datetim
         {"status": status, "platform": platform, "cause": Cause.NO_GENERATOR.value,
          "checked_at": {"$lte": checked_before}},
         _CANDIDATE_PROJECTION,
-        [("checked_at", ASCENDING)],
+        _FAIR_SORT,
         limit,
     )
 

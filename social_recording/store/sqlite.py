@@ -170,8 +170,11 @@ def _migrate_to_v2(conn: sqlite3.Connection) -> None:
          for address, url, status, attempted_at, _attempts, created in rows],
     )
     conn.execute("DROP INDEX IF EXISTS idx_token_urls_status")
-    conn.execute("CREATE INDEX idx_token_urls_due ON token_urls (status, checked_at)")
-    conn.execute("CREATE INDEX idx_token_urls_platform_due ON token_urls (status, platform, cause, checked_at)")
+    # (address, url) close both retry indexes, so the fair order is the index order and LIMIT stops early.
+    conn.execute("CREATE INDEX idx_token_urls_due ON token_urls (status, checked_at, address, url)")
+    conn.execute(
+        "CREATE INDEX idx_token_urls_platform_due ON token_urls (status, platform, cause, checked_at, address, url)"
+    )
     conn.execute(
         """CREATE TABLE url_states (
             url TEXT PRIMARY KEY NOT NULL,
@@ -264,13 +267,17 @@ def q_url_state(url: str) -> Sql:
     return f"SELECT {_STATE_COLS} FROM url_states WHERE url = ?", [url]
 
 
+_FAIR_ORDER = "ORDER BY checked_at, address, url"
+"""Oldest first, never-recorded (`NEVER`) first, ties by address and URL: `_fair_order` in SQL."""
+
+
 def q_due_by_status(status: str, checked_before: str, limit: int) -> Sql:
     """One status of the retry selection: a range of (status, checked_at), in index order, limited.
     Elements without a platform hold a non-canonical URL (our bug, isolated by the recorder): a retry
     cannot change them, so they are left to the health checks instead of blocking the queue."""
     return (
         f"SELECT {_CANDIDATE_COLS} FROM token_urls WHERE status = ? AND checked_at <= ? "
-        "AND platform IS NOT NULL ORDER BY checked_at LIMIT ?",
+        f"AND platform IS NOT NULL {_FAIR_ORDER} LIMIT ?",
         [status, checked_before, limit],
     )
 
@@ -278,7 +285,7 @@ def q_due_by_status(status: str, checked_before: str, limit: int) -> Sql:
 def q_oldest_by_status(status: str, checked_before: str, limit: int) -> Sql:
     """Health: the longest-waiting elements of one status, non-canonical ones included."""
     return (
-        f"SELECT {_CANDIDATE_COLS} FROM token_urls WHERE status = ? AND checked_at <= ? ORDER BY checked_at LIMIT ?",
+        f"SELECT {_CANDIDATE_COLS} FROM token_urls WHERE status = ? AND checked_at <= ? {_FAIR_ORDER} LIMIT ?",
         [status, checked_before, limit],
     )
 
@@ -286,16 +293,18 @@ def q_oldest_by_status(status: str, checked_before: str, limit: int) -> Sql:
 def q_due_by_status_platform(status: str, platform: str, checked_before: str, limit: int) -> Sql:
     return (
         f"SELECT {_CANDIDATE_COLS} FROM token_urls WHERE status = ? AND platform = ? AND cause = ? "
-        "AND checked_at <= ? ORDER BY checked_at LIMIT ?",
+        f"AND checked_at <= ? {_FAIR_ORDER} LIMIT ?",
         [status, platform, Cause.NO_GENERATOR.value, checked_before, limit],
     )
 
 
 def q_due_among_addresses(statuses: Sequence[str], addresses: Sequence[str], checked_before: str) -> Sql:
-    """The retry selection narrowed to a few tokens: their elements by primary key, then filtered."""
+    """The retry selection narrowed to a few tokens: their elements by the (address, url) key, then
+    filtered. The unary `+` keeps status and checked_at out of index choice: without statistics the
+    planner would otherwise range over every due element of those statuses instead of a few tokens'."""
     return (
         f"SELECT {_CANDIDATE_COLS} FROM token_urls WHERE address IN ({_marks(len(addresses))}) "
-        f"AND status IN ({_marks(len(statuses))}) AND checked_at <= ? AND platform IS NOT NULL",
+        f"AND +status IN ({_marks(len(statuses))}) AND +checked_at <= ? AND platform IS NOT NULL",
         [*addresses, *statuses, checked_before],
     )
 

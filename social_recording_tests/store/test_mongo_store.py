@@ -45,8 +45,11 @@ def test_indexes_are_ensured_on_open(mongo: MongoStore) -> None:
     assert not any("social_url" in name for name in tokens)  # elements are not embedded any more
     elements = keys("token_urls")
     assert elements["uniq_token_urls_address_url"] == ([("address", 1), ("url", 1)], True)
-    assert elements["idx_token_urls_due"] == ([("status", 1), ("checked_at", 1)], False)
-    assert elements["idx_token_urls_platform_due"] == ([("status", 1), ("platform", 1), ("cause", 1), ("checked_at", 1)], False)
+    assert elements["idx_token_urls_due"] == ([("status", 1), ("checked_at", 1), ("address", 1), ("url", 1)], False)
+    assert elements["idx_token_urls_platform_due"] == (
+        [("status", 1), ("platform", 1), ("cause", 1), ("checked_at", 1), ("address", 1), ("url", 1)],
+        False,
+    )
     assert keys("url_states")["uniq_url_states_url"] == ([("url", 1)], True)
     assert keys("token_links")["idx_links_token_linked"] == ([("token_address", 1), ("created_at", 1)], False)
     assert keys("metrics")["uniq_metrics_object_metric"] == (

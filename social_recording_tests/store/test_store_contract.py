@@ -543,6 +543,29 @@ def test_candidate_query_rejects_ok_and_a_bad_limit() -> None:
             CandidateQuery(frozenset({FetchStatus.ERROR}), T0, bad)  # type: ignore[arg-type]
 
 
+def test_candidates_oldest_first_never_recorded_first_ties_by_address_and_url(store: Store) -> None:
+    # Created in an order that is neither address nor URL order.
+    store.create_pending_token(profile("C", urls=[U_TG, U_X]), now=T0)
+    store.create_pending_token(profile("A", urls=[U_WEB, U_X]), now=T0)
+    store.create_pending_token(profile("B", urls=[U_X]), now=T0)
+    record_call(store, "B", U_X, FetchStatus.ERROR, T2)
+    record_call(store, "C", U_TG, FetchStatus.ERROR, T1)
+    record_no_call(store, "A", U_WEB, FetchStatus.UNSUPPORTED, T1, cause=Cause.NO_GENERATOR)
+    expected = [
+        ("A", U_X), ("C", U_X),  # never recorded: first, by address
+        ("A", U_WEB), ("C", U_TG),  # recorded at T1: by address
+        ("B", U_X),  # recorded at T2
+    ]
+    got = store.select_candidates(query())
+    assert [(c.address, c.url) for c in got] == expected
+    assert [c.checked_at for c in got] == [None, None, T1, T1, T2]
+    for limit in range(1, 6):
+        assert keys(store, query(limit=limit)) == expected[:limit]
+    # Elements of one token never recorded: URL order.
+    store.create_pending_token(profile("0", urls=[U_X, U_TG, U_WEB]), now=T0)
+    assert keys(store, query(limit=3)) == [("0", U_WEB), ("0", U_TG), ("0", U_X)]
+
+
 def test_candidates_carry_the_elements_values(store: Store) -> None:
     store.create_pending_token(profile(urls=[U_X, U_WEB]), now=T0)
     record_call(store, "Mint1", U_X, FetchStatus.ERROR, T1, detail="HTTP 500")

@@ -71,7 +71,7 @@ SQLITE_CASES: dict[str, tuple[tuple[Any, ...], str]] = {
     "due_by_status": (("error", CUTOFF, 50), "idx_token_urls_due"),
     "due_by_status_platform": (("unsupported", "github", CUTOFF, 50), "idx_token_urls_platform_due"),
     "oldest_by_status": (("exhausted", CUTOFF, 50), "idx_token_urls_due"),
-    "due_among_addresses": ((["error", "pending"], ["M001", "M003"], CUTOFF), "USING"),
+    "due_among_addresses": ((["error", "pending"], ["M001", "M003"], CUTOFF), "sqlite_autoindex_token_urls_1"),
     "object_id_by_platform_key": (("content", "tweet:1"), "sqlite_autoindex_contents_1"),
     "object_by_id": (("content", 1), "INTEGER PRIMARY KEY"),
     "metrics_of_object": (("content", "1"), "PRIMARY KEY"),
@@ -79,7 +79,7 @@ SQLITE_CASES: dict[str, tuple[tuple[Any, ...], str]] = {
     "delete_links": (("M001", "https://x.com/u1"), "idx_links_token_linked"),
     "unresolved_due": ((CUTOFF, 50), "idx_unresolved_due"),
 }
-ORDERED_BY_THE_INDEX: tuple[str, ...] = ()
+ORDERED_BY_THE_INDEX: tuple[str, ...] = ("due_by_status", "due_by_status_platform", "oldest_by_status")
 """Limited, ordered queries: the index must deliver the order, so the LIMIT stops the scan early."""
 
 
