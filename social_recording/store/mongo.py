@@ -89,7 +89,7 @@ INDEXES: dict[str, list[tuple[str, list[tuple[str, int]], bool]]] = {
         ("uniq_tokens_address", [("address", ASCENDING)], True),
         ("idx_tokens_fingerprints", [("fingerprints", ASCENDING)], False),
         ("idx_tokens_discovered", [("created_at", DESCENDING)], False),
-        ("idx_tokens_unresolved_due", [("unresolved.checked_at", ASCENDING)], False),
+        ("idx_tokens_unresolved_due", [("unresolved.checked_at", ASCENDING), ("address", ASCENDING)], False),
     ],
     TOKEN_URLS: [
         ("uniq_token_urls_address_url", [("address", ASCENDING), ("url", ASCENDING)], True),
@@ -223,11 +223,14 @@ def q_links_by_token_entry(token_address: str, entry_url: str) -> MongoQuery:
 
 
 def q_unresolved_due(checked_before: datetime, limit: int) -> MongoQuery:
+    """Tokens by their oldest raw value (an ascending sort on an array field sorts by its smallest
+    element), so the `limit` oldest values are among the first `limit` tokens."""
     return MongoQuery(
         TOKENS,
         {"unresolved.checked_at": {"$lte": checked_before}},
         {"_id": 0, "address": 1, "unresolved": 1},
-        limit=limit,
+        [("unresolved.checked_at", ASCENDING), ("address", ASCENDING)],
+        limit,
     )
 
 
@@ -493,7 +496,7 @@ class MongoStore:
             fingerprints=list(doc.get("fingerprints") or []),
             web=doc.get("web"),
             social_urls=[_url(el) for el in elements],
-            unresolved=[_unresolved(v) for v in doc.get("unresolved") or []],
+            unresolved=sorted((_unresolved(v) for v in doc.get("unresolved") or []), key=lambda v: v.field),
             created_at=_opt_utc(doc.get("created_at")),
             updated_at=_opt_utc(doc.get("updated_at")),
             fence=int(doc.get("fence", 0)),
@@ -760,6 +763,8 @@ class MongoStore:
         return WriteResult.APPLIED
 
     def select_unresolved(self, checked_before: datetime, limit: int) -> list[tuple[str, UnresolvedValue]]:
+        if limit < 1:  # (a cursor's limit(0) would mean "no limit")
+            return []
         cutoff = ensure_utc(checked_before)
         due: list[tuple[str, UnresolvedValue]] = []
         for doc in self._find(q_unresolved_due(cutoff, limit)):

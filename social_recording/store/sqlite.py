@@ -347,7 +347,7 @@ def q_delete_links(token_address: str, entry_url: str) -> Sql:
 def q_unresolved_due(checked_before: str, limit: int) -> Sql:
     return (
         "SELECT address, field, value, reason, attempts, checked_at FROM unresolved_values "
-        "WHERE checked_at <= ? ORDER BY checked_at LIMIT ?",
+        "WHERE checked_at <= ? ORDER BY checked_at, address, field LIMIT ?",
         [checked_before, limit],
     )
 
@@ -913,6 +913,8 @@ class SqliteStore:
         return WriteResult.APPLIED
 
     def select_unresolved(self, checked_before: datetime, limit: int) -> list[tuple[str, UnresolvedValue]]:
+        if limit < 1:  # (SQLite reads a negative LIMIT as "no limit")
+            return []
         rows = self._conn().execute(*q_unresolved_due(dt_to_text(checked_before), limit)).fetchall()
         return [
             (a, UnresolvedValue(field=f, value=v, reason=r, attempts=n, checked_at=_checked_dt(c)))

@@ -41,7 +41,7 @@ def test_indexes_are_ensured_on_open(mongo: MongoStore) -> None:
     assert tokens["uniq_tokens_address"] == ([("address", 1)], True)
     assert tokens["idx_tokens_fingerprints"] == ([("fingerprints", 1)], False)
     assert tokens["idx_tokens_discovered"] == ([("created_at", -1)], False)
-    assert tokens["idx_tokens_unresolved_due"] == ([("unresolved.checked_at", 1)], False)
+    assert tokens["idx_tokens_unresolved_due"] == ([("unresolved.checked_at", 1), ("address", 1)], False)
     assert not any("social_url" in name for name in tokens)  # elements are not embedded any more
     elements = keys("token_urls")
     assert elements["uniq_token_urls_address_url"] == ([("address", 1), ("url", 1)], True)

@@ -759,6 +759,44 @@ def test_update_unresolved_round_trips_and_drops(store: Store) -> None:
     assert doc is not None and sorted(doc.unresolved, key=lambda v: v.field) == [new, later]
 
 
+def test_token_unresolved_values_read_back_in_one_order(store: Store) -> None:
+    """By field, whatever order they were written in (the backends must agree)."""
+    store.create_pending_token(profile(urls=[], unresolved=(RAW_WEB, RAW_TW)), now=T0)
+    doc = store.find_token("Mint1")
+    assert doc is not None and [v.field for v in doc.unresolved] == ["twitter", "website"]
+    store.update_unresolved("Mint1", RAW_TW.model_copy(update={"attempts": 3}), 1)
+    doc = store.find_token("Mint1")
+    assert doc is not None and [v.field for v in doc.unresolved] == ["twitter", "website"]
+
+
+def test_select_unresolved_oldest_first_with_cutoff_and_limit(store: Store) -> None:
+    # Created so that insertion order is not the due order.
+    store.create_pending_token(profile("A", urls=[], unresolved=(RAW_WEB,)), now=T0)  # checked T1
+    store.create_pending_token(
+        profile("B", urls=[], unresolved=(RAW_TW.model_copy(update={"checked_at": T2}),)), now=T0
+    )
+    store.create_pending_token(profile("C", urls=[], unresolved=(RAW_TW,)), now=T0)  # never checked
+    store.create_pending_token(
+        profile("D", urls=[], unresolved=(RAW_TW.model_copy(update={"checked_at": T0}), RAW_WEB)), now=T0
+    )
+    due = store.select_unresolved(T3, 10)
+    assert [(a, v.field, v.checked_at) for a, v in due] == [
+        ("C", "twitter", None),
+        ("D", "twitter", T0),
+        ("A", "website", T1),
+        ("D", "website", T1),
+        ("B", "twitter", T2),
+    ]
+    assert due[0][1] == RAW_TW
+    assert [(a, v.field) for a, v in store.select_unresolved(T3, 2)] == [("C", "twitter"), ("D", "twitter")]
+    assert [(a, v.field) for a, v in store.select_unresolved(T1 - timedelta(milliseconds=1), 10)] == [
+        ("C", "twitter"), ("D", "twitter"),
+    ]
+    assert store.select_unresolved(T3, 0) == [] and store.select_unresolved(T3, -1) == []
+    store.update_unresolved("C", RAW_TW, 1, drop=True)
+    assert [a for a, _v in store.select_unresolved(T0, 10)] == ["D"]
+
+
 # ----------------------------------------------------------------------------- objects, metrics
 
 

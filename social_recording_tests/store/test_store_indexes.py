@@ -79,7 +79,7 @@ SQLITE_CASES: dict[str, tuple[tuple[Any, ...], str]] = {
     "delete_links": (("M001", "https://x.com/u1"), "idx_links_token_linked"),
     "unresolved_due": ((CUTOFF, 50), "idx_unresolved_due"),
 }
-ORDERED_BY_THE_INDEX: tuple[str, ...] = ("due_by_status", "due_by_status_platform", "oldest_by_status")
+ORDERED_BY_THE_INDEX = ("due_by_status", "due_by_status_platform", "oldest_by_status", "unresolved_due")
 """Limited, ordered queries: the index must deliver the order, so the LIMIT stops the scan early."""
 
 
