@@ -11,14 +11,17 @@ multikey index.
 Every write is an atomic single-document operation; none replaces a whole document. Tokens, objects
 and metrics are `$setOnInsert` upserts behind unique indexes (a DuplicateKeyError from two concurrent
 upserts is read as "the other caller inserted it"). Fenced writes are conditional updates whose
-filter carries the fence (`fence <= mine`), never read-then-write.
+filter carries the fence (`fence <= mine`), never read-then-write; a URL state's first insert that
+loses such a race is retried as a plain conditional update (its fence may be the larger one).
 
 Without multi-document transactions, one recording is applied in an order that a crash or a newer
-holder can interrupt without leaving a wrong answer behind: claim the element's fence, upsert objects
+holder can interrupt without leaving a wrong answer behind: refuse a stale holder before it touches
+anything (a read of the element's and the URL state's fences), claim the element's fence, upsert objects
 and first metrics (idempotent), insert this write's links then delete the older ones, update the URL
-state, then the element (conditional on still holding the claimed fence). Links carry the fence that
-wrote them, and readers see only the newest fence's links of a (token, URL), so a holder overtaken
-mid-write never shows its links beside the newer holder's.
+state, then the element (conditional on still holding the claimed fence). Links carry the fence and
+the write that stored them, and readers see only the newest write's links of a (token, URL), so a
+holder overtaken mid-write never shows its links beside the newer holder's, and a replayed write
+replaces its links instead of doubling them.
 
 Datetimes: BSON keeps milliseconds, so stored times are truncated to the millisecond; every
 datetime read back is tz-aware UTC whatever the client's `tz_aware` setting. The schema version
@@ -339,6 +342,12 @@ def _unresolved_doc(v: UnresolvedValue) -> dict[str, Any]:
             "checked_at": _checked_out(v.checked_at)}
 
 
+def _write_key(link_doc: Mapping[str, Any]) -> tuple[int, str]:
+    """Which write a link document came from, in write order: (fence, write id); links stored before
+    fences existed sort first."""
+    return int(link_doc.get("fence", 0)), str(link_doc.get("write", ""))
+
+
 def _fair_order(c: Candidate) -> tuple[datetime, str, str]:
     """Oldest first; never-recorded elements before all others; address and URL break ties."""
     return (_checked_out(c.checked_at), c.address, c.url)
@@ -549,37 +558,73 @@ class MongoStore:
         doc = self.db[q.collection].find_one(q.filter, q.projection)
         return None if doc is None else _state(doc)
 
-    def _classify_refusal(self, address: str, url: str, fence: int) -> WriteOutcome:
+    def _state_fence(self, url: str) -> int:
+        doc = self.db[URL_STATES].find_one({"url": url}, {"fence": 1})
+        return 0 if doc is None else int(doc.get("fence", 0))
+
+    def _refusal(self, address: str, url: str, fence: int) -> WriteOutcome | None:
+        """Why a write with `fence` may not touch (address, url), or None when it may (a read: the
+        conditional writes that follow still decide when another holder races this one)."""
         doc = self.db[TOKEN_URLS].find_one({"address": address, "url": url}, {"status": 1, "fence": 1})
         if doc is None:
             return WriteOutcome(WriteResult.NO_ELEMENT)
-        if int(doc.get("fence", 0)) > fence:
-            return WriteOutcome(WriteResult.FENCED, applied_fence=int(doc.get("fence", 0)))
+        element_fence = int(doc.get("fence", 0))
+        if element_fence > fence:
+            return WriteOutcome(WriteResult.FENCED, applied_fence=element_fence)
         if doc.get("status") == FetchStatus.OK.value:
             return WriteOutcome(WriteResult.OK_KEPT)
+        state_fence = self._state_fence(url)
+        if state_fence > fence:
+            return WriteOutcome(WriteResult.FENCED, applied_fence=state_fence)
+        return None
+
+    def _refused(self, address: str, url: str, fence: int) -> WriteOutcome:
+        """The refusal of a conditional write that matched nothing."""
+        refusal = self._refusal(address, url, fence)
+        if refusal is not None:
+            return refusal
+        # Nothing refuses `fence` any more, yet the write matched nothing: a larger fence came and went
+        # between the two reads; report the element's.
+        doc = self.db[TOKEN_URLS].find_one({"address": address, "url": url}, {"fence": 1}) or {}
         return WriteOutcome(WriteResult.FENCED, applied_fence=int(doc.get("fence", 0)))
+
+    def _update_state(self, url: str, fence: int, update: Mapping[str, Any]) -> bool:
+        """Update the URL state if no larger fence was applied to it (insert it when absent); False
+        when refused. Two holders writing a URL's first state race to insert it, and the loser's upsert
+        fails on the unique url whatever its fence; it is retried as a plain conditional update."""
+        flt = {"url": url, "fence": {"$lte": fence}}
+        try:
+            self.db[URL_STATES].update_one(flt, update, upsert=True)
+        except DuplicateKeyError:
+            return self.db[URL_STATES].update_one(flt, update).matched_count == 1
+        return True
 
     def apply_url_write(self, write: UrlWrite) -> WriteOutcome:
         f = write.fence
         elements = self.db[TOKEN_URLS]
         key = {"address": write.address, "url": write.url}
+        # A stale holder is refused before it changes anything, the element's fence included.
+        refusal = self._refusal(write.address, write.url, f)
+        if refusal is not None:
+            return refusal
         claimed = elements.find_one_and_update(
             {**key, "fence": {"$lte": f}, "status": {"$ne": FetchStatus.OK.value}},
             {"$set": {"fence": f}},
             projection={"_id": 1},
         )
         if claimed is None:
-            return self._classify_refusal(write.address, write.url, f)
-        state = self.db[URL_STATES].find_one({"url": write.url}, {"fence": 1})
-        if state is not None and int(state.get("fence", 0)) > f:
-            return WriteOutcome(WriteResult.FENCED, applied_fence=int(state["fence"]))
+            return self._refused(write.address, write.url, f)
+        state_fence = self._state_fence(write.url)
+        if state_fence > f:  # a newer holder of the URL wrote another token's element meanwhile
+            return WriteOutcome(WriteResult.FENCED, applied_fence=state_fence)
         links: tuple[TokenLink, ...] = ()
+        write_id: ObjectId | None = None
         if write.graph_links is not None:
             links = tuple(self._write_graph(write.address, write.url, write.graph_links, write.now))
         elif write.copy_links_from is not None:
             links = tuple(self._copied_links(write.address, write.url, write.copy_links_from, write.now))
         if write.graph_links is not None or write.copy_links_from is not None:
-            self._replace_links(write.address, write.url, links, f)
+            write_id = self._replace_links(write.address, write.url, links, f)
         if write.state is not None:
             s = write.state
             fields: dict[str, Any] = {
@@ -590,10 +635,13 @@ class MongoStore:
                 fields["source_token"] = s.source_token
             if s.clear_request:
                 fields["request"] = None
-            try:
-                self.db[URL_STATES].update_one({"url": write.url, "fence": {"$lte": f}}, {"$set": fields}, upsert=True)
-            except DuplicateKeyError:  # the state exists with a larger fence: a newer holder wrote
-                return WriteOutcome(WriteResult.FENCED)
+            if not self._update_state(write.url, f, {"$set": fields}):
+                # A newer holder of the URL wrote its state meanwhile: take this write's links back out.
+                if write_id is not None:
+                    self.db[TOKEN_LINKS].delete_many(
+                        {"token_address": write.address, "entry_url": write.url, "write": write_id}
+                    )
+                return WriteOutcome(WriteResult.FENCED, applied_fence=self._state_fence(write.url))
         else:
             self.db[URL_STATES].update_one({"url": write.url, "fence": {"$lt": f}}, {"$set": {"fence": f}})
         e = write.element
@@ -606,8 +654,8 @@ class MongoStore:
             }},
         )
         if done.matched_count != 1:
-            return self._classify_refusal(write.address, write.url, f)
-        self.db[TOKENS].update_one({"address": write.address}, {"$set": {"updated_at": utcnow()}})
+            return self._refused(write.address, write.url, f)
+        self.db[TOKENS].update_one({"address": write.address}, {"$set": {"updated_at": ensure_utc(write.now)}})
         return WriteOutcome(WriteResult.APPLIED, links=links)
 
     def _write_graph(
@@ -639,20 +687,25 @@ class MongoStore:
             for link in self.find_links(source, url)
         ]
 
-    def _replace_links(self, address: str, url: str, links: Sequence[TokenLink], fence: int) -> None:
-        """Insert this write's links, then delete older fences' links; if a newer holder claimed the
-        element meanwhile, take ours back out (the newer holder's replacement stands)."""
+    def _replace_links(self, address: str, url: str, links: Sequence[TokenLink], fence: int) -> ObjectId:
+        """Insert this write's links, then delete every other write's (older fences', and an earlier
+        write of this same fence: a replay replaces, never duplicates); if a newer holder claimed the
+        element meanwhile, take ours back out (the newer holder's replacement stands). Returns the id
+        this write's links carry."""
         coll = self.db[TOKEN_LINKS]
+        write_id = ObjectId()  # increasing within a process, and one fence is one holder's
         if links:
-            coll.insert_many([self._link_doc(link, fence) for link in links], ordered=True)
+            coll.insert_many([self._link_doc(link, fence, write_id) for link in links], ordered=True)
         coll.delete_many({"token_address": address, "entry_url": url,
-                          "$or": [{"fence": {"$lt": fence}}, {"fence": {"$exists": False}}]})
+                          "$or": [{"fence": {"$lt": fence}}, {"fence": {"$exists": False}},
+                                  {"fence": fence, "write": {"$ne": write_id}}]})
         current = self.db[TOKEN_URLS].find_one({"address": address, "url": url}, {"fence": 1})
         if current is not None and int(current.get("fence", 0)) > fence:
-            coll.delete_many({"token_address": address, "entry_url": url, "fence": fence})
+            coll.delete_many({"token_address": address, "entry_url": url, "write": write_id})
+        return write_id
 
     @staticmethod
-    def _link_doc(link: TokenLink, fence: int) -> dict[str, Any]:
+    def _link_doc(link: TokenLink, fence: int, write_id: ObjectId) -> dict[str, Any]:
         return {
             "token_address": link.token_address,
             "object": link.object.value,
@@ -663,27 +716,25 @@ class MongoStore:
             "link_depth": link.link_depth,
             "created_at": ensure_utc(link.created_at),
             "fence": fence,
+            "write": write_id,
         }
 
     def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest) -> WriteResult:
-        try:
-            self.db[URL_STATES].update_one(
-                {"url": url, "fence": {"$lte": fence}},
-                {
-                    "$set": {
-                        "fence": fence,
-                        "request": {"provider": request.provider, "request_id": request.request_id,
-                                    "submitted_at": ensure_utc(request.submitted_at)},
-                        "updated_at": utcnow(),
-                    },
-                    "$setOnInsert": {"platform": platform, "status": FetchStatus.PENDING.value,
-                                     "attempted_at": None, "attempts": 0, "source_token": None},
+        applied = self._update_state(
+            url,
+            fence,
+            {
+                "$set": {
+                    "fence": fence,
+                    "request": {"provider": request.provider, "request_id": request.request_id,
+                                "submitted_at": ensure_utc(request.submitted_at)},
+                    "updated_at": utcnow(),
                 },
-                upsert=True,
-            )
-        except DuplicateKeyError:
-            return WriteResult.FENCED
-        return WriteResult.APPLIED
+                "$setOnInsert": {"platform": platform, "status": FetchStatus.PENDING.value,
+                                 "attempted_at": None, "attempts": 0, "source_token": None},
+            },
+        )
+        return WriteResult.APPLIED if applied else WriteResult.FENCED
 
     def select_candidates(self, query: CandidateQuery) -> list[Candidate]:
         cutoff = ensure_utc(query.checked_before)
@@ -851,7 +902,7 @@ class MongoStore:
         never shown beside the current ones (they are deleted by the next replacement)."""
         q = q_links_by_token_entry(token_address, entry_url)
         docs = list(self.db[q.collection].find(q.filter, q.projection))
-        newest = max((int(d.get("fence", 0)) for d in docs), default=0)
+        newest = max((_write_key(d) for d in docs), default=(0, ""))
         links = [
             TokenLink(
                 token_address=d["token_address"],
@@ -864,7 +915,7 @@ class MongoStore:
                 created_at=ensure_utc(d["created_at"]),
             )
             for d in docs
-            if int(d.get("fence", 0)) == newest
+            if _write_key(d) == newest
         ]
         links.sort(key=lambda link: (link.link_depth, link.object.value, link.object_id))
         return links

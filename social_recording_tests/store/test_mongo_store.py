@@ -13,10 +13,10 @@ from bson import ObjectId
 from pymongo.errors import DuplicateKeyError, OperationFailure
 
 from social_recording.domain.graph import ObjectKind, SocialObject
-from social_recording.domain.models import TokenProfile
+from social_recording.domain.models import PaidRequest, TokenProfile
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
-from social_recording.store import MongoStore
+from social_recording.store import MongoStore, WriteResult
 from social_recording.store.mongo import NEVER, QUERIES
 from social_recording_tests.store._seed import planned, url_write
 
@@ -106,6 +106,68 @@ def test_every_named_query_runs(mongo: MongoStore) -> None:
     assert set(MONGO_CASES) == set(QUERIES)
     for name, params in MONGO_CASES.items():
         assert list(mongo._find(QUERIES[name](*params))) == [], name
+
+
+def test_a_state_upsert_that_loses_an_insert_race_is_retried_not_refused(
+    mongo: MongoStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two holders writing a URL's first state race to insert it: the loser's upsert fails with a
+    duplicate key although its fence may be the larger one; it must then update, not give up."""
+    mongo.create_pending_token(TokenProfile(address="M", urls=[U]))
+    real = mongomock.Collection.update_one
+    raced: list[bool] = []
+
+    def update_one(self: Any, flt: Any, update: Any, upsert: bool = False, **kwargs: Any) -> Any:
+        if self.name == "url_states" and upsert and not raced:
+            raced.append(True)  # an older holder (fence 3) inserts the state first
+            real(self, {"url": U}, {"$set": {"fence": 3, "status": "error", "attempts": 1}}, upsert=True)
+            raise DuplicateKeyError("E11000 duplicate key error collection: url_states index: uniq_url_states_url")
+        return real(self, flt, update, upsert=upsert, **kwargs)
+
+    monkeypatch.setattr(mongomock.Collection, "update_one", update_one)
+    out = mongo.apply_url_write(url_write("M", U, 5, FetchStatus.NOT_FOUND, T1, attempts=2))
+    assert raced and out.result is WriteResult.APPLIED
+    state = mongo.find_url_state(U)
+    assert state is not None and (state.status, state.fence, state.attempts) == (FetchStatus.NOT_FOUND, 5, 2)
+    el = mongo.find_element("M", U)
+    assert el is not None and (el.status, el.fence) == (FetchStatus.NOT_FOUND, 5)
+
+
+def test_a_state_upsert_that_meets_a_newer_holder_reports_its_fence(
+    mongo: MongoStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mongo.create_pending_token(TokenProfile(address="M", urls=[U]))
+    real = mongomock.Collection.update_one
+
+    def update_one(self: Any, flt: Any, update: Any, upsert: bool = False, **kwargs: Any) -> Any:
+        if self.name == "url_states" and upsert and mongo.db["url_states"].count_documents({}) == 0:
+            # A newer holder (fence 9) writes the state between our check and our write.
+            real(self, {"url": U}, {"$set": {"fence": 9, "status": "ok", "attempts": 1}}, upsert=True)
+        return real(self, flt, update, upsert=upsert, **kwargs)
+
+    monkeypatch.setattr(mongomock.Collection, "update_one", update_one)
+    out = mongo.apply_url_write(url_write("M", U, 5, FetchStatus.ERROR, T1))
+    assert (out.result, out.applied_fence) == (WriteResult.FENCED, 9)
+    el = mongo.find_element("M", U)
+    assert el is not None and el.status is FetchStatus.PENDING
+
+
+def test_save_paid_request_retries_a_lost_insert_race(mongo: MongoStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = mongomock.Collection.update_one
+    raced: list[bool] = []
+
+    def update_one(self: Any, flt: Any, update: Any, upsert: bool = False, **kwargs: Any) -> Any:
+        if self.name == "url_states" and upsert and not raced:
+            raced.append(True)
+            real(self, {"url": U}, {"$set": {"fence": 3, "status": "pending", "attempts": 0}}, upsert=True)
+            raise DuplicateKeyError("E11000 duplicate key error collection: url_states index: uniq_url_states_url")
+        return real(self, flt, update, upsert=upsert, **kwargs)
+
+    monkeypatch.setattr(mongomock.Collection, "update_one", update_one)
+    req = PaidRequest(provider="apify", request_id="run-1", submitted_at=T1)
+    assert mongo.save_paid_request(U, "x", 5, req) is WriteResult.APPLIED
+    state = mongo.find_url_state(U)
+    assert state is not None and (state.fence, state.request) == (5, req)
 
 
 def test_an_overtaken_writer_never_shows_its_links_beside_the_newer_ones(mongo: MongoStore) -> None:

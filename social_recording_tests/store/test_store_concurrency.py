@@ -121,6 +121,48 @@ def _workers_of(backend: Backend) -> list[int]:
     return list(range(THREADS)) + ([100 + i for i in range(PROCESSES)] if backend.url else [])
 
 
+def test_racing_fenced_writes_leave_exactly_the_largest_fences_write(backend: Backend) -> None:
+    """Every worker writes every element several times with its own fences: whatever the interleaving,
+    each element, its URL state and its links are those of the largest fence, never a mix."""
+    store = backend.store
+    urls = URLS[:3]
+    assert _workers.create_pending(store, 0, ["FenceMint"], urls) == [True]
+    workers = _workers_of(backend)
+    slot = {w: i for i, w in enumerate(workers)}
+    rounds = 4
+
+    results = run_together(
+        backend, "fenced_write", lambda w: ("FenceMint", urls, rounds, slot[w], len(workers), False)
+    )
+
+    top = _workers.fence_of(rounds - 1, len(workers) - 1, len(workers))
+    writes = [row for rows in results.values() for row in rows]
+    assert len(writes) == len(workers) * rounds * len(urls)
+    for url, fence, result, applied_fence in writes:
+        assert result in ("applied", "fenced"), (url, fence, result)
+        if result == "fenced":
+            assert applied_fence > fence  # refused only by a larger fence, and it says which
+        if fence == top:
+            assert result == "applied"  # the largest fence is never refused
+    for url in urls:
+        el = store.find_element("FenceMint", url)
+        assert el is not None
+        assert (el.fence, el.attempts, el.checked_at) == (top, top, _workers.BASE + timedelta(seconds=top))
+        assert el.status is (FetchStatus.ERROR, FetchStatus.NOT_FOUND)[top % 2]
+        assert el.detail is not None and el.detail.endswith(f"fence {top}")
+        state = store.find_url_state(url)
+        assert state is not None
+        assert (state.fence, state.attempts, state.status) == (top, top, el.status)
+        links = store.find_links("FenceMint", url)
+        keys = set()
+        for link in links:
+            row = store.get_object(link.object, link.object_id)
+            assert row is not None
+            keys.add(row["platform_key"])
+        assert keys == {f"{url}#{top}#{i}" for i in range(1 + top % 3)}, url
+        assert len(links) == 1 + top % 3
+
+
 def test_racing_ok_writes_apply_once(backend: Backend) -> None:
     """Every worker tries to record `ok` with its own fence: exactly one write applies (ok is never
     replaced, and a lower fence is refused), and what stands is that writer's, links included."""

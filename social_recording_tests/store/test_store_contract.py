@@ -272,6 +272,7 @@ def test_a_call_writes_the_element_the_url_state_and_the_token_stamp(backend: Ba
     assert doc.web == web
     assert (doc.symbol, doc.image, doc.created_at) == ("COIN", "https://img.example/coin.png", T0)
     assert [u.url for u in doc.social_urls] == [U_X, U_TG, U_WEB]
+    assert doc.updated_at == T1
     assert doc.fence == 0  # the token lock's fence is not the URL lock's
 
     state = store.find_url_state(U_TG)
@@ -379,6 +380,31 @@ def test_graph_objects_are_never_overwritten_and_first_metrics_are_kept(store: S
     assert store.count_objects(ObjectKind.CONTENT) == 1
 
 
+def test_links_are_replaced_not_duplicated_on_a_repeated_write(store: Store) -> None:
+    store.create_pending_token(profile(urls=[U_X, U_TG]), now=T0)
+    store.create_pending_token(profile("Other", urls=[U_X]), now=T0)
+    record_call(store, "Other", U_X, FetchStatus.ERROR, T0)  # not ok: no links
+    fence = next_fence()
+    links = [planned("tweet:1"), planned("tweet:2", depth=1)]
+    w = url_write("Mint1", U_X, fence, FetchStatus.ERROR, T1, links=links)
+    assert store.apply_url_write(w).result is WriteResult.APPLIED
+    assert store.apply_url_write(w).result is WriteResult.APPLIED  # same fence again: a replay
+    assert len(store.find_links("Mint1", U_X)) == 2 and store.count_links() == 2
+    # A later write with another graph replaces this URL's links, and only them.
+    store.apply_url_write(url_write("Mint1", U_TG, next_fence(), FetchStatus.ERROR, T1, links=[planned("t:9")]))
+    w2 = url_write("Mint1", U_X, next_fence(), FetchStatus.ERROR, T2, links=[planned("tweet:3")])
+    out = store.apply_url_write(w2)
+    assert [lk.object_id for lk in out.links] == [lk.object_id for lk in store.find_links("Mint1", U_X)]
+    assert len(store.find_links("Mint1", U_X)) == 1
+    assert len(store.find_links("Mint1", U_TG)) == 1
+    assert store.count_links() == 2
+    # An empty graph clears them; a write without a graph leaves them as they are.
+    store.apply_url_write(url_write("Mint1", U_X, next_fence(), FetchStatus.ERROR, T2, links=[]))
+    assert store.find_links("Mint1", U_X) == []
+    record_no_call(store, "Mint1", U_TG, FetchStatus.ERROR, T3, cause=Cause.BACKOFF)
+    assert len(store.find_links("Mint1", U_TG)) == 1
+
+
 def test_copy_path_copies_one_source_tokens_links(store: Store) -> None:
     for address in ("Src", "Alt", "Dst"):
         store.create_pending_token(profile(address, urls=[U_X, U_TG]), now=T0)
@@ -466,6 +492,25 @@ def test_an_equal_or_higher_fence_applies(store: Store) -> None:
     state = store.find_url_state(U_X)
     assert el is not None and (el.status, el.attempts, el.fence) == (FetchStatus.BLOCKED, 3, 21)
     assert state is not None and (state.status, state.attempts, state.fence) == (FetchStatus.BLOCKED, 3, 21)
+
+
+def test_the_url_states_fence_refuses_a_stale_holder_on_another_token(store: Store) -> None:
+    """Fences belong to the URL lock: a newer holder that wrote the URL's state for one token
+    outranks an older holder writing another token's element of the same URL."""
+    store.create_pending_token(profile("A", urls=[U_X]), now=T0)
+    store.create_pending_token(profile("B", urls=[U_X]), now=T0)
+    store.apply_url_write(url_write("A", U_X, 30, FetchStatus.NOT_FOUND, T1))
+    before = snapshot(store, "B", U_X)
+    out = store.apply_url_write(url_write("B", U_X, 29, FetchStatus.ERROR, T2, links=[planned("z")]))
+    assert (out.result, out.applied_fence) == (WriteResult.FENCED, 30)
+    assert snapshot(store, "B", U_X) == before
+    el = store.find_element("B", U_X)
+    assert el is not None and el.fence == 0
+    # A zero-call write also raises the URL state's fence, so it refuses older holders too.
+    store.create_pending_token(profile("C", urls=[U_X]), now=T0)
+    record_no_call(store, "C", U_X, FetchStatus.NOT_FOUND, T2, fence=40)
+    out = store.apply_url_write(url_write("B", U_X, 35, FetchStatus.ERROR, T2))
+    assert (out.result, out.applied_fence) == (WriteResult.FENCED, 40)
 
 
 def test_ok_is_never_replaced_even_with_a_higher_fence(store: Store) -> None:
