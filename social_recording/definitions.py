@@ -1,4 +1,4 @@
-"""The Dagster code location: `defs`, assembled from dagster_defs per environment (DESIGN §1, §10).
+"""The Dagster code location: `defs`, assembled from dagster_defs per environment.
 
 Loading it reads and validates the environment once; it never connects to a database, Redis or
 an upstream at import time (resources connect when a run or sensor first uses them).

@@ -1,6 +1,6 @@
-"""Environment settings (DESIGN §10), read once and validated with messages naming the variable.
+"""Environment settings, read once and validated with messages naming the variable.
 
-TTLs and lock timings are code constants, not settings (seed 002 U-8). Secrets are `SecretStr`;
+TTLs and lock timings are code constants, not settings (changing one changes what "the same answer" or "a dead holder" means). Secrets are `SecretStr`;
 URLs that may carry a password (store, lock) are masked in `repr` and in error messages.
 """
 
@@ -163,7 +163,7 @@ class Settings(BaseSettings):
                 raise ValueError(f"{PREFIX}UPSTREAM=live requires {' and '.join(missing)} to be set")
         if self.lock_url is None and self.store_url.lower().startswith(("mongodb://", "mongodb+srv://")):
             # A MongoDB store is shared by workers on several hosts; a local SQLite lock file would
-            # serialise only one host's workers, and two hosts could pay for the same URL (L-2).
+            # serialise only one host's workers, and two hosts could pay for the same URL.
             raise ValueError(
                 f"{PREFIX}LOCK_URL must be set (e.g. redis://host:6379/0) when {PREFIX}STORE_URL is a MongoDB URL"
             )

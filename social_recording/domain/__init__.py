@@ -1,1 +1,1 @@
-"""Pure rules, no I/O. Nothing here imports another package of ours (DESIGN §1)."""
+"""Pure rules, no I/O. Nothing here imports another package of ours."""

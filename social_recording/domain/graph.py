@@ -2,7 +2,7 @@
 
 A graph is a list of groups; each group holds at most one content, one account and one venue, and
 may name a parent group (the content that quotes / contains it). groups[0] is the root: the object
-behind the entry URL. `link_depth` is the distance from the root (seed 002 §11: no `min` folding
+behind the entry URL. `link_depth` is the distance from the root (no `min` folding
 across entry URLs is needed, one row per object per entry URL already has the smallest depth).
 """
 
@@ -19,7 +19,7 @@ from social_recording.domain.urls import Platform
 
 
 class SocialContractError(Exception):
-    """The generator output broke the graph contract: fails identically forever -> `invalid` (H-009).
+    """The generator output broke the graph contract: fails identically forever -> `invalid`.
 
     `attempted` says whether the invocation that produced the broken output made an external call.
     """
@@ -36,10 +36,10 @@ class ObjectKind(StrEnum):
 
 
 class SocialObject(BaseModel):
-    """One content / account / venue as observed. Identity is `platform_key` (immutable id, seed 002 §6).
+    """One content / account / venue as observed. Identity is `platform_key` (the platform's immutable id).
 
     `outbound_urls` are canonical; `media_urls`, `avatar_url`, `icon_url` are stored exactly as the
-    API sent them (seed 003: display URLs are never canonicalised).
+    API sent them (display URLs are never canonicalised).
     """
 
     model_config = ConfigDict(frozen=True)

@@ -1,4 +1,4 @@
-"""Pydantic documents shared by the store, the engine and the jobs (DESIGN §2).
+"""Pydantic documents shared by the store, the engine and the jobs (docs/architecture.md, "Data model").
 
 All datetimes are timezone-aware UTC; backends must return them that way.
 """
@@ -129,7 +129,7 @@ class DroppedTrackerValue(BaseModel):
 
 
 class TokenDoc(BaseModel):
-    """A `tokens` document. Its existence means "seen", not "finished" (L-3)."""
+    """A `tokens` document. Its existence means "seen", not "finished"."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -159,7 +159,7 @@ class TokenDoc(BaseModel):
 
 
 class TokenProfile(BaseModel):
-    """What the TokenProfileReader hands the engine: canonical, de-duplicated URLs (DESIGN §3)."""
+    """What the TokenProfileReader hands the engine: canonical, de-duplicated URLs."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -6,7 +6,7 @@ from enum import StrEnum
 
 
 class FetchStatus(StrEnum):
-    """The last outcome of one social URL of one token (DESIGN §2)."""
+    """The last outcome of one social URL of one token."""
 
     OK = "ok"
     NOT_FOUND = "not_found"
@@ -30,7 +30,7 @@ RETRYABLE: frozenset[FetchStatus] = frozenset(
 """The retry job's default candidates."""
 
 REALTIME: frozenset[FetchStatus] = frozenset({FetchStatus.ERROR, FetchStatus.PENDING})
-"""What the live path reopens for a token it already has (L-8: skipped_paid is not reopened)."""
+"""What the live path reopens for a token it already has (skipped_paid and unsupported wait for the retry job)."""
 
 REUSABLE: frozenset[FetchStatus] = frozenset(
     {FetchStatus.OK, FetchStatus.NOT_FOUND, FetchStatus.BLOCKED, FetchStatus.INVALID}

@@ -1,8 +1,8 @@
-"""Distributed locks (DESIGN §8): `open_lock_manager(url)` picks the backend from the URL scheme.
+"""Distributed locks: `open_lock_manager(url)` picks the backend from the URL scheme.
 
 `redis://`, `rediss://`, `unix://` -> `RedisLockManager` (production); `sqlite:///relative.db` or
 `sqlite:////absolute.db` (SQLAlchemy's convention) -> `SqliteLockManager` (the embedded default,
-usually the store's own file, DESIGN §10). Nothing connects here: backends connect on first use.
+usually the store's own file). Nothing connects here: backends connect on first use.
 Locks are not reentrant (see `extender`).
 """
 

@@ -1,4 +1,4 @@
-"""SQLite lock backend (the embedded default; DESIGN §8, §10): a `locks` table in a shared file.
+"""SQLite lock backend (the embedded default): a `locks` table in a shared file.
 
 Row = (key, owner token, expires_at epoch seconds). Acquire is one upsert inside `BEGIN IMMEDIATE`
 that only overwrites an *expired* row, so a holder killed with SIGKILL blocks the key for at most
@@ -8,7 +8,7 @@ token smaller than an old one). Extension requires the row to be ours AND unexpi
 nobody took the key yet — the same as Redis, where an expired key is simply gone. Release deletes
 only our own row.
 
-The default configuration points this at the SQLite store's file (DESIGN §10), so the manager
+The default configuration points this at the SQLite store's file, so the manager
 owns only its table: WAL and busy_timeout let it live beside the store's writers, and it never
 assumes it created the file. Connections are opened lazily (Dagster loads definitions without
 touching the disk), pooled so that no connection is used by two threads at once, and never carried

@@ -21,7 +21,7 @@ from social_recording.domain.urls import Platform
 PAID_PLATFORMS: frozenset[Platform] = frozenset(
     {Platform.X, Platform.TIKTOK, Platform.INSTAGRAM, Platform.REDDIT, Platform.WEB}
 )
-"""DESIGN §9: paid per call. Free: youtube, github, telegram."""
+"""Paid per call. Free: youtube, github, telegram."""
 
 PROVIDER_OF: dict[Platform, str] = {
     Platform.X: "twitterapi",
@@ -37,7 +37,7 @@ PROVIDER_OF: dict[Platform, str] = {
 
 
 class ProviderKeys(BaseModel):
-    """Provider credentials (DESIGN §10). Each is sent only to its own provider's host, never logged."""
+    """Provider credentials. Each is sent only to its own provider's host, never logged."""
 
     twitterapi_io_key: SecretStr | None = None
     apify_token: SecretStr | None = None

@@ -1,4 +1,4 @@
-"""Persistence: the Store protocol, its two backends, and `open_store(url)` (DESIGN §2, §10, §12).
+"""Persistence: the Store protocol, its two backends, and `open_store(url)`.
 
 Accepted `SOCIAL_RECORDING_STORE_URL` forms:
 

@@ -59,7 +59,7 @@ def json_loads(text: str | None) -> Any:
 
 
 def unique_urls(urls: Iterable[str], address: str) -> list[str]:
-    """A token never holds the same url twice (DESIGN §2): keep the first occurrence of each.
+    """A token never holds the same url twice: keep the first occurrence of each.
 
     An empty or non-string URL is our caller's bug; it is rejected naming the token, not stored.
     """

@@ -1,5 +1,5 @@
 """Upstreams: the tracker client, the shortlink resolver and the token profile reader — the single
-place a URL enters the system and is transformed (seed 003, DESIGN §3, §9)."""
+place a URL enters the system and is transformed."""
 
 from social_recording.upstream.profile import TokenInfoSource, TokenProfileReader, UrlResolver
 from social_recording.upstream.shortlinks import ShortlinkError, ShortlinkResolver

@@ -1,4 +1,4 @@
-"""TokenProfileReader: the single place a URL enters the system and is transformed (seed 003, DESIGN §3).
+"""TokenProfileReader: the single place a URL enters the system and is transformed.
 
 Everything after this reader only *reads* URLs (`parse_canonical`, `platform_of`); nothing downstream
 ever "fixes" one. So every transformation happens here, once, in this order:
@@ -34,13 +34,13 @@ the field, the value (truncated, secret-looking query values and passwords maske
 and is listed in `TokenProfile.dropped` so the jobs can surface it: a real link that silently
 disappears is a data loss nobody can see (QA finding). A duplicate is not a drop (its link is kept).
 
-A token without an image is not recorded at all (seed 000 §1.4: `image` is required on a token, and
+A token without an image is not recorded at all (`image` is required on a token, and
 the reader returns None so the engine has no branch for it). The image URL is a display URL and is
-kept exactly as received, never canonicalised (seed 003 §7).
+kept exactly as received, never canonicalised (a display URL is fetched as is, never compared).
 
 Bad URL values never raise: one broken link must not cost the token its other links. Tracker
 failures (`TrackerError`) do propagate — "lookup failed" must stay distinguishable from "token has
-no links" (seed 004 §5.2), and the caller decides what a failed lookup means.
+no links", and the caller decides what a failed lookup means.
 """
 
 from __future__ import annotations
@@ -239,7 +239,7 @@ class TokenProfileReader:
         """The same transformation from an already fetched TokenInfo (batch lookups)."""
         if not _has_image(info.image_url):
             log.info(
-                "token %s: no image (imageUrl=%s); not recorded (seed 000 §1.4)",
+                "token %s: no image (imageUrl=%s); not recorded (a token needs an image)",
                 info.address,
                 show_value(info.image_url or ""),
             )
