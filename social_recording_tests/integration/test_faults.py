@@ -106,10 +106,11 @@ def test_redis_renewal_failures_do_not_throw_away_a_paid_result(redis_url: str, 
     env = Env(redis_url, redis_url + "?socket_timeout=0.2", store_path)
     admin = redis.Redis.from_url(redis_url)
     try:
-        w = env.spawn("w1", profiles={"A": [X_URL]}, tokens=[["A", "a"]], url_lock_ttl=1.5, token_lock_ttl=1.5,
-                      behaviours={X_URL: {"outcome": "ok", "sleep": 2.0}})
+        w = env.spawn("w1", profiles={"A": [X_URL]}, tokens=[["A", "a"]], url_lock_ttl=3.0, token_lock_ttl=3.0,
+                      behaviours={X_URL: {"outcome": "ok", "sleep": 3.0}})
         wait_until(lambda: admin.exists("w1:generating"), "worker inside the call")
-        admin.execute_command("CLIENT", "PAUSE", "1200", "WRITE")
+        # Longer than the client's socket timeout (every renewal in it fails), well inside the TTL.
+        admin.execute_command("CLIENT", "PAUSE", "1500", "WRITE")
         out = finish(w)
     finally:
         admin.execute_command("CLIENT", "UNPAUSE")
