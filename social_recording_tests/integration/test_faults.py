@@ -141,11 +141,11 @@ def test_sqlite_renewal_failures_do_not_throw_away_a_paid_result(redis_url: str,
     env = Env(redis_url, f"sqlite:///{locks_path}", store_path)
     r = redis.Redis.from_url(redis_url)
     try:
-        w = env.spawn("w1", profiles={"A": [WEB_URL]}, tokens=[["A", "a"]], url_lock_ttl=2.0, token_lock_ttl=2.0,
-                      lock_busy_timeout=0.1, behaviours={WEB_URL: {"outcome": "ok", "sleep": 2.5}})
+        w = env.spawn("w1", profiles={"A": [WEB_URL]}, tokens=[["A", "a"]], url_lock_ttl=3.0, token_lock_ttl=3.0,
+                      lock_busy_timeout=0.1, behaviours={WEB_URL: {"outcome": "ok", "sleep": 3.0}})
         wait_until(lambda: r.exists("w1:generating"), "worker inside the call")
         started = threading.Event()
-        blocker = threading.Thread(target=_hold_write_lock, args=(locks_path, 1.3, started))
+        blocker = threading.Thread(target=_hold_write_lock, args=(locks_path, 1.5, started))
         blocker.start()
         assert started.wait(GUARD)
         out = finish(w)
