@@ -24,6 +24,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from social_recording.locks import open_lock_manager
+from social_recording.recording.health import DEFAULT_MAX_EXHAUSTED_PER_HOUR
 from social_recording.store import mask_url_password, parse_store_url
 
 PREFIX = "SOCIAL_RECORDING_"
@@ -95,6 +96,7 @@ class Settings(BaseSettings):
     af_investor_threshold: int = Field(default=3, ge=1)
     enable_paid: bool = False
     max_attempts: int = Field(default=5, ge=1, le=100)
+    max_exhausted_per_hour: int = Field(default=DEFAULT_MAX_EXHAUSTED_PER_HOUR, ge=0)
     env: Literal["dev", "stage", "prod"] = "dev"
     partition_start: date = DEFAULT_PARTITION_START
 

@@ -1,4 +1,5 @@
-"""Build the code location from settings: resources per environment, jobs, schedule, sensors.
+"""Build the code location from settings: resources per environment, the recorded data as assets
+with their health checks, jobs, schedules, sensors.
 
 A value that is set in the environment and may be secret (store / lock URLs, API keys) is handed to
 Dagster as an `EnvVar`, so the UI shows the variable's name, never a password or a key; other
@@ -11,6 +12,8 @@ from typing import Any
 
 from dagster import Definitions, EnvVar
 
+from social_recording.dagster_defs.assets import ASSET_SPECS
+from social_recording.dagster_defs.checks import make_health_checks, make_health_job, make_health_schedule
 from social_recording.dagster_defs.jobs import live_tokens_job, make_reconcile_job, retry_job
 from social_recording.dagster_defs.resources import (
     DedupeGateResource,
@@ -73,6 +76,7 @@ def build_resources(settings: Settings) -> dict[str, Any]:
             enable_paid=settings.enable_paid,
             max_attempts=settings.max_attempts,
             af_investor_threshold=settings.af_investor_threshold,
+            max_exhausted_per_hour=settings.max_exhausted_per_hour,
         ),
     }
 
@@ -80,11 +84,16 @@ def build_resources(settings: Settings) -> dict[str, Any]:
 def build_definitions(settings: Settings) -> Definitions:
     schedule_status, sensor_status = default_status(settings.env)
     reconcile_job = make_reconcile_job(settings.partition_start)
+    health_checks = make_health_checks(sandbox=settings.upstream == "sandbox")
+    health_job = make_health_job(health_checks)
     return Definitions(
-        jobs=[reconcile_job, retry_job, live_tokens_job],
+        assets=ASSET_SPECS,
+        asset_checks=[health_checks],
+        jobs=[reconcile_job, retry_job, live_tokens_job, health_job],
         schedules=[
             make_retry_schedule(retry_job, schedule_status),
             make_reconcile_schedule(reconcile_job, schedule_status),
+            make_health_schedule(health_job, schedule_status),
         ],
         sensors=[
             make_retry_candidates_sensor(retry_job, sensor_status),

@@ -26,6 +26,7 @@ from dagster import (
     op,
 )
 
+from social_recording.dagster_defs.checks import report_health
 from social_recording.dagster_defs.config import ReconcileConfig, RecordTokensConfig, RetryConfig, TokenRef
 from social_recording.dagster_defs.engine import ENGINE_RESOURCE_KEYS, engine_for
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
@@ -120,10 +121,14 @@ def _report(
     counters: dict[str, Any],
     outcomes: Sequence[UrlOutcome],
     tokens: Sequence[TokenOutcome] = (),
+    run: RunState | None = None,
 ) -> Output[dict[str, Any]]:
     """Log the counters and every token-level loss an operator must see, attach everything as output
     metadata, and FAIL the run when a token failed outright (tracker down, backend error): a green
-    run would hide tokens that the live sensor's cursor has already passed (re-execute the run)."""
+    run would hide tokens that the live sensor's cursor has already passed (re-execute the run).
+    The recorded-data assets are observed and the health checks evaluated first, failure or not
+    (`report_health` never raises)."""
+    report_health(context, context.resources.store.get(), run)
     for t in tokens:
         for d in t.dropped:
             # A placeholder ("TBA", "-") is noise; anything that looked like a link is a possible loss.
@@ -220,7 +225,7 @@ def reconcile_window(
             f"partition's job lock; if that run crashed, its lock expires within {int(JOB_LOCK_TTL_S)} s "
             "(it is auto-extended only while its holder lives): re-run the partition after that."
         )
-    return _report(context, "reconcile", dict(outcome.metadata()), outcome.url_outcomes, outcome.tokens)
+    return _report(context, "reconcile", dict(outcome.metadata()), outcome.url_outcomes, outcome.tokens, run)
 
 
 @op(
@@ -254,7 +259,7 @@ def retry_urls(
             f"retry skipped: {outcome.skipped}. Another retry run holds the job lock; if that run crashed, "
             f"its lock expires within {int(JOB_LOCK_TTL_S)} s and the next scheduled retry proceeds."
         )
-    return _report(context, "retry", dict(outcome.metadata()), outcome.url_outcomes)
+    return _report(context, "retry", dict(outcome.metadata()), outcome.url_outcomes, run=run)
 
 
 def live_counters(results: Sequence[TokenOutcome], outcomes: Sequence[UrlOutcome]) -> dict[str, Any]:
@@ -294,4 +299,4 @@ def record_tokens(
             context.log.warning(kv_line("token_outcome", {"token": r.address, "status": r.status.value,
                                                           "detail": r.detail}))
     outcomes = [o for r in results for o in r.urls]
-    return _report(context, "live", live_counters(results, outcomes), outcomes, results)
+    return _report(context, "live", live_counters(results, outcomes), outcomes, results, run)

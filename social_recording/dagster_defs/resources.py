@@ -30,6 +30,7 @@ from social_recording.locks.base import LockManager
 from social_recording.platforms.base import GeneratorRegistry, ProviderKeys
 from social_recording.platforms.registry import build_registry
 from social_recording.recording.gate import DedupeGate
+from social_recording.recording.health import DEFAULT_MAX_EXHAUSTED_PER_HOUR
 from social_recording.recording.writer import GraphWriter
 from social_recording.store import mask_url_password, open_store
 from social_recording.store.base import Store
@@ -310,4 +311,6 @@ class RecordingPolicyResource(_SafeRepr, ConfigurableResource):
     enable_paid: bool = False
     max_attempts: int = 5
     af_investor_threshold: int = 3
+    max_exhausted_per_hour: int = DEFAULT_MAX_EXHAUSTED_PER_HOUR
+    """The health check's bound on `exhausted` growth (a check, never a switch on recording)."""
 

@@ -57,6 +57,11 @@ def unavailable_platforms(keys: ProviderKeys) -> dict[Platform, str]:
     }
 
 
+def usable_platforms(keys: ProviderKeys) -> frozenset[Platform]:
+    """The platforms `build_registry(keys)` could call, without building a client (status reports)."""
+    return frozenset(_MODULES) - frozenset(unavailable_platforms(keys))
+
+
 def build_registry(
     keys: ProviderKeys,
     *,

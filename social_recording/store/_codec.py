@@ -170,3 +170,18 @@ def backfill_url_states(
             )
         )
     return states
+
+
+def waiting_parts(statuses: Iterable[FetchStatus], unsupported_platforms: Iterable[str] | None) -> list[
+    tuple[FetchStatus, str | None]
+]:
+    """The (status, platform) ranges a `waiting_elements` query reads, one index range each:
+    `unsupported` narrowed to `unsupported_platforms` (when given) becomes one range per platform,
+    as in the retry selection; every other status is one range, whatever the platform."""
+    parts: list[tuple[FetchStatus, str | None]] = []
+    for status in sorted(set(statuses)):
+        if status is FetchStatus.UNSUPPORTED and unsupported_platforms is not None:
+            parts += [(status, platform) for platform in sorted(set(unsupported_platforms))]
+        else:
+            parts.append((status, None))
+    return parts

@@ -162,6 +162,38 @@ class StatusCounts:
         return sum(self.by_platform.values())
 
 
+@dataclass(frozen=True)
+class WaitingElement:
+    """One element and how long it has waited: since its last recording, or since its creation when
+    it was never recorded (health checks and the status command)."""
+
+    address: str
+    url: str
+    status: FetchStatus
+    attempts: int
+    since: datetime
+    recorded: bool
+    """False: never recorded, `since` is when the element was created."""
+    platform: str | None = None
+    cause: Cause | None = None
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class WaitingElements:
+    """How many elements waited past a cutoff (counting stops at a bound), and the longest-waiting."""
+
+    count: int
+    capped: bool
+    """True when counting stopped at its bound: there are at least `count`."""
+    oldest: tuple[WaitingElement, ...] = ()
+
+
+WAITING_COUNT_BOUND = 10_000
+"""Counting past this many elements tells an operator nothing more, and keeps the count's cost
+bounded however large a backlog grows."""
+
+
 @runtime_checkable
 class Store(Protocol):
     # ------------------------------------------------------------------ tokens
@@ -228,6 +260,18 @@ class Store(Protocol):
         checks and the status command."""
         ...
 
+    def waiting_elements(
+        self, query: CandidateQuery, *, canonical_only: bool = True, count_bound: int = WAITING_COUNT_BOUND
+    ) -> WaitingElements:
+        """Elements the selection `query` describes (its statuses, and its narrowing of `unsupported`
+        to platforms whose lack of a generator was the cause) that have waited since at or before
+        `query.checked_before`: since their last recording, or since their creation when they were
+        never recorded (where `select_candidates` takes a never-recorded element at once). Counted up
+        to `count_bound`, with the `query.limit` longest-waiting. `canonical_only` leaves out elements
+        holding a non-canonical URL, as the retry selection does. `query.addresses` must be None: this
+        looks at every token."""
+        ...
+
     # ------------------------------------------------------------------ objects, metrics, links
     def upsert_object(self, kind: ObjectKind, obj: SocialObject, now: datetime | None = None) -> str:
         """Atomic insert-if-absent by `platform_key` (unique per collection); returns the row id.
@@ -247,6 +291,10 @@ class Store(Protocol):
         ...
 
     def find_metrics(self, kind: ObjectKind, object_id: str) -> dict[str, float]: ...
+
+    def count_metrics(self) -> int:
+        """First metric points stored, over every object."""
+        ...
 
     def find_links(self, token_address: str, entry_url: str) -> list[TokenLink]:
         """This token's links for one entry URL, ordered by (link_depth, object, object_id)."""

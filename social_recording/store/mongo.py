@@ -61,13 +61,17 @@ from social_recording.store._codec import (
     object_body,
     platform_or_none,
     unique_urls,
+    waiting_parts,
 )
 from social_recording.store.base import (
+    WAITING_COUNT_BOUND,
     Candidate,
     CandidateQuery,
     SchemaVersionError,
     StatusCounts,
     UrlWrite,
+    WaitingElement,
+    WaitingElements,
     WriteOutcome,
     WriteResult,
 )
@@ -208,6 +212,32 @@ def q_due_among_addresses(statuses: Sequence[str], addresses: Sequence[str], che
     )
 
 
+_WAITING_PROJECTION = {**_CANDIDATE_PROJECTION, "created_at": 1}
+
+
+def q_waiting(
+    status: str, since_before: datetime, limit: int, recorded: bool, platform: str | None = None,
+    canonical_only: bool = True,
+) -> MongoQuery:
+    """Health: elements of one status (and, for `unsupported` narrowed to a platform, that platform
+    with the cause "no generator") that waited since at or before `since_before`, oldest first:
+    recorded ones by their last recording (a (status, checked_at) range), never-recorded ones by
+    their creation (the `checked_at = NEVER` range, which only holds what no run has reached yet:
+    small unless something is stuck, which is what a health check reports)."""
+    flt: dict[str, Any] = {"status": status}
+    if platform is not None:
+        flt.update(platform=platform, cause=Cause.NO_GENERATOR.value)
+    elif canonical_only:
+        flt["platform"] = {"$ne": None}
+    if recorded:
+        flt["checked_at"] = {"$gt": NEVER, "$lte": since_before}
+        order = "checked_at"
+    else:
+        flt.update(checked_at=NEVER, created_at={"$lte": since_before})
+        order = "created_at"
+    return MongoQuery(TOKEN_URLS, flt, _WAITING_PROJECTION, [(order, ASCENDING)], limit)
+
+
 def q_object_id_by_platform_key(kind: ObjectKind | str, platform_key: str) -> MongoQuery:
     return MongoQuery(_collection_of(kind), {"platform_key": platform_key}, {"_id": 1})
 
@@ -250,6 +280,7 @@ QUERIES: dict[str, Callable[..., MongoQuery]] = {
     "metrics_of_object": q_metrics_of_object,
     "links_by_token_entry": q_links_by_token_entry,
     "unresolved_due": q_unresolved_due,
+    "waiting": q_waiting,
 }
 """The hot-path reads by name; `MongoStore.explain(name, *params)` plans exactly these."""
 
@@ -323,6 +354,22 @@ def _candidate(doc: Mapping[str, Any]) -> Candidate:
         attempts=int(doc.get("attempts", 0)),
         checked_at=_checked_in(doc.get("checked_at")),
         platform=doc.get("platform"),
+        detail=doc.get("detail"),
+    )
+
+
+def _waiting(doc: Mapping[str, Any]) -> WaitingElement:
+    checked = _checked_in(doc.get("checked_at"))
+    cause = doc.get("cause")
+    return WaitingElement(
+        address=doc["address"],
+        url=doc["url"],
+        status=FetchStatus(doc["status"]),
+        attempts=int(doc.get("attempts", 0)),
+        since=checked if checked is not None else ensure_utc(doc["created_at"]),
+        recorded=checked is not None,
+        platform=doc.get("platform"),
+        cause=Cause(cause) if cause else None,
         detail=doc.get("detail"),
     )
 
@@ -780,6 +827,25 @@ class MongoStore:
             counts[key] = counts.get(key, 0) + int(row["n"])
         return StatusCounts(counts, int(self.db[TOKENS].count_documents({})))
 
+    def waiting_elements(
+        self, query: CandidateQuery, *, canonical_only: bool = True, count_bound: int = WAITING_COUNT_BOUND
+    ) -> WaitingElements:
+        if query.addresses is not None:
+            raise ValueError("waiting_elements looks at every token: query.addresses must be None")
+        if count_bound < 1:
+            raise ValueError(f"count_bound must be >= 1, got {count_bound!r}")
+        cutoff = ensure_utc(query.checked_before)
+        count = 0
+        docs: list[Mapping[str, Any]] = []
+        for status, platform in waiting_parts(query.statuses, query.unsupported_platforms):
+            for recorded in (False, True):
+                q = q_waiting(status.value, cutoff, query.limit, recorded, platform, canonical_only)
+                if count < count_bound:
+                    count += int(self.db[q.collection].count_documents(q.filter, limit=count_bound - count))
+                docs += list(self._find(q))
+        oldest = sorted(map(_waiting, docs), key=lambda e: (e.since, e.address, e.url))
+        return WaitingElements(min(count, count_bound), count >= count_bound, tuple(oldest[: query.limit]))
+
     # ----------------------------------------------------------------- unresolved raw values
 
     def _claim_token(self, address: str, fence: int) -> WriteResult | None:
@@ -922,6 +988,9 @@ class MongoStore:
 
     def count_links(self) -> int:
         return int(self.db[TOKEN_LINKS].count_documents({}))
+
+    def count_metrics(self) -> int:
+        return int(self.db[METRICS].count_documents({}))
 
     def __repr__(self) -> str:
         return f"MongoStore(db={self.db_name!r})"

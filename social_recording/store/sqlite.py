@@ -56,13 +56,17 @@ from social_recording.store._codec import (
     opt_dt_to_text,
     platform_or_none,
     unique_urls,
+    waiting_parts,
 )
 from social_recording.store.base import (
+    WAITING_COUNT_BOUND,
     Candidate,
     CandidateQuery,
     SchemaVersionError,
     StatusCounts,
     UrlWrite,
+    WaitingElement,
+    WaitingElements,
     WriteOutcome,
     WriteResult,
 )
@@ -313,6 +317,54 @@ def q_status_counts() -> Sql:
     return "SELECT platform, status, COUNT(*) FROM token_urls GROUP BY platform, status", []
 
 
+_WAITING_COLS = "address, url, status, attempts, checked_at, created_at, platform, cause, detail"
+
+
+def _waiting_where(
+    status: str, since_before: str, *, recorded: bool, platform: str | None, canonical_only: bool
+) -> tuple[str, list[Any]]:
+    """Elements of one status (and, for `unsupported` narrowed to a platform, that platform with the
+    cause "no generator") that waited since at or before `since_before`: recorded ones by their last
+    recording (a (status, checked_at) range), never-recorded ones by their creation (the range of
+    `checked_at = NEVER`, which only holds what no run has reached yet: small unless something is
+    stuck, which is what a health check reports)."""
+    clauses, args = ["status = ?"], [status]
+    if platform is not None:
+        clauses += ["platform = ?", "cause = ?"]
+        args += [platform, Cause.NO_GENERATOR.value]
+    elif canonical_only:
+        # The unary `+` keeps this term out of index choice: the (status, checked_at) range is the
+        # narrow one, a (status, platform) range would read every element of the status.
+        clauses.append("+platform IS NOT NULL")
+    if recorded:
+        clauses.append("checked_at > ? AND checked_at <= ?")
+    else:
+        clauses.append("checked_at = ? AND created_at <= ?")
+    args += [NEVER, since_before]
+    return " AND ".join(clauses), args
+
+
+def q_waiting(
+    status: str, since_before: str, limit: int, recorded: bool, platform: str | None = None,
+    canonical_only: bool = True,
+) -> Sql:
+    """Health: the longest-waiting elements of one range (see `_waiting_where`), oldest first."""
+    where, args = _waiting_where(status, since_before, recorded=recorded, platform=platform,
+                                 canonical_only=canonical_only)
+    order = "checked_at" if recorded else "created_at"
+    return f"SELECT {_WAITING_COLS} FROM token_urls WHERE {where} ORDER BY {order} LIMIT ?", [*args, limit]
+
+
+def q_count_waiting(
+    status: str, since_before: str, bound: int, recorded: bool, platform: str | None = None,
+    canonical_only: bool = True,
+) -> Sql:
+    """Health: how many elements of one range waited past the cutoff, counting at most `bound`."""
+    where, args = _waiting_where(status, since_before, recorded=recorded, platform=platform,
+                                 canonical_only=canonical_only)
+    return f"SELECT COUNT(*) FROM (SELECT 1 FROM token_urls WHERE {where} LIMIT ?)", [*args, bound]
+
+
 def q_object_id_by_platform_key(kind: ObjectKind | str, platform_key: str) -> Sql:
     return f"SELECT id FROM {_table(kind)} WHERE platform_key = ?", [platform_key]
 
@@ -368,6 +420,8 @@ QUERIES: dict[str, Callable[..., Sql]] = {
     "links_by_token_entry": q_links_by_token_entry,
     "delete_links": q_delete_links,
     "unresolved_due": q_unresolved_due,
+    "waiting": q_waiting,
+    "count_waiting": q_count_waiting,
 }
 """The hot-path statements, by name; `SqliteStore.explain(name, *params)` plans exactly these."""
 
@@ -425,6 +479,22 @@ def _state_from_row(row: Sequence[Any]) -> UrlState:
 def _candidate_from_row(row: Sequence[Any]) -> Candidate:
     address, url, status, attempts, checked_at, platform, detail = row
     return Candidate(address, url, FetchStatus(status), attempts, _checked_dt(checked_at), platform, detail)
+
+
+def _waiting_from_row(row: Sequence[Any]) -> WaitingElement:
+    address, url, status, attempts, checked_at, created_at, platform, cause, detail = row
+    recorded = bool(checked_at)
+    return WaitingElement(
+        address=address,
+        url=url,
+        status=FetchStatus(status),
+        attempts=attempts,
+        since=dt_from_text(checked_at if recorded else created_at),
+        recorded=recorded,
+        platform=platform,
+        cause=Cause(cause) if cause else None,
+        detail=detail,
+    )
 
 
 def _link_from_row(r: Sequence[Any]) -> TokenLink:
@@ -863,6 +933,28 @@ class SqliteStore:
             tokens = int(conn.execute("SELECT COUNT(*) FROM tokens").fetchone()[0])
         return StatusCounts(counts, tokens)
 
+    def waiting_elements(
+        self, query: CandidateQuery, *, canonical_only: bool = True, count_bound: int = WAITING_COUNT_BOUND
+    ) -> WaitingElements:
+        if query.addresses is not None:
+            raise ValueError("waiting_elements looks at every token: query.addresses must be None")
+        if count_bound < 1:
+            raise ValueError(f"count_bound must be >= 1, got {count_bound!r}")
+        cutoff = dt_to_text(query.checked_before)
+        count = 0
+        rows: list[Sequence[Any]] = []
+        with self._read() as conn:
+            for status, platform in waiting_parts(query.statuses, query.unsupported_platforms):
+                for recorded in (False, True):
+                    if count < count_bound:
+                        counted = q_count_waiting(status.value, cutoff, count_bound - count, recorded, platform,
+                                                  canonical_only)
+                        count += int(conn.execute(*counted).fetchone()[0])
+                    listed = q_waiting(status.value, cutoff, query.limit, recorded, platform, canonical_only)
+                    rows += conn.execute(*listed).fetchall()
+        oldest = sorted(map(_waiting_from_row, rows), key=lambda e: (e.since, e.address, e.url))
+        return WaitingElements(min(count, count_bound), count >= count_bound, tuple(oldest[: query.limit]))
+
     # ----------------------------------------------------------------- unresolved raw values
 
     def _token_fence_refusal(self, conn: sqlite3.Connection, address: str, fence: int) -> WriteResult | None:
@@ -964,6 +1056,9 @@ class SqliteStore:
         return {
             name: float(value) for name, value in self._conn().execute(*q_metrics_of_object(kind, object_id))
         }
+
+    def count_metrics(self) -> int:
+        return int(self._conn().execute("SELECT COUNT(*) FROM metrics").fetchone()[0])
 
     # ----------------------------------------------------------------- token_links
 

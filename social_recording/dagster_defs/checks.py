@@ -1,0 +1,315 @@
+"""Health as asset checks on the recorded data, evaluated after every run and every hour.
+
+The verdicts come from `recording.health` (plain Python over the store); this module turns them
+into Dagster asset checks on `token_social_urls`:
+
+- after every recording run, its report stage calls `report_health`, which logs the observations of
+  `assets.py` and one `AssetCheckEvaluation` per check into that run (never failing it: a failing
+  check describes the data, and the run that recorded the data did its job);
+- `health_checks` (a multi-asset check) runs the same evaluation in `health_check_job`, which
+  `health_schedule` launches hourly, so the checks stay current when no recording run happens.
+
+No `from __future__ import annotations`: Dagster reads annotations at decoration time.
+"""
+
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from dagster import (
+    AssetCheckEvaluation,
+    AssetCheckExecutionContext,
+    AssetCheckResult,
+    AssetChecksDefinition,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetRecordsFilter,
+    AssetSelection,
+    DagsterInstance,
+    DefaultScheduleStatus,
+    MetadataValue,
+    ScheduleDefinition,
+    TableColumn,
+    TableRecord,
+    TableSchema,
+    define_asset_job,
+    multi_asset_check,
+)
+
+from social_recording.dagster_defs.assets import TOKEN_SOCIAL_URLS, observations_for_run
+from social_recording.domain.models import utcnow
+from social_recording.domain.status import FetchStatus
+from social_recording.domain.urls import Platform
+from social_recording.recording.health import (
+    EXHAUSTED_GROWTH,
+    EXHAUSTED_WINDOW,
+    LONGEST_RUN,
+    PAID_ONCE,
+    STARVED_AFTER,
+    STARVED_RETRIES,
+    STUCK_PENDING,
+    STUCK_PENDING_AFTER,
+    ExhaustedBaseline,
+    HealthCheck,
+    PaidLedgerFigures,
+    RunFigures,
+    Severity,
+    StoreFigures,
+    check_exhausted_growth,
+    check_paid_once,
+    check_starved_retries,
+    check_stuck_pending,
+)
+from social_recording.recording.run_state import RunState
+from social_recording.sandbox.ledger import POLL_PREFIXES, Ledger
+from social_recording.store.base import Store
+
+if TYPE_CHECKING:  # what define_asset_job returns; Dagster does not export the name
+    from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
+
+log = logging.getLogger("social_recording.health")
+
+HEALTH_JOB = "health_check_job"
+HEALTH_CRON = "15 * * * *"
+"""A quarter past every hour: between two retry runs (minute 0), so it sees what the last one left."""
+
+_EXHAUSTED_KEY = f"urls_{FetchStatus.EXHAUSTED.value}"
+"""The observation figure the growth check compares (written by `observations_for_run`)."""
+
+_DESCRIPTIONS: dict[str, str] = {
+    STUCK_PENDING: (
+        f"No pending element is older than {STUCK_PENDING_AFTER} (the URL lock's expiry plus the longest run, "
+        f"{LONGEST_RUN}): a pending element that old was never recorded and no run has reached it. ERROR: "
+        "nothing at all is recorded for it."
+    ),
+    STARVED_RETRIES: (
+        f"No element the default retry selection would take has waited more than {STARVED_AFTER} since its "
+        "last recording (its back-off plus two hourly retry cycles). What the retry deliberately leaves alone "
+        "(no generator, paid calls off) is not counted. WARN: the elements are late, not lost."
+    ),
+    EXHAUSTED_GROWTH: (
+        "The number of exhausted elements grows by at most SOCIAL_RECORDING_MAX_EXHAUSTED_PER_HOUR per hour, "
+        "compared with the observation at least an hour old. WARN: exhausted is a recorded outcome; a burst "
+        "suggests a provider outage or a bug spending call budgets."
+    ),
+    PAID_ONCE: (
+        "Sandbox only: the ledger's paid requests per distinct paid subject equal 1.00 (second steps of "
+        "two-step calls aside). ERROR: a repeated paid subject is a payment made twice."
+    ),
+}
+
+_SEVERITY = {Severity.WARN: AssetCheckSeverity.WARN, Severity.ERROR: AssetCheckSeverity.ERROR}
+
+_EXAMPLE_COLUMNS = ("token", "url", "status", "platform", "waiting_since", "attempts", "detail")
+_EXAMPLE_SCHEMA = TableSchema(columns=[TableColumn(c, "int" if c == "attempts" else "string")
+                                       for c in _EXAMPLE_COLUMNS])
+
+
+def check_names(*, sandbox: bool) -> list[str]:
+    """The checks of this configuration: the ledger check exists only in the sandbox."""
+    return [STUCK_PENDING, STARVED_RETRIES, EXHAUSTED_GROWTH, *([PAID_ONCE] if sandbox else [])]
+
+
+def check_specs(*, sandbox: bool) -> list[AssetCheckSpec]:
+    return [AssetCheckSpec(name, asset=TOKEN_SOCIAL_URLS, description=_DESCRIPTIONS[name])
+            for name in check_names(sandbox=sandbox)]
+
+
+@dataclass(frozen=True)
+class HealthInputs:
+    """What the checks need besides the store: the retry job's configuration (to judge starvation
+    with its own selection), the exhausted bound, and the sandbox ledger (None live)."""
+
+    enable_paid: bool
+    usable_platforms: frozenset[Platform]
+    max_exhausted_per_hour: int
+    ledger: Ledger | None
+
+    @classmethod
+    def from_resources(cls, resources: Any) -> "HealthInputs":
+        """From a run's resources (`policy`, `platforms` and its upstream): the same values the
+        retry job reads, so the starvation check and the retry selection never disagree."""
+        policy = resources.policy
+        platforms = resources.platforms
+        upstream = platforms.upstream
+        ledger = Ledger(upstream.sandbox_ledger) if upstream.is_sandbox() and upstream.sandbox_ledger else None
+        return cls(
+            enable_paid=policy.enable_paid,
+            usable_platforms=frozenset(platforms.registry().usable_platforms()),
+            max_exhausted_per_hour=policy.max_exhausted_per_hour,
+            ledger=ledger,
+        )
+
+
+def ledger_figures(ledger: Ledger) -> PaidLedgerFigures:
+    """Paid requests (second steps of two-step calls aside) against the distinct subjects they were for."""
+    billable = [(e.service, e.subject) for e in ledger.read() if e.paid and not e.subject.startswith(POLL_PREFIXES)]
+    return PaidLedgerFigures(len(billable), len(set(billable)), ledger.repeated_paid_subjects())
+
+
+def exhausted_baseline(instance: DagsterInstance, now: datetime) -> ExhaustedBaseline | None:
+    """The exhausted count of the latest observation at least `EXHAUSTED_WINDOW` old, or of the
+    earliest observation when none is that old yet (None: never observed)."""
+    cutoff = (now - EXHAUSTED_WINDOW).timestamp()
+    records = instance.fetch_observations(
+        AssetRecordsFilter(asset_key=TOKEN_SOCIAL_URLS, before_timestamp=cutoff), limit=1
+    ).records
+    if not records:
+        records = instance.fetch_observations(TOKEN_SOCIAL_URLS, limit=1, ascending=True).records
+    for record in records:
+        observation = record.asset_observation
+        value = observation.metadata.get(_EXHAUSTED_KEY) if observation is not None else None
+        if value is not None and isinstance(value.value, int):
+            return ExhaustedBaseline(value.value, datetime.fromtimestamp(record.timestamp, UTC))
+    return None
+
+
+def evaluate_health(
+    store: Store,
+    inputs: HealthInputs,
+    *,
+    now: datetime,
+    baseline: ExhaustedBaseline | None,
+    figures: StoreFigures | None = None,
+) -> list[HealthCheck]:
+    """Every check of this configuration, in `check_names` order."""
+    exhausted = (figures or StoreFigures.read(store)).by_status[FetchStatus.EXHAUSTED]
+    checks = [
+        check_stuck_pending(store, now),
+        check_starved_retries(store, now, enable_paid=inputs.enable_paid, usable_platforms=inputs.usable_platforms),
+        check_exhausted_growth(exhausted, baseline, now, max_per_hour=inputs.max_exhausted_per_hour),
+    ]
+    if inputs.ledger is not None:
+        checks.append(check_paid_once(ledger_figures(inputs.ledger)))
+    return checks
+
+
+def check_metadata(check: HealthCheck) -> dict[str, Any]:
+    """Numbers (plotted per check), the failing elements as a table, repeated paid subjects as text."""
+    meta: dict[str, Any] = {
+        key: MetadataValue.float(float(v)) if isinstance(v, float) else MetadataValue.int(int(v))
+        for key, v in check.figures.items()
+    }
+    if check.examples:
+        meta["examples"] = MetadataValue.table(
+            records=[TableRecord(e.as_row()) for e in check.examples], schema=_EXAMPLE_SCHEMA
+        )
+    if check.subjects:
+        meta["repeated_paid_subjects"] = MetadataValue.md("\n".join(f"- `{s}`" for s in check.subjects))
+    return meta
+
+
+def to_evaluation(check: HealthCheck) -> AssetCheckEvaluation:
+    """For a recording run's event log (never blocking: the run's data is recorded either way)."""
+    return AssetCheckEvaluation(
+        asset_key=TOKEN_SOCIAL_URLS,
+        check_name=check.name,
+        passed=check.passed,
+        metadata=check_metadata(check),
+        severity=_SEVERITY[check.severity],
+        description=check.summary,
+        blocking=False,
+    )
+
+
+def to_result(check: HealthCheck) -> AssetCheckResult:
+    return AssetCheckResult(
+        asset_key=TOKEN_SOCIAL_URLS,
+        check_name=check.name,
+        passed=check.passed,
+        metadata=check_metadata(check),
+        severity=_SEVERITY[check.severity],
+        description=check.summary,
+    )
+
+
+def _log_failures(checks: Sequence[HealthCheck], warn: Any) -> None:
+    for check in checks:
+        if not check.passed:
+            names = ", ".join(f"{e.token} {e.url}" for e in check.examples) or ", ".join(check.subjects)
+            warn(f"health check {check.name} ({check.severity.value}) failed: {check.summary}"
+                 + (f"; e.g. {names}" if names else ""))
+
+
+def report_health(context: Any, store: Store, run_summary: RunState | RunFigures | None) -> None:
+    """The report stage's hook: observe the recorded-data assets and evaluate the health checks
+    into this run's event log. Whatever happens here is logged and swallowed: health describes the
+    data, and must never fail the run that recorded it."""
+    try:
+        now = utcnow()
+        inputs = HealthInputs.from_resources(context.resources)
+        figures = StoreFigures.read(store)
+        baseline = exhausted_baseline(context.instance, now)
+        events: list[Any] = [*observations_for_run(store, run_summary, figures=figures)]
+        checks = evaluate_health(store, inputs, now=now, baseline=baseline, figures=figures)
+        events += [to_evaluation(c) for c in checks]
+        for event in events:
+            context.log_event(event)
+        _log_failures(checks, context.log.warning)
+    except Exception as exc:  # health must never fail the run that recorded the data
+        context.log.warning(f"health report skipped: {type(exc).__name__} (the run's recording is unaffected)")
+        log.warning("health report failed", exc_info=True)
+
+
+def make_health_checks(*, sandbox: bool) -> AssetChecksDefinition:
+    """The checks as one multi-asset check (one store read serves them all)."""
+
+    @multi_asset_check(
+        name="health_checks",
+        specs=check_specs(sandbox=sandbox),
+        required_resource_keys={"store", "platforms", "policy"},
+        description="Convergence health of the recorded data: stuck pending elements, starved retries, "
+        "exhausted growth" + (", paid requests per distinct paid subject (sandbox)" if sandbox else "") + ".",
+    )
+    def health_checks(context: AssetCheckExecutionContext) -> Iterator[AssetCheckResult]:
+        store = context.resources.store.get()
+        now = utcnow()
+        inputs = HealthInputs.from_resources(context.resources)
+        figures = StoreFigures.read(store)
+        baseline = exhausted_baseline(context.instance, now)
+        # The hourly observation keeps the asset pages' plots going when no recording run happens.
+        for observation in observations_for_run(store, None, figures=figures):
+            context.op_execution_context.log_event(observation)
+        checks = evaluate_health(store, inputs, now=now, baseline=baseline, figures=figures)
+        _log_failures(checks, context.log.warning)
+        for check in checks:
+            yield to_result(check)
+
+    return health_checks
+
+
+def make_health_job(checks: AssetChecksDefinition) -> "UnresolvedAssetJobDefinition":
+    return define_asset_job(
+        HEALTH_JOB,
+        selection=AssetSelection.checks(checks),
+        description="Evaluate the health checks of the recorded data (no recording, no upstream call).",
+    )
+
+
+def make_health_schedule(job: "UnresolvedAssetJobDefinition", status: DefaultScheduleStatus) -> ScheduleDefinition:
+    return ScheduleDefinition(
+        name="health_schedule",
+        job=job,
+        cron_schedule=HEALTH_CRON,
+        execution_timezone="UTC",
+        default_status=status,
+        description="Hourly health checks of the recorded data, so they stay current between recording runs.",
+    )
+
+
+def latest_evaluations(instance: DagsterInstance, names: Sequence[str]) -> Mapping[str, AssetCheckEvaluation]:
+    """The latest evaluation of each named check (tests and scripts)."""
+    from dagster import AssetCheckKey
+
+    out: dict[str, AssetCheckEvaluation] = {}
+    for name in names:
+        history = instance.event_log_storage.get_asset_check_execution_history(
+            AssetCheckKey(TOKEN_SOCIAL_URLS, name), limit=1
+        )
+        if history and history[0].event is not None:
+            data = history[0].event.dagster_event.event_specific_data if history[0].event.dagster_event else None
+            if isinstance(data, AssetCheckEvaluation):
+                out[name] = data
+    return out

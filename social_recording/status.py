@@ -1,0 +1,230 @@
+"""`python -m social_recording status`: where convergence stands, for terminals and scripts.
+
+Reads the configured store (SOCIAL_RECORDING_STORE_URL and the other settings, validated as for the
+jobs) and prints the token URLs by status and by platform, the longest-waiting elements a retry can
+still change (with their detail), and when the retry job next has work. `--json` prints the same as
+one JSON document. Nothing is written: a SQLite store that does not exist is reported, not created.
+Exit codes: 0 printed, 2 a bad setting, 1 the store could not be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+
+from social_recording.domain.models import ensure_utc, utcnow
+from social_recording.domain.redaction import scrub
+from social_recording.domain.status import ABSORBING, RETRYABLE, FetchStatus
+from social_recording.platforms.base import ProviderKeys
+from social_recording.platforms.registry import usable_platforms
+from social_recording.recording._text import safe_url
+from social_recording.recording.candidates import default_statuses
+from social_recording.recording.health import (
+    NextRetry,
+    StoreFigures,
+    next_retry,
+    oldest_waiting,
+    status_rows,
+)
+from social_recording.settings import PREFIX, Settings, SettingsError, load_settings
+from social_recording.store import mask_url_password, open_store, parse_store_url
+from social_recording.store.base import WaitingElement
+
+DEFAULT_OLDEST = 10
+_SANDBOX_KEY = SecretStr("sandbox")
+"""The sandbox accepts any non-empty provider key, and the jobs give it one for every provider
+left unset (GitHub's token stays optional, as at GitHub), so in the sandbox every platform is usable."""
+
+
+class StatusError(Exception):
+    """The store could not be read; the message names the variable and never a password."""
+
+
+def provider_keys(settings: Settings) -> ProviderKeys:
+    """The keys the jobs would run with (in the sandbox, a placeholder for every unset one)."""
+
+    def key(value: SecretStr | None, *, sandbox_default: bool = True) -> SecretStr | None:
+        if value is not None and value.get_secret_value().strip():
+            return value
+        return _SANDBOX_KEY if settings.upstream == "sandbox" and sandbox_default else None
+
+    return ProviderKeys(
+        twitterapi_io_key=key(settings.twitterapi_io_key),
+        apify_token=key(settings.apify_token),
+        youtube_api_key=key(settings.youtube_api_key),
+        github_token=key(settings.github_token, sandbox_default=False),
+        urlscan_api_key=key(settings.urlscan_api_key),
+    )
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    store: str
+    """The store URL, password masked."""
+    at: datetime
+    figures: StoreFigures
+    oldest: tuple[WaitingElement, ...]
+    retry: NextRetry
+    retry_statuses: tuple[str, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        f = self.figures
+        return {
+            "store": self.store,
+            "at": _iso(self.at),
+            "tokens": f.tokens,
+            "urls": f.urls,
+            "urls_final": f.urls - f.not_converged,
+            "urls_not_converged": f.not_converged,
+            "by_status": {s.value: f.by_status.get(s, 0) for s in FetchStatus},
+            "by_platform": dict(status_rows(f)),
+            "objects": {kind.value: n for kind, n in f.objects.items()},
+            "metrics": f.metrics,
+            "links": f.links,
+            "oldest_waiting": [_element_json(e) for e in self.oldest],
+            "next_retry": {
+                "statuses": list(self.retry_statuses),
+                "due_now": self.retry.due_now,
+                "due_now_capped": self.retry.due_now_capped,
+                "next_due_at": None if self.retry.next_due_at is None else _iso(self.retry.next_due_at),
+                "next_schedule_tick": _iso(self.retry.next_tick),
+            },
+        }
+
+
+def _iso(value: datetime) -> str:
+    return ensure_utc(value).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _element_json(e: WaitingElement) -> dict[str, Any]:
+    return {
+        "token": e.address,
+        "url": safe_url(e.url),
+        "status": e.status.value,
+        "platform": e.platform,
+        "attempts": e.attempts,
+        "waiting_since": _iso(e.since),
+        "recorded": e.recorded,
+        "cause": None if e.cause is None else e.cause.value,
+        "detail": None if e.detail is None else safe_url(e.detail),
+    }
+
+
+def read_report(settings: Settings, *, oldest: int = DEFAULT_OLDEST, now: datetime | None = None) -> StatusReport:
+    """Read everything the command prints; StatusError when the store cannot be read."""
+    url = settings.store_url
+    shown = mask_url_password(url)
+    parsed = parse_store_url(url)
+    if parsed.kind == "sqlite" and parsed.path is not None and not Path(parsed.path).is_file():
+        raise StatusError(
+            f"{PREFIX}STORE_URL={shown!r}: no store file at {Path(parsed.path).resolve()} (nothing recorded yet? "
+            "run a job first, or point the variable at the store the jobs use)"
+        )
+    moment = ensure_utc(now or utcnow())
+    usable = usable_platforms(provider_keys(settings))
+    try:
+        store = open_store(url)
+    except Exception as exc:
+        raise StatusError(f"{PREFIX}STORE_URL={shown!r}: cannot open the store: {_why(exc, url)}") from None
+    try:
+        figures = StoreFigures.read(store)
+        waiting = oldest_waiting(store, moment, oldest) if oldest > 0 else ()
+        retry = next_retry(store, moment, enable_paid=settings.enable_paid, usable_platforms=usable)
+    except Exception as exc:
+        raise StatusError(f"{PREFIX}STORE_URL={shown!r}: cannot read the store: {_why(exc, url)}") from None
+    finally:
+        store.close()
+    statuses = default_statuses(enable_paid=settings.enable_paid, usable_platforms=usable)
+    return StatusReport(shown, moment, figures, waiting, retry, tuple(sorted(s.value for s in statuses)))
+
+
+def _why(exc: BaseException, url: str) -> str:
+    return f"{type(exc).__name__}: {scrub(str(exc), url)}"[:500]
+
+
+def _ago(now: datetime, then: datetime) -> str:
+    minutes = int((now - then).total_seconds() // 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min" if hours < 48 else f"{hours // 24} days"
+
+
+def render_text(report: StatusReport) -> str:
+    f = report.figures
+    final = f.urls - f.not_converged
+    lines = [
+        f"store {report.store} at {_iso(report.at)}",
+        f"{f.tokens} tokens, {f.urls} token URLs: {final} final, {f.not_converged} a retry can still change",
+        f"objects: {', '.join(f'{n} {kind.value}s' for kind, n in f.objects.items())}; "
+        f"{f.metrics} metric points; {f.links} token links",
+        "",
+        "by status",
+    ]
+    for status in FetchStatus:
+        kind = "final" if status in ABSORBING else "retryable"
+        lines.append(f"  {status.value:<13} {f.by_status.get(status, 0):>7}   {kind}")
+    rows = list(status_rows(f))
+    if rows:
+        header = ["platform", *(s.value for s in FetchStatus), "total"]
+        table = [[platform, *(str(row[s.value]) for s in FetchStatus), str(row["total"])] for platform, row in rows]
+        widths = [max(len(r[i]) for r in [header, *table]) for i in range(len(header))]
+        lines += ["", "by platform"]
+        for cells in [header, *table]:
+            lines.append("  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
+                                          enumerate(zip(cells, widths, strict=True))))
+    lines += ["", "oldest waiting elements (statuses a retry can change: "
+              + ", ".join(s.value for s in FetchStatus if s in RETRYABLE) + ")"]
+    if not report.oldest:
+        lines.append("  none")
+    for e in report.oldest:
+        since = _ago(report.at, e.since) + ("" if e.recorded else ", never recorded")
+        detail = f" — {safe_url(e.detail)}" if e.detail else ""
+        lines.append(f"  {e.status.value:<12} {e.platform or '(not canonical)':<10} attempts={e.attempts} "
+                     f"waiting {since}  {e.address}  {safe_url(e.url)}{detail}")
+    r = report.retry
+    lines += ["", f"next retry (default selection: {', '.join(report.retry_statuses)})"]
+    if r.due_now:
+        lines.append(f"  {'at least ' if r.due_now_capped else ''}{r.due_now} element(s) due now")
+    elif r.next_due_at is not None:
+        lines.append(f"  nothing due now; the next element comes due at {_iso(r.next_due_at)} "
+                     f"(in {_ago(r.next_due_at, report.at)})")
+    else:
+        lines.append("  nothing left for the retry job under this configuration")
+    lines.append(f"  retry_schedule's next tick: {_iso(r.next_tick)} (hourly, when the schedule is running)")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "python -m social_recording status") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", action="store_true", help="print one JSON document (for scripts)")
+    parser.add_argument("--oldest", type=int, default=DEFAULT_OLDEST,
+                        help=f"how many waiting elements to list (default {DEFAULT_OLDEST})")
+    args = parser.parse_args(argv)
+    if args.oldest < 0:
+        parser.error(f"--oldest must be >= 0, got {args.oldest}")
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    try:
+        report = read_report(settings, oldest=args.oldest)
+    except StatusError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(report.as_json(), indent=2))
+    else:
+        print(render_text(report))
+    return 0
+
