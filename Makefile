@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEV_HOME ?= $(CURDIR)/.social_recording/dagster_home
 
-.PHONY: install test lint dev demo-run test-mongo clean
+.PHONY: install test lint dev demo-run status test-mongo clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,12 @@ dev: install
 
 demo-run: install
 	$(BIN)/python -m social_recording.demo
+
+# Where convergence stands in the store `make dev` writes (or the one SOCIAL_RECORDING_STORE_URL names):
+# token URLs by status and platform, the longest-waiting elements, the next retry.
+# `make status STATUS_ARGS=--json` for scripts.
+status: install
+	DAGSTER_HOME=$(DEV_HOME) $(BIN)/python -m social_recording status $(STATUS_ARGS)
 
 # The store's contract tests (and its index checks) against the docker-compose `mongodb` service,
 # with the credentials of .env: `docker compose up -d --wait mongodb && make test-mongo`.

@@ -147,7 +147,7 @@ def read_report(settings: Settings, *, oldest: int = DEFAULT_OLDEST, now: dateti
 
 
 def _why(exc: BaseException, url: str) -> str:
-    return f"{type(exc).__name__}: {scrub(str(exc), url)}"[:500]
+    return f"{type(exc).__name__}: {scrub(str(exc), url)}"[:300]
 
 
 def _ago(now: datetime, then: datetime) -> str:

@@ -61,6 +61,7 @@ from social_recording.recording.health import (
     check_paid_once,
     check_starved_retries,
     check_stuck_pending,
+    paid_ledger_figures,
 )
 from social_recording.recording.run_state import RunState
 from social_recording.sandbox.ledger import POLL_PREFIXES, Ledger
@@ -96,7 +97,8 @@ _DESCRIPTIONS: dict[str, str] = {
     ),
     PAID_ONCE: (
         "Sandbox only: the ledger's paid requests per distinct paid subject equal 1.00 (second steps of "
-        "two-step calls aside). ERROR: a repeated paid subject is a payment made twice."
+        "two-step calls aside, and retries after a transient failure, which spend the URL's call budget). "
+        "ERROR: a subject paid for again after it was answered is a payment made twice."
     ),
 }
 
@@ -145,8 +147,7 @@ class HealthInputs:
 
 def ledger_figures(ledger: Ledger) -> PaidLedgerFigures:
     """Paid requests (second steps of two-step calls aside) against the distinct subjects they were for."""
-    billable = [(e.service, e.subject) for e in ledger.read() if e.paid and not e.subject.startswith(POLL_PREFIXES)]
-    return PaidLedgerFigures(len(billable), len(set(billable)), ledger.repeated_paid_subjects())
+    return paid_ledger_figures(ledger.read(), second_steps=POLL_PREFIXES)
 
 
 def exhausted_baseline(instance: DagsterInstance, now: datetime) -> ExhaustedBaseline | None:

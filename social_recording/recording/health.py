@@ -17,16 +17,19 @@ The checks, and why each bound is what it is:
 - **`exhausted` growth**: a URL that spent its call budget is a legitimate outcome, but many at once
   point at a provider outage or a bug burning budgets.
 - **paid requests per distinct paid subject** (sandbox only, from its ledger): exactly 1.00 unless a
-  payment was made twice.
+  payment was made twice for an answer (retries after a transient failure are the URL's call budget).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
+from typing import Protocol
 
+from social_recording.domain.dedupe import DEDUPE_TTL
 from social_recording.domain.graph import ObjectKind
 from social_recording.domain.models import ensure_utc
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
@@ -280,31 +283,106 @@ def check_exhausted_growth(
     return HealthCheck(EXHAUSTED_GROWTH, passed, Severity.WARN, summary, figures)
 
 
+NOT_AN_ANSWER = frozenset({402, 429})
+"""HTTP statuses (beside every 5xx) of a paid request that did not answer the question: no credit,
+slow down. Asking again after one of these spends the URL's retry budget; it does not pay twice for
+an answer."""
+
+
+def is_answer(http_status: int) -> bool:
+    """True when a provider's reply answered the question (found, missing, refused...)."""
+    return http_status < 500 and http_status not in NOT_AN_ANSWER
+
+
+class PaidRequestLine(Protocol):
+    """One request a (fake) provider received, as its ledger records it."""
+
+    @property
+    def ts(self) -> datetime: ...
+    @property
+    def service(self) -> str: ...
+    @property
+    def subject(self) -> str: ...
+    @property
+    def status(self) -> int: ...
+    @property
+    def paid(self) -> bool: ...
+
+
 @dataclass(frozen=True)
 class PaidLedgerFigures:
-    """From the sandbox ledger: paid requests (second steps of two-step calls aside), the distinct
-    (service, subject) pairs they were for, and the pairs asked more than once."""
+    """Paid requests against the distinct (service, subject) pairs they were for. A request for a
+    subject that has not been answered yet (its earlier requests failed transiently) is a retry
+    within the URL's call budget; one for a subject answered less than the dedupe TTL before is a
+    payment for an answer we already had."""
 
     paid_requests: int
     distinct_subjects: int
-    repeated: Mapping[tuple[str, str], int]
+    retries_after_failure: int = 0
+    repeated: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    """(service, subject) -> requests in all, for subjects paid for again after an answer."""
+
+    @property
+    def after_answer(self) -> int:
+        """Requests that paid again for an answer already received."""
+        return self.paid_requests - self.retries_after_failure - self.distinct_subjects
+
+
+def paid_ledger_figures(
+    lines: Iterable[PaidRequestLine], *, second_steps: tuple[str, ...] = (), answer_ttl: timedelta = DEDUPE_TTL
+) -> PaidLedgerFigures:
+    """Read a ledger (in arrival order). `second_steps` are subject prefixes of the second step of a
+    two-step paid call (a poll of a scan already paid for): never a repeat. An answer older than
+    `answer_ttl` is due for a fresh call (the dedupe gate's rule), so asking again then is no waste."""
+    answered_at: dict[tuple[str, str], datetime] = {}
+    requests: Counter[tuple[str, str]] = Counter()
+    wasted: Counter[tuple[str, str]] = Counter()
+    retries = 0
+    for line in lines:
+        if not line.paid or line.subject.startswith(second_steps):
+            continue
+        key = (line.service, line.subject)
+        if requests[key]:
+            last = answered_at.get(key)
+            if last is not None and ensure_utc(line.ts) - last < answer_ttl:
+                wasted[key] += 1
+            else:
+                retries += 1
+        requests[key] += 1
+        if is_answer(line.status):
+            answered_at[key] = ensure_utc(line.ts)
+    repeated = {key: requests[key] for key in sorted(wasted)}
+    return PaidLedgerFigures(sum(requests.values()), len(requests), retries, repeated)
 
 
 def check_paid_once(ledger: PaidLedgerFigures) -> HealthCheck:
-    """ERROR: every repeated paid subject is a payment made twice for one answer, the first promise
-    broken (in the sandbox nothing is billed, but the same code pays real providers in production)."""
-    ratio = ledger.paid_requests / ledger.distinct_subjects if ledger.distinct_subjects else 1.0
+    """ERROR: a subject paid for again after it was answered is a payment made twice for one
+    answer, the first promise broken (in the sandbox nothing is billed, but the same code pays real
+    providers in production). Requests repeated after a transient failure (5xx, 429, 402) are the
+    URL's retry budget and are set aside; an explicit retry naming an answered status (one fresh call
+    by request) shows here too."""
+    distinct = ledger.distinct_subjects
+    ratio = (ledger.paid_requests - ledger.retries_after_failure) / distinct if distinct else 1.0
+    raw = ledger.paid_requests / distinct if distinct else 1.0
     passed = not ledger.repeated
     subjects = tuple(f"{service} {safe_url(subject)} x{n}" for (service, subject), n in
                      list(ledger.repeated.items())[:EXAMPLES])
+    retries = (f"; {ledger.retries_after_failure} more were retries after a transient failure"
+               if ledger.retries_after_failure else "")
     if passed:
-        summary = (f"{ledger.paid_requests} paid request(s) for {ledger.distinct_subjects} distinct paid "
-                   f"subject(s): {ratio:.2f} per subject")
+        summary = (f"{ledger.paid_requests - ledger.retries_after_failure} paid request(s) for {distinct} "
+                   f"distinct paid subject(s): {ratio:.2f} per subject{retries}")
     else:
-        summary = (f"{len(ledger.repeated)} paid subject(s) requested more than once: {ratio:.2f} paid requests "
-                   "per distinct subject instead of 1.00")
-    figures = {"paid_requests": ledger.paid_requests, "distinct_paid_subjects": ledger.distinct_subjects,
-               "paid_requests_per_subject": round(ratio, 2), "repeated_subjects": len(ledger.repeated)}
+        summary = (f"{len(ledger.repeated)} paid subject(s) paid for again after an answer: {ratio:.2f} paid "
+                   f"requests per distinct subject instead of 1.00{retries}")
+    figures: dict[str, int | float] = {
+        "paid_requests": ledger.paid_requests,
+        "distinct_paid_subjects": distinct,
+        "paid_requests_per_subject": round(ratio, 2),
+        "paid_requests_per_subject_with_retries": round(raw, 2),
+        "retries_after_failure": ledger.retries_after_failure,
+        "paid_again_after_answer": ledger.after_answer,
+    }
     return HealthCheck(PAID_ONCE, passed, Severity.ERROR, summary, figures, subjects=subjects)
 
 

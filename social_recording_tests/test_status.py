@@ -1,0 +1,169 @@
+"""`python -m social_recording status` on a seeded store: text, `--json`, clear errors, no secret."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from social_recording.domain.models import TokenProfile, utcnow
+from social_recording.domain.status import Cause, FetchStatus
+from social_recording.status import main
+from social_recording.store import SqliteStore
+from social_recording.store.base import ElementWrite, UrlWrite
+from social_recording_tests.dagster_defs.sandbox_env import apply_env
+
+REPO = Path(__file__).resolve().parents[1]
+HOUR = timedelta(hours=1)
+
+A = "TokStatusA111111111111111111111111111111111"
+B = "TokStatusB222222222222222222222222222222222"
+GH = "https://github.com/org/repo"
+TG = "https://t.me/coinchat"
+DISCORD = "https://discord.com/invite/coin"
+X1 = "https://x.com/i/status/1"
+SECRETS = {"TWITTERAPI_IO_KEY": "twitterapi-key-S3cret", "YOUTUBE_API_KEY": "youtube-key-S3cret"}
+
+
+def _write(store: SqliteStore, address: str, url: str, platform: str, status: FetchStatus, at: object, *,
+           cause: Cause | None = None, detail: str | None = None) -> None:
+    assert store.apply_url_write(UrlWrite(
+        address=address, url=url, platform=platform, fence=1, now=at,  # type: ignore[arg-type]
+        element=ElementWrite(status, 0 if cause else 1, None if cause else at, at, cause, detail),  # type: ignore[arg-type]
+    )).result.applied
+
+
+@pytest.fixture()
+def seeded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A store with a token whose GitHub link failed 20 minutes ago, a telegram link recorded ok, a
+    discord invite nobody can read, a paid tweet skipped (paid calls off), and a token never recorded."""
+    path = tmp_path / "store.db"
+    now = utcnow()
+    store = SqliteStore(path)
+    try:
+        store.create_pending_token(TokenProfile(address=A, urls=[GH, TG, DISCORD, X1]), now=now - 5 * HOUR)
+        _write(store, A, GH, "github", FetchStatus.ERROR, now - timedelta(minutes=20),
+               detail="HTTP 503 from api.github.com")
+        _write(store, A, TG, "telegram", FetchStatus.OK, now - 4 * HOUR)
+        _write(store, A, DISCORD, "discord", FetchStatus.UNSUPPORTED, now - 4 * HOUR, cause=Cause.NO_GENERATOR,
+               detail="no generator for discord")
+        _write(store, A, X1, "x", FetchStatus.SKIPPED_PAID, now - 4 * HOUR, cause=Cause.PAID_DISABLED,
+               detail="paid calls are disabled")
+        store.create_pending_token(TokenProfile(address=B, urls=["https://github.com/other/repo"]),
+                                   now=now - 2 * HOUR)
+    finally:
+        store.close()
+    apply_env(monkeypatch, {"SOCIAL_RECORDING_STORE_URL": f"sqlite:///{path}", **SECRETS})
+    return path
+
+
+def test_json_reports_counts_oldest_and_next_retry(seeded: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+
+    assert report["store"] == f"sqlite:///{seeded}"
+    assert (report["tokens"], report["urls"], report["urls_final"], report["urls_not_converged"]) == (2, 5, 1, 4)
+    assert report["by_status"] == {"ok": 1, "not_found": 0, "blocked": 0, "invalid": 0, "exhausted": 0, "error": 1,
+                                   "unsupported": 1, "skipped_paid": 1, "pending": 1}
+    assert report["by_platform"]["github"] == {**{s.value: 0 for s in FetchStatus}, "error": 1, "pending": 1,
+                                               "total": 2}
+    # Longest-waiting first: the three recorded 4 h ago, then the token created 2 h ago and never recorded.
+    oldest = report["oldest_waiting"]
+    assert [(e["token"], e["status"]) for e in oldest] == [
+        (A, "unsupported"), (A, "skipped_paid"), (B, "pending"), (A, "error")]
+    assert oldest[2]["recorded"] is False and oldest[3]["detail"] == "HTTP 503 from api.github.com"
+    assert oldest[0]["cause"] == "no_generator"
+    # The never-recorded token is due now; paid calls are off, so the skipped tweet is not the retry's.
+    retry = report["next_retry"]
+    assert retry["due_now"] == 1 and retry["statuses"] == ["error", "pending", "unsupported"]
+    assert retry["next_schedule_tick"].endswith(":00:00Z")
+
+
+def test_next_due_when_nothing_is_due_now(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "store.db"
+    now = utcnow()
+    store = SqliteStore(path)
+    try:
+        store.create_pending_token(TokenProfile(address=A, urls=[GH]), now=now - 5 * HOUR)
+        _write(store, A, GH, "github", FetchStatus.ERROR, now - timedelta(minutes=20))
+    finally:
+        store.close()
+    apply_env(monkeypatch, {"SOCIAL_RECORDING_STORE_URL": f"sqlite:///{path}"})
+
+    assert main(["--json", "--oldest", "0"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["oldest_waiting"] == [] and report["next_retry"]["due_now"] == 0
+    due = report["next_retry"]["next_due_at"]
+    expected = (now - timedelta(minutes=20) + HOUR).isoformat(timespec="seconds").replace("+00:00", "Z")
+    assert due == expected  # the back-off of the element recorded 20 minutes ago ends in 40
+    assert main([]) == 0
+    assert "nothing due now; the next element comes due at " + due in capsys.readouterr().out
+
+
+def test_text_output(seeded: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert f"store sqlite:///{seeded}" in out
+    assert "2 tokens, 5 token URLs: 1 final, 4 a retry can still change" in out
+    lines = out.splitlines()
+    assert any(line.split() == ["error", "1", "retryable"] for line in lines)
+    assert any(line.split() == ["exhausted", "0", "final"] for line in lines)
+    assert any(line.split()[:1] == ["github"] and line.split()[-1] == "2" for line in lines)
+    assert any("error" in line and "HTTP 503 from api.github.com" in line and A in line for line in lines)
+    assert any(B in line and "never recorded" in line for line in lines)
+    assert "1 element(s) due now" in out and "retry_schedule's next tick" in out
+    assert "S3cret" not in out
+
+
+def test_a_missing_store_is_reported_not_created(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "nothing-here.db"
+    apply_env(monkeypatch, {"SOCIAL_RECORDING_STORE_URL": f"sqlite:///{path}"})
+    assert main([]) == 1
+    err = capsys.readouterr().err
+    assert "SOCIAL_RECORDING_STORE_URL" in err and "no store file" in err
+    assert not path.exists()
+
+
+def test_a_bad_store_url_names_the_variable_without_the_password(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    apply_env(monkeypatch, {"SOCIAL_RECORDING_STORE_URL": "mongodb://admin:Hunter2-S3cret@db.internal:27017"})
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert "SOCIAL_RECORDING_STORE_URL" in err and "database name is missing" in err
+    assert "Hunter2" not in err
+
+
+def test_an_unreachable_store_names_the_variable_without_the_password(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    apply_env(monkeypatch, {
+        "SOCIAL_RECORDING_STORE_URL": "mongodb://admin:Hunter2-S3cret@127.0.0.1:1/social?serverSelectionTimeoutMS=300",
+        "SOCIAL_RECORDING_LOCK_URL": "redis://127.0.0.1:1/0",
+    })
+    assert main(["--json"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "SOCIAL_RECORDING_STORE_URL='mongodb://admin:***@127.0.0.1:1/social" in captured.err
+    assert "cannot" in captured.err and "Hunter2" not in captured.err
+
+
+def test_the_module_entry_point(seeded: Path) -> None:
+    env = {**os.environ}
+    done = subprocess.run([sys.executable, "-m", "social_recording", "status", "--json"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["tokens"] == 2
+    usage = subprocess.run([sys.executable, "-m", "social_recording"], cwd=REPO, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert usage.returncode == 2 and "status" in usage.stderr
+    unknown = subprocess.run([sys.executable, "-m", "social_recording", "frobnicate"], cwd=REPO, env=env,
+                             capture_output=True, text=True, timeout=120)
+    assert unknown.returncode == 2 and "unknown command 'frobnicate'" in unknown.stderr
