@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -222,9 +223,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m social_record
     except StatusError as exc:
         print(exc, file=sys.stderr)
         return 1
-    if args.json:
-        print(json.dumps(report.as_json(), indent=2))
-    else:
-        print(render_text(report))
+    text = json.dumps(report.as_json(), indent=2) if args.json else render_text(report)
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `status | head`: the reader had enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 

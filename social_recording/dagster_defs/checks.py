@@ -61,6 +61,7 @@ from social_recording.recording.health import (
     check_paid_once,
     check_starved_retries,
     check_stuck_pending,
+    hours_text,
     paid_ledger_figures,
 )
 from social_recording.recording.run_state import RunState
@@ -81,12 +82,12 @@ _EXHAUSTED_KEY = f"urls_{FetchStatus.EXHAUSTED.value}"
 
 _DESCRIPTIONS: dict[str, str] = {
     STUCK_PENDING: (
-        f"No pending element is older than {STUCK_PENDING_AFTER} (the URL lock's expiry plus the longest run, "
-        f"{LONGEST_RUN}): a pending element that old was never recorded and no run has reached it. ERROR: "
+        f"No pending element is older than {hours_text(STUCK_PENDING_AFTER)} (the URL lock's expiry plus the "
+        f"longest run, {hours_text(LONGEST_RUN)}): a pending element that old was never recorded and no run has reached it. ERROR: "
         "nothing at all is recorded for it."
     ),
     STARVED_RETRIES: (
-        f"No element the default retry selection would take has waited more than {STARVED_AFTER} since its "
+        f"No element the default retry selection would take has waited more than {hours_text(STARVED_AFTER)} since its "
         "last recording (its back-off plus two hourly retry cycles). What the retry deliberately leaves alone "
         "(no generator, paid calls off) is not counted. WARN: the elements are late, not lost."
     ),

@@ -210,7 +210,7 @@ def check_stuck_pending(store: Store, now: datetime, *, after: timedelta = STUCK
     are included: the retry selection leaves them to this check."""
     query = CandidateQuery(frozenset({FetchStatus.PENDING}), now - after, EXAMPLES)
     found = store.waiting_elements(query, canonical_only=False)
-    bound = _hours(after)
+    bound = hours_text(after)
     if found.count == 0:
         summary = f"no pending element is older than {bound}"
     else:
@@ -233,7 +233,7 @@ def check_starved_retries(
     query = retry_query(now=now, min_interval=after, limit=EXAMPLES, enable_paid=enable_paid,
                         usable_platforms=usable_platforms)
     found = store.waiting_elements(query)
-    bound = _hours(after)
+    bound = hours_text(after)
     if found.count == 0:
         summary = f"every element the retry job would take was taken within {bound} of its last recording"
     else:
@@ -386,7 +386,8 @@ def check_paid_once(ledger: PaidLedgerFigures) -> HealthCheck:
     return HealthCheck(PAID_ONCE, passed, Severity.ERROR, summary, figures, subjects=subjects)
 
 
-def _hours(value: timedelta) -> str:
+def hours_text(value: timedelta) -> str:
+    """`2 h 03 min`, `3 h`: how the checks write their bounds."""
     minutes = round(value.total_seconds() / 60)
     return f"{minutes // 60} h {minutes % 60:02d} min" if minutes % 60 else f"{minutes // 60} h"
 
