@@ -359,10 +359,14 @@ def q_count_waiting(
     status: str, since_before: str, bound: int, recorded: bool, platform: str | None = None,
     canonical_only: bool = True,
 ) -> Sql:
-    """Health: how many elements of one range waited past the cutoff, counting at most `bound`."""
+    """Health: how many elements of one range waited past the cutoff, counting at most `bound` (the
+    inner query stops at the bound; the outer one counts those rows by their rowid)."""
     where, args = _waiting_where(status, since_before, recorded=recorded, platform=platform,
                                  canonical_only=canonical_only)
-    return f"SELECT COUNT(*) FROM (SELECT 1 FROM token_urls WHERE {where} LIMIT ?)", [*args, bound]
+    return (
+        f"SELECT COUNT(*) FROM token_urls WHERE rowid IN (SELECT rowid FROM token_urls WHERE {where} LIMIT ?)",
+        [*args, bound],
+    )
 
 
 def q_object_id_by_platform_key(kind: ObjectKind | str, platform_key: str) -> Sql:

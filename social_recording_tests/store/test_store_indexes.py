@@ -78,6 +78,8 @@ SQLITE_CASES: dict[str, tuple[tuple[Any, ...], str]] = {
     "links_by_token_entry": (("M001", "https://x.com/u1"), "idx_links_token_linked"),
     "delete_links": (("M001", "https://x.com/u1"), "idx_links_token_linked"),
     "unresolved_due": ((CUTOFF, 50), "idx_unresolved_due"),
+    "waiting": (("error", CUTOFF, 50, True), "idx_token_urls_due"),
+    "count_waiting": (("pending", CUTOFF, 50, False), "idx_token_urls_due"),
 }
 ORDERED_BY_THE_INDEX = ("due_by_status", "due_by_status_platform", "oldest_by_status", "unresolved_due")
 """Limited, ordered queries: the index must deliver the order, so the LIMIT stops the scan early."""
@@ -173,6 +175,7 @@ MONGO_CASES: dict[str, tuple[Any, ...]] = {
     "metrics_of_object": ("content", "0123456789abcdef01234567"),
     "links_by_token_entry": ("M001", "https://x.com/u1"),
     "unresolved_due": (T1, 50),
+    "waiting": ("error", T1, 50, True),
 }
 """Parameters for each named Mongo query (test_mongo_store.py runs them all on mongomock too)."""
 
