@@ -23,8 +23,8 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from social_recording.domain.policy import DEFAULT_MAX_EXHAUSTED_PER_HOUR
 from social_recording.locks import open_lock_manager
-from social_recording.recording.health import DEFAULT_MAX_EXHAUSTED_PER_HOUR
 from social_recording.store import mask_url_password, parse_store_url
 
 PREFIX = "SOCIAL_RECORDING_"

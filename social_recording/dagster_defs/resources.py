@@ -25,12 +25,12 @@ import httpx
 from dagster import ConfigurableResource, EnvVar, InitResourceContext, ResourceDependency
 from pydantic import PrivateAttr, SecretStr
 
+from social_recording.domain.policy import DEFAULT_MAX_EXHAUSTED_PER_HOUR
 from social_recording.locks import open_lock_manager
 from social_recording.locks.base import LockManager
 from social_recording.platforms.base import GeneratorRegistry, ProviderKeys
 from social_recording.platforms.registry import build_registry
 from social_recording.recording.gate import DedupeGate
-from social_recording.recording.health import DEFAULT_MAX_EXHAUSTED_PER_HOUR
 from social_recording.recording.writer import GraphWriter
 from social_recording.store import mask_url_password, open_store
 from social_recording.store.base import Store

@@ -15,6 +15,12 @@ DEFAULT_MIN_INTERVAL = timedelta(minutes=DEFAULT_MIN_INTERVAL_MINUTES)
 path, the retry job and the sensor all measure it the same way, from the last recording."""
 
 
+DEFAULT_MAX_EXHAUSTED_PER_HOUR = 25
+"""Elements allowed to become `exhausted` per hour before the growth check warns (configurable with
+SOCIAL_RECORDING_MAX_EXHAUSTED_PER_HOUR). A dead link exhausts after five calls spread over hours,
+so a steady trickle is normal; a burst is a provider outage or a bug spending budgets."""
+
+
 def resolve_final_status(
     current_attempts: int,
     status: FetchStatus,

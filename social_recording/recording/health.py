@@ -62,11 +62,6 @@ STARVED_AFTER = DEFAULT_MIN_INTERVAL + STARVED_AFTER_CYCLES * RETRY_CYCLE
 """Since the element's last recording (or its creation, never recorded): its back-off, then two
 retry cycles in which the hourly retry should have taken it."""
 
-DEFAULT_MAX_EXHAUSTED_PER_HOUR = 25
-"""Elements allowed to become `exhausted` per hour before the growth check warns (configurable with
-SOCIAL_RECORDING_MAX_EXHAUSTED_PER_HOUR). A dead link exhausts after five calls spread over hours,
-so a steady trickle is normal; a burst is a provider outage or a bug spending budgets."""
-
 EXHAUSTED_WINDOW = timedelta(hours=1)
 """The growth check compares with the figure observed at least this long ago."""
 
