@@ -1,16 +1,26 @@
-"""Run configuration of the three ops (DESIGN §12). Validated by Dagster before a run starts.
+"""Run configuration, validated by Dagster before a run starts.
 
-No `from __future__ import annotations` here or in ops.py: Dagster reads the config and resource
-annotations of an op at decoration time and cannot resolve string annotations.
+Users and scripts configure the three jobs through one node each — `retry_urls`, `reconcile_window`,
+`record_tokens` — with the configs below (`{"ops": {"retry_urls": {"config": {...}}}}`). Each node is
+a graph of stages; its config mapping hands every stage the part it needs (`stage_configs`).
+
+No `from __future__ import annotations` here or in the op modules: Dagster reads config and resource
+annotations at decoration time and cannot resolve string annotations.
 """
 
 from enum import Enum
+from typing import Any
 
 from dagster import Config
 from pydantic import Field
 
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL_MINUTES
 from social_recording.domain.status import FetchStatus
+
+
+def _workers() -> Any:
+    return Field(default=4, ge=1, le=32, description="Tokens recorded in parallel.")
+
 
 
 class RetryableStatus(Enum):
@@ -34,20 +44,43 @@ class RetryableStatus(Enum):
 assert {s.value for s in RetryableStatus} == {s.value for s in FetchStatus} - {FetchStatus.OK.value}
 
 
+def _set(**values: Any) -> dict[str, Any]:
+    """A stage's config without the unset (None) values: the stage's own defaults apply."""
+    return {"config": {k: v for k, v in values.items() if v is not None}}
+
+
+# --------------------------------------------------------------------------- live
+
+
 class TokenRef(Config):
     address: str = Field(min_length=1, description="Mint address.")
     symbol: str = Field(default="", description="Display symbol (informational).")
 
 
 class RecordTokensConfig(Config):
-    """`live_tokens_job`: the batch the token_flow_sensor launched (<= 20 tokens)."""
+    """`live_tokens_job`: the batch token_flow_sensor launched (at most 20 tokens)."""
 
     tokens: list[TokenRef] = Field(description="Tokens to record, as launched by token_flow_sensor.")
-    max_workers: int = Field(default=4, ge=1, le=32, description="Tokens recorded in parallel.")
+    max_workers: int = _workers()
+
+    def stage_configs(self) -> dict[str, Any]:
+        return {
+            "record_live_tokens": _set(tokens=[t.model_dump() for t in self.tokens], max_workers=self.max_workers),
+        }
+
+
+class LiveBatchConfig(Config):
+    """The live recording stage: the same fields as `record_tokens`."""
+
+    tokens: list[TokenRef] = Field(description="Tokens to record, as launched by token_flow_sensor.")
+    max_workers: int = _workers()
+
+
+# --------------------------------------------------------------------------- reconcile
 
 
 class ReconcileConfig(Config):
-    """`reconcile_job`: record tokens of the partition's window that we never saw (token axis)."""
+    """`reconcile_job`: record the tokens of the partition's UTC day that were never stored."""
 
     min_af_count: int | None = Field(
         default=None, ge=1, description="AF investor floor; default SOCIAL_RECORDING_AF_INVESTOR_THRESHOLD."
@@ -56,23 +89,50 @@ class ReconcileConfig(Config):
     deadline_seconds: float | None = Field(
         default=None, gt=0, description="No token is started after this many seconds."
     )
-    max_workers: int = Field(default=4, ge=1, le=32, description="Tokens recorded in parallel.")
+    max_workers: int = _workers()
+
+    def stage_configs(self) -> dict[str, Any]:
+        return {
+            "read_reconcile_window": _set(min_af_count=self.min_af_count),
+            "record_window_tokens": _set(limit=self.limit, deadline_seconds=self.deadline_seconds,
+                                         max_workers=self.max_workers),
+        }
+
+
+class WindowConfig(Config):
+    """The window-reading stage."""
+
+    min_af_count: int | None = Field(
+        default=None, ge=1, description="AF investor floor; default SOCIAL_RECORDING_AF_INVESTOR_THRESHOLD."
+    )
+
+
+class RecordWindowConfig(Config):
+    """The window-recording stage."""
+
+    limit: int | None = Field(default=None, ge=1, description="Cap on tokens recorded in this run.")
+    deadline_seconds: float | None = Field(
+        default=None, gt=0, description="No token is started after this many seconds."
+    )
+    max_workers: int = _workers()
+
+
+# --------------------------------------------------------------------------- retry
+
+STATUSES_HELP = (
+    "Statuses to re-attempt. Leave empty for the default selection: error and pending, plus "
+    "skipped_paid when paid calls are on and unsupported when a generator now exists for its "
+    "platform (what a retry can change under this configuration). Naming statuses selects "
+    "them as named, absorbing ones included (not_found, blocked, invalid, exhausted: one fresh "
+    "call each). `ok` cannot be named: it is final, and re-opening it would pay again for an "
+    "answer already recorded."
+)
 
 
 class RetryConfig(Config):
-    """`retry_job`: re-attempt URLs that are not converged (URL axis). `ok` cannot be named."""
+    """`retry_job`: re-attempt URLs that are not converged. `ok` cannot be named."""
 
-    statuses: list[RetryableStatus] | None = Field(
-        default=None,
-        description=(
-            "Statuses to re-attempt. Leave empty for the default selection: error and pending, plus "
-            "skipped_paid when paid calls are on and unsupported when a generator now exists for its "
-            "platform (what a retry can change under this configuration). Naming statuses selects "
-            "them as named, absorbing ones included (not_found, blocked, invalid, exhausted: one fresh "
-            "call each). `ok` cannot be named: it is final, and re-opening it would pay again for an "
-            "answer already recorded."
-        ),
-    )
+    statuses: list[RetryableStatus] | None = Field(default=None, description=STATUSES_HELP)
     token_addresses: list[str] | None = Field(default=None, description="Only these tokens.")
     limit: int = Field(default=50, ge=1, le=10_000, description="Cap on URLs.")
     min_interval_minutes: int = Field(
@@ -84,3 +144,36 @@ class RetryConfig(Config):
 
     def fetch_statuses(self) -> list[FetchStatus] | None:
         return None if not self.statuses else [FetchStatus(s.value) for s in self.statuses]
+
+    def stage_configs(self) -> dict[str, Any]:
+        return {
+            "select_retry_candidates": _set(
+                statuses=[s.value for s in self.statuses] if self.statuses else None,
+                token_addresses=self.token_addresses or None,
+                limit=self.limit,
+                min_interval_minutes=self.min_interval_minutes,
+            ),
+            "record_retry_candidates": _set(deadline_seconds=self.deadline_seconds, max_workers=self.max_workers),
+        }
+
+
+class RetrySelectConfig(Config):
+    """The selection stage."""
+
+    statuses: list[RetryableStatus] | None = Field(default=None, description=STATUSES_HELP)
+    token_addresses: list[str] | None = Field(default=None, description="Only these tokens.")
+    limit: int = Field(default=50, ge=1, le=10_000, description="Cap on URLs.")
+    min_interval_minutes: int = Field(
+        default=DEFAULT_MIN_INTERVAL_MINUTES, ge=0,
+        description="Back-off since the element's last recording (0: retry everything due now).",
+    )
+
+    def fetch_statuses(self) -> list[FetchStatus] | None:
+        return None if not self.statuses else [FetchStatus(s.value) for s in self.statuses]
+
+
+class RetryRecordConfig(Config):
+    """The recording stage."""
+
+    deadline_seconds: float | None = Field(default=None, gt=0, description="No URL started after this.")
+    max_workers: int = Field(default=4, ge=1, le=32, description="Tokens processed in parallel.")

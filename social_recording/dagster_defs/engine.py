@@ -1,7 +1,6 @@
-"""Assemble the plain-Python engine from the resources of one run (the use cases know no Dagster)."""
+"""Assemble the plain-Python engine from the typed resources of one run (the use cases know no Dagster)."""
 
 from dataclasses import dataclass
-from typing import Any
 
 from social_recording.dagster_defs.resources import (
     DedupeGateResource,
@@ -29,8 +28,8 @@ def build_engine(
     *,
     store: StoreResource,
     locks: LockManagerResource,
-    gate: DedupeGateResource,
-    writer: GraphWriterResource,
+    dedupe_gate: DedupeGateResource,
+    graph_writer: GraphWriterResource,
     tracker: TrackerResource,
     platforms: PlatformsResource,
     policy: RecordingPolicyResource,
@@ -43,8 +42,8 @@ def build_engine(
     recorder = UrlRecorder(
         the_store,
         the_locks,
-        gate.get(),
-        writer.get(),
+        dedupe_gate.get(),
+        graph_writer.get(),
         platforms.registry(),
         enable_paid=policy.enable_paid,
         max_attempts=policy.max_attempts,
@@ -55,21 +54,3 @@ def build_engine(
         reconcile=ReconcileService(the_store, the_locks, tracker.client(), processor),
         retry=RetryService(the_store, the_locks, processor),
     )
-
-
-ENGINE_RESOURCE_KEYS = frozenset(
-    {"store", "locks", "dedupe_gate", "graph_writer", "tracker", "platforms", "policy"}
-)
-"""The run resources every op's engine is wired from (declared once, not per op signature)."""
-
-
-def engine_for(context: Any) -> tuple[Engine, RecordingPolicyResource]:
-    """The engine of one op from its context's resources (keys: ENGINE_RESOURCE_KEYS), and the
-    policy resource the op reads its switches from."""
-    r = context.resources
-    policy: RecordingPolicyResource = r.policy
-    engine = build_engine(
-        store=r.store, locks=r.locks, gate=r.dedupe_gate, writer=r.graph_writer,
-        tracker=r.tracker, platforms=r.platforms, policy=policy,
-    )
-    return engine, policy

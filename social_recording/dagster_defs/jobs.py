@@ -1,10 +1,14 @@
-"""Jobs and partitions. Run tags feed the run-concurrency limits of dagster.yaml."""
+"""Jobs and partitions. Run tags feed the run-concurrency limits of dagster.yaml.
+
+Every job runs its stages in the run's own process (`in_process_executor`): the stages are short
+hand-offs around one recording step, and a process per stage would cost more than the stage.
+"""
 
 from datetime import date
 
-from dagster import DailyPartitionsDefinition, JobDefinition, job
+from dagster import DailyPartitionsDefinition, JobDefinition, in_process_executor, job
 
-from social_recording.dagster_defs.ops import reconcile_window, record_tokens, retry_urls
+from social_recording.dagster_defs.graphs import reconcile_window, record_tokens, retry_urls
 
 JOB_TAG = "social_recording/job"
 """dagster.yaml limits runs per value of this tag: retry 1 at a time, reconcile partitions N at a time."""
@@ -21,7 +25,8 @@ def make_reconcile_job(start: date) -> JobDefinition:
         name="reconcile_job",
         partitions_def=daily_partitions(start),
         tags={JOB_TAG: "reconcile"},
-        description="Backfill: record tokens of a past UTC day (by last_transfer_at) that we never saw.",
+        executor_def=in_process_executor,
+        description="Backfill: records the tokens of a UTC day (by last transfer) that were never stored.",
     )
     def reconcile_job() -> None:
         reconcile_window()
@@ -29,11 +34,13 @@ def make_reconcile_job(start: date) -> JobDefinition:
     return reconcile_job
 
 
-@job(tags={JOB_TAG: "retry"}, description="Re-attempt URLs that did not converge yet.")
+@job(tags={JOB_TAG: "retry"}, executor_def=in_process_executor,
+     description="Re-attempts URLs that have not converged yet.")
 def retry_job() -> None:
     retry_urls()
 
 
-@job(tags={JOB_TAG: "live"}, description="Record a batch of freshly traded tokens.")
+@job(tags={JOB_TAG: "live"}, executor_def=in_process_executor,
+     description="Records a batch of freshly traded tokens.")
 def live_tokens_job() -> None:
     record_tokens()

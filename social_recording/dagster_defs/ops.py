@@ -1,17 +1,20 @@
-"""The three ops. Each is a thin shell: build the engine, call one use case, report what happened.
+"""The stages of the three jobs. Each is a thin shell over one step of a use case in `recording`.
 
-Every op logs one structured line per URL to the run log *as the URL finishes* (the engine counts
-each outcome in its RunState; `OpRunState` hooks that count) and attaches its counters plus a table
-of per-URL outcomes to its output, so a backfill's runs show in the UI what each partition
-recorded, reused, skipped and why (DESIGN §7 "Run logs").
+- retry: select the due elements -> record them -> report;
+- reconcile: read the partition's window (tracker range query, AF floor, tokens already stored) ->
+  record its tokens -> report;
+- live: record the launched batch -> report.
+
+Every stage has a typed output (the selection or the window's targets; the recorded run's
+counters and bounded table; the report's counters), so the UI shows what each step decided. The
+recording stages write one run-log line per URL as it finishes (batched, see run_log.py) and hand
+only counters to the report, never every URL outcome. Resources come in as typed parameters.
 
 No `from __future__ import annotations`: Dagster reads these annotations at decoration time.
 """
 
-import threading
-from collections import Counter
-from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,158 +26,40 @@ from dagster import (
     TableColumn,
     TableRecord,
     TableSchema,
+    TimeWindow,
     op,
 )
 
-from social_recording.dagster_defs.checks import report_health
-from social_recording.dagster_defs.config import ReconcileConfig, RecordTokensConfig, RetryConfig, TokenRef
-from social_recording.dagster_defs.engine import ENGINE_RESOURCE_KEYS, engine_for
-from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
-from social_recording.recording.job_pool import JOB_LOCK_TTL_S
-from social_recording.recording.outcomes import EngineOutcome, TokenOutcome, TokenStatus, UrlOutcome
-from social_recording.recording.run_state import RunState
+from social_recording.dagster_defs.config import (
+    LiveBatchConfig,
+    RecordWindowConfig,
+    RetryRecordConfig,
+    RetrySelectConfig,
+    TokenRef,
+    WindowConfig,
+)
+from social_recording.dagster_defs.engine import build_engine
+from social_recording.dagster_defs.reporting import RecordedRun, recorded_run, report, skipped_note
+from social_recording.dagster_defs.resources import (
+    DedupeGateResource,
+    GraphWriterResource,
+    LockManagerResource,
+    PlatformsResource,
+    RecordingPolicyResource,
+    StoreResource,
+    TrackerResource,
+)
+from social_recording.dagster_defs.run_log import RunLog, UrlLog
+from social_recording.recording.log_line import kv_fields
+from social_recording.recording.outcomes import TokenOutcome, TokenStatus
+from social_recording.recording.reconcile import ReconcileWindow, read_window
+from social_recording.recording.retry import RetrySelection, select_due
 
-OUTCOME_COLUMNS = ("token", "url", "platform", "status", "attempted", "reused", "waited_ms", "took_ms", "detail")
-MAX_TABLE_ROWS = 500
-"""The UI table stays readable; the counters always cover every URL."""
-
-_COLUMN_TYPES = {"attempted": "bool", "reused": "bool", "waited_ms": "float", "took_ms": "float"}
-OUTCOME_SCHEMA = TableSchema(columns=[TableColumn(c, _COLUMN_TYPES.get(c, "string")) for c in OUTCOME_COLUMNS])
-_WARN = (EngineOutcome.FAILED, EngineOutcome.INVALID_URL, EngineOutcome.LOST)
-
-
-def kv_line(event: str, fields: Mapping[str, Any]) -> str:
-    """`event key=value ...`; values with spaces or quotes are quoted (greppable, one line)."""
-    parts = [event]
-    for key, value in fields.items():
-        text = "" if value is None else str(value)
-        if not text or any(c.isspace() for c in text) or '"' in text:
-            text = '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
-        parts.append(f"{key}={text}")
-    return " ".join(parts)
-
-
-class OpRunState(RunState):
-    """The engine's per-run state, plus one run-log line per URL the moment its outcome is counted.
-
-    The engine calls `note` exactly once per URL outcome (from its worker threads), so this gives
-    the live per-URL log without the engine knowing Dagster. A logging failure never disturbs
-    recording.
-    """
-
-    def __init__(self, context: OpExecutionContext, min_interval: timedelta = DEFAULT_MIN_INTERVAL) -> None:
-        super().__init__(min_interval)
-        self._context_log = context.log
-        self._log_lock = threading.Lock()
-        self.logged = 0
-
-    def note(self, outcome: UrlOutcome) -> None:
-        super().note(outcome)
-        try:
-            line = kv_line("url_outcome", outcome.as_row())
-            with self._log_lock:
-                if outcome.status in _WARN:
-                    self._context_log.warning(line)
-                else:
-                    self._context_log.info(line)
-                self.logged += 1
-        except Exception:  # pragma: no cover - the run log must never break a recording
-            pass
+PREVIEW_ROWS = 100
+"""Rows of the selection / window previews in a stage's metadata."""
 
 
-def table_row(outcome: UrlOutcome) -> dict[str, str | int | float | bool | None]:
-    """The engine's log-safe row (URL credentials removed), typed for a Dagster table."""
-    row: dict[str, str | int | float | bool | None] = {}
-    for key, value in outcome.as_row().items():
-        row[key] = value if isinstance(value, str | int | float | bool) or value is None else str(value)
-    return row
-
-
-def outcome_metadata(counters: Mapping[str, Any], outcomes: Sequence[UrlOutcome]) -> dict[str, Any]:
-    """Counters as typed metadata, URL status counts, and the per-URL table (capped)."""
-    meta: dict[str, Any] = {}
-    for key, value in counters.items():
-        if isinstance(value, bool) or value is None:
-            meta[key] = MetadataValue.text(str(value))
-        elif isinstance(value, int):
-            meta[key] = MetadataValue.int(value)
-        elif isinstance(value, float):
-            meta[key] = MetadataValue.float(value)
-        else:
-            meta[key] = MetadataValue.text(str(value))
-    meta["url_status_counts"] = MetadataValue.json(dict(sorted(Counter(str(o.status) for o in outcomes).items())))
-    meta["urls_called"] = MetadataValue.int(sum(1 for o in outcomes if o.attempted))
-    meta["urls_reused"] = MetadataValue.int(sum(1 for o in outcomes if o.reused))
-    rows = [TableRecord(table_row(o)) for o in outcomes[:MAX_TABLE_ROWS]]
-    meta["url_outcomes"] = MetadataValue.table(records=rows, schema=OUTCOME_SCHEMA)
-    if len(outcomes) > MAX_TABLE_ROWS:
-        meta["url_outcomes_truncated"] = MetadataValue.int(len(outcomes) - MAX_TABLE_ROWS)
-    return meta
-
-
-MAX_DROPPED_ROWS = 200
-
-
-def _report(
-    context: OpExecutionContext,
-    name: str,
-    counters: dict[str, Any],
-    outcomes: Sequence[UrlOutcome],
-    tokens: Sequence[TokenOutcome] = (),
-    run: RunState | None = None,
-) -> Output[dict[str, Any]]:
-    """Log the counters and every token-level loss an operator must see, attach everything as output
-    metadata, and FAIL the run when a token failed outright (tracker down, backend error): a green
-    run would hide tokens that the live sensor's cursor has already passed (re-execute the run).
-    The recorded-data assets are observed and the health checks evaluated first, failure or not
-    (`report_health` never raises)."""
-    report_health(context, context.resources.store.get(), run)
-    for t in tokens:
-        for d in t.dropped:
-            # A placeholder ("TBA", "-") is noise; anything that looked like a link is a possible loss.
-            level = context.log.info if d.placeholder else context.log.warning
-            level(f"dropped tracker value {t.address}: {d}")
-        if t.status in (TokenStatus.NO_PROFILE, TokenStatus.MALFORMED):
-            context.log.warning(kv_line("token_not_recorded", {"token": t.address, "status": t.status.value,
-                                                               "detail": t.detail}))
-    dropped = [f"{t.address}: {d}" for t in tokens for d in t.dropped]
-    context.log.info(kv_line(f"{name}_done", counters))
-    metadata = outcome_metadata(counters, outcomes)
-    if dropped:
-        metadata["dropped_values_list"] = MetadataValue.md(
-            "\n".join(f"- `{line}`" for line in dropped[:MAX_DROPPED_ROWS])
-            + (f"\n- … {len(dropped) - MAX_DROPPED_ROWS} more" if len(dropped) > MAX_DROPPED_ROWS else "")
-        )
-    lost = [o for o in outcomes if o.lease_lost or o.status is EngineOutcome.LOST]
-    if lost:
-        context.log.warning(
-            f"{len(lost)} URL(s) met a lost lock (nothing paid twice: writes are fenced); the next run "
-            "completes what was not written: " + ", ".join(f"{o.token}:{o.platform}" for o in lost[:10])
-        )
-    failed = [t for t in tokens if t.status is TokenStatus.FAILED]
-    if failed:
-        shown = "; ".join(f"{t.address}: {t.detail}" for t in failed[:10])
-        raise Failure(
-            description=(
-                f"{len(failed)} of {len(tokens)} token(s) failed and were not recorded ({shown}). "
-                "The others were recorded; re-executing this run records the failed ones."
-            ),
-            metadata=metadata,
-        )
-    defects = [o for o in outcomes if o.engine_failure]
-    if defects:
-        shown = "; ".join(f"{o.token} {o.platform}: {o.detail}" for o in defects[:10])
-        raise Failure(
-            description=(
-                f"{len(defects)} URL(s) ended in an engine failure, a defect of ours, not the provider's "
-                f"({shown}). Everything else was recorded; see the error lines in the run log."
-            ),
-            metadata=metadata,
-        )
-    return Output(counters, metadata=metadata)
-
-
-def partition_window(context: OpExecutionContext) -> Any:
+def partition_window(context: OpExecutionContext) -> TimeWindow:
     """The partition's UTC day, refusing a key that is no day of ours or a day that has not begun
     (a run launched outside the UI's partition picker can carry any tag)."""
     key = context.partition_key
@@ -192,111 +77,218 @@ def partition_window(context: OpExecutionContext) -> Any:
     return window
 
 
-@op(
-    description="Record tokens of the partition's UTC day that we never saw (token axis, DESIGN §7).",
-    required_resource_keys=ENGINE_RESOURCE_KEYS,
-)
-def reconcile_window(
+def _preview(columns: tuple[str, ...], rows: list[dict[str, Any]]) -> Any:
+    schema = TableSchema(columns=[TableColumn(c, "string") for c in columns])
+    return MetadataValue.table(records=[TableRecord({c: str(r.get(c, "")) for c in columns}) for r in rows],
+                               schema=schema)
+
+
+# --------------------------------------------------------------------------- reconcile
+
+
+@op(description="Reads the partition's UTC day from the tracker: the tokens traded that day with enough AF "
+                "investors, minus those already stored. Writes nothing; a tracker failure fails the run here.")
+def read_reconcile_window(
     context: OpExecutionContext,
-    config: ReconcileConfig,
-) -> Output[dict[str, Any]]:
+    config: WindowConfig,
+    store: StoreResource,
+    tracker: TrackerResource,
+    policy: RecordingPolicyResource,
+) -> Output[ReconcileWindow]:
     window = partition_window(context)
-    engine, policy = engine_for(context)
     min_af = config.min_af_count or policy.af_investor_threshold
-    context.log.info(kv_line("reconcile_start", {
+    context.log.info(kv_fields("reconcile_start", {
         "partition": context.partition_key, "start": window.start.isoformat(), "end": window.end.isoformat(),
-        "min_af_count": min_af, "limit": config.limit, "deadline_seconds": config.deadline_seconds,
-        "max_workers": config.max_workers,
+        "min_af_count": min_af,
     }))
-    run = OpRunState(context)
-    outcome = engine.reconcile.reconcile(
-        window.start,
-        window.end,
-        partition_key=context.partition_key,
-        min_af_count=min_af,
-        limit=config.limit,
-        deadline_seconds=config.deadline_seconds,
-        max_workers=config.max_workers,
-        run=run,
-    )
-    if outcome.skipped:
-        context.log.warning(
-            f"reconcile of {context.partition_key} skipped: {outcome.skipped}. Another run holds this "
-            f"partition's job lock; if that run crashed, its lock expires within {int(JOB_LOCK_TTL_S)} s "
-            "(it is auto-extended only while its holder lives): re-run the partition after that."
-        )
-    return _report(context, "reconcile", dict(outcome.metadata()), outcome.url_outcomes, outcome.tokens, run)
+    read = read_window(store.get(), tracker.client(), window.start, window.end,
+                       partition_key=context.partition_key, min_af_count=min_af)
+    counters = {"scanned": read.scanned, "filtered": read.filtered, "already_seen": read.already_seen,
+                "targets": len(read.targets), "malformed": len(read.malformed_items), "min_af_count": min_af}
+    context.log.info(kv_fields("window_read", {"partition": context.partition_key, **counters}))
+    metadata: dict[str, Any] = {k: MetadataValue.int(v) for k, v in counters.items()}
+    metadata["targets_preview"] = _preview(("address", "symbol"), [
+        {"address": t.address, "symbol": t.symbol or ""} for t in read.targets[:PREVIEW_ROWS]])
+    if read.malformed_items:
+        metadata["malformed_items"] = MetadataValue.md("\n".join(f"- `{m}`" for m in read.malformed_items[:200]))
+    return Output(read, metadata=metadata)
 
 
-@op(
-    description="Re-attempt URLs that are not converged (URL axis, DESIGN §7). `ok` is never reopened.",
-    required_resource_keys=ENGINE_RESOURCE_KEYS,
-)
-def retry_urls(
+@op(description="Records the window's tokens under the partition's job lock (tokens stored since the window "
+                "was read are skipped), one run-log line per URL; passes counters on to the report.")
+def record_window_tokens(
     context: OpExecutionContext,
-    config: RetryConfig,
-) -> Output[dict[str, Any]]:
-    engine, _ = engine_for(context)
-    statuses = config.fetch_statuses()
-    context.log.info(kv_line("retry_start", {
-        "statuses": "default" if statuses is None else ",".join(s.value for s in statuses),
-        "token_addresses": len(config.token_addresses or []),
-        "limit": config.limit, "min_interval_minutes": config.min_interval_minutes,
+    config: RecordWindowConfig,
+    window: ReconcileWindow,
+    store: StoreResource,
+    locks: LockManagerResource,
+    dedupe_gate: DedupeGateResource,
+    graph_writer: GraphWriterResource,
+    tracker: TrackerResource,
+    platforms: PlatformsResource,
+    policy: RecordingPolicyResource,
+) -> RecordedRun:
+    engine = build_engine(store=store, locks=locks, dedupe_gate=dedupe_gate, graph_writer=graph_writer,
+                          tracker=tracker, platforms=platforms, policy=policy)
+    context.log.info(kv_fields("record_window", {
+        "partition": window.partition_key, "targets": len(window.targets), "limit": config.limit,
         "deadline_seconds": config.deadline_seconds, "max_workers": config.max_workers,
     }))
-    run = OpRunState(context, timedelta(minutes=config.min_interval_minutes))
-    outcome = engine.retry.retry(
+    with UrlLog(context.log) as url_log:
+        run = RunLog(url_log)
+        outcome = engine.reconcile.record_window(
+            window, limit=config.limit, deadline_seconds=config.deadline_seconds,
+            max_workers=config.max_workers, run=run, keep_url_outcomes=False,
+        )
+    extra: dict[str, Any] = {}
+    if outcome.malformed_items:
+        extra["malformed_items"] = MetadataValue.md("\n".join(f"- `{m}`" for m in outcome.malformed_items[:200]))
+    return recorded_run("reconcile", outcome.metadata(), run, outcome.tokens,
+                        skipped=skipped_note(f"reconcile of {window.partition_key}", outcome.skipped), extra=extra)
+
+
+@op(description="Reports the reconcile run: counters, the per-URL table and every dropped tracker value; "
+                "fails the run when a token could not be read or a URL hit an engine failure.")
+def report_reconcile(
+    context: OpExecutionContext,
+    recorded: RecordedRun,
+    store: StoreResource,
+    platforms: PlatformsResource,
+    policy: RecordingPolicyResource,
+) -> Output[dict[str, Any]]:
+    return report(context, store, recorded)
+
+
+# --------------------------------------------------------------------------- retry
+
+
+@op(description="Selects the due elements to re-attempt: oldest first, past the back-off, at most `limit`; "
+                "by default only what a retry can change under this configuration. Reads the store only.")
+def select_retry_candidates(
+    context: OpExecutionContext,
+    config: RetrySelectConfig,
+    store: StoreResource,
+    platforms: PlatformsResource,
+    policy: RecordingPolicyResource,
+) -> Output[RetrySelection]:
+    statuses = config.fetch_statuses()
+    selection = select_due(
+        store.get(),
         statuses=statuses,
         token_addresses=config.token_addresses,
         limit=config.limit,
         min_interval_minutes=config.min_interval_minutes,
-        deadline_seconds=config.deadline_seconds,
-        max_workers=config.max_workers,
-        run=run,
+        now=datetime.now(UTC),
+        enable_paid=policy.enable_paid,
+        usable_platforms=platforms.registry().usable_platforms(),
     )
-    if outcome.skipped:
-        context.log.warning(
-            f"retry skipped: {outcome.skipped}. Another retry run holds the job lock; if that run crashed, "
-            f"its lock expires within {int(JOB_LOCK_TTL_S)} s and the next scheduled retry proceeds."
-        )
-    return _report(context, "retry", dict(outcome.metadata()), outcome.url_outcomes, run=run)
+    counters = {"candidate_urls": len(selection.candidates), "tokens": selection.tokens,
+                "remaining": selection.remaining}
+    context.log.info(kv_fields("retry_selected", {
+        "statuses": "default" if statuses is None else ",".join(s.value for s in statuses),
+        "covers": ",".join(selection.statuses), "token_addresses": len(config.token_addresses or []),
+        "limit": config.limit, "min_interval_minutes": config.min_interval_minutes, **counters,
+    }))
+    metadata: dict[str, Any] = {k: MetadataValue.int(v) for k, v in counters.items()}
+    metadata["statuses"] = MetadataValue.text(",".join(selection.statuses))
+    metadata["candidates_preview"] = _preview(("token", "url", "status", "attempts", "checked_at"), [
+        {"token": c.address, "url": c.url, "status": c.status.value, "attempts": c.attempts,
+         "checked_at": c.checked_at.isoformat() if c.checked_at else "never"}
+        for c in selection.candidates[:PREVIEW_ROWS]])
+    return Output(selection, metadata=metadata)
 
 
-def live_counters(results: Sequence[TokenOutcome], outcomes: Sequence[UrlOutcome]) -> dict[str, Any]:
-    by_status = Counter(r.status.value for r in results)
+@op(description="Re-attempts the selected elements under the retry job lock (an element another run "
+                "recorded meanwhile is left as it is), one run-log line per URL; passes counters on.")
+def record_retry_candidates(
+    context: OpExecutionContext,
+    config: RetryRecordConfig,
+    selection: RetrySelection,
+    store: StoreResource,
+    locks: LockManagerResource,
+    dedupe_gate: DedupeGateResource,
+    graph_writer: GraphWriterResource,
+    tracker: TrackerResource,
+    platforms: PlatformsResource,
+    policy: RecordingPolicyResource,
+) -> RecordedRun:
+    engine = build_engine(store=store, locks=locks, dedupe_gate=dedupe_gate, graph_writer=graph_writer,
+                          tracker=tracker, platforms=platforms, policy=policy)
+    context.log.info(kv_fields("retry_start", {
+        "candidate_urls": len(selection.candidates), "deadline_seconds": config.deadline_seconds,
+        "max_workers": config.max_workers,
+    }))
+    with UrlLog(context.log) as url_log:
+        run = RunLog(url_log, timedelta(minutes=selection.min_interval_minutes))
+        outcome = engine.retry.record_selection(selection, deadline_seconds=config.deadline_seconds,
+                                                max_workers=config.max_workers, run=run, keep_url_outcomes=False)
+    return recorded_run("retry", outcome.metadata(), run, skipped=skipped_note("retry", outcome.skipped))
+
+
+@op(description="Reports the retry run: counters (converged, remaining, ...) and the per-URL table; fails the "
+                "run when a URL hit an engine failure.")
+def report_retry(
+    context: OpExecutionContext,
+    recorded: RecordedRun,
+    store: StoreResource,
+    platforms: PlatformsResource,
+    policy: RecordingPolicyResource,
+) -> Output[dict[str, Any]]:
+    return report(context, store, recorded)
+
+
+# --------------------------------------------------------------------------- live
+
+
+def live_counters(results: list[TokenOutcome], by_status: dict[str, int]) -> dict[str, Any]:
     counters: dict[str, Any] = {
         "tokens": len(results),
         "created": sum(1 for r in results if r.created),
         "dropped_values": sum(len(r.dropped) for r in results),
         "unresolved_values": sum(r.unresolved for r in results),
-        **{f"tokens_{s.value}": by_status.get(s.value, 0) for s in TokenStatus},
+        **{f"tokens_{s.value}": sum(1 for r in results if r.status is s) for s in TokenStatus},
     }
-    counters.update({f"urls_{k}": v for k, v in sorted(Counter(str(o.status) for o in outcomes).items())})
+    counters.update({f"urls_{k}": v for k, v in sorted(by_status.items())})
     return counters
 
 
-@op(
-    description="Record a batch of freshly traded tokens launched by token_flow_sensor (live path).",
-    required_resource_keys=ENGINE_RESOURCE_KEYS,
-)
-def record_tokens(
+@op(description="Records a batch of freshly traded tokens launched by token_flow_sensor (a stored token only "
+                "reopens pending and error URLs past their back-off), one run-log line per URL.")
+def record_live_tokens(
     context: OpExecutionContext,
-    config: RecordTokensConfig,
-) -> Output[dict[str, Any]]:
-    engine, _ = engine_for(context)
+    config: LiveBatchConfig,
+    store: StoreResource,
+    locks: LockManagerResource,
+    dedupe_gate: DedupeGateResource,
+    graph_writer: GraphWriterResource,
+    tracker: TrackerResource,
+    platforms: PlatformsResource,
+    policy: RecordingPolicyResource,
+) -> RecordedRun:
+    engine = build_engine(store=store, locks=locks, dedupe_gate=dedupe_gate, graph_writer=graph_writer,
+                          tracker=tracker, platforms=platforms, policy=policy)
     tokens = list(dict((t.address, t) for t in config.tokens).values())  # one unit per address
-    context.log.info(kv_line("live_start", {"tokens": len(tokens), "max_workers": config.max_workers}))
-    run = OpRunState(context)
+    context.log.info(kv_fields("live_start", {"tokens": len(tokens), "max_workers": config.max_workers}))
+    with UrlLog(context.log) as url_log:
+        run = RunLog(url_log)
 
-    def one(ref: TokenRef) -> TokenOutcome:
-        return engine.processor.record(ref.address, ref.symbol or None, run)
+        def one(ref: TokenRef) -> TokenOutcome:
+            return replace(engine.processor.record(ref.address, ref.symbol or None, run), urls=())
 
-    with ThreadPoolExecutor(max_workers=min(config.max_workers, max(1, len(tokens))),
-                            thread_name_prefix="live") as pool:
-        results = list(pool.map(one, tokens))
-    for r in results:
-        if r.status in (TokenStatus.FAILED, TokenStatus.LOST):
-            context.log.warning(kv_line("token_outcome", {"token": r.address, "status": r.status.value,
-                                                          "detail": r.detail}))
-    outcomes = [o for r in results for o in r.urls]
-    return _report(context, "live", live_counters(results, outcomes), outcomes, results, run)
+        with ThreadPoolExecutor(max_workers=min(config.max_workers, max(1, len(tokens))),
+                                thread_name_prefix="live") as pool:
+            results = list(pool.map(one, tokens))
+    return recorded_run("live", live_counters(results, run.status_counts()), run, results)
+
+
+@op(description="Reports the live run: counters, the per-URL table and every dropped tracker value; fails the "
+                "run when a token could not be read (the sensor's cursor has passed it) or a URL hit an "
+                "engine failure.")
+def report_live(
+    context: OpExecutionContext,
+    recorded: RecordedRun,
+    store: StoreResource,
+    platforms: PlatformsResource,
+    policy: RecordingPolicyResource,
+) -> Output[dict[str, Any]]:
+    return report(context, store, recorded)

@@ -4,9 +4,15 @@ from social_recording.recording.candidates import CandidateSet, parse_retry_stat
 from social_recording.recording.gate import DedupeGate
 from social_recording.recording.outcomes import EngineOutcome, TokenOutcome, TokenStatus, UrlOutcome
 from social_recording.recording.processor import TokenProcessor
-from social_recording.recording.reconcile import ReconcileOutcome, ReconcileService
-from social_recording.recording.retry import RetryOutcome, RetryService
-from social_recording.recording.run_state import RunState
+from social_recording.recording.reconcile import (
+    ReconcileOutcome,
+    ReconcileService,
+    ReconcileWindow,
+    WindowTarget,
+    read_window,
+)
+from social_recording.recording.retry import RetryOutcome, RetrySelection, RetryService, select_due
+from social_recording.recording.run_state import RunState, RunSummary
 from social_recording.recording.sources import ProfileSource, RangeToken, TokenRangeSource
 from social_recording.recording.url_recorder import URL_LOCK_TTL_S, URL_LOCK_WAIT_S, UrlRecorder
 from social_recording.recording.writer import GraphWriter
@@ -22,15 +28,21 @@ __all__ = [
     "RangeToken",
     "ReconcileOutcome",
     "ReconcileService",
+    "ReconcileWindow",
     "RetryOutcome",
+    "RetrySelection",
     "RetryService",
     "RunState",
+    "RunSummary",
     "TokenOutcome",
     "TokenProcessor",
     "TokenRangeSource",
     "TokenStatus",
     "UrlOutcome",
     "UrlRecorder",
+    "WindowTarget",
     "parse_retry_statuses",
+    "read_window",
     "retry_query",
+    "select_due",
 ]

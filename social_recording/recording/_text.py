@@ -1,10 +1,13 @@
-"""Log-safe text: URLs without credentials, short error descriptions, key=value lines."""
+"""Log-safe text: URLs without credentials, short error descriptions (key=value lines: `log_line`)."""
 
 from __future__ import annotations
 
 from social_recording.domain.graph import SocialContractError
 from social_recording.domain.redaction import cap, redact_url
 from social_recording.platforms.base import ExternalFetchError
+from social_recording.recording.log_line import kv
+
+__all__ = ["describe_error", "kv", "safe_url"]
 
 _MAX_URL = 300
 _MAX_DETAIL = 200
@@ -24,14 +27,3 @@ def describe_error(exc: BaseException) -> str:
     else:
         text = type(exc).__name__
     return text if len(text) <= _MAX_DETAIL else text[:_MAX_DETAIL] + "..."
-
-
-def kv(**fields: object) -> str:
-    """One structured line: `key=value` pairs; values with spaces are quoted."""
-    parts = []
-    for key, value in fields.items():
-        text = "" if value is None else str(value)
-        if not text or any(c.isspace() for c in text) or '"' in text:
-            text = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-        parts.append(f"{key}={text}")
-    return " ".join(parts)

@@ -4,6 +4,11 @@ The token axis: one tracker range query fixes the candidates, one `$in` query dr
 already have (the set difference IS the idempotency check), the rest are recorded. A token is the
 unit: limit and deadline stop only between tokens. No job-state collection: `remaining > 0` means
 "run again", and recorded tokens then drop out of the difference.
+
+Two ways in: `reconcile` does everything under the window's job lock; `read_window` then
+`record_window` are the same work in two steps (a staged job shows each step on its own). The
+second step takes the job lock and repeats the cheap set difference under it, so a token another
+run recorded in between is counted as already seen, never recorded twice.
 """
 
 from __future__ import annotations
@@ -12,11 +17,11 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from social_recording.domain.models import ensure_utc
-from social_recording.locks.base import LockManager
+from social_recording.locks.base import Lease, LockManager
 from social_recording.recording._text import describe_error, kv
 from social_recording.recording.job_pool import (
     ALREADY_RUNNING,
@@ -39,7 +44,7 @@ DEFAULT_MIN_AF_COUNT = 3
 
 
 def reconcile_lock_key(partition_key: str | None) -> str:
-    """One lock per window: partitions of a backfill run in parallel (DESIGN §7)."""
+    """One lock per window: partitions of a backfill run in parallel."""
     return JOB_LOCK_PREFIX if partition_key is None else f"{JOB_LOCK_PREFIX}:{partition_key}"
 
 
@@ -49,7 +54,8 @@ class ReconcileOutcome:
     window_end: datetime
     partition_key: str | None
     skipped: str | None = None
-    """"already running" when another run holds this window's job lock (not an error, seed 004 §3.5)."""
+    """"already running" when another run holds this window's job lock (not an error: that run does
+    the work)."""
     scanned: int = 0
     filtered: int = 0
     """Tokens with investor_count >= min_af_count (distinct addresses)."""
@@ -72,12 +78,14 @@ class ReconcileOutcome:
     stopped_by: str | None = None
     """limit | deadline | drained (| lock_lost); None when skipped."""
     tokens: tuple[TokenOutcome, ...] = ()
+    """Every token handed to the recorder; without their URL outcomes when the caller asked not to
+    keep them (`keep_url_outcomes=False`: a large window's outcomes are counted, not held)."""
     url_outcomes: tuple[UrlOutcome, ...] = ()
     status_counts: dict[str, int] = field(default_factory=dict)
     """Per-URL outcome status -> count."""
 
     def metadata(self) -> dict[str, object]:
-        """The counters as flat run metadata (DESIGN §7)."""
+        """The counters as flat run metadata."""
         return {
             "partition_key": self.partition_key or "",
             "window_start": self.window_start.isoformat(),
@@ -100,6 +108,34 @@ class ReconcileOutcome:
         }
 
 
+@dataclass(frozen=True)
+class WindowTarget:
+    """A token of the window that is not stored yet: what the recording step records."""
+
+    address: str
+    symbol: str | None = None
+
+
+@dataclass(frozen=True)
+class ReconcileWindow:
+    """What the tracker says about a window, read before anything is written."""
+
+    window_start: datetime
+    window_end: datetime
+    partition_key: str | None
+    min_af_count: int
+    scanned: int = 0
+    """Items of the tracker's range answer that could be read."""
+    filtered: int = 0
+    """Distinct tokens with investor_count >= min_af_count."""
+    already_seen: int = 0
+    """Of those, tokens already stored."""
+    targets: tuple[WindowTarget, ...] = ()
+    """The rest, in the tracker's order: the tokens to record."""
+    malformed_items: tuple[str, ...] = ()
+    """Items that could not be read (index, address, reason): named, and read again next time."""
+
+
 def _check_window(start: object, end: object) -> tuple[datetime, datetime]:
     if not isinstance(start, datetime) or not isinstance(end, datetime):
         raise ValueError(f"window bounds must be datetimes, got {start!r} and {end!r}")
@@ -107,6 +143,55 @@ def _check_window(start: object, end: object) -> tuple[datetime, datetime]:
     if not end > start:
         raise ValueError(f"window end {end.isoformat()} must be after window start {start.isoformat()}")
     return start, end
+
+
+def _check_min_af(min_af_count: object) -> int:
+    if not isinstance(min_af_count, int) or isinstance(min_af_count, bool) or min_af_count < 1:
+        raise ValueError(f"min_af_count must be an integer >= 1, got {min_af_count!r}")
+    return min_af_count
+
+
+def _check_partition(partition_key: object) -> str | None:
+    if partition_key is not None and (not isinstance(partition_key, str) or not partition_key):
+        raise ValueError(f"partition_key must be a non-empty string or None, got {partition_key!r}")
+    return partition_key
+
+
+def read_window(
+    store: Store,
+    tracker: TokenRangeSource,
+    window_start: datetime,
+    window_end: datetime,
+    *,
+    partition_key: str | None = None,
+    min_af_count: int = DEFAULT_MIN_AF_COUNT,
+) -> ReconcileWindow:
+    """The window's tokens to record: the tracker's range query (its failure propagates, nothing is
+    written), the AF floor (each address once), and one `$in` query that drops the tokens already
+    stored. Items the tracker sent but we could not read are logged and named."""
+    start, end = _check_window(window_start, window_end)
+    partition_key = _check_partition(partition_key)
+    min_af_count = _check_min_af(min_af_count)
+    answer = tracker.range_report(start, end)
+    scanned = list(answer.tokens)
+    malformed = tuple(
+        f"item {m.index}" + (f" ({m.address})" if m.address else "") + f": {m.reason}" for m in answer.malformed
+    )
+    for line in malformed:
+        log.warning(kv(event="tracker_item_malformed", partition=partition_key, item=line))
+    kept: dict[str, RangeToken] = {}
+    for t in scanned:
+        if t.investor_count >= min_af_count and t.address not in kept:
+            kept[t.address] = t
+    existing = store.find_existing_addresses(list(kept)) if kept else set()
+    return ReconcileWindow(
+        start, end, partition_key, min_af_count,
+        scanned=len(scanned),
+        filtered=len(kept),
+        already_seen=len(existing),
+        targets=tuple(WindowTarget(a, t.symbol) for a, t in kept.items() if a not in existing),
+        malformed_items=malformed,
+    )
 
 
 class ReconcileService:
@@ -143,75 +228,136 @@ class ReconcileService:
         query comes before anything is written); one token's failure is counted, never fatal."""
         entered = self._monotonic()
         start, end = _check_window(window_start, window_end)
-        if not isinstance(min_af_count, int) or isinstance(min_af_count, bool) or min_af_count < 1:
-            raise ValueError(f"min_af_count must be an integer >= 1, got {min_af_count!r}")
+        min_af_count = _check_min_af(min_af_count)
         limit = check_limit(limit, allow_none=True)
         deadline = check_deadline(deadline_seconds)
         max_workers = check_max_workers(max_workers)
-        if partition_key is not None and (not isinstance(partition_key, str) or not partition_key):
-            raise ValueError(f"partition_key must be a non-empty string or None, got {partition_key!r}")
+        partition_key = _check_partition(partition_key)
         run = run if run is not None else self._processor.new_run()
 
         with self._locks.try_hold(reconcile_lock_key(partition_key), self._job_lock_ttl) as job:
             if not job.held:
                 log.info(kv(event="reconcile_skipped", partition=partition_key, reason=ALREADY_RUNNING))
                 return ReconcileOutcome(start, end, partition_key, skipped=ALREADY_RUNNING)
-
             # The job lock comes first: two runs must not both fetch and record the same list.
-            answer = self._tracker.range_report(start, end)
-            scanned = list(answer.tokens)
-            malformed = tuple(
-                f"item {m.index}" + (f" ({m.address})" if m.address else "") + f": {m.reason}" for m in answer.malformed
-            )
-            for line in malformed:
-                log.warning(kv(event="tracker_item_malformed", partition=partition_key, item=line))
-            kept: dict[str, RangeToken] = {}
-            for t in scanned:
-                if t.investor_count >= min_af_count and t.address not in kept:
-                    kept[t.address] = t
-            existing = self._store.find_existing_addresses(list(kept)) if kept else set()
-            targets = [t for a, t in kept.items() if a not in existing]
+            window = self._read(start, end, partition_key, min_af_count)
+            return self._record_held(window, job, entered, limit=limit, deadline=deadline,
+                                     max_workers=max_workers, run=run, keep_url_outcomes=True)
 
-            def deadline_reached() -> bool:
-                return deadline is not None and self._monotonic() - entered >= deadline
+    def read_window(
+        self,
+        window_start: datetime,
+        window_end: datetime,
+        *,
+        partition_key: str | None = None,
+        min_af_count: int = DEFAULT_MIN_AF_COUNT,
+    ) -> ReconcileWindow:
+        """The first step on its own: the tracker's range query, the AF floor and the set difference
+        with the store. Writes nothing; a tracker failure propagates."""
+        return read_window(self._store, self._tracker, window_start, window_end, partition_key=partition_key,
+                           min_af_count=min_af_count)
 
-            def work(t: RangeToken) -> TokenOutcome:
-                return self._processor.record(t.address, t.symbol, run)
+    def record_window(
+        self,
+        window: ReconcileWindow,
+        *,
+        limit: int | None = None,
+        deadline_seconds: float | None = None,
+        max_workers: int = 4,
+        run: RunState | None = None,
+        keep_url_outcomes: bool = True,
+    ) -> ReconcileOutcome:
+        """The second step: under the window's job lock (skipped when another run holds it), drop
+        the targets stored since the window was read, then record the rest. With
+        `keep_url_outcomes=False` the per-URL outcomes are only counted (in `run` and in
+        `status_counts`), so a window of any size costs the same memory."""
+        entered = self._monotonic()
+        if not isinstance(window, ReconcileWindow):
+            raise ValueError(f"window must be a ReconcileWindow, got {window!r}")
+        limit = check_limit(limit, allow_none=True)
+        deadline = check_deadline(deadline_seconds)
+        max_workers = check_max_workers(max_workers)
+        run = run if run is not None else self._processor.new_run()
+        with self._locks.try_hold(reconcile_lock_key(window.partition_key), self._job_lock_ttl) as job:
+            if not job.held:
+                log.info(kv(event="reconcile_skipped", partition=window.partition_key, reason=ALREADY_RUNNING))
+                return ReconcileOutcome(
+                    window.window_start, window.window_end, window.partition_key, skipped=ALREADY_RUNNING,
+                    scanned=window.scanned, filtered=window.filtered, already_seen=window.already_seen,
+                    targeted=len(window.targets), malformed_items=window.malformed_items,
+                    remaining=len(window.targets),
+                )
+            stored = self._store.find_existing_addresses([t.address for t in window.targets]) \
+                if window.targets else set()
+            if stored:
+                log.info(kv(event="reconcile_recorded_meanwhile", partition=window.partition_key, tokens=len(stored)))
+                window = replace(window, already_seen=window.already_seen + len(stored),
+                                 targets=tuple(t for t in window.targets if t.address not in stored))
+            return self._record_held(window, job, entered, limit=limit, deadline=deadline,
+                                     max_workers=max_workers, run=run, keep_url_outcomes=keep_url_outcomes)
 
-            def on_error(t: RangeToken, exc: Exception) -> TokenOutcome:
-                log.warning(kv(event="token_failed", token=t.address, error=type(exc).__name__))
-                return TokenOutcome(t.address, TokenStatus.FAILED, detail=describe_error(exc))
+    def _read(self, start: datetime, end: datetime, partition_key: str | None, min_af_count: int) -> ReconcileWindow:
+        return read_window(self._store, self._tracker, start, end, partition_key=partition_key,
+                           min_af_count=min_af_count)
 
-            pool = run_bounded(
-                targets,
-                work,
-                on_error,
-                max_workers=max_workers,
-                limit=limit,
-                deadline_reached=deadline_reached,
-                lock_lost=lambda: job.lost,
-            )
+    def _record_held(
+        self,
+        window: ReconcileWindow,
+        job: Lease,
+        entered: float,
+        *,
+        limit: int | None,
+        deadline: float | None,
+        max_workers: int,
+        run: RunState,
+        keep_url_outcomes: bool,
+    ) -> ReconcileOutcome:
+        targets = list(window.targets)
 
-        url_outcomes = tuple(u for t in pool.results for u in t.urls)
+        def deadline_reached() -> bool:
+            return deadline is not None and self._monotonic() - entered >= deadline
+
+        def work(t: WindowTarget) -> tuple[TokenOutcome, Counter[str]]:
+            outcome = self._processor.record(t.address, t.symbol, run)
+            counts = Counter(str(u.status) for u in outcome.urls)
+            return (outcome if keep_url_outcomes else replace(outcome, urls=())), counts
+
+        def on_error(t: WindowTarget, exc: Exception) -> tuple[TokenOutcome, Counter[str]]:
+            log.warning(kv(event="token_failed", token=t.address, error=type(exc).__name__))
+            return TokenOutcome(t.address, TokenStatus.FAILED, detail=describe_error(exc)), Counter()
+
+        pool = run_bounded(
+            targets,
+            work,
+            on_error,
+            max_workers=max_workers,
+            limit=limit,
+            deadline_reached=deadline_reached,
+            lock_lost=lambda: job.lost,
+        )
+        tokens = tuple(t for t, _ in pool.results)
+        status_counts: Counter[str] = Counter()
+        for _, counts in pool.results:
+            status_counts.update(counts)
         outcome = ReconcileOutcome(
-            start,
-            end,
-            partition_key,
-            scanned=len(scanned),
-            filtered=len(kept),
-            already_seen=len(existing),
+            window.window_start,
+            window.window_end,
+            window.partition_key,
+            scanned=window.scanned,
+            filtered=window.filtered,
+            already_seen=window.already_seen,
             targeted=len(targets),
             processed=pool.started,
-            failed=sum(1 for t in pool.results if t.status is TokenStatus.FAILED),
-            locked_out=sum(1 for t in pool.results if t.status is TokenStatus.LOCKED_OUT),
-            no_profile=sum(1 for t in pool.results if t.status is TokenStatus.NO_PROFILE),
-            malformed=sum(1 for t in pool.results if t.status is TokenStatus.MALFORMED),
-            malformed_items=malformed,
+            failed=sum(1 for t in tokens if t.status is TokenStatus.FAILED),
+            locked_out=sum(1 for t in tokens if t.status is TokenStatus.LOCKED_OUT),
+            no_profile=sum(1 for t in tokens if t.status is TokenStatus.NO_PROFILE),
+            malformed=sum(1 for t in tokens if t.status is TokenStatus.MALFORMED),
+            malformed_items=window.malformed_items,
             remaining=len(targets) - pool.started,
             stopped_by=pool.stopped_by,
-            tokens=tuple(pool.results),
-            url_outcomes=url_outcomes,
-            status_counts=dict(Counter(str(u.status) for u in url_outcomes)),
+            tokens=tokens,
+            url_outcomes=tuple(u for t in tokens for u in t.urls),
+            status_counts=dict(status_counts),
         )
         log.info(kv(event="reconcile_done", **{k: v for k, v in outcome.metadata().items() if not k.startswith("urls_")}))
         return outcome

@@ -5,6 +5,11 @@ shared with the sensor (`candidates.py`: oldest first, back-off and limit in the
 goes through `record_one_url` (token lock, URL lock, gate inside the lock). The holders of one URL
 selected together cost one call: the first records the answer, the others adopt it in the same run.
 Raw values whose shortlink failed transiently are resolved again here too.
+
+Two ways in: `retry` does everything under the retry job lock; `select_due` then `record_selection`
+are the same work in two steps (a staged job shows each on its own). The second step takes the job
+lock and keeps only the selected elements that are still due and unchanged, so an element another
+run recorded in between is not recorded twice.
 """
 
 from __future__ import annotations
@@ -13,13 +18,14 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from social_recording.domain.models import utcnow
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL_MINUTES
 from social_recording.domain.status import FetchStatus
-from social_recording.locks.base import LockManager
+from social_recording.domain.urls import Platform
+from social_recording.locks.base import Lease, LockManager
 from social_recording.recording._text import describe_error, kv
 from social_recording.recording.candidates import DEFAULT_LIMIT, retry_query, select
 from social_recording.recording.job_pool import (
@@ -47,7 +53,14 @@ REMAINING_PROBE = 1000
 """How far past `limit` a run looks to report `remaining` (a bound, so a huge backlog costs nothing)."""
 
 # Kept importable from here: the retry job's public defaults.
-__all__ = ["DEFAULT_LIMIT", "DEFAULT_MIN_INTERVAL_MINUTES", "RetryOutcome", "RetryService"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "DEFAULT_MIN_INTERVAL_MINUTES",
+    "RetryOutcome",
+    "RetrySelection",
+    "RetryService",
+    "select_due",
+]
 
 
 def _check_addresses(token_addresses: Sequence[str] | None) -> list[str] | None:
@@ -60,6 +73,77 @@ def _check_addresses(token_addresses: Sequence[str] | None) -> list[str] | None:
         if not isinstance(a, str) or not a.strip():
             raise ValueError(f"token_addresses must hold non-empty strings, got {a!r}")
     return list(dict.fromkeys(token_addresses)) or None
+
+
+def _check_interval(min_interval_minutes: object) -> int:
+    if (
+        not isinstance(min_interval_minutes, int)
+        or isinstance(min_interval_minutes, bool)
+        or min_interval_minutes < 0
+    ):
+        raise ValueError(f"min_interval_minutes must be an integer >= 0, got {min_interval_minutes!r}")
+    return min_interval_minutes
+
+
+@dataclass(frozen=True)
+class RetrySelection:
+    """The due elements one retry run will process, fixed before anything is recorded."""
+
+    statuses: tuple[str, ...]
+    """The statuses the selection covers (the default set, or the ones named)."""
+    named: tuple[str, ...] | None
+    """The statuses as named by the caller; None for the default selection."""
+    token_addresses: tuple[str, ...] | None
+    min_interval_minutes: int
+    limit: int
+    selected_at: datetime
+    candidates: tuple[Candidate, ...] = ()
+    """Oldest first, at most `limit`."""
+    remaining: int = 0
+    """Due elements past the limit (counted up to REMAINING_PROBE)."""
+
+    @property
+    def tokens(self) -> int:
+        return len({c.address for c in self.candidates})
+
+
+def select_due(
+    store: Store,
+    *,
+    statuses: Collection[FetchStatus | str] | None = None,
+    token_addresses: Sequence[str] | None = None,
+    limit: int = DEFAULT_LIMIT,
+    min_interval_minutes: int = DEFAULT_MIN_INTERVAL_MINUTES,
+    now: datetime,
+    enable_paid: bool,
+    usable_platforms: Collection[Platform],
+) -> RetrySelection:
+    """The retry selection (the one query the sensor runs too), validated and fixed: oldest first,
+    past the back-off, at most `limit`, and how many more are due. Reads the store only."""
+    addresses = _check_addresses(token_addresses)
+    checked_limit = check_limit(limit, allow_none=False)
+    assert checked_limit is not None
+    interval = _check_interval(min_interval_minutes)
+    query = retry_query(
+        now=now,
+        min_interval=timedelta(minutes=interval),
+        limit=checked_limit + REMAINING_PROBE,
+        statuses=statuses,
+        addresses=addresses,
+        enable_paid=enable_paid,
+        usable_platforms=usable_platforms,
+    )
+    found = select(store, query).candidates
+    return RetrySelection(
+        statuses=tuple(sorted(s.value for s in query.statuses)),
+        named=None if statuses is None else tuple(sorted(str(s) for s in query.statuses)),
+        token_addresses=None if addresses is None else tuple(addresses),
+        min_interval_minutes=interval,
+        limit=checked_limit,
+        selected_at=now,
+        candidates=tuple(found[:checked_limit]),
+        remaining=len(found) - min(len(found), checked_limit),
+    )
 
 
 @dataclass(frozen=True)
@@ -84,7 +168,11 @@ class RetryOutcome:
     unresolved: dict[str, int] = field(default_factory=dict)
     """Raw values tried again: resolved / retrying / dropped / locked_out / lost."""
     url_outcomes: tuple[UrlOutcome, ...] = ()
+    """Every URL outcome; empty when the caller asked not to keep them (`keep_url_outcomes=False`)."""
     status_counts: dict[str, int] = field(default_factory=dict)
+    changed_meanwhile: int = 0
+    """Selected elements another run recorded between the selection and this run's recording
+    (staged runs only): left as that run recorded them."""
 
     def metadata(self) -> dict[str, object]:
         return {
@@ -98,6 +186,7 @@ class RetryOutcome:
             "engine_failures": self.engine_failures,
             "remaining": self.remaining,
             "stopped_by": self.stopped_by or "",
+            "changed_meanwhile": self.changed_meanwhile,
             **{f"unresolved_{k}": v for k, v in sorted(self.unresolved.items())},
             **{f"urls_{k}": v for k, v in sorted(self.status_counts.items())},
         }
@@ -131,18 +220,31 @@ class RetryService:
         now: datetime,
     ) -> tuple[list[Candidate], int]:
         """(candidates to process, due elements past the limit) — the same selection the sensor uses."""
+        chosen = self.select_due(statuses=statuses, token_addresses=token_addresses, limit=limit,
+                                 min_interval_minutes=min_interval_minutes, now=now)
+        return list(chosen.candidates), chosen.remaining
+
+    def select_due(
+        self,
+        *,
+        statuses: Collection[FetchStatus | str] | None = None,
+        token_addresses: Sequence[str] | None = None,
+        limit: int = DEFAULT_LIMIT,
+        min_interval_minutes: int = DEFAULT_MIN_INTERVAL_MINUTES,
+        now: datetime | None = None,
+    ) -> RetrySelection:
+        """The first step on its own: `select_due` with this engine's store and spending switches."""
         recorder = self._processor.recorder
-        query = retry_query(
-            now=now,
-            min_interval=timedelta(minutes=min_interval_minutes),
-            limit=limit + REMAINING_PROBE,
+        return select_due(
+            self._store,
             statuses=statuses,
-            addresses=token_addresses,
+            token_addresses=token_addresses,
+            limit=limit,
+            min_interval_minutes=min_interval_minutes,
+            now=now if now is not None else self._clock(),
             enable_paid=recorder.enable_paid,
             usable_platforms=recorder.registry.usable_platforms(),
         )
-        found = list(select(self._store, query).candidates)
-        return found[:limit], len(found) - min(len(found), limit)
 
     def retry(
         self,
@@ -161,19 +263,13 @@ class RetryService:
         addresses = _check_addresses(token_addresses)
         checked_limit = check_limit(limit, allow_none=False)
         assert checked_limit is not None
-        if (
-            not isinstance(min_interval_minutes, int)
-            or isinstance(min_interval_minutes, bool)
-            or min_interval_minutes < 0
-        ):
-            raise ValueError(f"min_interval_minutes must be an integer >= 0, got {min_interval_minutes!r}")
+        interval = _check_interval(min_interval_minutes)
         deadline = check_deadline(deadline_seconds)
         max_workers = check_max_workers(max_workers)
-        interval = timedelta(minutes=min_interval_minutes)
-        run = run if run is not None else RunState(interval)
+        run = run if run is not None else RunState(timedelta(minutes=interval))
         now = self._clock()
-        probe = retry_query(now=now, min_interval=interval, statuses=statuses, addresses=addresses,
-                            enable_paid=self._processor.recorder.enable_paid,
+        probe = retry_query(now=now, min_interval=timedelta(minutes=interval), statuses=statuses,
+                            addresses=addresses, enable_paid=self._processor.recorder.enable_paid,
                             usable_platforms=self._processor.recorder.registry.usable_platforms())
         names = tuple(sorted(s.value for s in probe.statuses))
 
@@ -181,70 +277,135 @@ class RetryService:
             if not job.held:
                 log.info(kv(event="retry_skipped", reason=ALREADY_RUNNING))
                 return RetryOutcome(names, skipped=ALREADY_RUNNING)
+            chosen = self.select_due(statuses=statuses, token_addresses=addresses, limit=checked_limit,
+                                     min_interval_minutes=interval, now=now)
+            return self._record_held(chosen, job, entered, deadline=deadline, max_workers=max_workers,
+                                     run=run, keep_url_outcomes=True)
 
-            selected, remaining = self.selection(statuses=statuses, token_addresses=addresses, limit=checked_limit,
-                                                 min_interval_minutes=min_interval_minutes, now=now)
-            by_token: dict[str, list[str]] = {}
-            for c in selected:  # fair order kept: a token's first due element decides its place
-                by_token.setdefault(c.address, []).append(c.url)
-            units = list(by_token.items())
+    def record_selection(
+        self,
+        selection: RetrySelection,
+        *,
+        deadline_seconds: float | None = None,
+        max_workers: int = 4,
+        run: RunState | None = None,
+        keep_url_outcomes: bool = True,
+    ) -> RetryOutcome:
+        """The second step: under the retry job lock (skipped when another retry run holds it), keep
+        the selected elements that are still due and unchanged (one query), record them, then
+        resolve kept raw values again. With `keep_url_outcomes=False` the per-URL outcomes are only
+        counted (in `run` and in the counters), so a selection of any size costs the same memory."""
+        entered = self._monotonic()
+        if not isinstance(selection, RetrySelection):
+            raise ValueError(f"selection must be a RetrySelection, got {selection!r}")
+        deadline = check_deadline(deadline_seconds)
+        max_workers = check_max_workers(max_workers)
+        run = run if run is not None else RunState(timedelta(minutes=selection.min_interval_minutes))
+        with self._locks.try_hold(RETRY_LOCK_KEY, self._job_lock_ttl) as job:
+            if not job.held:
+                log.info(kv(event="retry_skipped", reason=ALREADY_RUNNING))
+                return RetryOutcome(selection.statuses, skipped=ALREADY_RUNNING,
+                                    candidate_urls=len(selection.candidates),
+                                    remaining=selection.remaining + len(selection.candidates))
+            current = self._still_due(selection)
+            changed = len(selection.candidates) - len(current.candidates)
+            if changed:
+                log.info(kv(event="retry_changed_meanwhile", elements=changed))
+            outcome = self._record_held(current, job, entered, deadline=deadline, max_workers=max_workers,
+                                        run=run, keep_url_outcomes=keep_url_outcomes)
+        return replace(outcome, candidate_urls=len(selection.candidates), changed_meanwhile=changed)
 
-            def deadline_reached() -> bool:
-                return deadline is not None and self._monotonic() - entered >= deadline
+    def _still_due(self, selection: RetrySelection) -> RetrySelection:
+        """The selected elements that the same query still returns with the same last recording."""
+        if not selection.candidates:
+            return selection
+        fresh = self.select_due(
+            statuses=selection.named,
+            token_addresses=sorted({c.address for c in selection.candidates}),
+            limit=len(selection.candidates) + REMAINING_PROBE,
+            min_interval_minutes=selection.min_interval_minutes,
+        )
+        unchanged = {(c.address, c.url, c.checked_at) for c in fresh.candidates}
+        kept = tuple(c for c in selection.candidates if (c.address, c.url, c.checked_at) in unchanged)
+        return replace(selection, candidates=kept)
 
-            def work(unit: tuple[str, list[str]]) -> list[UrlOutcome]:
-                address, urls = unit
-                out: list[UrlOutcome] = []
-                for url in urls:  # one token's URLs sequentially: one token lock at a time
-                    if deadline_reached() or job.lost:
-                        break
-                    out.append(self._processor.record_one_url(address, url, run))
-                return out
+    def _record_held(
+        self,
+        selection: RetrySelection,
+        job: Lease,
+        entered: float,
+        *,
+        deadline: float | None,
+        max_workers: int,
+        run: RunState,
+        keep_url_outcomes: bool,
+    ) -> RetryOutcome:
+        selected = selection.candidates
+        by_token: dict[str, list[str]] = {}
+        for c in selected:  # fair order kept: a token's first due element decides its place
+            by_token.setdefault(c.address, []).append(c.url)
+        units = list(by_token.items())
 
-            def on_error(unit: tuple[str, list[str]], exc: Exception) -> list[UrlOutcome]:
-                address, urls = unit
-                return [
-                    emit(run, UrlOutcome(address, url, None, EngineOutcome.FAILED, False, False, 0.0, 0.0,
-                                         describe_error(exc)))
-                    for url in urls
-                ]
+        def deadline_reached() -> bool:
+            return deadline is not None and self._monotonic() - entered >= deadline
 
-            pool = run_bounded(
-                units,
-                work,
-                on_error,
-                max_workers=max_workers,
-                limit=None,
-                deadline_reached=deadline_reached,
-                lock_lost=lambda: job.lost,
-            )
-            unresolved = self._retry_unresolved(now - interval, checked_limit, run, deadline_reached, lambda: job.lost)
-            lost = job.lost
+        def work(unit: tuple[str, list[str]]) -> _Batch:
+            address, urls = unit
+            batch = _Batch(keep_url_outcomes)
+            for url in urls:  # one token's URLs sequentially: one token lock at a time
+                if deadline_reached() or job.lost:
+                    break
+                batch.add(self._processor.record_one_url(address, url, run))
+            return batch
 
-        outcomes = tuple(u for batch in pool.results for u in batch)
-        processed = len(outcomes)
+        def on_error(unit: tuple[str, list[str]], exc: Exception) -> _Batch:
+            address, urls = unit
+            batch = _Batch(keep_url_outcomes)
+            for url in urls:
+                batch.add(emit(run, UrlOutcome(address, url, None, EngineOutcome.FAILED, False, False, 0.0, 0.0,
+                                               describe_error(exc))))
+            return batch
+
+        pool = run_bounded(
+            units,
+            work,
+            on_error,
+            max_workers=max_workers,
+            limit=None,
+            deadline_reached=deadline_reached,
+            lock_lost=lambda: job.lost,
+        )
+        interval = timedelta(minutes=selection.min_interval_minutes)
+        unresolved = self._retry_unresolved(selection.selected_at - interval, selection.limit, run,
+                                            deadline_reached, lambda: job.lost)
+        lost = job.lost
+
+        total = _Batch(keep_url_outcomes)
+        for batch in pool.results:
+            total.merge(batch)
+        processed = total.processed
         cut_in_run = len(selected) - processed
         if pool.stopped_by == STOPPED_BY_LOCK_LOST or (lost and cut_in_run):
             stopped_by = STOPPED_BY_LOCK_LOST
         elif cut_in_run:
             stopped_by = STOPPED_BY_DEADLINE
-        elif remaining:
+        elif selection.remaining:
             stopped_by = STOPPED_BY_LIMIT
         else:
             stopped_by = STOPPED_BY_DRAINED
         outcome = RetryOutcome(
-            names,
+            selection.statuses,
             candidate_urls=len(selected),
             processed=processed,
-            converged=sum(1 for u in outcomes if u.converged),
-            locked_out=sum(1 for u in outcomes if u.status == EngineOutcome.LOCKED_OUT),
-            lost=sum(1 for u in outcomes if u.lease_lost or u.status == EngineOutcome.LOST),
-            engine_failures=sum(1 for u in outcomes if u.engine_failure),
-            remaining=remaining + cut_in_run,
+            converged=total.converged,
+            locked_out=total.status_counts.get(str(EngineOutcome.LOCKED_OUT), 0),
+            lost=total.lost,
+            engine_failures=total.engine_failures,
+            remaining=selection.remaining + cut_in_run,
             stopped_by=stopped_by,
             unresolved=unresolved,
-            url_outcomes=outcomes,
-            status_counts=dict(Counter(str(u.status) for u in outcomes)),
+            url_outcomes=tuple(total.outcomes),
+            status_counts=dict(total.status_counts),
         )
         log.info(kv(event="retry_done", **{k: v for k, v in outcome.metadata().items() if not k.startswith("urls_")}))
         return outcome
@@ -268,3 +429,33 @@ class RetryService:
                 log.warning(kv(event="unresolved_failed", token=address, field=value.field, error=type(exc).__name__))
                 counts["failed"] += 1
         return dict(counts)
+
+
+class _Batch:
+    """The URL outcomes of one unit (a token's selected URLs): counted, and kept only when asked."""
+
+    def __init__(self, keep: bool) -> None:
+        self._keep = keep
+        self.outcomes: list[UrlOutcome] = []
+        self.status_counts: Counter[str] = Counter()
+        self.processed = 0
+        self.converged = 0
+        self.lost = 0
+        self.engine_failures = 0
+
+    def add(self, outcome: UrlOutcome) -> None:
+        if self._keep:
+            self.outcomes.append(outcome)
+        self.status_counts[str(outcome.status)] += 1
+        self.processed += 1
+        self.converged += int(outcome.converged)
+        self.lost += int(outcome.lease_lost or outcome.status == EngineOutcome.LOST)
+        self.engine_failures += int(outcome.engine_failure)
+
+    def merge(self, other: _Batch) -> None:
+        self.outcomes.extend(other.outcomes)
+        self.status_counts.update(other.status_counts)
+        self.processed += other.processed
+        self.converged += other.converged
+        self.lost += other.lost
+        self.engine_failures += other.engine_failures

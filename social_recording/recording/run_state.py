@@ -5,10 +5,35 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.recording.outcomes import UrlOutcome
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """The counters of one run, as a plain value: what a report (run metadata, asset observations)
+    reads once the run's URLs are done. Every URL the run touched is counted, whatever path led
+    to it."""
+
+    urls: int = 0
+    """URL outcomes counted (every recording, and every URL left alone with a reason)."""
+    by_status: dict[str, int] = field(default_factory=dict)
+    """Outcome status -> URLs: a stored FetchStatus, or an engine outcome such as `locked`."""
+    converged: int = 0
+    """URLs that reached an absorbing status they did not have before."""
+    attempted: int = 0
+    """URLs for which a request really left (calls made)."""
+    reused: int = 0
+    """URLs answered by the dedupe gate, without a call."""
+    paid_requests: int = 0
+    """Requests sent to paid providers (each one billed)."""
+    lost: int = 0
+    """URLs whose lock was reported lost."""
+    engine_failures: int = 0
+    """URLs that ended in a defect of ours (nothing written)."""
 
 
 class RunState:
@@ -120,3 +145,17 @@ class RunState:
     def converged(self) -> int:
         with self._lock:
             return self._converged
+
+    def summary(self) -> RunSummary:
+        """The counters as they stand, in one consistent snapshot."""
+        with self._lock:
+            return RunSummary(
+                urls=self._urls,
+                by_status=dict(sorted(self._statuses.items())),
+                converged=self._converged,
+                attempted=self._attempted,
+                reused=self._reused,
+                paid_requests=self._paid_requests,
+                lost=self._lost,
+                engine_failures=self._engine_failures,
+            )

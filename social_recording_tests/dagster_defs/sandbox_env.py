@@ -145,13 +145,27 @@ def make_env(tmp_path: Path, monkeypatch: Any, tokens: list[dict[str, Any]], tar
 
 
 def log_lines(instance: DagsterInstance, run_id: str, prefix: str) -> list[str]:
-    return [e.user_message for e in instance.all_logs(run_id) if e.user_message.startswith(prefix)]
+    """Run-log lines starting with `prefix`; a message carrying several lines (the per-URL lines
+    are written in batches) counts line by line."""
+    return [line for e in instance.all_logs(run_id) for line in e.user_message.split("\n")
+            if line.startswith(prefix)]
 
 
 def output_metadata(result: ExecuteInProcessResult, node: str) -> dict[str, Any]:
-    """The metadata attached to the op's output (what the UI shows on the step)."""
+    """The metadata attached to the node's final output (what the UI shows on its report step)."""
+    found = None
     for event in result.events_for_node(node):
         if event.event_type == DagsterEventType.STEP_OUTPUT:
+            found = {k: v.value for k, v in event.step_output_data.metadata.items()}
+    if found is None:
+        raise AssertionError(f"no output event for {node}")
+    return found
+
+
+def step_metadata(result: ExecuteInProcessResult, step_key: str) -> dict[str, Any]:
+    """The output metadata of one stage (`node.stage`)."""
+    for event in result.all_events:
+        if event.event_type == DagsterEventType.STEP_OUTPUT and event.step_key == step_key:
             return {k: v.value for k, v in event.step_output_data.metadata.items()}
-    raise AssertionError(f"no output event for {node}")
+    raise AssertionError(f"no output event for step {step_key}")
 

@@ -1,0 +1,194 @@
+"""The report stage of every job: what the recording stage hands over, and how it is shown.
+
+`report` logs what an operator must see (every tracker value that was dropped, once; tokens not
+recorded; lost locks), attaches the counters and the bounded per-URL table as the stage's output
+metadata, hands the run's counters to `report_to_assets`, and only then fails the run when a token
+could not be read at all or a URL ended in an engine failure: a green run would hide work that the
+live sensor's cursor has already passed. Everything else was recorded before; re-executing the whole
+run records the rest.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dagster import Failure, MetadataValue, OpExecutionContext, Output, TableColumn, TableRecord, TableSchema
+
+from social_recording.dagster_defs.checks import report_health
+from social_recording.dagster_defs.resources import StoreResource
+from social_recording.dagster_defs.run_log import OutcomeRows, RunLog
+from social_recording.recording.health import RunFigures
+from social_recording.recording.job_pool import JOB_LOCK_TTL_S
+from social_recording.recording.log_line import kv_fields
+from social_recording.recording.outcomes import TokenOutcome, TokenStatus
+from social_recording.recording.run_state import RunSummary
+
+OUTCOME_COLUMNS = ("token", "url", "platform", "status", "attempted", "reused", "waited_ms", "took_ms", "detail")
+_COLUMN_TYPES = {"attempted": "bool", "reused": "bool", "waited_ms": "float", "took_ms": "float"}
+OUTCOME_SCHEMA = TableSchema(columns=[TableColumn(c, _COLUMN_TYPES.get(c, "string")) for c in OUTCOME_COLUMNS])
+MAX_DROPPED_ROWS = 200
+"""Dropped tracker values listed in the metadata (each one is in the run log)."""
+SHOWN_IN_FAILURE = 10
+
+_NOT_RECORDED = (TokenStatus.NO_PROFILE, TokenStatus.MALFORMED)
+_WORTH_REPORTING = (*_NOT_RECORDED, TokenStatus.FAILED, TokenStatus.LOST)
+
+
+@dataclass(frozen=True)
+class RecordedRun:
+    """What a recording stage hands to its report stage: counters, never every URL outcome."""
+
+    job: str
+    """retry | reconcile | live."""
+    counters: dict[str, Any]
+    """The use case's counters (flat: names to numbers or short text)."""
+    summary: RunSummary
+    """The run's URL counters: by status, converged, calls made, reused, paid requests."""
+    table: OutcomeRows
+    tokens_total: int = 0
+    """Tokens handed to the recorder (0 for retry, whose unit is the URL)."""
+    tokens: tuple[TokenOutcome, ...] = ()
+    """Only the tokens worth a line: not recorded, failed, lost, or with dropped values."""
+    lost_examples: tuple[str, ...] = ()
+    defect_examples: tuple[str, ...] = ()
+    skipped: str = ""
+    """Why nothing was recorded (another run holds the job lock), with what to do about it."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Further metadata of the stage (for example, malformed tracker items)."""
+
+
+def recorded_run(
+    job: str,
+    counters: Mapping[str, Any],
+    run: RunLog,
+    tokens: Sequence[TokenOutcome] = (),
+    *,
+    skipped: str = "",
+    extra: Mapping[str, Any] | None = None,
+) -> RecordedRun:
+    """Keep what the report needs of a finished recording stage; URL outcomes are already counted."""
+    worth = tuple(t for t in tokens if t.dropped or t.status in _WORTH_REPORTING)
+    return RecordedRun(
+        job=job,
+        counters=dict(counters),
+        summary=run.summary(),
+        table=run.rows(),
+        tokens_total=len(tokens),
+        tokens=worth,
+        lost_examples=tuple(run.lost_examples),
+        defect_examples=tuple(run.defect_examples),
+        skipped=skipped,
+        extra=dict(extra or {}),
+    )
+
+
+def skipped_note(what: str, outcome_skipped: str | None) -> str:
+    """The warning for a run that found its job lock held by another run."""
+    if not outcome_skipped:
+        return ""
+    return (f"{what} skipped: {outcome_skipped}. Another run holds this job's lock; if that run crashed, "
+            f"its lock expires within {int(JOB_LOCK_TTL_S)} s (it is renewed only while its holder lives): "
+            "run again after that.")
+
+
+def report_to_assets(context: OpExecutionContext, store: StoreResource, run_summary: RunSummary) -> None:
+    """Where a run's counters reach the store's assets: the recorded-data assets are observed and
+    the health checks evaluated into this run (`report_health`, which never raises).
+
+    Called once by every job's report stage, after the run's URLs are recorded and before the run
+    is failed for tokens or URLs it could not record, with the run's counters (URLs by status this
+    run, converged, calls made, reused, paid requests) and the store resource. The report stages
+    also take the `platforms` and `policy` resources, which the health checks read from the context.
+    """
+    figures = RunFigures(
+        urls=run_summary.urls,
+        converged=run_summary.converged,
+        calls_made=run_summary.attempted,
+        calls_reused=run_summary.reused,
+        paid_calls=run_summary.paid_requests,
+    )
+    report_health(context, store.get(), figures)
+
+
+def _typed(value: Any) -> Any:
+    if isinstance(value, bool) or value is None:
+        return MetadataValue.text(str(value))
+    if isinstance(value, int):
+        return MetadataValue.int(value)
+    if isinstance(value, float):
+        return MetadataValue.float(value)
+    return MetadataValue.text(str(value))
+
+
+def outcome_metadata(recorded: RecordedRun) -> dict[str, Any]:
+    """Counters as typed metadata, URL status counts, and the bounded per-URL table."""
+    meta: dict[str, Any] = {key: _typed(value) for key, value in recorded.counters.items()}
+    summary = recorded.summary
+    meta["url_status_counts"] = MetadataValue.json(dict(summary.by_status))
+    meta["urls_called"] = MetadataValue.int(summary.attempted)
+    meta["urls_reused"] = MetadataValue.int(summary.reused)
+    meta["urls_converged"] = MetadataValue.int(summary.converged)
+    meta["paid_requests"] = MetadataValue.int(summary.paid_requests)
+    table = recorded.table
+    meta["url_outcomes"] = MetadataValue.table(records=[TableRecord(r) for r in table.rows], schema=OUTCOME_SCHEMA)
+    meta["url_outcomes_shown"] = MetadataValue.text(table.caption())
+    if table.total > len(table.rows):
+        meta["url_outcomes_truncated"] = MetadataValue.int(table.total - len(table.rows))
+    dropped = [f"{t.address}: {d}" for t in recorded.tokens for d in t.dropped]
+    if dropped:
+        meta["dropped_values_list"] = MetadataValue.md(
+            "\n".join(f"- `{line}`" for line in dropped[:MAX_DROPPED_ROWS])
+            + (f"\n- … {len(dropped) - MAX_DROPPED_ROWS} more" if len(dropped) > MAX_DROPPED_ROWS else "")
+        )
+    for key, value in recorded.extra.items():
+        meta[key] = value
+    return meta
+
+
+def report(context: OpExecutionContext, store: StoreResource, recorded: RecordedRun) -> Output[dict[str, Any]]:
+    """Log, attach, hand the counters to the assets, then fail the run if it must fail."""
+    if recorded.skipped:
+        context.log.warning(recorded.skipped)
+    for t in recorded.tokens:
+        for d in t.dropped:
+            # A placeholder ("TBA", "-") is noise; anything that looked like a link is a possible loss.
+            level = context.log.info if d.placeholder else context.log.warning
+            level(f"dropped tracker value {t.address}: {d}")
+        if t.status in _NOT_RECORDED:
+            context.log.warning(kv_fields("token_not_recorded", {"token": t.address, "status": t.status.value,
+                                                                "detail": t.detail}))
+        elif t.status in (TokenStatus.FAILED, TokenStatus.LOST):
+            context.log.warning(kv_fields("token_outcome", {"token": t.address, "status": t.status.value,
+                                                           "detail": t.detail}))
+    context.log.info(kv_fields(f"{recorded.job}_done", recorded.counters))
+    metadata = outcome_metadata(recorded)
+    if recorded.summary.lost:
+        context.log.warning(
+            f"{recorded.summary.lost} URL(s) met a lost lock (nothing paid twice: writes are fenced); the next run "
+            "completes what was not written: " + ", ".join(recorded.lost_examples)
+        )
+    try:
+        report_to_assets(context, store, recorded.summary)
+    except Exception as exc:  # the report of what was recorded must not hide the recording itself
+        context.log.warning(f"report_to_assets failed: {type(exc).__name__}: {exc}")
+
+    failed = [t for t in recorded.tokens if t.status is TokenStatus.FAILED]
+    if failed:
+        shown = "; ".join(f"{t.address}: {t.detail}" for t in failed[:SHOWN_IN_FAILURE])
+        raise Failure(
+            description=(
+                f"{len(failed)} of {recorded.tokens_total} token(s) failed and were not recorded ({shown}). "
+                "The others were recorded; re-executing this whole run records the failed ones."
+            ),
+            metadata=metadata,
+        )
+    if recorded.summary.engine_failures:
+        shown = "; ".join(recorded.defect_examples)
+        raise Failure(
+            description=(
+                f"{recorded.summary.engine_failures} URL(s) ended in an engine failure, a defect of ours, not the "
+                f"provider's ({shown}). Everything else was recorded; see the error lines in the run log."
+            ),
+            metadata=metadata,
+        )
+    return Output(dict(recorded.counters), metadata=metadata)
