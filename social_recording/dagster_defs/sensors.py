@@ -1,4 +1,9 @@
-"""The retry schedule and the two sensors (DESIGN §7). Deterministic run keys from the work item.
+"""The two sensors. Deterministic run keys from the work item; every evaluation explains itself.
+
+A skip reason names what was checked (the range read, how many tokens, the floor, the back-off),
+every evaluation writes its notes to the tick's log (`context.log`), and both cursors are JSON an
+operator can read in the UI. Which tokens traded and which elements are due are business rules of
+`recording` (`live_feed`, `candidates`); here they become run requests.
 
 No `from __future__ import annotations`: Dagster reads the sensors' resource annotations.
 """
@@ -8,9 +13,9 @@ import json
 import time
 import warnings
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
 
 from dagster import (
     DagsterRunStatus,
@@ -37,21 +42,35 @@ from social_recording.dagster_defs.resources import (
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL, DEFAULT_MIN_INTERVAL_MINUTES
 from social_recording.domain.urls import Platform
 from social_recording.recording.candidates import DEFAULT_LIMIT, retry_query, select
+from social_recording.recording.live_feed import (
+    LIVE_INITIAL_LOOKBACK,
+    LIVE_MAX_LOOKBACK,
+    LIVE_PAGE,
+    LiveCursor,
+    LiveRangeSource,
+    TradedToken,
+    scan_traded,
+)
 from social_recording.store.base import Store
-from social_recording.upstream.tracker import TrackedToken
 
 # Dagster's own @sensor decorator passes its beta `owners` parameter to SensorDefinition and warns
 # about itself on every load; nothing of ours uses `owners`.
 warnings.filterwarnings("ignore", message="Parameter `owners` of initializer", category=Warning)
 
+__all__ = [
+    "LIVE_BATCH_SIZE",
+    "LIVE_INITIAL_LOOKBACK",
+    "LIVE_MAX_LOOKBACK",
+    "LIVE_PAGE",
+    "LiveCursor",
+    "RetryCursor",
+    "evaluate_retry_candidates",
+    "evaluate_token_flow",
+    "make_retry_candidates_sensor",
+    "make_token_flow_sensor",
+]
+
 LIVE_BATCH_SIZE = 20
-LIVE_INITIAL_LOOKBACK = timedelta(hours=1)
-"""First evaluation ever (no cursor): look this far back; older tokens are reconcile's job."""
-LIVE_MAX_LOOKBACK = timedelta(days=2)
-"""A cursor older than this (sensor stopped for days) is clamped: the gap is reconcile's job
-(daily partitions), and an evaluation must not page through weeks every 30 s."""
-LIVE_PAGE = timedelta(hours=6)
-"""One tracker range query covers at most this much time, so a long gap is fetched in bounded pages."""
 LIVE_EVAL_BUDGET_S = 30.0
 """Dagster gives a sensor evaluation 60 s; no new page starts after this many seconds (one tracker
 call may take up to ~18 s with its retries)."""
@@ -70,47 +89,14 @@ def _digest(payload: Any) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def _at(ts: datetime) -> str:
+    return ts.isoformat(timespec="seconds")
+
+
 # --------------------------------------------------------------------------- live
 
 
-@dataclass
-class LiveCursor:
-    """The last `last_transfer_at` launched, plus the addresses launched at exactly that instant
-    (so a token sharing the boundary timestamp is neither dropped nor launched twice)."""
-
-    ts: datetime | None = None
-    at_ts: list[str] = field(default_factory=list)
-
-    @classmethod
-    def parse(cls, raw: str | None) -> "LiveCursor":
-        if not raw:
-            return cls()
-        try:
-            data = json.loads(raw)
-            ts = datetime.fromisoformat(data["ts"]) if data.get("ts") else None
-            if ts is not None:
-                ts = ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
-            return cls(ts=ts, at_ts=sorted(str(a) for a in data.get("at_ts", [])))
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(f"token_flow_sensor cursor is not JSON {{ts, at_ts}}: {raw[:200]!r}") from exc
-
-    def dump(self) -> str:
-        return json.dumps({"ts": self.ts.isoformat() if self.ts else None, "at_ts": sorted(self.at_ts)})
-
-    def already_launched(self, address: str, last_transfer_at: datetime) -> bool:
-        if self.ts is None:
-            return False
-        return last_transfer_at < self.ts or (last_transfer_at == self.ts and address in self.at_ts)
-
-    def advance(self, address: str, last_transfer_at: datetime) -> None:
-        if self.ts is None or last_transfer_at > self.ts:
-            self.ts = last_transfer_at
-            self.at_ts = [address]
-        elif last_transfer_at == self.ts and address not in self.at_ts:
-            self.at_ts.append(address)
-
-
-def live_run_key(batch: Sequence[TrackedToken]) -> str:
+def live_run_key(batch: Sequence[TradedToken]) -> str:
     """From the batch's window (first/last last_transfer_at) and its addresses: the same batch always
     maps to the same key, so a re-evaluation never launches it twice (Dagster drops a known key),
     while a batch with any new token or a new trade gets a new key and is never dropped."""
@@ -127,12 +113,8 @@ class LiveEvaluation:
     notes: list[str]
     scanned: int = 0
     pages: int = 0
-
-
-class LiveRangeSource(Protocol):
-    """What the sensor needs of the tracker client (TrackerClient; a fake in unit tests)."""
-
-    def tokens_in_range(self, start: datetime, end: datetime) -> Sequence[TrackedToken]: ...
+    skip_reason: str = ""
+    """Why nothing is launched (empty when runs are), naming what was read."""
 
 
 def evaluate_token_flow(
@@ -145,50 +127,14 @@ def evaluate_token_flow(
     max_runs: int = LIVE_MAX_RUNS_PER_TICK,
     clock: Callable[[], float] = time.monotonic,
 ) -> LiveEvaluation:
-    """Page the tracker from the cursor to `now`; return run requests and the cursor advanced past
-    exactly the tokens launched. Stops paging once enough tokens for `max_runs` batches are known
-    or the time budget is used; what is left is fetched again next tick from the cursor."""
-    started = clock()
-    notes: list[str] = []
-    floor = now - LIVE_MAX_LOOKBACK
-    if cursor.ts is None:
-        start = now - LIVE_INITIAL_LOOKBACK
-    elif cursor.ts < floor:
-        start = floor
-        notes.append(f"cursor {cursor.ts.isoformat()} is older than {LIVE_MAX_LOOKBACK}; tokens traded "
-                     f"before {floor.isoformat()} are left to reconcile_job")
-    else:
-        start = cursor.ts
-    cap = max_runs * LIVE_BATCH_SIZE
-    fresh: dict[str, TrackedToken] = {}
-    scanned = pages = 0
-    page_start = start
-    while page_start < now:
-        if pages and clock() - started > budget_s:
-            notes.append(f"evaluation budget of {budget_s:g}s used; paged up to {page_start.isoformat()}")
-            break
-        page_end = min(page_start + LIVE_PAGE, now)
-        page = tracker.tokens_in_range(page_start, page_end)
-        pages += 1
-        scanned += len(page)
-        for t in page:
-            ts = t.last_transfer_at
-            if ts is None or t.investor_count < threshold or cursor.already_launched(t.address, ts):
-                continue
-            prev = fresh.get(t.address)
-            if prev is None or (prev.last_transfer_at is not None and ts > prev.last_transfer_at):
-                fresh[t.address] = t
-        page_start = page_end
-        if len(fresh) >= cap:
-            break
-    ordered = sorted(fresh.values(), key=lambda t: (t.last_transfer_at, t.address))
-    if len(ordered) > cap:
-        notes.append(f"{len(ordered) - cap} tokens left for the next evaluation")
-        ordered = ordered[:cap]
+    """Read the live feed from the cursor to `now` and turn what qualifies into run requests of at
+    most LIVE_BATCH_SIZE tokens; the cursor moves past exactly the tokens launched (and, after a
+    complete read, up to the feed's rescan bound)."""
+    scan = scan_traded(cursor, tracker, threshold, now, cap=max_runs * LIVE_BATCH_SIZE, budget_s=budget_s,
+                       clock=clock)
     requests: list[RunRequest] = []
-    new_cursor = LiveCursor(cursor.ts, list(cursor.at_ts))
-    for i in range(0, len(ordered), LIVE_BATCH_SIZE):
-        batch = ordered[i : i + LIVE_BATCH_SIZE]
+    for i in range(0, len(scan.tokens), LIVE_BATCH_SIZE):
+        batch = scan.tokens[i : i + LIVE_BATCH_SIZE]
         config = RecordTokensConfig(tokens=[TokenRef(address=t.address, symbol=t.symbol or "") for t in batch])
         requests.append(
             RunRequest(
@@ -197,10 +143,13 @@ def evaluate_token_flow(
                 tags={"social_recording/tokens": str(len(batch))},
             )
         )
-        for t in batch:
-            assert t.last_transfer_at is not None
-            new_cursor.advance(t.address, t.last_transfer_at)
-    return LiveEvaluation(requests, new_cursor, notes, scanned, pages)
+    new_cursor = scan.cursor_after(cursor, scan.tokens)
+    skip = ""
+    if not requests:
+        skip = (f"no new token with >= {threshold} AF investors traded between {_at(scan.start)} and "
+                f"{_at(scan.read_until)}: scanned {scan.scanned} token(s) in {scan.pages} page(s), "
+                f"{scan.below_threshold} below the floor, the rest launched before")
+    return LiveEvaluation(requests, new_cursor, list(scan.notes), scan.scanned, scan.pages, skip)
 
 
 def make_token_flow_sensor(job: JobDefinition, status: DefaultSensorStatus) -> SensorDefinition:
@@ -209,24 +158,24 @@ def make_token_flow_sensor(job: JobDefinition, status: DefaultSensorStatus) -> S
         job=job,
         minimum_interval_seconds=30,
         default_status=status,
-        description="Polls the tracker for freshly traded tokens and launches live_tokens_job per batch "
-        f"(<= {LIVE_BATCH_SIZE} tokens). Cursor: the last last_transfer_at launched.",
+        description="Polls the tracker for freshly traded tokens with enough AF investors and launches "
+        f"live_tokens_job per batch of at most {LIVE_BATCH_SIZE} tokens. Cursor: the last trade time "
+        "launched (and the tokens launched at exactly that time).",
     )
     def token_flow_sensor(
         context: SensorEvaluationContext, tracker: TrackerResource, policy: RecordingPolicyResource
-    ) -> SensorResult | SkipReason:
+    ) -> SensorResult:
         cursor = LiveCursor.parse(context.cursor)
         now = datetime.now(UTC)
         result = evaluate_token_flow(cursor, tracker.client(), policy.af_investor_threshold, now)
         for note in result.notes:
             context.log.info(note)
         if not result.run_requests:
-            since = (cursor.ts or now - LIVE_INITIAL_LOOKBACK).isoformat()
-            return SkipReason(
-                f"no new token with >= {policy.af_investor_threshold} AF investors traded since {since} "
-                f"({result.scanned} scanned in {result.pages} page(s))"
-            )
-        context.log.info(f"launching {len(result.run_requests)} live run(s); cursor -> {result.cursor.dump()}")
+            context.log.info(f"{result.skip_reason}; cursor {result.cursor.dump()}")
+            return SensorResult(skip_reason=SkipReason(result.skip_reason), cursor=result.cursor.dump())
+        context.log.info(f"launching {len(result.run_requests)} live run(s) for "
+                         f"{sum(int(r.tags['social_recording/tokens']) for r in result.run_requests)} token(s) "
+                         f"(scanned {result.scanned} in {result.pages} page(s)); cursor -> {result.cursor.dump()}")
         return SensorResult(run_requests=result.run_requests, cursor=result.cursor.dump())
 
     return token_flow_sensor
@@ -278,7 +227,7 @@ def evaluate_retry_candidates(
     names = "/".join(sorted(s.value for s in query.statuses))
     if not found:
         return SkipReason(
-            f"no {names} element is due: none recorded before {query.checked_before.isoformat(timespec='seconds')} "
+            f"no {names} element is due: none recorded before {_at(query.checked_before)} "
             f"(back-off {DEFAULT_MIN_INTERVAL_MINUTES} min); paid calls {'on' if enable_paid else 'off'}, "
             f"usable platforms: {', '.join(sorted(p.value for p in usable_platforms)) or 'none'}"
         )
@@ -289,7 +238,7 @@ def evaluate_retry_candidates(
         and now - cursor.launched_at < DEFAULT_MIN_INTERVAL
     ):
         return SkipReason(
-            f"the same {len(found)} due element(s) were launched at {cursor.launched_at.isoformat(timespec='seconds')} "
+            f"the same {len(found)} due {names} element(s) were launched at {_at(cursor.launched_at)} "
             f"(selection {digest}); launching them again after {DEFAULT_MIN_INTERVAL_MINUTES} min if still due"
         )
     bucket = int(now.timestamp() // DEFAULT_MIN_INTERVAL.total_seconds())
@@ -308,24 +257,26 @@ def make_retry_candidates_sensor(job: JobDefinition, status: DefaultSensorStatus
         default_status=status,
         description="Launches retry_job when its default selection finds due elements (error and pending, "
         "skipped_paid when paid calls are on, unsupported when a generator now exists) and no retry run is "
-        "queued or running.",
+        "queued or running. Cursor: the last selection launched (its fingerprint) and when.",
     )
     def retry_candidates_sensor(
         context: SensorEvaluationContext,
         store: StoreResource,
         platforms: PlatformsResource,
         policy: RecordingPolicyResource,
-    ) -> SensorResult | SkipReason:
+    ) -> SensorResult:
         active = active_retry_run(context, job.name)
         if active:
-            return SkipReason(f"a retry run is already {active}; the next evaluation looks again")
+            reason = f"a {job.name} run is already {active} (one at a time); the next evaluation looks again"
+            context.log.info(f"{reason}; cursor {context.cursor or 'none'}")
+            return SensorResult(skip_reason=SkipReason(reason), cursor=context.cursor)
         cursor = RetryCursor.parse(context.cursor)
         now = datetime.now(UTC)
         result = evaluate_retry_candidates(store.get(), cursor, now, enable_paid=policy.enable_paid,
                                            usable_platforms=platforms.registry().usable_platforms())
         if isinstance(result, SkipReason):
-            context.log.info(result.skip_message or "")
-            return result
+            context.log.info(f"{result.skip_message}; cursor {cursor.dump()}")
+            return SensorResult(skip_reason=result, cursor=cursor.dump())
         count = int(result.tags.get("social_recording/candidate_urls", "0"))
         new_cursor = RetryCursor(digest=result.run_key.split(":")[1] if result.run_key else None, launched_at=now,
                                  candidates=count)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -17,6 +19,7 @@ from dagster import (
     RunRequest,
     SensorResult,
     SkipReason,
+    build_schedule_context,
     build_sensor_context,
 )
 from dagster._core.remote_origin import RegisteredCodeLocationOrigin, RemoteJobOrigin, RemoteRepositoryOrigin
@@ -50,13 +53,37 @@ def live_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[SandboxEn
     return make_env(tmp_path, monkeypatch, tokens), tokens
 
 
+class _TickLog(logging.Handler):
+    """Collects what an evaluation writes to its tick's log (`context.log`)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
 def _evaluate(env: SandboxEnv, name: str, cursor: str | None = None,
-              instance: DagsterInstance | None = None) -> SensorResult | SkipReason | RunRequest:
+              instance: DagsterInstance | None = None,
+              tick_log: _TickLog | None = None) -> SensorResult | SkipReason | RunRequest:
     defs = env.defs()
     sensor_def = defs.resolve_sensor_def(name)
     with build_sensor_context(instance=instance or DagsterInstance.ephemeral(), cursor=cursor,
                               resources=env.resources()) as ctx:
+        if tick_log is not None:
+            ctx.log.addHandler(tick_log)
         return sensor_def(ctx)
+
+
+def _skip(result: SensorResult | SkipReason | RunRequest) -> str | None:
+    """The skip message of an evaluation that launched nothing (None when it launched runs)."""
+    if isinstance(result, SkipReason):
+        return result.skip_message or ""
+    if isinstance(result, SensorResult) and result.skip_reason is not None:
+        assert not result.run_requests
+        return result.skip_reason.skip_message or ""
+    return None
 
 
 def _addresses(request: RunRequest) -> list[str]:
@@ -82,8 +109,8 @@ def test_token_flow_launches_batches_and_a_reevaluation_launches_nothing_new(liv
     assert [r.run_key for r in again.run_requests or []] == [r.run_key for r in requests]
     # The advanced cursor: nothing new in the window.
     empty = _evaluate(env, "token_flow_sensor", cursor=first.cursor)
-    assert isinstance(empty, SkipReason)
-    assert "no new token" in (empty.skip_message or "")
+    assert "no new token with >= 3 AF investors traded between" in (_skip(empty) or "")
+    assert isinstance(empty, SensorResult) and LiveCursor.parse(empty.cursor) == cursor
     # The launched run config is valid for live_tokens_job.
     job = env.defs().resolve_job_def("live_tokens_job")
     assert job.execute_in_process(run_config=requests[1].run_config, instance=DagsterInstance.ephemeral()).success
@@ -158,7 +185,7 @@ def test_large_window_is_paged_within_the_budget_and_old_cursors_are_clamped() -
 def test_empty_window_is_a_skip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     env = make_env(tmp_path, monkeypatch, [token(_addr(1), "2026-11-02T10:00:00Z")])
     result = _evaluate(env, "token_flow_sensor")
-    assert isinstance(result, SkipReason)
+    assert _skip(result) is not None
 
 
 RETRY_TOKEN = token("TokRetry" + "r" * 34, "2026-11-10T03:00:00Z", website="https://youtube.com/watch?v=Err0rVideo1",
@@ -179,7 +206,7 @@ def test_retry_sensor_launches_only_when_no_retry_run_is_queued_or_running(
 ) -> None:
     env = make_env(tmp_path, monkeypatch, [RETRY_TOKEN], {"https://youtube.com/watch?v=Err0rVideo1": "error"})
     instance = DagsterInstance.ephemeral()
-    assert isinstance(_evaluate(env, "retry_candidates_sensor", instance=instance), SkipReason)  # empty store
+    assert _skip(_evaluate(env, "retry_candidates_sensor", instance=instance)) is not None  # empty store
 
     # A stored token whose URLs were never attempted: pending candidates, no back-off.
     store_url = env.store_url
@@ -192,6 +219,7 @@ def test_retry_sensor_launches_only_when_no_retry_run_is_queued_or_running(
     store.close()
     result = _evaluate(env, "retry_candidates_sensor", instance=instance)
     assert isinstance(result, SensorResult) and result.run_requests and result.cursor
+    assert _skip(result) is None
     request = result.run_requests[0]
     assert request.run_key and request.tags["social_recording/candidate_urls"] == "2"
     # the default selection (no statuses named): the same query the job runs
@@ -199,13 +227,14 @@ def test_retry_sensor_launches_only_when_no_retry_run_is_queued_or_running(
     assert _evaluate(env, "retry_candidates_sensor", instance=instance).run_requests[0].run_key == request.run_key  # type: ignore[union-attr]
     # the cursor remembers the launch: an unchanged selection is not launched again within the back-off
     again = _evaluate(env, "retry_candidates_sensor", cursor=result.cursor, instance=instance)
-    assert isinstance(again, SkipReason) and "were launched at" in (again.skip_message or "")
+    assert "were launched at" in (_skip(again) or "")
+    assert isinstance(again, SensorResult) and again.cursor == result.cursor  # kept, visible
 
     for status in (DagsterRunStatus.QUEUED, DagsterRunStatus.STARTED):
         other = DagsterInstance.ephemeral()
         _add_run(other, status)
         skipped = _evaluate(env, "retry_candidates_sensor", instance=other)
-        assert isinstance(skipped, SkipReason) and status.value.lower() in (skipped.skip_message or "")
+        assert status.value.lower() in (_skip(skipped) or "")
     finished = DagsterInstance.ephemeral()
     _add_run(finished, DagsterRunStatus.SUCCESS)
     assert isinstance(_evaluate(env, "retry_candidates_sensor", instance=finished), SensorResult)
@@ -216,7 +245,7 @@ def test_retry_sensor_launches_only_when_no_retry_run_is_queued_or_running(
     assert env.statuses()[RETRY_TOKEN["address"]] == {"https://youtube.com/watch?v=Err0rVideo1": "error",
                                                       "https://t.me/retrychat": "ok"}
     skip = _evaluate(env, "retry_candidates_sensor", cursor=result.cursor, instance=instance)
-    assert isinstance(skip, SkipReason) and "is due" in (skip.skip_message or "")
+    assert "is due" in (_skip(skip) or "")
 
 
 def test_retry_sensor_run_key_changes_with_the_selection_and_frozen_rows_never_starve_it(
@@ -234,7 +263,7 @@ def test_retry_sensor_run_key_changes_with_the_selection_and_frozen_rows_never_s
     for i in range(60):
         store.create_pending_token(TokenProfile(address=f"D{i:03d}", image="x", urls=[f"https://discord.com/invite/c{i}"]))
     assert job.execute_in_process(instance=instance, run_config={"ops": {"retry_urls": {"config": {"limit": 100}}}}).success
-    assert isinstance(_evaluate(env, "retry_candidates_sensor", instance=instance), SkipReason)
+    assert _skip(_evaluate(env, "retry_candidates_sensor", instance=instance)) is not None
     store.create_pending_token(TokenProfile(address="ZZZ", image="x", urls=["https://github.com/o/due"]))
     store.close()
     first = _evaluate(env, "retry_candidates_sensor", instance=instance)
@@ -253,3 +282,76 @@ def test_schedules_and_sensors_run_by_default_only_in_prod(
     assert (schedule.default_status == DefaultScheduleStatus.RUNNING) is running
     for name in ("retry_candidates_sensor", "token_flow_sensor"):
         assert (defs.resolve_sensor_def(name).default_status == DefaultSensorStatus.RUNNING) is running
+
+
+# --------------------------------------------------------------------------- reasons, cursors, tick logs
+
+
+def test_a_quiet_feed_says_what_it_read_and_its_cursor_moves_up_visibly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing qualifies: the skip reason names the floor, the range read, the tokens scanned and
+    those below the floor; the cursor is set (even on a first evaluation) and stays at most
+    LIVE_RESCAN behind the end of the read, so a quiet feed does not re-read an ever longer range."""
+    now = datetime.now(UTC)
+    env = make_env(tmp_path, monkeypatch, [token(_addr(7), now - timedelta(minutes=10), investors=2,
+                                                 website="https://github.com/quiet/repo")])
+    tick_log = _TickLog()
+    first = _evaluate(env, "token_flow_sensor", tick_log=tick_log)
+    reason = _skip(first) or ""
+    assert "no new token with >= 3 AF investors traded between" in reason
+    assert "scanned 1 token(s) in 1 page(s), 1 below the floor" in reason
+    assert isinstance(first, SensorResult) and first.cursor
+    cursor = LiveCursor.parse(first.cursor)
+    assert cursor.ts is not None and timedelta(minutes=59) < now - cursor.ts < timedelta(minutes=61)
+    assert any(reason in line and "cursor" in line for line in tick_log.lines)
+
+    # A cursor ten hours old: the read covers all of it (two pages), then the cursor moves up.
+    old = LiveCursor(now - timedelta(hours=10), ["some-address"])
+    second = _evaluate(env, "token_flow_sensor", cursor=old.dump())
+    assert f"between {old.ts.isoformat(timespec='seconds')}" in (_skip(second) or "")  # type: ignore[union-attr]
+    assert "in 2 page(s)" in (_skip(second) or "")
+    moved = LiveCursor.parse(second.cursor)  # type: ignore[union-attr]
+    assert moved.ts is not None and moved.ts > now - timedelta(hours=1, minutes=1) and moved.at_ts == []
+
+
+def test_a_cut_read_never_moves_the_cursor_past_what_it_launched() -> None:
+    """The time budget stops the read: the cursor stays at the last token launched, so the next
+    evaluation reads on from there."""
+    tokens = [_T(f"t{i}", NOW - timedelta(hours=30) + timedelta(hours=i)) for i in range(3)]
+    ticks = iter(range(100))
+    result = evaluate_token_flow(LiveCursor(NOW - timedelta(hours=31), []), _FakeTracker(tokens), 3, NOW,
+                                 budget_s=0.5, clock=lambda: float(next(ticks)))
+    assert [t["address"] for r in result.run_requests
+            for t in r.run_config["ops"]["record_tokens"]["config"]["tokens"]] == ["t0", "t1", "t2"]
+    assert result.cursor.ts == tokens[-1].last_transfer_at and result.cursor.at_ts == ["t2"]
+    assert any("time budget" in n for n in result.notes)
+
+
+def test_retry_sensor_skip_reasons_name_the_check_and_keep_the_cursor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = make_env(tmp_path, monkeypatch, [], paid=False)
+    cursor = '{"digest": "abc", "launched_at": "2026-11-20T10:00:00+00:00", "candidates": 3}'
+    tick_log = _TickLog()
+    result = _evaluate(env, "retry_candidates_sensor", cursor=cursor, tick_log=tick_log)
+    reason = _skip(result) or ""
+    assert reason.startswith("no error/pending/unsupported element is due: none recorded before ")
+    assert "(back-off 60 min); paid calls off, usable platforms: " in reason and "github" in reason
+    assert isinstance(result, SensorResult) and json.loads(result.cursor or "")["digest"] == "abc"
+    assert any(reason in line for line in tick_log.lines)
+
+
+def test_retry_schedule_requests_the_default_selection_through_the_retry_node(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_env(tmp_path, monkeypatch, [])
+    defs = build_definitions(load_settings())
+    schedule = defs.resolve_schedule_def("retry_schedule")
+    with build_schedule_context(scheduled_execution_time=NOW, repository_def=defs.get_repository_def()) as ctx:
+        requests = list(schedule.evaluate_tick(ctx).run_requests or [])
+    assert len(requests) == 1
+    config = requests[0].run_config["ops"]["retry_urls"]["config"]
+    assert config["limit"] == 50 and not config.get("statuses")
+    assert defs.resolve_job_def("retry_job").execute_in_process(
+        run_config=requests[0].run_config, instance=DagsterInstance.ephemeral()).success
