@@ -25,11 +25,16 @@ lint: install
 test: install lint
 	$(BIN)/python -m pytest -q
 
-# `dagster dev` on the embedded default: SQLite store + locks and the sandbox ledger under
-# .social_recording/, instance settings (run concurrency) from dagster.yaml.
+# `dg dev` (Dagster's dev server) on the embedded default: SQLite store + locks and the sandbox ledger under
+# .social_recording/, instance settings (run concurrency) from dagster.yaml. It runs inside
+# $(DEV_HOME), which holds the copy of dagster.yaml: Dagster reads its instance config there, and
+# a `.env` in the repository root (docker compose's settings) is not loaded into the development
+# copy. `DEV_ARGS="-p 3001"` passes options to `dg dev`. (`dg dev` from the repository root
+# serves the same code location, see pyproject.toml's [tool.dg].)
+DEV_ARGS ?=
 dev: install
 	mkdir -p $(DEV_HOME) && cp dagster.yaml $(DEV_HOME)/dagster.yaml
-	DAGSTER_HOME=$(DEV_HOME) $(BIN)/dagster dev -w workspace.yaml
+	cd $(DEV_HOME) && DAGSTER_HOME=$(DEV_HOME) $(abspath $(BIN))/dg dev -w $(CURDIR)/workspace.yaml $(DEV_ARGS)
 
 demo-run: install
 	$(BIN)/python -m social_recording.demo

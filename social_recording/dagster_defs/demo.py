@@ -12,6 +12,7 @@ the runs' logs, including the one structured line per URL.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import shutil
 import sys
@@ -40,6 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.retries < 0:
         parser.error(f"--retries must be >= 0, got {args.retries}")
+
+    # The runs' own log (Dagster's console logger) reports what an operator must see, each dropped
+    # tracker value and each warning once; without a handler of their own, the engine's Python
+    # loggers would repeat every warning on stderr through Python's last-resort handler.
+    logging.getLogger("social_recording").addHandler(logging.NullHandler())
 
     data_dir = Path(args.data_dir).resolve()
     shutil.rmtree(data_dir, ignore_errors=True)

@@ -1,4 +1,4 @@
-"""Dagster resources: the thin shell around the plain-Python engine (DESIGN §1, §10).
+"""Dagster resources: the connections and clients the plain-Python engine runs on.
 
 Each resource is a `ConfigurableResource` whose live objects (store, lock manager, HTTP clients,
 the sandbox transport) are built once per run process in `setup_for_execution` and closed in
@@ -66,7 +66,8 @@ class _SafeRepr:
 
 
 class StoreResource(_SafeRepr, ConfigurableResource):
-    """The Store (SQLite file by default, MongoDB in production); opened once per run process."""
+    """The store of tokens, their URLs and the recorded graphs (a SQLite file by default, MongoDB in
+    production); opened once per run process."""
 
     store_url: str
 
@@ -87,7 +88,8 @@ class StoreResource(_SafeRepr, ConfigurableResource):
 
 
 class LockManagerResource(_SafeRepr, ConfigurableResource):
-    """Token, URL and job locks (Redis in production, the SQLite file by default)."""
+    """Token, URL and job locks with fencing tokens (Redis in production, the SQLite file by
+    default): one worker per URL calls the provider, the others reuse its answer."""
 
     lock_url: str
 
@@ -108,7 +110,8 @@ class LockManagerResource(_SafeRepr, ConfigurableResource):
 
 
 class DedupeGateResource(_SafeRepr, ConfigurableResource):
-    """The dedupe gate over the shared store (seed 002)."""
+    """The dedupe gate over the shared store: a URL answered within 14 days is reused, not called
+    again. Shared by every op of a run."""
 
     store: ResourceDependency[StoreResource]
 
@@ -117,7 +120,8 @@ class DedupeGateResource(_SafeRepr, ConfigurableResource):
 
 
 class GraphWriterResource(_SafeRepr, ConfigurableResource):
-    """The graph writer over the shared store (DESIGN §6)."""
+    """Writes a URL's social graph (contents, accounts, venues, first metrics, links to the token)
+    into the shared store."""
 
     store: ResourceDependency[StoreResource]
 
@@ -126,7 +130,8 @@ class GraphWriterResource(_SafeRepr, ConfigurableResource):
 
 
 class UpstreamResource(_SafeRepr, ConfigurableResource):
-    """Where HTTP goes: the real internet (`live`) or the deterministic sandbox (DESIGN §9).
+    """Where HTTP goes: the real internet (`live`) or the deterministic sandbox, a fake of every
+    upstream that costs nothing.
 
     In sandbox mode one `SandboxTransport` serves the tracker, the shortlink resolver and every
     generator of the run, appending to the ledger; its call counters (`flaky:N`) live in a state
@@ -306,7 +311,8 @@ class PlatformsResource(_SafeRepr, ConfigurableResource):
 
 
 class RecordingPolicyResource(_SafeRepr, ConfigurableResource):
-    """Switches that decide spending and convergence (DESIGN §10)."""
+    """Switches that decide spending and convergence: paid calls on or off, the attempts a URL may
+    spend before it is `exhausted`, and the AF investor floor."""
 
     enable_paid: bool = False
     max_attempts: int = 5

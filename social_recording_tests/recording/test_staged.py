@@ -1,0 +1,114 @@
+"""The two-step ways into reconcile and retry (read/select, then record), the bounded-memory mode,
+the run's summary, and the one log-line formatter."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from social_recording.domain.models import TokenProfile
+from social_recording.domain.status import FetchStatus
+from social_recording.locks.base import LockManager
+from social_recording.recording.log_line import kv
+from social_recording.recording.processor import TokenStatus
+from social_recording.recording.reconcile import ReconcileService, reconcile_lock_key
+from social_recording.recording.retry import RETRY_LOCK_KEY, RetryService
+from social_recording.recording.run_state import RunState
+from social_recording.store.sqlite import SqliteStore
+from social_recording_tests.recording.engine_fakes import (
+    GH_URL,
+    T0,
+    TG_URL,
+    YT_URL,
+    Behaviour,
+    FakeProfiles,
+    FakeTracker,
+    MemoryCounter,
+    RangeItem,
+    StepClock,
+    build_engine,
+    counting_registry,
+    seed_result,
+)
+
+START, END = T0 - timedelta(days=1), T0
+
+
+def test_read_then_record_a_window_equals_reconcile_and_skips_what_was_stored_meanwhile(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter
+) -> None:
+    profiles = FakeProfiles()
+    profiles.add("A", [YT_URL])
+    profiles.add("B", [GH_URL, TG_URL])
+    eng = build_engine(store, locks, counting_registry(counter), profiles=profiles)
+    service = ReconcileService(eng.store, eng.locks, FakeTracker([RangeItem("A", "a", 5), RangeItem("B", "b", 4),
+                                                                  RangeItem("C", "c", 1)]), eng.processor)
+    window = service.read_window(START, END, partition_key="2026-01-01", min_af_count=3)
+    assert (window.scanned, window.filtered, window.already_seen) == (3, 2, 0)
+    assert [t.address for t in window.targets] == ["A", "B"] and counter.total() == 0  # nothing written yet
+    assert store.find_existing_addresses(["A", "B"]) == set()
+
+    eng.processor.record("A", "a")  # another run records A in between
+    calls = counter.total()
+    run = RunState()
+    out = service.record_window(window, run=run, keep_url_outcomes=False)
+    assert (out.already_seen, out.targeted, out.processed, out.stopped_by) == (1, 1, 1, "drained")
+    assert [t.address for t in out.tokens] == ["B"] and out.tokens[0].status is TokenStatus.RECORDED
+    assert out.url_outcomes == () and out.tokens[0].urls == ()  # counted, not kept
+    assert out.status_counts == {"ok": 2} and counter.total() == calls + 2
+    summary = run.summary()
+    assert (summary.urls, summary.by_status, summary.attempted, summary.reused) == (2, {"ok": 2}, 2, 0)
+
+
+def test_record_window_is_skipped_while_another_run_holds_the_partition(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter
+) -> None:
+    profiles = FakeProfiles()
+    profiles.add("A", [YT_URL])
+    eng = build_engine(store, locks, counting_registry(counter), profiles=profiles)
+    service = ReconcileService(eng.store, eng.locks, FakeTracker([RangeItem("A", "a", 5)]), eng.processor)
+    window = service.read_window(START, END, partition_key="2026-01-02")
+    with locks.try_hold(reconcile_lock_key("2026-01-02"), 30):
+        out = service.record_window(window)
+    assert out.skipped == "already running" and out.remaining == 1 and out.processed == 0
+    assert counter.total() == 0 and store.find_token("A") is None
+
+
+def test_select_then_record_leaves_elements_another_run_recorded_meanwhile(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
+) -> None:
+    eng = build_engine(store, locks, counting_registry(counter, {YT_URL: Behaviour(outcome="error")}), clock=clock)
+    assert store.create_pending_token(TokenProfile(address="A", symbol="A", urls=[YT_URL, GH_URL]), T0)
+    seed_result(store, "A", YT_URL, FetchStatus.ERROR, T0 - timedelta(hours=3))
+    service = RetryService(eng.store, eng.locks, eng.processor, clock=clock)
+    selection = service.select_due(min_interval_minutes=0)
+    assert [c.url for c in selection.candidates] == [GH_URL, YT_URL]  # never recorded first, then oldest
+    assert selection.statuses == ("error", "pending", "skipped_paid", "unsupported") and selection.named is None
+
+    eng.processor.record_one_url("A", GH_URL)  # recorded by someone else in between
+    before = counter.total()
+    run = RunState(timedelta(0))
+    out = service.record_selection(selection, run=run, keep_url_outcomes=False)
+    assert out.candidate_urls == 2 and out.changed_meanwhile == 1 and out.processed == 1
+    assert counter.total() == before + 1  # only the video was called again
+    assert out.url_outcomes == () and out.status_counts == {"error": 1} and out.stopped_by == "drained"
+    assert out.metadata()["changed_meanwhile"] == 1 and run.summary().urls == 1
+
+    with locks.try_hold(RETRY_LOCK_KEY, 30):
+        skipped = service.record_selection(service.select_due(min_interval_minutes=0))
+    assert skipped.skipped == "already running" and skipped.processed == 0
+
+
+def test_retry_in_one_step_still_returns_every_outcome(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
+) -> None:
+    eng = build_engine(store, locks, counting_registry(counter), clock=clock)
+    assert store.create_pending_token(TokenProfile(address="A", urls=[YT_URL, GH_URL]), T0)
+    out = RetryService(eng.store, eng.locks, eng.processor, clock=clock).retry(min_interval_minutes=0)
+    assert out.processed == 2 and len(out.url_outcomes) == 2 and out.status_counts == {"ok": 2}
+    assert out.changed_meanwhile == 0
+
+
+def test_one_log_line_format() -> None:
+    assert kv("url_outcome", token="A", detail="two words", empty="") == 'url_outcome token=A detail="two words" empty=""'
+    assert kv(event="token_failed", error="KeyError") == "event=token_failed error=KeyError"
+    assert kv("x", detail="line one\nline two") == 'x detail="line one line two"'  # one line, always
