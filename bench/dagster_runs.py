@@ -1,6 +1,6 @@
 """Benchmark: what Dagster costs around the engine's work (not a test).
 
-    python bench/dagster_runs.py overhead [--reps N]        one-token live_tokens_job, per-run cost
+    python bench/dagster_runs.py overhead [--reps N] [--no-assets-report]   one-token live_tokens_job
     python bench/dagster_runs.py logging [--tokens N]       per-URL run-log lines at zero latency
     python bench/dagster_runs.py memory [--tokens N]        peak RSS of one reconcile of N tokens
 
@@ -124,12 +124,21 @@ class LogTimer:
 # --------------------------------------------------------------------------- overhead
 
 
-def overhead(reps: int) -> None:
+def without_assets_report() -> None:
+    """The report stage's asset observations and health checks off (to tell their cost apart)."""
+    from social_recording.dagster_defs import reporting
+
+    reporting.report_to_assets = lambda context, store, run_summary: None  # type: ignore[assignment]
+
+
+def overhead(reps: int, assets_report: bool) -> None:
     from dagster import DagsterEventType, DagsterInstance
 
     from social_recording.dagster_defs.definitions_builder import build_definitions
     from social_recording.settings import load_settings
 
+    if not assets_report:
+        without_assets_report()
     root = Path(tempfile.mkdtemp(prefix="sr-bench-overhead-"))
     path = scenario(root / "scenario.json", 1, 1, prefix="One")
     address = json.loads(path.read_text())["tokens"][0]["address"]
@@ -144,7 +153,8 @@ def overhead(reps: int) -> None:
             assert job.execute_in_process(run_config=config, instance=instance).success
             if i:  # the first run warms imports and creates the instance's database
                 times.append(time.perf_counter() - started)
-    print(f"execute_in_process, one-token live_tokens_job, SQLite instance: median "
+    print(f"execute_in_process, one-token live_tokens_job, SQLite instance"
+          f"{'' if assets_report else ', asset report off'}: median "
           f"{statistics.median(times) * 1000:.0f} ms (min {min(times) * 1000:.0f}, max {max(times) * 1000:.0f}; "
           f"{reps} runs)")
 
@@ -270,9 +280,11 @@ def main() -> int:
     parser.add_argument("--tokens", type=int, default=None)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--url-log", choices=["on", "off"], default="on")
+    parser.add_argument("--no-assets-report", action="store_true",
+                        help="overhead: in-process runs without the report stage's asset observations")
     args = parser.parse_args()
     if args.mode == "overhead":
-        overhead(args.reps)
+        overhead(args.reps, not args.no_assets_report)
     elif args.mode == "logging":
         logging(args.tokens or 100, max(1, args.reps // 2), args.workers)
     elif args.mode == "_logging":
