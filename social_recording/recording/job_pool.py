@@ -1,7 +1,7 @@
 """A bounded worker pool that stops STARTING units on a limit, a deadline or a lost job lock.
 
 Units already started always finish: a token (reconcile) or a token's URL batch (retry) is the unit
-of work, and cutting one mid-way would redo finished URLs next time (seed 004 §6.1).
+of work, and cutting one mid-way would redo finished URLs next time.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ MAX_WORKERS_LIMIT = 32
 
 JOB_LOCK_TTL_S = 120.0
 """Job locks (reconcile windows, retry) are auto-extended while held: the TTL only decides how long a
-crashed run blocks the next one (seed 004 §6.3)."""
+crashed run blocks the next one."""
 ALREADY_RUNNING = "already running"
-"""The outcome of a run whose job lock is held: skipped, not failed (seed 004 §3.5)."""
+"""The outcome of a run whose job lock is held: skipped, not failed (another run is doing the same work)."""
 
 STOPPED_BY_LIMIT = "limit"
 STOPPED_BY_DEADLINE = "deadline"
