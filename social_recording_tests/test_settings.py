@@ -1,4 +1,4 @@
-"""Settings (DESIGN §10): defaults, one wrong value per variable named in the error, live-mode
+"""Settings: defaults, one wrong value per variable named in the error, live-mode
 requirements, secrets never printed."""
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def test_env_var_names() -> None:
 
 def test_a_mongodb_store_requires_an_explicit_lock_url(env: pytest.MonkeyPatch) -> None:
     """Workers sharing a MongoDB store may sit on several hosts: a local SQLite lock would not
-    serialise them (L-2), so the lock URL must be named."""
+    serialise them, so the lock URL must be named."""
     env.setenv("SOCIAL_RECORDING_STORE_URL", "mongodb://db.internal/social")
     with pytest.raises(SettingsError) as err:
         load_settings()

@@ -1,4 +1,4 @@
-"""Table tests for the graph contract (`plan`) and link folding (seed 004 §1.2 invalid, 002 §11)."""
+"""Table tests for the graph contract (`plan`) and link folding."""
 
 from __future__ import annotations
 

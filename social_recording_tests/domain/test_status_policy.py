@@ -1,4 +1,4 @@
-"""Table tests for the FetchStatus sets and the shared retry policy (seed 004 §1.2, §3.4)."""
+"""Table tests for the FetchStatus sets and the shared retry policy."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def test_sets_partition_the_statuses() -> None:
 
 
 def test_realtime_and_reusable() -> None:
-    assert {S.ERROR, S.PENDING} == REALTIME  # L-8: skipped_paid / unsupported not reopened live
+    assert {S.ERROR, S.PENDING} == REALTIME  # skipped_paid / unsupported are not reopened live
     assert {S.OK, S.NOT_FOUND, S.BLOCKED, S.INVALID} == REUSABLE  # every answer; never a spent budget
     assert REALTIME <= RETRYABLE and REUSABLE <= ABSORBING
 

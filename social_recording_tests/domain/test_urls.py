@@ -1,4 +1,4 @@
-"""Canonical URLs (DESIGN §3, seed 003): table-driven shapes per platform, aliases, junk, readers."""
+"""Canonical URLs: table-driven shapes per platform, aliases, junk, readers."""
 
 from __future__ import annotations
 
@@ -384,7 +384,7 @@ JUNK = [
     "see mytoken.io",
     "https://mytoken\x00.io/",
     "https://" + "a" * 64 + ".com",
-    # scheme-less values are not http(s) URLs (DESIGN §12); the entry prefixes https:// itself
+    # scheme-less values are not http(s) URLs; the entry prefixes https:// itself
     "example.com",
     "www.mytoken.io",
     "x.com/foo",

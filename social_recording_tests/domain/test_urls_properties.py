@@ -1,4 +1,4 @@
-"""Properties of the canonical form (seed 003: transform once at the entry, read everywhere else)."""
+"""Properties of the canonical form (transform once at the entry, read everywhere else)."""
 
 from __future__ import annotations
 
@@ -145,7 +145,7 @@ def test_arbitrary_text_either_raises_value_error_or_is_canonical(raw: str) -> N
 @SETTINGS
 @given(raw_urls())
 def test_scheme_less_input_always_raises_naming_the_value(raw: str) -> None:
-    # DESIGN §12: only http(s) URLs; the entry (TokenProfileReader) prefixes https:// itself
+    # only http(s) URLs; the entry (TokenProfileReader) prefixes https:// itself
     for scheme_less in (raw.split(":", 1)[1].lstrip("/"), "//" + raw.split(":", 1)[1].lstrip("/")):
         try:
             to_canonical(scheme_less)

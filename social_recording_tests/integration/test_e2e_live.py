@@ -34,7 +34,7 @@ pytestmark = pytest.mark.integration
 
 WORKERS = 4
 _TG_PRIVATE = frozenset({"joinchat", "c", "addlist", "m"})
-FREE_ATTEMPTS = 3  # DESIGN §9: free platforms retry 3 times in one call; paid ones never
+FREE_ATTEMPTS = 3  # free platforms retry 3 times in one call; paid ones never (a retry costs money)
 
 WORKER = r"""
 import json, sys, time
@@ -65,7 +65,7 @@ sys.exit(0 if result.success else 1)
 def _eligible(scenario: Scenario) -> list[str]:
     """What token_flow_sensor would launch: enough AF investors. A token with a credit_exhausted URL
     is left out: the run that meets it stops further calls to that provider (every paid URL after a
-    paid provider's, the same provider's URLs after a free quota; run-scoped, seed 004 §5.5), which
+    paid provider's, the same provider's URLs after a free quota; run-scoped), which
     would make other tokens' statuses depend on thread timing."""
     out = []
     for t in scenario.tokens:

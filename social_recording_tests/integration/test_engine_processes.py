@@ -1,4 +1,5 @@
-"""The engine across OS processes, real Redis / real SQLite (DESIGN §11 V-1, V-2, V-3).
+"""The engine across OS processes, real Redis / real SQLite: two tokens racing one URL, one token raced twice, a
+crash between URLs and after a call.
 
 Each worker is `python -m social_recording_tests.recording.engine_worker <json>`; generator calls
 are counted in Redis so every process adds to one count. Assertions are on counts and stored

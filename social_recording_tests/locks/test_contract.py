@@ -1,7 +1,7 @@
 """One LockManager contract, run against real Redis and a real SQLite file, across OS processes.
 
-DESIGN §8; seed 000 L-1 (try once, auto-extend), L-2/L-10 (bounded wait), H-5 (a lost lease is
-reported, never silent); seed 004 §6.3 (TTL only bounds how long a dead holder blocks).
+Try once and renew while held; wait a bounded time; a lost lease is reported, never silent; the TTL
+only bounds how long a dead holder blocks.
 Time bounds below are generous guards, not performance assertions.
 """
 

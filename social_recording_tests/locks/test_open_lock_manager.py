@@ -66,7 +66,7 @@ def test_sqlite_absolute_path(tmp_path: Path) -> None:
 
 
 def test_sqlite_shares_the_store_file_without_owning_it(tmp_path: Path) -> None:
-    """DESIGN §10 default: the lock table lives in the store's file; other tables are untouched."""
+    """The default: the lock table lives in the store's file; other tables are untouched."""
     import sqlite3
 
     db = tmp_path / "social.db"

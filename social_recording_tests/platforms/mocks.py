@@ -375,7 +375,7 @@ def expect_no_call_failure(gen: Generator, rec: Recorder, url: str, code: ErrorC
 
 
 def assert_zero_call(result: GenerateResult, requests_seen: int, platform: str, url: str, subtype: str) -> None:
-    """A zero-call URL (seed G-4): no request, attempted False, one content object of `subtype`
+    """A zero-call URL (nothing to fetch): no request, attempted False, one content object of `subtype`
     keyed by the URL itself, and a graph plan() accepts."""
     assert requests_seen == 0
     assert result.attempted is False and result.requests == 0

@@ -45,7 +45,7 @@ def _record(clock: StepClock, eng: Engine, address: str, url: str, at: datetime)
 def test_equivalence_reuse_path_writes_exactly_the_generator_paths_links(
     store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
 ) -> None:
-    """The principle of seed 002 §11, tested directly: same URL, token A through the generator,
+    """The principle of the reuse path, tested directly: same URL, token A through the generator,
     token B through reuse -> identical token_links but for token_address (and created_at)."""
     eng = build_engine(store, locks, counting_registry(counter), clock=clock)
     for t in ("A", "B", "C"):
@@ -71,7 +71,7 @@ def test_ttl_boundary_and_no_clock_self_advance(
     for t in ("A", "B", "C", "D"):
         _token(store, t, [X_URL])
     _record(clock, eng, "A", X_URL, T0)
-    # 13 d 23 h after A's call: reuse; the reuse leaves B's attempted_at null and attempts 0 (U-6)
+    # 13 d 23 h after A's call: reuse; the reuse leaves B's attempted_at null and attempts 0 (the TTL clock only moves on a real call)
     b = _record(clock, eng, "B", X_URL, T0 + timedelta(days=13, hours=23))
     assert b.reused and counter.get(X_URL) == 1
     el = _el(store, "B", X_URL)

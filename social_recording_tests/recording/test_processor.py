@@ -128,7 +128,7 @@ def test_v8_skipped_paid_is_not_reopened_by_the_live_path(
     off.profiles.add("A", [X_URL, DISCORD_URL])
     off.processor.record("A", None, RunState())
     assert _el(store, "A", X_URL).status is FetchStatus.SKIPPED_PAID
-    # paid calls switched on: the live path still does not reopen skipped_paid / unsupported (L-15)
+    # paid calls switched on: the live path still does not reopen skipped_paid / unsupported
     on = build_engine(store, locks, counting_registry(counter), enable_paid=True, clock=clock)
     for _ in range(3):
         assert on.processor.record("A", None, RunState()).status is TokenStatus.UP_TO_DATE

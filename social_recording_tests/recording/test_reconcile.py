@@ -1,4 +1,4 @@
-"""ReconcileService (DESIGN §7, seed 004 §6.1): counters, already_seen, limit / deadline, job lock."""
+"""ReconcileService: counters, already_seen, limit / deadline, job lock."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TokenProfileReader: the single URL entry (seed 003; DESIGN §3): junk, shortlinks, canonical, dedupe."""
+"""TokenProfileReader: the single URL entry: junk, shortlinks, canonical, dedupe."""
 
 from __future__ import annotations
 

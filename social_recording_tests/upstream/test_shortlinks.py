@@ -1,4 +1,4 @@
-"""ShortlinkResolver: hops, HEAD/GET fallback, Location handling and the SSRF guard (DESIGN §3)."""
+"""ShortlinkResolver: hops, HEAD/GET fallback, Location handling and the SSRF guard."""
 
 from __future__ import annotations
 

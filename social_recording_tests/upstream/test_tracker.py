@@ -1,4 +1,4 @@
-"""TrackerClient: request shape, retry policy (seed 004 §5.2), lenient item parsing, key secrecy."""
+"""TrackerClient: request shape, retry policy, lenient item parsing, key secrecy."""
 
 from __future__ import annotations
 
