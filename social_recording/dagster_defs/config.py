@@ -12,14 +12,40 @@ from enum import Enum
 from typing import Any
 
 from dagster import Config
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL_MINUTES
 from social_recording.domain.status import FetchStatus
+from social_recording.recording.concurrency import (
+    DEFAULT_PROVIDER_CONCURRENCY,
+    MAX_PROVIDER_CONCURRENCY,
+    check_provider_concurrency,
+)
+from social_recording.recording.job_pool import DEFAULT_MAX_WORKERS, MAX_WORKERS_LIMIT
 
 
 def _workers() -> Any:
-    return Field(default=4, ge=1, le=32, description="Tokens recorded in parallel.")
+    return Field(default=DEFAULT_MAX_WORKERS, ge=1, le=MAX_WORKERS_LIMIT,
+                 description="Tokens recorded in parallel (each token's URLs run side by side).")
+
+
+_PROVIDER_CONCURRENCY_HELP = (
+    "Concurrent provider calls per provider account in this run (1.."
+    f"{MAX_PROVIDER_CONCURRENCY}); providers not named keep their default: "
+    + ", ".join(f"{p} {n}" for p, n in sorted(DEFAULT_PROVIDER_CONCURRENCY.items()))
+    + ". The providers' request rates are enforced separately, across every run, by the shared limiter."
+)
+
+
+class _CallBounds(Config):
+    """The per-provider call bounds every recording stage takes (validated at launch)."""
+
+    provider_concurrency: dict[str, int] = Field(default_factory=dict, description=_PROVIDER_CONCURRENCY_HELP)
+
+    @field_validator("provider_concurrency")
+    @classmethod
+    def _known_providers(cls, v: dict[str, int]) -> dict[str, int]:
+        return check_provider_concurrency(v)
 
 
 
@@ -57,7 +83,7 @@ class TokenRef(Config):
     symbol: str = Field(default="", description="Display symbol (informational).")
 
 
-class RecordTokensConfig(Config):
+class RecordTokensConfig(_CallBounds):
     """`live_tokens_job`: the batch token_flow_sensor launched (at most 20 tokens)."""
 
     tokens: list[TokenRef] = Field(description="Tokens to record, as launched by token_flow_sensor.")
@@ -65,11 +91,12 @@ class RecordTokensConfig(Config):
 
     def stage_configs(self) -> dict[str, Any]:
         return {
-            "record_live_tokens": _set(tokens=[t.model_dump() for t in self.tokens], max_workers=self.max_workers),
+            "record_live_tokens": _set(tokens=[t.model_dump() for t in self.tokens], max_workers=self.max_workers,
+                                       provider_concurrency=self.provider_concurrency or None),
         }
 
 
-class LiveBatchConfig(Config):
+class LiveBatchConfig(_CallBounds):
     """The live recording stage: the same fields as `record_tokens`."""
 
     tokens: list[TokenRef] = Field(description="Tokens to record, as launched by token_flow_sensor.")
@@ -79,7 +106,7 @@ class LiveBatchConfig(Config):
 # --------------------------------------------------------------------------- reconcile
 
 
-class ReconcileConfig(Config):
+class ReconcileConfig(_CallBounds):
     """`reconcile_job`: record the tokens of the partition's UTC day that were never stored."""
 
     min_af_count: int | None = Field(
@@ -95,7 +122,8 @@ class ReconcileConfig(Config):
         return {
             "read_reconcile_window": _set(min_af_count=self.min_af_count),
             "record_window_tokens": _set(limit=self.limit, deadline_seconds=self.deadline_seconds,
-                                         max_workers=self.max_workers),
+                                         max_workers=self.max_workers,
+                                         provider_concurrency=self.provider_concurrency or None),
         }
 
 
@@ -107,7 +135,7 @@ class WindowConfig(Config):
     )
 
 
-class RecordWindowConfig(Config):
+class RecordWindowConfig(_CallBounds):
     """The window-recording stage."""
 
     limit: int | None = Field(default=None, ge=1, description="Cap on tokens recorded in this run.")
@@ -129,7 +157,7 @@ STATUSES_HELP = (
 )
 
 
-class RetryConfig(Config):
+class RetryConfig(_CallBounds):
     """`retry_job`: re-attempt URLs that are not converged. `ok` cannot be named."""
 
     statuses: list[RetryableStatus] | None = Field(default=None, description=STATUSES_HELP)
@@ -140,7 +168,7 @@ class RetryConfig(Config):
         description="Back-off since the element's last recording (0: retry everything due now).",
     )
     deadline_seconds: float | None = Field(default=None, gt=0, description="No URL started after this.")
-    max_workers: int = Field(default=4, ge=1, le=32, description="Tokens processed in parallel.")
+    max_workers: int = _workers()
 
     def fetch_statuses(self) -> list[FetchStatus] | None:
         return None if not self.statuses else [FetchStatus(s.value) for s in self.statuses]
@@ -153,7 +181,8 @@ class RetryConfig(Config):
                 limit=self.limit,
                 min_interval_minutes=self.min_interval_minutes,
             ),
-            "record_retry_candidates": _set(deadline_seconds=self.deadline_seconds, max_workers=self.max_workers),
+            "record_retry_candidates": _set(deadline_seconds=self.deadline_seconds, max_workers=self.max_workers,
+                                            provider_concurrency=self.provider_concurrency or None),
         }
 
 
@@ -172,8 +201,8 @@ class RetrySelectConfig(Config):
         return None if not self.statuses else [FetchStatus(s.value) for s in self.statuses]
 
 
-class RetryRecordConfig(Config):
+class RetryRecordConfig(_CallBounds):
     """The recording stage."""
 
     deadline_seconds: float | None = Field(default=None, gt=0, description="No URL started after this.")
-    max_workers: int = Field(default=4, ge=1, le=32, description="Tokens processed in parallel.")
+    max_workers: int = _workers()

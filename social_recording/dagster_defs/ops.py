@@ -136,6 +136,7 @@ def record_window_tokens(
     }))
     with UrlLog(context.log) as url_log:
         run = RunLog(url_log)
+        run.limit_calls(config.provider_concurrency)
         outcome = engine.reconcile.record_window(
             window, limit=config.limit, deadline_seconds=config.deadline_seconds,
             max_workers=config.max_workers, run=run, keep_url_outcomes=False,
@@ -220,6 +221,7 @@ def record_retry_candidates(
     }))
     with UrlLog(context.log) as url_log:
         run = RunLog(url_log, timedelta(minutes=selection.min_interval_minutes))
+        run.limit_calls(config.provider_concurrency)
         outcome = engine.retry.record_selection(selection, deadline_seconds=config.deadline_seconds,
                                                 max_workers=config.max_workers, run=run, keep_url_outcomes=False)
     return recorded_run("retry", outcome.metadata(), run, skipped=skipped_note("retry", outcome.skipped))
@@ -271,6 +273,7 @@ def record_live_tokens(
     context.log.info(kv_fields("live_start", {"tokens": len(tokens), "max_workers": config.max_workers}))
     with UrlLog(context.log) as url_log:
         run = RunLog(url_log)
+        run.limit_calls(config.provider_concurrency)
 
         def one(ref: TokenRef) -> TokenOutcome:
             return replace(engine.processor.record(ref.address, ref.symbol or None, run), urls=())

@@ -292,7 +292,9 @@ class UrlAttempt:
         ctx = GenerateContext(token_address=self.address, token_symbol=symbol, requests=requests)
         self._run.mark_called(self.url)
         try:
-            with observing(guard):
+            # The provider's call slot is taken here, inside the URL lock: the wait is for calls of other
+            # URLs, which never wait for a lock themselves, so it cannot deadlock.
+            with self._run.calls.slot(provider), observing(guard):
                 generated = generator.generate(self.url, ctx)
             links = self._writer.plan(generated.graph)
         except CallVetoed as exc:

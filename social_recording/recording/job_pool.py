@@ -15,6 +15,9 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 MAX_WORKERS_LIMIT = 32
+DEFAULT_MAX_WORKERS = 8
+"""Tokens in flight per run. A token's URLs run side by side under the per-provider call bounds
+(recording/concurrency.py), so 8 tokens of 2–4 URLs keep 16 or more calls in flight."""
 
 JOB_LOCK_TTL_S = 120.0
 """Job locks (reconcile windows, retry) are auto-extended while held: the TTL only decides how long a

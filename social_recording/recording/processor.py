@@ -1,16 +1,19 @@
-"""Recording a token: `record` (live path, reconcile), `record_one_url` and `resolve_unresolved` (retry).
+"""Recording a token: `record` (live path, reconcile), `record_urls` and `resolve_unresolved` (retry).
 
 The token lock is try-once: another worker holding it is doing the same work, so waiting would only
 tie up a slot. It is renewed while held, so URL-lock waits inside it never erode it. A new token is
 pre-created with every URL `pending` right after the upstream read (its existence means "seen", not
-"finished"), then each URL is recorded and written on its own, one URL lock at a time.
+"finished"), then each URL is recorded and written on its own. A token's URLs are recorded side by
+side (up to the run's `calls.per_token`), each in its own thread holding exactly one URL lock; the
+token's worker holds only the token lock while it waits for them (recording/concurrency.py).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 
 from social_recording.domain.models import TokenDoc, UnresolvedValue, utcnow
@@ -163,14 +166,34 @@ class TokenProcessor:
             return done(TokenStatus.UP_TO_DATE, created=created, detail="no url due on the live path",
                         profile_dropped=dropped, unresolved=unresolved)
 
-        outcomes: list[UrlOutcome] = []
-        for url in targets:  # sequential: one URL lock at a time
-            if lease.lost:
-                return done(TokenStatus.LOST, outcomes, created=created,
-                            detail=f"token lock lost after {len(outcomes)} of {len(targets)} urls",
-                            profile_dropped=dropped, unresolved=unresolved)
-            outcomes.append(self._record_url_isolated(token, url, run))
+        outcomes = self.record_targets(token, targets, run, lambda: lease.lost)
+        if len(outcomes) < len(targets):
+            return done(TokenStatus.LOST, outcomes, created=created,
+                        detail=f"token lock lost after {len(outcomes)} of {len(targets)} urls",
+                        profile_dropped=dropped, unresolved=unresolved)
         return done(TokenStatus.RECORDED, outcomes, created=created, profile_dropped=dropped, unresolved=unresolved)
+
+    def record_targets(
+        self, token: TokenRef, urls: Sequence[str], run: RunState, stop: Callable[[], bool]
+    ) -> list[UrlOutcome]:
+        """Record `urls` of one token, up to `run.calls.per_token` at once, each in its own thread with
+        its own URL lock (the caller holds the token lock). A URL not yet started when `stop()` turns
+        true is left as it is for the next run; the outcomes of the started ones come back in URL order."""
+        at_once = min(run.calls.per_token, len(urls))
+        if at_once <= 1:
+            out: list[UrlOutcome] = []
+            for url in urls:
+                if stop():
+                    break
+                out.append(self._record_url_isolated(token, url, run))
+            return out
+
+        def one(url: str) -> UrlOutcome | None:
+            return None if stop() else self._record_url_isolated(token, url, run)
+
+        with ThreadPoolExecutor(max_workers=at_once, thread_name_prefix="recording-url") as pool:
+            results = list(pool.map(one, urls))
+        return [r for r in results if r is not None]
 
     def _realtime_targets(self, doc: TokenDoc) -> list[str]:
         """Only pending and error reopen on the live path (skipped_paid / unsupported wait for the retry
@@ -195,40 +218,51 @@ class TokenProcessor:
 
     # ------------------------------------------------------------------ retry path
     def record_one_url(self, address: str, url: str, run: RunState | None = None) -> UrlOutcome:
-        """The retry path: same try-once token lock, NO upstream call (the symbol comes from our
-        document), then `record_url`, which routes with the URL's platform anew.
+        """`record_urls` for one URL."""
+        run = run if run is not None else self.new_run()
+        return self.record_urls(address, [url], run)[0]
+
+    def record_urls(
+        self, address: str, urls: Sequence[str], run: RunState, stop: Callable[[], bool] = lambda: False
+    ) -> list[UrlOutcome]:
+        """The retry path: the same try-once token lock, taken once for the token's batch, NO upstream
+        call (the symbol comes from our document, read once), then `record_url` for each URL side by
+        side (`record_targets`), which routes with the URL's platform anew. One outcome per URL
+        started; URLs not started when `stop()` turned true have none.
 
         A stored URL that is not canonical is isolated by the recorder: reported `invalid_url` and
         left untouched (nothing inside the pipeline fixes a URL; marking it would hide our bug behind
         a FetchStatus), so the token's other URLs still proceed.
         """
         address = _check_address(address)
-        run = run if run is not None else self.new_run()
+        urls = list(dict.fromkeys(urls))
         started = time.monotonic()
 
-        def skipped(status: EngineOutcome, detail: str) -> UrlOutcome:
+        def skipped(url: str, status: EngineOutcome, detail: str) -> UrlOutcome:
             return emit(run, UrlOutcome(address, url, (p.value if (p := _platform_or_none(url)) else None),
                                         status, False, False, 0.0, (time.monotonic() - started) * 1000.0, detail))
 
-        outcome: UrlOutcome | None = None
+        outcomes: list[UrlOutcome] | None = None
         try:
             with self._locks.try_hold(TOKEN_LOCK_PREFIX + address, self._token_lock_ttl) as lease:
                 if not lease.held:
-                    outcome = skipped(EngineOutcome.LOCKED_OUT, "token lock held by another worker")
+                    outcomes = [skipped(url, EngineOutcome.LOCKED_OUT, "token lock held by another worker")
+                                for url in urls if not stop()]
                 else:
                     doc = self._store.find_token(address)
-                    if doc is None or doc.element(url) is None:
-                        outcome = skipped(EngineOutcome.NO_ELEMENT, "no such token url in the store")
-                    else:
-                        outcome = self._record_url_isolated(doc, url, run)
+                    present = [url for url in urls if doc is not None and doc.element(url) is not None]
+                    missing = {url: skipped(url, EngineOutcome.NO_ELEMENT, "no such token url in the store")
+                               for url in urls if url not in present}
+                    recorded = {o.url: o for o in self.record_targets(doc, present, run, stop)} if doc else {}
+                    outcomes = [o for url in urls if (o := missing.get(url) or recorded.get(url)) is not None]
         except Exception as exc:
-            if outcome is not None:  # only the release failed; the key expires by its TTL
+            if outcomes is not None:  # only the release failed; the key expires by its TTL
                 log.warning(kv(event="token_lock_release_failed", token=address, error=type(exc).__name__))
-                return outcome
-            log.error(kv(event="url_failed", token=address, url=safe_url(url), error=type(exc).__name__),
+                return outcomes
+            log.error(kv(event="url_failed", token=address, urls=len(urls), error=type(exc).__name__),
                       exc_info=True)
-            return skipped(EngineOutcome.FAILED, describe_error(exc))
-        return outcome
+            return [skipped(url, EngineOutcome.FAILED, describe_error(exc)) for url in urls]
+        return outcomes
 
     def resolve_unresolved(self, address: str, value: UnresolvedValue, run: RunState | None = None) -> str:
         """Try again to resolve a raw value kept on the token. Returns what happened, one of

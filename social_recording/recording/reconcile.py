@@ -25,6 +25,7 @@ from social_recording.locks.base import Lease, LockManager
 from social_recording.recording._text import describe_error, kv
 from social_recording.recording.job_pool import (
     ALREADY_RUNNING,
+    DEFAULT_MAX_WORKERS,
     JOB_LOCK_TTL_S,
     check_deadline,
     check_limit,
@@ -221,7 +222,7 @@ class ReconcileService:
         min_af_count: int = DEFAULT_MIN_AF_COUNT,
         limit: int | None = None,
         deadline_seconds: float | None = None,
-        max_workers: int = 4,
+        max_workers: int = DEFAULT_MAX_WORKERS,
         run: RunState | None = None,
     ) -> ReconcileOutcome:
         """Record the window's unseen tokens. A tracker failure propagates (zero writes: the range
@@ -263,7 +264,7 @@ class ReconcileService:
         *,
         limit: int | None = None,
         deadline_seconds: float | None = None,
-        max_workers: int = 4,
+        max_workers: int = DEFAULT_MAX_WORKERS,
         run: RunState | None = None,
         keep_url_outcomes: bool = True,
     ) -> ReconcileOutcome:

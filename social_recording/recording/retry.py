@@ -2,7 +2,7 @@
 
 The URL axis: the candidates come from our own store (zero upstream calls) through the one selection
 shared with the sensor (`candidates.py`: oldest first, back-off and limit in the database), and each
-goes through `record_one_url` (token lock, URL lock, gate inside the lock). The holders of one URL
+goes through `record_urls` (token lock, URL lock, gate inside the lock). The holders of one URL
 selected together cost one call: the first records the answer, the others adopt it in the same run.
 Raw values whose shortlink failed transiently are resolved again here too.
 
@@ -30,6 +30,7 @@ from social_recording.recording._text import describe_error, kv
 from social_recording.recording.candidates import DEFAULT_LIMIT, retry_query, select
 from social_recording.recording.job_pool import (
     ALREADY_RUNNING,
+    DEFAULT_MAX_WORKERS,
     JOB_LOCK_TTL_S,
     STOPPED_BY_DEADLINE,
     STOPPED_BY_DRAINED,
@@ -154,7 +155,7 @@ class RetryOutcome:
     candidate_urls: int = 0
     """Due elements this run selected (at most `limit`)."""
     processed: int = 0
-    """URLs handed to `record_one_url`."""
+    """URLs handed to the recorder."""
     converged: int = 0
     """Processed URLs whose status changed to an absorbing one (ok, not_found, blocked, invalid,
     exhausted). Staying 0 run after run is the sign retry spins uselessly."""
@@ -253,7 +254,7 @@ class RetryService:
         limit: int = DEFAULT_LIMIT,
         min_interval_minutes: int = DEFAULT_MIN_INTERVAL_MINUTES,
         deadline_seconds: float | None = None,
-        max_workers: int = 4,
+        max_workers: int = DEFAULT_MAX_WORKERS,
         *,
         run: RunState | None = None,
     ) -> RetryOutcome:
@@ -287,7 +288,7 @@ class RetryService:
         selection: RetrySelection,
         *,
         deadline_seconds: float | None = None,
-        max_workers: int = 4,
+        max_workers: int = DEFAULT_MAX_WORKERS,
         run: RunState | None = None,
         keep_url_outcomes: bool = True,
     ) -> RetryOutcome:
@@ -352,10 +353,11 @@ class RetryService:
         def work(unit: tuple[str, list[str]]) -> _Batch:
             address, urls = unit
             batch = _Batch(keep_url_outcomes)
-            for url in urls:  # one token's URLs sequentially: one token lock at a time
-                if deadline_reached() or job.lost:
-                    break
-                batch.add(self._processor.record_one_url(address, url, run))
+            if deadline_reached() or job.lost:
+                return batch
+            # One token lock for the token's batch; its URLs side by side, one URL lock each.
+            for outcome in self._processor.record_urls(address, urls, run, lambda: deadline_reached() or job.lost):
+                batch.add(outcome)
             return batch
 
         def on_error(unit: tuple[str, list[str]], exc: Exception) -> _Batch:

@@ -1,14 +1,17 @@
 """Per-run state shared by every URL of one run (thread-safe): spending switches, the URLs this run
-already called, and streamed counters (nothing grows with the run but the set of called URLs)."""
+already called, the per-provider call bounds, and streamed counters (nothing grows with the run but
+the set of called URLs)."""
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
+from social_recording.recording.concurrency import CallSlots
 from social_recording.recording.outcomes import UrlOutcome
 
 
@@ -43,12 +46,14 @@ class RunState:
     rest of this run's paid URLs are skipped without calls; a process-wide switch would have no way
     back. `min_interval` is the back-off this run applies when another holder of a URL called it
     recently (the live path uses the default; a retry run its own `min_interval_minutes`).
+    `calls` bounds the run's concurrent provider calls per provider (recording/concurrency.py).
     """
 
-    def __init__(self, min_interval: timedelta = DEFAULT_MIN_INTERVAL) -> None:
+    def __init__(self, min_interval: timedelta = DEFAULT_MIN_INTERVAL, *, calls: CallSlots | None = None) -> None:
         if min_interval < timedelta(0):
             raise ValueError(f"min_interval must be >= 0, got {min_interval!r}")
         self.min_interval = min_interval
+        self.calls = calls if calls is not None else CallSlots()
         self._lock = threading.Lock()
         self._credit_exhausted = False
         self._exhausted_providers: set[str] = set()
@@ -61,6 +66,13 @@ class RunState:
         self._engine_failures = 0
         self._converged = 0
         self._urls = 0
+
+    def limit_calls(self, provider_concurrency: Mapping[str, int] | None) -> None:
+        """Use these per-provider bounds (a job's config; unnamed providers keep their default).
+        Only before the run records anything: slots already handed out belong to the old bounds."""
+        if self.urls:
+            raise RuntimeError("limit_calls must be called before the run records any URL")
+        self.calls = CallSlots(provider_concurrency, per_token=self.calls.per_token)
 
     @property
     def credit_exhausted(self) -> bool:

@@ -101,7 +101,7 @@ def test_v3_killed_between_two_urls(env: Env) -> None:
     r = redis.Redis.from_url(env.redis_url)
     try:
         w = env.spawn("w1", profiles={"A": [YT_URL, GH_URL, WEB_URL]}, tokens=[["A", "a"]],
-                      pause_after_urls=1, token_lock_ttl=2.0, url_lock_ttl=2.0)
+                      pause_after_urls=1, token_lock_ttl=2.0, url_lock_ttl=2.0, per_token=1)
         wait_until(lambda: r.exists("w1:paused"), "worker paused between URLs")
         kill(w)
     finally:

@@ -31,6 +31,7 @@ import redis
 from social_recording.locks import open_lock_manager
 from social_recording.locks.base import LockManager
 from social_recording.locks.sqlite import SqliteLockManager
+from social_recording.recording.concurrency import URLS_PER_TOKEN_AT_ONCE, CallSlots
 from social_recording.recording.gate import DedupeGate
 from social_recording.recording.outcomes import UrlOutcome
 from social_recording.recording.processor import TokenProcessor
@@ -119,7 +120,8 @@ def main(raw: str) -> int:
     if cfg.get("barrier"):
         r.incr(cfg["barrier"])
         _wait_for(r, lambda: int(r.get(cfg["barrier"]) or 0) >= cfg["barrier_n"], "the barrier")
-    run = RunState()
+    # `per_token: 1` records a token's URLs one after another (tests that stop a worker between URLs).
+    run = RunState(calls=CallSlots(per_token=cfg.get("per_token", URLS_PER_TOKEN_AT_ONCE)))
     for address, symbol in cfg["tokens"]:
         out = processor.record(address, symbol, run)
         print(json.dumps({

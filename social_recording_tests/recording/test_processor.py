@@ -11,6 +11,7 @@ import pytest
 from social_recording.domain.models import SocialUrl, TokenProfile
 from social_recording.domain.status import Cause, FetchStatus
 from social_recording.locks.base import Lease, LockManager
+from social_recording.recording.concurrency import CallSlots
 from social_recording.recording.outcomes import EngineOutcome, TokenStatus
 from social_recording.recording.processor import TOKEN_LOCK_TTL_S, TokenProcessor
 from social_recording.recording.run_state import RunState
@@ -203,7 +204,7 @@ def test_lost_token_lease_stops_between_urls(store: SqliteStore, locks: LockMana
 
     eng = build_engine(store, wrapped, counting_registry(counter, on_call=on_call))
     eng.profiles.add("A", [YT_URL, GH_URL])
-    out = eng.processor.record("A", None, RunState())
+    out = eng.processor.record("A", None, RunState(calls=CallSlots(per_token=1)))  # one after another
     assert out.status is TokenStatus.LOST
     assert [u.url for u in out.urls] == [YT_URL]
     assert _el(store, "A", GH_URL).status is FetchStatus.PENDING and counter.get(GH_URL) == 0
@@ -308,7 +309,7 @@ def test_live_events_every_minute_for_two_hours_reopen_a_no_call_error_at_most_t
     yt_quota = "https://youtube.com/watch?v=quotaquota1"
     eng = build_engine(store, locks, counting_registry(counter, {YT_URL: Behaviour("credit_exhausted")}), clock=clock)
     eng.profiles.add("A", [YT_URL, yt_quota])
-    first = eng.processor.record("A", None, RunState())
+    first = eng.processor.record("A", None, RunState(calls=CallSlots(per_token=1)))  # quota gone, then the next
     assert [u.status for u in first.urls] == [FetchStatus.ERROR, FetchStatus.ERROR]
     assert [u.attempted for u in first.urls] == [True, False]
     reopened = 0

@@ -16,6 +16,7 @@ from social_recording.domain.models import SocialUrl, TokenProfile
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
 from social_recording.locks.base import Lease, LockManager
+from social_recording.recording.concurrency import CallSlots
 from social_recording.recording.outcomes import EngineOutcome, OutcomeStatus, TokenOutcome, TokenStatus
 from social_recording.recording.run_state import RunState
 from social_recording.recording.url_recorder import URL_LOCK_TTL_S, URL_LOCK_WAIT_S, UrlRecorder
@@ -162,7 +163,7 @@ def test_credit_exhausted_skips_the_rest_of_this_runs_paid_urls(
 ) -> None:
     eng = build_engine(store, locks, counting_registry(counter, {X_URL: Behaviour("credit_exhausted")}))
     _token(store, "A", [X_URL, X_URL_2, YT_URL, WEB_URL])
-    run = RunState()
+    run = RunState(calls=CallSlots(per_token=1))  # in URL order: "the rest" is well defined
     out = eng.processor.record("A", None, run)
     assert [u.status for u in out.urls] == [
         FetchStatus.ERROR, FetchStatus.SKIPPED_PAID, FetchStatus.OK, FetchStatus.SKIPPED_PAID,
@@ -184,7 +185,7 @@ def test_free_provider_quota_stops_only_that_provider(
     yt_2 = "https://youtube.com/watch?v=bcdefghijkl"
     eng = build_engine(store, locks, counting_registry(counter, {YT_URL: Behaviour("credit_exhausted")}))
     _token(store, "A", [YT_URL, yt_2, X_URL, GH_URL])
-    run = RunState()
+    run = RunState(calls=CallSlots(per_token=1))  # in URL order: "further" is well defined
     out = eng.processor.record("A", None, run)
     assert [u.status for u in out.urls] == [FetchStatus.ERROR, FetchStatus.ERROR, FetchStatus.OK, FetchStatus.OK]
     assert [u.attempted for u in out.urls] == [True, False, True, True]
@@ -466,9 +467,12 @@ def test_one_structured_log_line_per_url(
         eng.processor.record("A", None, RunState())
     lines = [r.getMessage() for r in caplog.records if "event=url_recorded" in r.getMessage()]
     assert len(lines) == 2
-    assert f"token=A url={YT_URL} platform=youtube status=ok attempted=True reused=False" in lines[0]
-    assert "waited_ms=" in lines[0] and "took_ms=" in lines[0]
-    assert "status=unsupported attempted=False" in lines[1]
+    # A token's URLs are recorded side by side: one line each, in the order they finish.
+    yt = next(line for line in lines if f"url={YT_URL}" in line)
+    discord = next(line for line in lines if f"url={DISCORD_URL}" in line)
+    assert f"token=A url={YT_URL} platform=youtube status=ok attempted=True reused=False" in yt
+    assert "waited_ms=" in yt and "took_ms=" in yt
+    assert "status=unsupported attempted=False" in discord
 
 
 def test_run_state_counts(store: SqliteStore, locks: LockManager, counter: MemoryCounter) -> None:

@@ -1,0 +1,179 @@
+"""What the benchmarks share: the engine built in-process with stub generators, fake upstreams, and
+one way to print a result table (the suite's smoke test looks for each part's title line).
+
+The stub generators are not the real platform clients: they sleep a fixed latency per call (the
+provider's answer time) and return a small valid graph, so the numbers measure the engine, not a
+provider. Calls are counted in memory, or in Redis when several OS processes share the count.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject  # noqa: E402
+from social_recording.domain.models import TokenProfile  # noqa: E402
+from social_recording.domain.urls import Platform, parse_canonical  # noqa: E402
+from social_recording.locks.base import LockManager  # noqa: E402
+from social_recording.platforms.base import GenerateContext, GenerateResult, GeneratorRegistry  # noqa: E402
+from social_recording.recording.gate import DedupeGate  # noqa: E402
+from social_recording.recording.processor import TokenProcessor  # noqa: E402
+from social_recording.recording.reconcile import ReconcileService  # noqa: E402
+from social_recording.recording.url_recorder import UrlRecorder  # noqa: E402
+from social_recording.recording.writer import GraphWriter  # noqa: E402
+from social_recording.store.base import Store  # noqa: E402
+
+
+class SleepingGenerator:
+    """Sleeps `latency` seconds per call and answers a two-object graph; counts calls, the calls in
+    flight (peak) and, per (token, URL), the time actually slept (to subtract it from `took_ms`)."""
+
+    def __init__(self, platform: Platform, latency: float, on_call: Callable[[str], None] | None = None) -> None:
+        self.platform = platform
+        self._latency = latency
+        self._on_call = on_call
+        self._lock = threading.Lock()
+        self.calls = 0
+        self.in_flight = 0
+        self.peak = 0
+        self.slept_ms: dict[tuple[str, str], float] = {}
+
+    def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
+        with self._lock:
+            self.calls += 1
+            self.in_flight += 1
+            self.peak = max(self.peak, self.in_flight)
+        if self._on_call is not None:
+            self._on_call(url)
+        started = time.perf_counter()
+        try:
+            time.sleep(self._latency)
+        finally:
+            slept = (time.perf_counter() - started) * 1000.0
+            with self._lock:
+                self.in_flight -= 1
+                self.slept_ms[(ctx.token_address, url)] = slept
+        host = parse_canonical(url).host
+        author = SocialObject(platform=self.platform, platform_key=f"account:{host}", subtype="site")
+        page = SocialObject(platform=self.platform, platform_key=url, subtype="page", metrics={"size": 1.0})
+        return GenerateResult(SocialGraph(groups=[GraphGroup(ref="root", content=page, account=author)]),
+                              attempted=True, requests=1)
+
+
+def sleeping_registry(latency: float, platforms: Iterable[Platform] = (Platform.WEB,),
+                      on_call: Callable[[str], None] | None = None) -> tuple[GeneratorRegistry, list[SleepingGenerator]]:
+    gens = [SleepingGenerator(p, latency, on_call) for p in platforms]
+    return GeneratorRegistry.of({g.platform: g for g in gens}), gens
+
+
+@dataclass(frozen=True)
+class RangeItem:
+    address: str
+    symbol: str | None
+    investor_count: int = 5
+
+
+@dataclass(frozen=True)
+class RangeReport:
+    tokens: Sequence[RangeItem]
+    malformed: Sequence[Any] = ()
+
+
+class FakeUpstream:
+    """The tracker and the profile reader over a dict of profiles (no HTTP)."""
+
+    def __init__(self, tokens: Mapping[str, Sequence[str]]) -> None:
+        self.profiles = {a: TokenProfile(address=a, symbol=a[:8], image="https://img.example/t.png", urls=list(u))
+                         for a, u in tokens.items()}
+
+    def read(self, address: str) -> TokenProfile | None:
+        return self.profiles.get(address)
+
+    def resolve_value(self, field: str, raw: str) -> str:
+        return raw
+
+    def range_report(self, start: datetime, end: datetime) -> RangeReport:
+        return RangeReport([RangeItem(a, p.symbol) for a, p in self.profiles.items()])
+
+
+@dataclass
+class Engine:
+    recorder: UrlRecorder
+    processor: TokenProcessor
+    reconcile: ReconcileService
+    upstream: FakeUpstream
+
+
+def build_engine(store: Store, locks: LockManager, registry: GeneratorRegistry, tokens: Mapping[str, Sequence[str]],
+                 *, unsafe: bool = False) -> Engine:
+    upstream = FakeUpstream(tokens)
+    recorder = UrlRecorder(store, locks, DedupeGate(store), GraphWriter(store), registry, enable_paid=True,
+                           _unsafe_no_dedupe_no_lock=unsafe)
+    processor = TokenProcessor(store, locks, upstream, recorder)
+    return Engine(recorder, processor, ReconcileService(store, locks, upstream, processor), upstream)
+
+
+# ---------------------------------------------------------------------------------------------- output
+
+@dataclass
+class Table:
+    """One part's result table: printed with a `== <part>: <title> ==` line the smoke test looks for."""
+
+    part: str
+    title: str
+    columns: Sequence[str]
+    rows: list[Sequence[Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, *row: Any) -> None:
+        self.rows.append(row)
+
+    def render(self) -> str:
+        cells = [[_cell(v) for v in row] for row in self.rows]
+        widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(self.columns)]
+        lines = [f"== {self.part}: {self.title} =="]
+        lines.append("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(self.columns, widths,
+                                                                                            strict=True))))
+        for r in cells:
+            lines.append("  ".join(v.rjust(w) if i else v.ljust(w) for i, (v, w) in enumerate(zip(r, widths,
+                                                                                              strict=True))))
+        lines.extend(f"   {n}" for n in self.notes)
+        return "\n".join(lines)
+
+    def print(self) -> None:
+        print(self.render(), flush=True)
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "-"
+        return f"{v:.3f}" if abs(v) < 10 else f"{v:.1f}"
+    return str(v)
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def mean(values: Sequence[float]) -> float:
+    return statistics.fmean(values) if values else float("nan")
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]

@@ -1,0 +1,144 @@
+"""How many provider calls one run makes at once: a bound per provider, and how many URLs of one
+token are recorded side by side.
+
+Why per provider and not one pool for everything: the providers differ by orders of magnitude in
+what they tolerate. A paid API with a per-second or per-minute quota, or Apify whose concurrent actor
+runs are bounded by the plan's memory, must not be flooded, while the free APIs (YouTube, GitHub) can
+take many calls at once; a single pool of N workers either starves the free ones or floods the paid
+ones. The bound caps concurrent `generate()` calls per provider account (PROVIDER_OF) within one run;
+the provider's *rate* (requests per second / minute / hour), which must hold across every run and
+process sharing a key, is the shared limiter's job (locks.rate_limits), not this one's.
+
+Why a token's URLs run side by side: a token holds 2–4 URLs, usually of different providers; recorded
+one after another, a run with W token workers never has more than W calls in flight, and the slowest
+URL of each token holds its worker. Each URL still holds exactly ONE URL lock at a time in its own
+thread (the token lock is held by the token's worker, which waits for its URLs), so no lock cycle
+and no deadlock is possible; a provider slot is taken only around the call, inside the URL lock, and a
+call never waits for another lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from types import MappingProxyType
+
+from social_recording.platforms.base import PROVIDER_OF
+
+PROVIDERS: frozenset[str] = frozenset(PROVIDER_OF.values())
+
+DEFAULT_PROVIDER_CONCURRENCY: Mapping[str, int] = MappingProxyType({
+    # Paid, 20 requests/s per topped-up key (each URL makes one to three requests): 8 calls in flight
+    # stay well inside the rate, which the shared limiter enforces anyway.
+    "twitterapi": 8,
+    # Paid; concurrent actor runs are bounded by the plan's memory and a run over the limit is refused
+    # (read as credit exhaustion for the rest of the run): keep few at once.
+    "apify": 4,
+    # Paid; scans have per-minute quotas and each scan is polled for tens of seconds.
+    "urlscan": 4,
+    # Free; a daily quota of units, no documented bound on concurrency.
+    "youtube": 16,
+    # Free; 5,000 requests/hour with a token (the limiter keeps the rate), and secondary limits that
+    # punish large bursts of concurrent requests.
+    "github": 16,
+    # t.me preview pages: no documented limit; a few at once, backing off on 429.
+    "telegram": 2,
+})
+"""Concurrent calls per provider in one run, unless the job's config says otherwise."""
+
+OTHER_PROVIDER_CONCURRENCY = 4
+"""A platform with no provider in PROVIDER_OF (none calls out today)."""
+MAX_PROVIDER_CONCURRENCY = 64
+URLS_PER_TOKEN_AT_ONCE = 8
+"""How many URLs of one token are recorded side by side (a token rarely holds more)."""
+
+assert set(DEFAULT_PROVIDER_CONCURRENCY) == PROVIDERS, "every provider needs a default bound"
+
+
+def check_provider_concurrency(overrides: Mapping[str, int] | None) -> dict[str, int]:
+    """Validate per-provider overrides (provider name -> calls at once, 1..MAX_PROVIDER_CONCURRENCY)."""
+    if overrides is None:
+        return {}
+    if not isinstance(overrides, Mapping):
+        raise ValueError(f"provider_concurrency must map provider names to integers, got {overrides!r}")
+    checked: dict[str, int] = {}
+    for provider, bound in overrides.items():
+        if provider not in PROVIDERS:
+            raise ValueError(
+                f"provider_concurrency names unknown provider {provider!r}; expected one of {sorted(PROVIDERS)}"
+            )
+        if not isinstance(bound, int) or isinstance(bound, bool) or not 1 <= bound <= MAX_PROVIDER_CONCURRENCY:
+            raise ValueError(
+                f"provider_concurrency[{provider!r}] must be an integer in 1..{MAX_PROVIDER_CONCURRENCY}, got {bound!r}"
+            )
+        checked[provider] = bound
+    return checked
+
+
+class CallSlots:
+    """The per-provider bounds of one run: `slot(provider)` is held around each `generate()` call.
+
+    `per_token` is how many URLs of one token run at once (1 records them one after another).
+    `peak` reports the most calls seen in flight per provider (run metadata, tests, benchmarks)."""
+
+    def __init__(
+        self,
+        overrides: Mapping[str, int] | None = None,
+        *,
+        per_token: int = URLS_PER_TOKEN_AT_ONCE,
+        unbounded: bool = False,
+    ) -> None:
+        if not isinstance(per_token, int) or isinstance(per_token, bool) or per_token < 1:
+            raise ValueError(f"per_token must be an integer >= 1, got {per_token!r}")
+        self.bounds: dict[str, int] = {**DEFAULT_PROVIDER_CONCURRENCY, **check_provider_concurrency(overrides)}
+        self.per_token = per_token
+        self.unbounded = unbounded
+        """No provider bound at all (only the number of workers limits calls): the benchmark baseline."""
+        self._lock = threading.Lock()
+        self._semaphores: dict[str, threading.BoundedSemaphore] = {}
+        self._in_flight: Counter[str] = Counter()
+        self._peak: Counter[str] = Counter()
+
+    @classmethod
+    def sequential_unbounded(cls) -> CallSlots:
+        """The old behaviour: a token's URLs one after another, no provider bound (benchmarks)."""
+        return cls(per_token=1, unbounded=True)
+
+    def bound(self, provider: str) -> int:
+        return self.bounds.get(provider, OTHER_PROVIDER_CONCURRENCY)
+
+    def _semaphore(self, provider: str) -> threading.BoundedSemaphore:
+        with self._lock:
+            sem = self._semaphores.get(provider)
+            if sem is None:
+                sem = self._semaphores[provider] = threading.BoundedSemaphore(self.bound(provider))
+            return sem
+
+    @contextmanager
+    def slot(self, provider: str) -> Iterator[None]:
+        """Wait for a free call slot of `provider`, hold it for the call."""
+        sem = None if self.unbounded else self._semaphore(provider)
+        if sem is not None:
+            sem.acquire()
+        try:
+            with self._lock:
+                self._in_flight[provider] += 1
+                self._peak[provider] = max(self._peak[provider], self._in_flight[provider])
+            try:
+                yield
+            finally:
+                with self._lock:
+                    self._in_flight[provider] -= 1
+        finally:
+            if sem is not None:
+                sem.release()
+
+    def peak(self) -> dict[str, int]:
+        with self._lock:
+            return {p: n for p, n in self._peak.items() if n}
+
+    def __repr__(self) -> str:
+        bounds = "unbounded" if self.unbounded else ",".join(f"{p}={n}" for p, n in sorted(self.bounds.items()))
+        return f"CallSlots({bounds}, per_token={self.per_token})"
