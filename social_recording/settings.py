@@ -25,6 +25,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from social_recording.domain.policy import DEFAULT_MAX_EXHAUSTED_PER_HOUR
 from social_recording.locks import open_lock_manager
+from social_recording.locks.rate_limits import parse_rate_overrides
 from social_recording.store import mask_url_password, parse_store_url
 
 PREFIX = "SOCIAL_RECORDING_"
@@ -99,6 +100,9 @@ class Settings(BaseSettings):
     max_exhausted_per_hour: int = Field(default=DEFAULT_MAX_EXHAUSTED_PER_HOUR, ge=0)
     env: Literal["dev", "stage", "prod"] = "dev"
     partition_start: date = DEFAULT_PARTITION_START
+    rate_limits: dict[str, str] = Field(default_factory=dict)
+    """Per-service rate overrides as JSON, e.g. {"twitterapi": "50/second", "urlscan": "120/minute;1000/hour"}
+    ("none" removes a rate); the documented rates apply otherwise (outbound.limits)."""
 
     twitterapi_io_key: SecretStr | None = _alias("TWITTERAPI_IO_KEY")
     apify_token: SecretStr | None = _alias("APIFY_TOKEN")
@@ -127,6 +131,12 @@ class Settings(BaseSettings):
             return None
         v = v.strip()
         open_lock_manager(v).close()  # parses the URL only; never connects
+        return v
+
+    @field_validator("rate_limits")
+    @classmethod
+    def _rate_limits(cls, v: dict[str, str]) -> dict[str, str]:
+        parse_rate_overrides(v)  # service names and notation checked; parsed again where used
         return v
 
     @field_validator("tracker_url")

@@ -16,8 +16,8 @@ VARIABLES = (
     "SOCIAL_RECORDING_SANDBOX_SCENARIO", "SOCIAL_RECORDING_SANDBOX_LEDGER", "SOCIAL_RECORDING_TRACKER_URL",
     "SOCIAL_RECORDING_TRACKER_API_KEY", "SOCIAL_RECORDING_AF_GROUP_IDS", "SOCIAL_RECORDING_AF_INVESTOR_THRESHOLD",
     "SOCIAL_RECORDING_ENABLE_PAID", "SOCIAL_RECORDING_MAX_ATTEMPTS", "SOCIAL_RECORDING_MAX_EXHAUSTED_PER_HOUR",
-    "SOCIAL_RECORDING_ENV",
-    "SOCIAL_RECORDING_PARTITION_START", "TWITTERAPI_IO_KEY", "APIFY_TOKEN", "YOUTUBE_API_KEY", "GITHUB_TOKEN",
+    "SOCIAL_RECORDING_ENV", "SOCIAL_RECORDING_PARTITION_START", "SOCIAL_RECORDING_RATE_LIMITS",
+    "TWITTERAPI_IO_KEY", "APIFY_TOKEN", "YOUTUBE_API_KEY", "GITHUB_TOKEN",
     "URLSCAN_API_KEY",
 )
 SECRET_VARS = ("SOCIAL_RECORDING_TRACKER_API_KEY", "TWITTERAPI_IO_KEY", "APIFY_TOKEN", "YOUTUBE_API_KEY",
@@ -183,3 +183,11 @@ def test_a_tracker_url_with_credentials_is_refused_without_printing_them(env: py
     with pytest.raises(SettingsError) as err:
         load_settings()
     assert "SOCIAL_RECORDING_TRACKER_URL" in str(err.value) and "SECRETQA" not in str(err.value)
+
+
+def test_rate_limit_overrides_are_read_and_checked(env: pytest.MonkeyPatch) -> None:
+    env.setenv("SOCIAL_RECORDING_RATE_LIMITS", '{"twitterapi": "50/second", "urlscan": "120/minute;1000/hour"}')
+    assert load_settings().rate_limits == {"twitterapi": "50/second", "urlscan": "120/minute;1000/hour"}
+    env.setenv("SOCIAL_RECORDING_RATE_LIMITS", '{"twitter": "50/second"}')
+    with pytest.raises(SettingsError, match="SOCIAL_RECORDING_RATE_LIMITS: rate for unknown service 'twitter'"):
+        load_settings()

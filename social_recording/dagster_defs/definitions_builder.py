@@ -71,6 +71,8 @@ def build_resources(settings: Settings) -> dict[str, Any]:
             youtube_api_key=_secret("YOUTUBE_API_KEY"),
             github_token=_secret("GITHUB_TOKEN"),
             urlscan_api_key=_secret("URLSCAN_API_KEY"),
+            rate_limit_url=_env_or(f"{PREFIX}LOCK_URL", settings.effective_lock_url),
+            rate_limits=dict(settings.rate_limits),
         ),
         "policy": RecordingPolicyResource(
             enable_paid=settings.enable_paid,

@@ -16,6 +16,7 @@ looks secret once the values are resolved inside a run.
 """
 
 import contextlib
+import math
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -28,6 +29,8 @@ from pydantic import PrivateAttr, SecretStr
 from social_recording.domain.policy import DEFAULT_MAX_EXHAUSTED_PER_HOUR
 from social_recording.locks import open_lock_manager
 from social_recording.locks.base import LockManager
+from social_recording.locks.rate_limits import SharedRateLimiter, open_rate_limiter, parse_rate_overrides
+from social_recording.outbound.limits import Rate, provider_rates, with_overrides
 from social_recording.platforms.base import GeneratorRegistry, ProviderKeys
 from social_recording.platforms.registry import build_registry
 from social_recording.recording.gate import DedupeGate
@@ -186,6 +189,19 @@ class UpstreamResource(_SafeRepr, ConfigurableResource):
             return time.sleep
         return _scaled_sleep
 
+    def sandbox_rates(self) -> dict[str, tuple[Rate, ...]] | None:
+        """In sandbox mode the scenario plays the providers, so its `rate_limits` are the rates to
+        respect (a window shorter than a second is counted as one second: stricter, never looser);
+        None live."""
+        if not self.is_sandbox():
+            return None
+        from social_recording.sandbox.transport import SandboxTransport
+
+        transport = self.transport()
+        assert isinstance(transport, SandboxTransport)
+        return {service: (Rate(limit.requests, max(1, math.ceil(limit.per_seconds))),)
+                for service, limit in transport.scenario.rate_limits.items()}
+
     def tracker_base_url(self) -> str:
         from social_recording.sandbox.transport import TRACKER_BASE_URL
 
@@ -262,7 +278,12 @@ class TrackerResource(_SafeRepr, ConfigurableResource):
 
 
 class PlatformsResource(_SafeRepr, ConfigurableResource):
-    """The platform generator registry: real clients, on the sandbox transport in sandbox mode."""
+    """The platform generator registry: real clients, on the sandbox transport in sandbox mode.
+
+    With `rate_limit_url` (the lock backend's URL) every provider request first asks the shared rate
+    limiter, so each provider's rate holds across every run and process: the documented rates live
+    (`outbound.limits`, GitHub's by whether a token is set), the scenario's in sandbox mode, then
+    `rate_limits` overrides (service -> "N/second;M/hour", `limits`' notation)."""
 
     upstream: ResourceDependency[UpstreamResource]
     twitterapi_io_key: str | None = None
@@ -270,8 +291,11 @@ class PlatformsResource(_SafeRepr, ConfigurableResource):
     youtube_api_key: str | None = None
     github_token: str | None = None
     urlscan_api_key: str | None = None
+    rate_limit_url: str | None = None
+    rate_limits: dict[str, str] = {}
 
     _registry: GeneratorRegistry | None = PrivateAttr(default=None)
+    _limiter: SharedRateLimiter | None = PrivateAttr(default=None)
 
     def setup_for_execution(self, context: InitResourceContext) -> None:
         self.registry()
@@ -284,6 +308,24 @@ class PlatformsResource(_SafeRepr, ConfigurableResource):
                     with contextlib.suppress(Exception):
                         close()
             self._registry = None
+        if self._limiter is not None:
+            with contextlib.suppress(Exception):
+                self._limiter.close()
+            self._limiter = None
+
+    def limiter(self) -> SharedRateLimiter | None:
+        """The shared limiter (None without `rate_limit_url`)."""
+        if self._limiter is None and self.rate_limit_url:
+            overrides = parse_rate_overrides(self.rate_limits)
+            sandbox = self.upstream.sandbox_rates()
+            if sandbox is not None:
+                rates = with_overrides(sandbox, overrides)
+            else:
+                rates = provider_rates(github_token=bool(self.github_token), overrides=overrides)
+            # The sandbox's 429s name waits in its compressed time, like every client-side wait there.
+            scale = SANDBOX_SLEEP_SCALE if sandbox is not None else 1.0
+            self._limiter = open_rate_limiter(self.rate_limit_url, rates, penalty_scale=scale)
+        return self._limiter
 
     def registry(self) -> GeneratorRegistry:
         if self._registry is None:
@@ -306,6 +348,7 @@ class PlatformsResource(_SafeRepr, ConfigurableResource):
                 transport=self.upstream.transport(),
                 sleep=self.upstream.sleep(),
                 resolve_host=self.upstream.resolve_host(),
+                limiter=self.limiter(),
             )
         return self._registry
 

@@ -5,7 +5,8 @@ What it owns, so no client can forget one of them:
   may hold it (`acquire`), the request observer may veto it (`before_request`, raises CallVetoed and
   nothing is sent), and once the transport has it the request counts as made (`request_sent`, also
   when no response ever arrives: it may have reached the other side);
-- a provider's "slow down" (429 with a wait header) reported to the limiter;
+- a provider's "slow down" (429 with a wait header, or a spent window with its reset) reported to
+  the limiter;
 - the size-capped body read;
 - manual redirect following, where every hop's target is first passed to the caller's check
   (the public-address guard for providers, the same-origin rule for the tracker). Nothing is ever
@@ -31,7 +32,7 @@ import httpx
 
 from social_recording.outbound import observe
 from social_recording.outbound.guard import ResolveHost
-from social_recording.outbound.limits import RequestLimiter, retry_after_seconds
+from social_recording.outbound.limits import RequestLimiter, penalty_seconds
 from social_recording.outbound.network import unwrap
 from social_recording.outbound.reader import read_capped
 
@@ -224,8 +225,6 @@ class OutboundClient:
         observe.request_sent(service=self.service, paid=self.paid)
 
     def _report_rate_limit(self, response: httpx.Response) -> None:
-        if response.status_code != 429:
-            return
-        wait = retry_after_seconds(response.headers)
+        wait = penalty_seconds(response.status_code, response.headers)
         if wait is not None:
             self.limiter.penalise(self.service, wait)

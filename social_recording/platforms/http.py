@@ -24,7 +24,7 @@ import httpx
 
 from social_recording.outbound.client import BadRedirect, OutboundClient, SentCount, TooManyRedirects
 from social_recording.outbound.guard import ResolveHost, UnresolvedHost, UnsafeTarget, check_target
-from social_recording.outbound.limits import RequestLimiter
+from social_recording.outbound.limits import RateLimited, RequestLimiter
 from social_recording.outbound.observe import CallVetoed
 from social_recording.outbound.reader import ResponseTooLarge
 from social_recording.outbound.retry import FREE_PROVIDER, PAID_PROVIDER, RetryPolicy, run_with_retries
@@ -244,6 +244,8 @@ class ProviderHttp:
             )
         except CallVetoed:
             raise
+        except RateLimited as exc:  # held back by the shared limiter: this request was not sent
+            raise self._fail(call, ErrorCode.RATE_LIMITED, f"{service}: not sent, {exc.reason}") from None
         except UnsafeTarget as exc:
             raise self._fail(call, ErrorCode.UNSAFE_REDIRECT, f"{service}: refused redirect to {exc.reason}") from None
         except UnresolvedHost as exc:

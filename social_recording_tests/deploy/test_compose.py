@@ -40,7 +40,8 @@ FILLED = {name: f"pw-{i}" for i, name in enumerate(PASSWORDS)}
 
 LIVE_ONLY = {
     env_var_name(f) for f in ("tracker_url", "tracker_api_key", "af_group_ids", "af_investor_threshold",
-                              "enable_paid", "max_attempts", "max_exhausted_per_hour", "twitterapi_io_key", "apify_token",
+                              "enable_paid", "max_attempts", "max_exhausted_per_hour", "rate_limits",
+                              "twitterapi_io_key", "apify_token",
                               "youtube_api_key", "github_token", "urlscan_api_key")
 }
 """Passed by compose, not by the rehearsal: the real tracker and providers (the rehearsal runs the

@@ -5,12 +5,15 @@
 Config: `store_path`, `lock_url`, `scenario`, `ledger`, `profiles` ({address: [canonical urls]}),
 `tokens` ([[address, symbol]]), `sleep_scale` (client-side waits such as urlscan's first poll wait
 are multiplied by it: small enough to be quick, large enough for a test to kill the process inside
-one), `url_lock_ttl`, `token_lock_ttl`, `enable_paid`. Prints one JSON line per token.
+one), `url_lock_ttl`, `token_lock_ttl`, `enable_paid`, `rate_limit_url` (when set, every provider request
+asks the shared rate limiter on that lock backend, with the scenario's rates). Prints one JSON line
+per token.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -19,6 +22,8 @@ from typing import Any
 from pydantic import SecretStr
 
 from social_recording.locks import open_lock_manager
+from social_recording.locks.rate_limits import open_rate_limiter
+from social_recording.outbound.limits import Rate
 from social_recording.platforms.base import ProviderKeys
 from social_recording.platforms.registry import build_registry
 from social_recording.recording.gate import DedupeGate
@@ -46,7 +51,13 @@ def main(raw: str) -> int:
 
     keys = ProviderKeys(twitterapi_io_key=SANDBOX_KEY, apify_token=SANDBOX_KEY, youtube_api_key=SANDBOX_KEY,
                         urlscan_api_key=SANDBOX_KEY)
-    registry = build_registry(keys, transport=transport, sleep=sleep, resolve_host=sandbox_resolve_host)
+    limiter = None
+    if cfg.get("rate_limit_url"):
+        rates = {service: (Rate(limit.requests, max(1, math.ceil(limit.per_seconds))),)
+                 for service, limit in transport.scenario.rate_limits.items()}
+        limiter = open_rate_limiter(cfg["rate_limit_url"], rates)
+    registry = build_registry(keys, transport=transport, sleep=sleep, resolve_host=sandbox_resolve_host,
+                              limiter=limiter)
     profiles = FakeProfiles()
     for address, urls in cfg.get("profiles", {}).items():
         profiles.add(address, urls)
@@ -64,6 +75,8 @@ def main(raw: str) -> int:
                      for u in out.urls],
         }), flush=True)
     transport.close()
+    if limiter is not None:
+        limiter.close()
     locks.close()
     store.close()
     return 0

@@ -31,3 +31,50 @@ def test_sandbox_registry_follows_rdap_redirects_with_the_sandbox_dns(tmp_path: 
         sandbox = upstream.transport()
         if sandbox is not None:
             sandbox.close()
+
+
+def test_the_shared_limiter_reaches_every_platform_client_with_the_scenarios_rates(tmp_path: Path) -> None:
+    """In sandbox mode the scenario plays the providers, so its rate limits are the limiter's rates;
+    the limiter lives on the lock backend and travels to every client with the transport."""
+    import json
+
+    from social_recording.outbound.limits import Rate
+
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps({"tokens": [], "rate_limits": {"github": {"requests": 5, "per_seconds": 0.5}}}))
+    upstream = UpstreamResource(mode="sandbox", sandbox_scenario=str(scenario),
+                                sandbox_ledger=str(tmp_path / "ledger.jsonl"))
+    platforms = PlatformsResource(upstream=upstream, rate_limit_url=f"sqlite:///{tmp_path / 'locks.db'}",
+                                  rate_limits={"urlscan": "2/second"})
+    try:
+        limiter = platforms.limiter()
+        assert limiter is not None
+        assert limiter.rates == {"github": (Rate(5, 1),), "urlscan": (Rate(2, 1),)}
+        github = platforms.registry().get(Platform.GITHUB)
+        assert github is not None
+        counter = CountingObserver()
+        with observing(counter):
+            github.generate("https://github.com/owner/repo", GenerateContext(token_address="Mint1111"))
+        # Every request the client sent was counted in the shared window first.
+        assert limiter.used("github") == [counter.sent] and counter.sent >= 1
+    finally:
+        sandbox = upstream.transport()
+        if sandbox is not None:
+            sandbox.close()
+
+
+def test_live_rates_are_the_documented_ones_with_githubs_by_token(tmp_path: Path) -> None:
+    from social_recording.outbound.limits import (
+        GITHUB_RATE_ANONYMOUS,
+        GITHUB_RATE_WITH_TOKEN,
+        TWITTERAPI_RATE,
+    )
+
+    url = f"sqlite:///{tmp_path / 'locks.db'}"
+    live = UpstreamResource(mode="live")
+    anonymous = PlatformsResource(upstream=live, rate_limit_url=url).limiter()
+    with_token = PlatformsResource(upstream=live, rate_limit_url=url, github_token="ghp_x").limiter()
+    assert anonymous is not None and with_token is not None
+    assert anonymous.rates["github"] == (GITHUB_RATE_ANONYMOUS,) and with_token.rates["github"] == (GITHUB_RATE_WITH_TOKEN,)
+    assert anonymous.rates["twitterapi"] == (TWITTERAPI_RATE,)
+    assert PlatformsResource(upstream=live).limiter() is None  # no lock URL: no limiter
