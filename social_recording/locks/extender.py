@@ -7,12 +7,12 @@ them into the `LockManager` context managers of `base.py`:
 - try once, give up at once (token lock, job locks): another holder is doing the same work;
 - wait up to a bound with small jittered polls (URL lock); past the bound the caller leaves the URL
   for the next run;
-- while held, a daemon thread renews the lease every ttl/3, so the TTL only decides how long a
-  *dead* holder blocks the key, never how long a live one may work. A renewal that raises (backend
-  busy or unreachable for a moment) is retried with back-off until the lease's own expiry is near:
-  a single socket error or a busy database must not throw away a paid result. The lease is marked
-  `lost` only when the backend answers that the key is no longer ours, or when the retries run into
-  the expiry;
+- while held, the lease is renewed every ttl/3 (by the process's one `LeaseRenewer`), so the TTL
+  only decides how long a *dead* holder blocks the key, never how long a live one may work. A
+  renewal that raises (backend busy or unreachable for a moment) is retried with back-off until the
+  lease's own expiry is near: a single socket error or a busy database must not throw away a paid
+  result. The lease is marked `lost` only when the backend answers that the key is no longer ours,
+  or when the retries run into the expiry;
 - on exit the key is deleted only if this lease still owns it (compare-and-delete).
 
 Locks are NOT reentrant: every acquisition uses a fresh random owner token, so asking again for a
@@ -21,9 +21,12 @@ key the same process (or thread) already holds yields `held=False` until the fir
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import math
 import os
+import queue
 import random
 import secrets
 import socket
@@ -42,8 +45,10 @@ log = logging.getLogger("social_recording.locks")
 #: grow to a cap so many waiters on a long (180 s) wait don't hammer the backend.
 POLL_MIN_DELAY = 0.02
 POLL_MAX_DELAY = 0.1
-#: How long exiting a lease waits for its extender thread (it may be inside a backend call).
-EXTENDER_JOIN_TIMEOUT = 1.0
+#: Daemon threads that send renewals for the whole process (one slow backend call delays no other).
+RENEW_WORKERS = 4
+#: Stopped leases left in the renewal heap before it is compacted (they are skipped when due anyway).
+STALE_COMPACT_MIN = 1000
 #: Back-off of a failed renewal: first retry after this many seconds, doubling up to a tenth of the TTL.
 RENEW_RETRY_MIN_DELAY = 0.05
 #: A failing renewal gives up (lease lost) when less than this fraction of the TTL is left before the
@@ -70,75 +75,181 @@ def _finite_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-class AutoExtender:
-    """Daemon thread that keeps one held lease alive every ttl/3 until stopped or lost.
+class _Renewal:
+    """One held lease's renewal state (owned by the shared renewer)."""
 
-    `expires_at` (monotonic) is when the backend will drop the key if no renewal lands: set at
-    acquisition and pushed out by each successful renewal, measured from the moment the renewal was
-    *sent* (the conservative end). Failed renewals are retried until `expires_at` is within
-    RENEW_GIVE_UP_FRACTION of the TTL.
-    """
+    __slots__ = ("manager", "lease", "ttl", "interval", "margin", "expires_at", "stopped", "failures", "delay",
+                 "in_heap")
 
     def __init__(self, manager: LeasingLockManager, lease: Lease, ttl: float, acquired_at: float) -> None:
-        self._manager = manager
-        self._lease = lease
-        self._ttl = ttl
-        self._interval = ttl / 3.0
-        self._margin = ttl * RENEW_GIVE_UP_FRACTION
+        self.manager = manager
+        self.lease = lease
+        self.ttl = ttl
+        self.interval = ttl / 3.0
+        self.margin = ttl * RENEW_GIVE_UP_FRACTION
         self.expires_at = acquired_at + ttl
-        self._stop = threading.Event()
-        self._thread = threading.Thread(
-            target=self._run, name=f"lock-extender[{lease.key[:80]}]", daemon=True
-        )
+        """When the backend drops the key if no renewal lands (monotonic): set at acquisition and pushed
+        out by each successful renewal, measured from the moment it was *sent* (the conservative end)."""
+        self.stopped = False
+        self.failures = 0
+        self.delay = RENEW_RETRY_MIN_DELAY
+        self.in_heap = False
 
-    def start(self) -> None:
-        self._thread.start()
+    def stop(self) -> None:
+        """The holder is leaving: no renewal is sent after this, and none reports a loss. A renewal
+        already in flight may still land; it cannot resurrect the key, because release and renewal
+        both compare the owner token at the backend."""
+        self.stopped = True
 
-    def stop(self, timeout: float = EXTENDER_JOIN_TIMEOUT) -> None:
-        self._stop.set()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
 
-    def _run(self) -> None:
-        while not self._stop.wait(self._interval):
-            reason = self._renew()
-            if reason is None:
-                continue
-            if self._stop.is_set():  # the holder is leaving anyway; release decides the rest
-                return
-            self._lease.mark_lost(reason)
-            log.warning("lock %r lost (%s); writes under it are fenced", redact_url(self._lease.key), reason)
-            return
+class LeaseRenewer:
+    """Keeps every held lease of this process alive: each one every ttl/3 until stopped or lost.
 
-    def _renew(self) -> str | None:
-        """One renewal, retried on errors until the expiry is near; None when renewed, else why lost."""
-        lease = self._lease
-        delay = RENEW_RETRY_MIN_DELAY
-        failures = 0
+    Why one renewer and not a thread per lease: starting and joining a thread for every URL a worker
+    records cost more than the lock round trips themselves. One scheduler thread keeps the leases in
+    a heap by their next renewal time and hands each due renewal to a few daemon workers, so a
+    backend call that hangs (a paused Redis, a busy SQLite file) delays no other lease's renewal.
+
+    A renewal that raises is retried with back-off (RENEW_RETRY_MIN_DELAY, doubling up to a tenth of
+    the TTL) until `expires_at` is within RENEW_GIVE_UP_FRACTION of the TTL; only then, or when the
+    backend says the key is no longer ours, is the lease marked lost."""
+
+    def __init__(self, workers: int = RENEW_WORKERS) -> None:
+        self.pid = os.getpid()
+        self._cond = threading.Condition()
+        self._heap: list[tuple[float, int, _Renewal]] = []
+        self._seq = itertools.count()
+        self._stale = 0
+        self._jobs: queue.SimpleQueue[_Renewal] = queue.SimpleQueue()
+        self._max_workers = workers
+        self._workers = 0
+        self._idle = 0
+        self._scheduler: threading.Thread | None = None
+
+    def start(self, manager: LeasingLockManager, lease: Lease, ttl: float, acquired_at: float) -> _Renewal:
+        entry = _Renewal(manager, lease, ttl, acquired_at)
+        with self._cond:
+            if self._scheduler is None:
+                self._scheduler = threading.Thread(target=self._schedule_loop, name="lock-renewer", daemon=True)
+                self._scheduler.start()
+            self._push(entry, acquired_at + entry.interval)
+        return entry
+
+    def stop(self, entry: _Renewal) -> None:
+        with self._cond:
+            if not entry.stopped and entry.in_heap:
+                self._stale += 1
+            entry.stop()
+            if self._stale > STALE_COMPACT_MIN and self._stale * 2 > len(self._heap):
+                self._heap = [item for item in self._heap if not item[2].stopped]
+                heapq.heapify(self._heap)
+                self._stale = 0
+
+    def _push(self, entry: _Renewal, due: float) -> None:
+        """Schedule `entry` (caller holds the condition)."""
+        entry.in_heap = True
+        heapq.heappush(self._heap, (due, next(self._seq), entry))
+        self._cond.notify()
+
+    def _schedule(self, entry: _Renewal, due: float) -> None:
+        with self._cond:
+            if not entry.stopped:
+                self._push(entry, due)
+
+    def _schedule_loop(self) -> None:
         while True:
-            sent_at = time.monotonic()
+            with self._cond:
+                while True:
+                    while self._heap and self._heap[0][2].stopped:
+                        heapq.heappop(self._heap)[2].in_heap = False
+                        self._stale = max(0, self._stale - 1)
+                    if not self._heap:
+                        self._cond.wait()
+                        continue
+                    due = self._heap[0][0]
+                    left = due - time.monotonic()
+                    if left <= 0:
+                        entry = heapq.heappop(self._heap)[2]
+                        entry.in_heap = False
+                        break
+                    self._cond.wait(left)
+                if self._idle == 0 and self._workers < self._max_workers:
+                    self._workers += 1
+                    threading.Thread(target=self._work_loop, name="lock-renewal", daemon=True).start()
+            self._jobs.put(entry)
+
+    def _work_loop(self) -> None:
+        while True:
+            with self._cond:
+                self._idle += 1
+            entry = self._jobs.get()
+            with self._cond:
+                self._idle -= 1
             try:
-                still_owner = self._manager.extend(lease.key, lease.owner, self._ttl)
-            except Exception as exc:  # backend unreachable, timeouts, locked database ...
-                failures += 1
-                error = f"{type(exc).__name__}: {self._manager.describe_error(exc)}"
-                left = self.expires_at - time.monotonic()
-                if left <= self._margin:
-                    return f"renewal failed {failures} time(s) until the lease expired (last: {error})"
-                log.info(
-                    "lock %r: renewal failed (%s); retrying, %.2f s left before expiry",
-                    redact_url(lease.key), error, left,
-                )
-                if self._stop.wait(min(delay, max(0.0, left - self._margin))):
-                    return None
-                delay = min(delay * 2.0, max(RENEW_RETRY_MIN_DELAY, self._ttl / 10.0))
-                continue
-            if still_owner:
-                self.expires_at = sent_at + self._ttl
-                if failures:
-                    log.info("lock %r: renewed after %d failed attempt(s)", redact_url(lease.key), failures)
-                return None
-            return "renewal refused: the key expired, was deleted or is now held by another owner"
+                self._renew(entry)
+            except Exception:  # never let one lease's trouble stop the renewer
+                log.exception("lock renewer: unexpected error renewing %r", redact_url(entry.lease.key))
+
+    def _renew(self, entry: _Renewal) -> None:
+        if entry.stopped:
+            return
+        lease = entry.lease
+        sent_at = time.monotonic()
+        try:
+            still_owner = entry.manager.extend(lease.key, lease.owner, entry.ttl)
+        except Exception as exc:  # backend unreachable, timeouts, locked database ...
+            entry.failures += 1
+            error = f"{type(exc).__name__}: {entry.manager.describe_error(exc)}"
+            left = entry.expires_at - time.monotonic()
+            if left <= entry.margin:
+                self._lose(entry, f"renewal failed {entry.failures} time(s) until the lease expired (last: {error})")
+                return
+            log.info("lock %r: renewal failed (%s); retrying, %.2f s left before expiry",
+                     redact_url(lease.key), error, left)
+            self._schedule(entry, time.monotonic() + min(entry.delay, max(0.0, left - entry.margin)))
+            entry.delay = min(entry.delay * 2.0, max(RENEW_RETRY_MIN_DELAY, entry.ttl / 10.0))
+            return
+        if not still_owner:
+            self._lose(entry, "renewal refused: the key expired, was deleted or is now held by another owner")
+            return
+        entry.expires_at = sent_at + entry.ttl
+        if entry.failures:
+            log.info("lock %r: renewed after %d failed attempt(s)", redact_url(lease.key), entry.failures)
+        entry.failures = 0
+        entry.delay = RENEW_RETRY_MIN_DELAY
+        self._schedule(entry, time.monotonic() + entry.interval)
+
+    @staticmethod
+    def _lose(entry: _Renewal, reason: str) -> None:
+        if entry.stopped:  # the holder is leaving anyway; release decides the rest
+            return
+        entry.lease.mark_lost(reason)
+        log.warning("lock %r lost (%s); writes under it are fenced", redact_url(entry.lease.key), reason)
+
+
+_renewer: LeaseRenewer | None = None
+_renewer_lock = threading.Lock()
+
+
+def shared_renewer() -> LeaseRenewer:
+    """This process's renewer (a forked child gets its own, without the parent's leases)."""
+    global _renewer
+    current = _renewer
+    if current is not None and current.pid == os.getpid():
+        return current
+    with _renewer_lock:
+        if _renewer is None or _renewer.pid != os.getpid():
+            _renewer = LeaseRenewer()
+        return _renewer
+
+
+def _after_fork_in_child() -> None:
+    global _renewer, _renewer_lock
+    _renewer = None
+    _renewer_lock = threading.Lock()  # the parent's may have been held by one of its threads
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class LeasingLockManager(ABC):
@@ -226,12 +337,12 @@ class LeasingLockManager(ABC):
         if not lease.held:
             yield
             return
-        extender = AutoExtender(self, lease, ttl, acquired_at)
-        extender.start()
+        renewer = shared_renewer()
+        renewal = renewer.start(self, lease, ttl, acquired_at)
         try:
             yield
         finally:
-            extender.stop()
+            renewer.stop(renewal)
             self._release_quietly(lease)
 
     def _release_quietly(self, lease: Lease) -> None:

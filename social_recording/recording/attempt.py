@@ -167,7 +167,7 @@ class UrlAttempt:
     def _reuse(self, current: SocialUrl, state: UrlState | None) -> UrlOutcome | None:
         if not self._use_gate:
             return None
-        hit = self._gate.lookup(self.url, self._now, state=state, read=False)
+        hit = self._gate.lookup(self.url, self._now, state=state, read=False, platform=self.platform)
         if hit is None:
             return None
         detail = f"reused {hit.status.value}" + (f" of {hit.source_token}" if hit.source_token else "")

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 
 from social_recording.domain.dedupe import DEDUPE_TTL, DedupeHit, decide
 from social_recording.domain.models import UrlState
-from social_recording.domain.urls import platform_of
+from social_recording.domain.urls import Platform, platform_of
 from social_recording.recording._text import safe_url
 from social_recording.store.base import Store
 
@@ -36,12 +36,14 @@ class DedupeGate:
                         type(exc).__name__)
             return None
 
-    def lookup(self, url: str, now: datetime, *, state: UrlState | None = None, read: bool = True) -> DedupeHit | None:
-        """Decide on `state` (read here when `read` and none is given)."""
+    def lookup(self, url: str, now: datetime, *, state: UrlState | None = None, read: bool = True,
+               platform: Platform | None = None) -> DedupeHit | None:
+        """Decide on `state` (read here when `read` and none is given); `platform` when the caller
+        already parsed the URL."""
         try:
             if state is None and read:
                 state = self.state(url)
-            return decide(platform_of(url), state, now, self._ttl)
+            return decide(platform or platform_of(url), state, now, self._ttl)
         except Exception as exc:
             log.warning("dedupe gate failed, treating as a miss url=%s error=%s", safe_url(url), type(exc).__name__)
             return None

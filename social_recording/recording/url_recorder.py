@@ -47,8 +47,11 @@ def emit(run: RunState, outcome: UrlOutcome) -> UrlOutcome:
     """Count `outcome` in the run and log its one structured line."""
     run.note(outcome)
     failed = outcome.status in (EngineOutcome.FAILED, EngineOutcome.INVALID_URL)
+    level = logging.WARNING if failed else logging.INFO
+    if not log.isEnabledFor(level):  # the line is built only when someone reads it
+        return outcome
     log.log(
-        logging.WARNING if failed else logging.INFO,
+        level,
         kv(
             event="url_recorded",
             token=outcome.token,

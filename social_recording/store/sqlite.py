@@ -24,6 +24,7 @@ import threading
 import weakref
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -542,6 +543,29 @@ class _Conn:
         self.pid = pid
 
 
+@dataclass(frozen=True)
+class _PreparedObject:
+    """One planned link's object, ready for its insert: table, row values, checked metrics, depth."""
+
+    kind: ObjectKind
+    table: str
+    row: tuple[Any, ...]
+    """(platform, platform_key, subtype, doc json, created_at)"""
+    metrics: Mapping[str, float]
+    depth: int
+
+    @classmethod
+    def of(cls, pl: PlannedLink, stamp: str) -> _PreparedObject:
+        obj = pl.obj
+        return cls(
+            kind=pl.kind,
+            table=_table(pl.kind),
+            row=(obj.platform.value, obj.platform_key, obj.subtype, json_dumps(object_body(obj)), stamp),
+            metrics=checked_metrics(obj.metrics, obj.platform_key) if obj.metrics else {},
+            depth=pl.depth,
+        )
+
+
 class SqliteStore:
     """The Store protocol on one SQLite file; see the module docstring for the concurrency model."""
 
@@ -748,31 +772,35 @@ class SqliteStore:
         return None if row is None else _state_from_row(row)
 
     def _refusal(self, conn: sqlite3.Connection, address: str, url: str, fence: int) -> WriteOutcome | None:
-        """Why a write with `fence` may not touch (address, url), or None when it may."""
+        """Why a write with `fence` may not touch (address, url), or None when it may: the element and
+        its URL state's fences read in one statement."""
         row = conn.execute(
-            "SELECT status, fence FROM token_urls WHERE address = ? AND url = ?", [address, url]
+            "SELECT u.status, u.fence, s.fence FROM token_urls u LEFT JOIN url_states s ON s.url = u.url "
+            "WHERE u.address = ? AND u.url = ?", [address, url]
         ).fetchone()
         if row is None:
             return WriteOutcome(WriteResult.NO_ELEMENT)
-        status, element_fence = row
+        status, element_fence, state_fence = row
         if element_fence > fence:
             return WriteOutcome(WriteResult.FENCED, applied_fence=element_fence)
         if status == FetchStatus.OK.value:
             return WriteOutcome(WriteResult.OK_KEPT)
-        state = conn.execute("SELECT fence FROM url_states WHERE url = ?", [url]).fetchone()
-        if state is not None and state[0] > fence:
-            return WriteOutcome(WriteResult.FENCED, applied_fence=state[0])
+        if state_fence is not None and state_fence > fence:
+            return WriteOutcome(WriteResult.FENCED, applied_fence=state_fence)
         return None
 
     def apply_url_write(self, write: UrlWrite) -> WriteOutcome:
         stamp = dt_to_text(write.now)
+        # Everything that needs no database is prepared before the write lock is taken (object bodies,
+        # metric values, link fields), so the transaction only runs statements.
+        graph = None if write.graph_links is None else [_PreparedObject.of(pl, stamp) for pl in write.graph_links]
         with self._write() as conn:
             refused = self._refusal(conn, write.address, write.url, write.fence)
             if refused is not None:
                 return refused
             links: tuple[TokenLink, ...] = ()
-            if write.graph_links is not None:
-                links = tuple(self._write_graph(conn, write.address, write.url, write.graph_links, write.now))
+            if graph is not None:
+                links = tuple(self._write_graph(conn, write.address, write.url, graph, write.now))
             elif write.copy_links_from is not None:
                 links = tuple(self._copy_links(conn, write.address, write.url, write.copy_links_from, write.now))
             if write.state is not None:
@@ -805,13 +833,21 @@ class SqliteStore:
         return WriteOutcome(WriteResult.APPLIED, links=links)
 
     def _upsert_object(self, conn: sqlite3.Connection, kind: ObjectKind, obj: SocialObject, stamp: str) -> str:
-        table = _table(kind)
-        conn.execute(
+        return self._upsert_prepared(conn, _table(kind), [obj.platform.value, obj.platform_key, obj.subtype,
+                                                          json_dumps(object_body(obj)), stamp])
+
+    @staticmethod
+    def _upsert_prepared(conn: sqlite3.Connection, table: str, row: Sequence[Any]) -> str:
+        """Insert-if-absent by platform_key; the new row's id comes back from the insert itself, an
+        existing row's from its unique key."""
+        inserted = conn.execute(
             f"INSERT INTO {table} (platform, platform_key, subtype, doc, created_at) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (platform_key) DO NOTHING",
-            [obj.platform.value, obj.platform_key, obj.subtype, json_dumps(object_body(obj)), stamp],
-        )
-        return str(conn.execute(*q_object_id_by_platform_key(kind, obj.platform_key)).fetchone()[0])
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (platform_key) DO NOTHING RETURNING id",
+            row,
+        ).fetchone()
+        if inserted is not None:
+            return str(inserted[0])
+        return str(conn.execute(f"SELECT id FROM {table} WHERE platform_key = ?", [row[1]]).fetchone()[0])
 
     @staticmethod
     def _insert_metrics(
@@ -824,25 +860,30 @@ class SqliteStore:
         )
 
     def _write_graph(
-        self, conn: sqlite3.Connection, address: str, url: str, planned: Sequence[PlannedLink], now: datetime
+        self, conn: sqlite3.Connection, address: str, url: str, graph: Sequence[_PreparedObject], now: datetime
     ) -> list[TokenLink]:
-        stamp = dt_to_text(now)
         links: list[TokenLink] = []
-        for pl in planned:
-            object_id = self._upsert_object(conn, pl.kind, pl.obj, stamp)
-            if pl.obj.metrics:
-                self._insert_metrics(conn, pl.kind, object_id, checked_metrics(pl.obj.metrics, object_id), stamp)
+        metric_rows: list[tuple[Any, ...]] = []
+        for p in graph:
+            object_id = self._upsert_prepared(conn, p.table, p.row)
+            metric_rows += [(p.kind.value, object_id, name, value, p.row[4]) for name, value in p.metrics.items()]
             links.append(
                 TokenLink(
                     token_address=address,
-                    object=pl.kind,
+                    object=p.kind,
                     object_id=object_id,
                     entry_url=url,
-                    platform=pl.obj.platform.value,
-                    subtype=pl.obj.subtype,
-                    link_depth=pl.depth,
+                    platform=p.row[0],
+                    subtype=p.row[2],
+                    link_depth=p.depth,
                     created_at=now,
                 )
+            )
+        if metric_rows:
+            conn.executemany(
+                "INSERT INTO metrics (object, object_id, metric, value, observed_at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (object, object_id, metric) DO NOTHING",
+                metric_rows,
             )
         self._replace_links(conn, address, url, links)
         return links
