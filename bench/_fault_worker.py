@@ -4,12 +4,15 @@
 
 Config: store_path, lock_url, scenario, ledger, tokens ([[address, [canonical urls]]]), sleep_scale,
 url_lock_ttl, token_lock_ttl, max_workers, marker (a file touched once the run is inside its first
-call). Prints one JSON summary line.
+call), unsafe (the benchmark-only switch: no dedupe gate, no URL lock), barrier ([path, n]: wait until n
+workers have touched files under that path before starting, so they record at the same moment).
+Prints one JSON summary line.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -68,8 +71,15 @@ def main(raw: str) -> int:
     registry = build_registry(keys, transport=transport, sleep=sleep, resolve_host=sandbox_resolve_host)
     tokens = [(a, list(u)) for a, u in cfg["tokens"]]
     recorder = UrlRecorder(store, locks, DedupeGate(store), GraphWriter(store), registry, enable_paid=True,
-                           url_lock_ttl=cfg["url_lock_ttl"], url_lock_wait=cfg.get("url_lock_wait", 30.0))
+                           url_lock_ttl=cfg["url_lock_ttl"], url_lock_wait=cfg.get("url_lock_wait", 30.0),
+                           _unsafe_no_dedupe_no_lock=bool(cfg.get("unsafe")))
     processor = TokenProcessor(store, locks, Profiles(tokens), recorder, token_lock_ttl=cfg["token_lock_ttl"])
+    if cfg.get("barrier"):
+        folder, n = Path(cfg["barrier"][0]), int(cfg["barrier"][1])
+        (folder / f"ready-{os.getpid()}").touch()
+        deadline = time.monotonic() + 60
+        while len(list(folder.glob("ready-*"))) < n and time.monotonic() < deadline:
+            time.sleep(0.005)
     run = processor.new_run()
     with ThreadPoolExecutor(max_workers=cfg.get("max_workers", 4)) as pool:
         outcomes = list(pool.map(lambda t: processor.record(t[0], t[0][:6], run), tokens))

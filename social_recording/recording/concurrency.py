@@ -19,9 +19,11 @@ call never waits for another lock.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import Counter
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from types import MappingProxyType
 
@@ -54,7 +56,38 @@ MAX_PROVIDER_CONCURRENCY = 64
 URLS_PER_TOKEN_AT_ONCE = 8
 """How many URLs of one token are recorded side by side (a token rarely holds more)."""
 
+URL_THREADS = 64
+"""Threads of the process-wide pool that records URLs side by side (shared by every token and run)."""
+
 assert set(DEFAULT_PROVIDER_CONCURRENCY) == PROVIDERS, "every provider needs a default bound"
+
+
+_pool: tuple[int, ThreadPoolExecutor] | None = None
+_pool_lock = threading.Lock()
+
+
+def url_pool() -> ThreadPoolExecutor:
+    """The process's pool for a token's URLs. Shared and long-lived on purpose: each thread keeps its
+    own store connection, so fresh threads per token would open (and page-cache) a connection per URL.
+    No task waits for another task of the pool (a URL waits only for a URL lock held by a running
+    recording, or a provider slot held by a running call), so sharing it cannot deadlock."""
+    global _pool
+    current = _pool
+    if current is not None and current[0] == os.getpid():
+        return current[1]
+    with _pool_lock:
+        if _pool is None or _pool[0] != os.getpid():
+            _pool = (os.getpid(), ThreadPoolExecutor(max_workers=URL_THREADS, thread_name_prefix="recording-url"))
+        return _pool[1]
+
+
+def _after_fork_in_child() -> None:
+    global _pool, _pool_lock
+    _pool = None  # the parent's threads do not exist here
+    _pool_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def check_provider_concurrency(overrides: Mapping[str, int] | None) -> dict[str, int]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from datetime import datetime, timedelta
 
 from social_recording.domain.models import TokenDoc, UnresolvedValue, utcnow
@@ -22,6 +22,7 @@ from social_recording.domain.status import REALTIME
 from social_recording.domain.urls import Platform, platform_of
 from social_recording.locks.base import Lease, LockManager
 from social_recording.recording._text import describe_error, kv, safe_url
+from social_recording.recording.concurrency import url_pool
 from social_recording.recording.outcomes import EngineOutcome, TokenOutcome, TokenStatus, UrlOutcome
 from social_recording.recording.run_state import RunState
 from social_recording.recording.sources import ProfileSource
@@ -191,9 +192,18 @@ class TokenProcessor:
         def one(url: str) -> UrlOutcome | None:
             return None if stop() else self._record_url_isolated(token, url, run)
 
-        with ThreadPoolExecutor(max_workers=at_once, thread_name_prefix="recording-url") as pool:
-            results = list(pool.map(one, urls))
-        return [r for r in results if r is not None]
+        pool = url_pool()
+        results: dict[int, UrlOutcome | None] = {}
+        pending = list(enumerate(urls))
+        running: dict[Future[UrlOutcome | None], int] = {}
+        while pending or running:
+            while pending and len(running) < at_once:
+                index, url = pending.pop(0)
+                running[pool.submit(one, url)] = index
+            done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for fut in done:
+                results[running.pop(fut)] = fut.result()
+        return [r for i in sorted(results) if (r := results[i]) is not None]
 
     def _realtime_targets(self, doc: TokenDoc) -> list[str]:
         """Only pending and error reopen on the live path (skipped_paid / unsupported wait for the retry

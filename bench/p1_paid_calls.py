@@ -1,0 +1,132 @@
+"""P1 — paid calls per distinct paid subject, four processes at once (a benchmark, not a test).
+
+    python bench/p1_paid_calls.py [--tokens 48] [--holders 4] [--procs 4] [--latency-ms 50]
+
+N tokens share paid URLs: every X post, website (an urlscan scan: submit, then poll) and TikTok video
+(an Apify actor run: start, then read) is held by `--holders` tokens, spread over `--procs` OS
+processes that start at the same moment (the holders of one URL land in different processes). They
+record with the real generators on the sandbox, whose ledger bills a paid request when it arrives,
+a SQLite store and Redis locks (a redis-server this script starts).
+
+Two scenarios: ok-only (every answer is ok) and mixed outcomes (not found, blocked, server errors,
+a flaky first call, rate limits and a broken quote chain among the paid targets). Printed per
+scenario: paid requests (second steps such as polls aside), distinct paid subjects, their ratio
+(1.00 = nothing paid twice), the most any one subject was paid, and the final statuses. The
+baseline, in the same run: the same workload with the dedupe gate and the URL locks switched off
+(a benchmark-only switch), where every holder pays.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from _common import REPO, Table  # noqa: I001  (bench/ on sys.path)
+
+from social_recording.sandbox.ledger import POLL_PREFIXES, Ledger
+from social_recording.sandbox.scenario import Outcome, unservable_reason
+from social_recording.store.sqlite import SqliteStore
+
+WORKER = Path(__file__).with_name("_fault_worker.py")
+GUARD_S = 600.0
+
+
+def subjects(n_subjects: int) -> list[list[str]]:
+    """Per subject group: an X post, a website and a TikTok video (canonical forms)."""
+    return [[f"https://x.com/i/status/{770000 + k}", f"https://p1site{k}.example/page",
+             f"https://tiktok.com/@/video/{7100000000000000000 + k}"] for k in range(n_subjects)]
+
+
+def mixed_targets(groups: list[list[str]]) -> dict[str, dict[str, str]]:
+    """Every fourth group's URLs get a non-ok outcome (cycling through the kinds a provider answers)."""
+    kinds = ["not_found", "blocked", "error", "flaky:1", "rate_limited", "invalid"]
+    targets: dict[str, dict[str, str]] = {}
+    for k, group in enumerate(groups):
+        if k % 4:
+            continue
+        for j, url in enumerate(group):
+            kind = kinds[(k // 4 + j) % len(kinds)]
+            if unservable_reason(url, Outcome.parse(kind)) is not None:
+                kind = "not_found"  # a provider with no shape for it (only X's quote chain can be invalid, ...)
+            targets[url] = {"outcome": kind}
+    return targets
+
+
+def run_scenario(root: Path, redis_url: str, args: argparse.Namespace, *, mixed: bool, unsafe: bool) -> dict[str, Any]:
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    client.flushdb()
+    client.close()
+    n_groups = max(1, args.tokens // args.holders)
+    groups = subjects(n_groups)
+    work = root / f"{'mixed' if mixed else 'ok'}-{'unsafe' if unsafe else 'engine'}"
+    (work / "barrier").mkdir(parents=True)
+    scenario = work / "scenario.json"
+    scenario.write_text(json.dumps({"tokens": [], "default_latency_ms": args.latency_ms,
+                                    "targets": mixed_targets(groups) if mixed else {}}))
+    store = work / "store.db"
+    SqliteStore(store).close()
+    tokens = [(f"P1Tok{i:04d}", groups[i % n_groups]) for i in range(args.tokens)]
+    procs = []
+    started = time.monotonic()
+    for p in range(args.procs):
+        cfg = {"store_path": str(store), "lock_url": redis_url, "scenario": str(scenario),
+               "ledger": str(work / "ledger.jsonl"), "tokens": tokens[p::args.procs], "sleep_scale": 0.01,
+               "url_lock_ttl": 60.0, "token_lock_ttl": 60.0, "url_lock_wait": 120.0, "max_workers": 4,
+               "unsafe": unsafe, "barrier": [str(work / "barrier"), args.procs]}
+        procs.append(subprocess.Popen([sys.executable, str(WORKER), json.dumps(cfg)], cwd=REPO,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for proc in procs:
+        _out, err = proc.communicate(timeout=GUARD_S)
+        if proc.returncode != 0:
+            raise SystemExit(f"P1 worker failed ({proc.returncode}):\n{err[-3000:]}")
+    wall = time.monotonic() - started
+    paid = Counter((e.service, e.subject) for e in Ledger(work / "ledger.jsonl").read()
+                   if e.paid and not e.subject.startswith(POLL_PREFIXES))
+    s = SqliteStore(store)
+    try:
+        counts = {st.value: n for st, n in s.status_counts().by_status().items() if n}
+    finally:
+        s.close()
+    requests, distinct = sum(paid.values()), len(paid)
+    return {"paid": requests, "distinct": distinct, "ratio": requests / distinct if distinct else float("nan"),
+            "max": max(paid.values(), default=0), "wall": wall, "statuses": counts}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--tokens", type=int, default=48)
+    parser.add_argument("--holders", type=int, default=4, help="tokens holding each paid URL")
+    parser.add_argument("--procs", type=int, default=4)
+    parser.add_argument("--latency-ms", type=int, default=50)
+    args = parser.parse_args(argv)
+    if args.tokens < 1 or args.holders < 1 or args.procs < 1 or args.latency_ms < 0:
+        parser.error("--tokens, --holders, --procs >= 1 and --latency-ms >= 0")
+    from social_recording_tests.redis_server import running_redis
+
+    table = Table("P1", f"paid calls per distinct paid subject ({args.tokens} tokens, each paid URL held by "
+                        f"{args.holders}, {args.procs} processes, sandbox latency {args.latency_ms} ms)",
+                  ["scenario", "mode", "paid", "distinct", "paid/distinct", "max", "wall_s", "final statuses"])
+    with tempfile.TemporaryDirectory(prefix="bench-p1-") as tmp, running_redis() as redis_url:
+        for mixed in (False, True):
+            for unsafe in (False, True):
+                r = run_scenario(Path(tmp), redis_url, args, mixed=mixed, unsafe=unsafe)
+                table.add("mixed outcomes" if mixed else "ok-only", "baseline: no gate, no lock" if unsafe
+                          else "pipeline", r["paid"], r["distinct"], r["ratio"], r["max"], r["wall"],
+                          json.dumps(dict(sorted(r["statuses"].items())), separators=(",", ":")))
+    table.notes.append("paid = billed requests in the sandbox ledger, second steps (urlscan polls, Apify run and "
+                       "dataset reads) aside; 1.00 means no paid subject was paid twice")
+    table.print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
