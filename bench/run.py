@@ -1,0 +1,66 @@
+"""The benchmark suite: P1–P6 (and the fault benchmark), each beside its baseline.
+
+    python bench/run.py                 # every part at its full size (tens of minutes, ~2 GB of disk for P4)
+    python bench/run.py --parts P3 P4   # some parts
+    python bench/run.py --smoke         # every part at a tiny size (under a minute: CI runs this)
+
+Each part is its own script (run alone with `--help` to see its knobs) and runs in its own process;
+each prints one table headed `== P<n>: ... ==`. These are measurements, not tests: nothing here
+fails on a number, only on a part that could not run.
+
+- P1 `p1_paid_calls.py`  paid calls per distinct paid subject, four processes, ok-only and mixed outcomes
+- P2 `p2_bookkeeping.py` bookkeeping per URL at 1 and 4 threads (SQLite store; Redis and SQLite locks)
+- P3 `p3_throughput.py`  ratio to the latency bound at 4/16/32 calls at once and 50–400 URLs
+- P4 `p4_scale.py`       candidate query, gate lookup and window lookup at 1M tokens, with query plans
+- P5 `p5_run_overhead.py` per-run overhead of the Dagster jobs, in-process and through the CLI
+- P6 `p6_memory.py`      peak RSS of a reconcile run against the number of tokens
+- faults `faults.py`     paid calls per distinct paid subject under faults (full runs only)
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+PARTS: dict[str, tuple[str, list[str] | None]] = {
+    "P1": ("p1_paid_calls.py", ["--tokens", "8", "--holders", "2", "--procs", "2", "--latency-ms", "0"]),
+    "P2": ("p2_bookkeeping.py", ["--threads", "1", "4", "--urls", "24", "--latency-ms", "1"]),
+    "P3": ("p3_throughput.py", ["--concurrency", "4", "16", "--urls", "32", "--latency-ms", "20"]),
+    "P4": ("p4_scale.py", ["--tokens", "3000", "--shared", "100", "--repeat", "3", "--window", "200"]),
+    "P5": ("p5_run_overhead.py", ["--repeat", "1", "--cli-repeat", "1"]),
+    "P6": ("p6_memory.py", ["--tokens", "5", "20"]),
+    "faults": ("faults.py", None),
+}
+"""Part -> (script, its arguments for --smoke; None: the part is skipped by --smoke)."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--parts", nargs="+", choices=sorted(PARTS), default=list(PARTS))
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes: checks that every part still runs")
+    args = parser.parse_args(argv)
+    failed: list[str] = []
+    for name in args.parts:
+        script, smoke = PARTS[name]
+        if args.smoke and smoke is None:
+            continue
+        cmd = [sys.executable, str(HERE / script), *(smoke if args.smoke else [])]
+        print(f"--- {name}: {' '.join(cmd[1:])}", flush=True)
+        started = time.monotonic()
+        done = subprocess.run(cmd, cwd=HERE.parent)
+        print(f"--- {name}: exit {done.returncode} after {time.monotonic() - started:.1f} s", flush=True)
+        if done.returncode != 0:
+            failed.append(name)
+    if failed:
+        print(f"parts that could not run: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
