@@ -278,23 +278,16 @@ class SharedRateLimiter:
     def _wait_needed(self, service: str, items: Sequence[RateLimitItem]) -> float:
         """0 when a request was admitted (every window took it), else the seconds to wait first."""
         now = self._clock()
-        if self._limiter.storage.get(self._penalty.key_for(service)) > 0:
-            return max(_MIN_POLL_S, self.storage.get_expiry(self._penalty.key_for(service)) - now)
-        if not items:
-            return 0.0
-        wait = 0.0
+        penalty = self._penalty.key_for(service)
+        if self.storage.get(penalty) > 0:
+            return max(_MIN_POLL_S, self.storage.get_expiry(penalty) - now)
         for item in items:
-            if not self._limiter.test(item, service):
-                stats = self._limiter.get_window_stats(item, service)
-                wait = max(wait, stats.reset_time - now, _MIN_POLL_S)
-        if wait > 0:
-            return wait
-        for item in items:
-            # Another process may take the last slot between the test and the hit; then try again
-            # shortly (a slot taken in an earlier window of a multi-window rate is only unused
-            # capacity, never an excess).
+            # One atomic round trip per window in the common case. When a later window of a
+            # multi-window rate refuses, the slots already taken in earlier ones stay unused until
+            # they age out: capacity lost, never an excess.
             if not self._limiter.hit(item, service):
-                return _MIN_POLL_S
+                stats = self._limiter.get_window_stats(item, service)
+                return max(_MIN_POLL_S, stats.reset_time - now)
         return 0.0
 
     def used(self, service: str) -> list[int]:
