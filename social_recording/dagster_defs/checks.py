@@ -203,28 +203,25 @@ def check_metadata(check: HealthCheck) -> dict[str, Any]:
     return meta
 
 
+def _fields(check: HealthCheck) -> dict[str, Any]:
+    """What an evaluation in a run's log and a check job's result both carry."""
+    return {
+        "asset_key": TOKEN_SOCIAL_URLS,
+        "check_name": check.name,
+        "passed": check.passed,
+        "metadata": check_metadata(check),
+        "severity": _SEVERITY[check.severity],
+        "description": check.summary,
+    }
+
+
 def to_evaluation(check: HealthCheck) -> AssetCheckEvaluation:
     """For a recording run's event log (never blocking: the run's data is recorded either way)."""
-    return AssetCheckEvaluation(
-        asset_key=TOKEN_SOCIAL_URLS,
-        check_name=check.name,
-        passed=check.passed,
-        metadata=check_metadata(check),
-        severity=_SEVERITY[check.severity],
-        description=check.summary,
-        blocking=False,
-    )
+    return AssetCheckEvaluation(**_fields(check), blocking=False)
 
 
 def to_result(check: HealthCheck) -> AssetCheckResult:
-    return AssetCheckResult(
-        asset_key=TOKEN_SOCIAL_URLS,
-        check_name=check.name,
-        passed=check.passed,
-        metadata=check_metadata(check),
-        severity=_SEVERITY[check.severity],
-        description=check.summary,
-    )
+    return AssetCheckResult(**_fields(check))
 
 
 def _log_failures(checks: Sequence[HealthCheck], warn: Any) -> None:

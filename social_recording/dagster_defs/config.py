@@ -16,6 +16,7 @@ from pydantic import Field, field_validator
 
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL_MINUTES
 from social_recording.domain.status import FetchStatus
+from social_recording.recording.candidates import DEFAULT_LIMIT
 from social_recording.recording.concurrency import (
     DEFAULT_PROVIDER_CONCURRENCY,
     MAX_PROVIDER_CONCURRENCY,
@@ -48,7 +49,6 @@ class _CallBounds(Config):
         return check_provider_concurrency(v)
 
 
-
 class RetryableStatus(Enum):
     """Every FetchStatus but `ok`: a retry may never reopen a success (it would pay again for an
     answer already recorded, and `ok` is final).
@@ -76,6 +76,8 @@ def _set(**values: Any) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- live
+# Each job's user-facing config is the union of its stages' configs: every field is declared once,
+# on the stage that uses it, and `stage_configs` hands each stage its part.
 
 
 class TokenRef(Config):
@@ -83,11 +85,15 @@ class TokenRef(Config):
     symbol: str = Field(default="", description="Display symbol (informational).")
 
 
-class RecordTokensConfig(_CallBounds):
-    """`live_tokens_job`: the batch token_flow_sensor launched (at most 20 tokens)."""
+class LiveBatchConfig(_CallBounds):
+    """The live recording stage."""
 
     tokens: list[TokenRef] = Field(description="Tokens to record, as launched by token_flow_sensor.")
     max_workers: int = _workers()
+
+
+class RecordTokensConfig(LiveBatchConfig):
+    """`live_tokens_job`: the batch token_flow_sensor launched (at most 20 tokens)."""
 
     def stage_configs(self) -> dict[str, Any]:
         return {
@@ -96,35 +102,7 @@ class RecordTokensConfig(_CallBounds):
         }
 
 
-class LiveBatchConfig(_CallBounds):
-    """The live recording stage: the same fields as `record_tokens`."""
-
-    tokens: list[TokenRef] = Field(description="Tokens to record, as launched by token_flow_sensor.")
-    max_workers: int = _workers()
-
-
 # --------------------------------------------------------------------------- reconcile
-
-
-class ReconcileConfig(_CallBounds):
-    """`reconcile_job`: record the tokens of the partition's UTC day that were never stored."""
-
-    min_af_count: int | None = Field(
-        default=None, ge=1, description="AF investor floor; default SOCIAL_RECORDING_AF_INVESTOR_THRESHOLD."
-    )
-    limit: int | None = Field(default=None, ge=1, description="Cap on tokens recorded in this run.")
-    deadline_seconds: float | None = Field(
-        default=None, gt=0, description="No token is started after this many seconds."
-    )
-    max_workers: int = _workers()
-
-    def stage_configs(self) -> dict[str, Any]:
-        return {
-            "read_reconcile_window": _set(min_af_count=self.min_af_count),
-            "record_window_tokens": _set(limit=self.limit, deadline_seconds=self.deadline_seconds,
-                                         max_workers=self.max_workers,
-                                         provider_concurrency=self.provider_concurrency or None),
-        }
 
 
 class WindowConfig(Config):
@@ -145,6 +123,18 @@ class RecordWindowConfig(_CallBounds):
     max_workers: int = _workers()
 
 
+class ReconcileConfig(WindowConfig, RecordWindowConfig):
+    """`reconcile_job`: record the tokens of the partition's UTC day that were never stored."""
+
+    def stage_configs(self) -> dict[str, Any]:
+        return {
+            "read_reconcile_window": _set(min_af_count=self.min_af_count),
+            "record_window_tokens": _set(limit=self.limit, deadline_seconds=self.deadline_seconds,
+                                         max_workers=self.max_workers,
+                                         provider_concurrency=self.provider_concurrency or None),
+        }
+
+
 # --------------------------------------------------------------------------- retry
 
 STATUSES_HELP = (
@@ -157,41 +147,12 @@ STATUSES_HELP = (
 )
 
 
-class RetryConfig(_CallBounds):
-    """`retry_job`: re-attempt URLs that are not converged. `ok` cannot be named."""
-
-    statuses: list[RetryableStatus] | None = Field(default=None, description=STATUSES_HELP)
-    token_addresses: list[str] | None = Field(default=None, description="Only these tokens.")
-    limit: int = Field(default=50, ge=1, le=10_000, description="Cap on URLs.")
-    min_interval_minutes: int = Field(
-        default=DEFAULT_MIN_INTERVAL_MINUTES, ge=0,
-        description="Back-off since the element's last recording (0: retry everything due now).",
-    )
-    deadline_seconds: float | None = Field(default=None, gt=0, description="No URL started after this.")
-    max_workers: int = _workers()
-
-    def fetch_statuses(self) -> list[FetchStatus] | None:
-        return None if not self.statuses else [FetchStatus(s.value) for s in self.statuses]
-
-    def stage_configs(self) -> dict[str, Any]:
-        return {
-            "select_retry_candidates": _set(
-                statuses=[s.value for s in self.statuses] if self.statuses else None,
-                token_addresses=self.token_addresses or None,
-                limit=self.limit,
-                min_interval_minutes=self.min_interval_minutes,
-            ),
-            "record_retry_candidates": _set(deadline_seconds=self.deadline_seconds, max_workers=self.max_workers,
-                                            provider_concurrency=self.provider_concurrency or None),
-        }
-
-
 class RetrySelectConfig(Config):
     """The selection stage."""
 
     statuses: list[RetryableStatus] | None = Field(default=None, description=STATUSES_HELP)
     token_addresses: list[str] | None = Field(default=None, description="Only these tokens.")
-    limit: int = Field(default=50, ge=1, le=10_000, description="Cap on URLs.")
+    limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=10_000, description="Cap on URLs.")
     min_interval_minutes: int = Field(
         default=DEFAULT_MIN_INTERVAL_MINUTES, ge=0,
         description="Back-off since the element's last recording (0: retry everything due now).",
@@ -206,3 +167,19 @@ class RetryRecordConfig(_CallBounds):
 
     deadline_seconds: float | None = Field(default=None, gt=0, description="No URL started after this.")
     max_workers: int = _workers()
+
+
+class RetryConfig(RetrySelectConfig, RetryRecordConfig):
+    """`retry_job`: re-attempt URLs that are not converged. `ok` cannot be named."""
+
+    def stage_configs(self) -> dict[str, Any]:
+        return {
+            "select_retry_candidates": _set(
+                statuses=[s.value for s in self.statuses] if self.statuses else None,
+                token_addresses=self.token_addresses or None,
+                limit=self.limit,
+                min_interval_minutes=self.min_interval_minutes,
+            ),
+            "record_retry_candidates": _set(deadline_seconds=self.deadline_seconds, max_workers=self.max_workers,
+                                            provider_concurrency=self.provider_concurrency or None),
+        }

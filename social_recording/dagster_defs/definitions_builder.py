@@ -14,6 +14,7 @@ from dagster import Definitions, EnvVar
 
 from social_recording.dagster_defs.assets import ASSET_SPECS
 from social_recording.dagster_defs.checks import make_health_checks, make_health_job, make_health_schedule
+from social_recording.dagster_defs.engine import RecordingEngineResource
 from social_recording.dagster_defs.jobs import live_tokens_job, make_reconcile_job, retry_job
 from social_recording.dagster_defs.resources import (
     DedupeGateResource,
@@ -44,41 +45,55 @@ def _secret(name: str) -> Any:
 
 
 def build_resources(settings: Settings) -> dict[str, Any]:
-    """The top-level resources. `store` and `upstream` are partial resources with every value given
-    so that the gate, the writer, the tracker and the platforms share the one initialised instance."""
+    """The top-level resources. Each is a partial resource with every value given
+    (`configure_at_launch`), so that the resources depending on another one (the gate and the writer
+    on the store, the tracker and the platforms on the upstream, the recording engine on all of them)
+    share the one initialised instance instead of building their own connections."""
     store = StoreResource.configure_at_launch(store_url=_env_or(f"{PREFIX}STORE_URL", settings.store_url))
     upstream = UpstreamResource.configure_at_launch(
         mode=settings.upstream,
         sandbox_scenario=str(settings.effective_scenario) if settings.upstream == "sandbox" else None,
         sandbox_ledger=str(settings.effective_ledger),
     )
+    locks = LockManagerResource.configure_at_launch(
+        lock_url=_env_or(f"{PREFIX}LOCK_URL", settings.effective_lock_url)
+    )
+    dedupe_gate = DedupeGateResource.configure_at_launch(store=store)
+    graph_writer = GraphWriterResource.configure_at_launch(store=store)
+    tracker = TrackerResource.configure_at_launch(
+        upstream=upstream,
+        tracker_url=settings.tracker_url,
+        api_key=_secret(f"{PREFIX}TRACKER_API_KEY"),
+        af_group_ids=list(settings.af_group_ids),
+    )
+    platforms = PlatformsResource.configure_at_launch(
+        upstream=upstream,
+        twitterapi_io_key=_secret("TWITTERAPI_IO_KEY"),
+        apify_token=_secret("APIFY_TOKEN"),
+        youtube_api_key=_secret("YOUTUBE_API_KEY"),
+        github_token=_secret("GITHUB_TOKEN"),
+        urlscan_api_key=_secret("URLSCAN_API_KEY"),
+        rate_limit_url=_env_or(f"{PREFIX}LOCK_URL", settings.effective_lock_url),
+        rate_limits=dict(settings.rate_limits),
+    )
+    policy = RecordingPolicyResource.configure_at_launch(
+        enable_paid=settings.enable_paid,
+        max_attempts=settings.max_attempts,
+        af_investor_threshold=settings.af_investor_threshold,
+        max_exhausted_per_hour=settings.max_exhausted_per_hour,
+    )
     return {
         "store": store,
-        "locks": LockManagerResource(lock_url=_env_or(f"{PREFIX}LOCK_URL", settings.effective_lock_url)),
-        "dedupe_gate": DedupeGateResource(store=store),
-        "graph_writer": GraphWriterResource(store=store),
+        "locks": locks,
+        "dedupe_gate": dedupe_gate,
+        "graph_writer": graph_writer,
         "upstream": upstream,
-        "tracker": TrackerResource(
-            upstream=upstream,
-            tracker_url=settings.tracker_url,
-            api_key=_secret(f"{PREFIX}TRACKER_API_KEY"),
-            af_group_ids=list(settings.af_group_ids),
-        ),
-        "platforms": PlatformsResource(
-            upstream=upstream,
-            twitterapi_io_key=_secret("TWITTERAPI_IO_KEY"),
-            apify_token=_secret("APIFY_TOKEN"),
-            youtube_api_key=_secret("YOUTUBE_API_KEY"),
-            github_token=_secret("GITHUB_TOKEN"),
-            urlscan_api_key=_secret("URLSCAN_API_KEY"),
-            rate_limit_url=_env_or(f"{PREFIX}LOCK_URL", settings.effective_lock_url),
-            rate_limits=dict(settings.rate_limits),
-        ),
-        "policy": RecordingPolicyResource(
-            enable_paid=settings.enable_paid,
-            max_attempts=settings.max_attempts,
-            af_investor_threshold=settings.af_investor_threshold,
-            max_exhausted_per_hour=settings.max_exhausted_per_hour,
+        "tracker": tracker,
+        "platforms": platforms,
+        "policy": policy,
+        "recording": RecordingEngineResource(
+            store=store, locks=locks, dedupe_gate=dedupe_gate, graph_writer=graph_writer,
+            tracker=tracker, platforms=platforms, policy=policy,
         ),
     }
 

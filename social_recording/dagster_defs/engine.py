@@ -1,6 +1,14 @@
-"""Assemble the plain-Python engine from the typed resources of one run (the use cases know no Dagster)."""
+"""Assemble the plain-Python engine from the typed resources of one run (the use cases know no Dagster).
+
+`RecordingEngineResource` is what the recording stages take: one typed resource that depends on the
+shared ones (store, locks, dedupe gate, graph writer, tracker, platforms, policy), so each stage
+declares it once instead of listing seven resources and wiring them again.
+"""
 
 from dataclasses import dataclass
+
+from dagster import ConfigurableResource, InitResourceContext, ResourceDependency
+from pydantic import PrivateAttr
 
 from social_recording.dagster_defs.resources import (
     DedupeGateResource,
@@ -54,3 +62,29 @@ def build_engine(
         reconcile=ReconcileService(the_store, the_locks, tracker.client(), processor),
         retry=RetryService(the_store, the_locks, processor),
     )
+
+
+class RecordingEngineResource(ConfigurableResource):
+    """The recording engine of a run: the use cases (token processor, reconcile, retry) wired from the
+    shared resources, built once per run process."""
+
+    store: ResourceDependency[StoreResource]
+    locks: ResourceDependency[LockManagerResource]
+    dedupe_gate: ResourceDependency[DedupeGateResource]
+    graph_writer: ResourceDependency[GraphWriterResource]
+    tracker: ResourceDependency[TrackerResource]
+    platforms: ResourceDependency[PlatformsResource]
+    policy: ResourceDependency[RecordingPolicyResource]
+
+    _engine: Engine | None = PrivateAttr(default=None)
+
+    def setup_for_execution(self, context: InitResourceContext) -> None:
+        self.get()
+
+    def get(self) -> Engine:
+        if self._engine is None:
+            self._engine = build_engine(
+                store=self.store, locks=self.locks, dedupe_gate=self.dedupe_gate, graph_writer=self.graph_writer,
+                tracker=self.tracker, platforms=self.platforms, policy=self.policy,
+            )
+        return self._engine

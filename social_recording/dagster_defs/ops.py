@@ -38,12 +38,9 @@ from social_recording.dagster_defs.config import (
     TokenRef,
     WindowConfig,
 )
-from social_recording.dagster_defs.engine import build_engine
+from social_recording.dagster_defs.engine import RecordingEngineResource
 from social_recording.dagster_defs.reporting import RecordedRun, recorded_run, report, skipped_note
 from social_recording.dagster_defs.resources import (
-    DedupeGateResource,
-    GraphWriterResource,
-    LockManagerResource,
     PlatformsResource,
     RecordingPolicyResource,
     StoreResource,
@@ -120,16 +117,9 @@ def record_window_tokens(
     context: OpExecutionContext,
     config: RecordWindowConfig,
     window: ReconcileWindow,
-    store: StoreResource,
-    locks: LockManagerResource,
-    dedupe_gate: DedupeGateResource,
-    graph_writer: GraphWriterResource,
-    tracker: TrackerResource,
-    platforms: PlatformsResource,
-    policy: RecordingPolicyResource,
+    recording: RecordingEngineResource,
 ) -> RecordedRun:
-    engine = build_engine(store=store, locks=locks, dedupe_gate=dedupe_gate, graph_writer=graph_writer,
-                          tracker=tracker, platforms=platforms, policy=policy)
+    engine = recording.get()
     context.log.info(kv_fields("record_window", {
         "partition": window.partition_key, "targets": len(window.targets), "limit": config.limit,
         "deadline_seconds": config.deadline_seconds, "max_workers": config.max_workers,
@@ -205,16 +195,9 @@ def record_retry_candidates(
     context: OpExecutionContext,
     config: RetryRecordConfig,
     selection: RetrySelection,
-    store: StoreResource,
-    locks: LockManagerResource,
-    dedupe_gate: DedupeGateResource,
-    graph_writer: GraphWriterResource,
-    tracker: TrackerResource,
-    platforms: PlatformsResource,
-    policy: RecordingPolicyResource,
+    recording: RecordingEngineResource,
 ) -> RecordedRun:
-    engine = build_engine(store=store, locks=locks, dedupe_gate=dedupe_gate, graph_writer=graph_writer,
-                          tracker=tracker, platforms=platforms, policy=policy)
+    engine = recording.get()
     context.log.info(kv_fields("retry_start", {
         "candidate_urls": len(selection.candidates), "deadline_seconds": config.deadline_seconds,
         "max_workers": config.max_workers,
@@ -259,16 +242,9 @@ def live_counters(results: list[TokenOutcome], by_status: dict[str, int]) -> dic
 def record_live_tokens(
     context: OpExecutionContext,
     config: LiveBatchConfig,
-    store: StoreResource,
-    locks: LockManagerResource,
-    dedupe_gate: DedupeGateResource,
-    graph_writer: GraphWriterResource,
-    tracker: TrackerResource,
-    platforms: PlatformsResource,
-    policy: RecordingPolicyResource,
+    recording: RecordingEngineResource,
 ) -> RecordedRun:
-    engine = build_engine(store=store, locks=locks, dedupe_gate=dedupe_gate, graph_writer=graph_writer,
-                          tracker=tracker, platforms=platforms, policy=policy)
+    engine = recording.get()
     tokens = list(dict((t.address, t) for t in config.tokens).values())  # one unit per address
     context.log.info(kv_fields("live_start", {"tokens": len(tokens), "max_workers": config.max_workers}))
     with UrlLog(context.log) as url_log:

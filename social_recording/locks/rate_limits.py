@@ -40,6 +40,7 @@ from limits.strategies import MovingWindowRateLimiter
 
 from social_recording.locks._urls import mask_url, scrub
 from social_recording.outbound.limits import PROVIDER_SERVICES, Rate, RateLimited
+from social_recording.sqlite_file import connect, immediate
 
 log = logging.getLogger("social_recording.locks")
 
@@ -104,18 +105,7 @@ class SqliteRateStorage(Storage, MovingWindowSupport):
         parent = os.path.dirname(self.path)
         if parent:
             os.makedirs(parent, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False)
-        conn.execute(f"PRAGMA busy_timeout={int(self._busy_timeout * 1000)}")
-        deadline = time.monotonic() + self._busy_timeout
-        while True:  # a concurrent first opener may be converting the file: retry briefly
-            try:
-                conn.execute("PRAGMA journal_mode=WAL").fetchone()
-                break
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.02)
-        conn.execute("PRAGMA synchronous=NORMAL")
+        conn = connect(self.path, self._busy_timeout)
         with self._schema_lock:
             if not self._schema_ready:
                 for stmt in self._SCHEMA:
@@ -126,14 +116,8 @@ class SqliteRateStorage(Storage, MovingWindowSupport):
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(self._conn()) as conn:
             yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
 
     # ---- fixed-window counters (limits' Storage) -----------------------------------------------
     def incr(self, key: str, expiry: int, amount: int = 1) -> int:

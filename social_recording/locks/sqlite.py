@@ -27,6 +27,7 @@ from typing import Any
 
 from social_recording.domain.redaction import redact_url
 from social_recording.locks.extender import LeasingLockManager, log
+from social_recording.sqlite_file import connect, immediate, is_busy
 
 #: How long one statement waits for another writer of the same file (store or locks) before it fails.
 #: A renewal that fails this way is retried until the lease nears its expiry (see extender).
@@ -47,11 +48,6 @@ _SCHEMA = (
     " value INTEGER NOT NULL"
     ")",
 )
-
-
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    name = getattr(exc, "sqlite_errorname", "")
-    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in str(exc)
 
 
 class SqliteLockManager(LeasingLockManager):
@@ -84,13 +80,8 @@ class SqliteLockManager(LeasingLockManager):
         parent = os.path.dirname(self.path)
         if parent:
             os.makedirs(parent, exist_ok=True)
-        conn = sqlite3.connect(
-            self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
-        )
+        conn = connect(self.path, self._busy_timeout)
         try:
-            conn.execute(f"PRAGMA busy_timeout={int(self._busy_timeout * 1000)}")
-            self._set_wal(conn, self._busy_timeout)
-            conn.execute("PRAGMA synchronous=NORMAL")
             if not self._schema_ready:
                 for stmt in _SCHEMA:
                     conn.execute(stmt)
@@ -99,19 +90,6 @@ class SqliteLockManager(LeasingLockManager):
             conn.close()
             raise
         return conn
-
-    @staticmethod
-    def _set_wal(conn: sqlite3.Connection, busy_timeout: float) -> None:
-        """WAL is persistent; switching may meet a concurrent first opener, so retry briefly."""
-        deadline = time.monotonic() + busy_timeout
-        while True:
-            try:
-                conn.execute("PRAGMA journal_mode=WAL").fetchone()
-                return
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
 
     @contextmanager
     def _conn(self) -> Iterator[sqlite3.Connection]:
@@ -148,7 +126,7 @@ class SqliteLockManager(LeasingLockManager):
         try:
             return self._acquire(key, owner, ttl)
         except sqlite3.OperationalError as exc:
-            if not _is_busy(exc):
+            if not is_busy(exc):
                 raise
             log.warning(
                 "lock %r: database busy for %.1f s, not acquired this time", redact_url(key), self._busy_timeout
@@ -156,8 +134,7 @@ class SqliteLockManager(LeasingLockManager):
             return 0
 
     def _acquire(self, key: str, owner: str, ttl: float) -> int:
-        with self._conn() as conn:
-            conn.execute("BEGIN IMMEDIATE")
+        with self._conn() as conn, immediate(conn):
             now = time.time()
             if now - self._last_purge >= _PURGE_EVERY_S:
                 # Rows of dead holders: expired rows count as absent anyway, so deleting them is safe.
@@ -178,7 +155,6 @@ class SqliteLockManager(LeasingLockManager):
                     "RETURNING value",
                     (int(now * 1_000_000),),
                 ).fetchone()[0])
-            conn.execute("COMMIT")
             return fence
 
     def holds(self, key: str, owner: str) -> bool:

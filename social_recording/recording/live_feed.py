@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
+from social_recording.recording.sources import RangeToken
+
 __all__ = [
     "LIVE_INITIAL_LOOKBACK",
     "LIVE_MAX_LOOKBACK",
@@ -47,17 +49,8 @@ LIVE_RESCAN = timedelta(hours=1)
 are still found, and a quiet feed re-reads at most this much."""
 
 
-class TradedToken(Protocol):
-    """One token of the tracker's range answer; only what the feed needs."""
-
-    @property
-    def address(self) -> str: ...
-
-    @property
-    def symbol(self) -> str | None: ...
-
-    @property
-    def investor_count(self) -> int: ...
+class TradedToken(RangeToken, Protocol):
+    """One token of the tracker's range answer, with when it last traded (what the feed pages by)."""
 
     @property
     def last_transfer_at(self) -> datetime | None: ...

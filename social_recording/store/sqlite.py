@@ -29,8 +29,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import tenacity
-
 from social_recording.domain.graph import ObjectKind, PlannedLink, SocialObject
 from social_recording.domain.models import (
     PaidRequest,
@@ -43,6 +41,7 @@ from social_recording.domain.models import (
     utcnow,
 )
 from social_recording.domain.status import Cause, FetchStatus
+from social_recording.sqlite_file import connect, immediate
 from social_recording.store._codec import (
     OBJECT_COLLECTIONS,
     backfill_url_states,
@@ -528,10 +527,6 @@ def _link_row(link: TokenLink) -> tuple[Any, ...]:
     )
 
 
-def _is_busy(exc: BaseException) -> bool:
-    return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
-
-
 class _Conn:
     """A per-thread connection holder (weak-referenceable, so a finished thread's connection is
     freed with its thread-local while `close()` can still reach the live ones)."""
@@ -584,23 +579,7 @@ class SqliteStore:
     # ----------------------------------------------------------------- connections / transactions
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(
-            self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False
-        )
-        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
-        # Several workers opening a new (or pre-WAL) file at once race to convert it, and SQLite answers
-        # the loser with "database is locked" at once, without waiting in the busy handler: retry.
-        for attempt in tenacity.Retrying(
-            retry=tenacity.retry_if_exception(_is_busy),
-            stop=tenacity.stop_after_delay(BUSY_TIMEOUT_SECONDS),
-            wait=tenacity.wait_random(0.005, 0.05),
-            reraise=True,
-        ):
-            with attempt:
-                conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        return conn
+        return connect(self.path, BUSY_TIMEOUT_SECONDS, foreign_keys=True)
 
     def _conn(self) -> sqlite3.Connection:
         if self._closed:
@@ -617,16 +596,9 @@ class SqliteStore:
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE takes the write lock up front: a check-then-write inside cannot race
-        another thread or process, and waiting happens in the busy handler, not mid-transaction."""
-        conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        """One write transaction on this thread's connection (see `sqlite_file.immediate`)."""
+        with immediate(self._conn()) as conn:
             yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
