@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import threading
 import time
@@ -26,6 +25,7 @@ from social_recording.store.sqlite import SqliteStore
 from social_recording_tests.integration.conftest import GUARD, Env, element, finish, wait_until
 from social_recording_tests.recording.engine_fakes import GH_URL, WEB_URL, X_URL, YT_URL, RedisCounter
 from social_recording_tests.redis_server import free_port
+from social_recording_tests.sqlite_faults import hold_write_lock
 
 pytestmark = pytest.mark.integration
 
@@ -122,17 +122,6 @@ def test_redis_renewal_failures_do_not_throw_away_a_paid_result(redis_url: str, 
     assert RedisCounter(redis_url).get(X_URL) == 1
 
 
-def _hold_write_lock(path: Path, seconds: float, started: threading.Event) -> None:
-    conn = sqlite3.connect(path, isolation_level=None, timeout=30)
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        started.set()
-        time.sleep(seconds)
-        conn.execute("COMMIT")
-    finally:
-        conn.close()
-
-
 def test_sqlite_renewal_failures_do_not_throw_away_a_paid_result(redis_url: str, tmp_path: Path) -> None:
     """Another process holds the lock file's write lock longer than the busy timeout, several renewals
     fail; the lease survives, the paid result is written, the next run makes no call."""
@@ -145,7 +134,7 @@ def test_sqlite_renewal_failures_do_not_throw_away_a_paid_result(redis_url: str,
                       lock_busy_timeout=0.1, behaviours={WEB_URL: {"outcome": "ok", "sleep": 3.0}})
         wait_until(lambda: r.exists("w1:generating"), "worker inside the call")
         started = threading.Event()
-        blocker = threading.Thread(target=_hold_write_lock, args=(locks_path, 1.5, started))
+        blocker = threading.Thread(target=hold_write_lock, args=(locks_path, 1.5, started))
         blocker.start()
         assert started.wait(GUARD)
         out = finish(w)

@@ -23,6 +23,7 @@ from social_recording.locks import LockManager, open_lock_manager
 from social_recording.locks.sqlite import SqliteLockManager
 from social_recording_tests.locks import workers
 from social_recording_tests.locks.conftest import SPAWN, Backend
+from social_recording_tests.sqlite_faults import hold_write_lock
 
 Spawn = Callable[..., BaseProcess]
 
@@ -168,17 +169,6 @@ def test_redis_renewal_failures_past_the_expiry_lose_the_lease(redis_url: str) -
         manager.close()
 
 
-def _hold_sqlite_write_lock(path: str, seconds: float, started: threading.Event) -> None:
-    conn = sqlite3.connect(path, isolation_level=None, timeout=30)
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        started.set()
-        time.sleep(seconds)
-        conn.execute("COMMIT")
-    finally:
-        conn.close()
-
-
 def test_sqlite_renewal_survives_a_write_lock_held_past_the_busy_timeout(tmp_path: Path) -> None:
     path = str(tmp_path / "locks.db")
     manager = SqliteLockManager(path, busy_timeout=0.1)
@@ -187,7 +177,7 @@ def test_sqlite_renewal_survives_a_write_lock_held_past_the_busy_timeout(tmp_pat
         with manager.try_hold(key, ttl=3.0) as lease:
             time.sleep(0.9)  # just before the first renewal (ttl/3 = 1 s)
             started = threading.Event()
-            blocker = threading.Thread(target=_hold_sqlite_write_lock, args=(path, 1.2, started))
+            blocker = threading.Thread(target=hold_write_lock, args=(path, 1.2, started))
             blocker.start()
             assert started.wait(5)
             blocker.join()
