@@ -22,6 +22,7 @@ from pymongo import MongoClient
 from social_recording.store import MongoStore, SqliteStore, Store
 from social_recording.store._codec import json_dumps
 from social_recording.store._mongomock import SerializedMongomockClient
+from social_recording_tests.store._mongo_shape import check_mongomock_writes
 
 MONGO_URL_ENV = "SOCIAL_RECORDING_TEST_MONGO_URL"
 
@@ -63,6 +64,8 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
         yield Backend("sqlite", sqlite_store, f"sqlite:///{path}")
         sqlite_store.close()
     elif request.param == "mongomock":
+        # What a real server would refuse fails here too (mongomock applies it): see _mongo_shape.py.
+        check_mongomock_writes(request.getfixturevalue("monkeypatch"))
         # Per-operation atomicity like a real server (mongomock has none): see store/_mongomock.py.
         mock_client: Any = SerializedMongomockClient(mongomock.MongoClient(tz_aware=True))
         yield Backend("mongomock", MongoStore(mock_client, db_name), None)

@@ -18,6 +18,7 @@ from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
 from social_recording.store import MongoStore, WriteResult
 from social_recording.store.mongo import NEVER, QUERIES
+from social_recording_tests.store._mongo_shape import check_mongomock_writes
 from social_recording_tests.store._seed import planned, url_write
 
 U = "https://x.com/i/status/1"
@@ -26,7 +27,8 @@ T2 = T1 + timedelta(hours=1)
 
 
 @pytest.fixture()
-def mongo() -> MongoStore:
+def mongo(monkeypatch: pytest.MonkeyPatch) -> MongoStore:
+    check_mongomock_writes(monkeypatch)  # what a real server refuses fails here too
     return MongoStore(mongomock.MongoClient(tz_aware=True), "sr_mongo_unit")
 
 

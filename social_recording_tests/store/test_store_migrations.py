@@ -32,6 +32,7 @@ from social_recording.store import (
 )
 from social_recording.store._mongomock import SerializedMongomockClient
 from social_recording.store.sqlite import SCHEMA_VERSION
+from social_recording_tests.store._mongo_shape import check_mongomock_writes
 from social_recording_tests.store._seed import planned, record_call, record_no_call, url_write
 
 T0 = datetime(2025, 1, 10, 8, 0, 0, 250000, tzinfo=UTC)
@@ -416,7 +417,8 @@ def mongo_dump(store: MongoStore) -> dict[str, list[str]]:
 
 
 @pytest.fixture()
-def mongo_client() -> Any:
+def mongo_client(monkeypatch: pytest.MonkeyPatch) -> Any:
+    check_mongomock_writes(monkeypatch)  # what a real server refuses fails here too
     return SerializedMongomockClient(mongomock.MongoClient(tz_aware=True))
 
 
