@@ -130,6 +130,10 @@ _V1_ARRAY_INDEXES = ("idx_tokens_social_url_status", "idx_tokens_social_url_url"
 _INDEX_OPTIONS_CONFLICT = 85
 """Server code for "an index with these keys exists under another name / other options"."""
 
+_INDEX_KEY_SPECS_CONFLICT = 86
+"""Server code for "an index of this name exists with other keys": an index cannot be altered, and
+a name names one index, so an index whose keys changed between releases is refused until dropped."""
+
 
 @dataclass(frozen=True)
 class MongoQuery:
@@ -429,12 +433,25 @@ class MongoStore:
         for coll, indexes in INDEXES.items():
             for name, keys, unique in indexes:
                 try:
-                    self.db[coll].create_index(keys, name=name, unique=unique)
+                    self._create_index(coll, name, keys, unique)
                 except OperationFailure as exc:
-                    if exc.code != _INDEX_OPTIONS_CONFLICT or not self._has_equivalent(coll, keys, unique):
+                    if exc.code != _INDEX_KEY_SPECS_CONFLICT or unique:
                         raise
-                    # The same index exists under another name (made by hand or an older
-                    # deployment): it serves the queries and the uniqueness equally well.
+                    # An older release built this name with fewer keys (the retry and unresolved
+                    # indexes gained their tie-breakers): rebuild it. Only non-unique indexes are
+                    # rebuilt; they serve speed, while a unique one's keys decide what is stored.
+                    with contextlib.suppress(OperationFailure):  # a concurrent opener dropped it
+                        self.db[coll].drop_index(name)
+                    self._create_index(coll, name, keys, unique)
+
+    def _create_index(self, coll: str, name: str, keys: list[tuple[str, int]], unique: bool) -> None:
+        try:
+            self.db[coll].create_index(keys, name=name, unique=unique)
+        except OperationFailure as exc:
+            if exc.code != _INDEX_OPTIONS_CONFLICT or not self._has_equivalent(coll, keys, unique):
+                raise
+            # The same index exists under another name (made by hand or an older
+            # deployment): it serves the queries and the uniqueness equally well.
 
     def _has_equivalent(self, coll: str, keys: list[tuple[str, int]], unique: bool) -> bool:
         for info in self.db[coll].index_information().values():

@@ -230,3 +230,42 @@ def test_a_weaker_index_under_another_name_is_an_error(monkeypatch: pytest.Monke
     _conflict_on("uniq_contents_platform_key", monkeypatch)
     with pytest.raises(OperationFailure):
         MongoStore(client, "legacy")
+
+
+def _refuse_renamed_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make create_index behave like a real server when an index of the same name exists with other
+    keys (code 86, IndexKeySpecsConflict); mongomock raises without a code."""
+    real = mongomock.Collection.create_index
+
+    def create_index(self: Any, keys: Any, **kwargs: Any) -> Any:
+        existing = self.index_information().get(kwargs.get("name"))
+        if existing is not None and [(k, int(d)) for k, d in existing["key"]] != list(keys):
+            raise OperationFailure("An existing index has the same name as the requested index", code=86)
+        return real(self, keys, **kwargs)
+
+    monkeypatch.setattr(mongomock.Collection, "create_index", create_index)
+
+
+def test_an_index_whose_keys_changed_since_an_older_release_is_rebuilt(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Earlier releases built the retry and unresolved indexes without their tie-breaking keys under
+    the same names; a server refuses to redefine a name, so opening such a database must rebuild them."""
+    client: Any = mongomock.MongoClient(tz_aware=True)
+    db = client["older"]
+    db["token_urls"].create_index([("status", 1), ("checked_at", 1)], name="idx_token_urls_due")
+    db["tokens"].create_index([("unresolved.checked_at", 1)], name="idx_tokens_unresolved_due")
+    _refuse_renamed_keys(monkeypatch)
+    store = MongoStore(client, "older")
+    due = store.db["token_urls"].index_information()["idx_token_urls_due"]
+    assert [(k, int(d)) for k, d in due["key"]] == [("status", 1), ("checked_at", 1), ("address", 1), ("url", 1)]
+    unresolved = store.db["tokens"].index_information()["idx_tokens_unresolved_due"]
+    assert [(k, int(d)) for k, d in unresolved["key"]] == [("unresolved.checked_at", 1), ("address", 1)]
+    MongoStore(client, "older")  # opening again is harmless
+
+
+def test_a_unique_index_whose_keys_changed_is_an_error_not_rebuilt(monkeypatch: pytest.MonkeyPatch) -> None:
+    client: Any = mongomock.MongoClient(tz_aware=True)
+    client["older"]["token_urls"].create_index([("url", 1)], name="uniq_token_urls_address_url", unique=True)
+    _refuse_renamed_keys(monkeypatch)
+    with pytest.raises(OperationFailure):
+        MongoStore(client, "older")
+    assert "uniq_token_urls_address_url" in client["older"]["token_urls"].index_information()
