@@ -597,7 +597,12 @@ class MongoStore:
             "first_transfer_at": _opt_utc(profile.first_transfer_at),
             "fingerprints": [],
             "web": None,
-            "unresolved": [_unresolved_doc(v) for v in profile.unresolved],
+            # Oldest first: a server sorts tokens by an array's smallest `checked_at`, mongomock by
+            # its first element; stored in that order, both select the same tokens.
+            "unresolved": [
+                _unresolved_doc(v)
+                for v in sorted(profile.unresolved, key=lambda v: (_checked_out(v.checked_at), v.field))
+            ],
             "created_at": stamp,
             "updated_at": stamp,
             "fence": 0,

@@ -842,6 +842,19 @@ def test_select_unresolved_oldest_first_with_cutoff_and_limit(store: Store) -> N
     assert [a for a, _v in store.select_unresolved(T0, 10)] == ["D"]
 
 
+def test_select_unresolved_limit_finds_a_token_whose_oldest_value_is_not_its_first(store: Store) -> None:
+    """The limited query orders tokens by their oldest raw value (a server sorts an array field by its
+    smallest element), whatever order the profile listed the values in."""
+    store.create_pending_token(
+        profile("A", urls=[], unresolved=(RAW_WEB.model_copy(update={"checked_at": T2}),
+                                          RAW_TW.model_copy(update={"checked_at": T0}))),
+        now=T0,
+    )
+    store.create_pending_token(profile("B", urls=[], unresolved=(RAW_WEB,)), now=T0)  # checked T1
+    assert [(a, v.field) for a, v in store.select_unresolved(T3, 1)] == [("A", "twitter")]
+    assert [(a, v.field) for a, v in store.select_unresolved(T3, 2)] == [("A", "twitter"), ("B", "website")]
+
+
 # ----------------------------------------------------------------------------- objects, metrics
 
 
