@@ -485,7 +485,7 @@ class MongoStore:
                 self._insert_element(doc["address"], el["url"], position, doc.get("created_at") or utcnow(),
                                      status=status, attempted_at=attempted, attempts=int(el.get("attempts", 0)),
                                      cause=legacy_cause(status))
-                rows.append((doc["address"], el["url"], FetchStatus(el["status"]), attempted,
+                rows.append((doc["address"], el["url"], FetchStatus(status), attempted,
                              int(el.get("attempts", 0))))
         for state in backfill_url_states(rows):
             try:

@@ -502,6 +502,18 @@ def test_mongo_concurrent_openers_upgrade_once(mongo_client: Any) -> None:
     _check_migrated_states(stores[-1])
 
 
+def test_mongo_upgrade_reads_an_element_without_a_status_as_pending(mongo_client: Any) -> None:
+    make_v1_mongo(mongo_client, "old")
+    mongo_client["old"]["tokens"].update_one(
+        {"address": "TokA"}, {"$push": {"social_urls": {"url": "https://nostatus.example", "attempts": 0}}}
+    )
+    store = MongoStore(mongo_client, "old")
+    element = store.find_element("TokA", "https://nostatus.example")
+    assert element is not None and element.status is FetchStatus.PENDING
+    state = store.find_url_state("https://nostatus.example")
+    assert state is None or state.status is FetchStatus.PENDING
+
+
 def test_a_mongo_database_newer_than_the_code_is_refused(mongo_client: Any) -> None:
     MongoStore(mongo_client, "future")
     mongo_client["future"]["meta"].update_one({"_id": "schema"}, {"$set": {"version": 3}})
