@@ -178,7 +178,8 @@ def report(context: OpExecutionContext, store: StoreResource, recorded: Recorded
         raise Failure(
             description=(
                 f"{len(failed)} of {recorded.tokens_total} token(s) failed and were not recorded ({shown}). "
-                "The others were recorded; re-executing this whole run records the failed ones."
+                "The others were recorded; re-executing this whole run (not from failure, which would only "
+                "repeat this report) records the failed ones."
             ),
             metadata=metadata,
         )
@@ -187,7 +188,9 @@ def report(context: OpExecutionContext, store: StoreResource, recorded: Recorded
         raise Failure(
             description=(
                 f"{recorded.summary.engine_failures} URL(s) ended in an engine failure, a defect of ours, not the "
-                f"provider's ({shown}). Everything else was recorded; see the error lines in the run log."
+                f"provider's ({shown}). Everything else was recorded; see the error lines in the run log. Once "
+                "fixed, re-execute the whole run (re-executing from failure would only repeat this report) "
+                "or let the retry schedule pick the URLs up: their attempts were not counted."
             ),
             metadata=metadata,
         )
