@@ -76,7 +76,9 @@ def blocked_reason(ip: IPAddress) -> str | None:
             embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
         if embedded is not None:
             inner = blocked_reason(embedded)
-            return None if inner is None else f"{inner} (embedded in {ip})"
+            # A mapped address written the same on every Python (3.13 changed its str()).
+            shown = f"::ffff:{ip.ipv4_mapped}" if ip.ipv4_mapped else str(ip)
+            return None if inner is None else f"{inner} (embedded in {shown})"
     for name in ("loopback", "private", "link_local", "multicast", "reserved", "unspecified"):
         if getattr(ip, f"is_{name}"):
             return f"{name.replace('_', '-')} address {ip}"

@@ -16,7 +16,7 @@ from social_recording_tests.outbound._net import Dns
         ("http://169.254.169.254/", "address 169.254.169.254"),
         ("http://10.1.2.3/", "private address 10.1.2.3"),
         ("http://192.168.0.1/", "private address 192.168.0.1"),
-        ("http://[::ffff:127.0.0.1]/", "embedded in ::ffff:7f00:1"),
+        ("http://[::ffff:127.0.0.1]/", "loopback address 127.0.0.1 (embedded in ::ffff:127.0.0.1)"),
         ("http://[2002:a00:1::1]/", "private address 10.0.0.1 (embedded in 2002:a00:1::1)"),  # 6to4
         ("http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/", "embedded in"),  # Teredo -> 10.0.0.1
         ("http://[64:ff9b::7f00:1]/", "loopback address 127.0.0.1 (embedded in"),  # NAT64
