@@ -13,8 +13,6 @@ only counters to the report, never every URL outcome. Resources come in as typed
 No `from __future__ import annotations`: Dagster reads these annotations at decoration time.
 """
 
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -35,7 +33,6 @@ from social_recording.dagster_defs.config import (
     RecordWindowConfig,
     RetryRecordConfig,
     RetrySelectConfig,
-    TokenRef,
     WindowConfig,
 )
 from social_recording.dagster_defs.engine import RecordingEngineResource
@@ -251,12 +248,8 @@ def record_live_tokens(
         run = RunLog(url_log)
         run.limit_calls(config.provider_concurrency)
 
-        def one(ref: TokenRef) -> TokenOutcome:
-            return replace(engine.processor.record(ref.address, ref.symbol or None, run), urls=())
-
-        with ThreadPoolExecutor(max_workers=min(config.max_workers, max(1, len(tokens))),
-                                thread_name_prefix="live") as pool:
-            results = list(pool.map(one, tokens))
+        results = engine.processor.record_batch([(t.address, t.symbol or None) for t in tokens], run,
+                                                max_workers=min(config.max_workers, max(1, len(tokens))))
     return recorded_run("live", live_counters(results, run.status_counts()), run, results)
 
 

@@ -83,6 +83,11 @@ class UrlLog:
         if full:
             self.flush()
 
+    def warn(self, message: str) -> None:
+        """A warning of the run's own (not a URL's), written at once after the lines before it."""
+        self.flush()
+        self._write(self._log.warning, [message])
+
     def flush(self) -> None:
         with self._lock:
             info, self._info = self._info, []
@@ -151,6 +156,9 @@ class RunLog(RunState):
         self._ok = 0
         self.lost_examples: list[str] = []
         self.defect_examples: list[str] = []
+
+    def interrupted(self, message: str) -> None:
+        self._url_log.warn(message)
 
     def note(self, outcome: UrlOutcome) -> None:
         super().note(outcome)

@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from social_recording.domain.models import TokenDoc, UnresolvedValue, utcnow
@@ -23,6 +24,7 @@ from social_recording.domain.urls import Platform, platform_of
 from social_recording.locks.base import Lease, LockManager
 from social_recording.recording._text import describe_error, kv, safe_url
 from social_recording.recording.concurrency import url_pool
+from social_recording.recording.job_pool import check_max_workers, run_bounded
 from social_recording.recording.outcomes import EngineOutcome, TokenOutcome, TokenStatus, UrlOutcome
 from social_recording.recording.run_state import RunState
 from social_recording.recording.sources import ProfileSource
@@ -94,6 +96,27 @@ class TokenProcessor:
         return RunState(self._min_interval)
 
     # ------------------------------------------------------------------ live path and reconcile
+    def record_batch(
+        self, tokens: Sequence[tuple[str, str | None]], run: RunState, *, max_workers: int
+    ) -> list[TokenOutcome]:
+        """Record a live batch of (address, symbol), `max_workers` tokens at a time, in order; without
+        their per-URL outcomes (counted in `run`), so a batch of any size costs the same memory.
+        Interrupted, it finishes the tokens in flight and starts no other."""
+
+        def one(token: tuple[str, str | None]) -> TokenOutcome:
+            return replace(self.record(token[0], token[1], run), urls=())
+
+        def failed(token: tuple[str, str | None], exc: Exception) -> TokenOutcome:
+            log.warning(kv(event="token_failed", token=token[0], error=type(exc).__name__))
+            return TokenOutcome(token[0], TokenStatus.FAILED, detail=describe_error(exc))
+
+        return run_bounded(
+            tokens, one, failed, max_workers=check_max_workers(max_workers), limit=None,
+            deadline_reached=lambda: False, lock_lost=lambda: False,
+            on_interrupt=lambda i: run.interrupted(i.describe(
+                "token(s)", "the token_flow_sensor's next batches or the daily reconcile record them")),
+        ).results
+
     def record(self, address: str, symbol: str | None, run: RunState | None = None) -> TokenOutcome:
         """Record one token. Never raises for the token's own trouble. `run` shares per-run state
         (credit exhaustion, counters, URLs already called) across tokens; one per call by default."""

@@ -335,6 +335,8 @@ class ReconcileService:
             limit=limit,
             deadline_reached=deadline_reached,
             lock_lost=lambda: job.lost,
+            on_interrupt=lambda i: run.interrupted(i.describe(
+                "token(s)", f"the next run of partition {window.partition_key} (or the daily reconcile) records them")),
         )
         tokens = tuple(t for t, _ in pool.results)
         status_counts: Counter[str] = Counter()

@@ -376,6 +376,8 @@ class RetryService:
             limit=None,
             deadline_reached=deadline_reached,
             lock_lost=lambda: job.lost,
+            on_interrupt=lambda i: run.interrupted(i.describe(
+                "token batch(es)", "the next retry run selects their URLs again")),
         )
         interval = timedelta(minutes=selection.min_interval_minutes)
         unresolved = self._retry_unresolved(selection.selected_at - interval, selection.limit, run,

@@ -4,6 +4,7 @@ the set of called URLs)."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import Counter
 from collections.abc import Mapping
@@ -13,6 +14,8 @@ from datetime import timedelta
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.recording.concurrency import CallSlots
 from social_recording.recording.outcomes import UrlOutcome
+
+log = logging.getLogger("social_recording.recording")
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,11 @@ class RunState:
     def note_paid_requests(self, n: int) -> None:
         with self._lock:
             self._paid_requests += n
+
+    def interrupted(self, message: str) -> None:
+        """The run was interrupted (terminated, Ctrl-C): say what it leaves. Dagster's run log
+        overrides this; elsewhere the engine's logger carries it."""
+        log.warning(message)
 
     def note(self, outcome: UrlOutcome) -> None:
         with self._lock:

@@ -107,12 +107,14 @@ class SandboxEnv:
         return {a: {el.url: el.status.value for el in d.social_urls} for a, d in self.tokens().items()}
 
 
-def write_scenario(path: Path, tokens: list[dict[str, Any]], targets: Mapping[str, str] | None = None,
+def write_scenario(path: Path, tokens: list[dict[str, Any]], targets: Mapping[str, str | dict[str, Any]] | None = None,
                    redirects: Mapping[str, str] | None = None) -> Path:
+    """A scenario file; a target is an outcome ("ok", "flaky:2", ...) or a whole spec ({"latency_ms": ...})."""
     path.write_text(json.dumps({
         "tokens": tokens,
         "redirects": dict(redirects or {}),
-        "targets": {url: {"outcome": outcome} for url, outcome in (targets or {}).items()},
+        "targets": {url: {"outcome": spec} if isinstance(spec, str) else dict(spec)
+                    for url, spec in (targets or {}).items()},
         "default_latency_ms": 0,
     }, indent=1))
     return path

@@ -39,6 +39,8 @@ import pytest
 from psycopg2 import sql
 
 from social_recording.domain.urls import to_canonical
+from social_recording.sandbox.ledger import Ledger
+from social_recording.store import open_store
 from social_recording_tests.dagster_defs.sandbox_env import token, write_scenario
 from social_recording_tests.redis_server import free_port, running_redis
 
@@ -316,12 +318,13 @@ class Deployment:
 
 
 @contextlib.contextmanager
-def deployment(workdir: Path, scenario_tokens: list[dict[str, Any]], partition_start: date) -> Iterator[Deployment]:
+def deployment(workdir: Path, scenario_tokens: list[dict[str, Any]], partition_start: date,
+               targets: Mapping[str, dict[str, Any]] | None = None) -> Iterator[Deployment]:
     """PostgreSQL database, redis-server, code server, daemon and webserver; all stopped afterwards."""
     home = workdir / "dagster_home"
     home.mkdir(parents=True)
     shutil.copy(INSTANCE_CONFIG, home / "dagster.yaml")  # as the Dockerfile does
-    scenario = write_scenario(workdir / "scenario.json", scenario_tokens)
+    scenario = write_scenario(workdir / "scenario.json", scenario_tokens, targets)
     with postgres_database() as pg_env, running_redis() as redis_url:
         cfg = RehearsalConfig(
             dagster_home=home,
@@ -402,6 +405,9 @@ M_LAUNCH_RUN = """mutation($params: ExecutionParams!) { launchRun(executionParam
 
 Q_SENSOR = """query($selector: SensorSelector!) { sensorOrError(sensorSelector: $selector) { __typename
   ... on Sensor { sensorState { status ticks(limit: 10) { status runIds skipReason error { message } } } } } }"""
+
+M_TERMINATE_RUN = """mutation($runId: String!) { terminateRun(runId: $runId) { __typename
+  ... on TerminateRunFailure { message } ... on PythonError { message } ... on RunNotFoundError { message } } }"""
 
 M_START_SENSOR = """mutation($selector: SensorSelector!) { startSensor(sensorSelector: $selector) { __typename
   ... on Sensor { sensorState { status } } ... on PythonError { message } } }"""
@@ -502,22 +508,37 @@ def wait_location_loaded(gql: GraphQL, dep: Deployment) -> None:
 # --------------------------------------------------------------------------- the rehearsal
 
 
+SLOW_TOKENS = 6
+SLOW_LATENCY_MS = 1500
+SLOW_WORKERS = 2
+"""The terminated run: 6 tokens of one slow URL each, 2 at a time, so a run takes several seconds and
+a termination one second in finds two tokens in flight and four not started."""
+
+
 @dataclass
 class Scenario:
-    """Two past partitions with tokens in each, and one token traded minutes ago (the live sensor's)."""
+    """Two past partitions with tokens in each, one token traded minutes ago (the live sensor's), and a
+    partition of slow tokens whose run is terminated mid-way."""
 
     partition_start: date
     partitions: list[str]
     tokens: list[dict[str, Any]]
     urls_by_partition: dict[str, set[str]]
     fresh_urls: set[str]
+    slow_partition: str
+    slow_urls: set[str]
+    targets: dict[str, dict[str, Any]]
 
 
 def rehearsal_scenario(now: datetime) -> Scenario:
     """Partitions three and two days back (complete UTC days that a token traded within the last
-    hour can never fall into); free platforms only, so paid calls stay off as in compose."""
+    hour can never fall into) and four days back (the slow one); free platforms only, so paid calls
+    stay off as in compose."""
     today = now.astimezone(UTC).date()
     days = [today - timedelta(days=3), today - timedelta(days=2)]
+    slow_day = today - timedelta(days=4)
+    slow = [token(f"RhS{i}token", f"{slow_day}T{10 + i:02d}:00:00Z", website=f"https://github.com/rehearsal/slow{i}")
+            for i in range(SLOW_TOKENS)]
     tokens = [
         token("RhA1token", f"{days[0]}T08:00:00Z", website="https://github.com/rehearsal/alpha",
               telegram="https://t.me/rehearsal_alpha"),
@@ -533,7 +554,9 @@ def rehearsal_scenario(now: datetime) -> Scenario:
 
     by_day = {d.isoformat(): set().union(*(urls(t) for t in tokens if t["last_transfer_at"].startswith(d.isoformat())))
               for d in days}
-    return Scenario(days[0], [d.isoformat() for d in days], tokens, by_day, urls(tokens[-1]))
+    slow_urls = set().union(*(urls(t) for t in slow))
+    return Scenario(slow_day, [d.isoformat() for d in days], tokens + slow, by_day, urls(tokens[-1]),
+                    slow_day.isoformat(), slow_urls, {u: {"latency_ms": SLOW_LATENCY_MS} for u in slow_urls})
 
 
 @dataclass
@@ -546,6 +569,12 @@ class RehearsalReport:
     backfill_runs: list[RunRecord]
     backfill_launched_at: float
     schedule_runs: list[RunRecord]
+    terminated_run: RunRecord
+    rerun: RunRecord
+    slow_statuses: dict[str, str]
+    """url -> status of every slow element after the re-run."""
+    slow_requests: dict[str, int]
+    """slow URL -> requests the sandbox received for it over both runs."""
     leftover_pids: list[int] = field(default_factory=list)
     database_left: bool = False
     redis_left: bool = False
@@ -565,7 +594,7 @@ class RehearsalReport:
             f"(of which backfill daemon -> runs queued: {self.backfill_to_first_run_s:.1f} s)",
         ]
         backfill = sorted(self.backfill_runs, key=lambda r: r.tags.get("dagster/partition", ""))
-        for r in backfill + self.sensor_runs + self.schedule_runs:
+        for r in backfill + self.sensor_runs + self.schedule_runs + [self.terminated_run, self.rerun]:
             label = r.tags.get("dagster/partition") or r.tags.get("dagster/sensor_name") or \
                 r.tags.get("dagster/schedule_name") or ""
             if r.queued_to_started_s is None or r.ended is None or r.started is None:
@@ -590,7 +619,7 @@ def run_rehearsal(workdir: Path | None = None) -> RehearsalReport:
         scenario = rehearsal_scenario(datetime.now(UTC))
         startup: dict[str, float] = {}
         t0 = time.monotonic()
-        with deployment(root, scenario.tokens, scenario.partition_start) as dep:
+        with deployment(root, scenario.tokens, scenario.partition_start, scenario.targets) as dep:
             startup["all services healthy"] = time.monotonic() - t0
             gql = GraphQL(dep.cfg.webserver_port)
             try:
@@ -662,8 +691,67 @@ def _drive(gql: GraphQL, dep: Deployment, scenario: Scenario, startup: dict[str,
     schedule_runs = wait_finished(gql, dep, {"runIds": schedule_run_ids}, len(schedule_run_ids)) \
         if schedule_run_ids else []
 
+    # 4. The UI's "Terminate" on a reconcile run with tokens in flight, then the same partition again.
+    terminated, rerun = _terminate_and_rerun(gql, dep, scenario.slow_partition)
+    slow_statuses, slow_requests = _slow_outcomes(dep, scenario.slow_urls)
+
     return RehearsalReport(
         scenario=scenario, startup_s=startup, sensor_status=sensor_status, sensor_runs=sensor_runs,
         backfill_id=backfill_id, backfill_runs=backfill_runs, backfill_launched_at=launched_at,
-        schedule_runs=schedule_runs,
+        schedule_runs=schedule_runs, terminated_run=terminated, rerun=rerun, slow_statuses=slow_statuses,
+        slow_requests=slow_requests,
     )
+
+
+def _launch_partition(gql: GraphQL, partition: str, run_config: Mapping[str, Any]) -> str:
+    launched = gql(M_LAUNCH_RUN, params={
+        "selector": {**REPO_SELECTOR, "jobName": BACKFILL_JOB},
+        "runConfigData": dict(run_config),
+        "executionMetadata": {"tags": [{"key": "dagster/partition", "value": partition}]},
+    })["launchRun"]
+    if launched["__typename"] != "LaunchRunSuccess":
+        raise RehearsalError(f"launchRun: {launched}")
+    run_id: str = launched["run"]["runId"]
+    return run_id
+
+
+def _terminate_and_rerun(gql: GraphQL, dep: Deployment, partition: str) -> tuple[RunRecord, RunRecord]:
+    """Launch the slow partition two tokens at a time, terminate it one second after it started (two
+    tokens in flight), then launch the partition again with its defaults."""
+    run_id = _launch_partition(gql, partition, {"ops": {"reconcile_window": {"config": {"max_workers": SLOW_WORKERS}}}})
+
+    def started() -> bool:
+        (run,) = runs(gql, {"runIds": [run_id]})
+        if run.status in TERMINAL:
+            raise RehearsalError(f"the slow run ended ({run.status}) before it could be terminated\n{dep.logs()}")
+        return run.status == "STARTED"
+
+    _wait("the slow reconcile run to start", started, dep, RUN_TIMEOUT_S)
+    time.sleep(1.0)
+    result = gql(M_TERMINATE_RUN, runId=run_id)["terminateRun"]
+    if result["__typename"] != "TerminateRunSuccess":
+        raise RehearsalError(f"terminateRun: {result}")
+    (terminated,) = wait_finished(gql, dep, {"runIds": [run_id]}, 1)
+    rerun_id = _launch_partition(gql, partition, {})
+    (rerun,) = wait_finished(gql, dep, {"runIds": [rerun_id]}, 1)
+    return terminated, rerun
+
+
+def _slow_outcomes(dep: Deployment, slow_urls: set[str]) -> tuple[dict[str, str], dict[str, int]]:
+    store = open_store(dep.cfg.store_url)
+    try:
+        statuses = {
+            el.url: el.status.value
+            for address in store.find_existing_addresses([f"RhS{i}token" for i in range(SLOW_TOKENS)])
+            if (doc := store.find_token(address)) is not None
+            for el in doc.social_urls
+        }
+    finally:
+        store.close()
+    paths = {url: urlsplit(url).path.lower() for url in slow_urls}
+    requests = dict.fromkeys(slow_urls, 0)
+    for entry in Ledger(dep.cfg.ledger).read():
+        for url, path in paths.items():
+            if f"/repos{path}" in urlsplit(entry.url).path.lower():
+                requests[url] += 1
+    return statuses, requests

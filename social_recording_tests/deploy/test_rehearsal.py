@@ -71,3 +71,24 @@ def test_the_rehearsal_leaves_nothing_running(report: RehearsalReport) -> None:
     assert report.leftover_pids == []  # services and every run process they started
     assert not report.redis_left
     assert not report.database_left
+
+
+def test_a_terminated_run_is_canceled_and_its_partition_run_again_completes_it(report: RehearsalReport) -> None:
+    terminated, rerun = report.terminated_run, report.rerun
+    assert terminated.status == "CANCELED", terminated.messages[-10:]
+    assert rerun.status == "SUCCESS", rerun.messages[-10:]
+    # The termination cut the run: some URLs were left to the second run, which recorded only those.
+    first, second = _urls_logged(terminated), _urls_logged(rerun)
+    assert second, "the terminated run had already recorded everything: it was not cut"
+    assert first.isdisjoint(second)
+    assert first | second == report.scenario.slow_urls
+    # Nothing lost, nothing pending, nothing asked twice: the tokens in flight were finished before
+    # the run stopped, and the others were never started.
+    assert report.slow_statuses == dict.fromkeys(report.scenario.slow_urls, "ok")
+    counts = set(report.slow_requests.values())
+    assert len(counts) == 1 and counts != {0}, report.slow_requests
+
+
+def test_a_terminated_run_says_what_it_left_for_the_next_run(report: RehearsalReport) -> None:
+    text = "\n".join(report.terminated_run.messages)
+    assert "terminated" in text and "not started" in text, report.terminated_run.messages[-15:]

@@ -1,0 +1,111 @@
+"""The bounded pool: units start in order, at most `max_workers` at once; an interrupt (the run
+terminated, Ctrl-C) starts nothing more, lets the units in flight finish, says what it leaves and
+goes on as the same interrupt."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+import pytest
+
+from social_recording.recording.job_pool import (
+    STOPPED_BY_DEADLINE,
+    STOPPED_BY_DRAINED,
+    STOPPED_BY_LIMIT,
+    Interruption,
+    run_bounded,
+)
+
+
+def _never() -> bool:
+    return False
+
+
+def _interrupt_main() -> None:
+    """A real SIGINT to the main thread, as Ctrl-C or Dagster's termination of the run delivers: it
+    wakes the main thread from a blocking wait (a simulated one would wait for the next bytecode)."""
+    signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+
+
+def test_runs_every_unit_in_order_with_at_most_max_workers_at_once() -> None:
+    lock = threading.Lock()
+    running, peak = 0, 0
+
+    def work(n: int) -> int:
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+        time.sleep(0.01)
+        with lock:
+            running -= 1
+        return n * 10
+
+    pool = run_bounded(list(range(9)), work, lambda n, e: -1, max_workers=3, limit=None,
+                       deadline_reached=_never, lock_lost=_never)
+    assert pool.results == [n * 10 for n in range(9)]
+    assert (pool.started, pool.stopped_by) == (9, STOPPED_BY_DRAINED)
+    assert peak <= 3
+
+
+def test_limit_and_deadline_stop_starting_units() -> None:
+    pool = run_bounded(list(range(9)), lambda n: n, lambda n, e: -1, max_workers=2, limit=4,
+                       deadline_reached=_never, lock_lost=_never)
+    assert (pool.results, pool.stopped_by) == ([0, 1, 2, 3], STOPPED_BY_LIMIT)
+    pool = run_bounded(list(range(9)), lambda n: n, lambda n, e: -1, max_workers=2, limit=None,
+                       deadline_reached=lambda: True, lock_lost=_never)
+    assert (pool.results, pool.stopped_by) == ([], STOPPED_BY_DEADLINE)
+
+
+def test_a_failing_unit_is_reported_by_on_error_and_the_rest_run() -> None:
+    def work(n: int) -> int:
+        if n == 2:
+            raise ValueError("boom")
+        return n
+
+    pool = run_bounded(list(range(5)), work, lambda n, e: -n, max_workers=2, limit=None,
+                       deadline_reached=_never, lock_lost=_never)
+    assert pool.results == [0, 1, -2, 3, 4]
+
+
+def test_an_interrupt_finishes_the_units_in_flight_starts_no_other_and_goes_on() -> None:
+    finished: list[int] = []
+    started: list[int] = []
+    reports: list[Interruption] = []
+    both_running = threading.Barrier(2, timeout=10)
+
+    def work(n: int) -> int:
+        started.append(n)
+        both_running.wait()
+        if n == 0:
+            _interrupt_main()
+        time.sleep(0.3)
+        finished.append(n)
+        return n
+
+    with pytest.raises(KeyboardInterrupt):
+        run_bounded(list(range(6)), work, lambda n, e: -1, max_workers=2, limit=None,
+                    deadline_reached=_never, lock_lost=_never, on_interrupt=reports.append)
+    assert sorted(finished) == [0, 1]  # both units in flight were finished before the interrupt went on
+    assert sorted(started) == [0, 1]  # and no other was started
+    assert reports == [Interruption(finished=0, in_flight=2, not_started=4)]
+    line = reports[0].describe("token(s)", "the next run records them")
+    assert "interrupted" in line and "2 in flight" in line and "4 not started: the next run records them" in line
+
+
+def test_an_interrupt_without_a_reporter_still_finishes_the_units_in_flight() -> None:
+    finished: list[int] = []
+
+    def work(n: int) -> int:
+        if n == 0:
+            _interrupt_main()
+        time.sleep(0.2)
+        finished.append(n)
+        return n
+
+    with pytest.raises(KeyboardInterrupt):
+        run_bounded([0], work, lambda n, e: -1, max_workers=1, limit=None, deadline_reached=_never,
+                    lock_lost=_never)
+    assert finished == [0]
