@@ -509,10 +509,10 @@ def wait_location_loaded(gql: GraphQL, dep: Deployment) -> None:
 
 
 SLOW_TOKENS = 6
-SLOW_LATENCY_MS = 1500
+SLOW_LATENCY_MS = 2500
 SLOW_WORKERS = 2
 """The terminated run: 6 tokens of one slow URL each, 2 at a time, so a run takes several seconds and
-a termination one second in finds two tokens in flight and four not started."""
+a termination half a second into its recording stage finds two tokens in flight and four not started."""
 
 
 @dataclass
@@ -604,6 +604,9 @@ class RehearsalReport:
                 f"{r.job}[{label}]: queued -> started {r.queued_to_started_s:.1f} s, "
                 f"step time {r.step_s:.2f} s, RUN_START -> end {r.ended - r.started:.1f} s"
             )
+        said = [m for m in self.terminated_run.messages if m.startswith("run interrupted")]
+        lines.append(f"terminated {self.terminated_run.job}[{self.terminated_run.tags.get('dagster/partition')}]: "
+                     f"{self.terminated_run.status}; it said: {said[0] if said else '(nothing)'}")
         return lines
 
 
@@ -716,18 +719,20 @@ def _launch_partition(gql: GraphQL, partition: str, run_config: Mapping[str, Any
 
 
 def _terminate_and_rerun(gql: GraphQL, dep: Deployment, partition: str) -> tuple[RunRecord, RunRecord]:
-    """Launch the slow partition two tokens at a time, terminate it one second after it started (two
-    tokens in flight), then launch the partition again with its defaults."""
+    """Launch the slow partition two tokens at a time, terminate it half a second after its recording
+    stage began (two tokens in flight), then launch the partition again with its defaults."""
     run_id = _launch_partition(gql, partition, {"ops": {"reconcile_window": {"config": {"max_workers": SLOW_WORKERS}}}})
 
-    def started() -> bool:
+    def recording() -> bool:
         (run,) = runs(gql, {"runIds": [run_id]})
         if run.status in TERMINAL:
             raise RehearsalError(f"the slow run ended ({run.status}) before it could be terminated\n{dep.logs()}")
-        return run.status == "STARTED"
+        return run.status == "STARTED" and any(m.startswith("record_window ") for m in with_events(gql, run).messages)
 
-    _wait("the slow reconcile run to start", started, dep, RUN_TIMEOUT_S)
-    time.sleep(1.0)
+    # Its recording stage has begun (the first tokens' 2.5 s calls are in flight), whatever the
+    # machine's speed before that.
+    _wait("the slow reconcile run to start recording", recording, dep, RUN_TIMEOUT_S)
+    time.sleep(0.5)
     result = gql(M_TERMINATE_RUN, runId=run_id)["terminateRun"]
     if result["__typename"] != "TerminateRunSuccess":
         raise RehearsalError(f"terminateRun: {result}")
