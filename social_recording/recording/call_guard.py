@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from social_recording.domain.models import PaidRequest, UrlState
 from social_recording.locks.base import Lease
 from social_recording.outbound.observe import CallVetoed
+from social_recording.recording.store_retry import write_through_outages
 from social_recording.store.base import Store
 
 
@@ -82,7 +83,10 @@ class StoredPaidRequests:
 
     def submitted(self, provider: str, request_id: str) -> None:
         request = PaidRequest(provider=provider, request_id=request_id, submitted_at=self._clock())
-        result = self._store.save_paid_request(self._url, self._platform, self._lease.fence, request)
+        result = write_through_outages(
+            lambda: self._store.save_paid_request(self._url, self._platform, self._lease.fence, request),
+            what="paid_request", url=self._url,
+        )
         if not result.applied:
             # A newer holder owns the URL: it will resume or decide; stop here without writing more.
             raise CallVetoed(f"a newer holder of the URL recorded its own request; {provider} request left to it")

@@ -4,22 +4,32 @@
 `record()` hands the store one fenced unit: objects (atomic upsert by platform_key, never overwritten),
 first metrics, the token's links for this URL replaced (delete-then-append: a retry of a half-written
 URL never duplicates links), the URL's state and the element. Writes are idempotent: repeating one
-produces the same rows.
+produces the same rows, which is what lets a write that meets an unavailable store be repeated
+(recording/store_retry.py).
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from datetime import datetime
 
 from social_recording.domain.graph import PlannedLink, SocialGraph, plan, planned_links
+from social_recording.recording.store_retry import WRITE_RETRY_S, write_through_outages
 from social_recording.store.base import ElementWrite, Store, UrlStateWrite, UrlWrite, WriteOutcome
 
 
 class GraphWriter:
     """Plans graphs and applies one recording of one (token, URL) under its URL lock's fence."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(
+        self, store: Store, *, retry_s: float = WRITE_RETRY_S, sleep: Callable[[float], None] = time.sleep
+    ) -> None:
+        if not retry_s >= 0:
+            raise ValueError(f"retry_s must be >= 0 seconds, got {retry_s!r}")
         self._store = store
+        self._retry_s = retry_s
+        self._sleep = sleep
 
     @staticmethod
     def plan(graph: SocialGraph) -> list[PlannedLink]:
@@ -44,16 +54,17 @@ class GraphWriter:
         The reuse path (`copy_links_from`) copies ONE source token's links for the URL, so it yields
         exactly the rows the generator path would, token address aside.
         """
-        return self._store.apply_url_write(
-            UrlWrite(
-                address=address,
-                url=url,
-                platform=platform,
-                fence=fence,
-                now=now,
-                element=element,
-                state=state,
-                graph_links=graph_links,
-                copy_links_from=copy_links_from,
-            )
+        write = UrlWrite(
+            address=address,
+            url=url,
+            platform=platform,
+            fence=fence,
+            now=now,
+            element=element,
+            state=state,
+            graph_links=graph_links,
+            copy_links_from=copy_links_from,
         )
+
+        return write_through_outages(lambda: self._store.apply_url_write(write), what="recording", url=url,
+                                     retry_s=self._retry_s, sleep=self._sleep)

@@ -564,7 +564,10 @@ class _PreparedObject:
 class SqliteStore:
     """The Store protocol on one SQLite file; see the module docstring for the concurrency model."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> None:
+        if not busy_timeout > 0:
+            raise ValueError(f"busy_timeout must be > 0 seconds, got {busy_timeout!r}")
+        self._busy_timeout = busy_timeout
         raw = os.fspath(path)
         if not raw or raw == ":memory:" or raw.startswith("file:"):
             raise ValueError(f"SqliteStore needs a file path shared by every thread and process, got {raw!r}")
@@ -579,7 +582,7 @@ class SqliteStore:
     # ----------------------------------------------------------------- connections / transactions
 
     def _connect(self) -> sqlite3.Connection:
-        return connect(self.path, BUSY_TIMEOUT_SECONDS, foreign_keys=True)
+        return connect(self.path, self._busy_timeout, foreign_keys=True)
 
     def _conn(self) -> sqlite3.Connection:
         if self._closed:

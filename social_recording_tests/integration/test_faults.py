@@ -1,6 +1,7 @@
 """Faults, with real processes, a real redis-server and a real SQLite file: a holder paused past its
 lease (SIGSTOP), renewals that fail for a while (Redis CLIENT PAUSE, a SQLite write lock held past the
-busy timeout), and a lock server restarted empty in the middle of a run.
+busy timeout), a store too busy to take a paid result for a while, and a lock server restarted empty
+in the middle of a run.
 
 What must hold: a stale holder never overwrites a newer result and never pays when it could know it
 no longer owns the URL; a renewal that fails for a moment never throws away a paid result; a lock
@@ -146,6 +147,52 @@ def test_sqlite_renewal_failures_do_not_throw_away_a_paid_result(redis_url: str,
     assert RedisCounter(redis_url).get(WEB_URL) == 1
     _no_call_on_rerun(env, WEB_URL)
     assert RedisCounter(redis_url).get(WEB_URL) == 1
+
+
+def _store_blocked_while_the_result_is_written(redis_url: str, tmp_path: Path, write_retry_s: float
+                                               ) -> tuple[dict, Path]:
+    """Another process holds the STORE file's write lock for 1.5 s from the middle of a paid call (the
+    store's busy timeout is 0.1 s), so the write of the paid result meets "database is locked"."""
+    store_path = tmp_path / "store.db"
+    SqliteStore(store_path).close()
+    env = Env(redis_url, redis_url, store_path)
+    r = redis.Redis.from_url(redis_url)
+    try:
+        w = env.spawn("w1", profiles={"A": [X_URL]}, tokens=[["A", "a"]], store_busy_timeout=0.1,
+                      write_retry_s=write_retry_s, behaviours={X_URL: {"outcome": "ok", "sleep": 0.5}})
+        wait_until(lambda: r.exists("w1:generating"), "worker inside the call")
+        started = threading.Event()
+        blocker = threading.Thread(target=hold_write_lock, args=(store_path, 1.5, started))
+        blocker.start()
+        assert started.wait(GUARD)
+        out = finish(w)
+        blocker.join(GUARD)
+    finally:
+        r.close()
+    return out[0]["urls"][0], store_path
+
+
+def test_a_busy_store_does_not_throw_away_a_paid_result(redis_url: str, tmp_path: Path) -> None:
+    """The write is repeated until the store takes it: recorded ok, paid once, no call on the next run."""
+    url_out, store_path = _store_blocked_while_the_result_is_written(redis_url, tmp_path, write_retry_s=30.0)
+    assert url_out["status"] == "ok" and url_out["attempted"], url_out
+    assert RedisCounter(redis_url).get(X_URL) == 1
+    _no_call_on_rerun(Env(redis_url, redis_url, store_path), X_URL)
+    assert RedisCounter(redis_url).get(X_URL) == 1
+
+
+def test_a_store_busy_past_the_write_retry_fails_the_url_and_the_next_run_records_it(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """Without repeating the write (retry 0 s), the paid result is lost: the URL is an engine failure
+    with attempts unchanged, and the next run pays again (what the retry above prevents)."""
+    url_out, store_path = _store_blocked_while_the_result_is_written(redis_url, tmp_path, write_retry_s=0.0)
+    assert url_out["status"] == "failed", url_out
+    assert "OperationalError" in url_out["detail"]
+    env = Env(redis_url, redis_url, store_path)
+    out = finish(env.spawn("again", profiles={"A": [X_URL]}, tokens=[["A", "a"]]))
+    assert out[0]["urls"][0]["status"] == "ok"
+    assert RedisCounter(redis_url).get(X_URL) == 2
 
 
 def _pings(client: redis.Redis) -> bool:

@@ -16,7 +16,9 @@ Coordination with the test goes through Redis keys:
 - `stop_before_call` / `stop_after_call`: for that URL set `<name>:stopping` (right before the
   request is sent / right after it was counted) and wait for `<name>:go` (the test SIGSTOPs the
   process meanwhile, lets its lease expire, and SIGCONTs it after setting the key);
-- `lock_busy_timeout`: build the SQLite lock manager with that busy timeout (renewal fault tests).
+- `lock_busy_timeout`: build the SQLite lock manager with that busy timeout (renewal fault tests);
+- `store_busy_timeout` / `write_retry_s`: the store's busy timeout and how long a recording's write is
+  repeated while the store is busy (store fault tests).
 """
 
 from __future__ import annotations
@@ -79,7 +81,9 @@ def main(raw: str) -> int:
     cfg: dict[str, Any] = json.loads(raw)
     name = cfg["name"]
     r = redis.Redis.from_url(cfg["redis_url"])
-    store = SqliteStore(cfg["store_path"])
+    store = SqliteStore(cfg["store_path"], **({"busy_timeout": cfg["store_busy_timeout"]}
+                                              if cfg.get("store_busy_timeout") else {}))
+    writer = GraphWriter(store, **({"retry_s": cfg["write_retry_s"]} if "write_retry_s" in cfg else {}))
     locks: LockManager
     if cfg.get("lock_busy_timeout") and cfg["lock_url"].startswith("sqlite:///"):
         locks = SqliteLockManager(cfg["lock_url"][len("sqlite:///"):], busy_timeout=cfg["lock_busy_timeout"])
@@ -110,7 +114,7 @@ def main(raw: str) -> int:
     for address, urls in cfg.get("profiles", {}).items():
         profiles.add(address, urls)
     recorder = _PausingRecorder(
-        store, locks, DedupeGate(store), GraphWriter(store), registry,
+        store, locks, DedupeGate(store), writer, registry,
         enable_paid=True,
         url_lock_ttl=cfg.get("url_lock_ttl", 30.0),
         url_lock_wait=cfg.get("url_lock_wait", 30.0),
