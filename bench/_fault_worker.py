@@ -5,7 +5,9 @@
 Config: store_path, lock_url, scenario, ledger, tokens ([[address, [canonical urls]]]), sleep_scale,
 url_lock_ttl, token_lock_ttl, max_workers, marker (a file touched once the run is inside its first
 call), unsafe (the benchmark-only switch: no dedupe gate, no URL lock), barrier ([path, n]: wait until n
-workers have touched files under that path before starting, so they record at the same moment).
+workers have touched files under that path before starting, so they record at the same moment),
+store_busy_timeout (the store's busy timeout) and write_retry_s (how long a write is repeated while
+the store is busy).
 Prints one JSON summary line.
 """
 
@@ -56,7 +58,9 @@ class Profiles:
 
 def main(raw: str) -> int:
     cfg: dict[str, Any] = json.loads(raw)
-    store = SqliteStore(cfg["store_path"])
+    store = SqliteStore(cfg["store_path"], **({"busy_timeout": cfg["store_busy_timeout"]}
+                                              if cfg.get("store_busy_timeout") else {}))
+    writer = GraphWriter(store, **({"retry_s": cfg["write_retry_s"]} if "write_retry_s" in cfg else {}))
     locks = open_lock_manager(cfg["lock_url"])
     transport = SandboxTransport(load_scenario(Path(cfg["scenario"])), Ledger(Path(cfg["ledger"])))
     scale = float(cfg.get("sleep_scale", 0.01))
@@ -70,7 +74,7 @@ def main(raw: str) -> int:
     keys = ProviderKeys(twitterapi_io_key=KEY, apify_token=KEY, youtube_api_key=KEY, urlscan_api_key=KEY)
     registry = build_registry(keys, transport=transport, sleep=sleep, resolve_host=sandbox_resolve_host)
     tokens = [(a, list(u)) for a, u in cfg["tokens"]]
-    recorder = UrlRecorder(store, locks, DedupeGate(store), GraphWriter(store), registry, enable_paid=True,
+    recorder = UrlRecorder(store, locks, DedupeGate(store), writer, registry, enable_paid=True,
                            url_lock_ttl=cfg["url_lock_ttl"], url_lock_wait=cfg.get("url_lock_wait", 30.0),
                            _unsafe_no_dedupe_no_lock=bool(cfg.get("unsafe")))
     processor = TokenProcessor(store, locks, Profiles(tokens), recorder, token_lock_ttl=cfg["token_lock_ttl"])

@@ -19,7 +19,11 @@ Faults:
 - restart: Redis is killed and started empty mid-run, and a second run starts right after
   (fencing tokens keep growing across the restart);
 - crash-mid-poll: the first run is killed (SIGKILL) after urlscan billed a scan and before its poll
-  (the next holder resumes the recorded scan).
+  (the next holder resumes the recorded scan);
+- store busy: another connection holds the store file's write lock for 2 s while the first run is
+  inside its paid calls (its busy timeout is 0.1 s), once with the engine's write repeats and once
+  with them off (the baseline of that fault: paid results meeting the busy store are lost and paid
+  again by the second run).
 The documented residual window (a pause or restart between a provider receiving a request and our
 write) may cost one extra call for a URL caught in it; everything else should print 1.00.
 """
@@ -34,6 +38,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -48,6 +53,7 @@ import redis  # noqa: E402
 
 from social_recording.sandbox.ledger import POLL_PREFIXES, Ledger  # noqa: E402
 from social_recording.store.sqlite import SqliteStore  # noqa: E402
+from social_recording_tests.sqlite_faults import hold_write_lock  # noqa: E402
 
 WORKER = Path(__file__).with_name("_fault_worker.py")
 GUARD_S = 120.0
@@ -125,11 +131,11 @@ class Scenario:
         self.tokens = _tokens(args.tokens)
 
     def spawn(self, *, sleep_scale: float = 0.01, marker: Path | None = None,
-              lock_url: str | None = None) -> subprocess.Popen[str]:
+              lock_url: str | None = None, **extra: Any) -> subprocess.Popen[str]:
         cfg = {"store_path": str(self.store), "lock_url": lock_url or self.lock_url, "scenario": str(self.scenario),
                "ledger": str(self.ledger), "tokens": self.tokens, "sleep_scale": sleep_scale,
                "url_lock_ttl": self.args.ttl, "token_lock_ttl": self.args.ttl, "url_lock_wait": 30.0,
-               "marker": str(marker) if marker else None, "max_workers": 4}
+               "marker": str(marker) if marker else None, "max_workers": 4, **extra}
         return subprocess.Popen([sys.executable, str(WORKER), json.dumps(cfg)], cwd=REPO, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
 
@@ -208,6 +214,18 @@ def run_crash_mid_poll(s: Scenario) -> None:
     _finish(s.spawn())
 
 
+def run_store_busy(s: Scenario, write_retry_s: float) -> None:
+    first = s.spawn(store_busy_timeout=0.1, write_retry_s=write_retry_s)
+    _wait(lambda: s.paid_lines() >= 2, "the first run inside its paid calls")
+    started = threading.Event()
+    blocker = threading.Thread(target=hold_write_lock, args=(s.store, 2.0, started))
+    blocker.start()
+    started.wait(GUARD_S)
+    _finish(first)
+    blocker.join(GUARD_S)
+    _finish(s.spawn())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", type=int, default=12)
@@ -227,8 +245,10 @@ def main(argv: list[str] | None = None) -> int:
             ("renewal failures", lambda s: run_renewal(s, main_server.url)),
             ("lock server restart", lambda s: run_restart(s, restart_server)),
             ("crash mid-poll", lambda s: run_crash_mid_poll(s)),
+            ("store busy", lambda s: run_store_busy(s, write_retry_s=60.0)),
+            ("store busy, no repeat", lambda s: run_store_busy(s, write_retry_s=0.0)),
         ):
-            scenario = Scenario(root, name.split()[0], args, main_server.url)
+            scenario = Scenario(root, name.replace(" ", "-").replace(",", ""), args, main_server.url)
             client = redis.Redis.from_url(main_server.url)
             client.flushall()
             client.close()
@@ -243,9 +263,9 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(root, ignore_errors=True)
     print(f"{args.tokens} tokens sharing {args.tokens // 2} paid tweets and {args.tokens // 2} paid scans; "
           f"latency {args.latency_ms} ms; lease TTL {args.ttl} s")
-    print(f"{'fault':<22}{'paid':>6}{'distinct':>10}{'paid/distinct':>15}{'max':>5}{'wall_s':>8}  final statuses")
+    print(f"{'fault':<24}{'paid':>6}{'distinct':>10}{'paid/distinct':>15}{'max':>5}{'wall_s':>8}  final statuses")
     for r in rows:
-        print(f"{r['fault']:<22}{r['paid']:>6}{r['distinct']:>10}{r['ratio']:>15.2f}{r['max']:>5}{r['wall_s']:>8}  "
+        print(f"{r['fault']:<24}{r['paid']:>6}{r['distinct']:>10}{r['ratio']:>15.2f}{r['max']:>5}{r['wall_s']:>8}  "
               f"{r['statuses']}")
     return 0
 
