@@ -187,8 +187,9 @@ def report(context: OpExecutionContext, store: StoreResource, recorded: Recorded
         shown = "; ".join(recorded.defect_examples)
         raise Failure(
             description=(
-                f"{recorded.summary.engine_failures} URL(s) ended in an engine failure, a defect of ours, not the "
-                f"provider's ({shown}). Everything else was recorded; see the error lines in the run log. Once "
+                f"{recorded.summary.engine_failures} URL(s) ended in an engine failure: a defect of ours or a store "
+                f"or lock backend that stayed unavailable, not the provider's answer ({shown}). Everything else "
+                "was recorded; see the error lines in the run log. Once "
                 "fixed, re-execute the whole run (re-executing from failure would only repeat this report) "
                 "or let the retry schedule pick the URLs up: their attempts were not counted."
             ),
