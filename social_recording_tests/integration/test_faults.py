@@ -123,26 +123,34 @@ def test_redis_renewal_failures_do_not_throw_away_a_paid_result(redis_url: str, 
     assert RedisCounter(redis_url).get(X_URL) == 1
 
 
-def test_sqlite_renewal_failures_do_not_throw_away_a_paid_result(redis_url: str, tmp_path: Path) -> None:
-    """Another process holds the lock file's write lock longer than the busy timeout, several renewals
-    fail; the lease survives, the paid result is written, the next run makes no call."""
-    store_path, locks_path = tmp_path / "store.db", tmp_path / "locks.db"
-    SqliteStore(store_path).close()
-    env = Env(redis_url, f"sqlite:///{locks_path}", store_path)
-    r = redis.Redis.from_url(redis_url)
+def _write_locked_during_the_call(env: Env, locked: Path, *, url: str, sleep: float, **options: object) -> dict:
+    """Worker w1 records token A's `url` (a call of `sleep` s); once it is inside the call, another
+    connection holds `locked`'s write lock for 1.5 s. Returns w1's outcome for the URL."""
+    r = redis.Redis.from_url(env.redis_url)
     try:
-        w = env.spawn("w1", profiles={"A": [WEB_URL]}, tokens=[["A", "a"]], url_lock_ttl=3.0, token_lock_ttl=3.0,
-                      lock_busy_timeout=0.1, behaviours={WEB_URL: {"outcome": "ok", "sleep": 3.0}})
+        w = env.spawn("w1", profiles={"A": [url]}, tokens=[["A", "a"]],
+                      behaviours={url: {"outcome": "ok", "sleep": sleep}}, **options)
         wait_until(lambda: r.exists("w1:generating"), "worker inside the call")
         started = threading.Event()
-        blocker = threading.Thread(target=hold_write_lock, args=(locks_path, 1.5, started))
+        blocker = threading.Thread(target=hold_write_lock, args=(locked, 1.5, started))
         blocker.start()
         assert started.wait(GUARD)
         out = finish(w)
         blocker.join(GUARD)
     finally:
         r.close()
-    url_out = out[0]["urls"][0]
+    result: dict = out[0]["urls"][0]
+    return result
+
+
+def test_sqlite_renewal_failures_do_not_throw_away_a_paid_result(redis_url: str, tmp_path: Path) -> None:
+    """Another process holds the lock file's write lock longer than the busy timeout, several renewals
+    fail; the lease survives, the paid result is written, the next run makes no call."""
+    store_path, locks_path = tmp_path / "store.db", tmp_path / "locks.db"
+    SqliteStore(store_path).close()
+    env = Env(redis_url, f"sqlite:///{locks_path}", store_path)
+    url_out = _write_locked_during_the_call(env, locks_path, url=WEB_URL, sleep=3.0, url_lock_ttl=3.0,
+                                            token_lock_ttl=3.0, lock_busy_timeout=0.1)
     assert url_out["status"] == "ok" and url_out["attempted"], url_out
     assert RedisCounter(redis_url).get(WEB_URL) == 1
     _no_call_on_rerun(env, WEB_URL)
@@ -156,20 +164,9 @@ def _store_blocked_while_the_result_is_written(redis_url: str, tmp_path: Path, w
     store_path = tmp_path / "store.db"
     SqliteStore(store_path).close()
     env = Env(redis_url, redis_url, store_path)
-    r = redis.Redis.from_url(redis_url)
-    try:
-        w = env.spawn("w1", profiles={"A": [X_URL]}, tokens=[["A", "a"]], store_busy_timeout=0.1,
-                      write_retry_s=write_retry_s, behaviours={X_URL: {"outcome": "ok", "sleep": 0.5}})
-        wait_until(lambda: r.exists("w1:generating"), "worker inside the call")
-        started = threading.Event()
-        blocker = threading.Thread(target=hold_write_lock, args=(store_path, 1.5, started))
-        blocker.start()
-        assert started.wait(GUARD)
-        out = finish(w)
-        blocker.join(GUARD)
-    finally:
-        r.close()
-    return out[0]["urls"][0], store_path
+    url_out = _write_locked_during_the_call(env, store_path, url=X_URL, sleep=0.5, store_busy_timeout=0.1,
+                                            write_retry_s=write_retry_s)
+    return url_out, store_path
 
 
 def test_a_busy_store_does_not_throw_away_a_paid_result(redis_url: str, tmp_path: Path) -> None:

@@ -21,21 +21,11 @@ from social_recording.outbound.retry import (
 )
 from social_recording.platforms.base import ExternalFetchError
 from social_recording.platforms.http import HttpPolicy, ProviderHttp
+from social_recording_tests.flaky import Flaky
 from social_recording_tests.outbound._net import Dns, Internet, Sleeps
 
 # ------------------------------------------------------------------ retry
 
-
-class Flaky:
-    def __init__(self, failures: list[BaseException]) -> None:
-        self.failures = list(failures)
-        self.calls = 0
-
-    def __call__(self) -> str:
-        self.calls += 1
-        if self.failures:
-            raise self.failures.pop(0)
-        return "ok"
 
 
 def test_policies_keep_todays_numbers() -> None:

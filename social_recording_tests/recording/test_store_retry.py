@@ -10,6 +10,7 @@ from pymongo.errors import AutoReconnect, DuplicateKeyError, OperationFailure, S
 
 from social_recording.recording.store_retry import write_through_outages
 from social_recording.store.transient import is_transient
+from social_recording_tests.flaky import Flaky
 
 
 @pytest.mark.parametrize("exc", [
@@ -33,23 +34,11 @@ def test_faults_are_not_transient(exc: BaseException) -> None:
     assert not is_transient(exc)
 
 
-class Flaky:
-    def __init__(self, failures: list[BaseException]) -> None:
-        self.failures = list(failures)
-        self.calls = 0
-
-    def __call__(self) -> str:
-        self.calls += 1
-        if self.failures:
-            raise self.failures.pop(0)
-        return "written"
-
-
 def test_a_write_is_repeated_until_the_store_takes_it(caplog: pytest.LogCaptureFixture) -> None:
     slept: list[float] = []
     write = Flaky([sqlite3.OperationalError("database is locked"), AutoReconnect("failover")])
     secret_url = "https://example.com/page?api_key=SECRET123"
-    assert write_through_outages(write, what="recording", url=secret_url, retry_s=60, sleep=slept.append) == "written"
+    assert write_through_outages(write, what="recording", url=secret_url, retry_s=60, sleep=slept.append) == "ok"
     assert write.calls == 3 and len(slept) == 2
     lines = [r.getMessage() for r in caplog.records if "store_write_retry" in r.getMessage()]
     assert len(lines) == 2 and "OperationalError" in lines[0] and "AutoReconnect" in lines[1]
