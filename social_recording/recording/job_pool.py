@@ -31,6 +31,7 @@ ALREADY_RUNNING = "already running"
 """The outcome of a run whose job lock is held: skipped, not failed (another run is doing the same work)."""
 
 INTERRUPT_POLL_S = 0.5
+"""How often the waiting thread wakes to act on an interrupt that another thread received."""
 
 STOPPED_BY_LIMIT = "limit"
 STOPPED_BY_DEADLINE = "deadline"
@@ -119,6 +120,7 @@ def run_bounded(
             with contextlib.suppress(Exception):  # the report must not replace the interrupt
                 on_interrupt(running.interruption(len(units)))
         running.wait_idle()
+        pool.shutdown(wait=True)  # and a unit its thread had taken but not yet begun
         raise
     pool.shutdown(wait=True)
     return PoolRun([results[i] for i in sorted(results)], next_index, stopped_by)
