@@ -4,7 +4,7 @@ a failover or a timeout, or a write the server labels retryable."""
 
 from __future__ import annotations
 
-from pymongo.errors import ConnectionFailure, OperationFailure, PyMongoError
+from pymongo.errors import ConnectionFailure, PyMongoError
 
 from social_recording.sqlite_file import is_busy
 
@@ -15,6 +15,6 @@ def is_transient(exc: BaseException) -> bool:
         return True
     if isinstance(exc, ConnectionFailure):  # AutoReconnect, NetworkTimeout, ServerSelectionTimeoutError
         return True
-    if isinstance(exc, OperationFailure | PyMongoError):
+    if isinstance(exc, PyMongoError):  # e.g. a write the server labels retryable (NotWritablePrimary)
         return exc.has_error_label("RetryableWriteError") or exc.has_error_label("TransientTransactionError")
     return False
