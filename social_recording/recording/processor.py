@@ -53,6 +53,13 @@ def _platform_or_none(url: str) -> Platform | None:
         return None
 
 
+def failed_token(address: str, exc: Exception) -> TokenOutcome:
+    """A token whose recording raised past every guard of `TokenProcessor.record` (a defect of ours):
+    logged, and reported as failed so the run says so."""
+    log.warning(kv(event="token_failed", token=address, error=type(exc).__name__), exc_info=exc)
+    return TokenOutcome(address, TokenStatus.FAILED, detail=describe_error(exc))
+
+
 class TokenProcessor:
     def __init__(
         self,
@@ -106,12 +113,8 @@ class TokenProcessor:
         def one(token: tuple[str, str | None]) -> TokenOutcome:
             return replace(self.record(token[0], token[1], run), urls=())
 
-        def failed(token: tuple[str, str | None], exc: Exception) -> TokenOutcome:
-            log.warning(kv(event="token_failed", token=token[0], error=type(exc).__name__))
-            return TokenOutcome(token[0], TokenStatus.FAILED, detail=describe_error(exc))
-
         return run_bounded(
-            tokens, one, failed, max_workers=check_max_workers(max_workers), limit=None,
+            tokens, one, lambda token, exc: failed_token(token[0], exc), max_workers=check_max_workers(max_workers), limit=None,
             deadline_reached=lambda: False, lock_lost=lambda: False,
             on_interrupt=lambda i: run.interrupted(i.describe(
                 "token(s)", "the token_flow_sensor's next batches or the daily reconcile record them")),

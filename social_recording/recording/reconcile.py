@@ -22,7 +22,7 @@ from datetime import datetime
 
 from social_recording.domain.models import ensure_utc
 from social_recording.locks.base import Lease, LockManager
-from social_recording.recording._text import describe_error, kv
+from social_recording.recording._text import kv
 from social_recording.recording.job_pool import (
     ALREADY_RUNNING,
     DEFAULT_MAX_WORKERS,
@@ -33,7 +33,7 @@ from social_recording.recording.job_pool import (
     run_bounded,
 )
 from social_recording.recording.outcomes import TokenOutcome, TokenStatus, UrlOutcome
-from social_recording.recording.processor import TokenProcessor
+from social_recording.recording.processor import TokenProcessor, failed_token
 from social_recording.recording.run_state import RunState
 from social_recording.recording.sources import RangeToken, TokenRangeSource
 from social_recording.store.base import Store
@@ -324,8 +324,7 @@ class ReconcileService:
             return (outcome if keep_url_outcomes else replace(outcome, urls=())), counts
 
         def on_error(t: WindowTarget, exc: Exception) -> tuple[TokenOutcome, Counter[str]]:
-            log.warning(kv(event="token_failed", token=t.address, error=type(exc).__name__))
-            return TokenOutcome(t.address, TokenStatus.FAILED, detail=describe_error(exc)), Counter()
+            return failed_token(t.address, exc), Counter()
 
         pool = run_bounded(
             targets,

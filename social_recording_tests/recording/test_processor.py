@@ -12,7 +12,7 @@ from social_recording.domain.models import SocialUrl, TokenProfile
 from social_recording.domain.status import Cause, FetchStatus
 from social_recording.locks.base import Lease, LockManager
 from social_recording.recording.concurrency import CallSlots
-from social_recording.recording.outcomes import EngineOutcome, TokenStatus
+from social_recording.recording.outcomes import EngineOutcome, TokenOutcome, TokenStatus
 from social_recording.recording.processor import TOKEN_LOCK_TTL_S, TokenProcessor
 from social_recording.recording.run_state import RunState
 from social_recording.store.sqlite import SqliteStore
@@ -340,3 +340,26 @@ def test_unparseable_shapes_and_missing_keys_are_unsupported_and_never_reopened_
         clock.advance(timedelta(minutes=1))
         assert eng.processor.record("A", None, RunState()).status is TokenStatus.UP_TO_DATE
     assert counter.total() == 0
+
+
+def test_a_live_batch_records_its_tokens_in_order_and_isolates_a_token_that_raises(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    eng = build_engine(store, locks, counting_registry(counter))
+    for address, url in (("A", YT_URL), ("B", GH_URL), ("C", YT_URL)):
+        eng.profiles.add(address, [url])
+    real_record = eng.processor.record
+
+    def record(address: str, symbol: str | None, run: RunState | None = None) -> TokenOutcome:
+        if address == "B":  # past every guard of record(): a defect of ours
+            raise KeyError("boom")
+        return real_record(address, symbol, run)
+
+    monkeypatch.setattr(eng.processor, "record", record)
+    run = RunState()
+    out = eng.processor.record_batch([("A", "a"), ("B", "b"), ("C", "c")], run, max_workers=2)
+    assert [(o.address, o.status) for o in out] == [
+        ("A", TokenStatus.RECORDED), ("B", TokenStatus.FAILED), ("C", TokenStatus.RECORDED)]
+    assert "KeyError" in out[1].detail and all(o.urls == () for o in out)
+    assert counter.get(YT_URL) == 1  # A and C share the URL: one call
+    assert run.status_counts() == {"ok": 2}
