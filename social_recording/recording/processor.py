@@ -114,7 +114,8 @@ class TokenProcessor:
             return replace(self.record(token[0], token[1], run), urls=())
 
         return run_bounded(
-            tokens, one, lambda token, exc: failed_token(token[0], exc), max_workers=check_max_workers(max_workers), limit=None,
+            tokens, one, lambda token, exc: failed_token(token[0], exc),
+            max_workers=check_max_workers(max_workers), limit=None,
             deadline_reached=lambda: False, lock_lost=lambda: False,
             on_interrupt=lambda i: run.interrupted(i.describe(
                 "token(s)", "the token_flow_sensor's next batches or the daily reconcile record them")),

@@ -65,6 +65,5 @@ class GraphWriter:
             graph_links=graph_links,
             copy_links_from=copy_links_from,
         )
-
         return write_through_outages(lambda: self._store.apply_url_write(write), what="recording", url=url,
                                      retry_s=self._retry_s, sleep=self._sleep)

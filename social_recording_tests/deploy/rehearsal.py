@@ -526,6 +526,7 @@ class Scenario:
     urls_by_partition: dict[str, set[str]]
     fresh_urls: set[str]
     slow_partition: str
+    slow_addresses: list[str]
     slow_urls: set[str]
     targets: dict[str, dict[str, Any]]
 
@@ -556,7 +557,7 @@ def rehearsal_scenario(now: datetime) -> Scenario:
               for d in days}
     slow_urls = set().union(*(urls(t) for t in slow))
     return Scenario(slow_day, [d.isoformat() for d in days], tokens + slow, by_day, urls(tokens[-1]),
-                    slow_day.isoformat(), slow_urls, {u: {"latency_ms": SLOW_LATENCY_MS} for u in slow_urls})
+                    slow_day.isoformat(), [t["address"] for t in slow], slow_urls, {u: {"latency_ms": SLOW_LATENCY_MS} for u in slow_urls})
 
 
 @dataclass
@@ -696,7 +697,7 @@ def _drive(gql: GraphQL, dep: Deployment, scenario: Scenario, startup: dict[str,
 
     # 4. The UI's "Terminate" on a reconcile run with tokens in flight, then the same partition again.
     terminated, rerun = _terminate_and_rerun(gql, dep, scenario.slow_partition)
-    slow_statuses, slow_requests = _slow_outcomes(dep, scenario.slow_urls)
+    slow_statuses, slow_requests = _slow_outcomes(dep, scenario.slow_addresses, scenario.slow_urls)
 
     return RehearsalReport(
         scenario=scenario, startup_s=startup, sensor_status=sensor_status, sensor_runs=sensor_runs,
@@ -742,12 +743,13 @@ def _terminate_and_rerun(gql: GraphQL, dep: Deployment, partition: str) -> tuple
     return terminated, rerun
 
 
-def _slow_outcomes(dep: Deployment, slow_urls: set[str]) -> tuple[dict[str, str], dict[str, int]]:
+def _slow_outcomes(dep: Deployment, addresses: list[str], slow_urls: set[str]
+                   ) -> tuple[dict[str, str], dict[str, int]]:
     store = open_store(dep.cfg.store_url)
     try:
         statuses = {
             el.url: el.status.value
-            for address in store.find_existing_addresses([f"RhS{i}token" for i in range(SLOW_TOKENS)])
+            for address in store.find_existing_addresses(addresses)
             if (doc := store.find_token(address)) is not None
             for el in doc.social_urls
         }
