@@ -6,18 +6,13 @@ hand-offs around one recording step, and a process per stage would cost more tha
 
 from datetime import date
 
-from dagster import DailyPartitionsDefinition, JobDefinition, in_process_executor, job
+from dagster import JobDefinition, in_process_executor, job
 
 from social_recording.dagster_defs.graphs import reconcile_window, record_tokens, retry_urls
+from social_recording.dagster_defs.partitions import daily_partitions
 
 JOB_TAG = "social_recording/job"
 """dagster.yaml limits runs per value of this tag: retry 1 at a time, reconcile partitions N at a time."""
-
-
-def daily_partitions(start: date) -> DailyPartitionsDefinition:
-    """UTC days over the tracker's `last_transfer_at`, today included (`end_offset=1`): the daily
-    reconcile runs today's partition so far, and a later run of the same day picks up the rest."""
-    return DailyPartitionsDefinition(start_date=start.isoformat(), timezone="UTC", fmt="%Y-%m-%d", end_offset=1)
 
 
 def make_reconcile_job(start: date) -> JobDefinition:

@@ -36,6 +36,7 @@ from social_recording.dagster_defs.config import (
     WindowConfig,
 )
 from social_recording.dagster_defs.engine import RecordingEngineResource
+from social_recording.dagster_defs.partitions import PartitionKeyError, check_partition_key
 from social_recording.dagster_defs.reporting import RecordedRun, recorded_run, report, skipped_note
 from social_recording.dagster_defs.resources import (
     PlatformsResource,
@@ -54,18 +55,17 @@ PREVIEW_ROWS = 100
 
 
 def partition_window(context: OpExecutionContext) -> TimeWindow:
-    """The partition's UTC day, refusing a key that is no day of ours or a day that has not begun
-    (a run launched outside the UI's partition picker can carry any tag)."""
-    key = context.partition_key
+    """The partition's UTC day, refusing a key outside reconcile_job's partitions (a day before the
+    first, a day that has not begun, no day at all) before any request: a run launched outside the
+    UI's partition picker can carry any `dagster/partition` tag."""
+    partitions_def = context.job_def.partitions_def
+    assert partitions_def is not None, "partition_window is only used by reconcile_job"
     try:
-        window = context.partition_time_window
-    except Exception as exc:
-        raise Failure(description=f"partition key {key!r} is not a YYYY-MM-DD day of reconcile_job: "
-                                  f"{type(exc).__name__}") from None
-    now = datetime.now(UTC)
-    if window.start >= now:
-        raise Failure(description=f"partition {key} has not begun yet (it starts {window.start.isoformat()})")
-    if window.end > now:
+        key = check_partition_key(partitions_def, context.partition_key)
+    except PartitionKeyError as exc:
+        raise Failure(description=str(exc)) from None
+    window = context.partition_time_window
+    if window.end > datetime.now(UTC):
         context.log.warning(f"partition {key} is not over yet: tokens traded later today are recorded by a "
                             "later run of this partition")
     return window

@@ -6,20 +6,23 @@ dev or staging copy by accident.
 No `from __future__ import annotations`: Dagster reads the schedule function's annotations.
 """
 
-from datetime import timedelta
+from datetime import date, timedelta
 
 from dagster import (
     DefaultScheduleStatus,
     DefaultSensorStatus,
     JobDefinition,
+    PartitionsDefinition,
     RunConfig,
     RunRequest,
     ScheduleDefinition,
     ScheduleEvaluationContext,
+    SkipReason,
     schedule,
 )
 
 from social_recording.dagster_defs.config import RetryConfig
+from social_recording.dagster_defs.partitions import PartitionKeyError, check_partition_key
 
 RECONCILE_CRON = "30 0 * * *"
 """Half an hour into each UTC day: yesterday is complete, late trades have reached the tracker."""
@@ -45,13 +48,22 @@ def make_retry_schedule(job: JobDefinition, status: DefaultScheduleStatus) -> Sc
     )
 
 
-def reconcile_run_requests(context: ScheduleEvaluationContext) -> list[RunRequest]:
+def reconcile_run_requests(context: ScheduleEvaluationContext, partitions_def: PartitionsDefinition,
+                           left_out: list[str]) -> list[RunRequest]:
     """Yesterday's partition and today's so far, each with a run key of the tick's day, so a tick
-    evaluated twice launches nothing twice while the next day's tick runs both again."""
+    evaluated twice launches nothing twice while the next day's tick runs both again. A day outside
+    the partitions (yesterday on the first day, a tick evaluated for a date not yet begun) is left
+    out, logged and appended to `left_out`, instead of failing the whole tick."""
     tick = context.scheduled_execution_time
     assert tick is not None
     today = tick.date()
-    days = [today - timedelta(days=1), today]
+    days = []
+    for day in (today - timedelta(days=1), today):
+        try:
+            days.append(date.fromisoformat(check_partition_key(partitions_def, day.isoformat())))
+        except PartitionKeyError as exc:
+            context.log.warning(f"not reconciling {day.isoformat()}: {exc}")
+            left_out.append(str(exc))
     return [
         RunRequest(
             run_key=f"reconcile:{day.isoformat()}:tick-{today.isoformat()}",
@@ -63,6 +75,9 @@ def reconcile_run_requests(context: ScheduleEvaluationContext) -> list[RunReques
 
 
 def make_reconcile_schedule(job: JobDefinition, status: DefaultScheduleStatus) -> ScheduleDefinition:
+    partitions_def = job.partitions_def
+    assert partitions_def is not None, "reconcile_schedule runs the partitioned reconcile_job"
+
     @schedule(
         name="reconcile_schedule",
         job=job,
@@ -72,8 +87,11 @@ def make_reconcile_schedule(job: JobDefinition, status: DefaultScheduleStatus) -
         description="Daily: reconcile yesterday (now complete) and today so far, so tokens the live sensor "
         "missed (gaps, failed live runs, tracker items that were unreadable) are recorded without an operator.",
     )
-    def reconcile_schedule(context: ScheduleEvaluationContext) -> list[RunRequest]:
-        requests = reconcile_run_requests(context)
+    def reconcile_schedule(context: ScheduleEvaluationContext) -> list[RunRequest] | SkipReason:
+        left_out: list[str] = []
+        requests = reconcile_run_requests(context, partitions_def, left_out)
+        if not requests:
+            return SkipReason("no partition to reconcile: " + "; ".join(left_out))
         context.log.info("reconciling partitions " + ", ".join(str(r.partition_key) for r in requests))
         return requests
 

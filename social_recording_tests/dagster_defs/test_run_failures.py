@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from dagster import DagsterInstance, Failure, TimeWindow
 
 from social_recording.dagster_defs.ops import partition_window
+from social_recording.dagster_defs.partitions import daily_partitions
 from social_recording_tests.dagster_defs.sandbox_env import log_lines, make_env, token
 
 A = "TokFail111111111111111111111111111111111111"
@@ -35,37 +37,30 @@ def test_live_run_fails_when_its_tokens_could_not_be_read(tmp_path: Path, monkey
 
 
 class _Ctx:
-    """The two things `partition_window` reads from an op context (a run launched through the
-    GraphQL API can carry any partition tag; execute_in_process would refuse it earlier)."""
+    """What `partition_window` reads from an op context: the job's partitions, the key, its window."""
 
-    def __init__(self, key: str, window: TimeWindow | Exception) -> None:
+    def __init__(self, key: str) -> None:
+        self.job_def = SimpleNamespace(partitions_def=daily_partitions(date(2026, 11, 1)))
         self.partition_key = key
-        self._window = window
         self.log = logging.getLogger("test")
 
     @property
     def partition_time_window(self) -> TimeWindow:
-        if isinstance(self._window, Exception):
-            raise self._window
-        return self._window
+        return self.job_def.partitions_def.time_window_for_partition_key(self.partition_key)
 
 
-def test_reconcile_refuses_a_key_that_is_no_day() -> None:
-    with pytest.raises(Failure, match="'2026-13-45' is not a YYYY-MM-DD day"):
-        partition_window(_Ctx("2026-13-45", ValueError("time data '2026-13-45' does not match")))  # type: ignore[arg-type]
-
-
-def test_reconcile_refuses_a_day_that_has_not_begun() -> None:
-    later = datetime.now(UTC) + timedelta(days=3)
-    with pytest.raises(Failure, match="has not begun yet"):
-        partition_window(_Ctx("x", TimeWindow(later, later + timedelta(days=1))))  # type: ignore[arg-type]
+@pytest.mark.parametrize("key", ["2026-13-45", "1999-01-01", "2099-01-01"])
+def test_reconcile_refuses_a_key_outside_its_partitions(key: str) -> None:
+    """Keys outside the set through real launches: test_partition_keys.py."""
+    with pytest.raises(Failure, match=f"partition key '{key}' is not a partition of reconcile_job"):
+        partition_window(_Ctx(key))  # type: ignore[arg-type]
 
 
 def test_reconcile_warns_about_a_day_that_is_not_over(caplog: pytest.LogCaptureFixture) -> None:
-    start = datetime.now(UTC) - timedelta(hours=1)
+    today = datetime.now(UTC).date()
     with caplog.at_level(logging.WARNING, logger="test"):
-        window = partition_window(_Ctx("today", TimeWindow(start, start + timedelta(days=1))))  # type: ignore[arg-type]
-    assert window.start == start and "not over yet" in caplog.text
+        window = partition_window(_Ctx(today.isoformat()))  # type: ignore[arg-type]
+    assert window.start.date() == today and "not over yet" in caplog.text
 
 
 def test_no_profile_tokens_are_named_in_the_run_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
