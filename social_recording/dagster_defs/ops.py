@@ -45,6 +45,7 @@ from social_recording.dagster_defs.resources import (
     TrackerResource,
 )
 from social_recording.dagster_defs.run_log import RunLog, UrlLog
+from social_recording.dagster_defs.termination import sigterm_terminates
 from social_recording.recording.log_line import kv_fields
 from social_recording.recording.outcomes import TokenOutcome, TokenStatus
 from social_recording.recording.reconcile import ReconcileWindow, read_window
@@ -89,23 +90,24 @@ def read_reconcile_window(
     tracker: TrackerResource,
     policy: RecordingPolicyResource,
 ) -> Output[ReconcileWindow]:
-    window = partition_window(context)
-    min_af = config.min_af_count or policy.af_investor_threshold
-    context.log.info(kv_fields("reconcile_start", {
-        "partition": context.partition_key, "start": window.start.isoformat(), "end": window.end.isoformat(),
-        "min_af_count": min_af,
-    }))
-    read = read_window(store.get(), tracker.client(), window.start, window.end,
-                       partition_key=context.partition_key, min_af_count=min_af)
-    counters = {"scanned": read.scanned, "filtered": read.filtered, "already_seen": read.already_seen,
-                "targets": len(read.targets), "malformed": len(read.malformed_items), "min_af_count": min_af}
-    context.log.info(kv_fields("window_read", {"partition": context.partition_key, **counters}))
-    metadata: dict[str, Any] = {k: MetadataValue.int(v) for k, v in counters.items()}
-    metadata["targets_preview"] = _preview(("address", "symbol"), [
-        {"address": t.address, "symbol": t.symbol or ""} for t in read.targets[:PREVIEW_ROWS]])
-    if read.malformed_items:
-        metadata["malformed_items"] = MetadataValue.md("\n".join(f"- `{m}`" for m in read.malformed_items[:200]))
-    return Output(read, metadata=metadata)
+    with sigterm_terminates(context):
+        window = partition_window(context)
+        min_af = config.min_af_count or policy.af_investor_threshold
+        context.log.info(kv_fields("reconcile_start", {
+            "partition": context.partition_key, "start": window.start.isoformat(), "end": window.end.isoformat(),
+            "min_af_count": min_af,
+        }))
+        read = read_window(store.get(), tracker.client(), window.start, window.end,
+                           partition_key=context.partition_key, min_af_count=min_af)
+        counters = {"scanned": read.scanned, "filtered": read.filtered, "already_seen": read.already_seen,
+                    "targets": len(read.targets), "malformed": len(read.malformed_items), "min_af_count": min_af}
+        context.log.info(kv_fields("window_read", {"partition": context.partition_key, **counters}))
+        metadata: dict[str, Any] = {k: MetadataValue.int(v) for k, v in counters.items()}
+        metadata["targets_preview"] = _preview(("address", "symbol"), [
+            {"address": t.address, "symbol": t.symbol or ""} for t in read.targets[:PREVIEW_ROWS]])
+        if read.malformed_items:
+            metadata["malformed_items"] = MetadataValue.md("\n".join(f"- `{m}`" for m in read.malformed_items[:200]))
+        return Output(read, metadata=metadata)
 
 
 @op(description="Records the window's tokens under the partition's job lock (tokens stored since the window "
@@ -116,23 +118,24 @@ def record_window_tokens(
     window: ReconcileWindow,
     recording: RecordingEngineResource,
 ) -> RecordedRun:
-    engine = recording.get()
-    context.log.info(kv_fields("record_window", {
-        "partition": window.partition_key, "targets": len(window.targets), "limit": config.limit,
-        "deadline_seconds": config.deadline_seconds, "max_workers": config.max_workers,
-    }))
-    with UrlLog(context.log) as url_log:
-        run = RunLog(url_log)
-        run.limit_calls(config.provider_concurrency)
-        outcome = engine.reconcile.record_window(
-            window, limit=config.limit, deadline_seconds=config.deadline_seconds,
-            max_workers=config.max_workers, run=run, keep_url_outcomes=False,
-        )
-    extra: dict[str, Any] = {}
-    if outcome.malformed_items:
-        extra["malformed_items"] = MetadataValue.md("\n".join(f"- `{m}`" for m in outcome.malformed_items[:200]))
-    return recorded_run("reconcile", outcome.metadata(), run, outcome.tokens,
-                        skipped=skipped_note(f"reconcile of {window.partition_key}", outcome.skipped), extra=extra)
+    with sigterm_terminates(context):
+        engine = recording.get()
+        context.log.info(kv_fields("record_window", {
+            "partition": window.partition_key, "targets": len(window.targets), "limit": config.limit,
+            "deadline_seconds": config.deadline_seconds, "max_workers": config.max_workers,
+        }))
+        with UrlLog(context.log) as url_log:
+            run = RunLog(url_log)
+            run.limit_calls(config.provider_concurrency)
+            outcome = engine.reconcile.record_window(
+                window, limit=config.limit, deadline_seconds=config.deadline_seconds,
+                max_workers=config.max_workers, run=run, keep_url_outcomes=False,
+            )
+        extra: dict[str, Any] = {}
+        if outcome.malformed_items:
+            extra["malformed_items"] = MetadataValue.md("\n".join(f"- `{m}`" for m in outcome.malformed_items[:200]))
+        return recorded_run("reconcile", outcome.metadata(), run, outcome.tokens,
+                            skipped=skipped_note(f"reconcile of {window.partition_key}", outcome.skipped), extra=extra)
 
 
 @op(description="Reports the reconcile run: counters, the per-URL table and every dropped tracker value; "
@@ -144,7 +147,8 @@ def report_reconcile(
     platforms: PlatformsResource,
     policy: RecordingPolicyResource,
 ) -> Output[dict[str, Any]]:
-    return report(context, store, recorded)
+    with sigterm_terminates(context):
+        return report(context, store, recorded)
 
 
 # --------------------------------------------------------------------------- retry
@@ -159,31 +163,32 @@ def select_retry_candidates(
     platforms: PlatformsResource,
     policy: RecordingPolicyResource,
 ) -> Output[RetrySelection]:
-    statuses = config.fetch_statuses()
-    selection = select_due(
-        store.get(),
-        statuses=statuses,
-        token_addresses=config.token_addresses,
-        limit=config.limit,
-        min_interval_minutes=config.min_interval_minutes,
-        now=datetime.now(UTC),
-        enable_paid=policy.enable_paid,
-        usable_platforms=platforms.registry().usable_platforms(),
-    )
-    counters = {"candidate_urls": len(selection.candidates), "tokens": selection.tokens,
-                "remaining": selection.remaining}
-    context.log.info(kv_fields("retry_selected", {
-        "statuses": "default" if statuses is None else ",".join(s.value for s in statuses),
-        "covers": ",".join(selection.statuses), "token_addresses": len(config.token_addresses or []),
-        "limit": config.limit, "min_interval_minutes": config.min_interval_minutes, **counters,
-    }))
-    metadata: dict[str, Any] = {k: MetadataValue.int(v) for k, v in counters.items()}
-    metadata["statuses"] = MetadataValue.text(",".join(selection.statuses))
-    metadata["candidates_preview"] = _preview(("token", "url", "status", "attempts", "checked_at"), [
-        {"token": c.address, "url": c.url, "status": c.status.value, "attempts": c.attempts,
-         "checked_at": c.checked_at.isoformat() if c.checked_at else "never"}
-        for c in selection.candidates[:PREVIEW_ROWS]])
-    return Output(selection, metadata=metadata)
+    with sigterm_terminates(context):
+        statuses = config.fetch_statuses()
+        selection = select_due(
+            store.get(),
+            statuses=statuses,
+            token_addresses=config.token_addresses,
+            limit=config.limit,
+            min_interval_minutes=config.min_interval_minutes,
+            now=datetime.now(UTC),
+            enable_paid=policy.enable_paid,
+            usable_platforms=platforms.registry().usable_platforms(),
+        )
+        counters = {"candidate_urls": len(selection.candidates), "tokens": selection.tokens,
+                    "remaining": selection.remaining}
+        context.log.info(kv_fields("retry_selected", {
+            "statuses": "default" if statuses is None else ",".join(s.value for s in statuses),
+            "covers": ",".join(selection.statuses), "token_addresses": len(config.token_addresses or []),
+            "limit": config.limit, "min_interval_minutes": config.min_interval_minutes, **counters,
+        }))
+        metadata: dict[str, Any] = {k: MetadataValue.int(v) for k, v in counters.items()}
+        metadata["statuses"] = MetadataValue.text(",".join(selection.statuses))
+        metadata["candidates_preview"] = _preview(("token", "url", "status", "attempts", "checked_at"), [
+            {"token": c.address, "url": c.url, "status": c.status.value, "attempts": c.attempts,
+             "checked_at": c.checked_at.isoformat() if c.checked_at else "never"}
+            for c in selection.candidates[:PREVIEW_ROWS]])
+        return Output(selection, metadata=metadata)
 
 
 @op(description="Re-attempts the selected elements under the retry job lock (an element another run "
@@ -194,17 +199,18 @@ def record_retry_candidates(
     selection: RetrySelection,
     recording: RecordingEngineResource,
 ) -> RecordedRun:
-    engine = recording.get()
-    context.log.info(kv_fields("retry_start", {
-        "candidate_urls": len(selection.candidates), "deadline_seconds": config.deadline_seconds,
-        "max_workers": config.max_workers,
-    }))
-    with UrlLog(context.log) as url_log:
-        run = RunLog(url_log, timedelta(minutes=selection.min_interval_minutes))
-        run.limit_calls(config.provider_concurrency)
-        outcome = engine.retry.record_selection(selection, deadline_seconds=config.deadline_seconds,
-                                                max_workers=config.max_workers, run=run, keep_url_outcomes=False)
-    return recorded_run("retry", outcome.metadata(), run, skipped=skipped_note("retry", outcome.skipped))
+    with sigterm_terminates(context):
+        engine = recording.get()
+        context.log.info(kv_fields("retry_start", {
+            "candidate_urls": len(selection.candidates), "deadline_seconds": config.deadline_seconds,
+            "max_workers": config.max_workers,
+        }))
+        with UrlLog(context.log) as url_log:
+            run = RunLog(url_log, timedelta(minutes=selection.min_interval_minutes))
+            run.limit_calls(config.provider_concurrency)
+            outcome = engine.retry.record_selection(selection, deadline_seconds=config.deadline_seconds,
+                                                    max_workers=config.max_workers, run=run, keep_url_outcomes=False)
+        return recorded_run("retry", outcome.metadata(), run, skipped=skipped_note("retry", outcome.skipped))
 
 
 @op(description="Reports the retry run: counters (converged, remaining, ...) and the per-URL table; fails the "
@@ -216,7 +222,8 @@ def report_retry(
     platforms: PlatformsResource,
     policy: RecordingPolicyResource,
 ) -> Output[dict[str, Any]]:
-    return report(context, store, recorded)
+    with sigterm_terminates(context):
+        return report(context, store, recorded)
 
 
 # --------------------------------------------------------------------------- live
@@ -241,16 +248,17 @@ def record_live_tokens(
     config: LiveBatchConfig,
     recording: RecordingEngineResource,
 ) -> RecordedRun:
-    engine = recording.get()
-    tokens = list(dict((t.address, t) for t in config.tokens).values())  # one unit per address
-    context.log.info(kv_fields("live_start", {"tokens": len(tokens), "max_workers": config.max_workers}))
-    with UrlLog(context.log) as url_log:
-        run = RunLog(url_log)
-        run.limit_calls(config.provider_concurrency)
+    with sigterm_terminates(context):
+        engine = recording.get()
+        tokens = list(dict((t.address, t) for t in config.tokens).values())  # one unit per address
+        context.log.info(kv_fields("live_start", {"tokens": len(tokens), "max_workers": config.max_workers}))
+        with UrlLog(context.log) as url_log:
+            run = RunLog(url_log)
+            run.limit_calls(config.provider_concurrency)
 
-        results = engine.processor.record_batch([(t.address, t.symbol or None) for t in tokens], run,
-                                                max_workers=min(config.max_workers, max(1, len(tokens))))
-    return recorded_run("live", live_counters(results, run.status_counts()), run, results)
+            results = engine.processor.record_batch([(t.address, t.symbol or None) for t in tokens], run,
+                                                    max_workers=min(config.max_workers, max(1, len(tokens))))
+        return recorded_run("live", live_counters(results, run.status_counts()), run, results)
 
 
 @op(description="Reports the live run: counters, the per-URL table and every dropped tracker value; fails the "
@@ -263,4 +271,5 @@ def report_live(
     platforms: PlatformsResource,
     policy: RecordingPolicyResource,
 ) -> Output[dict[str, Any]]:
-    return report(context, store, recorded)
+    with sigterm_terminates(context):
+        return report(context, store, recorded)
