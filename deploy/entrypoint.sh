@@ -12,6 +12,11 @@ set -eu
 here="$(cd "$(dirname "$0")" && pwd)"
 workspace="$here/workspace.yaml"
 
+# The daemon's pid, written when it starts (container-local in compose; the rehearsal's own home).
+daemon_pid="${DAGSTER_HOME:-.}/daemon.pid"
+# How old the newest heartbeat of each daemon thread may be before `check daemon` fails.
+DAEMON_HEARTBEAT_MAX_AGE_S=60
+
 : "${DAGSTER_HOME:?DAGSTER_HOME must name the directory holding deploy/dagster.yaml}"
 
 need() {
@@ -43,6 +48,8 @@ start() {
     daemon)
       # Schedules, sensors, backfills and the run queue; reaches the code server via workspace.yaml.
       need SOCIAL_RECORDING_CODE_SERVER_HOST SOCIAL_RECORDING_CODE_SERVER_PORT
+      # exec keeps this pid: `check daemon` reads it to tell a dead daemon at once.
+      echo $$ > "$daemon_pid"
       exec dagster-daemon run --workspace "$workspace"
       ;;
     webserver)
@@ -62,9 +69,16 @@ check() {
       exec dagster api grpc-health-check --host 127.0.0.1 --port "$SOCIAL_RECORDING_CODE_SERVER_PORT"
       ;;
     daemon)
-      # Every daemon thread (scheduler, sensors, backfills, run queue, monitoring) heartbeats in
-      # the instance's PostgreSQL; this fails when one of them stopped.
-      exec dagster-daemon liveness-check
+      # Dead: its process is gone (fails at once). Hung: one of its threads (scheduler, sensors,
+      # backfills, run queue, monitoring, run retries) has not heartbeated into the instance for
+      # DAEMON_HEARTBEAT_MAX_AGE_S (they heartbeat every 30 s). Dagster's own liveness check alone
+      # tolerates 30 minutes of silence: a daemon killed a moment ago would still pass.
+      pid="$(cat "$daemon_pid" 2>/dev/null || true)"
+      if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
+        echo "entrypoint.sh: the daemon process (pid ${pid:-unknown}, $daemon_pid) is not running" >&2
+        exit 1
+      fi
+      DAGSTER_DAEMON_HEARTBEAT_TOLERANCE=$((DAEMON_HEARTBEAT_MAX_AGE_S - 30)) exec dagster-daemon liveness-check
       ;;
     webserver)
       need SOCIAL_RECORDING_WEBSERVER_PORT

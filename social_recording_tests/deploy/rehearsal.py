@@ -84,6 +84,8 @@ _PROVIDER_KEYS = ("TWITTERAPI_IO_KEY", "APIFY_TOKEN", "YOUTUBE_API_KEY", "GITHUB
 
 REHEARSAL_TIMINGS = pytest.StashKey[list[str]]()
 """Where the rehearsal test leaves its timing lines for the session's terminal summary."""
+RECOVERY_TIMINGS = pytest.StashKey[list[str]]()
+"""The same for the daemon crash test (test_daemon_recovery.py)."""
 
 
 class RehearsalError(RuntimeError):

@@ -1,0 +1,278 @@
+"""Dagster's recovery in the deployment: a daemon killed while a backfill submits its runs, restarted,
+and the backfill completes; a dead or hung daemon fails its health check within a bound.
+
+Natively, as the rehearsal (rehearsal.py): deploy/entrypoint.sh's code server, daemon and webserver on
+the production deploy/dagster.yaml and a real PostgreSQL. The crash is made to land exactly where it
+hurts: a lock on the instance's `event_logs` table holds the backfill daemon between creating a
+partition's run and submitting it (its first write to that table); the daemon is SIGKILLed there and
+its waiting statement dropped with it, as a killed process's would be, and the lock released.
+Without recovery the run stays NOT_STARTED until run monitoring fails it and the backfill ends
+COMPLETED_FAILED (what an operator saw happen after 247 s).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import psycopg2
+import pytest
+import yaml
+
+from social_recording.dagster_defs.recovery import STRANDED_AFTER_S, STRANDED_SENSOR_INTERVAL_S, SUBMITTED_BY
+from social_recording_tests.dagster_defs.sandbox_env import token
+from social_recording_tests.deploy.rehearsal import (
+    BACKFILL_JOB,
+    INSTANCE_CONFIG,
+    M_BACKFILL,
+    RECOVERY_TIMINGS,
+    REPO_SELECTOR,
+    Deployment,
+    GraphQL,
+    RehearsalError,
+    RunRecord,
+    deployment,
+    runs,
+    wait_location_loaded,
+    with_events,
+)
+
+pytestmark = pytest.mark.integration
+
+STRANDED_WAIT_S = 90.0
+"""Guard: the backfill daemon looks for new backfills every 30 s."""
+RECOVERY_GUARD_S = 150.0
+"""Guard only, and well below what today's failure took (a start timeout of 180 s plus a monitoring
+poll of up to 120 s) so that a regression fails here instead of waiting for it."""
+HUNG_GUARD_S = 120.0
+
+Q_BACKFILL = """query($id: String!) { partitionBackfillOrError(backfillId: $id) { __typename
+  ... on PartitionBackfill { status } ... on PythonError { message } ... on BackfillNotFoundError { message } } }"""
+BACKFILL_RUNNING = {"REQUESTED", "CANCELING", "FAILING"}
+
+
+@dataclass
+class CrashReport:
+    partitions: list[str]
+    stranded_partition: str
+    backfill_status: str
+    runs: list[RunRecord]
+    kill_to_unhealthy_s: float
+    restart_to_complete_s: float
+    restart_to_healthy_s: float
+    hung_to_unhealthy_s: float
+    heartbeat_max_age_s: int
+
+    def timing_lines(self) -> list[str]:
+        return [
+            f"daemon SIGKILLed mid-backfill: restart -> backfill {self.backfill_status}: "
+            f"{self.restart_to_complete_s:.1f} s (stranded partition {self.stranded_partition})",
+            f"daemon health check: failing {self.kill_to_unhealthy_s:.1f} s after SIGKILL, "
+            f"passing {self.restart_to_healthy_s:.1f} s after restart, failing {self.hung_to_unhealthy_s:.1f} s "
+            f"after SIGSTOP (bound: heartbeat age {self.heartbeat_max_age_s} s)",
+        ]
+
+
+# --------------------------------------------------------------------------- PostgreSQL
+
+
+class TableLock:
+    """An EXCLUSIVE lock on one table of the rehearsal's instance database (reads go on, writes wait)."""
+
+    def __init__(self, pg_env: Mapping[str, str], table: str) -> None:
+        self._params = {
+            "host": pg_env["DAGSTER_POSTGRES_HOST"], "port": int(pg_env["DAGSTER_POSTGRES_PORT"]),
+            "user": pg_env["DAGSTER_POSTGRES_USER"], "password": pg_env["DAGSTER_POSTGRES_PASSWORD"],
+            "dbname": pg_env["DAGSTER_POSTGRES_DB"], "connect_timeout": 5,
+        }
+        self.table = table
+        self._holder = psycopg2.connect(**self._params)
+        self._holder.cursor().execute(f"LOCK TABLE {table} IN EXCLUSIVE MODE")  # noqa: S608 (our constant)
+
+    def _admin(self) -> Any:
+        conn = psycopg2.connect(**self._params)
+        conn.autocommit = True
+        return conn
+
+    def waiters(self) -> list[int]:
+        """Backends waiting for this lock (the writers it holds back)."""
+        conn = self._admin()
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT pid FROM pg_locks WHERE relation = %s::regclass AND NOT granted", (self.table,))
+                return [row[0] for row in cur.fetchall()]
+        finally:
+            conn.close()
+
+    def drop_waiters(self) -> None:
+        """End the waiting statements: their process was killed, so they must never run."""
+        conn = self._admin()
+        try:
+            with conn.cursor() as cur:
+                for pid in self.waiters():
+                    cur.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        finally:
+            conn.close()
+
+    def release(self) -> None:
+        with contextlib.suppress(psycopg2.Error):
+            self._holder.rollback()
+            self._holder.close()
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _until(what: str, probe: Any, dep: Deployment, timeout: float, every: float = 0.5) -> Any:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        value = probe()
+        if value:
+            return value
+        time.sleep(every)
+    raise RehearsalError(f"timed out after {timeout:g}s waiting for {what}\n{dep.logs()}")
+
+
+def _backfill_status(gql: GraphQL, backfill_id: str) -> str:
+    data = gql(Q_BACKFILL, id=backfill_id)["partitionBackfillOrError"]
+    if data["__typename"] != "PartitionBackfill":
+        raise RehearsalError(f"partitionBackfillOrError: {data}")
+    status: str = data["status"]
+    return status
+
+
+def _heartbeat_max_age() -> int:
+    text = (INSTANCE_CONFIG.parent / "entrypoint.sh").read_text()
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("DAEMON_HEARTBEAT_MAX_AGE_S=")]
+    return int(line.split("=", 1)[1])
+
+
+def _first_failing_check(dep: Deployment, since: float, timeout: float) -> float:
+    """Seconds from `since` until `entrypoint.sh check daemon` first fails."""
+    daemon = dep.services["daemon"]
+    _until("the daemon's health check to fail", lambda: not daemon.healthy(), dep, timeout, every=1.0)
+    return time.monotonic() - since
+
+
+def crash_daemon_mid_backfill(root: Path) -> CrashReport:
+    today = datetime.now(UTC).date()
+    days = [today - timedelta(days=3), today - timedelta(days=2)]
+    tokens = [token(f"RcvD{i}token", f"{d}T09:00:00Z", website=f"https://github.com/recovery/day{i}")
+              for i, d in enumerate(days)]
+    partitions = [d.isoformat() for d in days]
+    with deployment(root, tokens, date(days[0].year, days[0].month, 1)) as dep:
+        gql = GraphQL(dep.cfg.webserver_port)
+        try:
+            wait_location_loaded(gql, dep)
+            return _crash_and_recover(gql, dep, partitions)
+        finally:
+            gql.close()
+
+
+def _crash_and_recover(gql: GraphQL, dep: Deployment, partitions: list[str]) -> CrashReport:
+    daemon = dep.services["daemon"]
+    assert daemon.proc is not None
+    result = gql(M_BACKFILL, params={
+        "selector": {"partitionSetName": f"{BACKFILL_JOB}_partition_set", "repositorySelector": REPO_SELECTOR},
+        "partitionNames": partitions,
+    })["launchPartitionBackfill"]
+    if result["__typename"] != "LaunchBackfillSuccess":
+        raise RehearsalError(f"launchPartitionBackfill: {result}")
+    backfill_id = result["backfillId"]
+    backfill_filter = {"tags": [{"key": "dagster/backfill", "value": backfill_id}]}
+
+    # 1. The backfill daemon creates a partition's run and is held before submitting it.
+    lock = TableLock(dep.cfg.postgres, "event_logs")
+    try:
+        def stranded() -> RunRecord | None:
+            created = [r for r in runs(gql, backfill_filter) if r.status == "NOT_STARTED"]
+            return created[0] if created and lock.waiters() else None
+
+        orphan: RunRecord = _until("a backfill run created and held before its submission", stranded, dep,
+                                   STRANDED_WAIT_S)
+        # 2. Killed there.
+        killed_at = time.monotonic()
+        os.killpg(daemon.proc.pid, signal.SIGKILL)
+        daemon.proc.wait(timeout=30)
+        lock.drop_waiters()
+    finally:
+        lock.release()
+    kill_to_unhealthy = _first_failing_check(dep, killed_at, 30.0)
+    (still,) = runs(gql, {"runIds": [orphan.run_id]})
+    assert still.status == "NOT_STARTED", still.status
+
+    # 3. Restarted, as compose's `restart: unless-stopped` does.
+    restarted_at = time.monotonic()
+    daemon.start()
+    restart_to_healthy = dep.wait_healthy("daemon")
+
+    def finished() -> str | None:
+        status = _backfill_status(gql, backfill_id)
+        return None if status in BACKFILL_RUNNING else status
+
+    status = _until(f"backfill {backfill_id} to end", finished, dep, RECOVERY_GUARD_S, every=1.0)
+    restart_to_complete = time.monotonic() - restarted_at
+    backfill_runs = [with_events(gql, r) for r in runs(gql, backfill_filter)]
+
+    # 4. A hung daemon (stopped, not dead) fails its check once its heartbeats are too old.
+    hung_at = time.monotonic()
+    os.killpg(daemon.proc.pid, signal.SIGSTOP)
+    try:
+        hung_to_unhealthy = _first_failing_check(dep, hung_at, HUNG_GUARD_S)
+    finally:
+        os.killpg(daemon.proc.pid, signal.SIGCONT)
+
+    return CrashReport(
+        partitions=partitions, stranded_partition=orphan.tags.get("dagster/partition", "?"),
+        backfill_status=status, runs=backfill_runs, kill_to_unhealthy_s=kill_to_unhealthy,
+        restart_to_complete_s=restart_to_complete, restart_to_healthy_s=restart_to_healthy,
+        hung_to_unhealthy_s=hung_to_unhealthy, heartbeat_max_age_s=_heartbeat_max_age(),
+    )
+
+
+# --------------------------------------------------------------------------- the test
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[CrashReport]:
+    result = crash_daemon_mid_backfill(Path(tmp_path_factory.mktemp("daemon-crash")))
+    request.config.stash[RECOVERY_TIMINGS] = result.timing_lines()
+    yield result
+
+
+def test_the_backfill_completes_after_the_daemon_was_killed_mid_submission(report: CrashReport) -> None:
+    assert report.backfill_status == "COMPLETED_SUCCESS", [(r.tags.get("dagster/partition"), r.status)
+                                                           for r in report.runs]
+    by_partition = {r.tags["dagster/partition"]: r for r in report.runs}
+    assert sorted(by_partition) == report.partitions and len(report.runs) == len(report.partitions)
+    assert all(r.status == "SUCCESS" for r in report.runs)
+    # The stranded run is the one the sensor submitted, after the bound and not before.
+    stranded = by_partition[report.stranded_partition]
+    assert any(m.startswith(SUBMITTED_BY) for m in stranded.messages), stranded.messages[:10]
+    assert stranded.started is not None and stranded.started - stranded.created >= STRANDED_AFTER_S
+
+
+def test_a_dead_daemon_fails_its_health_check_at_once(report: CrashReport) -> None:
+    assert report.kill_to_unhealthy_s < 10.0
+    assert report.restart_to_healthy_s < 90.0
+
+
+def test_a_hung_daemon_fails_its_health_check_once_its_heartbeats_are_too_old(report: CrashReport) -> None:
+    # Heartbeats are written every 30 s, so the check fails between max_age - 30 s and max_age
+    # (plus a check's own time) after the daemon stopped.
+    assert report.hung_to_unhealthy_s <= report.heartbeat_max_age_s + 15.0
+
+
+def test_the_stranded_bound_comes_before_run_monitorings_start_timeout() -> None:
+    for path in (INSTANCE_CONFIG, INSTANCE_CONFIG.parent.parent / "dagster.yaml"):
+        monitoring = yaml.safe_load(path.read_text())["run_monitoring"]
+        assert monitoring["enabled"] is True
+        # Submitted by the sensor (bound + a tick or two) well before monitoring would fail it.
+        assert monitoring["start_timeout_seconds"] > STRANDED_AFTER_S + 2 * STRANDED_SENSOR_INTERVAL_S
