@@ -1,7 +1,7 @@
 # One image for the three Dagster services of docker-compose.yml: the gRPC code server (the only
 # process that imports social_recording; runs start inside its container), the daemon and the
 # webserver. They differ only by the argument to deploy/entrypoint.sh.
-FROM python:3.11-slim
+FROM python:3.11.13-slim-bookworm
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -13,11 +13,15 @@ RUN useradd --create-home --uid 1000 dagster
 
 WORKDIR /opt/social_recording
 
-# The project with its production dependencies: the package itself plus the `deploy` extra
-# (PostgreSQL storage for the Dagster instance). No dev tools, no tests.
+# The production dependencies exactly as locked (`make lock`: pyproject.toml's dependencies with the
+# `deploy` extra, every version pinned with its hashes), so two builds install the same files; then
+# the project itself from the source, without resolving anything, and `pip check` that the lock
+# satisfies everything the project declares. No dev tools, no tests.
+COPY deploy/requirements.lock ./deploy/requirements.lock
+RUN pip install --require-hashes --no-deps -r deploy/requirements.lock
 COPY pyproject.toml README.md ./
 COPY social_recording ./social_recording
-RUN pip install ".[deploy]"
+RUN pip install --no-deps --no-build-isolation . && pip check
 
 COPY deploy ./deploy
 

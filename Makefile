@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEV_HOME ?= $(CURDIR)/.social_recording/dagster_home
 
-.PHONY: install test lint dev demo-run status test-mongo clean
+.PHONY: install test lint dev demo-run status test-mongo lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,12 +45,25 @@ demo-run: install
 status: install
 	DAGSTER_HOME=$(DEV_HOME) $(BIN)/python -m social_recording status $(STATUS_ARGS)
 
-# The store's contract tests (and its index checks) against the docker-compose `mongodb` service,
-# with the credentials of .env: `docker compose up -d --wait mongodb && make test-mongo`.
+# The store's contract tests (and its index checks) against the docker-compose `mongodb` service, which
+# only docker-compose.test.yml publishes (on MONGO_PUBLISH, default 127.0.0.1:27017), as the root user
+# of .env (each test creates and drops a database of its own, which the application's user may not):
+#   docker compose -f docker-compose.yml -f docker-compose.test.yml up -d --wait mongodb && make test-mongo
 test-mongo: install
 	set -a && . ./.env && set +a && \
 	SOCIAL_RECORDING_TEST_MONGO_URL="mongodb://$${MONGO_ROOT_USER:-social_recording}:$${MONGO_ROOT_PASSWORD:?set MONGO_ROOT_PASSWORD in .env}@$${MONGO_PUBLISH:-127.0.0.1:27017}/?authSource=admin" \
 	$(BIN)/python -m pytest -q social_recording_tests/store
+
+# The image's lock file: pyproject.toml's dependencies with the `deploy` extra, plus what builds the
+# project (deploy/requirements.in), every version pinned with its hashes, for Linux x86-64 and Python
+# 3.11 (the Dockerfile's base). Run it after changing a dependency; without --upgrade, uv keeps every
+# pin the current lock has that still fits, so it changes only what the change needs. A test runs this
+# target into a copy and compares (social_recording_tests/deploy/test_lock.py).
+LOCK ?= deploy/requirements.lock
+lock: install
+	$(BIN)/uv pip compile pyproject.toml deploy/requirements.in --extra deploy --generate-hashes \
+		--python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
+		--custom-compile-command "make lock" --quiet -o $(LOCK)
 
 clean:
 	rm -rf $(VENV) .social_recording .pytest_cache .mypy_cache .ruff_cache
