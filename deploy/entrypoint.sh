@@ -4,6 +4,11 @@
 #
 #   entrypoint.sh code-server | daemon | webserver          start that service (exec, PID 1)
 #   entrypoint.sh check code-server | daemon | webserver    its health check (exit 0 = healthy)
+#   entrypoint.sh dagster… ARGS                             run that Dagster command as given
+#
+# The last form is how Dagster's Helm chart and its Kubernetes run launcher use the image: they pass
+# `dagster api grpc …` (the user-code deployment) and `dagster api execute_run …` (each run's pod) as
+# the container's arguments, with their own instance configuration (deploy/helm/values.yaml).
 #
 # Every value comes from the environment (docker-compose.yml sets them); a missing one stops the
 # service at once with the variable's name. $DAGSTER_HOME holds the production dagster.yaml.
@@ -31,7 +36,7 @@ need() {
 }
 
 usage() {
-  echo "usage: $0 [check] code-server|daemon|webserver" >&2
+  echo "usage: $0 [check] code-server|daemon|webserver, or $0 dagster… ARGS" >&2
   exit 64
 }
 
@@ -92,5 +97,6 @@ check() {
 case "${1:-}" in
   check) [ $# -eq 2 ] || usage; check "$2" ;;
   code-server|daemon|webserver) [ $# -eq 1 ] || usage; start "$1" ;;
+  dagster|dagster-*) exec "$@" ;;
   *) usage ;;
 esac

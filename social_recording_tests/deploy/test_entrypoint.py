@@ -37,3 +37,10 @@ def test_dagster_home_is_required(tmp_path: Path) -> None:
 def test_unknown_usage_is_refused(tmp_path: Path, args: tuple[str, ...]) -> None:
     done = _run(tmp_path, *args)
     assert done.returncode == 64 and "usage:" in done.stderr
+
+
+def test_a_dagster_command_runs_as_given(tmp_path: Path) -> None:
+    """How the Helm chart and the Kubernetes run launcher use the image: `dagster api grpc …` and
+    `dagster api execute_run …` as the container's arguments."""
+    done = _run(tmp_path, "dagster", "--version")
+    assert done.returncode == 0 and "dagster" in done.stdout.lower(), done.stderr
