@@ -19,13 +19,14 @@ import warnings
 from dagster import (
     DagsterRunStatus,
     DefaultSensorStatus,
+    QueuedRunCoordinator,
     RunsFilter,
     SensorDefinition,
     SensorEvaluationContext,
     SkipReason,
+    SubmitRunContext,
     sensor,
 )
-from dagster._core.run_coordinator import QueuedRunCoordinator, SubmitRunContext
 from dagster._core.storage.tags import BACKFILL_ID_TAG
 
 warnings.filterwarnings("ignore", message="Parameter `owners` of initializer", category=Warning)
