@@ -260,14 +260,14 @@ def test_the_backfill_completes_after_the_daemon_was_killed_mid_submission(repor
 
 
 def test_a_dead_daemon_fails_its_health_check_at_once(report: CrashReport) -> None:
+    # The process check needs no Python: the first check after the kill fails.
     assert report.kill_to_unhealthy_s < 10.0
-    assert report.restart_to_healthy_s < 90.0
 
 
 def test_a_hung_daemon_fails_its_health_check_once_its_heartbeats_are_too_old(report: CrashReport) -> None:
-    # Heartbeats are written every 30 s, so the check fails between max_age - 30 s and max_age
-    # (plus a check's own time) after the daemon stopped.
-    assert report.hung_to_unhealthy_s <= report.heartbeat_max_age_s + 15.0
+    # Heartbeats are written every 30 s, so the check fails between max_age - 30 s and max_age after
+    # the daemon stopped, plus the checks' own time (a Python process each: seconds on a busy machine).
+    assert report.hung_to_unhealthy_s <= report.heartbeat_max_age_s + 30.0
 
 
 def test_the_stranded_bound_comes_before_run_monitorings_start_timeout() -> None:
