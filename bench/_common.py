@@ -13,8 +13,9 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -26,14 +27,11 @@ if str(REPO) not in sys.path:
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject  # noqa: E402
 from social_recording.domain.models import TokenProfile  # noqa: E402
 from social_recording.domain.urls import Platform, parse_canonical  # noqa: E402
-from social_recording.locks.base import LockManager  # noqa: E402
+from social_recording.locks.base import Lease, LockManager  # noqa: E402
 from social_recording.platforms.base import GenerateContext, GenerateResult, GeneratorRegistry  # noqa: E402
-from social_recording.recording.gate import DedupeGate  # noqa: E402
-from social_recording.recording.processor import TokenProcessor  # noqa: E402
-from social_recording.recording.reconcile import ReconcileService  # noqa: E402
-from social_recording.recording.url_recorder import UrlRecorder  # noqa: E402
-from social_recording.recording.writer import GraphWriter  # noqa: E402
-from social_recording.store.base import Store  # noqa: E402
+from social_recording.recording.engine import Engine  # noqa: E402
+from social_recording.recording.engine import build_engine as build_recording_engine  # noqa: E402
+from social_recording.store.base import Store, UrlWrite, WriteOutcome  # noqa: E402
 
 
 class SleepingGenerator:
@@ -108,21 +106,51 @@ class FakeUpstream:
         return RangeReport([RangeItem(a, p.symbol) for a, p in self.profiles.items()])
 
 
-@dataclass
-class Engine:
-    recorder: UrlRecorder
-    processor: TokenProcessor
-    reconcile: ReconcileService
-    upstream: FakeUpstream
+class NoLocks:
+    """A lock manager that locks nothing: every key is held at once by everyone (the baseline of what
+    the URL lock saves). Benchmark-only; every write carries the same fence, so none is refused."""
+
+    FENCE = 2**62
+
+    @contextmanager
+    def _held(self, key: str) -> Iterator[Lease]:
+        yield Lease(key, "benchmark-no-lock", held=True, fence=self.FENCE, confirm=lambda: True)
+
+    def try_hold(self, key: str, ttl: float) -> Any:
+        return self._held(key)
+
+    def hold_within(self, key: str, ttl: float, wait: float) -> Any:
+        return self._held(key)
+
+    def close(self) -> None:
+        pass
+
+
+class ForgetfulStore:
+    """A store whose URLs never have a state: nothing is reused and nothing adopted, so every token
+    pays for every URL (the baseline of what the dedupe gate saves). Benchmark-only."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def find_url_state(self, url: str) -> None:
+        return None
+
+    def apply_url_write(self, write: UrlWrite) -> WriteOutcome:
+        return self._store.apply_url_write(replace(write, expect_version=None))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
 
 
 def build_engine(store: Store, locks: LockManager, registry: GeneratorRegistry, tokens: Mapping[str, Sequence[str]],
                  *, unsafe: bool = False) -> Engine:
+    """The production engine over a fake upstream; `unsafe` takes the dedupe gate and the URL locks
+    away (the baseline every token pays for every URL against)."""
     upstream = FakeUpstream(tokens)
-    recorder = UrlRecorder(store, locks, DedupeGate(store), GraphWriter(store), registry, enable_paid=True,
-                           _unsafe_no_dedupe_no_lock=unsafe)
-    processor = TokenProcessor(store, locks, upstream, recorder)
-    return Engine(recorder, processor, ReconcileService(store, locks, upstream, processor), upstream)
+    if unsafe:
+        store, locks = ForgetfulStore(store), NoLocks()  # type: ignore[assignment]
+    return build_recording_engine(store, locks, registry, upstream, tracker=upstream, enable_paid=True)
 
 
 # ---------------------------------------------------------------------------------------------- output

@@ -26,16 +26,14 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from _common import ForgetfulStore, NoLocks  # noqa: E402, I001  (bench/ on sys.path)
 from pydantic import SecretStr  # noqa: E402
 
 from social_recording.domain.models import TokenProfile  # noqa: E402
 from social_recording.locks import open_lock_manager  # noqa: E402
 from social_recording.platforms.base import ProviderKeys  # noqa: E402
 from social_recording.platforms.registry import build_registry  # noqa: E402
-from social_recording.recording.gate import DedupeGate  # noqa: E402
-from social_recording.recording.processor import TokenProcessor  # noqa: E402
-from social_recording.recording.url_recorder import UrlRecorder  # noqa: E402
-from social_recording.recording.writer import GraphWriter  # noqa: E402
+from social_recording.recording.engine import Timings, build_engine  # noqa: E402
 from social_recording.sandbox.ledger import Ledger  # noqa: E402
 from social_recording.sandbox.scenario import load_scenario  # noqa: E402
 from social_recording.sandbox.transport import SandboxTransport, sandbox_resolve_host  # noqa: E402
@@ -60,7 +58,6 @@ def main(raw: str) -> int:
     cfg: dict[str, Any] = json.loads(raw)
     store = SqliteStore(cfg["store_path"], **({"busy_timeout": cfg["store_busy_timeout"]}
                                               if cfg.get("store_busy_timeout") else {}))
-    writer = GraphWriter(store, **({"retry_s": cfg["write_retry_s"]} if "write_retry_s" in cfg else {}))
     locks = open_lock_manager(cfg["lock_url"])
     transport = SandboxTransport(load_scenario(Path(cfg["scenario"])), Ledger(Path(cfg["ledger"])))
     scale = float(cfg.get("sleep_scale", 0.01))
@@ -74,10 +71,12 @@ def main(raw: str) -> int:
     keys = ProviderKeys(twitterapi_io_key=KEY, apify_token=KEY, youtube_api_key=KEY, urlscan_api_key=KEY)
     registry = build_registry(keys, transport=transport, sleep=sleep, resolve_host=sandbox_resolve_host)
     tokens = [(a, list(u)) for a, u in cfg["tokens"]]
-    recorder = UrlRecorder(store, locks, DedupeGate(store), writer, registry, enable_paid=True,
-                           url_lock_ttl=cfg["url_lock_ttl"], url_lock_wait=cfg.get("url_lock_wait", 30.0),
-                           _unsafe_no_dedupe_no_lock=bool(cfg.get("unsafe")))
-    processor = TokenProcessor(store, locks, Profiles(tokens), recorder, token_lock_ttl=cfg["token_lock_ttl"])
+    if cfg.get("unsafe"):
+        store, locks = ForgetfulStore(store), NoLocks()  # type: ignore[assignment]
+    timings = Timings(url_lock_ttl=cfg["url_lock_ttl"], url_lock_wait=cfg.get("url_lock_wait", 30.0),
+                      token_lock_ttl=cfg["token_lock_ttl"],
+                      **({"write_retry_s": cfg["write_retry_s"]} if "write_retry_s" in cfg else {}))
+    processor = build_engine(store, locks, registry, Profiles(tokens), enable_paid=True, timings=timings).processor
     if cfg.get("barrier"):
         folder, n = Path(cfg["barrier"][0]), int(cfg["barrier"][1])
         (folder / f"ready-{os.getpid()}").touch()

@@ -60,12 +60,7 @@ def in_process(root: Path, repeat: int) -> dict[str, float]:
     from social_recording.dagster_defs.definitions_builder import build_definitions
     from social_recording.dagster_defs.resources import PlatformsResource, TrackerResource, UpstreamResource
     from social_recording.locks import open_lock_manager
-    from social_recording.recording.gate import DedupeGate
-    from social_recording.recording.processor import TokenProcessor
-    from social_recording.recording.reconcile import ReconcileService
-    from social_recording.recording.retry import RetryService
-    from social_recording.recording.url_recorder import UrlRecorder
-    from social_recording.recording.writer import GraphWriter
+    from social_recording.recording.engine import build_engine
     from social_recording.settings import load_settings
     from social_recording.store import open_store
 
@@ -92,13 +87,11 @@ def in_process(root: Path, repeat: int) -> dict[str, float]:
                                 sandbox_ledger=str(settings.effective_ledger))
     tracker = TrackerResource(upstream=upstream)
     registry = PlatformsResource(upstream=upstream).registry()
-    recorder = UrlRecorder(store, locks, DedupeGate(store), GraphWriter(store), registry, enable_paid=False)
-    processor = TokenProcessor(store, locks, tracker.profile_reader(), recorder)
+    engine = build_engine(store, locks, registry, tracker.profile_reader(), tracker=tracker.client(), enable_paid=False)
     start = datetime.fromisoformat(DAY).replace(tzinfo=UTC)
     end = start + timedelta(days=1)
-    for name, call in (("retry use case", lambda: RetryService(store, locks, processor).retry()),
-                       ("reconcile use case", lambda: ReconcileService(store, locks, tracker.client(), processor)
-                        .reconcile(start, end, partition_key=DAY))):
+    for name, call in (("retry use case", lambda: engine.retry.record_selection(engine.retry.select_due())),
+                       ("reconcile use case", lambda: engine.reconcile.reconcile(start, end, partition_key=DAY))):
         samples = []
         for _ in range(repeat + 1):
             started = time.perf_counter()

@@ -64,11 +64,7 @@ def child(mode: str) -> None:
     from social_recording.dagster_defs.definitions_builder import build_definitions
     from social_recording.dagster_defs.resources import PlatformsResource, TrackerResource, UpstreamResource
     from social_recording.locks import open_lock_manager
-    from social_recording.recording.gate import DedupeGate
-    from social_recording.recording.processor import TokenProcessor
-    from social_recording.recording.reconcile import ReconcileService
-    from social_recording.recording.url_recorder import UrlRecorder
-    from social_recording.recording.writer import GraphWriter
+    from social_recording.recording.engine import build_engine
     from social_recording.settings import load_settings
     from social_recording.store import open_store
 
@@ -88,11 +84,10 @@ def child(mode: str) -> None:
                                     sandbox_ledger=str(settings.effective_ledger))
         tracker = TrackerResource(upstream=upstream)
         platforms = PlatformsResource(upstream=upstream, rate_limit_url=settings.effective_lock_url)
-        recorder = UrlRecorder(store, locks, DedupeGate(store), GraphWriter(store), platforms.registry(),
-                               enable_paid=settings.enable_paid, max_attempts=settings.max_attempts)
-        processor = TokenProcessor(store, locks, tracker.profile_reader(), recorder)
+        engine = build_engine(store, locks, platforms.registry(), tracker.profile_reader(), tracker=tracker.client(),
+                              enable_paid=settings.enable_paid, max_attempts=settings.max_attempts)
         start = datetime.fromisoformat(DAY).replace(tzinfo=UTC)
-        outcome = ReconcileService(store, locks, tracker.client(), processor).reconcile(
+        outcome = engine.reconcile.reconcile(
             start, start + timedelta(days=1), partition_key=DAY, min_af_count=settings.af_investor_threshold)
         urls = len(outcome.url_outcomes)
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0

@@ -18,8 +18,6 @@ from social_recording.dagster_defs.engine import RecordingEngineResource
 from social_recording.dagster_defs.jobs import live_tokens_job, make_reconcile_job, retry_job
 from social_recording.dagster_defs.recovery import make_stranded_runs_sensor
 from social_recording.dagster_defs.resources import (
-    DedupeGateResource,
-    GraphWriterResource,
     LockManagerResource,
     PlatformsResource,
     RecordingPolicyResource,
@@ -59,8 +57,6 @@ def build_resources(settings: Settings) -> dict[str, Any]:
     locks = LockManagerResource.configure_at_launch(
         lock_url=_env_or(f"{PREFIX}LOCK_URL", settings.effective_lock_url)
     )
-    dedupe_gate = DedupeGateResource.configure_at_launch(store=store)
-    graph_writer = GraphWriterResource.configure_at_launch(store=store)
     tracker = TrackerResource.configure_at_launch(
         upstream=upstream,
         tracker_url=settings.tracker_url,
@@ -86,14 +82,12 @@ def build_resources(settings: Settings) -> dict[str, Any]:
     return {
         "store": store,
         "locks": locks,
-        "dedupe_gate": dedupe_gate,
-        "graph_writer": graph_writer,
         "upstream": upstream,
         "tracker": tracker,
         "platforms": platforms,
         "policy": policy,
         "recording": RecordingEngineResource(
-            store=store, locks=locks, dedupe_gate=dedupe_gate, graph_writer=graph_writer,
+            store=store, locks=locks,
             tracker=tracker, platforms=platforms, policy=policy,
         ),
     }

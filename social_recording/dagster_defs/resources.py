@@ -33,8 +33,6 @@ from social_recording.locks.rate_limits import SharedRateLimiter, open_rate_limi
 from social_recording.outbound.limits import Rate, provider_rates, with_overrides
 from social_recording.platforms.base import GeneratorRegistry, ProviderKeys
 from social_recording.platforms.registry import build_registry
-from social_recording.recording.gate import DedupeGate
-from social_recording.recording.writer import GraphWriter
 from social_recording.store import mask_url_password, open_store
 from social_recording.store.base import Store
 from social_recording.upstream.profile import TokenProfileReader
@@ -110,26 +108,6 @@ class LockManagerResource(_SafeRepr, ConfigurableResource):
         if self._locks is None:
             self._locks = open_lock_manager(self.lock_url)
         return self._locks
-
-
-class DedupeGateResource(_SafeRepr, ConfigurableResource):
-    """The dedupe gate over the shared store: a URL answered within 14 days is reused, not called
-    again. Shared by every op of a run."""
-
-    store: ResourceDependency[StoreResource]
-
-    def get(self) -> DedupeGate:
-        return DedupeGate(self.store.get())
-
-
-class GraphWriterResource(_SafeRepr, ConfigurableResource):
-    """Writes a URL's social graph (contents, accounts, venues, first metrics, links to the token)
-    into the shared store."""
-
-    store: ResourceDependency[StoreResource]
-
-    def get(self) -> GraphWriter:
-        return GraphWriter(self.store.get())
 
 
 class UpstreamResource(_SafeRepr, ConfigurableResource):

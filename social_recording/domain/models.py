@@ -35,8 +35,7 @@ class SocialUrl(BaseModel):
     attempted_at: datetime | None = None
     """The last time a call for this URL was really made on this element's behalf (None: never)."""
     attempts: int = Field(default=0, ge=0)
-    """Calls made for this URL, counted across every token holding it (a failing URL is bought at
-    most `max_attempts` times in total)."""
+    """Calls made on this element's behalf (a counter; the budget is the URL's failure streak)."""
     checked_at: datetime | None = None
     """The last time anything was recorded for this element, with or without a call. The retry
     selection's fair order and every back-off are measured from it (None: never processed)."""
@@ -70,24 +69,40 @@ class PaidRequest(BaseModel):
 
 
 class UrlState(BaseModel):
-    """What is known about one canonical URL across every token holding it: the last answer, the
-    calls spent on it, and an unfinished paid request. One indexed row per URL, so the dedupe gate
-    and the per-URL attempt budget never load the holders."""
+    """What is known about one canonical URL across every token holding it: the best answer of its
+    window, the current failure streak, the calls spent, an open paid request. One indexed row per
+    URL, so the per-URL rules never load the holders (docs/architecture.md, "The per-URL state
+    machine")."""
 
     model_config = ConfigDict(frozen=True)
 
     url: str
     platform: str
     status: FetchStatus
-    attempted_at: datetime | None = None
-    attempts: int = Field(default=0, ge=0)
+    """Where the URL stood for a new holder when this state was written (for operators; the rules read
+    the fields below)."""
+    answer: FetchStatus | None = None
+    """The best answer (ok > not_found > blocked > invalid) of the window; None: no answer yet."""
+    answered_at: datetime | None = None
+    """The anchor: when the call that produced `answer` was made (None: the answer needed no call)."""
     source_token: str | None = None
-    """The token whose links for this URL represent the answer (copied by the reuse path)."""
+    """The token whose links for this URL represent an `ok` answer (copied by the reuse path)."""
+    streak: int = Field(default=0, ge=0)
+    """Consecutive failed calls since the last answer: `exhausted` once it reaches the budget."""
+    attempted_at: datetime | None = None
+    """The last call of the URL, whatever it brought back (the back-off counts from it)."""
+    attempts: int = Field(default=0, ge=0)
+    """Calls made for this URL in all: a counter, never a budget."""
+    engine_failures: int = Field(default=0, ge=0)
+    """Times our own code failed on this URL before any request (reset by a call)."""
     fence: int = Field(default=0, ge=0)
     request: PaidRequest | None = None
+    """A submitted two-step paid call not answered yet: a later holder resumes it."""
+    version: int = Field(default=0, ge=0)
+    """Incremented by every write: a write applies only to the version its decision read."""
     updated_at: datetime | None = None
 
-    @field_validator("attempted_at", "updated_at")
+    @field_validator("attempted_at", "answered_at", "updated_at")
     @classmethod
     def _utc(cls, v: datetime | None) -> datetime | None:
         return None if v is None else ensure_utc(v)

@@ -59,6 +59,12 @@ class Cause(StrEnum):
     this one adopted that answer instead of paying again inside the back-off window."""
     OWNERSHIP = "ownership"
     """The URL lock could not be confirmed right before a paid call: nothing was sent."""
+    RATE_LIMIT = "rate_limit"
+    """The provider's shared rate (or a wait it asked for) would have held the request too long: not
+    sent, tried again after the back-off."""
+    ENGINE_FAILURE = "engine_failure"
+    """Our own code failed before any request: counted per URL, and `exhausted` once the count reaches
+    the budget, so a defect is never selected forever."""
 
 
 def parse_status(value: str) -> FetchStatus:

@@ -250,7 +250,8 @@ class SharedRateLimiter:
             except Exception as exc:  # the storage is unreachable: do not send blind
                 log.warning("rate limiter for %s unavailable (%s: %s); request not sent", service,
                             type(exc).__name__, self._describe(exc))
-                raise RateLimited(service, f"the shared rate limiter could not be asked ({type(exc).__name__})") from None
+                raise RateLimited(service, f"the shared rate limiter could not be asked ({type(exc).__name__})",
+                                  unavailable=True) from None
             if wait <= 0:
                 return
             if self._clock() + wait > deadline:

@@ -24,10 +24,12 @@ class RateLimited(Exception):
     longer than the limiter may wait, or the shared limiter could not be asked. Nothing left, so
     nothing was paid; the URL is recorded as a transient error and retried after its back-off."""
 
-    def __init__(self, service: str, reason: str) -> None:
+    def __init__(self, service: str, reason: str, *, unavailable: bool = False) -> None:
         super().__init__(f"{service}: {reason}")
         self.service = service
         self.reason = reason
+        self.unavailable = unavailable
+        """True when the limiter itself could not be asked (rather than a rate that says wait)."""
 
 
 @dataclass(frozen=True)

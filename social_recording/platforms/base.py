@@ -58,6 +58,9 @@ class ErrorCode(StrEnum):
     error that would be retried and reopened forever."""
     UNSAFE_REDIRECT = "UNSAFE_REDIRECT"
     """A provider redirected to a non-public address or a non-http scheme: refused, nothing sent there."""
+    LIMITER_UNAVAILABLE = "LIMITER_UNAVAILABLE"
+    """The shared rate limiter could not be asked (its backend is unreachable): nothing was sent and
+    nothing learned, so the URL is left as it was."""
 
 
 class ExternalFetchError(Exception):

@@ -245,7 +245,8 @@ class ProviderHttp:
         except CallVetoed:
             raise
         except RateLimited as exc:  # held back by the shared limiter: this request was not sent
-            raise self._fail(call, ErrorCode.RATE_LIMITED, f"{service}: not sent, {exc.reason}") from None
+            code = ErrorCode.LIMITER_UNAVAILABLE if exc.unavailable else ErrorCode.RATE_LIMITED
+            raise self._fail(call, code, f"{service}: not sent, {exc.reason}") from None
         except UnsafeTarget as exc:
             raise self._fail(call, ErrorCode.UNSAFE_REDIRECT, f"{service}: refused redirect to {exc.reason}") from None
         except UnresolvedHost as exc:

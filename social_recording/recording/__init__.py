@@ -1,7 +1,6 @@
 """The use cases: plain Python over the store and lock protocols, no Dagster."""
 
 from social_recording.recording.candidates import CandidateSet, parse_retry_statuses, retry_query
-from social_recording.recording.gate import DedupeGate
 from social_recording.recording.outcomes import EngineOutcome, TokenOutcome, TokenStatus, UrlOutcome
 from social_recording.recording.processor import TokenProcessor
 from social_recording.recording.reconcile import (
@@ -21,7 +20,6 @@ __all__ = [
     "URL_LOCK_TTL_S",
     "URL_LOCK_WAIT_S",
     "CandidateSet",
-    "DedupeGate",
     "EngineOutcome",
     "GraphWriter",
     "ProfileSource",

@@ -1,21 +1,11 @@
-"""One recording of one (token, URL) while its URL lock is held: decide, maybe call, write once.
+"""One recording of one (token, URL) under its URL lock: the state machine decides, this carries it out.
 
-The order of the decision (docs/architecture.md, "Recording one URL"):
-
-1. re-read the element inside the lock: `ok` is final; an element changed since the caller selected
-   it was recorded by someone else, and stands;
-2. the dedupe gate: a reusable answer for this URL within the TTL is copied (no call);
-3. adopt instead of calling when the URL's budget says so: its calls are spent (`exhausted`), it was
-   already called in this run, or another holder called it recently and got a transient failure
-   (inside the back-off window) — a failing URL is bought at most `max_attempts` times in total;
-4. otherwise call the platform's generator, with the HTTP layer reporting every request that left
-   and re-checking the lock right before each paid one;
-5. one fenced write: the element, the URL's state, the graph or the copied links. If a newer holder
-   wrote in between, the write is refused and nothing changes; if not, a result paid for under a
-   lease that was reported lost is still written (throwing it away would pay again).
-
-An explicit retry of an absorbing status (not_found, blocked, invalid, exhausted) skips 2 and 3 once:
-that is what naming it asks for.
+Read the element and the URL state, `decide`, maybe call the generator (the HTTP layer reports every
+request that left and re-checks the lock before each paid one), then hand the store one write made
+on the state version that was read. When a late holder moved the state on in between (STALE), read
+again: a no-call decision is taken anew, a call's outcome is merged into the newer state by `after`,
+so a paid answer is never thrown away and never overwrites a better one. docs/architecture.md,
+"The per-URL state machine" and "Recording one URL".
 """
 
 from __future__ import annotations
@@ -27,8 +17,20 @@ from datetime import datetime
 
 from social_recording.domain.graph import PlannedLink, SocialContractError
 from social_recording.domain.models import SocialUrl, UrlState
-from social_recording.domain.policy import backoff_passed, resolve_final_status
-from social_recording.domain.status import ABSORBING, RETRYABLE, Cause, FetchStatus
+from social_recording.domain.status import Cause, FetchStatus
+from social_recording.domain.url_machine import (
+    Act,
+    Decision,
+    Outcome,
+    Result,
+    Rules,
+    RunRequest,
+    Selected,
+    Transition,
+    after,
+    decide,
+    without_call,
+)
 from social_recording.domain.urls import Platform
 from social_recording.locks.base import Lease
 from social_recording.outbound.observe import CallVetoed, observing
@@ -41,22 +43,24 @@ from social_recording.platforms.base import (
 )
 from social_recording.recording._text import describe_error, kv, safe_url
 from social_recording.recording.call_guard import LeaseGuard, StoredPaidRequests
-from social_recording.recording.gate import DedupeGate
 from social_recording.recording.outcomes import EngineOutcome, OutcomeStatus, UrlOutcome
 from social_recording.recording.run_state import RunState
 from social_recording.recording.writer import GraphWriter
-from social_recording.store.base import ElementWrite, Store, UrlStateWrite, WriteOutcome, WriteResult
+from social_recording.store.base import ElementWrite, Store, WriteOutcome, WriteResult
 
 log = logging.getLogger("social_recording.recording")
 
-_STATUS_OF_CODE: dict[ErrorCode, FetchStatus] = {
+STALE_ROUNDS = 5
+"""How often one recording reads the URL state again after a late holder moved it on. Each round
+needs another holder's write in between; past this many the URL is left to the next run."""
+
+_ANSWER_OF_CODE: dict[ErrorCode, FetchStatus] = {
     ErrorCode.TARGET_BLOCKED: FetchStatus.BLOCKED,
     ErrorCode.UNSAFE_REDIRECT: FetchStatus.BLOCKED,
     ErrorCode.NOT_FOUND: FetchStatus.NOT_FOUND,
-    ErrorCode.UNSUPPORTED: FetchStatus.UNSUPPORTED,
 }
-"""Provider errors that are answers about the target (or about our ability to read its URL).
-Everything else (rate limits, timeouts, 5xx, credit) is a transient `error`."""
+"""Provider errors that are answers about the target. Everything else but an unreadable shape
+(rate limits, timeouts, 5xx, credit) is a transient failure."""
 
 
 @dataclass(frozen=True)
@@ -67,18 +71,6 @@ class Settings:
     max_attempts: int
 
 
-@dataclass
-class _Result:
-    """What the call path decided, before the write."""
-
-    status: FetchStatus
-    attempted: bool
-    detail: str
-    cause: Cause | None = None
-    links: list[PlannedLink] | None = None
-    engine_failure: bool = False
-
-
 class UrlAttempt:
     """One invocation for one (token, URL) under a held URL lease. Build, `run()` once."""
 
@@ -86,7 +78,6 @@ class UrlAttempt:
         self,
         *,
         store: Store,
-        gate: DedupeGate,
         writer: GraphWriter,
         registry: GeneratorRegistry,
         settings: Settings,
@@ -94,15 +85,13 @@ class UrlAttempt:
         symbol: str | None,
         url: str,
         platform: Platform,
-        snapshot: SocialUrl | None,
+        selected: Selected | None,
         lease: Lease,
         run: RunState,
         now: datetime,
         started: float,
-        use_gate: bool = True,
     ) -> None:
         self._store = store
-        self._gate = gate
         self._writer = writer
         self._registry = registry
         self._settings = settings
@@ -110,24 +99,17 @@ class UrlAttempt:
         self._symbol = symbol
         self.url = url
         self.platform = platform
-        self._snapshot = snapshot
+        self._selected = selected
         self._lease = lease
         self._run = run
         self._now = now
         self._started = started
-        self._use_gate = use_gate
+        self._rules = Rules.for_platform(platform, max_attempts=settings.max_attempts, min_interval=run.min_interval)
+        self._request: RunRequest = run.request_or_live(now)
         self._previous: FetchStatus | None = None
 
-    # ------------------------------------------------------------------ results
-
-    def outcome(
-        self,
-        status: OutcomeStatus,
-        *,
-        attempted: bool = False,
-        reused: bool = False,
-        detail: str = "",
-    ) -> UrlOutcome:
+    def outcome(self, status: OutcomeStatus, *, attempted: bool = False, reused: bool = False,
+                detail: str = "") -> UrlOutcome:
         return UrlOutcome(
             token=self.address,
             url=self.url,
@@ -145,152 +127,111 @@ class UrlAttempt:
     # ------------------------------------------------------------------ the decision
 
     def run(self) -> UrlOutcome:
-        current = self._store.find_element(self.address, self.url)
-        if current is None:
+        for _ in range(STALE_ROUNDS):
+            read = self._read()
+            if isinstance(read, UrlOutcome):
+                return read
+            element, state = read
+            decision = decide(state, element, request=self._request, selected=self._selected, now=self._now,
+                              rules=self._rules)
+            if decision.act is Act.LEAVE:
+                assert decision.status is not None
+                return self.outcome(decision.status, detail=decision.detail)
+            if decision.calls:
+                return self._call(element, state, decision)
+            assert decision.status is not None
+            written = self._write(without_call(decision, element, self._now), state, links=None)
+            if written.result is not WriteResult.STALE:
+                return self._written(written, decision.status, attempted=False, reused=decision.act is Act.REUSE,
+                                     detail=self._with_links(written, decision.detail, decision.source_token))
+        return self._gave_up()
+
+    def _read(self) -> tuple[SocialUrl, UrlState | None] | UrlOutcome:
+        element = self._store.find_element(self.address, self.url)
+        if element is None:
             return self.outcome(EngineOutcome.NO_ELEMENT, detail="no such token url in the store")
-        self._previous = current.status
-        if current.status is FetchStatus.OK:
-            return self.outcome(FetchStatus.OK, detail="already ok")
-        if self._snapshot is not None and _changed(self._snapshot, current):
-            return self.outcome(current.status, detail="element changed since it was selected; left as is")
-        state = self._gate.state(self.url)
-        forced = current.status in ABSORBING and not self._run.called(self.url)
-        if not forced:
-            reused = self._reuse(current, state)
-            if reused is not None:
-                return reused
-            adopted = self._adopt(current, state)
-            if adopted is not None:
-                return adopted
-        return self._call(current, state)
+        if self._previous is None:
+            self._previous = element.status
+        return element, self._store.find_url_state(self.url)
 
-    def _reuse(self, current: SocialUrl, state: UrlState | None) -> UrlOutcome | None:
-        if not self._use_gate:
-            return None
-        hit = self._gate.lookup(self.url, self._now, state=state, read=False, platform=self.platform)
-        if hit is None:
-            return None
-        detail = f"reused {hit.status.value}" + (f" of {hit.source_token}" if hit.source_token else "")
-        element = ElementWrite(
-            status=hit.status,
-            attempts=current.attempts,
-            attempted_at=current.attempted_at,
-            checked_at=self._now,
-            detail=detail,
-        )
-        written = self._writer.record(
-            address=self.address, url=self.url, platform=self.platform.value, fence=self._lease.fence,
-            now=self._now, element=element, copy_links_from=hit.source_token,
-        )
-        if written.result.applied and hit.source_token:
-            detail = f"{detail} ({len(written.links)} links)"
-        return self._written(written, hit.status, attempted=False, reused=True, detail=detail)
-
-    def _adopt(self, current: SocialUrl, state: UrlState | None) -> UrlOutcome | None:
-        """Record the URL's last answer without calling, when calling again would break its budget."""
-        if state is None or state.status is FetchStatus.OK:
-            return None
-        max_attempts = self._settings.max_attempts
-        if state.status is FetchStatus.EXHAUSTED or state.attempts >= max_attempts:
-            status, cause = FetchStatus.EXHAUSTED, None
-            detail = f"this URL already spent its {state.attempts} of {max_attempts} calls"
-        elif self._run.called(self.url):
-            status, cause = state.status, Cause.BACKOFF if state.status in RETRYABLE else None
-            detail = f"{state.status.value} from this run's call of the URL for another token"
-        elif state.status is FetchStatus.ERROR and not backoff_passed(state.attempted_at, self._now,
-                                                                      self._run.min_interval):
-            status, cause = FetchStatus.ERROR, Cause.BACKOFF
-            when = state.attempted_at.isoformat() if state.attempted_at else "?"
-            detail = f"error from another holder's call at {when}; called again after the back-off"
-        else:
-            return None
-        if current.status is status and status in ABSORBING:
-            return self.outcome(status, detail=f"{detail}; unchanged")
-        element = ElementWrite(
-            status=status,
-            attempts=current.attempts,
-            attempted_at=current.attempted_at,
-            checked_at=self._now,
-            cause=cause,
-            detail=detail,
-        )
-        written = self._writer.record(
-            address=self.address, url=self.url, platform=self.platform.value, fence=self._lease.fence,
-            now=self._now, element=element,
-        )
-        return self._written(written, status, attempted=False, reused=False, detail=detail)
+    def _gave_up(self, attempted: bool = False) -> UrlOutcome:
+        return self.outcome(EngineOutcome.LOST, attempted=attempted,
+                            detail=f"the URL's state kept changing under {STALE_ROUNDS} reads; left for the next run")
 
     # ------------------------------------------------------------------ the call
 
-    def _call(self, current: SocialUrl, state: UrlState | None) -> UrlOutcome:
-        result = self._generate(state)
-        if isinstance(result, UrlOutcome):
+    def _call(self, element: SocialUrl, state: UrlState | None, decision: Decision) -> UrlOutcome:
+        done = self._generate(state, decision)
+        if isinstance(done, UrlOutcome):
+            return done
+        outcome, links, engine_failure = done
+        for _ in range(STALE_ROUNDS):
+            transition = after(state, element, outcome, decision=decision, address=self.address, now=self._now,
+                               rules=self._rules)
+            if transition.element is None:  # deferred: nothing sent, nothing learned
+                return self.outcome(EngineOutcome.DEFERRED, detail=f"{outcome.detail}; left as it was")
+            written = self._write(transition, state, links=links)
+            if written.result is WriteResult.STALE:
+                read = self._read()
+                if isinstance(read, UrlOutcome):
+                    return read
+                element, state = read
+                continue
+            status = transition.element.status
+            detail = self._with_links(written, transition.element.detail, transition.element.copy_links_from)
+            if written.result.applied and transition.element.own_links and links is not None:
+                detail = f"{detail}; {len(written.links)} links"
+            result = self._written(written, status, attempted=outcome.called,
+                                   reused=transition.element.copy_links_from is not None, detail=detail)
+            if engine_failure or outcome.result is Result.ENGINE:
+                return self.outcome(EngineOutcome.FAILED, attempted=outcome.called, detail=result.detail)
             return result
-        url_attempts = max(current.attempts, 0 if state is None else state.attempts)
-        final = resolve_final_status(url_attempts, result.status, result.attempted, self._settings.max_attempts)
-        detail = result.detail
-        if final is not result.status:
-            detail = f"{detail}; {result.status.value} -> {final.value} after {url_attempts + 1} calls of this URL"
-        if not result.attempted and final in RETRYABLE and current.status in ABSORBING:
-            # An explicit retry of an answer that made no call (paid calls off, credit or quota gone)
-            # learned nothing: the known answer stands; overwriting it would make the gate pay again.
-            return self.outcome(current.status, detail=f"{detail}; no call made, kept {current.status.value}")
-        attempts = url_attempts + 1 if result.attempted else current.attempts
-        element = ElementWrite(
-            status=final,
-            attempts=attempts,
-            attempted_at=self._now if result.attempted else current.attempted_at,
-            checked_at=self._now,
-            cause=None if result.attempted else result.cause,
-            detail=detail,
-        )
-        url_state = None
-        if result.attempted or final in ABSORBING:
-            url_state = UrlStateWrite(
-                status=final,
-                attempts=url_attempts + 1 if result.attempted else url_attempts,
-                attempted_at=self._now if result.attempted else (None if state is None else state.attempted_at),
-                source_token=self.address if final is FetchStatus.OK else None,
-            )
-        written = self._writer.record(
-            address=self.address, url=self.url, platform=self.platform.value, fence=self._lease.fence,
-            now=self._now, element=element, state=url_state,
-            graph_links=result.links if final is FetchStatus.OK else None,
-        )
-        if written.result.applied and final is FetchStatus.OK and result.links is not None:
-            detail = f"{detail}; {len(written.links)} links"
-        outcome = self._written(written, final, attempted=result.attempted, reused=False, detail=detail)
-        if result.engine_failure:
-            return self.outcome(EngineOutcome.FAILED, attempted=result.attempted, detail=detail)
-        return outcome
+        return self._gave_up(attempted=outcome.called)
 
-    def _generate(self, state: UrlState | None) -> _Result | UrlOutcome:
-        """Run the generator (or decide without it): a result to write, or an outcome (nothing written)."""
+    def _generate(
+        self, state: UrlState | None, decision: Decision
+    ) -> tuple[Outcome, list[PlannedLink] | None, bool] | UrlOutcome:
+        """Run the generator (or find a reason not to): what it brought back, the planned links of an
+        `ok`, and whether our own code failed after a request left; or an outcome when nothing may be
+        written (the lease is gone)."""
         generator = self._registry.get(self.platform)
         if generator is None:
-            return _Result(FetchStatus.UNSUPPORTED, False, self._registry.why_unavailable(self.platform),
-                           cause=Cause.NO_GENERATOR)
+            return self._not_called(FetchStatus.UNSUPPORTED, Cause.NO_GENERATOR,
+                                    self._registry.why_unavailable(self.platform))
         paid = self._registry.is_paid(self.platform)
         provider = PROVIDER_OF.get(self.platform, self.platform.value)
         if paid and not self._settings.enable_paid:
-            return _Result(FetchStatus.SKIPPED_PAID, False, "paid calls are disabled", cause=Cause.PAID_DISABLED)
+            return self._not_called(FetchStatus.SKIPPED_PAID, Cause.PAID_DISABLED, "paid calls are disabled")
         if paid and self._run.credit_exhausted:
-            return _Result(FetchStatus.SKIPPED_PAID, False, "provider credit exhausted earlier in this run",
-                           cause=Cause.CREDIT_EXHAUSTED)
+            return self._not_called(FetchStatus.SKIPPED_PAID, Cause.CREDIT_EXHAUSTED,
+                                    "provider credit exhausted earlier in this run")
         if not paid and self._run.provider_exhausted(provider):
-            return _Result(FetchStatus.ERROR, False, f"{provider} quota exhausted earlier in this run",
-                           cause=Cause.CREDIT_EXHAUSTED)
+            return self._not_called(FetchStatus.ERROR, Cause.CREDIT_EXHAUSTED,
+                                    f"{provider} quota exhausted earlier in this run")
         if self._lease.lost:
             return self.outcome(EngineOutcome.LOST, detail=f"URL lock lost before the call: {self._lease.lost_reason}")
         guard = LeaseGuard(self._lease)
-        requests = StoredPaidRequests(self._store, self.url, self.platform.value, self._lease, state,
-                                      lambda: self._now)
+        requests = StoredPaidRequests(self._store, self.url, self.platform.value, self._lease,
+                                      state.request if state is not None else None, lambda: self._now)
         symbol = self._symbol
         if symbol is None:  # the caller knew only the address: the symbol comes from our own document
             doc = self._store.find_token(self.address)
             symbol = None if doc is None else doc.symbol
         ctx = GenerateContext(token_address=self.address, token_symbol=symbol, requests=requests)
-        self._run.mark_called(self.url)
+
+        def done(result: Result, status: FetchStatus | None = None, detail: str = "", *,
+                 cause: Cause | None = None, links: list[PlannedLink] | None = None,
+                 engine: bool = False) -> tuple[Outcome, list[PlannedLink] | None, bool]:
+            self._run.note_paid_requests(guard.paid_sent)
+            called = guard.sent > 0
+            if result is Result.FAILED and not called:
+                result = Result.NOT_CALLED
+                status = FetchStatus.ERROR
+            if result is Result.ANSWER and status is None:
+                status = FetchStatus.OK
+            return Outcome(result, status=status, called=called, cause=cause, detail=detail,
+                           submitted=requests.submitted_request, request_expired=requests.expired), links, engine
+
         try:
             # The provider's call slot is taken here, inside the URL lock: the wait is for calls of other
             # URLs, which never wait for a lock themselves, so it cannot deadlock.
@@ -301,17 +242,21 @@ class UrlAttempt:
             self._run.note_paid_requests(guard.paid_sent)
             return self.outcome(EngineOutcome.LOST, attempted=guard.sent > 0, detail=str(exc))
         except SocialContractError as exc:
-            self._run.note_paid_requests(guard.paid_sent)
-            return _Result(FetchStatus.INVALID, guard.sent > 0, describe_error(exc))
+            return done(Result.ANSWER, FetchStatus.INVALID, describe_error(exc))
         except ExternalFetchError as exc:
-            self._run.note_paid_requests(guard.paid_sent)
             if exc.code is ErrorCode.CREDIT_EXHAUSTED:
                 self._run.mark_exhausted(provider, paid=paid)
-            status = _STATUS_OF_CODE.get(exc.code, FetchStatus.ERROR)
-            cause = Cause.UNPARSEABLE if exc.code is ErrorCode.UNSUPPORTED else None
-            return _Result(status, guard.sent > 0, describe_error(exc), cause=cause)
+            detail = describe_error(exc)
+            if exc.code in _ANSWER_OF_CODE:
+                return done(Result.ANSWER, _ANSWER_OF_CODE[exc.code], detail)
+            if exc.code is ErrorCode.UNSUPPORTED:
+                return done(Result.UNREADABLE, detail=detail)
+            if exc.code is ErrorCode.LIMITER_UNAVAILABLE and guard.sent == 0:
+                return done(Result.DEFERRED, detail=detail)
+            if exc.code is ErrorCode.RATE_LIMITED and guard.sent == 0:
+                return done(Result.NOT_CALLED, FetchStatus.ERROR, detail, cause=Cause.RATE_LIMIT)
+            return done(Result.FAILED, detail=detail)
         except Exception as exc:  # our own code failed: a defect, never a guessed attempt
-            self._run.note_paid_requests(guard.paid_sent)
             log.error(
                 kv(event="engine_failure", token=self.address, url=safe_url(self.url), requests_sent=guard.sent,
                    error=type(exc).__name__),
@@ -319,14 +264,35 @@ class UrlAttempt:
             )
             detail = f"engine failure: {describe_error(exc)} after {guard.sent} request(s)"
             if guard.sent == 0:
-                return self.outcome(EngineOutcome.FAILED, detail=f"{detail}; attempts unchanged")
-            return _Result(FetchStatus.ERROR, True, f"{detail}; recorded as a call so the back-off holds",
-                           engine_failure=True)
-        self._run.note_paid_requests(guard.paid_sent)
+                return done(Result.ENGINE, detail=detail, engine=True)
+            return done(Result.FAILED, detail=f"{detail}; recorded as a failed call so the back-off holds",
+                        engine=True)
         resumed = f"; resumed {requests.resumed}" if requests.resumed else ""
-        return _Result(FetchStatus.OK, guard.sent > 0, f"{guard.sent} request(s){resumed}", links=links)
+        return done(Result.ANSWER, FetchStatus.OK, f"{guard.sent} request(s){resumed}", links=links)
+
+    def _not_called(self, status: FetchStatus, cause: Cause, detail: str) -> tuple[Outcome, None, bool]:
+        return Outcome(Result.NOT_CALLED, status=status, cause=cause, detail=detail), None, False
 
     # ------------------------------------------------------------------ the write
+
+    def _write(self, transition: Transition, state: UrlState | None, *,
+               links: list[PlannedLink] | None) -> WriteOutcome:
+        el = transition.element
+        assert el is not None
+        element = ElementWrite(status=el.status, attempts=el.attempts, attempted_at=el.attempted_at,
+                               checked_at=self._now, cause=el.cause, detail=el.detail)
+        return self._writer.record(
+            address=self.address, url=self.url, platform=self.platform.value, fence=self._lease.fence,
+            now=self._now, element=element, state=transition.state,
+            expect_version=0 if state is None else state.version,
+            graph_links=links if el.own_links else None, copy_links_from=el.copy_links_from,
+        )
+
+    @staticmethod
+    def _with_links(written: WriteOutcome, detail: str, source: str | None) -> str:
+        if written.result.applied and source:
+            return f"{detail} ({len(written.links)} links)"
+        return detail
 
     def _written(
         self, written: WriteOutcome, status: FetchStatus, *, attempted: bool, reused: bool, detail: str
@@ -349,10 +315,3 @@ class UrlAttempt:
             detail=f"a newer holder of the URL lock wrote first (fence {written.applied_fence or '?'} > "
                    f"{self._lease.fence}); our {status.value} was not written",
         )
-
-
-def _changed(snapshot: SocialUrl, current: SocialUrl) -> bool:
-    """Whether someone recorded this element after the caller read it."""
-    return (snapshot.status, snapshot.attempts, snapshot.checked_at) != (
-        current.status, current.attempts, current.checked_at
-    )

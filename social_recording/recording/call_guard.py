@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from social_recording.domain.models import PaidRequest, UrlState
+from social_recording.domain.models import PaidRequest
 from social_recording.locks.base import Lease
 from social_recording.outbound.observe import CallVetoed
 from social_recording.recording.store_retry import write_through_outages
@@ -53,7 +53,9 @@ class LeaseGuard:
 
 class StoredPaidRequests:
     """`PaidRequests` on the URL's state: ids of submitted two-step paid calls, fenced like every
-    other write under the URL lock, so a later holder resumes the call instead of paying again."""
+    other write under the URL lock, so a later holder resumes the call instead of paying again. It
+    remembers what the attempt learned about the request (submitted, past its retention) for the
+    state machine's next state."""
 
     def __init__(
         self,
@@ -61,22 +63,27 @@ class StoredPaidRequests:
         url: str,
         platform: str,
         lease: Lease,
-        state: UrlState | None,
+        request: PaidRequest | None,
         clock: Callable[[], datetime],
     ) -> None:
         self._store = store
         self._url = url
         self._platform = platform
         self._lease = lease
-        self._request = None if state is None else state.request
+        self._request = request
         self._clock = clock
         self.resumed: str | None = None
+        self.submitted_request: PaidRequest | None = None
+        """The request this attempt submitted (saved on the URL state)."""
+        self.expired = False
+        """The open request was past its provider's retention: closed, not resumed."""
 
     def previous(self, provider: str, retention: timedelta) -> str | None:
         request = self._request
         if request is None or request.provider != provider:
             return None
         if self._clock() - request.submitted_at >= retention:
+            self.expired = True
             return None  # the provider no longer keeps it: submit anew
         self.resumed = request.request_id
         return request.request_id
@@ -91,3 +98,4 @@ class StoredPaidRequests:
             # A newer holder owns the URL: it will resume or decide; stop here without writing more.
             raise CallVetoed(f"a newer holder of the URL recorded its own request; {provider} request left to it")
         self._request = request
+        self.submitted_request = request

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import replace
 from datetime import datetime, timedelta
 
 from social_recording.domain.models import TokenDoc, UnresolvedValue, utcnow
-from social_recording.domain.policy import DEFAULT_MAX_ATTEMPTS, DEFAULT_MIN_INTERVAL, backoff_passed
+from social_recording.domain.policy import DEFAULT_MIN_INTERVAL, backoff_passed
 from social_recording.domain.status import REALTIME
+from social_recording.domain.url_machine import RunRequest, Selected, Why
 from social_recording.domain.urls import Platform, platform_of
 from social_recording.locks.base import Lease, LockManager
 from social_recording.recording._text import describe_error, kv, safe_url
@@ -70,7 +71,6 @@ class TokenProcessor:
         *,
         token_lock_ttl: float = TOKEN_LOCK_TTL_S,
         min_interval: timedelta = DEFAULT_MIN_INTERVAL,
-        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         if not token_lock_ttl > 0:
@@ -83,7 +83,6 @@ class TokenProcessor:
         self._recorder = recorder
         self._token_lock_ttl = token_lock_ttl
         self._min_interval = min_interval
-        self._max_attempts = max_attempts
         self._clock = clock
 
     @property
@@ -98,9 +97,13 @@ class TokenProcessor:
     def recorder(self) -> UrlRecorder:
         return self._recorder
 
-    def new_run(self) -> RunState:
-        """A run state with this processor's back-off (the live path's)."""
-        return RunState(self._min_interval)
+    def new_run(self, why: Why = Why.LIVE) -> RunState:
+        """A run state with this processor's back-off (the live path's), starting now."""
+        return RunState(self._min_interval, request=self.request(why))
+
+    def request(self, why: Why) -> RunRequest:
+        """What a live or reconcile run asks for, starting now (this processor's clock)."""
+        return RunRequest(why, since=self._clock())
 
     # ------------------------------------------------------------------ live path and reconcile
     def record_batch(
@@ -202,22 +205,29 @@ class TokenProcessor:
         return done(TokenStatus.RECORDED, outcomes, created=created, profile_dropped=dropped, unresolved=unresolved)
 
     def record_targets(
-        self, token: TokenRef, urls: Sequence[str], run: RunState, stop: Callable[[], bool]
+        self,
+        token: TokenRef,
+        urls: Sequence[str],
+        run: RunState,
+        stop: Callable[[], bool],
+        selected: Mapping[str, Selected] | None = None,
     ) -> list[UrlOutcome]:
         """Record `urls` of one token, up to `run.calls.per_token` at once, each in its own thread with
         its own URL lock (the caller holds the token lock). A URL not yet started when `stop()` turns
-        true is left as it is for the next run; the outcomes of the started ones come back in URL order."""
+        true is left as it is for the next run; the outcomes of the started ones come back in URL order.
+        `selected`: the elements as the run selected them (retry), by URL."""
+        picked = selected or {}
         at_once = min(run.calls.per_token, len(urls))
         if at_once <= 1:
             out: list[UrlOutcome] = []
             for url in urls:
                 if stop():
                     break
-                out.append(self._record_url_isolated(token, url, run))
+                out.append(self._record_url_isolated(token, url, run, picked.get(url)))
             return out
 
         def one(url: str) -> UrlOutcome | None:
-            return None if stop() else self._record_url_isolated(token, url, run)
+            return None if stop() else self._record_url_isolated(token, url, run, picked.get(url))
 
         pool = url_pool()
         results: dict[int, UrlOutcome | None] = {}
@@ -243,9 +253,10 @@ class TokenProcessor:
             if el.status in REALTIME and backoff_passed(el.checked_at, now, self._min_interval)
         ]
 
-    def _record_url_isolated(self, token: TokenRef, url: str, run: RunState) -> UrlOutcome:
+    def _record_url_isolated(self, token: TokenRef, url: str, run: RunState,
+                             selected: Selected | None = None) -> UrlOutcome:
         try:
-            return self._recorder.record_url(token, url, run)
+            return self._recorder.record_url(token, url, run, selected)
         except Exception as exc:  # the recorder isolates its own trouble; this is a last guard
             address = token.address if isinstance(token, TokenDoc) else token[0]
             log.error(kv(event="url_failed", token=address, url=safe_url(url), error=type(exc).__name__),
@@ -260,12 +271,18 @@ class TokenProcessor:
         return self.record_urls(address, [url], run)[0]
 
     def record_urls(
-        self, address: str, urls: Sequence[str], run: RunState, stop: Callable[[], bool] = lambda: False
+        self,
+        address: str,
+        urls: Sequence[str],
+        run: RunState,
+        stop: Callable[[], bool] = lambda: False,
+        selected: Mapping[str, Selected] | None = None,
     ) -> list[UrlOutcome]:
         """The retry path: the same try-once token lock, taken once for the token's batch, NO upstream
         call (the symbol comes from our document, read once), then `record_url` for each URL side by
         side (`record_targets`), which routes with the URL's platform anew. One outcome per URL
-        started; URLs not started when `stop()` turned true have none.
+        started; URLs not started when `stop()` turned true have none. `selected` holds the elements as
+        the retry selection saw them, before this token lock: one recorded since then is left as is.
 
         A stored URL that is not canonical is isolated by the recorder: reported `invalid_url` and
         left untouched (nothing inside the pipeline fixes a URL; marking it would hide our bug behind
@@ -290,7 +307,9 @@ class TokenProcessor:
                     present = [url for url in urls if doc is not None and doc.element(url) is not None]
                     missing = {url: skipped(url, EngineOutcome.NO_ELEMENT, "no such token url in the store")
                                for url in urls if url not in present}
-                    recorded = {o.url: o for o in self.record_targets(doc, present, run, stop)} if doc else {}
+                    recorded = (
+                        {o.url: o for o in self.record_targets(doc, present, run, stop, selected)} if doc else {}
+                    )
                     outcomes = [o for url in urls if (o := missing.get(url) or recorded.get(url)) is not None]
         except Exception as exc:
             if outcomes is not None:  # only the release failed; the key expires by its TTL
@@ -315,7 +334,7 @@ class TokenProcessor:
                 url = self._profiles.resolve_value(value.field, value.value)
             except UnresolvedValueError as exc:
                 attempts = value.attempts + 1
-                if attempts >= self._max_attempts:
+                if attempts >= self._recorder.max_attempts:
                     log.warning(kv(event="unresolved_dropped", token=address, field=value.field,
                                    reason=f"still failing after {attempts} attempts: {exc}"))
                     result = self._store.update_unresolved(address, value, lease.fence, drop=True)

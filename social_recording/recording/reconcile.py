@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from social_recording.domain.models import ensure_utc
+from social_recording.domain.url_machine import Why
 from social_recording.locks.base import Lease, LockManager
 from social_recording.recording._text import kv
 from social_recording.recording.job_pool import (
@@ -234,7 +235,8 @@ class ReconcileService:
         deadline = check_deadline(deadline_seconds)
         max_workers = check_max_workers(max_workers)
         partition_key = _check_partition(partition_key)
-        run = run if run is not None else self._processor.new_run()
+        run = run if run is not None else self._processor.new_run(Why.RECONCILE)
+        run.ask(self._processor.request(Why.RECONCILE))
 
         with self._locks.try_hold(reconcile_lock_key(partition_key), self._job_lock_ttl) as job:
             if not job.held:
@@ -278,7 +280,8 @@ class ReconcileService:
         limit = check_limit(limit, allow_none=True)
         deadline = check_deadline(deadline_seconds)
         max_workers = check_max_workers(max_workers)
-        run = run if run is not None else self._processor.new_run()
+        run = run if run is not None else self._processor.new_run(Why.RECONCILE)
+        run.ask(self._processor.request(Why.RECONCILE))
         with self._locks.try_hold(reconcile_lock_key(window.partition_key), self._job_lock_ttl) as job:
             if not job.held:
                 log.info(kv(event="reconcile_skipped", partition=window.partition_key, reason=ALREADY_RUNNING))

@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from social_recording.domain.models import utcnow
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL_MINUTES
 from social_recording.domain.status import FetchStatus
+from social_recording.domain.url_machine import RunRequest, Selected, Why
 from social_recording.domain.urls import Platform
 from social_recording.locks.base import Lease, LockManager
 from social_recording.recording._text import describe_error, kv
@@ -102,10 +103,19 @@ class RetrySelection:
     """Oldest first, at most `limit`."""
     remaining: int = 0
     """Due elements past the limit (counted up to REMAINING_PROBE)."""
+    held_back: int = 0
+    """Elements of the selected statuses still inside their back-off (counted up to REMAINING_PROBE)."""
 
     @property
     def tokens(self) -> int:
         return len({c.address for c in self.candidates})
+
+    def request(self) -> RunRequest:
+        """What a run recording this selection was asked for: the statuses named (if any) belong to
+        the run, and every element is judged as of the selection."""
+        if self.named is None:
+            return RunRequest(Why.RETRY, since=self.selected_at)
+        return RunRequest(Why.RETRY_NAMED, since=self.selected_at, named=frozenset(FetchStatus(s) for s in self.named))
 
 
 def select_due(
@@ -135,6 +145,7 @@ def select_due(
         usable_platforms=usable_platforms,
     )
     found = select(store, query).candidates
+    held_back = store.count_held_back(query, REMAINING_PROBE)
     return RetrySelection(
         statuses=tuple(sorted(s.value for s in query.statuses)),
         named=None if statuses is None else tuple(sorted(str(s) for s in query.statuses)),
@@ -144,6 +155,7 @@ def select_due(
         selected_at=now,
         candidates=tuple(found[:checked_limit]),
         remaining=len(found) - min(len(found), checked_limit),
+        held_back=held_back,
     )
 
 
@@ -165,6 +177,8 @@ class RetryOutcome:
     engine_failures: int = 0
     remaining: int = 0
     """Due elements past this run's limit (counted up to REMAINING_PROBE)."""
+    skipped_by_interval: int = 0
+    """Elements of the selected statuses the back-off held back (counted up to REMAINING_PROBE)."""
     stopped_by: str | None = None
     unresolved: dict[str, int] = field(default_factory=dict)
     """Raw values tried again: resolved / retrying / dropped / locked_out / lost."""
@@ -186,6 +200,7 @@ class RetryOutcome:
             "lost": self.lost,
             "engine_failures": self.engine_failures,
             "remaining": self.remaining,
+            "skipped_by_interval": self.skipped_by_interval,
             "stopped_by": self.stopped_by or "",
             "changed_meanwhile": self.changed_meanwhile,
             **{f"unresolved_{k}": v for k, v in sorted(self.unresolved.items())},
@@ -210,20 +225,6 @@ class RetryService:
         self._clock = clock
         self._job_lock_ttl = job_lock_ttl
         self._monotonic = monotonic
-
-    def selection(
-        self,
-        *,
-        statuses: Collection[FetchStatus | str] | None,
-        token_addresses: Sequence[str] | None,
-        limit: int,
-        min_interval_minutes: int,
-        now: datetime,
-    ) -> tuple[list[Candidate], int]:
-        """(candidates to process, due elements past the limit) — the same selection the sensor uses."""
-        chosen = self.select_due(statuses=statuses, token_addresses=token_addresses, limit=limit,
-                                 min_interval_minutes=min_interval_minutes, now=now)
-        return list(chosen.candidates), chosen.remaining
 
     def select_due(
         self,
@@ -342,29 +343,33 @@ class RetryService:
         keep_url_outcomes: bool,
     ) -> RetryOutcome:
         selected = selection.candidates
-        by_token: dict[str, list[str]] = {}
+        run.ask(selection.request())
+        by_token: dict[str, list[Candidate]] = {}
         for c in selected:  # fair order kept: a token's first due element decides its place
-            by_token.setdefault(c.address, []).append(c.url)
+            by_token.setdefault(c.address, []).append(c)
         units = list(by_token.items())
 
         def deadline_reached() -> bool:
             return deadline is not None and self._monotonic() - entered >= deadline
 
-        def work(unit: tuple[str, list[str]]) -> _Batch:
-            address, urls = unit
+        def work(unit: tuple[str, list[Candidate]]) -> _Batch:
+            address, candidates = unit
             batch = _Batch(keep_url_outcomes)
             if deadline_reached() or job.lost:
                 return batch
-            # One token lock for the token's batch; its URLs side by side, one URL lock each.
-            for outcome in self._processor.record_urls(address, urls, run, lambda: deadline_reached() or job.lost):
+            # One token lock for the token's batch; its URLs side by side, one URL lock each. Each
+            # element is judged against how the selection saw it, not how the token lock finds it.
+            seen = {c.url: Selected(c.status, c.checked_at) for c in candidates}
+            for outcome in self._processor.record_urls(address, list(seen), run,
+                                                       lambda: deadline_reached() or job.lost, seen):
                 batch.add(outcome)
             return batch
 
-        def on_error(unit: tuple[str, list[str]], exc: Exception) -> _Batch:
-            address, urls = unit
+        def on_error(unit: tuple[str, list[Candidate]], exc: Exception) -> _Batch:
+            address, candidates = unit
             batch = _Batch(keep_url_outcomes)
-            for url in urls:
-                batch.add(emit(run, UrlOutcome(address, url, None, EngineOutcome.FAILED, False, False, 0.0, 0.0,
+            for c in candidates:
+                batch.add(emit(run, UrlOutcome(address, c.url, None, EngineOutcome.FAILED, False, False, 0.0, 0.0,
                                                describe_error(exc))))
             return batch
 
@@ -406,6 +411,7 @@ class RetryService:
             lost=total.lost,
             engine_failures=total.engine_failures,
             remaining=selection.remaining + cut_in_run,
+            skipped_by_interval=selection.held_back,
             stopped_by=stopped_by,
             unresolved=unresolved,
             url_outcomes=tuple(total.outcomes),

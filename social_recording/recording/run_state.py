@@ -1,6 +1,5 @@
-"""Per-run state shared by every URL of one run (thread-safe): spending switches, the URLs this run
-already called, the per-provider call bounds, and streamed counters (nothing grows with the run but
-the set of called URLs)."""
+"""Per-run state shared by every URL of one run (thread-safe): what the run was asked to do, spending
+switches, the per-provider call bounds, and streamed counters (nothing grows with the run)."""
 
 from __future__ import annotations
 
@@ -9,9 +8,10 @@ import threading
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
+from social_recording.domain.url_machine import RunRequest, Why
 from social_recording.recording.concurrency import CallSlots
 from social_recording.recording.outcomes import UrlOutcome
 
@@ -50,17 +50,25 @@ class RunState:
     back. `min_interval` is the back-off this run applies when another holder of a URL called it
     recently (the live path uses the default; a retry run its own `min_interval_minutes`).
     `calls` bounds the run's concurrent provider calls per provider (recording/concurrency.py).
+    `request` is what the run was asked to do (the state machine's event): set by the use case that
+    starts the run; a run recorded without one is a live run that started at its first URL.
     """
 
-    def __init__(self, min_interval: timedelta = DEFAULT_MIN_INTERVAL, *, calls: CallSlots | None = None) -> None:
+    def __init__(
+        self,
+        min_interval: timedelta = DEFAULT_MIN_INTERVAL,
+        *,
+        calls: CallSlots | None = None,
+        request: RunRequest | None = None,
+    ) -> None:
         if min_interval < timedelta(0):
             raise ValueError(f"min_interval must be >= 0, got {min_interval!r}")
         self.min_interval = min_interval
         self.calls = calls if calls is not None else CallSlots()
         self._lock = threading.Lock()
+        self._request = request
         self._credit_exhausted = False
         self._exhausted_providers: set[str] = set()
-        self._called_urls: set[str] = set()
         self._statuses: Counter[str] = Counter()
         self._attempted = 0
         self._reused = 0
@@ -76,6 +84,20 @@ class RunState:
         if self.urls:
             raise RuntimeError("limit_calls must be called before the run records any URL")
         self.calls = CallSlots(provider_concurrency, per_token=self.calls.per_token)
+
+    def ask(self, request: RunRequest) -> None:
+        """Say what the run was asked to do, before it records anything."""
+        with self._lock:
+            if self._urls:
+                raise RuntimeError("a run's request is set before the run records any URL")
+            self._request = request
+
+    def request_or_live(self, now: datetime) -> RunRequest:
+        """The run's request; a run started without one is a live run that started now."""
+        with self._lock:
+            if self._request is None:
+                self._request = RunRequest(Why.LIVE, since=now)
+            return self._request
 
     @property
     def credit_exhausted(self) -> bool:
@@ -98,15 +120,6 @@ class RunState:
     def provider_exhausted(self, provider: str) -> bool:
         with self._lock:
             return provider in self._exhausted_providers
-
-    def mark_called(self, url: str) -> None:
-        """This run made (or tried) the call for `url`: its other holders in the run adopt the answer."""
-        with self._lock:
-            self._called_urls.add(url)
-
-    def called(self, url: str) -> bool:
-        with self._lock:
-            return url in self._called_urls
 
     def note_paid_requests(self, n: int) -> None:
         with self._lock:

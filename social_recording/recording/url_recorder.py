@@ -1,30 +1,22 @@
-"""`record_url`: the unit of work every path shares (docs/architecture.md, "Recording one URL").
-
-    with url_lock(url, wait <= 180 s, ttl 180 s, renewed while held):
-        not held -> leave the element as it is, attempts unchanged; next URL
-        UrlAttempt(...).run()    re-read, gate, adopt or call, one fenced write
-
-Judge, call and write all happen inside the lock; only one URL lock is held at a time, so no
-deadlock is possible. The lock's fencing token travels with the write: a holder that was overtaken
-(paused past its TTL, cut off from the lock server) is refused by the store instead of overwriting.
-"""
+"""`record_url`: the unit of work every path shares, inside the URL lock (docs/architecture.md,
+"Recording one URL"). Only one URL lock is held at a time, so no deadlock is possible; the lock's
+fencing token travels with the write."""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
 from datetime import datetime
 
 from social_recording.domain.models import TokenDoc, utcnow
 from social_recording.domain.policy import DEFAULT_MAX_ATTEMPTS
+from social_recording.domain.url_machine import Selected
 from social_recording.domain.urls import parse_canonical
-from social_recording.locks.base import Lease, LockManager
+from social_recording.locks.base import LockManager
 from social_recording.platforms.base import GeneratorRegistry
 from social_recording.recording._text import describe_error, kv, safe_url
 from social_recording.recording.attempt import Settings, UrlAttempt
-from social_recording.recording.gate import DedupeGate
 from social_recording.recording.outcomes import EngineOutcome, UrlOutcome
 from social_recording.recording.run_state import RunState
 from social_recording.recording.writer import GraphWriter
@@ -41,6 +33,7 @@ URL_LOCK_WAIT_S = 180.0
 URL_LOCK_PREFIX = "social-url:"
 
 TokenRef = TokenDoc | tuple[str, str | None]
+"""A token as the caller knows it: its stored document (the elements as read), or (address, symbol)."""
 
 
 def emit(run: RunState, outcome: UrlOutcome) -> UrlOutcome:
@@ -68,28 +61,17 @@ def emit(run: RunState, outcome: UrlOutcome) -> UrlOutcome:
     return outcome
 
 
-_UNSAFE_FENCE = 2**62
-"""Without locks there is no order to fence by: every benchmark-only write carries the same token."""
-
-
-@contextmanager
-def _no_lock(key: str) -> Iterator[Lease]:
-    yield Lease(key, "benchmark-no-lock", held=True, fence=_UNSAFE_FENCE, confirm=lambda: True)
-
-
 class UrlRecorder:
     """Records one URL of one token. Thread-safe if its store and lock manager are.
 
     `url_lock_wait` / `url_lock_ttl` are parameters so fault tests can run them in seconds;
-    production uses the constants. `_unsafe_no_dedupe_no_lock` exists ONLY for the benchmark that
-    measures what the lock and the gate save: without them every token pays for every URL again.
+    production uses the constants.
     """
 
     def __init__(
         self,
         store: Store,
         locks: LockManager,
-        gate: DedupeGate,
         writer: GraphWriter,
         registry: GeneratorRegistry,
         *,
@@ -98,7 +80,6 @@ class UrlRecorder:
         url_lock_wait: float = URL_LOCK_WAIT_S,
         url_lock_ttl: float = URL_LOCK_TTL_S,
         clock: Callable[[], datetime] = utcnow,
-        _unsafe_no_dedupe_no_lock: bool = False,
     ) -> None:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts!r}")
@@ -108,14 +89,12 @@ class UrlRecorder:
             raise ValueError(f"url_lock_wait must be >= 0 seconds, got {url_lock_wait!r}")
         self._store = store
         self._locks = locks
-        self._gate = gate
         self._writer = writer
         self._registry = registry
         self._settings = Settings(enable_paid=enable_paid, max_attempts=max_attempts)
         self._url_lock_wait = url_lock_wait
         self._url_lock_ttl = url_lock_ttl
         self._clock = clock
-        self._unsafe = _unsafe_no_dedupe_no_lock
 
     @property
     def store(self) -> Store:
@@ -129,14 +108,25 @@ class UrlRecorder:
     def enable_paid(self) -> bool:
         return self._settings.enable_paid
 
-    def record_url(self, token: TokenRef, url: str, run: RunState) -> UrlOutcome:
-        """Record `url` for `token` (a TokenDoc snapshot or `(address, symbol)`); never raises for
-        one URL's trouble — the outcome says what happened, and one line is logged."""
+    @property
+    def max_attempts(self) -> int:
+        return self._settings.max_attempts
+
+    @property
+    def now(self) -> datetime:
+        return self._clock()
+
+    def record_url(self, token: TokenRef, url: str, run: RunState, selected: Selected | None = None) -> UrlOutcome:
+        """Record `url` for `token`; never raises for one URL's trouble — the outcome says what
+        happened, and one line is logged. `selected` is the element as the run selected it (default:
+        as the token's document holds it); if it changed before the lock was taken, it is left."""
         started = time.monotonic()
         if isinstance(token, TokenDoc):
-            address, symbol, snapshot = token.address, token.symbol, token.element(url)
+            address, symbol = token.address, token.symbol
+            if selected is None and (el := token.element(url)) is not None:
+                selected = Selected(el.status, el.checked_at)
         else:
-            (address, symbol), snapshot = token, None
+            address, symbol = token
 
         def bare(status: EngineOutcome, detail: str, platform: str | None, waited_ms: float = 0.0) -> UrlOutcome:
             return emit(run, UrlOutcome(address, url, platform, status, False, False, waited_ms,
@@ -150,10 +140,7 @@ class UrlRecorder:
             return bare(EngineOutcome.INVALID_URL, f"stored url is not canonical ({type(exc).__name__}); left untouched",
                         None)
 
-        key = URL_LOCK_PREFIX + url
-        lock_cm: AbstractContextManager[Lease] = (
-            _no_lock(key) if self._unsafe else self._locks.hold_within(key, self._url_lock_ttl, self._url_lock_wait)
-        )
+        lock_cm = self._locks.hold_within(URL_LOCK_PREFIX + url, self._url_lock_ttl, self._url_lock_wait)
         waited_ms = 0.0
         outcome: UrlOutcome | None = None
         try:
@@ -165,10 +152,9 @@ class UrlRecorder:
                                    platform.value, waited_ms)
                 else:
                     attempt = UrlAttempt(
-                        store=self._store, gate=self._gate, writer=self._writer, registry=self._registry,
+                        store=self._store, writer=self._writer, registry=self._registry,
                         settings=self._settings, address=address, symbol=symbol, url=url, platform=platform,
-                        snapshot=snapshot, lease=lease, run=run, now=self._clock(), started=started,
-                        use_gate=not self._unsafe,
+                        selected=selected, lease=lease, run=run, now=self._clock(), started=started,
                     )
                     outcome = emit(run, attempt.run())
         except Exception as exc:  # a lock or store backend failed, or a bug of ours: isolate this URL

@@ -15,8 +15,9 @@ from collections.abc import Callable
 from datetime import datetime
 
 from social_recording.domain.graph import PlannedLink, SocialGraph, plan, planned_links
+from social_recording.domain.url_machine import NextState
 from social_recording.recording.store_retry import WRITE_RETRY_S, write_through_outages
-from social_recording.store.base import ElementWrite, Store, UrlStateWrite, UrlWrite, WriteOutcome
+from social_recording.store.base import ElementWrite, Store, UrlWrite, WriteOutcome
 
 
 class GraphWriter:
@@ -45,11 +46,13 @@ class GraphWriter:
         fence: int,
         now: datetime,
         element: ElementWrite,
-        state: UrlStateWrite | None = None,
+        expect_version: int,
+        state: NextState | None = None,
         graph_links: list[PlannedLink] | None = None,
         copy_links_from: str | None = None,
     ) -> WriteOutcome:
-        """Apply one recording; refused (nothing changed) when a newer holder wrote or the element is ok.
+        """Apply one recording; refused (nothing changed) when a newer holder wrote, the element is ok,
+        or the URL state moved on from `expect_version` (STALE: the caller reads it again).
 
         The reuse path (`copy_links_from`) copies ONE source token's links for the URL, so it yields
         exactly the rows the generator path would, token address aside.
@@ -61,6 +64,7 @@ class GraphWriter:
             fence=fence,
             now=now,
             element=element,
+            expect_version=expect_version,
             state=state,
             graph_links=graph_links,
             copy_links_from=copy_links_from,

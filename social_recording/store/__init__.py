@@ -31,7 +31,6 @@ from social_recording.store.base import (
     StatusCounts,
     Store,
     StoreConfigError,
-    UrlStateWrite,
     UrlWrite,
     WriteOutcome,
     WriteResult,
@@ -51,7 +50,6 @@ __all__ = [
     "Store",
     "StoreConfigError",
     "TokenDoc",
-    "UrlStateWrite",
     "UrlWrite",
     "WriteOutcome",
     "WriteResult",
@@ -65,14 +63,12 @@ ENV_VAR = "SOCIAL_RECORDING_STORE_URL"
 _MONGO_DB_FORBIDDEN = set('/\\. "$*<>:|?')
 _mongomock_client: Any = None
 
-
 def _bad(url: str, why: str) -> StoreConfigError:
     return StoreConfigError(
         f"{ENV_VAR}={mask_url_password(url)!r} is not a valid store URL: {why}. Expected "
         "'sqlite:///relative/path.db', 'sqlite:////absolute/path.db', 'mongodb://host/dbname', "
         "'mongodb+srv://host/dbname' or 'mongomock://dbname'"
     )
-
 
 @dataclass(frozen=True)
 class ParsedStoreUrl:
@@ -89,7 +85,6 @@ class ParsedStoreUrl:
             f"ParsedStoreUrl(kind={self.kind!r}, path={self.path!r}, db_name={self.db_name!r}, url={shown!r})"
         )
 
-
 def _check_db_name(url: str, db: str) -> str:
     if not db:
         raise _bad(url, "the database name is missing (put it in the URL path: .../dbname)")
@@ -97,7 +92,6 @@ def _check_db_name(url: str, db: str) -> str:
     if bad or len(db) > 63:
         raise _bad(url, f"{db!r} is not a valid MongoDB database name")
     return db
-
 
 def parse_store_url(url: str) -> ParsedStoreUrl:
     """Validate and split a store URL without connecting to anything."""
@@ -132,7 +126,6 @@ def parse_store_url(url: str) -> ParsedStoreUrl:
         return ParsedStoreUrl("mongomock", db_name=_check_db_name(url, db))
     raise _bad(url, f"unknown scheme {scheme!r}")
 
-
 def _shared_mongomock_client() -> Any:
     """One in-memory 'server' per process, so two open_store calls see the same data."""
     global _mongomock_client
@@ -147,7 +140,6 @@ def _shared_mongomock_client() -> Any:
 
         _mongomock_client = SerializedMongomockClient(mongomock.MongoClient(tz_aware=True))
     return _mongomock_client
-
 
 def open_store(url: str) -> Store:
     """Open the store a `SOCIAL_RECORDING_STORE_URL` names (see the module docstring)."""

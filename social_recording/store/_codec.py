@@ -172,6 +172,29 @@ def backfill_url_states(
     return states
 
 
+def url_state_fields_from_v2(
+    status: FetchStatus, attempted_at: datetime | None, attempts: int
+) -> tuple[FetchStatus | None, datetime | None, int]:
+    """(answer, answered_at, streak) for a URL state written before the state machine, which kept only
+    the last status and a lifetime call count. A reusable status is the answer, anchored at its call;
+    a failing one counts every recorded call as its streak (the history that would tell answered calls
+    apart is gone, and over-counting never buys a call; an operator re-opens a wrongly spent budget by
+    naming `exhausted` in a retry)."""
+    if status in REUSABLE:
+        return status, attempted_at, 0
+    if status in (FetchStatus.ERROR, FetchStatus.EXHAUSTED):
+        return None, None, attempts
+    return None, None, 0
+
+
+def held_back_counts(query: Any, status: FetchStatus, platform: str | None, cause: str | None) -> bool:
+    """Whether an element of a few tokens' held-back elements counts for `query` (a CandidateQuery):
+    `unsupported` only where the query narrows it to platforms whose cause was "no generator"."""
+    if status is not FetchStatus.UNSUPPORTED or query.unsupported_platforms is None:
+        return True
+    return platform in query.unsupported_platforms and cause == Cause.NO_GENERATOR.value
+
+
 def waiting_parts(statuses: Iterable[FetchStatus], unsupported_platforms: Iterable[str] | None) -> list[
     tuple[FetchStatus, str | None]
 ]:

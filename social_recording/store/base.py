@@ -27,6 +27,7 @@ from social_recording.domain.models import (
     UrlState,
 )
 from social_recording.domain.status import Cause, FetchStatus
+from social_recording.domain.url_machine import NextState
 
 
 class StoreConfigError(ValueError):
@@ -45,6 +46,10 @@ class WriteResult(StrEnum):
     """Refused: a write with a larger fencing token was already applied (a newer holder wrote)."""
     OK_KEPT = "ok_kept"
     """Refused: the element is `ok`, which is never replaced."""
+    STALE = "stale"
+    """Refused: the URL state is no longer the version the decision read (a holder whose lease had
+    run out wrote in between): read it again and decide anew (docs/architecture.md, "The per-URL
+    state machine")."""
     NO_ELEMENT = "no_element"
     """Refused: no such token / element."""
 
@@ -66,17 +71,6 @@ class ElementWrite:
 
 
 @dataclass(frozen=True)
-class UrlStateWrite:
-    """The URL's new cross-token state. `source_token` None keeps the stored one."""
-
-    status: FetchStatus
-    attempts: int
-    attempted_at: datetime | None
-    source_token: str | None = None
-    clear_request: bool = True
-
-
-@dataclass(frozen=True)
 class UrlWrite:
     """Everything one recording of one (token, URL) writes, applied as one fenced unit.
 
@@ -91,11 +85,17 @@ class UrlWrite:
     fence: int
     now: datetime
     element: ElementWrite
-    state: UrlStateWrite | None = None
+    state: NextState | None = None
     graph_links: Sequence[PlannedLink] | None = None
     copy_links_from: str | None = None
+    expect_version: int | None = None
+    """The URL state's version the decision was made on (0: there was no state): the write is refused
+    as STALE when the state moved on since. None applies it whatever the version (seeding, tools);
+    the recorder always passes the version it read."""
 
     def __post_init__(self) -> None:
+        if self.expect_version is not None and self.expect_version < 0:
+            raise ValueError(f"expect_version must be >= 0, got {self.expect_version!r}")
         if self.graph_links is not None and self.copy_links_from is not None:
             raise ValueError("a UrlWrite takes graph_links or copy_links_from, not both")
         if self.fence < 1:
@@ -221,16 +221,24 @@ class Store(Protocol):
 
     def apply_url_write(self, write: UrlWrite) -> WriteOutcome:
         """Apply one recording of one (token, URL), fenced: refused (changing nothing) when a larger
-        fencing token was applied to the element or the URL state, or when the element is `ok`."""
+        fencing token was applied to the element or the URL state, when the element is `ok`, or when
+        the URL state is not at `write.expect_version` any more (STALE)."""
         ...
 
     def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest) -> WriteResult:
         """Record a submitted two-step paid request on the URL state (created `pending` if absent),
-        fenced like `apply_url_write`."""
+        fenced like `apply_url_write`, whatever its version (the request is paid for: it must not be
+        lost); the version moves on, so the recording that follows reads the state again."""
         ...
 
     def select_candidates(self, query: CandidateQuery) -> list[Candidate]:
         """The retry selection (see CandidateQuery): one indexed, limited query per status."""
+        ...
+
+    def count_held_back(self, query: CandidateQuery, bound: int) -> int:
+        """Elements the selection `query` describes (its statuses, addresses and narrowing of
+        `unsupported`) that are not due yet: recorded after `query.checked_before`. Counted up to
+        `bound` (what the retry job reports as skipped by the back-off)."""
         ...
 
     def add_resolved_url(self, address: str, field: str, url: str, fence: int, now: datetime) -> WriteResult:

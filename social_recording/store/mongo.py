@@ -57,10 +57,12 @@ from social_recording.store._codec import (
     OBJECT_COLLECTIONS,
     backfill_url_states,
     checked_metrics,
+    held_back_counts,
     legacy_cause,
     object_body,
     platform_or_none,
     unique_urls,
+    url_state_fields_from_v2,
     waiting_parts,
 )
 from social_recording.store.base import (
@@ -83,7 +85,7 @@ TOKEN_LINKS = "token_links"
 METRICS = "metrics"
 META = "meta"
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 NEVER = datetime(1970, 1, 1, tzinfo=UTC)
 """`checked_at` of an element never recorded: sorts before every real time, so one index range
 (`checked_at <= cutoff`) selects never-recorded and due elements alike, oldest first."""
@@ -347,6 +349,11 @@ def _state(doc: Mapping[str, Any]) -> UrlState:
         fence=int(doc.get("fence", 0)),
         request=request,
         updated_at=_opt_utc(doc.get("updated_at")),
+        answer=FetchStatus(doc["answer"]) if doc.get("answer") else None,
+        answered_at=_opt_utc(doc.get("answered_at")),
+        streak=int(doc.get("streak", 0)),
+        engine_failures=int(doc.get("engine_failures", 0)),
+        version=int(doc.get("version", 0)),
     )
 
 
@@ -471,6 +478,8 @@ class MongoStore:
             )
         if version < 2:
             self._migrate_embedded_elements()
+        if version < 3:
+            self._migrate_url_state_fields()
         self.db[META].update_one({"_id": "schema"}, {"$max": {"version": SCHEMA_VERSION}}, upsert=True)
 
     def _migrate_embedded_elements(self) -> None:
@@ -505,6 +514,20 @@ class MongoStore:
         for name in _V1_ARRAY_INDEXES:  # multikey indexes over the arrays just removed
             with contextlib.suppress(OperationFailure):  # already dropped by a concurrent opener
                 self.db[TOKENS].drop_index(name)
+
+    def _migrate_url_state_fields(self) -> None:
+        """The per-URL state machine's fields on every URL state written before it (one conditional
+        update each, so concurrent openers and a re-run change nothing twice)."""
+        for doc in list(self.db[URL_STATES].find({"version": {"$exists": False}},
+                                                 {"url": 1, "status": 1, "attempted_at": 1, "attempts": 1})):
+            answer, answered_at, streak = url_state_fields_from_v2(
+                FetchStatus(doc.get("status", FetchStatus.PENDING.value)), _opt_utc(doc.get("attempted_at")),
+                int(doc.get("attempts", 0)))
+            self.db[URL_STATES].update_one(
+                {"_id": doc["_id"], "version": {"$exists": False}},
+                {"$set": {"answer": None if answer is None else answer.value, "answered_at": answered_at,
+                          "streak": streak, "engine_failures": 0, "version": 1}},
+            )
 
     def _insert_element(
         self,
@@ -627,13 +650,14 @@ class MongoStore:
         doc = self.db[q.collection].find_one(q.filter, q.projection)
         return None if doc is None else _state(doc)
 
-    def _state_fence(self, url: str) -> int:
-        doc = self.db[URL_STATES].find_one({"url": url}, {"fence": 1})
-        return 0 if doc is None else int(doc.get("fence", 0))
+    def _state_fence_version(self, url: str) -> tuple[int, int]:
+        doc = self.db[URL_STATES].find_one({"url": url}, {"fence": 1, "version": 1})
+        return (0, 0) if doc is None else (int(doc.get("fence", 0)), int(doc.get("version", 0)))
 
-    def _refusal(self, address: str, url: str, fence: int) -> WriteOutcome | None:
-        """Why a write with `fence` may not touch (address, url), or None when it may (a read: the
-        conditional writes that follow still decide when another holder races this one)."""
+    def _refusal(self, address: str, url: str, fence: int, expect_version: int | None = None) -> WriteOutcome | None:
+        """Why a write with `fence` (made on the state's `expect_version`) may not touch (address, url),
+        or None when it may (a read: the conditional writes that follow still decide when another
+        holder races this one)."""
         doc = self.db[TOKEN_URLS].find_one({"address": address, "url": url}, {"status": 1, "fence": 1})
         if doc is None:
             return WriteOutcome(WriteResult.NO_ELEMENT)
@@ -642,14 +666,16 @@ class MongoStore:
             return WriteOutcome(WriteResult.FENCED, applied_fence=element_fence)
         if doc.get("status") == FetchStatus.OK.value:
             return WriteOutcome(WriteResult.OK_KEPT)
-        state_fence = self._state_fence(url)
+        state_fence, version = self._state_fence_version(url)
         if state_fence > fence:
             return WriteOutcome(WriteResult.FENCED, applied_fence=state_fence)
+        if expect_version is not None and version != expect_version:
+            return WriteOutcome(WriteResult.STALE)
         return None
 
-    def _refused(self, address: str, url: str, fence: int) -> WriteOutcome:
+    def _refused(self, address: str, url: str, fence: int, expect_version: int | None = None) -> WriteOutcome:
         """The refusal of a conditional write that matched nothing."""
-        refusal = self._refusal(address, url, fence)
+        refusal = self._refusal(address, url, fence, expect_version)
         if refusal is not None:
             return refusal
         # Nothing refuses `fence` any more, yet the write matched nothing: a larger fence came and went
@@ -657,23 +683,33 @@ class MongoStore:
         doc = self.db[TOKEN_URLS].find_one({"address": address, "url": url}, {"fence": 1}) or {}
         return WriteOutcome(WriteResult.FENCED, applied_fence=int(doc.get("fence", 0)))
 
-    def _update_state(self, url: str, fence: int, update: Mapping[str, Any]) -> bool:
-        """Update the URL state if no larger fence was applied to it (insert it when absent); False
-        when refused. Two holders writing a URL's first state race to insert it, and the loser's upsert
-        fails on the unique url whatever its fence; it is retried as a plain conditional update."""
-        flt = {"url": url, "fence": {"$lte": fence}}
+    def _update_state(self, url: str, fence: int, update: Mapping[str, Any], expect_version: int | None) -> bool:
+        """Update the URL state if no larger fence was applied to it and (given `expect_version`) it is
+        still at that version, inserting it when absent; False when refused. Two holders writing a
+        URL's first state race to insert it, and the loser's upsert fails on the unique url whatever
+        its fence; it is retried as a plain conditional update."""
+        flt: dict[str, Any] = {"url": url, "fence": {"$lte": fence}}
+        if expect_version is not None:
+            flt["version"] = expect_version if expect_version else {"$exists": False}
         try:
             self.db[URL_STATES].update_one(flt, update, upsert=True)
         except DuplicateKeyError:
             return self.db[URL_STATES].update_one(flt, update).matched_count == 1
         return True
 
+    def _state_refusal(self, url: str, fence: int) -> WriteOutcome:
+        """Why a conditional state write matched nothing: a newer holder's fence, or a version moved on."""
+        state_fence, _version = self._state_fence_version(url)
+        if state_fence > fence:
+            return WriteOutcome(WriteResult.FENCED, applied_fence=state_fence)
+        return WriteOutcome(WriteResult.STALE)
+
     def apply_url_write(self, write: UrlWrite) -> WriteOutcome:
         f = write.fence
         elements = self.db[TOKEN_URLS]
         key = {"address": write.address, "url": write.url}
         # A stale holder is refused before it changes anything, the element's fence included.
-        refusal = self._refusal(write.address, write.url, f)
+        refusal = self._refusal(write.address, write.url, f, write.expect_version)
         if refusal is not None:
             return refusal
         claimed = elements.find_one_and_update(
@@ -683,9 +719,6 @@ class MongoStore:
         )
         if claimed is None:
             return self._refused(write.address, write.url, f)
-        state_fence = self._state_fence(write.url)
-        if state_fence > f:  # a newer holder of the URL wrote another token's element meanwhile
-            return WriteOutcome(WriteResult.FENCED, applied_fence=state_fence)
         links: tuple[TokenLink, ...] = ()
         write_id: ObjectId | None = None
         if write.graph_links is not None:
@@ -694,25 +727,39 @@ class MongoStore:
             links = tuple(self._copied_links(write.address, write.url, write.copy_links_from, write.now))
         if write.graph_links is not None or write.copy_links_from is not None:
             write_id = self._replace_links(write.address, write.url, links, f)
+        # The URL state is the commit point: written only at the version the decision read. An
+        # element-only write moves the version on too (or, with no state, checks there is still none).
         if write.state is not None:
             s = write.state
+            req = s.request
             fields: dict[str, Any] = {
                 "platform": write.platform, "status": s.status.value, "attempted_at": _opt_utc(s.attempted_at),
                 "attempts": s.attempts, "fence": f, "updated_at": ensure_utc(write.now),
+                "source_token": s.source_token, "answer": None if s.answer is None else s.answer.value,
+                "answered_at": _opt_utc(s.answered_at), "streak": s.streak, "engine_failures": s.engine_failures,
+                "request": None if req is None else {"provider": req.provider, "request_id": req.request_id,
+                                                     "submitted_at": ensure_utc(req.submitted_at)},
             }
-            if s.source_token is not None:
-                fields["source_token"] = s.source_token
-            if s.clear_request:
-                fields["request"] = None
-            if not self._update_state(write.url, f, {"$set": fields}):
-                # A newer holder of the URL wrote its state meanwhile: take this write's links back out.
-                if write_id is not None:
-                    self.db[TOKEN_LINKS].delete_many(
-                        {"token_address": write.address, "entry_url": write.url, "write": write_id}
-                    )
-                return WriteOutcome(WriteResult.FENCED, applied_fence=self._state_fence(write.url))
+            committed = self._update_state(write.url, f, {"$set": fields, "$inc": {"version": 1}},
+                                           write.expect_version)
+        elif write.expect_version:
+            committed = self.db[URL_STATES].update_one(
+                {"url": write.url, "fence": {"$lte": f}, "version": write.expect_version},
+                {"$set": {"fence": f}, "$inc": {"version": 1}},
+            ).matched_count == 1
+        elif write.expect_version == 0:
+            committed = self.db[URL_STATES].find_one({"url": write.url}, {"_id": 1}) is None
         else:
             self.db[URL_STATES].update_one({"url": write.url, "fence": {"$lt": f}}, {"$set": {"fence": f}})
+            committed = True
+        if not committed:
+            # A newer holder wrote the URL's state meanwhile, or a late one moved it on: take this
+            # write's links back out; the caller reads the state again (STALE) or stops (FENCED).
+            if write_id is not None:
+                self.db[TOKEN_LINKS].delete_many(
+                    {"token_address": write.address, "entry_url": write.url, "write": write_id}
+                )
+            return self._state_refusal(write.url, f)
         e = write.element
         done = elements.update_one(
             {**key, "fence": f, "status": {"$ne": FetchStatus.OK.value}},
@@ -799,9 +846,12 @@ class MongoStore:
                                 "submitted_at": ensure_utc(request.submitted_at)},
                     "updated_at": utcnow(),
                 },
+                "$inc": {"version": 1},
                 "$setOnInsert": {"platform": platform, "status": FetchStatus.PENDING.value,
-                                 "attempted_at": None, "attempts": 0, "source_token": None},
+                                 "attempted_at": None, "attempts": 0, "source_token": None, "answer": None,
+                                 "answered_at": None, "streak": 0, "engine_failures": 0},
             },
+            None,
         )
         return WriteResult.APPLIED if applied else WriteResult.FENCED
 
@@ -848,6 +898,30 @@ class MongoStore:
             key = (row["_id"].get("platform") or "unknown", FetchStatus(row["_id"]["status"]))
             counts[key] = counts.get(key, 0) + int(row["n"])
         return StatusCounts(counts, int(self.db[TOKENS].count_documents({})))
+
+    def count_held_back(self, query: CandidateQuery, bound: int) -> int:
+        if bound < 1:
+            return 0
+        after = ensure_utc(query.checked_before)
+        if query.addresses is not None:
+            found = self.db[TOKEN_URLS].find(
+                {"address": {"$in": list(dict.fromkeys(query.addresses))},
+                 "status": {"$in": sorted(s.value for s in query.statuses)},
+                 "checked_at": {"$gt": after}, "platform": {"$ne": None}},
+                {"status": 1, "platform": 1, "cause": 1},
+            )
+            count = sum(held_back_counts(query, FetchStatus(d["status"]), d.get("platform"), d.get("cause"))
+                        for d in found)
+            return min(count, bound)
+        count = 0
+        for status, platform in waiting_parts(query.statuses, query.unsupported_platforms):
+            if count >= bound:
+                break
+            flt: dict[str, Any] = {"status": status.value, "checked_at": {"$gt": after}}
+            if platform is not None:
+                flt.update(platform=platform, cause=Cause.NO_GENERATOR.value)
+            count += int(self.db[TOKEN_URLS].count_documents(flt, limit=bound - count))
+        return min(count, bound)
 
     def waiting_elements(
         self, query: CandidateQuery, *, canonical_only: bool = True, count_bound: int = WAITING_COUNT_BOUND

@@ -48,6 +48,7 @@ from social_recording.store._codec import (
     checked_metrics,
     dt_from_text,
     dt_to_text,
+    held_back_counts,
     json_dumps,
     json_loads,
     legacy_cause,
@@ -56,6 +57,7 @@ from social_recording.store._codec import (
     opt_dt_to_text,
     platform_or_none,
     unique_urls,
+    url_state_fields_from_v2,
     waiting_parts,
 )
 from social_recording.store.base import (
@@ -219,7 +221,27 @@ def _migrate_to_v2(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX idx_unresolved_due ON unresolved_values (checked_at)")
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_migrate_to_v1, _migrate_to_v2)
+def _migrate_to_v3(conn: sqlite3.Connection) -> None:
+    """The per-URL state machine's fields: the window's best answer and its anchor, the failure
+    streak, engine failures, a version for conditional writes (`url_state_fields_from_v2`)."""
+    for column, decl in (
+        ("answer", "TEXT"),
+        ("answered_at", "TEXT"),
+        ("streak", "INTEGER NOT NULL DEFAULT 0 CHECK (streak >= 0)"),
+        ("engine_failures", "INTEGER NOT NULL DEFAULT 0 CHECK (engine_failures >= 0)"),
+        ("version", "INTEGER NOT NULL DEFAULT 1"),
+    ):
+        conn.execute(f"ALTER TABLE url_states ADD COLUMN {column} {decl}")
+    rows = conn.execute("SELECT url, status, attempted_at, attempts FROM url_states").fetchall()
+    updates = []
+    for url, status, attempted_at, attempts in rows:
+        answer, answered_at, streak = url_state_fields_from_v2(FetchStatus(status), opt_dt_from_text(attempted_at),
+                                                               attempts)
+        updates.append((None if answer is None else answer.value, opt_dt_to_text(answered_at), streak, url))
+    conn.executemany("UPDATE url_states SET answer = ?, answered_at = ?, streak = ? WHERE url = ?", updates)
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_migrate_to_v1, _migrate_to_v2, _migrate_to_v3)
 """MIGRATIONS[i] upgrades a file at `user_version` i to i + 1; append, never edit a released step."""
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -228,7 +250,7 @@ _URL_COLS = "address, url, status, attempted_at, attempts, checked_at, cause, de
 _LINK_COLS = "token_address, object, object_id, entry_url, platform, subtype, link_depth, created_at"
 _STATE_COLS = (
     "url, platform, status, attempted_at, attempts, source_token, fence, request_provider, request_id, "
-    "request_submitted_at, updated_at"
+    "request_submitted_at, updated_at, answer, answered_at, streak, engine_failures, version"
 )
 _CANDIDATE_COLS = "address, url, status, attempts, checked_at, platform, detail"
 
@@ -310,6 +332,29 @@ def q_due_among_addresses(statuses: Sequence[str], addresses: Sequence[str], che
         f"SELECT {_CANDIDATE_COLS} FROM token_urls WHERE address IN ({_marks(len(addresses))}) "
         f"AND +status IN ({_marks(len(statuses))}) AND +checked_at <= ? AND platform IS NOT NULL",
         [*addresses, *statuses, checked_before],
+    )
+
+
+def q_count_held_back(status: str, checked_after: str, bound: int, platform: str | None = None) -> Sql:
+    """Retry: the elements of one status (and platform, for `unsupported` narrowed to the cause "no
+    generator") still inside their back-off, counted up to `bound` along the retry index."""
+    if platform is None:
+        where, args = "status = ? AND checked_at > ?", [status, checked_after]
+    else:
+        where = "status = ? AND platform = ? AND cause = ? AND checked_at > ?"
+        args = [status, platform, Cause.NO_GENERATOR.value, checked_after]
+    return (
+        f"SELECT COUNT(*) FROM token_urls WHERE rowid IN (SELECT rowid FROM token_urls WHERE {where} LIMIT ?)",
+        [*args, bound],
+    )
+
+
+def q_count_held_back_among(statuses: Sequence[str], addresses: Sequence[str], checked_after: str) -> Sql:
+    """`q_count_held_back` for a few tokens: their elements by the (address, url) key."""
+    return (
+        f"SELECT status, platform, cause FROM token_urls WHERE address IN ({_marks(len(addresses))}) "
+        f"AND +status IN ({_marks(len(statuses))}) AND +checked_at > ? AND platform IS NOT NULL",
+        [*addresses, *statuses, checked_after],
     )
 
 
@@ -426,6 +471,7 @@ QUERIES: dict[str, Callable[..., Sql]] = {
     "unresolved_due": q_unresolved_due,
     "waiting": q_waiting,
     "count_waiting": q_count_waiting,
+    "count_held_back": q_count_held_back,
 }
 """The hot-path statements, by name; `SqliteStore.explain(name, *params)` plans exactly these."""
 
@@ -463,7 +509,7 @@ def _url_from_row(row: Sequence[Any]) -> SocialUrl:
 
 def _state_from_row(row: Sequence[Any]) -> UrlState:
     (url, platform, status, attempted_at, attempts, source_token, fence, provider, request_id, submitted_at,
-     updated_at) = row
+     updated_at, answer, answered_at, streak, engine_failures, version) = row
     request = None
     if provider and request_id and submitted_at:
         request = PaidRequest(provider=provider, request_id=request_id, submitted_at=dt_from_text(submitted_at))
@@ -477,6 +523,11 @@ def _state_from_row(row: Sequence[Any]) -> UrlState:
         fence=fence,
         request=request,
         updated_at=opt_dt_from_text(updated_at),
+        answer=FetchStatus(answer) if answer else None,
+        answered_at=opt_dt_from_text(answered_at),
+        streak=streak,
+        engine_failures=engine_failures,
+        version=version,
     )
 
 
@@ -746,22 +797,24 @@ class SqliteStore:
         row = self._conn().execute(*q_url_state(url)).fetchone()
         return None if row is None else _state_from_row(row)
 
-    def _refusal(self, conn: sqlite3.Connection, address: str, url: str, fence: int) -> WriteOutcome | None:
-        """Why a write with `fence` may not touch (address, url), or None when it may: the element and
-        its URL state's fences read in one statement."""
+    def _refusal(self, conn: sqlite3.Connection, write: UrlWrite) -> WriteOutcome | None:
+        """Why `write` may not touch its (address, url), or None when it may: the element's and its URL
+        state's fences and the state's version, read in one statement."""
         row = conn.execute(
-            "SELECT u.status, u.fence, s.fence FROM token_urls u LEFT JOIN url_states s ON s.url = u.url "
-            "WHERE u.address = ? AND u.url = ?", [address, url]
+            "SELECT u.status, u.fence, s.fence, s.version FROM token_urls u LEFT JOIN url_states s ON s.url = u.url "
+            "WHERE u.address = ? AND u.url = ?", [write.address, write.url]
         ).fetchone()
         if row is None:
             return WriteOutcome(WriteResult.NO_ELEMENT)
-        status, element_fence, state_fence = row
-        if element_fence > fence:
+        status, element_fence, state_fence, version = row
+        if element_fence > write.fence:
             return WriteOutcome(WriteResult.FENCED, applied_fence=element_fence)
         if status == FetchStatus.OK.value:
             return WriteOutcome(WriteResult.OK_KEPT)
-        if state_fence is not None and state_fence > fence:
+        if state_fence is not None and state_fence > write.fence:
             return WriteOutcome(WriteResult.FENCED, applied_fence=state_fence)
+        if write.expect_version is not None and (version or 0) != write.expect_version:
+            return WriteOutcome(WriteResult.STALE)
         return None
 
     def apply_url_write(self, write: UrlWrite) -> WriteOutcome:
@@ -770,7 +823,7 @@ class SqliteStore:
         # metric values, link fields), so the transaction only runs statements.
         graph = None if write.graph_links is None else [_PreparedObject.of(pl, stamp) for pl in write.graph_links]
         with self._write() as conn:
-            refused = self._refusal(conn, write.address, write.url, write.fence)
+            refused = self._refusal(conn, write)
             if refused is not None:
                 return refused
             links: tuple[TokenLink, ...] = ()
@@ -780,17 +833,24 @@ class SqliteStore:
                 links = tuple(self._copy_links(conn, write.address, write.url, write.copy_links_from, write.now))
             if write.state is not None:
                 s = write.state
+                req = s.request
                 conn.execute(
                     "INSERT INTO url_states (url, platform, status, attempted_at, attempts, source_token, fence, "
-                    "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                    "request_provider, request_id, request_submitted_at, updated_at, answer, answered_at, streak, "
+                    "engine_failures, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) "
                     "ON CONFLICT (url) DO UPDATE SET status = excluded.status, "
                     "attempted_at = excluded.attempted_at, attempts = excluded.attempts, "
-                    "source_token = coalesce(excluded.source_token, url_states.source_token), "
-                    "fence = excluded.fence, updated_at = excluded.updated_at"
-                    + (", request_provider = NULL, request_id = NULL, request_submitted_at = NULL"
-                       if s.clear_request else ""),
+                    "source_token = excluded.source_token, fence = excluded.fence, "
+                    "request_provider = excluded.request_provider, request_id = excluded.request_id, "
+                    "request_submitted_at = excluded.request_submitted_at, updated_at = excluded.updated_at, "
+                    "answer = excluded.answer, answered_at = excluded.answered_at, streak = excluded.streak, "
+                    "engine_failures = excluded.engine_failures, version = url_states.version + 1",
                     [write.url, write.platform, s.status.value, opt_dt_to_text(s.attempted_at), s.attempts,
-                     s.source_token, write.fence, stamp],
+                     s.source_token, write.fence, None if req is None else req.provider,
+                     None if req is None else req.request_id,
+                     None if req is None else dt_to_text(req.submitted_at), stamp,
+                     None if s.answer is None else s.answer.value, opt_dt_to_text(s.answered_at), s.streak,
+                     s.engine_failures],
                 )
             else:
                 conn.execute("UPDATE url_states SET fence = max(fence, ?) WHERE url = ?", [write.fence, write.url])
@@ -890,11 +950,12 @@ class SqliteStore:
                 return WriteResult.FENCED
             conn.execute(
                 "INSERT INTO url_states (url, platform, status, attempted_at, attempts, source_token, fence, "
-                "request_provider, request_id, request_submitted_at, updated_at) "
-                "VALUES (?, ?, ?, NULL, 0, NULL, ?, ?, ?, ?, ?) "
+                "request_provider, request_id, request_submitted_at, updated_at, version) "
+                "VALUES (?, ?, ?, NULL, 0, NULL, ?, ?, ?, ?, ?, 1) "
                 "ON CONFLICT (url) DO UPDATE SET fence = excluded.fence, "
                 "request_provider = excluded.request_provider, request_id = excluded.request_id, "
-                "request_submitted_at = excluded.request_submitted_at, updated_at = excluded.updated_at",
+                "request_submitted_at = excluded.request_submitted_at, updated_at = excluded.updated_at, "
+                "version = url_states.version + 1",
                 [url, platform, FetchStatus.PENDING.value, fence, request.provider, request.request_id,
                  dt_to_text(request.submitted_at), dt_to_text(utcnow())],
             )
@@ -931,6 +992,25 @@ class SqliteStore:
             return True
         row = conn.execute("SELECT cause FROM token_urls WHERE address = ? AND url = ?", [c.address, c.url]).fetchone()
         return c.platform in query.unsupported_platforms and row is not None and row[0] == Cause.NO_GENERATOR.value
+
+    def count_held_back(self, query: CandidateQuery, bound: int) -> int:
+        if bound < 1:
+            return 0
+        after = dt_to_text(query.checked_before)
+        count = 0
+        with self._read() as conn:
+            if query.addresses is not None:
+                statuses = sorted(s.value for s in query.statuses)
+                for chunk in _chunks(_dedup(list(query.addresses))):
+                    for status, platform, cause in conn.execute(*q_count_held_back_among(statuses, chunk, after)):
+                        count += int(held_back_counts(query, FetchStatus(status), platform, cause))
+                return min(count, bound)
+            for status, platform in waiting_parts(query.statuses, query.unsupported_platforms):
+                if count >= bound:
+                    break
+                sql = q_count_held_back(status.value, after, bound - count, platform)
+                count += int(conn.execute(*sql).fetchone()[0])
+        return min(count, bound)
 
     def oldest_elements(
         self, statuses: Collection[FetchStatus], limit: int, checked_before: datetime | None = None

@@ -169,7 +169,8 @@ def test_resources_are_built_once_shared_and_closed_after(tmp_path: Path, monkey
     env = make_env(tmp_path, monkeypatch, [])
     with build_resources(env.resources()) as res:
         store = res.store.get()
-        assert res.dedupe_gate.store.get() is store and res.graph_writer.store.get() is store
+        assert res.recording.store.get() is store
+        assert res.recording.get().store is store and res.recording.get().recorder.store is store
         assert res.tracker.upstream.transport() is res.platforms.upstream.transport() is res.upstream.transport()
         assert res.tracker.client() is res.tracker.client()
         assert res.platforms.registry() is res.platforms.registry()

@@ -12,6 +12,7 @@ from dagster import DagsterInstance, Failure, TimeWindow
 
 from social_recording.dagster_defs.ops import partition_window
 from social_recording.dagster_defs.partitions import daily_partitions
+from social_recording.domain.status import Cause
 from social_recording_tests.dagster_defs.sandbox_env import log_lines, make_env, token
 
 A = "TokFail111111111111111111111111111111111111"
@@ -78,8 +79,9 @@ def test_an_engine_failure_fails_the_run_after_recording_everything_else(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A bug of ours inside one generator, before its request: that URL is an engine failure (no
-    attempt guessed, nothing written for it), the token's other URLs are recorded, and the run is
-    marked failed naming the defect."""
+    attempt guessed; the element is an `error` whose cause and detail say so, counted on its URL so a
+    defect stops being selected after the budget), the token's other URLs are recorded, and the run
+    is marked failed naming the defect."""
     from social_recording.platforms.github import GitHubGenerator
 
     def broken(self: object, url: str, ctx: object) -> object:
@@ -95,6 +97,7 @@ def test_an_engine_failure_fails_the_run_after_recording_everything_else(
     failure = result.failure_data_for_node("reconcile_window")
     assert failure is not None and "1 URL(s) ended in an engine failure" in failure.error.message
     statuses = env.statuses()[A]
-    assert statuses == {"https://github.com/o/r": "pending", "https://t.me/failchat": "ok"}
+    assert statuses == {"https://github.com/o/r": "error", "https://t.me/failchat": "ok"}
     element = env.tokens()[A].element("https://github.com/o/r")
     assert element is not None and element.attempts == 0 and element.attempted_at is None
+    assert element.cause is Cause.ENGINE_FAILURE and "before any request (1 of 5)" in (element.detail or "")

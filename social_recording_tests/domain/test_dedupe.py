@@ -8,7 +8,9 @@ import pytest
 
 from social_recording.domain.dedupe import DEDUPE_TTL, DedupeHit, decide
 from social_recording.domain.models import UrlState
+from social_recording.domain.status import REUSABLE
 from social_recording.domain.status import FetchStatus as S
+from social_recording.domain.url_machine import Rules, fresh_answer
 from social_recording.domain.urls import Platform
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -17,8 +19,11 @@ D = timedelta(days=1)
 
 
 def state(status: S, ago: timedelta | None, source: str | None = "A") -> UrlState:
-    return UrlState(url=URL, platform="x", status=status, attempted_at=None if ago is None else NOW - ago,
-                    attempts=1, source_token=source)
+    at = None if ago is None else NOW - ago
+    answer = status if status in REUSABLE else None
+    return UrlState(url=URL, platform="x", status=status, attempted_at=at, attempts=1, source_token=source,
+                    answer=answer, answered_at=at if answer else None,
+                    streak=1 if status in (S.ERROR, S.EXHAUSTED) else 0)
 
 
 @pytest.mark.parametrize(
@@ -45,11 +50,14 @@ def state(status: S, ago: timedelta | None, source: str | None = "A") -> UrlStat
     ],
 )
 def test_decide(url_state: UrlState | None, expected: DedupeHit | None) -> None:
-    assert decide(Platform.X, url_state, NOW) == expected
+    assert decide(url_state, NOW) == expected
 
 
 def test_telegram_never_hits() -> None:
-    assert decide(Platform.TELEGRAM, state(S.OK, D), NOW) is None
+    rules = Rules.for_platform(Platform.TELEGRAM, max_attempts=5, min_interval=timedelta(hours=1))
+    assert fresh_answer(state(S.OK, D), NOW, rules) is None
+    x_rules = Rules.for_platform(Platform.X, max_attempts=5, min_interval=timedelta(hours=1))
+    assert fresh_answer(state(S.OK, D), NOW, x_rules) == (S.OK, "A")
 
 
 def test_ttl_is_fourteen_days() -> None:

@@ -26,10 +26,7 @@ from social_recording.locks.rate_limits import open_rate_limiter
 from social_recording.outbound.limits import Rate
 from social_recording.platforms.base import ProviderKeys
 from social_recording.platforms.registry import build_registry
-from social_recording.recording.gate import DedupeGate
-from social_recording.recording.processor import TokenProcessor
-from social_recording.recording.url_recorder import UrlRecorder
-from social_recording.recording.writer import GraphWriter
+from social_recording.recording.engine import Timings, build_engine
 from social_recording.sandbox.ledger import Ledger
 from social_recording.sandbox.scenario import load_scenario
 from social_recording.sandbox.transport import SandboxTransport, sandbox_resolve_host
@@ -61,10 +58,11 @@ def main(raw: str) -> int:
     profiles = FakeProfiles()
     for address, urls in cfg.get("profiles", {}).items():
         profiles.add(address, urls)
-    recorder = UrlRecorder(store, locks, DedupeGate(store), GraphWriter(store), registry,
-                           enable_paid=cfg.get("enable_paid", True),
-                           url_lock_ttl=cfg.get("url_lock_ttl", 30.0), url_lock_wait=cfg.get("url_lock_wait", 30.0))
-    processor = TokenProcessor(store, locks, profiles, recorder, token_lock_ttl=cfg.get("token_lock_ttl", 30.0))
+    processor = build_engine(
+        store, locks, registry, profiles, enable_paid=cfg.get("enable_paid", True),
+        timings=Timings(url_lock_ttl=cfg.get("url_lock_ttl", 30.0), url_lock_wait=cfg.get("url_lock_wait", 30.0),
+                        token_lock_ttl=cfg.get("token_lock_ttl", 30.0)),
+    ).processor
     run = processor.new_run()
     for address, symbol in cfg["tokens"]:
         out = processor.record(address, symbol, run)

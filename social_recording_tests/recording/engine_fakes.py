@@ -31,11 +31,13 @@ from social_recording.platforms.base import (
     GenerateResult,
     GeneratorRegistry,
 )
-from social_recording.recording.gate import DedupeGate
+from social_recording.recording.engine import Timings
+from social_recording.recording.engine import build_engine as build_recording_engine
 from social_recording.recording.processor import TokenProcessor
+from social_recording.recording.retry import RetryService
 from social_recording.recording.url_recorder import UrlRecorder
-from social_recording.recording.writer import GraphWriter
 from social_recording.store.base import Store
+from social_recording_tests.url_states import state_write
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -319,6 +321,7 @@ class Engine:
     profiles: FakeProfiles
     recorder: UrlRecorder
     processor: TokenProcessor
+    retry: RetryService
     clock: Callable[[], datetime]
 
 
@@ -335,18 +338,16 @@ def build_engine(
     token_lock_ttl: float = 30.0,
     min_interval: timedelta = timedelta(minutes=60),
     clock: Callable[[], datetime] | None = None,
-    unsafe: bool = False,
 ) -> Engine:
+    """The production engine (`recording.engine.build_engine`) with test timings and a step clock."""
     clock = clock or StepClock()
     profiles = profiles or FakeProfiles()
-    recorder = UrlRecorder(
-        store, locks, DedupeGate(store), GraphWriter(store), registry,
-        enable_paid=enable_paid, max_attempts=max_attempts, url_lock_wait=url_lock_wait,
-        url_lock_ttl=url_lock_ttl, clock=clock, _unsafe_no_dedupe_no_lock=unsafe,
+    engine = build_recording_engine(
+        store, locks, registry, profiles, enable_paid=enable_paid, max_attempts=max_attempts,
+        min_interval=min_interval, clock=clock,
+        timings=Timings(url_lock_wait=url_lock_wait, url_lock_ttl=url_lock_ttl, token_lock_ttl=token_lock_ttl),
     )
-    processor = TokenProcessor(store, locks, profiles, recorder, token_lock_ttl=token_lock_ttl,
-                               min_interval=min_interval, max_attempts=max_attempts, clock=clock)
-    return Engine(store, locks, registry, profiles, recorder, processor, clock)
+    return Engine(store, locks, registry, profiles, engine.recorder, engine.processor, engine.retry, clock)
 
 
 def seed_result(
@@ -365,7 +366,7 @@ def seed_result(
     `url_state` says). Uses a fence just
     above the element's, far below any real lock's (those are floored at the clock)."""
     from social_recording.domain.status import ABSORBING
-    from social_recording.store.base import ElementWrite, UrlStateWrite, UrlWrite
+    from social_recording.store.base import ElementWrite, UrlWrite
 
     if url_state is None:  # the engine writes a URL state only for a call or an answer
         url_state = attempted_at is not None or status in ABSORBING
@@ -384,7 +385,7 @@ def seed_result(
             fence=max(element.fence, state.fence if state else 0) + 1,
             now=checked_at or attempted_at or T0,
             element=ElementWrite(status, calls, attempted_at, checked_at or attempted_at or T0),
-            state=UrlStateWrite(status, calls, attempted_at, source_token=address if status is FetchStatus.OK else None)
+            state=state_write(status, calls, attempted_at, source_token=address if status is FetchStatus.OK else None)
             if url_state
             else None,
         )

@@ -26,20 +26,20 @@ from __future__ import annotations
 import json
 import sys
 import time
+from functools import partial
 from typing import Any
 
 import redis
 
+from social_recording.domain.url_machine import Selected
 from social_recording.locks import open_lock_manager
 from social_recording.locks.base import LockManager
 from social_recording.locks.sqlite import SqliteLockManager
 from social_recording.recording.concurrency import URLS_PER_TOKEN_AT_ONCE, CallSlots
-from social_recording.recording.gate import DedupeGate
+from social_recording.recording.engine import Timings, build_engine
 from social_recording.recording.outcomes import UrlOutcome
-from social_recording.recording.processor import TokenProcessor
 from social_recording.recording.run_state import RunState
 from social_recording.recording.url_recorder import TokenRef, UrlRecorder
-from social_recording.recording.writer import GraphWriter
 from social_recording.store.sqlite import SqliteStore
 from social_recording_tests.recording.engine_fakes import (
     Behaviour,
@@ -68,8 +68,8 @@ class _PausingRecorder(UrlRecorder):
         self._pause_after = pause_after
         self._done = 0
 
-    def record_url(self, token: TokenRef, url: str, run: RunState) -> UrlOutcome:
-        out = super().record_url(token, url, run)
+    def record_url(self, token: TokenRef, url: str, run: RunState, selected: Selected | None = None) -> UrlOutcome:
+        out = super().record_url(token, url, run, selected)
         self._done += 1
         if self._pause_after is not None and self._done >= self._pause_after:
             self._r.set(f"{self._name}:paused", url)
@@ -83,7 +83,6 @@ def main(raw: str) -> int:
     r = redis.Redis.from_url(cfg["redis_url"])
     store = SqliteStore(cfg["store_path"], **({"busy_timeout": cfg["store_busy_timeout"]}
                                               if cfg.get("store_busy_timeout") else {}))
-    writer = GraphWriter(store, **({"retry_s": cfg["write_retry_s"]} if "write_retry_s" in cfg else {}))
     locks: LockManager
     if cfg.get("lock_busy_timeout") and cfg["lock_url"].startswith("sqlite:///"):
         locks = SqliteLockManager(cfg["lock_url"][len("sqlite:///"):], busy_timeout=cfg["lock_busy_timeout"])
@@ -113,14 +112,14 @@ def main(raw: str) -> int:
     profiles = FakeProfiles()
     for address, urls in cfg.get("profiles", {}).items():
         profiles.add(address, urls)
-    recorder = _PausingRecorder(
-        store, locks, DedupeGate(store), writer, registry,
-        enable_paid=True,
-        url_lock_ttl=cfg.get("url_lock_ttl", 30.0),
-        url_lock_wait=cfg.get("url_lock_wait", 30.0),
-        r=r, name=name, pause_after=cfg.get("pause_after_urls"),
+    engine = build_engine(
+        store, locks, registry, profiles, enable_paid=True,
+        timings=Timings(url_lock_ttl=cfg.get("url_lock_ttl", 30.0), url_lock_wait=cfg.get("url_lock_wait", 30.0),
+                        token_lock_ttl=cfg.get("token_lock_ttl", 30.0),
+                        **({"write_retry_s": cfg["write_retry_s"]} if "write_retry_s" in cfg else {})),
+        recorder_type=partial(_PausingRecorder, r=r, name=name, pause_after=cfg.get("pause_after_urls")),
     )
-    processor = TokenProcessor(store, locks, profiles, recorder, token_lock_ttl=cfg.get("token_lock_ttl", 30.0))
+    processor = engine.processor
     if cfg.get("barrier"):
         r.incr(cfg["barrier"])
         _wait_for(r, lambda: int(r.get(cfg["barrier"]) or 0) >= cfg["barrier_n"], "the barrier")

@@ -1,4 +1,5 @@
-"""DedupeGate and GraphWriter on a real SQLite store: planning, fenced writes, one-row gate lookups."""
+"""The dedupe decision on stored URL states and the GraphWriter on a real SQLite store: planning,
+fenced writes, one-row gate lookups."""
 
 from __future__ import annotations
 
@@ -6,12 +7,14 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from social_recording.domain.dedupe import decide
 from social_recording.domain.graph import ObjectKind, SocialContractError, SocialGraph
 from social_recording.domain.models import TokenLink, TokenProfile
 from social_recording.domain.status import FetchStatus
-from social_recording.recording.gate import DedupeGate
+from social_recording.domain.url_machine import Rules, fresh_answer
+from social_recording.domain.urls import Platform
 from social_recording.recording.writer import GraphWriter
-from social_recording.store.base import ElementWrite, UrlStateWrite, WriteOutcome, WriteResult
+from social_recording.store.base import ElementWrite, WriteOutcome, WriteResult
 from social_recording.store.sqlite import SqliteStore
 from social_recording_tests.recording.engine_fakes import (
     T0,
@@ -22,6 +25,7 @@ from social_recording_tests.recording.engine_fakes import (
     graph_for,
     seed_result,
 )
+from social_recording_tests.url_states import state_write
 
 
 def _token(store: SqliteStore, address: str, urls: list[str]) -> None:
@@ -35,8 +39,8 @@ def _ok(status: FetchStatus = FetchStatus.OK, at: datetime = T0) -> ElementWrite
 def _write(store: SqliteStore, address: str, url: str, graph: SocialGraph, now: datetime, fence: int = 10) -> WriteOutcome:
     writer = GraphWriter(store)
     return writer.record(
-        address=address, url=url, platform="x", fence=fence, now=now, element=_ok(at=now),
-        state=UrlStateWrite(FetchStatus.OK, 1, now, source_token=address), graph_links=writer.plan(graph),
+        address=address, url=url, platform="x", fence=fence, now=now, element=_ok(at=now), expect_version=None,
+        state=state_write(FetchStatus.OK, 1, now, source_token=address), graph_links=writer.plan(graph),
     )
 
 
@@ -85,11 +89,12 @@ def test_copy_path_copies_one_source_and_replaces(store: SqliteStore) -> None:
     writer = GraphWriter(store)
     element = ElementWrite(FetchStatus.PENDING, 0, None, later)
     b = writer.record(address="B", url=X_URL, platform="x", fence=20, now=later, element=element,
-                      copy_links_from="A")
+                      expect_version=None, copy_links_from="A")
     assert all(x.token_address == "B" and x.created_at == later for x in b.links)
     assert sorted(x.shape() for x in b.links) == sorted(x.shape() for x in a.links)
     # repeating replaces, never duplicates
-    writer.record(address="B", url=X_URL, platform="x", fence=21, now=later, element=element, copy_links_from="A")
+    writer.record(address="B", url=X_URL, platform="x", fence=21, now=later, element=element,
+                  expect_version=None, copy_links_from="A")
     assert len(store.find_links("B", X_URL)) == len(a.links)
 
 
@@ -97,12 +102,12 @@ def test_a_lower_fence_changes_nothing(store: SqliteStore) -> None:
     _token(store, "A", [X_URL])
     writer = GraphWriter(store)
     seeded = writer.record(address="A", url=X_URL, platform="x", fence=50, now=T0,
-                           element=ElementWrite(FetchStatus.ERROR, 1, T0, T0),
-                           state=UrlStateWrite(FetchStatus.ERROR, 1, T0))
+                           element=ElementWrite(FetchStatus.ERROR, 1, T0, T0), expect_version=None,
+                           state=state_write(FetchStatus.ERROR, 1, T0))
     assert seeded.result.applied
     stale = writer.record(address="A", url=X_URL, platform="x", fence=49, now=T0 + timedelta(minutes=1),
-                          element=_ok(at=T0 + timedelta(minutes=1)),
-                          state=UrlStateWrite(FetchStatus.OK, 2, T0 + timedelta(minutes=1), source_token="A"),
+                          element=_ok(at=T0 + timedelta(minutes=1)), expect_version=None,
+                          state=state_write(FetchStatus.OK, 2, T0 + timedelta(minutes=1), source_token="A"),
                           graph_links=writer.plan(graph_for(X_URL)))
     assert stale.result is WriteResult.FENCED and stale.applied_fence == 50
     element = store.find_element("A", X_URL)
@@ -112,22 +117,25 @@ def test_a_lower_fence_changes_nothing(store: SqliteStore) -> None:
     assert state is not None and (state.status, state.attempts) == (FetchStatus.ERROR, 1)
 
 
+def _lookup(store: SqliteStore, url: str, now: datetime):  # type: ignore[no-untyped-def]
+    return decide(store.find_url_state(url), now)
+
+
 def test_gate_reads_one_url_state(store: SqliteStore) -> None:
     """A holds X_URL_2 ok, but its X_URL element is pending: only X_URL_2 has an answer."""
     _token(store, "A", [X_URL, X_URL_2])
     seed_result(store, "A", X_URL_2, FetchStatus.OK, T0)
-    gate = DedupeGate(store)
-    assert gate.lookup(X_URL, T0) is None
-    hit = gate.lookup(X_URL_2, T0 + timedelta(days=1))
+    assert _lookup(store, X_URL, T0) is None
+    hit = _lookup(store, X_URL_2, T0 + timedelta(days=1))
     assert hit is not None and hit.source_token == "A" and hit.status is FetchStatus.OK
-    assert gate.lookup(X_URL_2, T0 + timedelta(days=14)) is None  # past the TTL: fetch again
+    assert _lookup(store, X_URL_2, T0 + timedelta(days=14)) is None  # past the TTL: fetch again
 
 
 @pytest.mark.parametrize("status", [FetchStatus.NOT_FOUND, FetchStatus.BLOCKED, FetchStatus.INVALID])
 def test_gate_reuses_every_answer_but_exhausted(store: SqliteStore, status: FetchStatus) -> None:
     _token(store, "A", [X_URL])
     seed_result(store, "A", X_URL, status, T0)
-    hit = DedupeGate(store).lookup(X_URL, T0 + timedelta(days=1))
+    hit = _lookup(store, X_URL, T0 + timedelta(days=1))
     assert hit is not None and hit.status is status and hit.source_token is None
 
 
@@ -135,23 +143,11 @@ def test_gate_reuses_every_answer_but_exhausted(store: SqliteStore, status: Fetc
 def test_gate_does_not_reuse_a_spent_budget_or_a_failure(store: SqliteStore, status: FetchStatus) -> None:
     _token(store, "A", [X_URL])
     seed_result(store, "A", X_URL, status, T0)
-    assert DedupeGate(store).lookup(X_URL, T0 + timedelta(minutes=1)) is None
+    assert _lookup(store, X_URL, T0 + timedelta(minutes=1)) is None
 
 
 def test_gate_never_reuses_telegram(store: SqliteStore) -> None:
     _token(store, "A", [TG_URL])
     seed_result(store, "A", TG_URL, FetchStatus.OK, T0)
-    assert DedupeGate(store).lookup(TG_URL, T0) is None
-
-
-def test_gate_failure_is_a_miss(store: SqliteStore, caplog: pytest.LogCaptureFixture) -> None:
-    class Broken(SqliteStore):
-        def find_url_state(self, url):  # type: ignore[no-untyped-def]
-            raise RuntimeError("db down")
-
-    broken = Broken(store.path)
-    try:
-        assert DedupeGate(broken).lookup(X_URL, T0) is None
-    finally:
-        broken.close()
-    assert "dedupe gate failed" in caplog.text
+    rules = Rules.for_platform(Platform.TELEGRAM, max_attempts=5, min_interval=timedelta(hours=1))
+    assert fresh_answer(store.find_url_state(TG_URL), T0, rules) is None

@@ -71,8 +71,9 @@ def test_lock_constants_and_defaults() -> None:
         ("crash", EngineOutcome.FAILED, FetchStatus.ERROR, 1),
         ("unattempted_error", FetchStatus.ERROR, FetchStatus.ERROR, 0),
         ("contract_unattempted", FetchStatus.INVALID, FetchStatus.INVALID, 0),
-        # a bug of ours before any request: an engine failure, attempts never guessed, nothing written
-        ("bug_before_request", EngineOutcome.FAILED, FetchStatus.PENDING, 0),
+        # a bug of ours before any request: an engine failure, attempts never guessed; the element is an
+        # `error` whose cause says so (counted per URL, so it cannot be selected forever)
+        ("bug_before_request", EngineOutcome.FAILED, FetchStatus.ERROR, 0),
     ],
 )
 def test_status_mapping_and_attempts(
@@ -486,11 +487,10 @@ def test_run_state_counts(store: SqliteStore, locks: LockManager, counter: Memor
 
 @pytest.mark.parametrize("kwargs", [{"max_attempts": 0}, {"url_lock_ttl": 0}, {"url_lock_wait": -1}])
 def test_recorder_rejects_bad_settings(store: SqliteStore, locks: LockManager, kwargs: dict[str, float]) -> None:
-    from social_recording.recording.gate import DedupeGate
     from social_recording.recording.writer import GraphWriter
 
     with pytest.raises(ValueError, match=next(iter(kwargs))):
-        UrlRecorder(store, locks, DedupeGate(store), GraphWriter(store), counting_registry(MemoryCounter()),
+        UrlRecorder(store, locks, GraphWriter(store), counting_registry(MemoryCounter()),
                     enable_paid=True, **kwargs)  # type: ignore[arg-type]
 
 

@@ -1,4 +1,6 @@
-"""An explicit retry of an absorbing status that makes no call must not overwrite the known answer."""
+"""An explicit retry of an absorbing status that makes no call must not overwrite the known answer.
+
+"Explicit" is the run's request (a retry naming the status), never read off the element."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import pytest
 
 from social_recording.domain.models import TokenProfile
 from social_recording.domain.status import FetchStatus
+from social_recording.domain.url_machine import RunRequest, Why
 from social_recording.locks.base import LockManager
 from social_recording.recording.run_state import RunState
 from social_recording.store.sqlite import SqliteStore
@@ -22,6 +25,25 @@ from social_recording_tests.recording.engine_fakes import (
 )
 
 
+def named_retry(*named: FetchStatus) -> RunState:
+    return RunState(request=RunRequest(Why.RETRY_NAMED, since=T0, named=frozenset(named)))
+
+
+def test_the_same_element_without_a_named_retry_is_left_as_it_is(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter
+) -> None:
+    """Reaching an absorbing element without naming it (a run that selected it as something else) is
+    no reason to re-examine it: it is left, no call, whatever the paid switch."""
+    assert store.create_pending_token(TokenProfile(address="A", urls=[X_URL]), T0)
+    seed_result(store, "A", X_URL, FetchStatus.NOT_FOUND, T0 - timedelta(days=30))
+    eng = build_engine(store, locks, counting_registry(counter), enable_paid=True)
+
+    out = eng.processor.record_one_url("A", X_URL, RunState())
+
+    assert (out.status, out.attempted, out.detail) == (FetchStatus.NOT_FOUND, False, "already not_found")
+    assert counter.total() == 0
+
+
 @pytest.mark.parametrize("known", [FetchStatus.NOT_FOUND, FetchStatus.BLOCKED, FetchStatus.INVALID,
                                    FetchStatus.EXHAUSTED])
 def test_retry_with_paid_calls_off_keeps_the_absorbing_status(
@@ -31,7 +53,7 @@ def test_retry_with_paid_calls_off_keeps_the_absorbing_status(
     seed_result(store, "A", X_URL, known, T0 - timedelta(days=30))
     eng = build_engine(store, locks, counting_registry(counter), enable_paid=False)
 
-    out = eng.processor.record_one_url("A", X_URL, RunState())
+    out = eng.processor.record_one_url("A", X_URL, named_retry(known))
 
     assert out.status is known and not out.attempted
     assert "no call made" in out.detail
@@ -49,7 +71,7 @@ def test_retry_after_credit_exhaustion_keeps_not_found(
     assert store.create_pending_token(TokenProfile(address="A", urls=[other, X_URL]), T0)
     seed_result(store, "A", X_URL, FetchStatus.NOT_FOUND, T0 - timedelta(days=30))
     eng = build_engine(store, locks, counting_registry(counter, {other: Behaviour("credit_exhausted")}))
-    run = RunState()
+    run = named_retry(FetchStatus.NOT_FOUND, FetchStatus.PENDING)
 
     first = eng.processor.record_one_url("A", other, run)
     second = eng.processor.record_one_url("A", X_URL, run)

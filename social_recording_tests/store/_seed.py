@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from social_recording.domain.graph import ObjectKind, PlannedLink, SocialObject
+from social_recording.domain.models import PaidRequest
 from social_recording.domain.status import Cause, FetchStatus
 from social_recording.domain.urls import Platform
-from social_recording.store import ElementWrite, Store, UrlStateWrite, UrlWrite, WriteOutcome
+from social_recording.store import ElementWrite, Store, UrlWrite, WriteOutcome
 from social_recording.store._codec import platform_or_none
+from social_recording_tests.url_states import state_write
 
 _FENCES = itertools.count(1)
 
@@ -65,7 +68,7 @@ def record_call(
             fence=next_fence() if fence is None else fence,
             now=at,
             element=ElementWrite(status=status, attempts=calls, attempted_at=at, checked_at=at, detail=detail),
-            state=UrlStateWrite(status=status, attempts=calls, attempted_at=at, source_token=address if ok else None),
+            state=state_write(status=status, attempts=calls, attempted_at=at, source_token=address if ok else None),
             graph_links=list(links or []) if ok else None,
         )
     )
@@ -117,10 +120,11 @@ def url_write(
     attempts: int = 1,
     links: Sequence[PlannedLink] | None = None,
     with_state: bool = True,
-    clear_request: bool = True,
+    request: PaidRequest | None = None,
     detail: str | None = None,
 ) -> UrlWrite:
-    """A called result with explicit values (for fencing tests, where the writer's view is fixed)."""
+    """A called result with explicit values (for fencing tests, where the writer's view is fixed); the
+    state carries `request` as the open paid request (None closes it)."""
     return UrlWrite(
         address=address,
         url=url,
@@ -128,13 +132,12 @@ def url_write(
         fence=fence,
         now=at,
         element=ElementWrite(status=status, attempts=attempts, attempted_at=at, checked_at=at, detail=detail),
-        state=UrlStateWrite(
+        state=replace(state_write(
             status=status,
             attempts=attempts,
             attempted_at=at,
             source_token=address if status is FetchStatus.OK else None,
-            clear_request=clear_request,
-        )
+        ), request=request)
         if with_state
         else None,
         graph_links=None if links is None else list(links),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -14,7 +15,6 @@ from social_recording.store import (
     CandidateQuery,
     ElementWrite,
     Store,
-    UrlStateWrite,
     UrlWrite,
     WriteResult,
 )
@@ -26,6 +26,7 @@ from social_recording_tests.store._seed import (
     url_write,
 )
 from social_recording_tests.store.conftest import Backend, seed_web_and_fingerprints
+from social_recording_tests.url_states import state_write
 
 # Millisecond-precise instants: BSON keeps milliseconds, and the contract is exact equality.
 T0 = datetime(2025, 3, 1, 12, 0, 0, 123000, tzinfo=UTC)
@@ -409,7 +410,7 @@ def test_copy_path_copies_one_source_tokens_links(store: Store) -> None:
     for address in ("Src", "Alt", "Dst"):
         store.create_pending_token(profile(address, urls=[U_X, U_TG]), now=T0)
     record_call(store, "Src", U_X, FetchStatus.OK, T1, links=[planned("tweet:1"), planned("acct:1", ObjectKind.ACCOUNT)])
-    store.apply_url_write(url_write("Alt", U_X, next_fence(), FetchStatus.ERROR, T1,
+    store.apply_url_write(url_write("Alt", U_X, next_fence(), FetchStatus.ERROR, T1, with_state=False,
                                     links=[planned("tweet:1"), planned("tweet:alt", depth=1)]))
     record_call(store, "Src", U_TG, FetchStatus.OK, T1, links=[planned("tg:1")])
     before_objects = store.count_objects(ObjectKind.CONTENT)
@@ -447,15 +448,57 @@ def test_copy_from_itself_is_harmless_and_from_a_token_without_links_clears(stor
     assert store.find_links("Src", U_X) == [] and store.count_links() == 0
 
 
-def test_url_state_keeps_its_source_when_a_write_names_none(store: Store) -> None:
+def test_a_url_state_write_stores_exactly_the_values_it_carries(store: Store) -> None:
+    """The state machine decides every field (the best answer kept, the streak, the open request):
+    the store applies them as given, and moves the version on."""
     store.create_pending_token(profile("A", urls=[U_X]), now=T0)
     store.create_pending_token(profile("B", urls=[U_X]), now=T0)
     record_call(store, "A", U_X, FetchStatus.OK, T1)
-    w = UrlWrite("B", U_X, "x", next_fence(), T2, ElementWrite(FetchStatus.OK, 0, None, T2),
-                 state=UrlStateWrite(FetchStatus.OK, 1, T1, source_token=None))
+    before = store.find_url_state(U_X)
+    assert before is not None and (before.answer, before.source_token) == (FetchStatus.OK, "A")
+    req = PaidRequest(provider="urlscan", request_id="scan-9", submitted_at=T2)
+    kept = replace(state_write(FetchStatus.ERROR, 2, T2), status=FetchStatus.OK, answer=FetchStatus.OK,
+                   answered_at=T1, source_token="A", streak=1, request=req)
+    w = UrlWrite("B", U_X, "x", next_fence(), T2, ElementWrite(FetchStatus.OK, 1, T2, T2), state=kept,
+                 expect_version=before.version)
     assert store.apply_url_write(w).result is WriteResult.APPLIED
     state = store.find_url_state(U_X)
-    assert state is not None and state.source_token == "A" and state.updated_at == T2
+    assert state is not None
+    assert (state.status, state.answer, state.answered_at, state.source_token, state.streak, state.attempts,
+            state.attempted_at, state.request, state.updated_at) == (
+        FetchStatus.OK, FetchStatus.OK, T1, "A", 1, 2, T2, req, T2)
+    assert state.version == before.version + 1
+
+
+def test_a_write_made_on_an_older_version_is_refused_as_stale(store: Store) -> None:
+    """A decision read version v; a late holder wrote v+1 meanwhile: the write is refused, changing
+    nothing, so the recorder reads again and merges instead of overwriting."""
+    store.create_pending_token(profile("A", urls=[U_X]), now=T0)
+    store.create_pending_token(profile("B", urls=[U_X]), now=T0)
+    record_call(store, "A", U_X, FetchStatus.OK, T1)
+    read = store.find_url_state(U_X)
+    assert read is not None
+    store.save_paid_request(U_X, "x", next_fence(), PaidRequest(provider="p", request_id="r", submitted_at=T2))
+    moved = store.find_url_state(U_X)
+    assert moved is not None and moved.version == read.version + 1
+    for state in (None, state_write(FetchStatus.NOT_FOUND, 3, T3)):
+        stale = UrlWrite("B", U_X, "x", next_fence(), T3, ElementWrite(FetchStatus.NOT_FOUND, 1, T3, T3),
+                         state=state, expect_version=read.version)
+        assert store.apply_url_write(stale).result is WriteResult.STALE
+        assert store.find_url_state(U_X) == moved
+        el = store.find_element("B", U_X)
+        assert el is not None and el.status is FetchStatus.PENDING
+    fresh = UrlWrite("B", U_X, "x", next_fence(), T3, ElementWrite(FetchStatus.NOT_FOUND, 1, T3, T3),
+                     expect_version=moved.version)
+    assert store.apply_url_write(fresh).result is WriteResult.APPLIED
+    # With no state read at all (version 0), a state that appeared meanwhile makes the write stale too.
+    store.create_pending_token(profile("C", urls=[U_TG]), now=T0)
+    record_no_call(store, "C", U_TG, FetchStatus.ERROR, T1)
+    assert store.find_url_state(U_TG) is None
+    store.save_paid_request(U_TG, "telegram", next_fence(), PaidRequest(provider="p", request_id="r", submitted_at=T1))
+    late = UrlWrite("C", U_TG, "telegram", next_fence(), T2, ElementWrite(FetchStatus.ERROR, 1, T2, T2),
+                    expect_version=0)
+    assert store.apply_url_write(late).result is WriteResult.STALE
 
 
 # ----------------------------------------------------------------------------- fencing
@@ -562,7 +605,7 @@ def test_a_paid_request_is_kept_or_cleared_by_the_next_write(store: Store) -> No
     out = store.apply_url_write(url_write("Mint1", U_WEB, 5, FetchStatus.ERROR, T1, attempts=2))
     assert (out.result, out.applied_fence) == (WriteResult.FENCED, 6)
     # A write that keeps the request (the run is still going) ...
-    kept = url_write("Mint1", U_WEB, 6, FetchStatus.ERROR, T1, attempts=2, clear_request=False)
+    kept = url_write("Mint1", U_WEB, 6, FetchStatus.ERROR, T1, attempts=2, request=req)
     assert store.apply_url_write(kept).result is WriteResult.APPLIED
     state = store.find_url_state(U_WEB)
     assert state is not None and (state.attempts, state.request) == (2, req)

@@ -80,6 +80,7 @@ SQLITE_CASES: dict[str, tuple[tuple[Any, ...], str]] = {
     "unresolved_due": ((CUTOFF, 50), "idx_unresolved_due"),
     "waiting": (("error", CUTOFF, 50, True), "idx_token_urls_due"),
     "count_waiting": (("pending", CUTOFF, 50, False), "idx_token_urls_due"),
+    "count_held_back": (("error", CUTOFF, 50), "idx_token_urls_due"),
 }
 ORDERED_BY_THE_INDEX = ("due_by_status", "due_by_status_platform", "oldest_by_status", "unresolved_due")
 """Limited, ordered queries: the index must deliver the order, so the LIMIT stops the scan early."""

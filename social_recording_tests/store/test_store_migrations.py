@@ -275,7 +275,7 @@ def migrated_sqlite(v1_path: Path) -> Iterator[SqliteStore]:
 
 
 def test_sqlite_upgrade_reaches_the_current_version(migrated_sqlite: SqliteStore, v1_path: Path) -> None:
-    assert SCHEMA_VERSION == 2
+    assert SCHEMA_VERSION == 3
     assert migrated_sqlite.schema_version() == SCHEMA_VERSION
     assert dump(v1_path)["_version"] == SCHEMA_VERSION
 
@@ -430,7 +430,7 @@ def migrated_mongo(mongo_client: Any) -> MongoStore:
 
 def test_mongo_upgrade_moves_elements_out_of_the_tokens(migrated_mongo: MongoStore) -> None:
     db = migrated_mongo.db
-    assert db["meta"].find_one({"_id": "schema"})["version"] == 2
+    assert db["meta"].find_one({"_id": "schema"})["version"] == 3
     assert db["tokens"].count_documents({"social_urls": {"$exists": True}}) == 0
     assert db["token_urls"].count_documents({}) == sum(len(e) for _a, _s, e in OLD_TOKENS)
     _check_migrated_elements(migrated_mongo)
@@ -516,7 +516,7 @@ def test_mongo_upgrade_reads_an_element_without_a_status_as_pending(mongo_client
 
 def test_a_mongo_database_newer_than_the_code_is_refused(mongo_client: Any) -> None:
     MongoStore(mongo_client, "future")
-    mongo_client["future"]["meta"].update_one({"_id": "schema"}, {"$set": {"version": 3}})
+    mongo_client["future"]["meta"].update_one({"_id": "schema"}, {"$set": {"version": 4}})
     with pytest.raises(SchemaVersionError) as info:
         MongoStore(mongo_client, "future")
-    assert "schema version 3" in str(info.value) and "this code's 2" in str(info.value)
+    assert "schema version 4" in str(info.value) and "this code's 3" in str(info.value)

@@ -1,0 +1,395 @@
+"""The per-URL state machine: every rule about one canonical URL, as two pure functions.
+
+`decide` says what one recording of one (token, URL) does under the URL lock; `after` turns what the
+call brought back into the element's and the URL state's next values. The recorder only carries the
+decision out and hands the store the result as one write conditional on the state it read. The rules
+and their table: docs/architecture.md, "The per-URL state machine".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from social_recording.domain.dedupe import DEDUPE_TTL
+from social_recording.domain.dedupe import decide as dedupe_decide
+from social_recording.domain.models import PaidRequest, SocialUrl, UrlState
+from social_recording.domain.policy import backoff_passed, resolve_final_status
+from social_recording.domain.status import ABSORBING, REUSABLE, Cause, FetchStatus
+from social_recording.domain.urls import Platform
+
+ANSWERS: tuple[FetchStatus, ...] = (FetchStatus.OK, FetchStatus.NOT_FOUND, FetchStatus.BLOCKED, FetchStatus.INVALID)
+"""The provider's answers about a target, best first: within the window a better one is never replaced."""
+assert frozenset(ANSWERS) == REUSABLE
+
+
+def rank(status: FetchStatus) -> int:
+    """Higher is better; every status that is not an answer ranks below every answer."""
+    return len(ANSWERS) - ANSWERS.index(status) if status in ANSWERS else 0
+
+
+class Why(StrEnum):
+    """Why a run records a URL: a property of the run's request, never read off an element."""
+
+    LIVE = "live"
+    RECONCILE = "reconcile"
+    RETRY = "retry"
+    """The default retry selection: only what can change under this configuration."""
+    RETRY_NAMED = "retry_named"
+    """A retry whose `statuses` were named: elements selected with a named absorbing status are
+    re-examined once (gate and budget skipped), unless the URL was called after the selection."""
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What the run was asked to do, fixed when it starts."""
+
+    why: Why
+    since: datetime
+    """When the run selected its work (retry) or started (live, reconcile): a URL called at or after
+    it was called by this run or alongside it, and its answer is adopted instead of bought again."""
+    named: frozenset[FetchStatus] = frozenset()
+
+    def __post_init__(self) -> None:
+        if self.named and self.why is not Why.RETRY_NAMED:
+            raise ValueError(f"only a named retry names statuses, got {self.why.value} with {sorted(self.named)}")
+        if FetchStatus.OK in self.named:
+            raise ValueError("ok is never named: an ok element is never re-opened")
+
+
+@dataclass(frozen=True)
+class Selected:
+    """An element as the run's selection saw it (retry runs): if it changed before the URL lock was
+    taken, another run recorded it and that result stands."""
+
+    status: FetchStatus
+    checked_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The numbers the machine judges by (one run's settings and the URL's platform)."""
+
+    max_attempts: int
+    min_interval: timedelta
+    reusable: bool = True
+    """False for platforms whose answers are never handed to another holder (Telegram: a username
+    can change hands, so an old answer may describe another channel)."""
+    ttl: timedelta = DEDUPE_TTL
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts!r}")
+        if self.min_interval < timedelta(0):
+            raise ValueError(f"min_interval must be >= 0, got {self.min_interval!r}")
+
+    @classmethod
+    def for_platform(cls, platform: Platform, *, max_attempts: int, min_interval: timedelta) -> Rules:
+        return cls(max_attempts, min_interval, reusable=platform is not Platform.TELEGRAM)
+
+
+class Act(StrEnum):
+    LEAVE = "leave"
+    """Write nothing: the element is final, or another run recorded it after the selection."""
+    REUSE = "reuse"
+    """Record the window's answer without a call (ok copies the source token's links)."""
+    ADOPT = "adopt"
+    """Record the URL's fresh failure without a call: its streak is spent, or it failed moments ago."""
+    RESUME = "resume"
+    """Call, picking up the URL's open paid request instead of submitting (paying) again."""
+    CALL = "call"
+
+
+@dataclass(frozen=True)
+class Decision:
+    act: Act
+    status: FetchStatus | None = None
+    """REUSE / ADOPT: the status to record (LEAVE: the element's, unchanged)."""
+    source_token: str | None = None
+    """REUSE of ok: whose links stand for the answer."""
+    cause: Cause | None = None
+    detail: str = ""
+    forced: bool = False
+    """CALL / RESUME of a named retry re-examining an answer (the gate and the budget were skipped)."""
+
+    @property
+    def calls(self) -> bool:
+        return self.act in (Act.CALL, Act.RESUME)
+
+
+EMPTY = UrlState(url="", platform="", status=FetchStatus.PENDING)
+"""The state of a URL nothing has been recorded for."""
+
+
+def fresh_answer(state: UrlState | None, now: datetime, rules: Rules) -> tuple[FetchStatus, str | None] | None:
+    """The window's answer another holder may take without a call: (status, source token), or None."""
+    if not rules.reusable:
+        return None
+    hit = dedupe_decide(state, now, rules.ttl)
+    return None if hit is None else (hit.status, hit.source_token)
+
+
+def _called_since(state: UrlState | None, since: datetime) -> bool:
+    return state is not None and state.attempted_at is not None and state.attempted_at >= since
+
+
+def decide(
+    state: UrlState | None,
+    element: SocialUrl,
+    *,
+    request: RunRequest,
+    selected: Selected | None,
+    now: datetime,
+    rules: Rules,
+) -> Decision:
+    """What one recording of `element` does, given its URL's `state` (None: nothing recorded yet)."""
+    status = element.status
+    if status is FetchStatus.OK:
+        return Decision(Act.LEAVE, status, detail="already ok")
+    if selected is not None and (status, element.checked_at) != (selected.status, selected.checked_at):
+        return Decision(Act.LEAVE, status,
+                        detail=f"recorded {status.value} by another run after this one selected it; that result stands")
+    fresh = fresh_answer(state, now, rules)
+    called = _called_since(state, request.since)
+    forced = request.why is Why.RETRY_NAMED and status in request.named and status in ABSORBING
+    if forced and not called and (fresh is None or rank(fresh[0]) <= rank(status)):
+        act = Act.RESUME if state is not None and state.request is not None else Act.CALL
+        return Decision(act, forced=True, detail=f"{status.value} named by the retry: re-examined")
+    if fresh is not None and (status not in ABSORBING or rank(fresh[0]) > rank(status)):
+        answer, source = fresh
+        if answer is status:
+            return Decision(Act.LEAVE, status, detail=f"already {status.value}")
+        detail = f"reused {answer.value}" + (f" of {source}" if source else "")
+        return Decision(Act.REUSE, answer, source_token=source, detail=detail)
+    if status in ABSORBING:
+        return Decision(Act.LEAVE, status, detail=f"already {status.value}")
+    s = state or EMPTY
+    if s.streak >= rules.max_attempts:
+        return _adopt(element, FetchStatus.EXHAUSTED, None,
+                      f"this URL failed its last {s.streak} calls (the budget is {rules.max_attempts})")
+    if s.engine_failures >= rules.max_attempts:
+        return _adopt(element, FetchStatus.EXHAUSTED, Cause.ENGINE_FAILURE,
+                      f"our own code failed {s.engine_failures} times on this URL before any request")
+    if s.streak > 0 and (called or not backoff_passed(s.attempted_at, now, rules.min_interval)):
+        when = s.attempted_at.isoformat() if s.attempted_at else "?"
+        who = "this run's call" if called else "another holder's call"
+        return _adopt(element, FetchStatus.ERROR, Cause.BACKOFF,
+                      f"error from {who} at {when}; called again after the back-off")
+    if s.request is not None:
+        return Decision(Act.RESUME, detail=f"resumes {s.request.provider} request {s.request.request_id}")
+    return Decision(Act.CALL)
+
+
+def _adopt(element: SocialUrl, status: FetchStatus, cause: Cause | None, detail: str) -> Decision:
+    if element.status is status and status in ABSORBING:
+        return Decision(Act.LEAVE, status, detail=f"{detail}; unchanged")
+    return Decision(Act.ADOPT, status, cause=cause, detail=detail)
+
+
+class Result(StrEnum):
+    """What a call (or the attempt to make one) brought back."""
+
+    ANSWER = "answer"
+    """The provider answered about the target (ok, not_found, blocked) or the graph broke (invalid)."""
+    FAILED = "failed"
+    """A request left and the call failed transiently (5xx, 429, timeout, credit gone, a defect of
+    ours after the request): one more failure in the URL's streak."""
+    NOT_CALLED = "not_called"
+    """Nothing was sent for a reason of our own (no generator, paid calls off, credit or quota gone
+    earlier in the run, the provider's rate would hold the request too long)."""
+    UNREADABLE = "unreadable"
+    """The URL's shape names nothing the generator can read: `unsupported` until the code changes."""
+    ENGINE = "engine"
+    """Our own code failed before any request: counted apart from calls."""
+    DEFERRED = "deferred"
+    """Nothing sent and nothing learned (a backend could not be asked): the element is left as is."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    result: Result
+    status: FetchStatus | None = None
+    """ANSWER: the answer; NOT_CALLED: the status to record."""
+    called: bool = False
+    """A request really left (from the HTTP layer, never guessed)."""
+    cause: Cause | None = None
+    detail: str = ""
+    submitted: PaidRequest | None = None
+    """A paid request this attempt submitted (already saved on the URL state)."""
+    request_expired: bool = False
+    """The URL's open request was past its provider's retention: it is closed."""
+
+    def __post_init__(self) -> None:
+        if self.result is Result.ANSWER and self.status not in REUSABLE:
+            raise ValueError(f"an answer is one of {sorted(s.value for s in REUSABLE)}, got {self.status!r}")
+        if self.result is Result.NOT_CALLED and (self.status is None or self.called):
+            raise ValueError("a not-called outcome names the status to record and sends nothing")
+        if self.result in (Result.FAILED,) and not self.called:
+            raise ValueError("a failed call has a request behind it; before any request it is NOT_CALLED/ENGINE")
+
+
+@dataclass(frozen=True)
+class NextState:
+    """The URL state's next absolute values (the store adds url, platform, fence and version)."""
+
+    status: FetchStatus
+    answer: FetchStatus | None
+    answered_at: datetime | None
+    source_token: str | None
+    streak: int
+    attempted_at: datetime | None
+    attempts: int
+    engine_failures: int
+    request: PaidRequest | None
+
+
+@dataclass(frozen=True)
+class NextElement:
+    status: FetchStatus
+    attempts: int
+    attempted_at: datetime | None
+    cause: Cause | None
+    detail: str
+    copy_links_from: str | None = None
+    """Reuse: the token whose links stand for the answer; None with `own_links` means the call's graph."""
+    own_links: bool = False
+    """The element gets the links of this call's graph (an `ok` this call produced)."""
+
+
+@dataclass(frozen=True)
+class Transition:
+    element: NextElement | None
+    """None: the element is not written."""
+    state: NextState | None
+    """None: the URL state is not written."""
+
+
+def url_status(state: UrlState | NextState, now: datetime, rules: Rules) -> FetchStatus:
+    """What the URL stands at for a new holder now: its window's answer, a spent streak, a failure, or
+    nothing yet (pending). Stored beside the state for operators; the rules read the fields."""
+    answer, anchor = state.answer, state.answered_at
+    if answer is not None and (anchor is None or now - anchor < rules.ttl):
+        return answer
+    if state.streak >= rules.max_attempts or state.engine_failures >= rules.max_attempts:
+        return FetchStatus.EXHAUSTED
+    return FetchStatus.ERROR if state.streak else FetchStatus.PENDING
+
+
+def _as_next(s: UrlState) -> NextState:
+    return NextState(status=s.status, answer=s.answer, answered_at=s.answered_at, source_token=s.source_token,
+                     streak=s.streak, attempted_at=s.attempted_at, attempts=s.attempts,
+                     engine_failures=s.engine_failures, request=s.request)
+
+
+def without_call(decision: Decision, element: SocialUrl, now: datetime) -> Transition:
+    """The write of a REUSE or ADOPT decision: the element only."""
+    if decision.act not in (Act.REUSE, Act.ADOPT) or decision.status is None:
+        raise ValueError(f"only REUSE and ADOPT are written without a call, got {decision.act.value}")
+    return Transition(
+        NextElement(decision.status, element.attempts, element.attempted_at, decision.cause, decision.detail,
+                    copy_links_from=decision.source_token),
+        None,
+    )
+
+
+def after(
+    state: UrlState | None,
+    element: SocialUrl,
+    outcome: Outcome,
+    *,
+    decision: Decision,
+    address: str,
+    now: datetime,
+    rules: Rules,
+) -> Transition:
+    """The next element and URL state once a CALL / RESUME decision was carried out.
+
+    Pure and re-runnable: when the store finds the URL state changed since it was read (another
+    holder wrote in between), the recorder reads it again and calls `after` once more, so the
+    answers merge instead of the last writer winning."""
+    if not decision.calls:
+        raise ValueError(f"`after` follows a call decision, got {decision.act.value}")
+    base = _as_next(state) if state is not None else _as_next(EMPTY)
+    request = outcome.submitted or base.request
+    if outcome.request_expired and outcome.submitted is None:
+        request = None
+    keep = element.status in ABSORBING  # a forced re-examination that learned nothing keeps its answer
+    called_attempts = element.attempts + 1 if outcome.called else element.attempts
+    called_at = now if outcome.called else element.attempted_at
+    r = outcome.result
+
+    if r is Result.DEFERRED:
+        return Transition(None, None)
+
+    if r is Result.ANSWER:
+        assert outcome.status is not None
+        own = outcome.status
+        kept = base.answer is not None and rank(base.answer) > rank(own) and (
+            base.answered_at is None or now - base.answered_at < rules.ttl
+        )
+        answer, answered_at, source = (base.answer, base.answered_at, base.source_token) if kept else (
+            own, now if outcome.called else None, address if own is FetchStatus.OK else None)
+        nxt = replace(base, answer=answer, answered_at=answered_at, source_token=source, streak=0,
+                      engine_failures=0, request=None,
+                      attempts=base.attempts + int(outcome.called),
+                      attempted_at=now if outcome.called else base.attempted_at)
+        nxt = replace(nxt, status=url_status(nxt, now, rules))
+        if kept and rules.reusable:
+            assert answer is not None
+            detail = f"{outcome.detail}; called and got {own.value}, the window's better {answer.value} stands"
+            return Transition(NextElement(answer, called_attempts, called_at, None, detail,
+                                          copy_links_from=source if answer is FetchStatus.OK else None), nxt)
+        return Transition(NextElement(own, called_attempts, called_at, None, outcome.detail,
+                                      own_links=own is FetchStatus.OK), nxt)
+
+    if r is Result.FAILED:
+        streak = base.streak + 1
+        nxt = replace(base, streak=streak, attempts=base.attempts + 1, attempted_at=now, engine_failures=0,
+                      request=request)
+        nxt = replace(nxt, status=url_status(nxt, now, rules))
+        fresh = fresh_answer(_state_of(nxt), now, rules)
+        if fresh is not None:
+            answer, source = fresh
+            detail = f"{outcome.detail}; the call failed, the window's {answer.value} stands"
+            return Transition(NextElement(answer, called_attempts, called_at, None, detail,
+                                          copy_links_from=source), nxt)
+        final = resolve_final_status(streak - 1, FetchStatus.ERROR, True, rules.max_attempts)
+        detail = outcome.detail
+        if final is FetchStatus.EXHAUSTED:
+            detail = f"{detail}; error -> exhausted after {streak} failed calls in a row"
+        return Transition(NextElement(final, called_attempts, called_at, None, detail), nxt)
+
+    if r is Result.UNREADABLE:
+        read = replace(base, attempts=base.attempts + 1, attempted_at=now, request=request) if outcome.called else None
+        if keep:
+            return Transition(NextElement(element.status, called_attempts, called_at, element.cause,
+                                          f"{outcome.detail}; kept {element.status.value}"), read)
+        return Transition(NextElement(FetchStatus.UNSUPPORTED, called_attempts, called_at, Cause.UNPARSEABLE,
+                                      outcome.detail), read)
+
+    if r is Result.NOT_CALLED:
+        assert outcome.status is not None
+        closed = replace(base, request=request) if request != base.request and state is not None else None
+        if keep:
+            return Transition(NextElement(element.status, element.attempts, element.attempted_at, element.cause,
+                                          f"{outcome.detail}; no call made, kept {element.status.value}"), closed)
+        return Transition(NextElement(outcome.status, element.attempts, element.attempted_at, outcome.cause,
+                                      outcome.detail), closed)
+
+    # Result.ENGINE: our code failed before any request. Counted, so a defect cannot be selected forever.
+    failures = base.engine_failures + 1
+    nxt = replace(base, engine_failures=failures, request=request)
+    nxt = replace(nxt, status=url_status(nxt, now, rules))
+    detail = f"{outcome.detail}; our own code failed before any request ({failures} of {rules.max_attempts})"
+    if keep:
+        return Transition(NextElement(element.status, element.attempts, element.attempted_at, element.cause,
+                                      f"{detail}; kept {element.status.value}"), nxt)
+    status = FetchStatus.EXHAUSTED if failures >= rules.max_attempts else FetchStatus.ERROR
+    return Transition(NextElement(status, element.attempts, element.attempted_at, Cause.ENGINE_FAILURE, detail), nxt)
+
+
+def _state_of(n: NextState) -> UrlState:
+    return UrlState(url="", platform="", status=n.status, answer=n.answer, answered_at=n.answered_at,
+                    source_token=n.source_token, streak=n.streak, attempted_at=n.attempted_at,
+                    attempts=n.attempts, engine_failures=n.engine_failures, request=n.request)
