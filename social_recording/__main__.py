@@ -2,7 +2,7 @@
 
 Commands:
   status   where convergence stands: token URLs by status and platform, the longest-waiting
-           elements, the next retry (`--json` for scripts)
+           elements, the next retry (`--json` for scripts); `--url URL` for one URL's state
 
 The demo keeps its own entry point: `python -m social_recording.demo`.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-USAGE = "usage: python -m social_recording status [--json] [--oldest N]"
+USAGE = "usage: python -m social_recording status [--json] [--oldest N | --url URL [--holders N]]"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

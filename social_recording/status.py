@@ -2,9 +2,10 @@
 
 Reads the configured store (SOCIAL_RECORDING_STORE_URL and the other settings, validated as for the
 jobs) and prints the token URLs by status and by platform, the longest-waiting elements a retry can
-still change (with their detail), and when the retry job next has work. `--json` prints the same as
-one JSON document. Nothing is written: a SQLite store that does not exist is reported, not created.
-Exit codes: 0 printed, 2 a bad setting, 1 the store could not be read.
+still change (with their detail), and when the retry job next has work; `--url URL` prints one URL's
+state instead (docs/architecture.md, "The per-URL state machine"). `--json` prints the same as one
+JSON document. Nothing is written: a SQLite store that does not exist is reported, not created.
+Exit codes: 0 printed, 2 a bad setting or URL, 1 the store could not be read.
 """
 
 from __future__ import annotations
@@ -21,9 +22,13 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from social_recording.domain.models import ensure_utc, utcnow
+from social_recording.domain.dedupe import DEDUPE_TTL
+from social_recording.domain.models import SocialUrl, UrlState, ensure_utc, utcnow
+from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.redaction import scrub
 from social_recording.domain.status import ABSORBING, RETRYABLE, FetchStatus
+from social_recording.domain.url_machine import Rules, url_status
+from social_recording.domain.urls import platform_of, to_canonical
 from social_recording.platforms.base import ProviderKeys
 from social_recording.platforms.registry import usable_platforms
 from social_recording.recording._text import safe_url
@@ -122,19 +127,9 @@ def _element_json(e: WaitingElement) -> dict[str, Any]:
 def read_report(settings: Settings, *, oldest: int = DEFAULT_OLDEST, now: datetime | None = None) -> StatusReport:
     """Read everything the command prints; StatusError when the store cannot be read."""
     url = settings.store_url
-    shown = mask_url_password(url)
-    parsed = parse_store_url(url)
-    if parsed.kind == "sqlite" and parsed.path is not None and not Path(parsed.path).is_file():
-        raise StatusError(
-            f"{PREFIX}STORE_URL={shown!r}: no store file at {Path(parsed.path).resolve()} (nothing recorded yet? "
-            "run a job first, or point the variable at the store the jobs use)"
-        )
     moment = ensure_utc(now or utcnow())
     usable = usable_platforms(provider_keys(settings))
-    try:
-        store = open_store(url)
-    except Exception as exc:
-        raise StatusError(f"{PREFIX}STORE_URL={shown!r}: cannot open the store: {_why(exc, url)}") from None
+    store, shown = _open_for_reading(settings)
     try:
         figures = StoreFigures.read(store)
         waiting = oldest_waiting(store, moment, oldest) if oldest > 0 else ()
@@ -145,6 +140,138 @@ def read_report(settings: Settings, *, oldest: int = DEFAULT_OLDEST, now: dateti
         store.close()
     statuses = default_statuses(enable_paid=settings.enable_paid, usable_platforms=usable)
     return StatusReport(shown, moment, figures, waiting, retry, tuple(sorted(s.value for s in statuses)))
+
+
+DEFAULT_HOLDERS = 20
+
+
+class BadUrl(ValueError):
+    """A `--url` value that is not an http(s) URL."""
+
+
+@dataclass(frozen=True)
+class UrlReport:
+    """One URL's state and a few of its holders, as the status command shows them."""
+
+    store: str
+    at: datetime
+    url: str
+    """Canonical."""
+    platform: str
+    state: UrlState | None
+    stands_at: FetchStatus
+    """What a new holder would be recorded as now (the state machine's reading of the state)."""
+    max_attempts: int
+    holders: tuple[tuple[str, SocialUrl], ...]
+
+    def as_json(self) -> dict[str, Any]:
+        s = self.state
+        answer_until = None
+        if s is not None and s.answer is not None and s.answered_at is not None:
+            answer_until = _iso(s.answered_at + DEDUPE_TTL)
+        return {
+            "store": self.store,
+            "at": _iso(self.at),
+            "url": safe_url(self.url),
+            "platform": self.platform,
+            "stands_at": self.stands_at.value,
+            "state": None if s is None else {
+                "answer": None if s.answer is None else s.answer.value,
+                "answered_at": None if s.answered_at is None else _iso(s.answered_at),
+                "answer_reusable_until": answer_until,
+                "source_token": s.source_token,
+                "failure_streak": s.streak,
+                "budget": self.max_attempts,
+                "last_call_at": None if s.attempted_at is None else _iso(s.attempted_at),
+                "calls": s.attempts,
+                "engine_failures": s.engine_failures,
+                "open_request": None if s.request is None else {
+                    "provider": s.request.provider, "request_id": s.request.request_id,
+                    "submitted_at": _iso(s.request.submitted_at)},
+                "fence": s.fence,
+                "version": s.version,
+                "updated_at": None if s.updated_at is None else _iso(s.updated_at),
+            },
+            "holders": [{"token": a, "status": el.status.value, "attempts": el.attempts,
+                         "checked_at": None if el.checked_at is None else _iso(el.checked_at),
+                         "cause": None if el.cause is None else el.cause.value,
+                         "detail": None if el.detail is None else safe_url(el.detail)}
+                        for a, el in self.holders],
+        }
+
+
+def read_url_report(settings: Settings, raw_url: str, *, holders: int = DEFAULT_HOLDERS,
+                    now: datetime | None = None) -> UrlReport:
+    """One URL's state (the value is canonicalised as the pipeline does); BadUrl for a value that is not
+    an http(s) URL, StatusError when the store cannot be read."""
+    try:
+        url = to_canonical(raw_url)
+    except ValueError as exc:
+        raise BadUrl(f"--url {raw_url!r}: {exc}") from None
+    store, shown = _open_for_reading(settings)
+    try:
+        state = store.find_url_state(url)
+        held = tuple(store.find_holders(url, holders))
+    except Exception as exc:
+        raise StatusError(f"{PREFIX}STORE_URL={shown!r}: cannot read the store: {_why(exc, settings.store_url)}") \
+            from None
+    finally:
+        store.close()
+    moment = ensure_utc(now or utcnow())
+    platform = platform_of(url)
+    rules = Rules.for_platform(platform, max_attempts=settings.max_attempts, min_interval=DEFAULT_MIN_INTERVAL)
+    stands = FetchStatus.PENDING if state is None else url_status(state, moment, rules)
+    return UrlReport(shown, moment, url, platform.value, state, stands, settings.max_attempts, held)
+
+
+def render_url(report: UrlReport) -> str:
+    s = report.state
+    lines = [f"store {report.store} at {_iso(report.at)}",
+             f"url {safe_url(report.url)} ({report.platform}): a new holder now gets {report.stands_at.value}"]
+    if s is None:
+        lines.append("  nothing recorded for this URL yet")
+    else:
+        if s.answer is None:
+            lines.append("  answer: none yet")
+        elif s.answered_at is None:
+            lines.append(f"  answer: {s.answer.value}, needed no call (reusable without expiry)")
+        else:
+            until = s.answered_at + DEDUPE_TTL
+            fresh = "reusable" if report.at < until else "expired"
+            lines.append(f"  answer: {s.answer.value} from the call of {_iso(s.answered_at)} "
+                         f"({fresh} until {_iso(until)})" + (f", links of {s.source_token}" if s.source_token else ""))
+        lines.append(f"  failure streak: {s.streak} of {report.max_attempts} failed calls since the last answer")
+        last = "never" if s.attempted_at is None else _iso(s.attempted_at)
+        lines.append(f"  calls: {s.attempts} in all, the last at {last}; engine failures: {s.engine_failures}")
+        if s.request is not None:
+            lines.append(f"  open paid request: {s.request.provider} {s.request.request_id}, submitted "
+                         f"{_iso(s.request.submitted_at)} (a later holder resumes it)")
+        else:
+            lines.append("  open paid request: none")
+        lines.append(f"  fence {s.fence}, version {s.version}")
+    lines += ["", f"holders (first {len(report.holders)} by address)"]
+    if not report.holders:
+        lines.append("  none")
+    for address, el in report.holders:
+        checked = "never recorded" if el.checked_at is None else f"recorded {_iso(el.checked_at)}"
+        detail = f" — {safe_url(el.detail)}" if el.detail else ""
+        lines.append(f"  {el.status.value:<12} attempts={el.attempts} {checked}  {address}{detail}")
+    return "\n".join(lines)
+
+
+def _open_for_reading(settings: Settings) -> tuple[Any, str]:
+    url = settings.store_url
+    shown = mask_url_password(url)
+    parsed = parse_store_url(url)
+    if parsed.kind == "sqlite" and parsed.path is not None and not Path(parsed.path).is_file():
+        raise StatusError(
+            f"{PREFIX}STORE_URL={shown!r}: no store file at {Path(parsed.path).resolve()} (nothing recorded yet? "
+            "run a job first, or point the variable at the store the jobs use)"
+        )
+    try:
+        return open_store(url), shown
+    except Exception as exc:
+        raise StatusError(f"{PREFIX}STORE_URL={shown!r}: cannot open the store: {_why(exc, url)}") from None
 
 
 def _why(exc: BaseException, url: str) -> str:
@@ -210,20 +337,33 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m social_record
     parser.add_argument("--json", action="store_true", help="print one JSON document (for scripts)")
     parser.add_argument("--oldest", type=int, default=DEFAULT_OLDEST,
                         help=f"how many waiting elements to list (default {DEFAULT_OLDEST})")
+    parser.add_argument("--url", help="show one URL's state instead: its answer and anchor, failure streak, calls, "
+                                      "open paid request, and its holders (canonicalised as the pipeline does)")
+    parser.add_argument("--holders", type=int, default=DEFAULT_HOLDERS,
+                        help=f"with --url, how many holders to list (default {DEFAULT_HOLDERS})")
     args = parser.parse_args(argv)
     if args.oldest < 0:
         parser.error(f"--oldest must be >= 0, got {args.oldest}")
+    if args.holders < 0:
+        parser.error(f"--holders must be >= 0, got {args.holders}")
     try:
         settings = load_settings()
     except SettingsError as exc:
         print(exc, file=sys.stderr)
         return 2
     try:
-        report = read_report(settings, oldest=args.oldest)
+        if args.url is not None:
+            one = read_url_report(settings, args.url, holders=args.holders)
+            text = json.dumps(one.as_json(), indent=2) if args.json else render_url(one)
+        else:
+            report = read_report(settings, oldest=args.oldest)
+            text = json.dumps(report.as_json(), indent=2) if args.json else render_text(report)
+    except BadUrl as exc:
+        print(exc, file=sys.stderr)
+        return 2
     except StatusError as exc:
         print(exc, file=sys.stderr)
         return 1
-    text = json.dumps(report.as_json(), indent=2) if args.json else render_text(report)
     try:
         print(text)
         sys.stdout.flush()

@@ -167,3 +167,54 @@ def test_the_module_entry_point(seeded: Path) -> None:
     unknown = subprocess.run([sys.executable, "-m", "social_recording", "frobnicate"], cwd=REPO, env=env,
                              capture_output=True, text=True, timeout=120)
     assert unknown.returncode == 2 and "unknown command 'frobnicate'" in unknown.stderr
+
+
+def _state(store: SqliteStore, url: str, platform: str, state: object, address: str, at: object) -> None:
+    assert store.apply_url_write(UrlWrite(
+        address=address, url=url, platform=platform, fence=5, now=at,  # type: ignore[arg-type]
+        element=ElementWrite(FetchStatus.ERROR, 1, at, at), state=state,  # type: ignore[arg-type]
+    )).result.applied
+
+
+def test_url_shows_one_urls_state_and_holders(seeded: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--url` takes the URL as a user has it (canonicalised like the pipeline does) and shows the
+    state machine's view: the answer and its anchor, the failure streak against the budget, the
+    calls, an open paid request, and the holders."""
+    from dataclasses import replace
+
+    from social_recording.domain.models import PaidRequest
+    from social_recording_tests.url_states import state_write
+
+    now = utcnow()
+    store = SqliteStore(seeded)
+    try:
+        req = PaidRequest(provider="urlscan", request_id="scan-7", submitted_at=now - HOUR)
+        _state(store, GH, "github", replace(state_write(FetchStatus.ERROR, 3, now - HOUR, streak=2),
+                                            answer=FetchStatus.NOT_FOUND, answered_at=now - 3 * 24 * HOUR,
+                                            request=req), A, now - HOUR)
+    finally:
+        store.close()
+    assert main(["--url", "HTTPS://www.GitHub.com/org/repo/?utm_source=x", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["url"], report["platform"], report["stands_at"]) == (GH, "github", "not_found")
+    state = report["state"]
+    assert (state["answer"], state["failure_streak"], state["budget"], state["calls"]) == ("not_found", 2, 5, 3)
+    assert state["open_request"]["request_id"] == "scan-7" and state["engine_failures"] == 0
+    assert [(h["token"], h["status"]) for h in report["holders"]] == [(A, "error")]
+
+    assert main(["--url", GH]) == 0
+    text = capsys.readouterr().out
+    assert "a new holder now gets not_found" in text and "failure streak: 2 of 5" in text
+    assert "open paid request: urlscan scan-7" in text and "reusable until" in text
+
+
+def test_url_of_a_url_nothing_was_recorded_for(seeded: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--url", "https://example.com/never-seen"]) == 0
+    text = capsys.readouterr().out
+    assert "nothing recorded for this URL yet" in text and "a new holder now gets pending" in text
+
+
+def test_url_that_is_not_a_url_is_refused_naming_it(seeded: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--url", "not a url"]) == 2
+    err = capsys.readouterr().err
+    assert "--url 'not a url'" in err

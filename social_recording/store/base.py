@@ -219,6 +219,10 @@ class Store(Protocol):
         """The URL's cross-token state: one indexed lookup, whatever the number of holders."""
         ...
 
+    def find_holders(self, url: str, limit: int) -> list[tuple[str, SocialUrl]]:
+        """Up to `limit` tokens holding `url`, by address, with their element (the status command)."""
+        ...
+
     def apply_url_write(self, write: UrlWrite) -> WriteOutcome:
         """Apply one recording of one (token, URL), fenced: refused (changing nothing) when a larger
         fencing token was applied to the element or the URL state, when the element is `ok`, or when

@@ -102,6 +102,7 @@ INDEXES: dict[str, list[tuple[str, list[tuple[str, int]], bool]]] = {
     ],
     TOKEN_URLS: [
         ("uniq_token_urls_address_url", [("address", ASCENDING), ("url", ASCENDING)], True),
+        ("idx_token_urls_url", [("url", ASCENDING), ("address", ASCENDING)], False),
         # (address, url) close both retry indexes, so the fair order is the index order (no in-memory
         # sort, and the limit stops the scan early).
         ("idx_token_urls_due", [("status", ASCENDING), *_FAIR_SORT], False),
@@ -172,6 +173,10 @@ def q_token_by_address(address: str) -> MongoQuery:
 
 def q_urls_by_address(address: str) -> MongoQuery:
     return MongoQuery(TOKEN_URLS, {"address": address}, {"_id": 0}, [("address", ASCENDING)])
+
+
+def q_holders(url: str, limit: int) -> MongoQuery:
+    return MongoQuery(TOKEN_URLS, {"url": url}, {"_id": 0}, [("address", ASCENDING)], limit=limit)
 
 
 def q_element(address: str, url: str) -> MongoQuery:
@@ -277,6 +282,7 @@ QUERIES: dict[str, Callable[..., MongoQuery]] = {
     "token_by_address": q_token_by_address,
     "urls_by_address": q_urls_by_address,
     "element": q_element,
+    "holders": q_holders,
     "existing_addresses": q_existing_addresses,
     "url_state": q_url_state,
     "due_by_status": q_due_by_status,
@@ -649,6 +655,11 @@ class MongoStore:
         q = q_url_state(url)
         doc = self.db[q.collection].find_one(q.filter, q.projection)
         return None if doc is None else _state(doc)
+
+    def find_holders(self, url: str, limit: int) -> list[tuple[str, SocialUrl]]:
+        if limit < 1:
+            return []
+        return [(doc["address"], _url(doc)) for doc in self._find(q_holders(url, limit))]
 
     def _state_fence_version(self, url: str) -> tuple[int, int]:
         doc = self.db[URL_STATES].find_one({"url": url}, {"fence": 1, "version": 1})

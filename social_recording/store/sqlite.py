@@ -280,6 +280,10 @@ def q_urls_by_address(address: str) -> Sql:
     return f"SELECT {_URL_COLS} FROM token_urls WHERE address = ? ORDER BY position", [address]
 
 
+def q_holders(url: str, limit: int) -> Sql:
+    return f"SELECT {_URL_COLS} FROM token_urls WHERE url = ? ORDER BY address LIMIT ?", [url, limit]
+
+
 def q_element(address: str, url: str) -> Sql:
     return f"SELECT {_URL_COLS} FROM token_urls WHERE address = ? AND url = ?", [address, url]
 
@@ -457,6 +461,7 @@ QUERIES: dict[str, Callable[..., Sql]] = {
     "token_by_address": q_token_by_address,
     "urls_by_address": q_urls_by_address,
     "element": q_element,
+    "holders": q_holders,
     "existing_addresses": q_existing_addresses,
     "url_state": q_url_state,
     "due_by_status": q_due_by_status,
@@ -796,6 +801,11 @@ class SqliteStore:
     def find_url_state(self, url: str) -> UrlState | None:
         row = self._conn().execute(*q_url_state(url)).fetchone()
         return None if row is None else _state_from_row(row)
+
+    def find_holders(self, url: str, limit: int) -> list[tuple[str, SocialUrl]]:
+        if limit < 1:
+            return []
+        return [(row[0], _url_from_row(row)) for row in self._conn().execute(*q_holders(url, limit))]
 
     def _refusal(self, conn: sqlite3.Connection, write: UrlWrite) -> WriteOutcome | None:
         """Why `write` may not touch its (address, url), or None when it may: the element's and its URL
