@@ -81,6 +81,11 @@ EXPECTED_STATES: dict[str, tuple[FetchStatus, datetime | None, int, str | None]]
     TG: (FetchStatus.NOT_FOUND, T2, 3, None),
     X2: (FetchStatus.EXHAUSTED, T3, 3, None),
 }
+EXPECTED_MACHINE: dict[str, tuple[FetchStatus | None, datetime | None, int]] = {
+    X1: (FetchStatus.OK, T1, 0),
+    TG: (FetchStatus.NOT_FOUND, T2, 0),
+    X2: (None, None, 3),
+}
 NO_STATE = (WEB, GH)
 """No call decided these: no holder gave an answer (a skipped or unsupported element is not one)."""
 
@@ -111,6 +116,11 @@ def _check_migrated_states(store: Store) -> None:
         ), url
         assert (state.fence, state.request) == (0, None)
         assert state.platform == {X1: "x", TG: "telegram", X2: "x"}[url]
+        # The state machine's fields: an answer anchored at its call; a failure's calls as its streak.
+        answer, answered_at, streak = EXPECTED_MACHINE[url]
+        assert (state.answer, state.answered_at, state.streak, state.engine_failures) == (
+            answer, answered_at, streak, 0), url
+        assert state.version >= 1
     for url in NO_STATE:
         assert store.find_url_state(url) is None
 
@@ -520,3 +530,77 @@ def test_a_mongo_database_newer_than_the_code_is_refused(mongo_client: Any) -> N
     with pytest.raises(SchemaVersionError) as info:
         MongoStore(mongo_client, "future")
     assert "schema version 4" in str(info.value) and "this code's 3" in str(info.value)
+
+
+# ----------------------------------------------------------------------------- v2 -> v3 (the state machine)
+
+V2_STATES = [
+    # url, platform, status, attempted_at, attempts, source, request (provider, id, submitted)
+    (X1, "x", "ok", T1, 6, "TokA", None),
+    (TG, "telegram", "error", T2, 4, None, None),
+    (WEB, "web", "error", T3, 2, None, ("urlscan", "scan-1", T2)),
+    (X2, "x", "exhausted", T3, 5, None, None),
+]
+V2_EXPECTED = {
+    # url: (answer, answered_at, streak, request id)
+    X1: (FetchStatus.OK, T1, 0, None),
+    TG: (None, None, 4, None),
+    WEB: (None, None, 2, "scan-1"),
+    X2: (None, None, 5, None),
+}
+
+
+def test_sqlite_v2_url_states_gain_the_state_machines_fields(tmp_path: Path) -> None:
+    """A file of the release before the state machine: its URL states kept the last status and a
+    lifetime call count. The upgrade anchors answers at their call and counts a failure's calls as
+    its streak; an open paid request is kept."""
+    from social_recording.store.sqlite import MIGRATIONS
+
+    path = tmp_path / "v2.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for step in MIGRATIONS[:2]:
+        step(conn)
+    for url, platform, status, at, attempts, source, req in V2_STATES:
+        conn.execute(
+            "INSERT INTO url_states (url, platform, status, attempted_at, attempts, source_token, fence, "
+            "request_provider, request_id, request_submitted_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
+            [url, platform, status, _txt(at), attempts, source, *(req[:2] if req else (None, None)),
+             _txt(req[2]) if req else None, _txt(T3)])
+    conn.execute("PRAGMA user_version = 2")
+    conn.close()
+
+    store = SqliteStore(path)
+    try:
+        assert store.schema_version() == SCHEMA_VERSION
+        _check_v2_states(store)
+    finally:
+        store.close()
+
+
+def test_mongo_v2_url_states_gain_the_state_machines_fields(mongo_client: Any) -> None:
+    db = mongo_client["v2"]
+    MongoStore(mongo_client, "v2")  # indexes, then pretend the release before wrote the data
+    db["meta"].update_one({"_id": "schema"}, {"$set": {"version": 2}})
+    for url, platform, status, at, attempts, source, req in V2_STATES:
+        db["url_states"].insert_one({
+            "url": url, "platform": platform, "status": status, "attempted_at": at, "attempts": attempts,
+            "source_token": source, "fence": 0, "updated_at": T3,
+            "request": None if req is None else {"provider": req[0], "request_id": req[1], "submitted_at": req[2]},
+        })
+    store = MongoStore(mongo_client, "v2")
+    assert db["meta"].find_one({"_id": "schema"})["version"] == 3
+    _check_v2_states(store)
+    before = mongo_dump(store)
+    assert mongo_dump(MongoStore(mongo_client, "v2")) == before  # idempotent
+
+
+def _check_v2_states(store: Store) -> None:
+    for url, (answer, answered_at, streak, request_id) in V2_EXPECTED.items():
+        state = store.find_url_state(url)
+        assert state is not None, url
+        assert (state.answer, state.answered_at, state.streak, state.engine_failures, state.version) == (
+            answer, answered_at, streak, 0, 1), url
+        assert (None if state.request is None else state.request.request_id) == request_id, url
+    # A URL that answered before and failed since is not exhausted by the calls that answered.
+    ok = store.find_url_state(X1)
+    assert ok is not None and ok.status is FetchStatus.OK and ok.attempts == 6
