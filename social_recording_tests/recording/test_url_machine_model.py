@@ -123,9 +123,19 @@ class World:
     """Every answer the provider gave, with its time."""
     open_request: dict[str, Any] = field(default_factory=dict)
     """URL -> when its paid request was submitted, until an answer closes it."""
+    stale_answer: tuple[str, Any, FetchStatus] | None = None
+    """What a late holder's call answered, until its write is known to have landed."""
+    stale_written: dict[tuple[str, str], Any] = field(default_factory=dict)
+    """(token, URL) -> the `checked_at` a late holder's write left on that element."""
     calls: int = 0
     submissions: int = 0
     on_call: Callable[[str], None] | None = None
+
+    def answered(self, url: str, at: Any, status: FetchStatus) -> None:
+        """The provider's answer was recorded: the streaks end, an open request is closed."""
+        self.budget_streak[url] = self.streak[url] = 0
+        self.open_request.pop(url, None)
+        self.given.setdefault(url, []).append((at, status))
 
 
 class ModelProvider:
@@ -180,10 +190,10 @@ class ModelProvider:
             code = ErrorCode.UPSTREAM if answer == "5xx" else ErrorCode.RATE_LIMITED
             return self._fail(url, code, f"HTTP {answer}", forced)
         status = {"not_found": FetchStatus.NOT_FOUND, "blocked": FetchStatus.BLOCKED}.get(answer, FetchStatus.OK)
-        w.budget_streak[url] = w.streak[url] = 0
-        w.open_request.pop(url, None)
-        if not w.stale:  # a late holder's answer is written only if no newer holder wrote first
-            w.given.setdefault(url, []).append((now, status))
+        if w.stale:  # a late holder's answer counts only if its write lands (no newer holder wrote first)
+            w.stale_answer = (url, now, status)
+        else:
+            w.answered(url, now, status)
         if status is FetchStatus.NOT_FOUND:
             raise ExternalFetchError(ErrorCode.NOT_FOUND, "gone")
         if status is FetchStatus.BLOCKED:
@@ -408,14 +418,23 @@ class UrlRules(RuleBasedStateMachine):
         late = build_engine(self.store, StaleLocks(write.fence - 1), self.registry, self.profiles,  # type: ignore[arg-type]
                             enable_paid=self.paid, max_attempts=MAX_ATTEMPTS, clock=self.clock)
         STATS["late holder writes"] += 1
-        self.world.stale = True
-        before = self.world.answers.get(write.url, "ok")
-        self.world.answers[write.url] = answer  # the provider may have changed its mind in between
+        w = self.world
+        w.stale = True
+        w.stale_answer = None
+        before = w.answers.get(write.url, "ok")
+        w.answers[write.url] = answer  # the provider may have changed its mind in between
         try:
-            late.recorder.record_url((holders[0], holders[0]), write.url, self._run(Why.LIVE))
+            out = late.recorder.record_url((holders[0], holders[0]), write.url, self._run(Why.LIVE))
         finally:
-            self.world.stale = False
-            self.world.answers[write.url] = before
+            w.stale = False
+            w.answers[write.url] = before
+        if isinstance(out.status, FetchStatus):  # the late write landed
+            el = self.store.find_element(holders[0], write.url)
+            assert el is not None
+            w.stale_written[(holders[0], write.url)] = el.checked_at
+            if w.stale_answer is not None:
+                w.answered(*w.stale_answer)
+        w.stale_answer = None
 
     # ------------------------------------------------------------------ invariants
 
@@ -465,6 +484,8 @@ class UrlRules(RuleBasedStateMachine):
                 el = self.store.find_element(address, url)
                 if el is None or el.status not in REUSABLE or el.checked_at is None:
                     continue
+                if self.world.stale_written.get((address, url)) == el.checked_at:
+                    continue  # a late holder's own answer, written in the in-flight window (documented)
                 if since is None or el.checked_at >= since:
                     assert el.status is state.answer, (
                         f"{address} holds {el.status.value} for {url}, recorded {el.checked_at}, but the "

@@ -25,7 +25,9 @@ from social_recording.platforms.base import (
     GenerateResult,
     GeneratorRegistry,
 )
+from social_recording.recording.outcomes import EngineOutcome
 from social_recording.recording.retry import RetryService
+from social_recording.recording.run_state import RunState
 from social_recording.store.sqlite import SqliteStore
 from social_recording_tests.recording.engine_fakes import (
     T0,
@@ -373,3 +375,111 @@ def test_an_answer_recorded_without_a_call_is_anchored_to_no_call(store: SqliteS
     _token(store, "B", [X_URL])
     out = eng.processor.record("B", None)
     assert [(u.status, u.reused) for u in out.urls] == [(FetchStatus.INVALID, True)]
+
+
+# ---------------------------------------------------------------- a late holder in the in-flight window
+# Found by the model test: a holder whose lease ran out writes between another holder's decision and
+# its write. Its result was paid for, so it lands when no newer holder wrote; the newer holder's write
+# is then refused as stale, the state read again, and its answer merged by the rules.
+
+
+class _LateHolderStore(SqliteStore):
+    """Runs `late` once, right before the next recording lands (between decision and write)."""
+
+    late = None
+
+    def apply_url_write(self, write):  # type: ignore[no-untyped-def]
+        hook, self.late = self.late, None
+        if hook is not None:
+            hook(write)
+        return super().apply_url_write(write)
+
+
+def _late_engine(store: SqliteStore, registry: GeneratorRegistry, fence: int, clock: StepClock):  # type: ignore[no-untyped-def]
+    from contextlib import contextmanager
+
+    from social_recording.locks.base import Lease
+    from social_recording.recording.engine import build_engine as build_real_engine
+
+    class Late:
+        @contextmanager
+        def _held(self, key):  # type: ignore[no-untyped-def]
+            yield Lease(key, "late", held=True, fence=fence, confirm=lambda: True)
+
+        def try_hold(self, key, ttl):  # type: ignore[no-untyped-def]
+            return self._held(key)
+
+        def hold_within(self, key, ttl, wait):  # type: ignore[no-untyped-def]
+            return self._held(key)
+
+        def close(self) -> None:
+            pass
+
+    from social_recording_tests.recording.engine_fakes import FakeProfiles
+
+    return build_real_engine(store, Late(), registry, FakeProfiles(), enable_paid=True, clock=clock)  # type: ignore[arg-type]
+
+
+def test_a_late_holders_worse_answer_landing_during_a_call_is_merged_not_kept_over_a_better_one(
+    tmp_path: Path, locks: LockManager
+) -> None:
+    store = _LateHolderStore(tmp_path / "store.db")
+    try:
+        counter, clock = MemoryCounter(), StepClock(T0)
+        world = Switchable(counter)
+        eng = build_engine(store, locks, world.registry, clock=clock)
+        _token(store, "A", [X_URL])
+        _token(store, "B", [X_URL])
+
+        def late_not_found(write):  # type: ignore[no-untyped-def]
+            world.behaviour = Behaviour("not_found")  # the provider answers the late call differently
+            late = _late_engine(store, world.registry, write.fence - 1, clock)
+            out = late.recorder.record_url(("B", "B"), X_URL, RunState())
+            assert out.status is FetchStatus.NOT_FOUND  # it landed: nobody newer had written
+            world.behaviour = Behaviour("ok")
+
+        store.late = late_not_found
+        out = eng.processor.record("A", "A")
+        assert [u.status for u in out.urls] == [FetchStatus.OK]
+        state = store.find_url_state(X_URL)
+        assert state is not None and (state.answer, state.source_token, state.streak) == (FetchStatus.OK, "A", 0)
+        assert state.attempts == 2 and counter.get(X_URL) == 2  # both calls counted, the in-flight window
+        assert _status(store, "B", X_URL) is FetchStatus.NOT_FOUND  # the late holder's own answer
+        _token(store, "C", [X_URL])
+        later = eng.processor.record("C", "C")
+        assert [(u.status, u.reused) for u in later.urls] == [(FetchStatus.OK, True)]
+    finally:
+        store.close()
+
+
+def test_a_late_holders_answer_refused_by_fencing_leaves_the_failure_streak_as_it_was(
+    tmp_path: Path, locks: LockManager
+) -> None:
+    """The newer holder of a two-step paid URL saved its request (its fence) before the late holder
+    wrote: the late holder's answer is refused, so it neither closes the request nor ends the streak."""
+    store = _LateHolderStore(tmp_path / "store.db")
+    try:
+        clock = StepClock(T0)
+        provider = TwoStepPaid(fail_polls=10)
+        registry = GeneratorRegistry.of({Platform.WEB: provider})
+        eng = build_engine(store, locks, registry, clock=clock)
+        _token(store, "A", [WEB_URL])
+        _token(store, "B", [WEB_URL])
+        outcomes: list[object] = []
+
+        def late_ok(write):  # type: ignore[no-untyped-def]
+            provider.fail_polls = 0
+            late = _late_engine(store, registry, write.fence - 1, clock)
+            outcomes.append(late.recorder.record_url(("B", "B"), WEB_URL, RunState()).status)
+            provider.fail_polls = 10
+
+        store.late = late_ok
+        out = eng.processor.record("A", "A")
+        assert outcomes == [EngineOutcome.LOST]
+        assert [u.status for u in out.urls] == [FetchStatus.ERROR]
+        state = store.find_url_state(WEB_URL)
+        assert state is not None and state.answer is None and state.streak == 1
+        assert state.request is not None and state.request.request_id == "scan-1"
+        assert _status(store, "B", WEB_URL) is FetchStatus.PENDING
+    finally:
+        store.close()
