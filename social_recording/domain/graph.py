@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from social_recording.domain.urls import Platform
 
@@ -39,7 +39,8 @@ class SocialObject(BaseModel):
     """One content / account / venue as observed. Identity is `platform_key` (the platform's immutable id).
 
     `outbound_urls` are canonical; `media_urls`, `avatar_url`, `icon_url` are stored exactly as the
-    API sent them (display URLs are never canonicalised).
+    API sent them (display URLs are never canonicalised), and only when they are http(s) links: an
+    inline `data:` image (t.me's placeholder avatar) or any other scheme is not a URL to keep.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -53,6 +54,21 @@ class SocialObject(BaseModel):
     avatar_url: str | None = None
     icon_url: str | None = None
     metrics: dict[str, float] = Field(default_factory=dict)
+
+    @field_validator("media_urls", mode="after")
+    @classmethod
+    def _links_only(cls, values: list[str]) -> list[str]:
+        return [v for v in values if is_display_link(v)]
+
+    @field_validator("avatar_url", "icon_url", mode="after")
+    @classmethod
+    def _link_or_none(cls, value: str | None) -> str | None:
+        return value if value is not None and is_display_link(value) else None
+
+
+def is_display_link(value: str) -> bool:
+    """An http(s) link (case-insensitive scheme); `data:`, `blob:`, `javascript:` and the like are not."""
+    return value.strip().lower().startswith(("https://", "http://"))
 
 
 class GraphGroup(BaseModel):

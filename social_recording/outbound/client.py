@@ -31,7 +31,7 @@ from typing import Any
 import httpx
 
 from social_recording.outbound import observe
-from social_recording.outbound.guard import ResolveHost
+from social_recording.outbound.guard import ResolveHost, wire_host
 from social_recording.outbound.limits import RequestLimiter, penalty_seconds
 from social_recording.outbound.network import unwrap
 from social_recording.outbound.reader import read_capped
@@ -211,7 +211,7 @@ class OutboundClient:
                 raise TooManyRedirects(max_redirects)
             target = redirect_target(url, exchange.headers["location"])
             check_redirect(url, target)
-            log.debug("%s: HTTP %d redirect to host %s", self.service, exchange.status, target.host)
+            log.debug("%s: HTTP %d redirect to host %s", self.service, exchange.status, wire_host(target))
             method, json = redirected_method(exchange.status, method, json)
             url = target
 

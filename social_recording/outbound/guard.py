@@ -27,6 +27,8 @@ import socket
 from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
+import httpx
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 ResolveHost = Callable[[str], Sequence[str]]
 """host name -> every address it resolves to (the system resolver, or the sandbox's fake DNS)."""
@@ -55,6 +57,12 @@ class UnresolvedHost(Exception):
         super().__init__(f"cannot resolve host {_shown(host)}: {detail}")
         self.host = host
         self.detail = detail
+
+
+def wire_host(url: httpx.URL) -> str:
+    """The host as it goes on the wire: ASCII, punycode kept (`xn--ls8h.la`). httpx's `.host` decodes
+    punycode with IDNA 2008, which refuses labels such as emoji that browsers and registries accept."""
+    return url.raw_host.decode("ascii").lower()
 
 
 def default_resolve_host(host: str) -> list[str]:

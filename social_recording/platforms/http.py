@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from social_recording.outbound.client import BadRedirect, OutboundClient, SentCount, TooManyRedirects
-from social_recording.outbound.guard import ResolveHost, UnresolvedHost, UnsafeTarget, check_target
+from social_recording.outbound.guard import ResolveHost, UnresolvedHost, UnsafeTarget, check_target, wire_host
 from social_recording.outbound.limits import RateLimited, RequestLimiter
 from social_recording.outbound.observe import CallVetoed
 from social_recording.outbound.reader import ResponseTooLarge
@@ -236,7 +236,7 @@ class ProviderHttp:
         def check_redirect(current: httpx.URL, target: httpx.URL) -> None:
             check_target(str(target), self._out.resolve_host)
 
-        host = start.host
+        host = wire_host(start)
         try:
             exchange = self._out.follow(
                 method, start, json=body, prepare=prepare, check_redirect=check_redirect,
@@ -266,11 +266,11 @@ class ProviderHttp:
             raise self._fail(call, ErrorCode.UPSTREAM, f"{service}: {type(exc).__name__} calling {host}") from None
         final = self._strip_auth(exchange.url)
         if exchange.status >= 500:
-            raise _Transient(ErrorCode.UPSTREAM, f"{service}: HTTP {exchange.status} from {final.host}")
+            raise _Transient(ErrorCode.UPSTREAM, f"{service}: HTTP {exchange.status} from {wire_host(final)}")
         return HttpResponse(exchange.status, exchange.headers, exchange.body, str(final), service, call.n)
 
     def _is_auth_host(self, url: httpx.URL, start_scheme: str) -> bool:
-        if url.host.lower().rstrip(".") not in self._auth_hosts:
+        if wire_host(url).rstrip(".") not in self._auth_hosts:
             return False
         # Never downgrade a key from https to cleartext http through a redirect.
         return not (start_scheme == "https" and url.scheme != "https")

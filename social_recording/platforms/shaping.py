@@ -17,6 +17,7 @@ Why one module: the generators must not drift apart on the rules they share —
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from abc import ABC, abstractmethod
@@ -39,6 +40,8 @@ from social_recording.platforms.base import (
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
 
 ROOT_REF = "root"
+
+log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -395,9 +398,11 @@ def as_dict(value: object) -> dict[str, Any]:
 
 def to_number(value: object, *, commas: bool = True) -> float | None:
     """A metric value as float: numbers and numeric strings ("123"; with `commas`, "1,234" too, as
-    scrapers render counts); None for anything else. The Platforms-B providers (YouTube, GitHub,
-    Telegram, urlscan) pass `commas=False`: they never send grouped digits, and their values were
-    always read that way."""
+    scrapers render counts), and a one-element list of either (twitterapi.io sends a retweet's
+    `viewCount` as `[0]`); None for anything else. YouTube, GitHub, Telegram and urlscan pass
+    `commas=False`: they never send grouped digits."""
+    if isinstance(value, list | tuple) and len(value) == 1:
+        value = value[0]
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int | float):
@@ -412,13 +417,23 @@ def to_number(value: object, *, commas: bool = True) -> float | None:
 
 
 def metrics(values: Mapping[str, Any], *, commas: bool = True) -> dict[str, float]:
-    """Metric name -> float, dropping the ones the provider did not send (e.g. hidden likeCount)."""
+    """Metric name -> float. A value the provider did not send (None, e.g. a hidden likeCount) is
+    absent; one sent in a shape no number can be read from is absent too, and logged with its shape."""
     out: dict[str, float] = {}
     for name, raw in values.items():
         number = to_number(raw, commas=commas)
         if number is not None:
             out[name] = number
+        elif raw is not None:
+            log.warning("metric %r arrived as %s, which holds no number: not recorded", name, _shape(raw))
     return out
+
+
+def _shape(value: object) -> str:
+    """A value's shape for a log line (its type and size, never a long value)."""
+    if isinstance(value, list | tuple | dict):
+        return f"{type(value).__name__} of {len(value)}"
+    return f"{type(value).__name__} {str(value)[:40]!r}"
 
 
 def pick_metrics(src: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, float]:

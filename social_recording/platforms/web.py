@@ -48,6 +48,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+import tldextract
 from pydantic import BaseModel, Field, SecretStr
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
@@ -307,18 +308,36 @@ _POLL_STATUS = StatusTable(
 """A result poll that is neither ready (200) nor pending (404, handled by the poll loop)."""
 
 
-def _rdap_domain(result: _Result) -> str | None:
-    """The registrable domain of the submitted URL (urlscan computes it with the public suffix list);
-    the final page's when the task does not name it. IP hosts have no domain registration."""
-    domain = first_str(*(d.strip() for d in (result.task.apexDomain, result.page.apexDomain) if d))
-    if domain is None:
-        return None
-    domain = domain.strip().rstrip(".").lower()
+_PUBLIC_SUFFIXES = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=False)
+"""The public suffix list as shipped inside the tldextract package: never fetched, never cached to
+disk at run time. ICANN suffixes only: RDAP knows registrations, and `foo.github.io` is `github.io`'s."""
+
+
+def registrable_domain(host: str) -> str | None:
+    """The domain a registrant holds for `host` (`www.example.co.uk` -> `example.co.uk`, punycode kept
+    as given); None for an IP address or a host under no public suffix."""
+    name = _host_name(host)
+    return None if name is None else _PUBLIC_SUFFIXES(name).top_domain_under_public_suffix or None
+
+
+def _host_name(value: str) -> str | None:
+    """`value` as a lower-case host name without its trailing dot; None when empty or an IP address."""
+    name = value.strip().rstrip(".").lower()
     try:
-        ipaddress.ip_address(domain.strip("[]"))
+        ipaddress.ip_address(name.strip("[]"))
     except ValueError:
-        return domain or None
+        return name or None
     return None
+
+
+def _rdap_domain(result: _Result) -> str | None:
+    """The registrable domain to ask RDAP about: urlscan's `apexDomain` (task, then page) when it
+    sends one, else derived from the scanned `domain` (results of several years carry only that)."""
+    apex = first_str(*(d.strip() for d in (result.task.apexDomain, result.page.apexDomain) if d))
+    if apex is not None:
+        return _host_name(apex)
+    domain = first_str(*(d.strip() for d in (result.task.domain, result.page.domain) if d))
+    return registrable_domain(domain) if domain is not None else None
 
 
 def _page_graph(

@@ -151,12 +151,3 @@ def _github_subjects(seg: tuple[str, ...]) -> list[str]:
         return [f"github-user:{seg[0]}"]
     repo = seg[1][:-4] if seg[1].lower().endswith(".git") and len(seg[1]) > 4 else seg[1]
     return [f"repo:{seg[0]}/{repo}"]
-
-
-def registrable_domain(host: str) -> str:
-    """A cheap approximation of the registrable domain (last two labels; three under a two-letter
-    second level such as co.uk): enough to key the sandbox's RDAP answers."""
-    labels = host.lower().strip(".").split(".")
-    if len(labels) >= 3 and len(labels[-2]) <= 3 and len(labels[-1]) == 2:
-        return ".".join(labels[-3:])
-    return ".".join(labels[-2:])

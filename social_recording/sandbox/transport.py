@@ -34,6 +34,7 @@ from pathlib import Path
 
 import httpx
 
+from social_recording.outbound.guard import wire_host
 from social_recording.sandbox.ledger import Ledger
 from social_recording.sandbox.providers._common import Call, Outcomes, Provider, RateWindow, Reply
 from social_recording.sandbox.providers.apify import ApifyProvider
@@ -122,7 +123,7 @@ class SandboxTransport(httpx.BaseTransport):
         for provider in self._providers:
             if provider.accepts(request.url):
                 return provider
-        host = (request.url.host or "").lower()
+        host = wire_host(request.url)
         raise httpx.ConnectError(f"sandbox: no route to host {host!r} (not a sandboxed upstream)", request=request)
 
     def _rate_limited(self, provider: Provider, request: httpx.Request, call: Call) -> Reply | None:

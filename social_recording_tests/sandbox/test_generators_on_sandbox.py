@@ -323,3 +323,22 @@ def test_demo_targets_behave_as_declared(tmp_path: Path) -> None:
     assert seen["https://youtube.com/watch?v=Fl4kyV1de01"] == "ok"  # flaky:1 on a free provider: retried in-call
     assert seen["https://duckcoin.fun"] == "ok" and seen["https://bonkdog.io"] == "ok"
     assert seen["https://shibasol.io"] is ErrorCode.NOT_FOUND and seen["https://rugpull.io"] is ErrorCode.TARGET_BLOCKED
+
+
+@pytest.mark.parametrize("website", ["https://🍕.la/", "https://xn--vi8h.la"])
+def test_an_emoji_domain_goes_from_the_tracker_to_a_recorded_page(tmp_path: Path, website: str) -> None:
+    """An IDN host that IDNA 2008 refuses (emoji) passes the tracker, the entry, urlscan and RDAP."""
+    from social_recording.upstream.profile import TokenProfileReader
+
+    sc = scenario(tokens=[token("EmojiMint1", last="2026-11-02T10:00:00Z", website=website)])
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    transport = SandboxTransport(sc, ledger, sleep=lambda s: None)
+    with TrackerClient(TRACKER_BASE_URL, SecretStr("k"), ["g"], transport=transport, sleep=lambda s: None) as client, \
+            ShortlinkResolver(transport=transport, resolve_host=sandbox_resolve_host) as resolver:
+        profile = TokenProfileReader(client, resolver).read("EmojiMint1")
+    assert profile is not None and profile.urls == ["https://xn--vi8h.la"]
+    result, page_ledger = generate(tmp_path, sc, profile.urls[0])
+    page = result.graph.groups[0].content
+    assert page is not None and page.platform_key == "web:https://xn--vi8h.la"
+    assert page.fields["rdap_domain"] == "xn--vi8h.la" and page.fields["registration_date"]
+    assert [e.subject for e in page_ledger.read() if e.service == "rdap"][-1] == "rdap:xn--vi8h.la"

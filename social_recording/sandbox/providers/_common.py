@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 import httpx
 
+from social_recording.outbound.guard import wire_host
 from social_recording.sandbox.ledger import PAID_SERVICES
 from social_recording.sandbox.scenario import OutcomeKind, Scenario
 from social_recording.sandbox.state import SandboxState
@@ -132,7 +133,7 @@ class Provider(ABC):
 
     def accepts(self, url: httpx.URL) -> bool:
         """Whether this provider answers requests to `url` (by host)."""
-        return (url.host or "").lower() in self.hosts
+        return wire_host(url) in self.hosts
 
     @abstractmethod
     def describe(self, request: httpx.Request) -> Call:

@@ -12,10 +12,11 @@ from urllib.parse import unquote
 import httpx
 
 from social_recording.domain.urls import parse_canonical
+from social_recording.platforms.web import registrable_domain
 from social_recording.sandbox._det import Det, iso_s
 from social_recording.sandbox.providers._common import Call, Provider, Reply, json_reply
 from social_recording.sandbox.scenario import OutcomeKind, Scenario
-from social_recording.sandbox.subjects import registrable_domain, target_subjects
+from social_recording.sandbox.subjects import target_subjects
 
 RDAP_HOST = "rdap.org"
 _RDAP_JSON = "application/rdap+json"
@@ -92,7 +93,7 @@ class RdapProvider(Provider):
         for url, spec in scenario.targets.items():
             if spec.outcome.kind is OutcomeKind.NOT_FOUND and target_subjects(url)[:1] == [f"scan:{url}"]:
                 host = parse_canonical(url).host.lower()
-                self._missing.update({host, registrable_domain(host)})
+                self._missing.update({host, registrable_domain(host) or host})
 
 
     def describe(self, request: httpx.Request) -> Call:
