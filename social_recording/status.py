@@ -27,11 +27,12 @@ from social_recording.domain.models import SocialUrl, UrlState, ensure_utc, utcn
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.redaction import scrub
 from social_recording.domain.status import ABSORBING, RETRYABLE, FetchStatus
-from social_recording.domain.url_machine import Rules, url_status
+from social_recording.domain.url_machine import url_status
 from social_recording.domain.urls import platform_of, to_canonical
 from social_recording.platforms.base import ProviderKeys
 from social_recording.platforms.registry import usable_platforms
 from social_recording.recording._text import safe_url
+from social_recording.recording.attempt import rules_for
 from social_recording.recording.candidates import default_statuses
 from social_recording.recording.health import (
     NextRetry,
@@ -219,7 +220,7 @@ def read_url_report(settings: Settings, raw_url: str, *, holders: int = DEFAULT_
         store.close()
     moment = ensure_utc(now or utcnow())
     platform = platform_of(url)
-    rules = Rules.for_platform(platform, max_attempts=settings.max_attempts, min_interval=DEFAULT_MIN_INTERVAL)
+    rules = rules_for(platform, max_attempts=settings.max_attempts, min_interval=DEFAULT_MIN_INTERVAL)
     stands = FetchStatus.PENDING if state is None else url_status(state, moment, rules)
     return UrlReport(shown, moment, url, platform.value, state, stands, settings.max_attempts, held)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from social_recording.domain.urls import Platform
+from social_recording.domain.platform import Platform
 
 
 class SocialContractError(Exception):

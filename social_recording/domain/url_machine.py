@@ -17,7 +17,6 @@ from social_recording.domain.dedupe import decide as dedupe_decide
 from social_recording.domain.models import PaidRequest, SocialUrl, UrlState
 from social_recording.domain.policy import backoff_passed, resolve_final_status
 from social_recording.domain.status import ABSORBING, REUSABLE, Cause, FetchStatus
-from social_recording.domain.urls import Platform
 
 ANSWERS: tuple[FetchStatus, ...] = (FetchStatus.OK, FetchStatus.NOT_FOUND, FetchStatus.BLOCKED, FetchStatus.INVALID)
 """The provider's answers about a target, best first: within the window a better one is never replaced."""
@@ -74,8 +73,9 @@ class Rules:
     max_attempts: int
     min_interval: timedelta
     reusable: bool = True
-    """False for platforms whose answers are never handed to another holder (Telegram: a username
-    can change hands, so an old answer may describe another channel)."""
+    """False for platforms whose answers are never handed to another holder (the platform's
+    descriptor says so: a key such as a username can change hands, so an old answer may describe
+    another target)."""
     ttl: timedelta = DEDUPE_TTL
 
     def __post_init__(self) -> None:
@@ -83,10 +83,6 @@ class Rules:
             raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts!r}")
         if self.min_interval < timedelta(0):
             raise ValueError(f"min_interval must be >= 0, got {self.min_interval!r}")
-
-    @classmethod
-    def for_platform(cls, platform: Platform, *, max_attempts: int, min_interval: timedelta) -> Rules:
-        return cls(max_attempts, min_interval, reusable=platform is not Platform.TELEGRAM)
 
 
 class Act(StrEnum):

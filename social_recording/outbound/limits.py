@@ -1,22 +1,23 @@
-"""The rate-limit hook: one place where every provider request asks for permission to go out and
-where a provider's "slow down" is reported; and each provider's documented rate.
-
-Why a hook in the outbound layer and the limiter elsewhere: several worker processes share one
-provider account, so a limiter that works must be shared across processes; it lives with the lock
-backend (`locks.rate_limits`: Redis in production, the SQLite lock file in the embedded default).
-The HTTP layer calls `acquire` before each request and `penalise` when a provider says how long to
-wait, so any limiter plugs in without changing a client. The default lets everything through.
+"""The rate-limit hook: where every provider request asks to go out and where a provider's "slow
+down" is reported; and the rates to hold, from the provider descriptors. The limiter itself is
+shared across processes and lives with the lock backend (docs/architecture.md, "Provider
+concurrency and rates").
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from types import MappingProxyType
 from typing import Protocol
+
+from social_recording.domain.platform import Rate
+from social_recording.platforms.catalogue import CATALOGUE
+
+__all__ = ["DEFAULT_RATES", "NO_LIMIT", "PROVIDER_SERVICES", "NoLimit", "Rate", "RateLimited", "RequestLimiter",
+           "penalty_seconds", "provider_rates", "retry_after_seconds", "with_overrides"]
 
 
 class RateLimited(Exception):
@@ -32,56 +33,12 @@ class RateLimited(Exception):
         """True when the limiter itself could not be asked (rather than a rate that says wait)."""
 
 
-@dataclass(frozen=True)
-class Rate:
-    """At most `requests` requests in any `per_seconds` seconds."""
-
-    requests: int
-    per_seconds: int
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.requests, int) or isinstance(self.requests, bool) or self.requests < 1:
-            raise ValueError(f"Rate.requests must be an integer >= 1, got {self.requests!r}")
-        if not isinstance(self.per_seconds, int) or isinstance(self.per_seconds, bool) or self.per_seconds < 1:
-            raise ValueError(f"Rate.per_seconds must be an integer >= 1, got {self.per_seconds!r}")
-
-    def __str__(self) -> str:
-        return f"{self.requests}/{self.per_seconds}s"
-
-
-TWITTERAPI_RATE = Rate(20, 1)
-"""twitterapi.io counts requests per API key per second: 20 for any account that has topped up
-(Starter, Builder, Pro); 50 on Scale, 500 on Business; a never-topped-up account gets 1 per 5 s
-(set it with SOCIAL_RECORDING_RATE_LIMITS). Every process using the key shares it."""
-URLSCAN_RATE = Rate(60, 60)
-"""urlscan sets quotas per action (public, unlisted and private scans, result reads, searches) per
-minute, hour and day, per account (GET /api/v1/quotas lists them), in fixed windows. 60 a minute is
-a cautious default for every urlscan request (polls included); set the account's own quotas with
-SOCIAL_RECORDING_RATE_LIMITS. A spent hour or day quota answers 429 with X-Rate-Limit-Reset-After,
-which holds every process until the reset."""
-GITHUB_RATE_WITH_TOKEN = Rate(5000, 3600)
-"""GitHub REST: 5,000 requests an hour with a token (secondary limits on bursts answer 403/429 with
-`retry-after`, honoured through `penalise`)."""
-GITHUB_RATE_ANONYMOUS = Rate(60, 3600)
-"""GitHub REST without a token: 60 requests an hour (per address)."""
-YOUTUBE_RATE = Rate(10_000, 86_400)
-"""YouTube Data API v3: 10,000 quota units a day by default; the list calls we make cost 1 unit
-each (search.list, 100 units, is never used). Its day ends at midnight Pacific time; a moving
-24-hour window never exceeds the quota of any such day."""
-
-DEFAULT_RATES: Mapping[str, tuple[Rate, ...]] = MappingProxyType({
-    "twitterapi": (TWITTERAPI_RATE,),
-    "urlscan": (URLSCAN_RATE,),
-    "youtube": (YOUTUBE_RATE,),
-})
-"""Rates by outbound service name. GitHub's depends on the token (`provider_rates`). Apify bounds
-concurrent actor runs by memory, not requests (the per-provider concurrency bound handles it), and
-t.me documents no rate (few at once, and its 429s are honoured): neither has a rate here."""
-
-
-PROVIDER_SERVICES: frozenset[str] = frozenset(
-    {"twitterapi", "apify", "urlscan", "rdap", "youtube", "github", "telegram"}
+DEFAULT_RATES: Mapping[str, tuple[Rate, ...]] = MappingProxyType(
+    {account.name: account.rates for account in CATALOGUE.accounts() if account.rates}
 )
+"""Each account's documented rates (with its key, where a key changes them: `provider_rates`)."""
+
+PROVIDER_SERVICES: frozenset[str] = frozenset(account.name for account in CATALOGUE.accounts())
 """The outbound service names the platform clients send under (the keys a rate can be set for)."""
 
 
@@ -97,12 +54,15 @@ def with_overrides(rates: Mapping[str, tuple[Rate, ...]], overrides: Mapping[str
     return out
 
 
-def provider_rates(*, github_token: bool, overrides: Mapping[str, tuple[Rate, ...]] | None = None
+def provider_rates(*, with_keys: Collection[str] = (), overrides: Mapping[str, tuple[Rate, ...]] | None = None
                    ) -> dict[str, tuple[Rate, ...]]:
-    """The rates to enforce against the real providers: the documented defaults, GitHub's by whether
-    a token is set, then the overrides."""
-    github = GITHUB_RATE_WITH_TOKEN if github_token else GITHUB_RATE_ANONYMOUS
-    return with_overrides({**DEFAULT_RATES, "github": (github,)}, overrides)
+    """The rates to hold against the real providers: each account's documented rates for whether its
+    key variable is among `with_keys` (GitHub's differ), then the overrides."""
+    rates = {
+        account.name: account.rates_for(has_key=account.key_variable in with_keys)
+        for account in CATALOGUE.accounts()
+    }
+    return with_overrides({name: r for name, r in rates.items() if r}, overrides)
 
 
 RETRY_AFTER_HEADERS = ("retry-after", "x-rate-limit-reset-after")

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 import httpx
-from pydantic import BaseModel, SecretStr, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from social_recording.domain.graph import GraphGroup, SocialContractError, SocialGraph, SocialObject, plan
 from social_recording.domain.urls import CanonicalUrl, Platform, parse_canonical, to_canonical_all
@@ -202,6 +202,8 @@ class PerCallHttpGenerator(ABC, Generic[T]):
 
     platform: Platform
     secret_name: ClassVar[str | None] = None
+    key_variable: ClassVar[str | None] = None
+    """The environment variable of the provider's key (None: the provider takes none)."""
     default_base_url: ClassVar[str] = ""
 
     def __init__(
@@ -217,11 +219,6 @@ class PerCallHttpGenerator(ABC, Generic[T]):
         self._sleep = sleep
         self._base_url = (self.default_base_url if api_base is None else api_base).rstrip("/")
 
-    @staticmethod
-    def secret_from(keys: ProviderKeys) -> SecretStr | None:
-        """This provider's credential among the keys (None: the provider needs none)."""
-        return None
-
     @classmethod
     def make(
         cls,
@@ -231,7 +228,7 @@ class PerCallHttpGenerator(ABC, Generic[T]):
         sleep: Callable[[float], None] = time.sleep,
     ) -> Self:
         """The generator for the registry (`make_generator`); a blank or unset secret is None."""
-        return cls(secret_value(cls.secret_from(keys)), transport=transport, sleep=sleep)
+        return cls(keys.value(cls.key_variable), transport=transport, sleep=sleep)
 
     def __repr__(self) -> str:  # never the secret
         shown = "" if self.secret_name is None else f"{self.secret_name}_set={self._secret is not None}"
@@ -254,11 +251,11 @@ class PerCallHttpGenerator(ABC, Generic[T]):
             raise no_call_error(target.code, f"{self.platform.value}: {target.reason}")
         return self.fetch(parsed, target, ctx)
 
-    def _required_secret(self, setting: str) -> str:
-        """The secret, or a no-call UPSTREAM failure naming the unset `setting` (never exhausted:
-        the URL is retried once the key is configured)."""
+    def _required_secret(self) -> str:
+        """The secret, or a no-call UPSTREAM failure naming its unset variable (never exhausted: the
+        URL is retried once the key is configured)."""
         if self._secret is None:
-            raise no_call_error(ErrorCode.UPSTREAM, f"{setting} not set")
+            raise no_call_error(ErrorCode.UPSTREAM, f"{self.key_variable} not set")
         return self._secret
 
     def _client(

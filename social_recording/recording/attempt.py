@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from social_recording.domain.graph import PlannedLink, SocialContractError
 from social_recording.domain.models import SocialUrl, UrlState
@@ -41,6 +41,7 @@ from social_recording.platforms.base import (
     GenerateContext,
     GeneratorRegistry,
 )
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.recording._text import describe_error, kv, safe_url
 from social_recording.recording.call_guard import LeaseGuard, StoredPaidRequests
 from social_recording.recording.outcomes import EngineOutcome, OutcomeStatus, UrlOutcome
@@ -61,6 +62,12 @@ _ANSWER_OF_CODE: dict[ErrorCode, FetchStatus] = {
 }
 """Provider errors that are answers about the target. Everything else but an unreadable shape
 (rate limits, timeouts, 5xx, credit) is a transient failure."""
+
+
+def rules_for(platform: Platform, *, max_attempts: int, min_interval: timedelta) -> Rules:
+    """The state machine's rules for one URL of `platform` (whether its answers may be reused is the
+    platform descriptor's word)."""
+    return Rules(max_attempts, min_interval, reusable=CATALOGUE[platform].reusable)
 
 
 @dataclass(frozen=True)
@@ -104,7 +111,7 @@ class UrlAttempt:
         self._run = run
         self._now = now
         self._started = started
-        self._rules = Rules.for_platform(platform, max_attempts=settings.max_attempts, min_interval=run.min_interval)
+        self._rules = rules_for(platform, max_attempts=settings.max_attempts, min_interval=run.min_interval)
         self._request: RunRequest = run.request_or_live(now)
         self._previous: FetchStatus | None = None
 

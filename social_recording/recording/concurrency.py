@@ -1,20 +1,7 @@
-"""How many provider calls one run makes at once: a bound per provider, and how many URLs of one
-token are recorded side by side.
-
-Why per provider and not one pool for everything: the providers differ by orders of magnitude in
-what they tolerate. A paid API with a per-second or per-minute quota, or Apify whose concurrent actor
-runs are bounded by the plan's memory, must not be flooded, while the free APIs (YouTube, GitHub) can
-take many calls at once; a single pool of N workers either starves the free ones or floods the paid
-ones. The bound caps concurrent `generate()` calls per provider account (PROVIDER_OF) within one run;
-the provider's *rate* (requests per second / minute / hour), which must hold across every run and
-process sharing a key, is the shared limiter's job (locks.rate_limits), not this one's.
-
-Why a token's URLs run side by side: a token holds 2–4 URLs, usually of different providers; recorded
-one after another, a run with W token workers never has more than W calls in flight, and the slowest
-URL of each token holds its worker. Each URL still holds exactly ONE URL lock at a time in its own
-thread (the token lock is held by the token's worker, which waits for its URLs), so no lock cycle
-and no deadlock is possible; a provider slot is taken only around the call, inside the URL lock, and a
-call never waits for another lock.
+"""How many provider calls one run makes at once: a bound per provider account (its descriptor's
+default, or the job's config), and how many URLs of one token are recorded side by side. Why per
+provider, why side by side and why no lock cycle can form: docs/architecture.md, "Provider
+concurrency and rates".
 """
 
 from __future__ import annotations
@@ -27,40 +14,22 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from types import MappingProxyType
 
-from social_recording.platforms.base import PROVIDER_OF
+from social_recording.platforms.catalogue import CATALOGUE
 
-PROVIDERS: frozenset[str] = frozenset(PROVIDER_OF.values())
-
-DEFAULT_PROVIDER_CONCURRENCY: Mapping[str, int] = MappingProxyType({
-    # Paid, 20 requests/s per topped-up key (each URL makes one to three requests): 8 calls in flight
-    # stay well inside the rate, which the shared limiter enforces anyway.
-    "twitterapi": 8,
-    # Paid; concurrent actor runs are bounded by the plan's memory and a run over the limit is refused
-    # (read as credit exhaustion for the rest of the run): keep few at once.
-    "apify": 4,
-    # Paid; scans have per-minute quotas and each scan is polled for tens of seconds.
-    "urlscan": 4,
-    # Free; a daily quota of units, no documented bound on concurrency.
-    "youtube": 16,
-    # Free; 5,000 requests/hour with a token (the limiter keeps the rate), and secondary limits that
-    # punish large bursts of concurrent requests.
-    "github": 16,
-    # t.me preview pages: no documented limit; a few at once, backing off on 429.
-    "telegram": 2,
-})
-"""Concurrent calls per provider in one run, unless the job's config says otherwise."""
+DEFAULT_PROVIDER_CONCURRENCY: Mapping[str, int] = MappingProxyType(
+    {account.name: account.concurrency or 1 for account in CATALOGUE.platform_accounts()}
+)
+"""Concurrent calls per provider account in one run, unless the job's config says otherwise."""
+PROVIDERS: frozenset[str] = frozenset(DEFAULT_PROVIDER_CONCURRENCY)
 
 OTHER_PROVIDER_CONCURRENCY = 4
-"""A platform with no provider in PROVIDER_OF (none calls out today)."""
+"""A provider with no bound of its own (none today: every platform's account has one)."""
 MAX_PROVIDER_CONCURRENCY = 64
 URLS_PER_TOKEN_AT_ONCE = 8
 """How many URLs of one token are recorded side by side (a token rarely holds more)."""
 
 URL_THREADS = 64
 """Threads of the process-wide pool that records URLs side by side (shared by every token and run)."""
-
-assert set(DEFAULT_PROVIDER_CONCURRENCY) == PROVIDERS, "every provider needs a default bound"
-
 
 _pool: tuple[int, ThreadPoolExecutor] | None = None
 _pool_lock = threading.Lock()

@@ -23,17 +23,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from social_recording.domain.models import ensure_utc, utcnow
 from social_recording.domain.redaction import strip_credentials as redact_url
+from social_recording.platforms.catalogue import CATALOGUE
 
-SERVICES: frozenset[str] = frozenset(
-    {"tracker", "shortlink", "twitterapi", "apify", "youtube", "github", "telegram", "urlscan", "rdap"}
-)
-PAID_SERVICES: frozenset[str] = frozenset({"twitterapi", "apify", "urlscan"})
-POLL_PREFIX = "result:"
-"""urlscan result polls: billed with their scan, so they are paid but never a "repeat" of it."""
-POLL_PREFIXES: tuple[str, ...] = (POLL_PREFIX, "apify-run:", "apify-dataset:")
+SERVICES: frozenset[str] = frozenset({"tracker", "shortlink"} | {a.name for a in CATALOGUE.accounts()})
+"""The tracker, the shortlink services, and every provider account (the descriptors' names)."""
+PAID_SERVICES: frozenset[str] = frozenset(a.name for a in CATALOGUE.accounts() if a.paid)
+POLL_PREFIXES: tuple[str, ...] = tuple(p for a in CATALOGUE.accounts() for p in a.second_steps)
 """Subjects of the second step of a two-step paid call (urlscan result polls, Apify run-status and
 dataset reads): asking again about a request already paid for is never a payment wasted."""
-
 
 
 class LedgerEntry(BaseModel):

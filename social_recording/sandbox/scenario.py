@@ -36,7 +36,7 @@ from pydantic import (
 )
 
 from social_recording.domain.models import ensure_utc
-from social_recording.domain.urls import Platform, parse_canonical, to_canonical
+from social_recording.domain.urls import parse_canonical, to_canonical
 from social_recording.sandbox.ledger import SERVICES
 from social_recording.sandbox.subjects import target_subjects
 
@@ -296,18 +296,14 @@ def format_validation_error(source: str, exc: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def _is_x_tweet(segments: tuple[str, ...]) -> bool:
-    """A tweet by path shape (`…/status/<digits>`, with or without a handle before it)."""
-    return any(
-        seg.lower() in ("status", "statuses") and segments[i + 1].isdigit()
-        for i, seg in enumerate(segments[:-1])
-    )
-
-
 def unservable_reason(target: str, outcome: Outcome | OutcomeKind) -> str | None:
     """Why the sandbox cannot serve `outcome` for canonical `target` the way the provider's real API
     would (it would silently answer something else), and what to use instead; None when it can.
-    A key that is not canonical returns None: the target-key check reports it."""
+    Each platform's fake says what its provider cannot express (`unservable`). A key that is not
+    canonical returns None: the target-key check reports it."""
+    from social_recording.sandbox.providers._common import INVALID_UNSERVABLE
+    from social_recording.sandbox.subjects import platform_fake
+
     kind = outcome.kind if isinstance(outcome, Outcome) else outcome
     if kind is OutcomeKind.OK:
         return None
@@ -317,33 +313,15 @@ def unservable_reason(target: str, outcome: Outcome | OutcomeKind) -> str | None
         return None
     if not target_subjects(target):
         return (
-            "no provider request is ever made for this URL (an invite, a discord link or a page the "
-            "generators answer without a call), so the outcome would never be served; remove the target"
+            "no provider request is ever made for this URL (an invite, a page the generators answer "
+            "without a call, or a platform without a generator), so the outcome would never be served; "
+            "remove the target"
         )
-    tweet = parsed.platform is Platform.X and _is_x_tweet(parsed.segments)
-    if kind is OutcomeKind.INVALID and not tweet:
-        return (
-            "only an X tweet's quote chain can carry a payload that breaks the graph contract; every other "
-            "provider answers `invalid` as ok. Put `invalid` on an X tweet (https://x.com/i/status/<id>)"
-        )
-    if kind is OutcomeKind.BLOCKED and tweet:
-        return (
-            "twitterapi.io has no shape for a blocked tweet, so the sandbox answers it as not found. Use "
-            "`not_found`, or put `blocked` on the author's profile (https://x.com/<handle>: suspended)"
-        )
-    if kind is OutcomeKind.BLOCKED and parsed.platform is Platform.YOUTUBE:
-        return (
-            "the YouTube Data API hides private or blocked videos, channels and playlists like missing "
-            "ones (200 without items), so the sandbox answers it as not found. Use `not_found`"
-        )
-    if kind is OutcomeKind.CREDIT_EXHAUSTED and parsed.platform is Platform.GITHUB:
-        return (
-            "GitHub has no credits: its spent hourly limit (403 + x-ratelimit-remaining: 0) reads as a "
-            "rate limit. Use `rate_limited`"
-        )
-    if kind is OutcomeKind.CREDIT_EXHAUSTED and parsed.platform is Platform.TELEGRAM:
-        return "t.me pages have no quota: the sandbox answers 429, which reads as a rate limit. Use `rate_limited`"
-    return None
+    fake = platform_fake(parsed.platform)
+    if kind is OutcomeKind.INVALID and not getattr(fake, "SERVES_INVALID", False):
+        return INVALID_UNSERVABLE
+    unservable = getattr(fake, "unservable", None)
+    return None if unservable is None else unservable(kind, parsed)  # type: ignore[no-any-return]
 
 
 def unservable_problems(scenario: Scenario) -> list[str]:

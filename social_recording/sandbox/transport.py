@@ -1,32 +1,17 @@
-"""SandboxTransport: a deterministic fake of every upstream, plugged in as an httpx transport.
+"""SandboxTransport: a deterministic fake of every upstream, plugged in as an httpx transport, so the
+real tracker client, shortlink resolver and generators run unchanged against it.
 
-Why a transport: the real tracker client, shortlink resolver and platform generators run unchanged
-against it, so what the sandbox proves (a payment avoided, a retry converging, a quote cycle
-rejected) is proven about the production code paths, not about a mock of them.
-
-This module only routes and records: each request goes to the provider that accepts its host (one
-module per provider under `providers/`, holding its payloads and its handler: the tracker at
-`TRACKER_BASE_URL` or any base given, the scenario's `redirects` and shortener hosts,
-api.twitterapi.io, api.apify.com, www.googleapis.com, api.github.com, t.me, urlscan.io, rdap.org and
-the RDAP registries it redirects to). Any other host raises httpx.ConnectError, as a closed network
-would, and is not recorded.
-
-For each request, in this order: the provider describes it (ledger service, subject, scenario
-targets); the scenario's rate limit for the service is applied (fixed windows counted across
-processes in the state file; past it the provider's own 429, not billed); the provider answers,
-consuming the targets' outcomes; the ledger line is written; then the simulated latency passes.
-The line is written when the request arrives, before the latency: a real provider bills a request
-when it receives it, so a caller that gives up mid-way (a timeout, a killed worker) was still billed.
-
-Outcomes per provider are described in each provider module. `invalid` needs a payload that breaks
-the graph contract; only X's quote chain can express one, so other providers answer it as `ok`
-(`scenario.unservable_reason` rejects such scenarios at load time). Ledger subjects for multi-item
-requests (a `tweet_ids=a,b` lookup, a by-addresses POST, a multi-URL actor input) join the items with
-"," after the prefix: `tweet:a,b`, `token:A1,A2`, `apify:u1,u2`.
+It only routes and records: each request goes to the fake that accepts its host (the tracker, the
+scenario's redirects and shortener hosts, then every provider account's fakes, `<package>.fake`);
+any other host is a ConnectError, as on a closed network, and is not recorded. Per request: the fake
+describes it, the scenario's rate limit for the service applies, the fake answers (consuming the
+targets' outcomes), the ledger line is written (on arrival: a provider bills what it receives), then
+the simulated latency passes. See docs/architecture.md, "The sandbox".
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 import time
 from collections.abc import Callable
@@ -35,17 +20,19 @@ from pathlib import Path
 import httpx
 
 from social_recording.outbound.guard import wire_host
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.sandbox.ledger import Ledger
-from social_recording.sandbox.providers._common import Call, Outcomes, Provider, RateWindow, Reply
-from social_recording.sandbox.providers.apify import ApifyProvider
-from social_recording.sandbox.providers.github import SANDBOX_PUBLIC_ADDRESS, GitHubProvider
-from social_recording.sandbox.providers.rdap import RdapProvider
+from social_recording.sandbox.providers._common import (
+    SANDBOX_PUBLIC_ADDRESS,
+    Call,
+    FakeWorld,
+    Outcomes,
+    Provider,
+    RateWindow,
+    Reply,
+)
 from social_recording.sandbox.providers.shortlink import Redirects, ShortlinkProvider
-from social_recording.sandbox.providers.telegram import TelegramProvider
 from social_recording.sandbox.providers.tracker import TRACKER_BASE_URL, TrackerProvider
-from social_recording.sandbox.providers.twitterapi import TwitterApiProvider, tweet_authors
-from social_recording.sandbox.providers.urlscan import UrlscanProvider
-from social_recording.sandbox.providers.youtube import YouTubeProvider
 from social_recording.sandbox.scenario import Scenario
 from social_recording.sandbox.state import SandboxState
 
@@ -54,6 +41,15 @@ def sandbox_resolve_host(host: str) -> list[str]:
     """DNS for the sandbox: every host resolves to one fixed public address, so the shortlink
     resolver's SSRF check passes without a real resolver (and without network access)."""
     return [SANDBOX_PUBLIC_ADDRESS]
+
+
+def provider_fakes(world: FakeWorld) -> list[Provider]:
+    """Every provider account's fakes (`<package>.fake.make_fakes`), in catalogue order."""
+    fakes: list[Provider] = []
+    for account in CATALOGUE.accounts():
+        if account.package:
+            fakes.extend(importlib.import_module(f"{account.package}.fake").make_fakes(world))
+    return fakes
 
 
 class SandboxTransport(httpx.BaseTransport):
@@ -86,13 +82,7 @@ class SandboxTransport(httpx.BaseTransport):
         self._providers: tuple[Provider, ...] = (
             ShortlinkProvider(redirects),
             TrackerProvider(scenario, tracker_base_url),
-            TwitterApiProvider(outcomes, tweet_authors(scenario, redirects)),
-            ApifyProvider(outcomes),
-            YouTubeProvider(outcomes),
-            GitHubProvider(outcomes),
-            TelegramProvider(outcomes),
-            UrlscanProvider(outcomes),
-            RdapProvider(scenario),
+            *provider_fakes(FakeWorld(scenario, outcomes, redirects)),
         )
 
     def __repr__(self) -> str:

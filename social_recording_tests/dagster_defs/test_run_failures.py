@@ -82,7 +82,7 @@ def test_an_engine_failure_fails_the_run_after_recording_everything_else(
     attempt guessed; the element is an `error` whose cause and detail say so, counted on its URL so a
     defect stops being selected after the budget), the token's other URLs are recorded, and the run
     is marked failed naming the defect."""
-    from social_recording.platforms.github import GitHubGenerator
+    from social_recording.platforms.github.generator import GitHubGenerator
 
     def broken(self: object, url: str, ctx: object) -> object:
         raise KeyError("a bug of ours")

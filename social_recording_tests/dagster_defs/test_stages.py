@@ -159,7 +159,7 @@ def test_every_report_stage_hands_the_run_summary_to_the_assets_hook(
 def test_a_failing_run_fails_in_its_report_after_recording_and_reporting(
     env: SandboxEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from social_recording.platforms.github import GitHubGenerator
+    from social_recording.platforms.github.generator import GitHubGenerator
 
     def broken(self: object, url: str, ctx: object) -> object:
         raise KeyError("a bug of ours")

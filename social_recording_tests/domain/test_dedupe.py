@@ -10,8 +10,9 @@ from social_recording.domain.dedupe import DEDUPE_TTL, DedupeHit, decide
 from social_recording.domain.models import UrlState
 from social_recording.domain.status import REUSABLE
 from social_recording.domain.status import FetchStatus as S
-from social_recording.domain.url_machine import Rules, fresh_answer
+from social_recording.domain.url_machine import fresh_answer
 from social_recording.domain.urls import Platform
+from social_recording.recording.attempt import rules_for
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 URL = "https://x.com/i/status/1"
@@ -54,9 +55,9 @@ def test_decide(url_state: UrlState | None, expected: DedupeHit | None) -> None:
 
 
 def test_telegram_never_hits() -> None:
-    rules = Rules.for_platform(Platform.TELEGRAM, max_attempts=5, min_interval=timedelta(hours=1))
+    rules = rules_for(Platform.TELEGRAM, max_attempts=5, min_interval=timedelta(hours=1))
     assert fresh_answer(state(S.OK, D), NOW, rules) is None
-    x_rules = Rules.for_platform(Platform.X, max_attempts=5, min_interval=timedelta(hours=1))
+    x_rules = rules_for(Platform.X, max_attempts=5, min_interval=timedelta(hours=1))
     assert fresh_answer(state(S.OK, D), NOW, x_rules) == (S.OK, "A")
 
 

@@ -16,7 +16,7 @@ from social_recording.outbound.observe import CallVetoed, CountingObserver, obse
 from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateContext, ProviderKeys
 from social_recording.platforms.http import HttpPolicy, ProviderHttp
 from social_recording.platforms.registry import build_registry
-from social_recording.platforms.web import RDAP_BASE, URLSCAN_BASE
+from social_recording.platforms.web.generator import RDAP_BASE, URLSCAN_BASE
 from social_recording.upstream.shortlinks import ShortlinkResolver
 from social_recording.upstream.tracker import TrackerClient
 from social_recording_tests.outbound._net import Dns, Internet, Observer, Sleeps, redirect

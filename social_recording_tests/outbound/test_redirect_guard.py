@@ -13,7 +13,7 @@ from social_recording.outbound.network import Network
 from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateContext, ProviderKeys
 from social_recording.platforms.http import HttpPolicy, ProviderHttp
 from social_recording.platforms.registry import build_registry
-from social_recording.platforms.web import RDAP_BASE, URLSCAN_BASE, WebGenerator
+from social_recording.platforms.web.generator import RDAP_BASE, URLSCAN_BASE, WebGenerator
 from social_recording_tests.outbound._net import PUBLIC, Dns, Internet, Sleeps, redirect
 from social_recording_tests.platforms.mocks import fixture_response
 

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from social_recording.platforms import apify
+from social_recording.platforms.apify import client as apify
 from social_recording.platforms.base import ErrorCode
 from social_recording_tests.platforms.mocks import (
     APIFY_TOKEN,

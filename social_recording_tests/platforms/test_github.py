@@ -14,7 +14,7 @@ from social_recording.platforms.base import (
     GenerateContext,
     Generator,
 )
-from social_recording.platforms.github import API_BASE, make_generator
+from social_recording.platforms.github.generator import API_BASE, make_generator
 from social_recording.platforms.http import MAX_RESPONSE_BYTES
 from social_recording_tests.platforms.mocks import (
     MINT,

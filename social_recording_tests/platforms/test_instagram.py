@@ -6,8 +6,8 @@ import pytest
 
 from social_recording.domain.graph import plan
 from social_recording.domain.urls import NonCanonicalUrl, to_canonical
-from social_recording.platforms import instagram
 from social_recording.platforms.base import ErrorCode
+from social_recording.platforms.instagram import generator as instagram
 from social_recording_tests.platforms.mocks import (
     APIFY_FAILURE_CASES,
     APIFY_TOKEN,

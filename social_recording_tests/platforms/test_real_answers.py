@@ -13,10 +13,10 @@ import pytest
 from social_recording.domain.graph import SocialObject
 from social_recording.domain.urls import Platform
 from social_recording.platforms import shaping
-from social_recording.platforms.telegram import make_generator as make_telegram
-from social_recording.platforms.web import RDAP_BASE, URLSCAN_BASE, registrable_domain
-from social_recording.platforms.web import make_generator as make_web
-from social_recording.platforms.x import make_generator as make_x
+from social_recording.platforms.telegram.generator import make_generator as make_telegram
+from social_recording.platforms.web.generator import RDAP_BASE, URLSCAN_BASE, registrable_domain
+from social_recording.platforms.web.generator import make_generator as make_web
+from social_recording.platforms.x.generator import make_generator as make_x
 from social_recording_tests.platforms.mocks import CTX, ScriptedProvider, fixture_response, scripted_generator
 from social_recording_tests.platforms.real_answers import real_body, real_response
 

@@ -6,8 +6,8 @@ import pytest
 
 from social_recording.domain.graph import plan
 from social_recording.domain.urls import NonCanonicalUrl, to_canonical
-from social_recording.platforms import reddit
 from social_recording.platforms.base import ErrorCode
+from social_recording.platforms.reddit import generator as reddit
 from social_recording_tests.platforms.mocks import (
     APIFY_FAILURE_CASES,
     APIFY_TOKEN,

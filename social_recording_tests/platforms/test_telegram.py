@@ -15,7 +15,7 @@ from social_recording.platforms.base import (
     Generator,
 )
 from social_recording.platforms.http import MAX_RESPONSE_BYTES
-from social_recording.platforms.telegram import make_generator
+from social_recording.platforms.telegram.generator import make_generator
 from social_recording_tests.platforms.mocks import (
     MINT,
     ScriptedProvider,

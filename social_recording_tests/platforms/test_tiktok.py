@@ -6,8 +6,8 @@ import pytest
 
 from social_recording.domain.graph import plan
 from social_recording.domain.urls import NonCanonicalUrl, to_canonical
-from social_recording.platforms import tiktok
 from social_recording.platforms.base import ErrorCode
+from social_recording.platforms.tiktok import generator as tiktok
 from social_recording_tests.platforms.mocks import (
     APIFY_429,
     APIFY_FAILURE_CASES,

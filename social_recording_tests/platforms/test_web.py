@@ -15,7 +15,7 @@ from social_recording.platforms.base import (
     Generator,
 )
 from social_recording.platforms.http import MAX_RESPONSE_BYTES
-from social_recording.platforms.web import (
+from social_recording.platforms.web.generator import (
     INITIAL_WAIT_S,
     MAX_POLLS,
     POLL_INTERVAL_S,
@@ -378,7 +378,7 @@ class _Memory:
 
 
 def test_a_submission_is_recorded_before_the_first_poll() -> None:
-    from social_recording.platforms.web import URLSCAN_RETENTION
+    from social_recording.platforms.web.generator import URLSCAN_RETENTION
 
     provider = _ok_provider(fixture_response("web", "result_not_ready.json", 404), fixture_response("web", "result.json"))
     memory = _Memory(provider)

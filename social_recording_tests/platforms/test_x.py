@@ -8,8 +8,8 @@ from pydantic import SecretStr
 
 from social_recording.domain.graph import SocialContractError, SocialGraph, plan
 from social_recording.domain.urls import NonCanonicalUrl, Platform, to_canonical
-from social_recording.platforms import x
 from social_recording.platforms.base import ErrorCode, ExternalFetchError, ProviderKeys
+from social_recording.platforms.x import generator as x
 from social_recording_tests.platforms.mocks import (
     CTX,
     TWITTERAPI_KEY,

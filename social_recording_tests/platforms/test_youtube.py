@@ -23,7 +23,7 @@ from social_recording.platforms.base import (
     Generator,
 )
 from social_recording.platforms.http import MAX_RESPONSE_BYTES
-from social_recording.platforms.youtube import API_BASE, make_generator
+from social_recording.platforms.youtube.generator import API_BASE, make_generator
 from social_recording_tests.platforms.mocks import (
     MINT,
     ScriptedProvider,

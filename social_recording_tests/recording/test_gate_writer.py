@@ -11,8 +11,9 @@ from social_recording.domain.dedupe import decide
 from social_recording.domain.graph import ObjectKind, SocialContractError, SocialGraph
 from social_recording.domain.models import TokenLink, TokenProfile
 from social_recording.domain.status import FetchStatus
-from social_recording.domain.url_machine import Rules, fresh_answer
+from social_recording.domain.url_machine import fresh_answer
 from social_recording.domain.urls import Platform
+from social_recording.recording.attempt import rules_for
 from social_recording.recording.writer import GraphWriter
 from social_recording.store.base import ElementWrite, WriteOutcome, WriteResult
 from social_recording.store.sqlite import SqliteStore
@@ -149,5 +150,5 @@ def test_gate_does_not_reuse_a_spent_budget_or_a_failure(store: SqliteStore, sta
 def test_gate_never_reuses_telegram(store: SqliteStore) -> None:
     _token(store, "A", [TG_URL])
     seed_result(store, "A", TG_URL, FetchStatus.OK, T0)
-    rules = Rules.for_platform(Platform.TELEGRAM, max_attempts=5, min_interval=timedelta(hours=1))
+    rules = rules_for(Platform.TELEGRAM, max_attempts=5, min_interval=timedelta(hours=1))
     assert fresh_answer(store.find_url_state(TG_URL), T0, rules) is None

@@ -29,7 +29,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from social_recording.domain.dedupe import DEDUPE_TTL
 from social_recording.domain.status import ABSORBING, REUSABLE, FetchStatus
-from social_recording.domain.url_machine import Rules, Why, fresh_answer, rank
+from social_recording.domain.url_machine import Why, fresh_answer, rank
 from social_recording.domain.urls import Platform, parse_canonical
 from social_recording.locks.base import Lease
 from social_recording.locks.sqlite import SqliteLockManager
@@ -41,6 +41,7 @@ from social_recording.platforms.base import (
     GenerateResult,
     GeneratorRegistry,
 )
+from social_recording.recording.attempt import rules_for
 from social_recording.recording.concurrency import CallSlots
 from social_recording.recording.engine import Engine, Timings, build_engine
 from social_recording.recording.outcomes import EngineOutcome, TokenStatus, UrlOutcome
@@ -152,7 +153,7 @@ class ModelProvider:
         w = self.w
         platform = _platform(url)
         now = self.clock()
-        rules = Rules.for_platform(platform, max_attempts=MAX_ATTEMPTS, min_interval=timedelta(minutes=60))
+        rules = rules_for(platform, max_attempts=MAX_ATTEMPTS, min_interval=timedelta(minutes=60))
         element = self.store.find_element(ctx.token_address, url)
         assert element is not None
         selected = w.op.selected.get((ctx.token_address, url))

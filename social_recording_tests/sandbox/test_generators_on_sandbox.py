@@ -107,7 +107,7 @@ def test_ok_targets_give_graphs_plan_accepts(tmp_path: Path, url: str, expected:
 
 
 def test_telegram_channel_and_user_kinds(tmp_path: Path) -> None:
-    from social_recording.sandbox.providers.telegram import telegram_kind
+    from social_recording.platforms.telegram.fake import telegram_kind
 
     names = [f"someproject{i}" for i in range(40)]
     channel = next(n for n in names if telegram_kind(n) == "channel")

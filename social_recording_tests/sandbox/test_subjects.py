@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from social_recording.domain.urls import to_canonical
-from social_recording.sandbox.subjects import target_subjects, x_tweet, x_tweet_author_hint
+from social_recording.platforms.x.fake import x_tweet_author_hint
+from social_recording.sandbox.subjects import target_subjects
 
 
 @pytest.mark.parametrize(
@@ -29,7 +30,7 @@ def test_bare_at_is_no_tiktok_profile() -> None:
 
 
 def test_canonical_tweet_has_no_handle() -> None:
-    assert x_tweet("https://x.com/i/status/5") == ("5", None)
+    assert target_subjects("https://x.com/i/status/5") == ["tweet:5"]
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
+from social_recording.platforms.web.fake import urlscan_uuid
 from social_recording.sandbox import TRACKER_BASE_URL, Ledger, SandboxTransport, sandbox_resolve_host
-from social_recording.sandbox.providers.urlscan import urlscan_uuid
 from social_recording_tests.sandbox._helpers import KEY, make, scenario, token
 from social_recording_tests.sandbox._workers import call_flaky
 
@@ -481,7 +481,7 @@ def test_telegram_public_pages(tmp_path: Path) -> None:
 
 def test_telegram_channel_page_has_preview_and_spaced_counts(tmp_path: Path) -> None:
     _, _, client, _ = make(tmp_path, scenario())
-    from social_recording.sandbox.providers.telegram import telegram_kind
+    from social_recording.platforms.telegram.fake import telegram_kind
 
     name = next(n for n in (f"chan{i}" for i in range(50)) if telegram_kind(n) == "channel")
     page = client.get(f"https://t.me/{name}").text

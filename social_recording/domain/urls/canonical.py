@@ -7,21 +7,17 @@ from collections.abc import Iterable
 from urllib.parse import unquote_plus
 
 from social_recording.domain.redaction import show
-from social_recording.domain.urls import discord, github, instagram, reddit, telegram, tiktok, x, youtube
+from social_recording.domain.url_rules import param_key, strip_params
 from social_recording.domain.urls.model import CanonicalUrl, NonCanonicalUrl, Platform
 from social_recording.domain.urls.normalise import (
     MAX_INPUT_CHARS,
     SHOW_CHARS,
-    Pairs,
     Parts,
-    Rule,
     bad_url,
-    param_key,
     parse_host,
     path_segments,
     query_pairs,
     split_input,
-    strip_params,
 )
 from social_recording.domain.urls.tables import (
     GLOBAL_TRACKING_PARAMS,
@@ -30,24 +26,7 @@ from social_recording.domain.urls.tables import (
     PLATFORM_TRACKING_PARAMS,
     SHORTENER_HOSTS,
 )
-
-
-def _keep(origin: str, segs: list[str], pairs: Pairs) -> tuple[list[str], Pairs]:
-    """Any other site: no path rule (its paths mean whatever the site says)."""
-    return segs, pairs
-
-
-_RULES: dict[Platform, Rule] = {
-    Platform.X: x.rules,
-    Platform.YOUTUBE: youtube.rules,
-    Platform.INSTAGRAM: instagram.rules,
-    Platform.REDDIT: reddit.rules,
-    Platform.GITHUB: github.rules,
-    Platform.TELEGRAM: telegram.rules,
-    Platform.TIKTOK: tiktok.rules,
-    Platform.DISCORD: discord.rules,
-    Platform.WEB: _keep,
-}
+from social_recording.platforms.catalogue import CATALOGUE
 
 
 def _shown(value: str) -> str:
@@ -73,14 +52,15 @@ def _canonicalise(raw: object) -> Parts:
     origin = host
     host = HOST_ALIASES.get(host, host)
     platform = PLATFORM_HOSTS.get(host, Platform.WEB)
-    if platform is Platform.X and path.strip("/\\") == "" and fragment.startswith("!/"):
+    rules = CATALOGUE[platform].urls
+    if rules.path_in_fragment and path.strip("/\\") == "" and fragment.startswith("!/"):
         path, _, frag_query = fragment[1:].partition("?")
-        query = query or frag_query  # twitter.com/#!/user/status/1: the old path-in-fragment form
+        query = query or frag_query
 
     segments = path_segments(path, collapse=platform is not Platform.WEB, raw=raw)
     pairs = query_pairs(query, raw)
     pairs = [p for p in pairs if not param_key(p).startswith("utm_") and param_key(p) not in GLOBAL_TRACKING_PARAMS]
-    segments, pairs = _RULES[platform](origin, segments, pairs)
+    segments, pairs = rules.path(origin, segments, pairs)
     pairs = strip_params(pairs, PLATFORM_TRACKING_PARAMS.get(platform, frozenset()))
     if platform is not Platform.WEB:
         pairs = sorted(pairs, key=lambda p: p[0])
@@ -88,7 +68,7 @@ def _canonicalise(raw: object) -> Parts:
 
 
 def to_canonical(raw: str) -> str:
-    """TRANSFORM raw input into the canonical URL string (module docstring lists the rules).
+    """TRANSFORM raw input into the canonical URL string (docs/architecture.md lists the rules).
 
     Raises ValueError naming the (credential-redacted, truncated) value for anything that is not an
     http(s) URL with a public-looking host. Only the entry may call this.
@@ -159,8 +139,4 @@ def is_shortlink(url: str) -> bool:
         return False
     if parts.host in SHORTENER_HOSTS:
         return True
-    if parts.host == "tiktok.com" and segs[0] == "t" and len(segs) >= 2:
-        return True
-    if parts.host == "reddit.com" and len(segs) >= 4 and segs[0] == "r" and segs[2] == "s":
-        return True
-    return parts.host == "instagram.com" and segs[0] == "share" and len(segs) >= 2
+    return CATALOGUE[parts.platform].urls.is_shortlink(parts.host, list(segs))

@@ -3,20 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from urllib.parse import unquote
 
+from social_recording.domain.platform import Platform
 
-class Platform(StrEnum):
-    X = "x"
-    TIKTOK = "tiktok"
-    INSTAGRAM = "instagram"
-    REDDIT = "reddit"
-    YOUTUBE = "youtube"
-    GITHUB = "github"
-    TELEGRAM = "telegram"
-    DISCORD = "discord"
-    WEB = "web"
+__all__ = ["CanonicalUrl", "NonCanonicalUrl", "Platform"]
 
 
 class NonCanonicalUrl(ValueError):

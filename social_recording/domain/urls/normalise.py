@@ -7,21 +7,12 @@ import encodings.idna
 import ipaddress
 import re
 import unicodedata
-from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import unquote
 
+from social_recording.domain.platform import Platform
 from social_recording.domain.redaction import show
-from social_recording.domain.urls.model import Platform
+from social_recording.domain.url_rules import Pairs
 
-Pairs = list[tuple[str, str | None]]
-"""Query pairs in normalised raw form; a value of None means the key had no `=` (`?single`)."""
-
-Rule = Callable[[str, list[str], Pairs], tuple[list[str], Pairs]]
-"""A platform's path rules: (origin host after www. removal, segments, pairs) -> (segments, pairs);
-the host is already the canonical one."""
-
-DIGITS_RE = re.compile(r"^[0-9]+\Z")
 MAX_INPUT_CHARS = 8192
 SHOW_CHARS = 200
 """How much of a rejected value an error message shows."""
@@ -220,11 +211,3 @@ def query_pairs(query: str, raw: str) -> Pairs:
         norm_key = normalise_component(key, _QUERY_KEY_SAFE, raw)
         pairs.append((norm_key, normalise_component(value, _QUERY_SAFE, raw) if eq else None))
     return pairs
-
-
-def param_key(pair: tuple[str, str | None]) -> str:
-    return unquote(pair[0]).lower()
-
-
-def strip_params(pairs: Pairs, names: frozenset[str]) -> Pairs:
-    return [p for p in pairs if param_key(p) not in names]

@@ -1,0 +1,12 @@
+"""Reddit in the sandbox: its items are served by the Apify fake (platforms/apify/fake.py); this
+module says which Apify inputs a Reddit URL turns into."""
+
+from __future__ import annotations
+
+from social_recording.domain.urls import CanonicalUrl
+from social_recording.platforms.reddit.generator import classify_reddit_url
+from social_recording.sandbox.providers._common import NO_CALL
+
+
+def subjects(parsed: CanonicalUrl) -> list[str]:
+    return [f"apify:{parsed.url}"] if classify_reddit_url(parsed)[0] not in NO_CALL else []

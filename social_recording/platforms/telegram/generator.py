@@ -1,0 +1,297 @@
+"""Telegram generator: the public preview page `https://t.me/<name>` (free, HTML, no key).
+
+URL shapes (read from the canonical URL, never fixed):
+
+| shape | request | graph |
+|---|---|---|
+| `t.me/<name>`, `t.me/s/<name>`, `t.me/<name>/<msgid>`, `t.me/boost/<name>` | `GET https://t.me/<name>` | venue channel / group / user / bot |
+| invites `t.me/+<code>`, `t.me/joinchat/<code>`, private links `t.me/c/…`, folder `t.me/addlist/…`, business `t.me/m/…` | none | TARGET_BLOCKED, attempted=False |
+| `t.me/share/…`, `t.me/addstickers/…`, `t.me/addemoji/…`, `t.me/proxy`, … and the bare host | none | content share / stickers / page, key = URL |
+| a first segment that cannot be a username | none | UNSUPPORTED, attempted=False |
+
+Decisions:
+- **A message link is recorded as its channel's venue.** `t.me/<name>/<msgid>` requests `t.me/<name>`
+  only; the message itself is not fetched (its embed page would be a second request per URL for a
+  post text we do not store). The entry URL keeps the message id; the venue is the channel.
+- **Identity: the username, lower-cased** (`"telegram:" + name.lower()`). It is mutable — an owner can
+  give it away and another chat can take it — which is why the dedupe gate never
+  reuses Telegram results; usernames are case-insensitive, so the key is folded to lower case.
+- **Kind**, in this order: "Join Channel"/"Join Group" button -> TARGET_BLOCKED (private chat);
+  no `tgme_page_title` and an og:title "Telegram: Contact @…" -> NOT_FOUND (no such username);
+  `.tgme_page_extra` "N subscribers" or a "Preview channel" link -> channel; "N members[, M online]" ->
+  group; a "Start Bot" button -> bot; "Send Message" / an "@name" extra -> bot when the name ends in
+  "bot" (Telegram requires bot usernames to), else user; a remaining "View in Telegram" -> group.
+  Public channels also show "View in Telegram" (next to "Preview channel"), so the extra line and the
+  preview link are read before the button. A page with no og: tags at all is not a preview page:
+  UPSTREAM (retryable); so is a page none of the rules recognise.
+- Numbers use spaces (also no-break / thin spaces) as thousands separators: "1 234 567 subscribers".
+- `og:image` / the page photo are display URLs, stored exactly as received.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from contextlib import closing
+from dataclasses import dataclass
+from urllib.parse import quote
+
+import httpx
+from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborNode as Node
+
+from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
+from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.platforms.base import (
+    ErrorCode,
+    GenerateContext,
+    GenerateResult,
+)
+from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
+from social_recording.platforms.shaping import (
+    ROOT_REF,
+    NoCallShape,
+    PerCallHttpGenerator,
+    StatusRule,
+    StatusTable,
+    ZeroCallShape,
+    canonical_links,
+    fetch_error,
+    finish,
+    metrics,
+    unsupported_shape,
+    urls_in_text,
+)
+from social_recording.platforms.telegram import TELEGRAM
+from social_recording.platforms.telegram.urls import (
+    TELEGRAM_NON_CHAT_PATHS,
+    TELEGRAM_PRIVATE_PATHS,
+    TELEGRAM_USERNAME_RE,
+    TELEGRAM_VENUE_PREFIXES,
+)
+
+PAGE_BASE = "https://t.me"
+SERVICE = TELEGRAM.name
+
+USERNAME = TELEGRAM_USERNAME_RE
+"""Public usernames (the canonicaliser's rule, defined once)."""
+
+_ZERO_CALL_SUBTYPES = {"share": "share", "addstickers": "stickers", "addemoji": "stickers"}
+"""The zero-call subtype of t.me's own pages (TELEGRAM_NON_CHAT_PATHS) that are not "page"."""
+_NOT_FOUND_TITLE = "telegram: contact @"
+_SPACES = re.compile(r"[\s\u00a0\u202f\u2009,]")
+_COUNT = re.compile(
+    r"(\d[\d\s\u00a0\u202f\u2009,]*)\s*(subscribers?|members?|online|monthly users?)", re.IGNORECASE
+)
+
+
+# ---------------------------------------------------------------- routing
+
+
+@dataclass(frozen=True)
+class _Page:
+    name: str
+
+
+def _route(parsed: CanonicalUrl) -> _Page | ZeroCallShape | NoCallShape:
+    seg = parsed.segments
+    if not seg:
+        return ZeroCallShape("page")
+    first = seg[0]
+    lowered = first.lower()
+    if first.startswith("+") or lowered in TELEGRAM_PRIVATE_PATHS:
+        return NoCallShape(
+            ErrorCode.TARGET_BLOCKED,
+            "private Telegram link (invite or private chat) cannot be resolved publicly",
+        )
+    if lowered in TELEGRAM_NON_CHAT_PATHS:
+        return ZeroCallShape(_ZERO_CALL_SUBTYPES.get(lowered, "page"))
+    name = first
+    if lowered in TELEGRAM_VENUE_PREFIXES:
+        if len(seg) < 2:
+            return ZeroCallShape("page")
+        name = seg[1]
+    if not USERNAME.match(name):
+        return unsupported_shape(f"{name!r} cannot be a Telegram username")
+    return _Page(name)
+
+
+# ---------------------------------------------------------------- HTML reading
+
+
+@dataclass(frozen=True)
+class _Preview:
+    """The handful of nodes a t.me preview page is made of."""
+
+    og: dict[str, str]
+    title: str | None
+    description: str | None
+    description_hrefs: list[str]
+    extras: list[str]
+    buttons: list[str]
+    photo: str | None
+
+
+def _text(node: Node) -> str:
+    """A node's text: `<br>` as a line break, runs of blanks folded, empty lines dropped (the node is
+    changed: read each node once)."""
+    for br in node.css("br"):
+        br.replace_with("\n")
+    lines = [" ".join(line.split()) for line in node.text(deep=True).split("\n")]
+    return "\n".join(line for line in lines if line).strip()
+
+
+def _read_preview(html: str) -> _Preview:
+    """The preview nodes, read by an HTML5 parser (lexbor, through selectolax): malformed markup (an
+    unclosed `<p>`, stray end tags) is repaired the way a browser repairs it, so one broken element
+    cannot swallow the rest of the page."""
+    tree = LexborHTMLParser(html)
+    og: dict[str, str] = {}
+    for meta in tree.css("meta"):
+        prop = meta.attributes.get("property") or meta.attributes.get("name") or ""
+        if prop.startswith("og:") and prop not in og:
+            og[prop] = meta.attributes.get("content") or ""
+    title = tree.css_first("div.tgme_page_title")
+    description = tree.css_first("div.tgme_page_description")
+    hrefs = [href for a in description.css("a[href]") if (href := a.attributes.get("href"))] if description else []
+    buttons = [_text(a) for a in tree.css("a.tgme_action_button_new, a.tgme_page_context_link")]
+    photo = next((src for img in tree.css("img.tgme_page_photo_image") if (src := img.attributes.get("src"))), None)
+    return _Preview(
+        og=og,
+        title=_text(title) if title is not None else None,
+        description=_text(description) if description is not None else None,
+        description_hrefs=hrefs,
+        extras=[_text(div) for div in tree.css("div.tgme_page_extra")],
+        buttons=[b for b in buttons if b],
+        photo=photo,
+    )
+
+
+def _number(raw: str) -> float | None:
+    digits = _SPACES.sub("", raw)
+    return float(digits) if digits.isdigit() else None
+
+
+def _counts(extra: str | None) -> dict[str, float]:
+    """Counts of an extra line: "1 234 subscribers", "5 678 members, 90 online", "12 345 monthly users"."""
+    out: dict[str, float] = {}
+    for match in _COUNT.finditer(extra or ""):
+        unit = match.group(2).lower()
+        if unit.startswith("subscriber"):
+            name = "subscribers"
+        elif unit.startswith("member"):
+            name = "members"
+        elif unit.startswith("monthly"):
+            name = "monthly_users"
+        else:
+            name = "online"
+        number = _number(match.group(1))
+        if number is not None and name not in out:
+            out[name] = number
+    return out
+
+
+# ---------------------------------------------------------------- generator
+
+
+class TelegramGenerator(PerCallHttpGenerator[_Page]):
+    """canonical t.me URL -> venue (channel / group / user / bot) from the public preview page."""
+
+    platform: Platform = Platform.TELEGRAM
+    default_base_url = PAGE_BASE
+
+    def __init__(
+        self,
+        secret: None = None,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        page_base: str = PAGE_BASE,
+    ) -> None:
+        """`secret` is always None (t.me needs no key); the slot lets the shared `make` build it."""
+        super().__init__(secret, transport=transport, sleep=sleep, api_base=page_base)
+
+    def route(self, parsed: CanonicalUrl) -> _Page | ZeroCallShape | NoCallShape:
+        return _route(parsed)
+
+    def fetch(self, parsed: CanonicalUrl, target: _Page, ctx: GenerateContext) -> GenerateResult:
+        with closing(
+            self._client(HttpPolicy.free(SERVICE), default_headers={"Accept-Language": "en", "Accept": "text/html"})
+        ) as http:
+            response = http.get(f"{self._base_url}/{quote(target.name, safe='')}")
+            _STATUS.check(response, http, target.name)
+            graph = _venue_graph(target.name, response, http)
+        return finish(graph, requests=http.requests_made)
+
+
+_STATUS = StatusTable(
+    rules=(
+        StatusRule(ErrorCode.NOT_FOUND, "telegram: @{what} not found (HTTP {status})", frozenset({404, 410})),
+        StatusRule(ErrorCode.RATE_LIMITED, "telegram: rate limited (HTTP 429)", frozenset({429})),
+    ),
+    fallback="telegram: HTTP {status} for @{what}",
+)
+
+
+def _kind(name: str, page: _Preview, extra: str | None, http: ProviderHttp) -> str:
+    buttons = [b.lower() for b in page.buttons]
+    extra_l = (extra or "").lower()
+    if "subscriber" in extra_l or "preview channel" in buttons:
+        return "channel"
+    if "member" in extra_l:
+        return "group"
+    is_bot_name = name.lower().endswith("bot")
+    if "start bot" in buttons:
+        return "bot"
+    if "send message" in buttons or extra_l.startswith("@"):
+        return "bot" if is_bot_name else "user"
+    if "view in telegram" in buttons:
+        return "group"
+    raise fetch_error(ErrorCode.UPSTREAM, f"telegram: unrecognised preview page for @{name}", http)
+
+
+def _venue_graph(name: str, response: HttpResponse, http: ProviderHttp) -> SocialGraph:
+    page = _read_preview(response.text)
+    if not page.og:
+        raise fetch_error(
+            ErrorCode.UPSTREAM, f"telegram: page for @{name} has no og: tags (not a preview page)", http
+        )
+    title = page.title
+    og_title = page.og.get("og:title", "")
+    buttons = [b.lower() for b in page.buttons]
+    if any(b in ("join channel", "join group") for b in buttons):
+        raise fetch_error(ErrorCode.TARGET_BLOCKED, f"telegram: @{name} is a private chat", http)
+    if not title:
+        if og_title.lower().startswith(_NOT_FOUND_TITLE):
+            raise fetch_error(ErrorCode.NOT_FOUND, f"telegram: no chat with username @{name}", http)
+        raise fetch_error(ErrorCode.UPSTREAM, f"telegram: page for @{name} has no title", http)
+    extras = page.extras
+    extra = extras[0] if extras else None
+    kind = _kind(name, page, extra, http)
+    description = page.description
+    counts: dict[str, float] = {}
+    for line in extras:
+        for key, value in _counts(line).items():
+            counts.setdefault(key, value)
+    venue = SocialObject(
+        platform=Platform.TELEGRAM,
+        platform_key=f"telegram:{name.lower()}",
+        subtype=kind,
+        fields={
+            "username": name,
+            "title": title,
+            "description": description,
+            "extra": extra,
+            "og_title": og_title or None,
+            "og_description": page.og.get("og:description") or None,
+        },
+        outbound_urls=canonical_links([*page.description_hrefs, *urls_in_text(description)]),
+        avatar_url=page.og.get("og:image") or page.photo,
+        metrics=metrics(counts),
+    )
+    return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, venue=venue)])
+
+
+make_generator = TelegramGenerator.make
+"""The Telegram generator for the registry (t.me needs no key)."""

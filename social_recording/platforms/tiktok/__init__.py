@@ -1,0 +1,8 @@
+"""TikTok, through an Apify actor: paid per run. Its descriptor; see docs/architecture.md, "Providers in
+one place"."""
+
+from social_recording.domain.platform import Platform, PlatformDescriptor
+from social_recording.platforms.apify import APIFY
+from social_recording.platforms.tiktok.urls import URL_RULES
+
+DESCRIPTOR = PlatformDescriptor(Platform.TIKTOK, APIFY, URL_RULES, package=__name__)
