@@ -57,8 +57,8 @@ def in_process(root: Path, repeat: int) -> dict[str, float]:
     os.environ.update(_env(root))
     from dagster import DagsterInstance
 
-    from social_recording.dagster_defs.definitions_builder import build_definitions
-    from social_recording.dagster_defs.resources import PlatformsResource, TrackerResource, UpstreamResource
+    from social_recording.dagster_defs.definitions_builder import build_definitions, upstream_resource
+    from social_recording.dagster_defs.resources import PlatformsResource, TrackerResource
     from social_recording.locks import open_lock_manager
     from social_recording.recording.engine import build_engine
     from social_recording.settings import load_settings
@@ -83,8 +83,7 @@ def in_process(root: Path, repeat: int) -> dict[str, float]:
     # The plain-Python use cases, on the same store and sandbox, with the same (empty) work.
     store = open_store(settings.store_url)
     locks = open_lock_manager(settings.effective_lock_url)
-    upstream = UpstreamResource(mode="sandbox", sandbox_scenario=str(settings.effective_scenario),
-                                sandbox_ledger=str(settings.effective_ledger))
+    upstream = upstream_resource(settings)
     tracker = TrackerResource(upstream=upstream)
     registry = PlatformsResource(upstream=upstream).registry()
     engine = build_engine(store, locks, registry, tracker.profile_reader(), tracker=tracker.client(), enable_paid=False)

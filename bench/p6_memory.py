@@ -61,8 +61,8 @@ def child(mode: str) -> None:
     """Run one reconcile of DAY in this process; print {"rss_mb", "urls", "seconds"}."""
     from dagster import DagsterInstance
 
-    from social_recording.dagster_defs.definitions_builder import build_definitions
-    from social_recording.dagster_defs.resources import PlatformsResource, TrackerResource, UpstreamResource
+    from social_recording.dagster_defs.definitions_builder import build_definitions, upstream_resource
+    from social_recording.dagster_defs.resources import PlatformsResource, TrackerResource
     from social_recording.locks import open_lock_manager
     from social_recording.recording.engine import build_engine
     from social_recording.settings import load_settings
@@ -80,8 +80,7 @@ def child(mode: str) -> None:
     else:
         store = open_store(settings.store_url)
         locks = open_lock_manager(settings.effective_lock_url)
-        upstream = UpstreamResource(mode="sandbox", sandbox_scenario=str(settings.effective_scenario),
-                                    sandbox_ledger=str(settings.effective_ledger))
+        upstream = upstream_resource(settings)
         tracker = TrackerResource(upstream=upstream)
         platforms = PlatformsResource(upstream=upstream, rate_limit_url=settings.effective_lock_url)
         engine = build_engine(store, locks, platforms.registry(), tracker.profile_reader(), tracker=tracker.client(),

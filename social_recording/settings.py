@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AliasChoices,
     Field,
     SecretStr,
     ValidationError,
@@ -26,6 +25,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from social_recording.domain.policy import DEFAULT_MAX_EXHAUSTED_PER_HOUR
 from social_recording.locks import open_lock_manager
 from social_recording.locks.rate_limits import parse_rate_overrides
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.store import mask_url_password, parse_store_url
 
 PREFIX = "SOCIAL_RECORDING_"
@@ -33,19 +33,9 @@ DEFAULT_PARTITION_START = date(2026, 11, 1)
 """First day of `reconcile_job`'s daily partitions unless SOCIAL_RECORDING_PARTITION_START says otherwise."""
 STORE_FILE_NAME = "social_recording.db"
 
-SECRET_FIELDS = frozenset(
-    {"tracker_api_key", "twitterapi_io_key", "apify_token", "youtube_api_key", "github_token", "urlscan_api_key"}
-)
+SECRET_FIELDS = frozenset({"tracker_api_key", "provider_keys"})
 URL_FIELDS = frozenset({"store_url", "lock_url", "tracker_url"})
 """May carry `user:password@`: shown masked, never verbatim."""
-
-_ALIASES = {
-    "twitterapi_io_key": "TWITTERAPI_IO_KEY",
-    "apify_token": "APIFY_TOKEN",
-    "youtube_api_key": "YOUTUBE_API_KEY",
-    "github_token": "GITHUB_TOKEN",
-    "urlscan_api_key": "URLSCAN_API_KEY",
-}
 
 
 class SettingsError(ValueError):
@@ -53,8 +43,19 @@ class SettingsError(ValueError):
 
 
 def env_var_name(field: str) -> str:
-    """The environment variable behind a settings field."""
-    return _ALIASES.get(field) or f"{PREFIX}{field.upper()}"
+    """The environment variable behind a settings field (provider keys: their own variables)."""
+    if field == "provider_keys":
+        return ", ".join(CATALOGUE.key_variables())
+    return f"{PREFIX}{field.upper()}"
+
+
+def provider_keys_from_env() -> dict[str, SecretStr]:
+    """Every provider key variable of the descriptors that is set (non-blank) in the environment."""
+    return {
+        name: SecretStr(value)
+        for name in CATALOGUE.key_variables()
+        if (value := os.environ.get(name, "")).strip()
+    }
 
 
 def default_data_dir() -> Path:
@@ -75,10 +76,6 @@ def default_scenario_path() -> Path:
     from social_recording.sandbox.scenario import DEMO_SCENARIO_PATH
 
     return Path(DEMO_SCENARIO_PATH)
-
-
-def _alias(name: str) -> Any:
-    return Field(default=None, validation_alias=AliasChoices(name))
 
 
 class Settings(BaseSettings):
@@ -104,11 +101,8 @@ class Settings(BaseSettings):
     """Per-service rate overrides as JSON, e.g. {"twitterapi": "50/second", "urlscan": "120/minute;1000/hour"}
     ("none" removes a rate); the documented rates apply otherwise (outbound.limits)."""
 
-    twitterapi_io_key: SecretStr | None = _alias("TWITTERAPI_IO_KEY")
-    apify_token: SecretStr | None = _alias("APIFY_TOKEN")
-    youtube_api_key: SecretStr | None = _alias("YOUTUBE_API_KEY")
-    github_token: SecretStr | None = _alias("GITHUB_TOKEN")
-    urlscan_api_key: SecretStr | None = _alias("URLSCAN_API_KEY")
+    provider_keys: dict[str, SecretStr] = Field(default_factory=provider_keys_from_env)
+    """Provider keys by variable (the descriptors' `key_variable`s: TWITTERAPI_IO_KEY, ...)."""
 
     @field_validator("af_group_ids", mode="before")
     @classmethod

@@ -20,8 +20,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import SecretStr
-
 from social_recording.domain.dedupe import DEDUPE_TTL
 from social_recording.domain.models import SocialUrl, UrlState, ensure_utc, utcnow
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
@@ -46,30 +44,16 @@ from social_recording.store import mask_url_password, open_store, parse_store_ur
 from social_recording.store.base import WaitingElement
 
 DEFAULT_OLDEST = 10
-_SANDBOX_KEY = SecretStr("sandbox")
-"""The sandbox accepts any non-empty provider key, and the jobs give it one for every provider
-left unset (GitHub's token stays optional, as at GitHub), so in the sandbox every platform is usable."""
-
-
 class StatusError(Exception):
     """The store could not be read; the message names the variable and never a password."""
 
 
 def provider_keys(settings: Settings) -> ProviderKeys:
-    """The keys the jobs would run with (in the sandbox, a placeholder for every unset one)."""
+    """The keys the jobs would run with: asked of the upstream the code location chooses (in the
+    sandbox, a placeholder for every required key left unset)."""
+    from social_recording.dagster_defs.definitions_builder import upstream_resource
 
-    def key(value: SecretStr | None, *, sandbox_default: bool = True) -> SecretStr | None:
-        if value is not None and value.get_secret_value().strip():
-            return value
-        return _SANDBOX_KEY if settings.upstream == "sandbox" and sandbox_default else None
-
-    return ProviderKeys(
-        twitterapi_io_key=key(settings.twitterapi_io_key),
-        apify_token=key(settings.apify_token),
-        youtube_api_key=key(settings.youtube_api_key),
-        github_token=key(settings.github_token, sandbox_default=False),
-        urlscan_api_key=key(settings.urlscan_api_key),
-    )
+    return upstream_resource(settings).provider_keys(ProviderKeys(dict(settings.provider_keys)))
 
 
 @dataclass(frozen=True)

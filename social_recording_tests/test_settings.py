@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.sandbox.scenario import DEMO_SCENARIO_PATH
 from social_recording.settings import Settings, SettingsError, env_var_name, load_settings
 
@@ -46,7 +47,7 @@ def test_defaults(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert s.max_attempts == 5
     assert s.env == "dev"
     assert s.partition_start == date(2026, 11, 1)
-    assert (s.twitterapi_io_key, s.apify_token, s.youtube_api_key, s.github_token, s.urlscan_api_key) == (None,) * 5
+    assert s.provider_keys == {}
 
 
 def test_default_data_dir_without_dagster_home(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -80,7 +81,7 @@ def test_values_are_read(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert s.sandbox_scenario == scenario and s.effective_ledger == tmp_path / "l.jsonl"
     assert (s.af_investor_threshold, s.enable_paid, s.max_attempts, s.env) == (4, True, 7, "prod")
     assert s.partition_start == date(2026, 1, 15)
-    assert s.youtube_api_key is not None and s.youtube_api_key.get_secret_value() == "yt-key"
+    assert s.provider_keys["YOUTUBE_API_KEY"].get_secret_value() == "yt-key"
 
 
 @pytest.mark.parametrize("name, value", [
@@ -139,10 +140,9 @@ def test_secrets_are_never_printed(env: pytest.MonkeyPatch) -> None:
     env.setenv("SOCIAL_RECORDING_STORE_URL", "mongodb://admin:Pw-S3cret@db.internal/social")
     env.setenv("SOCIAL_RECORDING_LOCK_URL", "redis://:Pw-S3cret@redis.internal:6379/0")
     s = load_settings()
-    for field in ("tracker_api_key", "twitterapi_io_key", "apify_token", "youtube_api_key", "github_token",
-                  "urlscan_api_key"):
-        secret = getattr(s, field)
-        assert secret is not None and secret.get_secret_value().startswith("S3cret-")
+    secrets = [s.tracker_api_key, *s.provider_keys.values()]
+    assert len(secrets) == len(SECRET_VARS)
+    assert all(secret is not None and secret.get_secret_value().startswith("S3cret-") for secret in secrets)
     shown = repr(s) + str(s) + s.model_dump_json()
     assert "S3cret" not in shown
     assert "admin:***@db.internal" in repr(s)
@@ -162,9 +162,10 @@ def test_errors_never_show_secret_values(env: pytest.MonkeyPatch) -> None:
 
 def test_env_var_names() -> None:
     assert env_var_name("store_url") == "SOCIAL_RECORDING_STORE_URL"
-    assert env_var_name("apify_token") == "APIFY_TOKEN"
-    for field in Settings.model_fields:
+    assert env_var_name("provider_keys") == ", ".join(CATALOGUE.key_variables())
+    for field in set(Settings.model_fields) - {"provider_keys"}:
         assert env_var_name(field) in VARIABLES
+    assert set(CATALOGUE.key_variables()) <= set(VARIABLES)
 
 
 def test_a_mongodb_store_requires_an_explicit_lock_url(env: pytest.MonkeyPatch) -> None:

@@ -42,6 +42,7 @@ from social_recording.dagster_defs.assets import TOKEN_SOCIAL_URLS, observations
 from social_recording.domain.models import utcnow
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.recording.health import (
     EXHAUSTED_GROWTH,
     EXHAUSTED_WINDOW,
@@ -65,11 +66,12 @@ from social_recording.recording.health import (
     paid_ledger_figures,
 )
 from social_recording.recording.run_state import RunState
-from social_recording.sandbox.ledger import POLL_PREFIXES, Ledger
 from social_recording.store.base import Store
 
-if TYPE_CHECKING:  # what define_asset_job returns; Dagster does not export the name
+if TYPE_CHECKING:
     from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
+
+    from social_recording.sandbox.ledger import Ledger
 
 log = logging.getLogger("social_recording.health")
 
@@ -128,7 +130,7 @@ class HealthInputs:
     enable_paid: bool
     usable_platforms: frozenset[Platform]
     max_exhausted_per_hour: int
-    ledger: Ledger | None
+    ledger: "Ledger | None"
 
     @classmethod
     def from_resources(cls, resources: Any) -> "HealthInputs":
@@ -137,7 +139,7 @@ class HealthInputs:
         policy = resources.policy
         platforms = resources.platforms
         upstream = platforms.upstream
-        ledger = Ledger(upstream.sandbox_ledger) if upstream.is_sandbox() and upstream.sandbox_ledger else None
+        ledger = upstream.ledger()
         return cls(
             enable_paid=policy.enable_paid,
             usable_platforms=frozenset(platforms.registry().usable_platforms()),
@@ -146,9 +148,9 @@ class HealthInputs:
         )
 
 
-def ledger_figures(ledger: Ledger) -> PaidLedgerFigures:
+def ledger_figures(ledger: "Ledger") -> PaidLedgerFigures:
     """Paid requests (second steps of two-step calls aside) against the distinct subjects they were for."""
-    return paid_ledger_figures(ledger.read(), second_steps=POLL_PREFIXES)
+    return paid_ledger_figures(ledger.read(), second_steps=CATALOGUE.second_steps())
 
 
 def exhausted_baseline(instance: DagsterInstance, now: datetime) -> ExhaustedBaseline | None:

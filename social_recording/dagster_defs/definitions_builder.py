@@ -1,10 +1,6 @@
-"""Build the code location from settings: resources per environment, the recorded data as assets
-with their health checks, jobs, schedules, sensors.
-
-A value that is set in the environment and may be secret (store / lock URLs, API keys) is handed to
-Dagster as an `EnvVar`, so the UI shows the variable's name, never a password or a key; other
-values are the validated settings. Nothing here connects: resources connect when a run or a sensor
-evaluation sets them up.
+"""Build the code location from settings: the resources (the sandbox or the real upstream, chosen
+here and nowhere else), the recorded data as assets with their health checks, jobs, schedules,
+sensors. Secrets reach Dagster as `EnvVar`s or variable names, never values; nothing connects here.
 """
 
 import os
@@ -25,6 +21,7 @@ from social_recording.dagster_defs.resources import (
     TrackerResource,
     UpstreamResource,
 )
+from social_recording.dagster_defs.sandbox_upstream import SandboxUpstreamResource
 from social_recording.dagster_defs.schedules import (
     default_status,
     make_reconcile_schedule,
@@ -43,17 +40,24 @@ def _secret(name: str) -> Any:
     return EnvVar(name) if os.environ.get(name, "").strip() else None
 
 
+def upstream_resource(settings: Settings) -> UpstreamResource:
+    """The one place that chooses between the real internet and the sandbox: two resources answering
+    the same questions (transport, DNS, waits, rates, keys, tracker, ledger)."""
+    if settings.upstream == "sandbox":
+        return SandboxUpstreamResource(
+            sandbox_scenario=str(settings.effective_scenario), sandbox_ledger=str(settings.effective_ledger)
+        )
+    return UpstreamResource()
+
+
 def build_resources(settings: Settings) -> dict[str, Any]:
     """The top-level resources. Each is a partial resource with every value given
     (`configure_at_launch`), so that the resources depending on another one (the gate and the writer
     on the store, the tracker and the platforms on the upstream, the recording engine on all of them)
     share the one initialised instance instead of building their own connections."""
     store = StoreResource.configure_at_launch(store_url=_env_or(f"{PREFIX}STORE_URL", settings.store_url))
-    upstream = UpstreamResource.configure_at_launch(
-        mode=settings.upstream,
-        sandbox_scenario=str(settings.effective_scenario) if settings.upstream == "sandbox" else None,
-        sandbox_ledger=str(settings.effective_ledger),
-    )
+    chosen = upstream_resource(settings)
+    upstream = type(chosen).configure_at_launch(**chosen.model_dump(exclude_unset=True))
     locks = LockManagerResource.configure_at_launch(
         lock_url=_env_or(f"{PREFIX}LOCK_URL", settings.effective_lock_url)
     )
@@ -65,11 +69,7 @@ def build_resources(settings: Settings) -> dict[str, Any]:
     )
     platforms = PlatformsResource.configure_at_launch(
         upstream=upstream,
-        twitterapi_io_key=_secret("TWITTERAPI_IO_KEY"),
-        apify_token=_secret("APIFY_TOKEN"),
-        youtube_api_key=_secret("YOUTUBE_API_KEY"),
-        github_token=_secret("GITHUB_TOKEN"),
-        urlscan_api_key=_secret("URLSCAN_API_KEY"),
+        key_variables=sorted(settings.provider_keys),
         rate_limit_url=_env_or(f"{PREFIX}LOCK_URL", settings.effective_lock_url),
         rate_limits=dict(settings.rate_limits),
     )

@@ -147,5 +147,9 @@ class Catalogue:
             seen.setdefault(d.account.name, d.account)
         return tuple(seen.values())
 
+    def second_steps(self) -> tuple[str, ...]:
+        """Ledger subject prefixes of two-step calls' follow-up requests, every account's."""
+        return tuple(p for a in self.accounts() for p in a.second_steps)
+
     def key_variables(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(a.key_variable for a in self.accounts() if a.key_variable))

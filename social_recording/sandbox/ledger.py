@@ -28,7 +28,7 @@ from social_recording.platforms.catalogue import CATALOGUE
 SERVICES: frozenset[str] = frozenset({"tracker", "shortlink"} | {a.name for a in CATALOGUE.accounts()})
 """The tracker, the shortlink services, and every provider account (the descriptors' names)."""
 PAID_SERVICES: frozenset[str] = frozenset(a.name for a in CATALOGUE.accounts() if a.paid)
-POLL_PREFIXES: tuple[str, ...] = tuple(p for a in CATALOGUE.accounts() for p in a.second_steps)
+POLL_PREFIXES: tuple[str, ...] = CATALOGUE.second_steps()
 """Subjects of the second step of a two-step paid call (urlscan result polls, Apify run-status and
 dataset reads): asking again about a request already paid for is never a payment wasted."""
 

@@ -110,18 +110,18 @@ def test_production_settings_load_without_connecting_and_without_secrets(tmp_pat
     assert "SOCIAL_RECORDING_TRACKER_API_KEY" in resources["tracker"]
     for name in ("TWITTERAPI_IO_KEY", "APIFY_TOKEN", "YOUTUBE_API_KEY", "GITHUB_TOKEN", "URLSCAN_API_KEY"):
         assert name in resources["platforms"]
-    assert "'live'" in resources["upstream"] and "af-2" in resources["tracker"]
+    assert "UpstreamResource" in resources["upstream"] and "Sandbox" not in resources["upstream"]
+    assert "af-2" in resources["tracker"]
 
 
 def test_resolved_resources_mask_secrets_in_repr() -> None:
     """Inside a run the EnvVars are resolved to values; the reprs still never show them."""
-    upstream = UpstreamResource(mode="live")
+    upstream = UpstreamResource()
     shown = " ".join(repr(r) for r in (
         StoreResource(store_url="mongodb://u:S3cret@db.internal/social"),
         LockManagerResource(lock_url="redis://:S3cret@redis.internal:6379/0"),
         TrackerResource(upstream=upstream, tracker_url="https://t.example", api_key="S3cret", af_group_ids=["g"]),
-        PlatformsResource(upstream=upstream, twitterapi_io_key="S3cret", apify_token="S3cret",
-                          youtube_api_key="S3cret", github_token="S3cret", urlscan_api_key="S3cret"),
+        PlatformsResource(upstream=upstream, key_variables=["TWITTERAPI_IO_KEY", "APIFY_TOKEN"]),
     ))
     assert "S3cret" not in shown
     assert "u:***@db.internal" in shown and "api_key='***'" in shown

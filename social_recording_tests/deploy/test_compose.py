@@ -31,6 +31,7 @@ from compose_spec import PyCompose
 from dagster import DefaultScheduleStatus, DefaultSensorStatus
 
 from social_recording.dagster_defs.definitions_builder import build_definitions
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.settings import SECRET_FIELDS, Settings, env_var_name, load_settings
 from social_recording_tests.dagster_defs.sandbox_env import apply_env
 from social_recording_tests.deploy.rehearsal import (
@@ -58,10 +59,8 @@ FILLED = {name: f"pw-{i}" for i, name in enumerate(PASSWORDS)}
 
 LIVE_ONLY = {
     env_var_name(f) for f in ("tracker_url", "tracker_api_key", "af_group_ids", "af_investor_threshold",
-                              "enable_paid", "max_attempts", "max_exhausted_per_hour", "rate_limits",
-                              "twitterapi_io_key", "apify_token",
-                              "youtube_api_key", "github_token", "urlscan_api_key")
-}
+                              "enable_paid", "max_attempts", "max_exhausted_per_hour", "rate_limits")
+} | set(CATALOGUE.key_variables())
 """Passed by compose, not by the rehearsal: the real tracker and providers (the rehearsal runs the
 sandbox) and policy values the rehearsal leaves at the code's defaults, as compose's empty values do."""
 SANDBOX_ONLY = {env_var_name("sandbox_scenario"), env_var_name("sandbox_ledger")}

@@ -21,10 +21,7 @@ from social_recording.locks.rate_limits import (
     parse_rates,
 )
 from social_recording.outbound.limits import (
-    GITHUB_RATE_ANONYMOUS,
-    GITHUB_RATE_WITH_TOKEN,
     PROVIDER_SERVICES,
-    TWITTERAPI_RATE,
     Rate,
     RateLimited,
     penalty_seconds,
@@ -66,13 +63,13 @@ def test_headroom_keeps_each_rate_under_the_documented_one() -> None:
 
 
 def test_documented_rates() -> None:
-    rates = provider_rates(github_token=True)
-    assert rates["twitterapi"] == (TWITTERAPI_RATE,) == (Rate(20, 1),)
-    assert rates["github"] == (GITHUB_RATE_WITH_TOKEN,) == (Rate(5000, 3600),)
-    assert provider_rates(github_token=False)["github"] == (GITHUB_RATE_ANONYMOUS,) == (Rate(60, 3600),)
+    rates = provider_rates(with_keys={"GITHUB_TOKEN"})
+    assert rates["twitterapi"] == (Rate(20, 1),)
+    assert rates["github"] == (Rate(5000, 3600),)
+    assert provider_rates()["github"] == (Rate(60, 3600),)  # GitHub without a token
     assert rates["youtube"] == (Rate(10_000, 86_400),)
     assert "telegram" not in rates and "apify" not in rates  # no documented request rate
-    over = provider_rates(github_token=True, overrides={"twitterapi": (Rate(50, 1),), "youtube": ()})
+    over = provider_rates(with_keys={"GITHUB_TOKEN"}, overrides={"twitterapi": (Rate(50, 1),), "youtube": ()})
     assert over["twitterapi"] == (Rate(50, 1),) and "youtube" not in over
 
 
@@ -88,8 +85,13 @@ def test_rate_notation_and_overrides_name_the_bad_value() -> None:
 
 
 def test_platform_clients_send_under_known_service_names() -> None:
-    from social_recording.platforms import apify, github, telegram, web, x, youtube
+    from social_recording.platforms.apify import client as apify
     from social_recording.platforms.base import PROVIDER_OF
+    from social_recording.platforms.github import generator as github
+    from social_recording.platforms.telegram import generator as telegram
+    from social_recording.platforms.web import generator as web
+    from social_recording.platforms.x import generator as x
+    from social_recording.platforms.youtube import generator as youtube
 
     assert set(PROVIDER_OF.values()) <= PROVIDER_SERVICES
     assert {apify.PROVIDER, github.SERVICE, telegram.SERVICE, web.PROVIDER, youtube.SERVICE} <= PROVIDER_SERVICES

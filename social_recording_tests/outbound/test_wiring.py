@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from social_recording.dagster_defs.resources import PlatformsResource, UpstreamResource
+from social_recording.dagster_defs.sandbox_upstream import SandboxUpstreamResource
 from social_recording.domain.urls import Platform
+from social_recording.outbound.limits import Rate
 from social_recording.outbound.network import Network
 from social_recording.outbound.observe import CountingObserver, observing
 from social_recording.platforms.base import GenerateContext
@@ -14,7 +18,7 @@ from social_recording.sandbox.transport import sandbox_resolve_host
 
 
 def test_sandbox_registry_follows_rdap_redirects_with_the_sandbox_dns(tmp_path: Path) -> None:
-    upstream = UpstreamResource(mode="sandbox", sandbox_ledger=str(tmp_path / "ledger.jsonl"))
+    upstream = SandboxUpstreamResource(sandbox_ledger=str(tmp_path / "ledger.jsonl"))
     platforms = PlatformsResource(upstream=upstream)
     try:
         web = platforms.registry().get(Platform.WEB)
@@ -42,7 +46,7 @@ def test_the_shared_limiter_reaches_every_platform_client_with_the_scenarios_rat
 
     scenario = tmp_path / "scenario.json"
     scenario.write_text(json.dumps({"tokens": [], "rate_limits": {"github": {"requests": 5, "per_seconds": 0.5}}}))
-    upstream = UpstreamResource(mode="sandbox", sandbox_scenario=str(scenario),
+    upstream = SandboxUpstreamResource(sandbox_scenario=str(scenario),
                                 sandbox_ledger=str(tmp_path / "ledger.jsonl"))
     platforms = PlatformsResource(upstream=upstream, rate_limit_url=f"sqlite:///{tmp_path / 'locks.db'}",
                                   rate_limits={"urlscan": "2/second"})
@@ -63,18 +67,17 @@ def test_the_shared_limiter_reaches_every_platform_client_with_the_scenarios_rat
             sandbox.close()
 
 
-def test_live_rates_are_the_documented_ones_with_githubs_by_token(tmp_path: Path) -> None:
-    from social_recording.outbound.limits import (
-        GITHUB_RATE_ANONYMOUS,
-        GITHUB_RATE_WITH_TOKEN,
-        TWITTERAPI_RATE,
-    )
+def test_live_rates_are_the_documented_ones_with_githubs_by_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from social_recording.platforms.github import GITHUB
+    from social_recording.platforms.x import TWITTERAPI
 
     url = f"sqlite:///{tmp_path / 'locks.db'}"
-    live = UpstreamResource(mode="live")
+    live = UpstreamResource()
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_x")
     anonymous = PlatformsResource(upstream=live, rate_limit_url=url).limiter()
-    with_token = PlatformsResource(upstream=live, rate_limit_url=url, github_token="ghp_x").limiter()
+    with_token = PlatformsResource(upstream=live, rate_limit_url=url, key_variables=["GITHUB_TOKEN"]).limiter()
     assert anonymous is not None and with_token is not None
-    assert anonymous.rates["github"] == (GITHUB_RATE_ANONYMOUS,) and with_token.rates["github"] == (GITHUB_RATE_WITH_TOKEN,)
-    assert anonymous.rates["twitterapi"] == (TWITTERAPI_RATE,)
+    assert anonymous.rates["github"] == GITHUB.rates_without_key == (Rate(60, 3600),)
+    assert with_token.rates["github"] == GITHUB.rates == (Rate(5000, 3600),)
+    assert anonymous.rates["twitterapi"] == TWITTERAPI.rates
     assert PlatformsResource(upstream=live).limiter() is None  # no lock URL: no limiter
