@@ -39,8 +39,8 @@ def test_demo_runs_reconcile_and_retry_and_prints_counts(tmp_path: Path, capsys:
     assert "retry #2:" in out
     counts = {line.split()[0]: int(line.split()[1]) for line in out.splitlines()
               if line.startswith("  ") and len(line.split()) == 2 and line.split()[1].isdigit()}
-    # github ok at once; the flaky video converges on a retry (3 free attempts per call); discord unsupported
-    assert counts["ok"] == 2 and counts["unsupported"] == 1 and counts["error"] == 0
+    # github and the discord invite ok at once; the flaky video converges on a retry (3 free attempts per call)
+    assert counts["ok"] == 3 and counts["unsupported"] == 0 and counts["error"] == 0
     assert "ledger:" in out and "0 paid requests" in out
 
 
@@ -67,6 +67,9 @@ def test_the_bundled_demo_converges_with_paid_calls_off(tmp_path: Path, capsys: 
     assert statuses["https://x.com/rugdevsol"] == "skipped_paid"
     assert statuses["https://github.com/ghostdev/vanished-repo"] == "not_found"
     assert statuses["https://t.me/rugprivate"] == "blocked"
+    assert statuses["https://discord.com/invite/bonkdog"] == "ok"
+    assert statuses["https://discord.com/invite/rugrats"] == "not_found"  # an expired invite
+    assert "unsupported" not in statuses.values()
 
 
 def test_demo_reports_a_broken_scenario_without_a_traceback(

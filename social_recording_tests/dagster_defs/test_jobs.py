@@ -61,7 +61,7 @@ def test_reconcile_records_exactly_the_window_then_a_rerun_calls_nothing(env: Sa
     assert set(statuses) == {A, B}  # C is below the AF floor, D traded the next day
     assert statuses[A] == {FLAKY_TWEET: "error", ERROR_VIDEO: "error", "https://t.me/alphachat": "ok"}
     assert statuses[B] == {OK_TWEET: "ok", "https://github.com/betaorg/beta": "ok",
-                           "https://discord.com/invite/beta": "unsupported"}
+                           "https://discord.com/invite/beta": "ok"}
 
     # One structured run-log line per URL, and the per-URL table + counters on the op's output.
     lines = log_lines(instance, first.run_id, "url_outcome ")
@@ -69,7 +69,7 @@ def test_reconcile_records_exactly_the_window_then_a_rerun_calls_nothing(env: Sa
     assert any(f"token={A}" in ln and "status=error" in ln and "platform=x" in ln and "attempted=True" in ln
                for ln in lines)
     meta = output_metadata(first, "reconcile_window")
-    assert meta["processed"] == 2 and meta["urls_ok"] == 3 and meta["urls_unsupported"] == 1
+    assert meta["processed"] == 2 and meta["urls_ok"] == 4 and meta.get("urls_unsupported", 0) == 0
     table = meta["url_outcomes"]
     assert len(table.records) == 6
     assert {r.data["url"] for r in table.records} == set(statuses[A]) | set(statuses[B])
@@ -105,7 +105,7 @@ def test_retry_converges_flaky_and_freezes_error_as_exhausted(env: SandboxEnv) -
 
     first = run()  # flaky tweet: its 2nd call answers 503 again
     assert env.statuses()[A][FLAKY_TWEET] == "error"
-    # tweet and video; the discord link is not a candidate: no generator could change it
+    # tweet and video (the discord invite was recorded ok by the reconcile)
     assert first["candidate_urls"] == 2 and first["processed"] == 2
     second = run()  # 3rd call: ok
     assert env.statuses()[A][FLAKY_TWEET] == "ok"
@@ -121,7 +121,7 @@ def test_retry_converges_flaky_and_freezes_error_as_exhausted(env: SandboxEnv) -
     calls = Counter(e.subject for e in env.ledger())
     assert calls["tweet:1000000000000000001"] == 3  # 503, 503, ok: never called again once ok
     ledger_before = env.ledger()
-    last = run()  # nothing a retry can change is left: the discord link waits for a generator
+    last = run()  # nothing a retry can change is left
     assert last["processed"] == 0 and last["stopped_by"] == "drained"
     assert env.ledger() == ledger_before
     assert env.statuses()[A][ERROR_VIDEO] == "exhausted"
@@ -155,3 +155,34 @@ def test_live_job_records_its_batch_and_logs_each_url(env: SandboxEnv) -> None:
     again = defs.resolve_job_def("live_tokens_job").execute_in_process(run_config=config, instance=instance)
     assert again.output_for_node("record_tokens")["tokens_up_to_date"] == 2
     assert env.ledger() == before
+
+
+def test_unsupported_discord_invites_recorded_before_its_generator_are_retried_by_default(
+    env: SandboxEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store written while Discord had no generator holds its invites as `unsupported`
+    (no_generator); the default retry takes them now that the generator exists, and they end ok."""
+    import dataclasses
+
+    from social_recording.domain.platform import Catalogue
+    from social_recording.platforms import registry
+    from social_recording.platforms.catalogue import CATALOGUE
+
+    invite = "https://discord.com/invite/beta"
+    before = Catalogue(tuple(dataclasses.replace(d, has_generator=False) if d.platform.value == "discord" else d
+                             for d in CATALOGUE))
+    defs = env.defs()
+    instance = DagsterInstance.ephemeral()
+    with monkeypatch.context() as m:
+        m.setattr(registry, "CATALOGUE", before)
+        assert defs.resolve_job_def("reconcile_job").execute_in_process(
+            partition_key="2026-11-10", instance=instance).success
+    element = env.tokens()[B].element(invite)
+    assert element is not None and element.status.value == "unsupported" and element.attempts == 0
+    assert not [e for e in env.ledger() if e.service == "discord"]
+
+    result = defs.resolve_job_def("retry_job").execute_in_process(run_config=RETRY_FAST, instance=instance)
+    assert result.success
+    element = env.tokens()[B].element(invite)
+    assert element is not None and element.status.value == "ok" and element.attempts == 1
+    assert [e.subject for e in env.ledger() if e.service == "discord"] == ["invite:beta"]

@@ -188,8 +188,10 @@ UNSERVABLE = [
     ("https://github.com/o/r", "invalid", "only an X tweet", "x.com/i/status/"),
     ("https://t.me/somechannel", "invalid", "only an X tweet", "x.com/i/status/"),
     ("https://shibasol.io", "invalid", "only an X tweet", "x.com/i/status/"),
-    ("https://discord.gg/abc", "error", "no provider request is ever made", "remove the target"),
-    ("https://discord.gg/abc", "flaky:2", "no provider request is ever made", "remove the target"),
+    ("https://discord.gg/abc", "blocked", "no blocked answer", "not_found"),
+    ("https://discord.gg/abc", "credit_exhausted", "no credits", "rate_limited"),
+    ("https://discord.com/channels/1/2", "error", "no provider request is ever made", "remove the target"),
+    ("https://discord.com/channels/1/2", "flaky:2", "no provider request is ever made", "remove the target"),
     ("https://t.me/+AbCdEfGh123", "not_found", "no provider request is ever made", "remove the target"),
     ("https://t.me/+AbCdEfGh123", "blocked", "no provider request is ever made", "remove the target"),
 ]
