@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from social_recording.domain.graph import ObjectKind, plan, planned_links
-from social_recording.domain.urls import NonCanonicalUrl, Platform
+from social_recording.domain.urls import Platform
 from social_recording.platforms.base import (
     ErrorCode,
     ExternalFetchError,
@@ -26,7 +26,6 @@ from social_recording_tests.platforms.mocks import (
     generate_error,
     json_response,
     oversized,
-    read_timeout,
     scripted_generator,
 )
 
@@ -183,13 +182,6 @@ def test_reserved_pages_are_zero_call(url: str, subtype: str) -> None:
     assert_zero_call(_gen(provider).generate(url, CTX), len(provider.requests), "github", url, subtype)
 
 
-def test_non_canonical_input_is_rejected_not_fixed() -> None:
-    provider = ScriptedProvider()
-    with pytest.raises(NonCanonicalUrl):
-        _gen(provider).generate("https://github.com/Octocat/Hello-World.git", CTX)
-    assert provider.requests == []
-
-
 # ------------------------------------------------------------------------------------ failures
 
 
@@ -238,29 +230,6 @@ def test_other_403_is_upstream() -> None:
     )
     err = _fail(_gen(provider), "https://github.com/octocat/hello-world")
     assert err.code is ErrorCode.UPSTREAM and err.attempted is True
-
-
-def test_persistent_503_three_requests_then_upstream() -> None:
-    provider = ScriptedProvider().on("GET", REPO, httpx.Response(503))
-    sleeps = Sleeps()
-    err = _fail(_gen(provider, sleeps), "https://github.com/octocat/hello-world")
-    assert err.code is ErrorCode.UPSTREAM and err.attempted is True
-    assert len(provider.requests) == 3
-    assert sleeps.delays == [0.8, 0.8]
-
-
-def test_timeout_three_attempts_then_timeout() -> None:
-    provider = ScriptedProvider().on("GET", USER, read_timeout())
-    err = _fail(_gen(provider), "https://github.com/octocat")
-    assert err.code is ErrorCode.TIMEOUT and err.attempted is True
-    assert len(provider.requests) == 3
-
-
-def test_malformed_json_is_upstream() -> None:
-    provider = ScriptedProvider().on("GET", USER, httpx.Response(200, content=b"<html>rate limiter</html>"))
-    err = _fail(_gen(provider), "https://github.com/octocat")
-    assert err.code is ErrorCode.UPSTREAM and err.attempted is True
-    assert len(provider.requests) == 1
 
 
 def test_payload_without_owner_id_is_upstream() -> None:
