@@ -121,6 +121,9 @@ class Catalogue:
         missing = set(Platform) - set(by)
         if missing:
             raise ValueError(f"platforms without a descriptor: {sorted(p.value for p in missing)}")
+        unbounded = [d.platform.value for d in self.platforms if d.account.concurrency is None]
+        if unbounded:
+            raise ValueError(f"a platform's own account needs a concurrency bound: {unbounded}")
         names: dict[str, ProviderAccount] = {}
         for account in self.accounts():
             if names.setdefault(account.name, account) != account:

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from social_recording.platforms.catalogue import CATALOGUE
 
 DEFAULT_PROVIDER_CONCURRENCY: Mapping[str, int] = MappingProxyType(
-    {account.name: account.concurrency or 1 for account in CATALOGUE.platform_accounts()}
+    {account.name: account.concurrency for account in CATALOGUE.platform_accounts() if account.concurrency}
 )
 """Concurrent calls per provider account in one run, unless the job's config says otherwise."""
 PROVIDERS: frozenset[str] = frozenset(DEFAULT_PROVIDER_CONCURRENCY)

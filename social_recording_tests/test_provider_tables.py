@@ -1,0 +1,55 @@
+"""The tables about providers outside the code are checked against the descriptors: README's
+"Providers" table and configuration rows, and .env.example's provider keys."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from social_recording.domain.platform import Rate
+from social_recording.platforms.catalogue import CATALOGUE
+
+ROOT = Path(__file__).resolve().parent.parent
+UNITS = {1: "second", 60: "minute", 3600: "hour", 86_400: "day"}
+
+
+def _rate(rates: tuple[Rate, ...]) -> str:
+    return "; ".join(f"{r.requests:,}/{UNITS[r.per_seconds]}" for r in rates) or "—"
+
+
+def providers_table() -> str:
+    """README's "Providers" table, as the descriptors say it."""
+    rows = ["| platform | provider account | paid | key | documented rate | calls at once per run |",
+            "|---|---|---|---|---|---|"]
+    for d in CATALOGUE:
+        account = d.account
+        key = "—" if account.key_variable is None else f"`{account.key_variable}`" + (
+            " (optional)" if account.key_optional else "")
+        rate = _rate(account.rates)
+        if account.rates_without_key is not None:
+            rate += f" ({_rate(account.rates_without_key)} without the key)"
+        rows.append(f"| {d.platform.value} | {', '.join(a.name for a in d.accounts)} | {'yes' if d.paid else 'no'} "
+                    f"| {key} | {rate} | {account.concurrency} |")
+    return "\n".join(rows)
+
+
+def test_readme_providers_table_is_the_descriptors() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"<!-- providers: generated from the descriptors -->\n(.*?)\n<!-- /providers -->", readme, re.S)
+    assert found is not None, "README.md lost its Providers table markers"
+    assert found.group(1) == providers_table(), "README's Providers table drifted; paste:\n" + providers_table()
+
+
+def test_readme_configuration_rows_name_every_key_and_every_paid_platform() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    keys = ", ".join(f"`{v}`" for v in CATALOGUE.key_variables())
+    assert f"\n| {keys} | — | provider keys" in readme
+    paid = ", ".join(d.platform.value for d in CATALOGUE if d.paid)
+    assert f"allow paid platforms ({paid}:" in readme
+
+
+def test_env_example_lists_exactly_the_provider_keys() -> None:
+    text = (ROOT / ".env.example").read_text(encoding="utf-8")
+    section = text.split("# --- Provider keys", 1)[1]
+    assigned = [line.split("=", 1)[0] for line in section.splitlines() if re.match(r"^[A-Z_]+=", line)]
+    assert assigned == list(CATALOGUE.key_variables())
