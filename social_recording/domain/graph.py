@@ -180,7 +180,7 @@ class PlannedLink:
 
 def planned_links(planned: list[PlannedGroup]) -> list[PlannedLink]:
     """Fold by object identity: an object appearing in several groups is linked once, at its smallest
-    depth (root-first order makes the first occurrence the smallest; linkByObjectId in the seed)."""
+    depth (root-first order makes the first occurrence the smallest)."""
     out: list[PlannedLink] = []
     seen: set[tuple[ObjectKind, str]] = set()
     for pg in planned:

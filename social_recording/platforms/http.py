@@ -1,15 +1,6 @@
-"""The shared HTTP layer every platform fetcher goes through.
-
-Why one layer: timeouts, the retry rule (a paid call is made exactly once, because a retry costs
-money), the response size cap, key scoping (a provider key is attached only
-to that provider's own hosts, so a redirect to a foreign host never carries it) and the redirect guard
-(a provider's redirect to a non-public address or a non-http scheme is refused before anything is
-sent there) must hold for every provider alike. Error messages name the service, the status and the
-host, never a key or a URL carrying one.
-
-The sending itself (request observer, limiter, size-capped read, redirect following) is the shared
-outbound core; this module adds what only providers have: policies, auth scoping and ErrorCodes.
-"""
+"""The HTTP layer every provider client goes through: timeouts, retries (a paid
+call is made exactly once), the size cap, a key attached only to its provider's own hosts, and the
+redirect guard, on the shared outbound core (docs/architecture.md, "Outbound requests")."""
 
 from __future__ import annotations
 

@@ -1,19 +1,7 @@
-"""Helpers shared by every platform generator: routing checks, `attempted` bookkeeping, graph checks
-and turning provider payloads into graph objects.
-
-Why one module: the generators must not drift apart on the rules they share —
-- the router must send a generator a canonical URL of its own platform (never fixed here);
-- zero-call URLs (search, intent, hashtag, ...) succeed without a request, `attempted=False`;
-- `attempted` is derived from the requests really sent (reported, never guessed). Two ways
-  of counting are in use and both count only the current `generate()` call: a generator holding a
-  shared client uses the per-call count of `HttpResponse.requests` / `ApifyRun.requests` (and the
-  client reports `attempted` per call on its own errors); a generator that builds one client per
-  `generate()` call reads that client's `requests_made` (`fetch_error`);
-- every graph is checked by `plan()` before it leaves the generator, so a broken graph surfaces as
-  SocialContractError (`invalid`) carrying the truthful `attempted`;
-- outbound links are canonical (via `to_canonical`, bad ones skipped) while display URLs (avatars,
-  thumbnails, screenshots) are stored exactly as received; metrics are numbers only.
-"""
+"""What every generator shares, so that they cannot drift apart on the rules of
+docs/architecture.md, "Platforms": routing checks, zero-call and no-call shapes, status tables as
+data, `attempted` from the requests really sent, the graph check before a graph leaves, and turning
+payload values into links, display URLs and numeric metrics."""
 
 from __future__ import annotations
 

@@ -1,14 +1,7 @@
-"""The sandbox ledger: one JSON line per request the sandbox answered, written when it arrives.
-
-Why a ledger: "never pay twice for the same URL" is the product's first promise, and the only way
-to check it end to end is to count what reached the (fake) providers. Two paid requests with the
-same service and subject are one payment wasted; benchmarks and acceptance checks read this file.
-
-Several worker processes append at once: each line is written with ONE `os.write` on an O_APPEND
-descriptor while holding an exclusive `flock`, so lines never interleave or tear. API keys never
-reach the file: credential-carrying query parameters are removed from every recorded URL
-(`domain.redaction.strip_credentials`, importable here as `redact_url`).
-"""
+"""The sandbox ledger: one JSON line per request the sandbox answered, written when
+it arrives; two paid requests with the same service and subject are one payment wasted
+(docs/architecture.md, "The sandbox"). Lines are appended with one `os.write` under an exclusive
+`flock`, so several processes never interleave them; keys never reach the file."""
 
 from __future__ import annotations
 

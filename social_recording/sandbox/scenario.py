@@ -1,19 +1,8 @@
-"""The sandbox scenario file: tokens as the tracker sees them, shortlink redirects, per-target
-outcomes, and per-service rate limits.
-
-Why strict: a scenario drives demos, tests and benchmarks; a typo ("flaky:x", "not-found", a
-non-canonical target key that no request would ever match) must fail loudly at load time, naming the
-file and the field, instead of silently answering `ok` for a target the author meant to break.
-
-For the same reason `load_scenario` rejects an outcome the sandbox cannot serve for that kind of
-target, because the provider's real API has no way to say it (`unservable_reason`; each provider
-module under `providers/` says what it answers): `blocked` on an X tweet or any YouTube target (read as not_found), `credit_exhausted` on
-GitHub or Telegram (read as rate limited), `invalid` on anything but an X tweet (read as ok), and any
-non-ok outcome on a URL for which no request is ever made (invites, discord). A demo that claims to
-show "a blocked tweet" while showing a not_found one would be lying quietly. `parse_scenario` checks
-this only when asked (`servable_only=True`): the transport's own tests build such scenarios on
-purpose to pin down what the sandbox answers instead.
-"""
+"""The sandbox scenario file: tokens as the tracker sees them, shortlink
+redirects, per-target outcomes and per-service rate limits. Strict on purpose: a typo or an outcome
+the provider could not express (`unservable_reason`, asked of each platform's fake) fails at load
+time naming the file and the field, instead of quietly answering something else
+(docs/architecture.md, "The sandbox")."""
 
 from __future__ import annotations
 

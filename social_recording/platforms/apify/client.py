@@ -1,25 +1,8 @@
-"""Shared Apify client: one actor run per call, through Apify's asynchronous run API (tiktok,
-instagram, reddit).
+"""The Apify client TikTok, Instagram and Reddit share: one actor run per call, through Apify's
+asynchronous run API (its start is the billed request, recorded so a later holder resumes it).
 
-Why asynchronous: a run started this way has an id the moment it is accepted, and the run is what
-Apify bills. The id is recorded right after the start (`PaidRequests.submitted`), so a later holder
-of the URL (after a crash or a lost lease) waits on the same run instead of paying for a new one
-(`PaidRequests.previous`), as long as Apify still keeps it (`APIFY_RETENTION`). The synchronous
-endpoint returns no id before the items, so a call cut short there was paid for and lost.
-
-The steps (auth `Authorization: Bearer <token>`, sent to api.apify.com only):
-1. `POST /v2/acts/<owner>~<actor>/runs?timeout=<s>`, body = the actor input -> 201 `{"data": <run>}`.
-   **The billed request: exactly one, never retried** (paid policy). 402 / 403 "usage hard limit" ->
-   CREDIT_EXHAUSTED, 429 -> RATE_LIMITED, anything else -> UPSTREAM.
-2. `GET /v2/actor-runs/<id>?waitForFinish=60` until the run's status is terminal, at most
-   `MAX_STATUS_READS` reads (Apify holds each read up to 60 s, its maximum). SUCCEEDED -> step 3;
-   TIMED-OUT -> TIMEOUT; FAILED / ABORTED -> UPSTREAM; still READY / RUNNING when the reads are spent
-   -> TIMEOUT, and the recorded id lets the next attempt resume the run. A resumed run that Apify no
-   longer has (404) or that ended without success is replaced by a new start in the same call.
-3. `GET /v2/datasets/<defaultDatasetId>/items?clean=true&format=json` -> the items (a JSON array).
-Steps 2 and 3 are free reads (Apify bills the run, not API reads): they go through a free HTTP policy
-(retried on transient failures, and not reported as paid to the engine's request observer).
-"""
+URL shapes, requests, status mapping and the decisions behind them: docs/architecture.md,
+"Platforms", TikTok, Instagram, Reddit (Apify)."""
 
 from __future__ import annotations
 
@@ -164,7 +147,7 @@ class ApifyClient:
     ) -> ApifyRun:
         """One run of `actor` ("owner~name") with `actor_input`: resumed from `requests` when an
         earlier call started one that Apify still keeps, else started (and recorded before the first
-        status read). Raises ExternalFetchError (see the module doc); once a request went out, the
+        status read). Raises ExternalFetchError (docs/architecture.md, "Platforms"); once a request went out, the
         error says `attempted`."""
         if not self._has_token:
             raise no_call_error(ErrorCode.UPSTREAM, f"{KEY_VARIABLE} not set")

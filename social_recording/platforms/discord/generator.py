@@ -1,17 +1,8 @@
-"""Discord generator: an invite -> its server (guild) as a venue, through the public invite endpoint
-`GET https://discord.com/api/v10/invites/<code>?with_counts=true` (no key, free).
+"""Discord generator: an invite -> its server (guild) as a venue, through Discord's public invite
+endpoint (free, no key).
 
-| shape | request | graph |
-|---|---|---|
-| `discord.com/invite/<code>` | the invite endpoint | venue guild, key = guild id, metrics members / online |
-| the bare host, Discord's own pages | none | content page, key = URL |
-| anything else (`/channels/…`, an invite without a code) | none | UNSUPPORTED, attempted=False |
-
-An unknown or expired invite answers 404 with code 10006: NOT_FOUND. An invite to a group DM or a
-friend (type 1 or 2) names no server: TARGET_BLOCKED. 429 (with `retry-after`, honoured by every
-process through the shared limiter) -> RATE_LIMITED; Cloudflare's 403/1015 pages under load -> UPSTREAM
-(retried later). The guild id is a snowflake and never changes; the invite code does.
-"""
+URL shapes, requests, status mapping and the decisions behind them: docs/architecture.md,
+"Platforms", Discord."""
 
 from __future__ import annotations
 
@@ -96,7 +87,7 @@ def _route(parsed: CanonicalUrl) -> _InviteTarget | ZeroCallShape | NoCallShape:
 
 
 class DiscordGenerator(PerCallHttpGenerator[_InviteTarget]):
-    """canonical Discord invite URL -> the guild it invites to, as a venue (see the module doc)."""
+    """canonical Discord invite URL -> the guild it invites to, as a venue (docs/architecture.md, "Platforms")."""
 
     platform: Platform = Platform.DISCORD
     default_base_url = API_BASE

@@ -1,32 +1,7 @@
 """GitHub generator: REST API (free; 60 requests/h anonymous, 5000/h with a token), `https://api.github.com`.
 
-URL shapes (read from the canonical URL, never fixed):
-
-| shape | request | graph |
-|---|---|---|
-| `github.com/<owner>/<repo>[.git][/tree/…, /blob/…, …]` | `GET /repos/{owner}/{repo}` | venue repo + account owner |
-| `github.com/<login>` | `GET /users/{login}` | account (user / organization) |
-| `github.com/orgs/<org>[/…]`, `github.com/sponsors/<login>` | `GET /users/{login}` | account |
-| reserved first segments (`topics`, `search`, `explore`, `trending`, `marketplace`, `features`, …) and the bare host | none | content topic / search / page, key = URL |
-
-Identity: the account key is the owner's numeric id (`"github:" + str(owner.id)`), never
-the login, which can be renamed and re-registered by someone else; the repo key is the repo's numeric
-id. A renamed repo answers 301 to `/repositories/<id>`: the shared HTTP layer follows it and the
-graph uses the id of the repo it finally reads.
-
-Decisions:
-- One call per URL: the owner account of a repo comes from the repo payload's `owner` object (id,
-  login, type, avatar); its profile fields (bio, blog) are recorded when the owner's own URL is
-  fetched.
-- A trailing `.git` on the repo segment is read as the repo name without it (GitHub does not allow
-  repo names ending in `.git`; `owner/repo.git` is the clone URL of `owner/repo`).
-- Status mapping: 404 (missing or private) -> NOT_FOUND; 451 (DMCA) and 403 with a `block` object
-  ("Repository access blocked", TOS takedown) -> TARGET_BLOCKED; 403/429 with
-  `x-ratelimit-remaining: 0`, a `retry-after` header or a rate-limit message -> RATE_LIMITED (an
-  error, never blocked); other 4xx -> UPSTREAM.
-- The token (optional) is sent as `Authorization: Bearer` to api.github.com only; a redirect to any
-  other host drops it (ProviderHttp auth_hosts).
-"""
+URL shapes, requests, status mapping and the decisions behind them: docs/architecture.md,
+"Platforms", GitHub."""
 
 from __future__ import annotations
 
@@ -156,7 +131,7 @@ def _route(parsed: CanonicalUrl) -> _RepoTarget | _UserTarget | ZeroCallShape:
 
 
 class GitHubGenerator(PerCallHttpGenerator[_RepoTarget | _UserTarget]):
-    """canonical GitHub URL -> repo venue + owner account, or an account (see the module doc).
+    """canonical GitHub URL -> repo venue + owner account, or an account (docs/architecture.md, "Platforms").
 
     Constructed as `GitHubGenerator(token | None, *, transport=None, sleep=time.sleep, api_base=API_BASE)`."""
 
@@ -241,7 +216,7 @@ _STATUS = StatusTable(
     fallback="github: HTTP {status} for {what}",
     details=_block_reason,
 )
-"""See the module doc: rate limits are kept apart from blocks (a rate limit is ours, never the target's)."""
+"""rate limits are kept apart from blocks (a rate limit is ours, never the target's)."""
 
 
 def _account_subtype(github_type: str) -> str:

@@ -1,21 +1,7 @@
 """Instagram generator, via the Apify actor apify~instagram-scraper (paid: one run per URL).
 
-Shapes (canonical URLs):
-- post `instagram.com/p/<code>`: the one canonical media form (urls.py folds `/reel/`, `/reels/`,
-  `/tv/` and `/<user>/p/` into it; instagram.com/p/<code> serves reels and IGTV too):
-  input `{"directUrls": [url], "resultsType": "posts", "resultsLimit": 1}` -> the post and its owner.
-  The URL no longer says whether the media is a reel: the item's `productType` does ("clips" -> subtype
-  "reel"; anything else, IGTV included, -> "post").
-- profile `instagram.com/<user>`: `resultsType: "details"` -> the account only.
-- `/explore/tags/<tag>` (and other /explore pages): zero calls.
-
-Identity: content key = media `id`, account key = `ownerId` / profile `id`.
-
-Failures arrive as dataset items with an `error` field (their shape is not documented), e.g.
-`{"error": "not_found", "errorDescription": "Page not found"}` or `{"error": "private", ...}`:
-private/restricted -> TARGET_BLOCKED, missing -> NOT_FOUND, anything else -> UPSTREAM (retryable).
-A profile with `private: true` -> TARGET_BLOCKED.
-"""
+URL shapes, requests, status mapping and the decisions behind them: docs/architecture.md,
+"Platforms", Instagram."""
 
 from __future__ import annotations
 

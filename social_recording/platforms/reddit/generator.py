@@ -1,20 +1,7 @@
 """Reddit generator, via the Apify actor trudax~reddit-scraper-lite (paid: one run per URL).
 
-Input `{"startUrls": [{"url": url}], "maxItems": 1, "skipComments": true}`; items carry `dataType`
-post | comment | community | user.
-
-Shapes (canonical URLs):
-- post `reddit.com/comments/<id>`: the one canonical post form (urls.py folds `/r/<sub>/comments/<id>
-  [/<slug>]`, comment permalinks and `/gallery/<id>` into it; the post id is the identity), an
-  unresolved share link `reddit.com/r/<sub>/s/<code>` or `redd.it/<id>` (the actor follows it):
-  content + author account + subreddit venue (the subreddit comes from the item, not the URL).
-- subreddit `reddit.com/r/<sub>` (and its listings /hot, /new, /top, ...): the venue only.
-- user `reddit.com/user/<name>` or `/u/<name>`: the account only.
-- `/search`, `/r/<sub>/search`: zero calls.
-
-Identity: content key = post `id` (t3_...), account key = `username` (cannot change;
-"[deleted]" -> no account), venue key = subreddit name lower-cased (`parsedCommunityName`).
-"""
+URL shapes, requests, status mapping and the decisions behind them: docs/architecture.md,
+"Platforms", Reddit."""
 
 from __future__ import annotations
 

@@ -1,32 +1,7 @@
 """Telegram generator: the public preview page `https://t.me/<name>` (free, HTML, no key).
 
-URL shapes (read from the canonical URL, never fixed):
-
-| shape | request | graph |
-|---|---|---|
-| `t.me/<name>`, `t.me/s/<name>`, `t.me/<name>/<msgid>`, `t.me/boost/<name>` | `GET https://t.me/<name>` | venue channel / group / user / bot |
-| invites `t.me/+<code>`, `t.me/joinchat/<code>`, private links `t.me/c/…`, folder `t.me/addlist/…`, business `t.me/m/…` | none | TARGET_BLOCKED, attempted=False |
-| `t.me/share/…`, `t.me/addstickers/…`, `t.me/addemoji/…`, `t.me/proxy`, … and the bare host | none | content share / stickers / page, key = URL |
-| a first segment that cannot be a username | none | UNSUPPORTED, attempted=False |
-
-Decisions:
-- **A message link is recorded as its channel's venue.** `t.me/<name>/<msgid>` requests `t.me/<name>`
-  only; the message itself is not fetched (its embed page would be a second request per URL for a
-  post text we do not store). The entry URL keeps the message id; the venue is the channel.
-- **Identity: the username, lower-cased** (`"telegram:" + name.lower()`). It is mutable — an owner can
-  give it away and another chat can take it — which is why the dedupe gate never
-  reuses Telegram results; usernames are case-insensitive, so the key is folded to lower case.
-- **Kind**, in this order: "Join Channel"/"Join Group" button -> TARGET_BLOCKED (private chat);
-  no `tgme_page_title` and an og:title "Telegram: Contact @…" -> NOT_FOUND (no such username);
-  `.tgme_page_extra` "N subscribers" or a "Preview channel" link -> channel; "N members[, M online]" ->
-  group; a "Start Bot" button -> bot; "Send Message" / an "@name" extra -> bot when the name ends in
-  "bot" (Telegram requires bot usernames to), else user; a remaining "View in Telegram" -> group.
-  Public channels also show "View in Telegram" (next to "Preview channel"), so the extra line and the
-  preview link are read before the button. A page with no og: tags at all is not a preview page:
-  UPSTREAM (retryable); so is a page none of the rules recognise.
-- Numbers use spaces (also no-break / thin spaces) as thousands separators: "1 234 567 subscribers".
-- `og:image` / the page photo are display URLs, stored exactly as received.
-"""
+URL shapes, requests, status mapping and the decisions behind them: docs/architecture.md,
+"Platforms", Telegram."""
 
 from __future__ import annotations
 

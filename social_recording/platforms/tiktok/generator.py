@@ -1,15 +1,7 @@
 """TikTok generator, via the Apify actor clockworks~tiktok-scraper (paid: one run per URL).
 
-Shapes (canonical URLs):
-- video / photo post `tiktok.com/@/video/<id>`, `/@/photo/<id>`: the one canonical post form (urls.py
-  folds `/@<anyone>/video/<id>` and `/v/<id>.html` into it: TikTok serves `/@/video/<id>`, the id is
-  the post), and an unresolved shortlink, which the actor follows: input `{"postURLs": [url]}` -> the
-  post and its author (the author comes from the item's `authorMeta`, never from the URL).
-- profile `tiktok.com/@<user>`: input `{"profiles": [user], "resultsPerPage": 1}` -> the account only.
-- `/tag/...`, `/discover/...`, `/search...`, `/explore`, `/foryou`, ...: zero calls.
-
-Identity: content key = video `id`, account key = `authorMeta.id` (never the handle).
-"""
+URL shapes, requests, status mapping and the decisions behind them: docs/architecture.md,
+"Platforms", TikTok."""
 
 from __future__ import annotations
 

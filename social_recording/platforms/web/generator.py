@@ -1,41 +1,7 @@
 """Web generator: urlscan.io (paid per scan) + RDAP (free enrichment) for any other website URL.
 
-Flow for one canonical URL:
-1. `POST https://urlscan.io/api/v1/scan/` with header `API-Key` and body
-   `{"url": <url>, "visibility": "unlisted"}` -> `uuid`. **This is the paid call: exactly one, never
-   retried** (ProviderHttp policy `paid_once`) — a retry would pay twice. The uuid is recorded
-   (`ctx.requests.submitted`) before the first poll; a later holder of the URL (after a crash, a lost
-   lease, a poll budget spent) gets it back (`ctx.requests.previous`) and polls that scan instead of
-   submitting a new one, within `URLSCAN_RETENTION`.
-2. Poll `GET https://urlscan.io/api/v1/result/<uuid>/`: 404 while the scan runs, then 200. Budget:
-   wait `INITIAL_WAIT_S` (urlscan asks for >= 10 s before the first poll), then up to `MAX_POLLS`
-   polls `POLL_INTERVAL_S` apart, each with the 15 s timeout. A poll that times out counts as one
-   spent poll; any other poll failure ends the scan (the submit is never repeated); the budget spent
-   without a 200 -> TIMEOUT (a resumed scan is polled at once, no first wait; urlscan answers 404 for
-   an unknown uuid too, so a scan it no longer has ends the same way). Worst case ~ 15 + 10 + 5 x 15
-   + 4 x 3 = 112 s, plus RDAP below (15 s per call, free retries): the URL lock is auto-extended
-   while held, so its 180 s TTL is a crash bound, not a run bound.
-3. RDAP `GET https://rdap.org/domain/<apex domain>` (free; rdap.org redirects to the registry's
-   server, followed by the HTTP layer) -> registration date from `events[]` where
-   `eventAction == "registration"`. **RDAP is enrichment:** a 404 means "no date", and any RDAP
-   failure (timeout, 5xx, malformed body; `refused_redirect` when a redirect pointed at a non-public
-   address or scheme, which the HTTP layer refuses before sending anything) is logged and recorded as
-   `rdap_status`, never turning an ok scan into an error — the scan was paid for, and failing the URL would pay for it again on retry.
-
-Submit failures: 400 whose message says the host does not resolve ("DNS Error - Could not resolve
-domain") -> NOT_FOUND; 400 saying the URL is blacklisted / prevented / refused / spam -> TARGET_BLOCKED;
-other 400 -> UPSTREAM; 401/403 (bad key) -> UPSTREAM; 402 -> CREDIT_EXHAUSTED (defensive: not documented
-by urlscan); 429 -> RATE_LIMITED, except when `X-Rate-Limit-Window` says the exhausted window is a day
-(or longer) -> CREDIT_EXHAUSTED: the day's scan quota is gone, so the engine skips the run's remaining
-paid URLs instead of hammering a closed door (urlscan answers every quota excess with 429 and names the
-window in that header).
-
-Graph: one content `page`, key `"web:" + <canonical url>` (for web the URL is the identity).
-Fields: page title, final URL, domain, apex domain, IP, country, ASN, server, HTTP status, TLS
-issuer / validity / age, verdict score and malicious flag, registration date, scan uuid and time. The
-screenshot URL goes to `media_urls` exactly as received; urlscan's result carries no favicon URL, so
-`icon_url` stays empty. A final URL on another address (a redirect) is an outbound link.
-"""
+URL shapes, requests, status mapping and the decisions behind them: docs/architecture.md,
+"Platforms", Websites."""
 
 from __future__ import annotations
 
@@ -296,7 +262,7 @@ _SUBMIT_STATUS = StatusTable(
     fallback="urlscan: HTTP {status} on scan submission",
     details=lambda response, body: {"window": _window(response), "window_shown": _window(response) or "unknown"},
 )
-"""A non-200 scan submission (see the module doc for the mapping)."""
+"""A non-200 scan submission (docs/architecture.md, "Platforms")."""
 
 _POLL_STATUS = StatusTable(
     rules=(StatusRule(ErrorCode.RATE_LIMITED, "urlscan: result polling rate limited (HTTP 429)", frozenset({429})),),

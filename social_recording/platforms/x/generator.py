@@ -1,18 +1,7 @@
 """X (Twitter) generator, via twitterapi.io (paid per call: exactly one request per URL).
 
-Shapes (canonical URLs):
-- tweet `x.com/i/status/<id>`: the one canonical tweet form (urls.py folds `/<any handle>/status/<id>`,
-  `/i/web/status/<id>` and view suffixes such as `/photo/N` into it; the handle is decoration, the id
-  is the tweet):
-  `GET /twitter/tweets?tweet_ids=<id>` -> the tweet, its author, and its quote / retweet chain as
-  groups with `parent_ref` (depth = distance from the root, computed by plan()).
-- profile `x.com/<handle>` (and its tabs `/with_replies`, `/media`, `/likes`, ...):
-  `GET /twitter/user/info?userName=<handle>` -> one group holding the account.
-- search, intent, hashtag, communities, home, explore, ...: zero calls.
-
-Identity: content key = tweet `id`, account key = `author.id` (numeric, immutable),
-NEVER the handle (handles are reassigned).
-"""
+URL shapes, requests, status mapping and the decisions behind them: docs/architecture.md,
+"Platforms", X."""
 
 from __future__ import annotations
 

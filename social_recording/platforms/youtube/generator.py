@@ -1,37 +1,7 @@
 """YouTube generator: YouTube Data API v3 (free, daily quota), `https://www.googleapis.com/youtube/v3`.
 
-URL shapes (read from the canonical URL, never fixed):
-
-| shape | request | graph |
-|---|---|---|
-| `/watch?v=<id>` (also `/shorts/<id>`, `/live/<id>`, `/embed/<id>` should a canonical form keep them) | `GET /videos?part=snippet,statistics&id=<id>` | content video + venue channel |
-| `/channel/<UC…>[/…]` | `GET /channels?part=snippet,statistics&id=<UC…>` | venue channel |
-| `/@<handle>[/…]` | `GET /channels?…&forHandle=@<handle>` | venue channel |
-| `/user/<legacy>[/…]` | `GET /channels?…&forUsername=<legacy>` | venue channel |
-| `/playlist?list=<id>` | `GET /playlists?part=snippet,contentDetails&id=<id>` | content playlist + venue channel |
-| `/results?search_query=…`, `/feed/…`, `/hashtag/<tag>`, the bare host | none | content search / feed / hashtag / page, key = URL |
-| `/c/<custom>`, a bare vanity `/<name>`, `watch` without `v=`, `playlist` without `list=`, anything else | none | ExternalFetchError(UNSUPPORTED, attempted=False) |
-
-Decisions:
-- **One call per video.** The channel venue of a video is built from the video's own snippet
-  (`channelId`, `channelTitle`) instead of a second `/channels` call: the identity key (channelId) is
-  all the graph needs, and it halves the quota spent per video. The cost: a channel first seen through
-  a video keeps the thin display fields (rows are never overwritten); its metrics are
-  still recorded when a channel URL is fetched later (metrics are first-point per metric name).
-- **`/c/<custom>` and bare vanity paths** name a channel, but the Data API has no lookup for them
-  (search.list would cost 100 units and may match another channel, i.e. the wrong identity). They fail
-  as UNSUPPORTED with `attempted=False`: recorded `unsupported` (not an `error` reopened forever), and
-  read again only if a resolver for them is added. Modelling them as a zero-call venue keyed by the
-  URL was rejected: that would mint a venue whose key is not the channel's immutable id, so the same
-  channel would exist twice.
-- Missing / private / deleted targets answer 200 with no `items`: NOT_FOUND. 403 `quotaExceeded` /
-  `dailyLimitExceeded`: CREDIT_EXHAUSTED (the quota is gone for the day). `rateLimitExceeded` /
-  `userRateLimitExceeded` or 429: RATE_LIMITED. Other 4xx (keyInvalid, forbidden, badRequest):
-  UPSTREAM. Statistics arrive as strings and become floats; a hidden `likeCount` or subscriber count
-  is simply absent.
-- The key travels only as the `key=` query parameter to googleapis hosts (ProviderHttp auth_params):
-  it never appears in a message, a log line or a redirect to another host.
-"""
+URL shapes, requests, status mapping and the decisions behind them: docs/architecture.md,
+"Platforms", YouTube."""
 
 from __future__ import annotations
 
@@ -117,7 +87,7 @@ class _Fetch:
 
 
 def _no_lookup(reason: str) -> NoCallShape:
-    """A channel / video the Data API cannot look up (see the module doc): UNSUPPORTED, no call."""
+    """A channel / video the Data API cannot look up (docs/architecture.md, "Platforms"): UNSUPPORTED, no call."""
     return unsupported_shape(reason)
 
 
@@ -158,7 +128,7 @@ def _route(parsed: CanonicalUrl) -> _Fetch | ZeroCallShape | NoCallShape:
 
 
 class YouTubeGenerator(PerCallHttpGenerator[_Fetch]):
-    """canonical YouTube URL -> video / playlist content and channel venue (see the module doc).
+    """canonical YouTube URL -> video / playlist content and channel venue (docs/architecture.md, "Platforms").
 
     Constructed as `YouTubeGenerator(api_key | None, *, transport=None, sleep=time.sleep, api_base=API_BASE)`."""
 
@@ -233,7 +203,7 @@ _STATUS = StatusTable(
     fallback="youtube: HTTP {status} for {what} (reason {reasons})",
     details=lambda response, body: {"reasons": ",".join(sorted(_error_reasons(body))) or "-"},
 )
-"""See the module doc: 404 / quota / rate limit in this order; anything else UPSTREAM."""
+"""404 / quota / rate limit in this order; anything else UPSTREAM."""
 
 
 def _best_thumbnail(snippet: _Snippet) -> str | None:
@@ -246,7 +216,7 @@ def _best_thumbnail(snippet: _Snippet) -> str | None:
 
 
 def _channel_stub(channel_id: str, title: str | None) -> SocialObject:
-    """A channel venue from a video/playlist snippet alone (no extra call: see the module doc)."""
+    """A channel venue from a video/playlist snippet alone (no extra call: docs/architecture.md, "Platforms")."""
     return SocialObject(
         platform=Platform.YOUTUBE,
         platform_key=f"youtube:{channel_id}",
@@ -267,7 +237,7 @@ def _playlist_graph(item: _Item, http: ProviderHttp) -> SocialGraph:
 
 def _content_graph(item: _Item, http: ProviderHttp, subtype: str, numbers: dict[str, float]) -> SocialGraph:
     """A video or playlist as content (`<subtype>_id` field) with its channel as the venue, all from
-    the item's own snippet (one call: see the module doc)."""
+    the item's own snippet (one call: docs/architecture.md, "Platforms")."""
     snippet = item.snippet
     if not snippet.channelId:
         raise fetch_error(ErrorCode.UPSTREAM, "unexpected youtube payload shape (snippet.channelId)", http)
