@@ -49,7 +49,7 @@ class UrlRules:
     `hosts` are the canonical hosts that belong to the platform (exact hosts: help.x.com is a website);
     `aliases` fold other hosts of the same service onto one of them (`m.`/`mobile.` only through this
     table); `shortlink_hosts` are this platform's shorteners (resolved by the entry, never folded);
-    `is_shortlink` recognises shortlinks by path on the platform's own hosts (`tiktok.com/t/<code>`).
+    `is_shortlink` recognises shortlinks by path on the platform's own hosts (a `/t/<code>` share path).
     Every rule is idempotent: applied to its own output it changes nothing."""
 
     hosts: frozenset[str] = frozenset()

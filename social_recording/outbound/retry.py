@@ -1,7 +1,7 @@
 """The retry policies of every outbound client, run by tenacity.
 
 Why these numbers:
-- free providers: 3 attempts, a flat 0.8 s apart — a blip at YouTube or GitHub costs nothing to retry;
+- free providers: 3 attempts, a flat 0.8 s apart — a blip at a free provider costs nothing to retry;
 - paid providers: exactly 1 attempt — each request is billed, a retry would pay twice for one answer;
 - the tracker: 3 attempts, 1 s x 2^i apart (1 s, then 2 s), and only for what a retry can change.
 Which failures are worth retrying is the caller's decision (`retry_if`); a veto from the request

@@ -136,7 +136,7 @@ class Generator(Protocol):
 
 @dataclass
 class GeneratorRegistry:
-    """Platform -> Generator. A platform absent here (discord), or present but `unavailable` in this
+    """Platform -> Generator. A platform absent here (no generator), or present but `unavailable` in this
     configuration (its provider key is not set), is recorded `unsupported` with zero calls, and the
     retry job picks it up again only once a generator for it exists."""
 

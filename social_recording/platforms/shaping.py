@@ -110,7 +110,7 @@ class StatusRule:
 @dataclass(frozen=True)
 class StatusTable:
     """A provider's whole status mapping, as data: the first matching rule wins, no match is UPSTREAM
-    (`fallback` message). Why data: the per-call-client generators (youtube, github, telegram, web)
+    (`fallback` message). Why data: the per-call-client generators
     share the walk, the `attempted` bookkeeping (`fetch_error`) and the "error body is read for
     classification only" rule; only the rows differ. `details(response, body)` adds message fields
     (e.g. the Google error reasons); messages never carry a key (ProviderHttp keeps keys out of
@@ -176,8 +176,8 @@ def unsupported_shape(reason: str) -> NoCallShape:
 
 
 class PerCallHttpGenerator(ABC, Generic[T]):
-    """Base of the generators that build one ProviderHttp per `generate()` call (youtube, github,
-    telegram, web): the client's `requests_made` then counts exactly this call's requests, which is
+    """Base of the generators that build one ProviderHttp per `generate()` call (every one but
+    X and the Apify-backed ones): the client's `requests_made` then counts exactly this call's requests, which is
     what `attempted` is derived from (`fetch_error`, `finish`).
 
     `generate()` is shared: `parse_for`, then the subclass's `route` (from the URL alone, no call)
@@ -333,8 +333,8 @@ def canonical_links(raws: Iterable[object]) -> list[str]:
 
 
 def website_link(value: str | None) -> str | None:
-    """A profile's website field as a raw link: GitHub's `blog` is often written without a scheme
-    ("example.com"); the browser (and GitHub's own UI) reads it as https."""
+    """A profile's website field as a raw link: often written without a scheme ("example.com"),
+    which a browser reads as https."""
     if value is None:
         return None
     text = value.strip()
@@ -383,9 +383,8 @@ def as_dict(value: object) -> dict[str, Any]:
 
 def to_number(value: object, *, commas: bool = True) -> float | None:
     """A metric value as float: numbers and numeric strings ("123"; with `commas`, "1,234" too, as
-    scrapers render counts), and a one-element list of either (twitterapi.io sends a retweet's
-    `viewCount` as `[0]`); None for anything else. YouTube, GitHub, Telegram and urlscan pass
-    `commas=False`: they never send grouped digits."""
+    scrapers render counts), and a one-element list of either (a retweet's `viewCount` arrives as
+    `[0]`); None for anything else. APIs that never group digits pass `commas=False`."""
     if isinstance(value, list | tuple) and len(value) == 1:
         value = value[0]
     if isinstance(value, bool) or value is None:

@@ -111,7 +111,7 @@ class RunState:
 
     def mark_exhausted(self, provider: str, *, paid: bool) -> None:
         """A provider said its credit / quota is gone. A paid one stops every paid call of this run;
-        a free one (YouTube quota) stops only further calls to itself."""
+        a free one (a daily quota) stops only further calls to itself."""
         with self._lock:
             self._exhausted_providers.add(provider)
             if paid:

@@ -27,11 +27,11 @@ HOST_ALIASES: dict[str, str] = {alias: host for d in CATALOGUE for alias, host i
 """Alias host (after `www.` removal) -> canonical host of the same service."""
 
 PLATFORM_HOSTS: dict[str, Platform] = {host: d.platform for d in CATALOGUE for host in d.urls.hosts}
-"""Canonical host -> platform. Exact hosts only: help.x.com, gist.github.com, *.github.io are web."""
+"""Canonical host -> platform. Exact hosts only: a subdomain of a platform's host is a website."""
 
 SHORTENER_HOSTS: frozenset[str] = GENERIC_SHORTENER_HOSTS.union(*(d.urls.shortlink_hosts for d in CATALOGUE))
-"""Hosts whose every path is a redirect to be resolved by the entry (canonical host form); youtu.be is
-not one: it folds directly to youtube.com/watch?v=ID."""
+"""Hosts whose every path is a redirect to be resolved by the entry (canonical host form). A host that
+folds to its platform's own form (an alias) is not one."""
 
 PLATFORM_TRACKING_PARAMS: dict[Platform, frozenset[str]] = {
     d.platform: d.urls.tracking_params for d in CATALOGUE if d.urls.tracking_params
