@@ -140,7 +140,6 @@ class GitHubGenerator(PerCallHttpGenerator[_RepoTarget | _UserTarget]):
     key_variable = GITHUB.key_variable
     default_base_url = API_BASE
 
-
     def route(self, parsed: CanonicalUrl) -> _RepoTarget | _UserTarget | ZeroCallShape:
         return _route(parsed)
 

@@ -133,7 +133,6 @@ class WebGenerator(PerCallHttpGenerator[str]):
     key_variable = URLSCAN.key_variable
     default_base_url = URLSCAN_BASE
 
-
     def __init__(
         self,
         api_key: str | None,

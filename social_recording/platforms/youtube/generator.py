@@ -137,7 +137,6 @@ class YouTubeGenerator(PerCallHttpGenerator[_Fetch]):
     key_variable = YOUTUBE.key_variable
     default_base_url = API_BASE
 
-
     def route(self, parsed: CanonicalUrl) -> _Fetch | ZeroCallShape | NoCallShape:
         return _route(parsed)
 
