@@ -54,3 +54,15 @@ def test_reading_canonical_urls_loads_no_http_sandbox_or_dagster_code() -> None:
     ours = [m for m in loaded if m.startswith("social_recording")]
     assert [m for m in ours if not _pure(m)] == []
     assert not {"httpx", "dagster", "social_recording.sandbox"} & set(loaded)
+
+
+def test_nothing_in_dagster_defs_imports_the_sandbox_at_module_level() -> None:
+    """The sandbox is one of two upstream resources, chosen in definitions_builder; its package is
+    imported only when that resource is set up (type hints aside)."""
+    found = []
+    for path in sorted((PACKAGE / "dagster_defs").glob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:  # module level only
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+                found.extend(f"{path.name}: {n}" for n in names if n.startswith("social_recording.sandbox"))
+    assert found == []

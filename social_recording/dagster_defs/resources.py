@@ -8,7 +8,7 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from dagster import ConfigurableResource, EnvVar, InitResourceContext, ResourceDependency
@@ -27,6 +27,9 @@ from social_recording.store.base import Store
 from social_recording.upstream.profile import TokenProfileReader
 from social_recording.upstream.shortlinks import ShortlinkResolver
 from social_recording.upstream.tracker import TrackerClient
+
+if TYPE_CHECKING:
+    from social_recording.sandbox.ledger import Ledger
 
 _SECRET_HINTS = ("key", "token", "password", "secret")
 
@@ -128,7 +131,7 @@ class UpstreamResource(_SafeRepr, ConfigurableResource):
             raise ValueError("SOCIAL_RECORDING_AF_GROUP_IDS is required when SOCIAL_RECORDING_UPSTREAM=live")
         return url, api_key, list(groups)
 
-    def ledger(self) -> Any:
+    def ledger(self) -> "Ledger | None":
         """The request ledger a health check counts paid requests in (None: no ledger live)."""
         return None
 

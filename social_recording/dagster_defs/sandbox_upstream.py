@@ -6,7 +6,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dagster import InitResourceContext
 from pydantic import PrivateAttr, SecretStr
@@ -17,6 +17,7 @@ from social_recording.platforms.base import ProviderKeys
 from social_recording.platforms.catalogue import CATALOGUE
 
 if TYPE_CHECKING:
+    from social_recording.sandbox.ledger import Ledger
     from social_recording.sandbox.transport import SandboxTransport
 
 SANDBOX_API_KEY = "sandbox-key"
@@ -94,7 +95,7 @@ class SandboxUpstreamResource(UpstreamResource):
 
         return TRACKER_BASE_URL, api_key or SANDBOX_API_KEY, list(groups) or [SANDBOX_AF_GROUP]
 
-    def ledger(self) -> Any:
+    def ledger(self) -> "Ledger":
         from social_recording.sandbox.ledger import Ledger
 
         return Ledger(Path(self.sandbox_ledger or ".social_recording/sandbox-ledger.jsonl"))

@@ -45,4 +45,4 @@ def test_dropped_values_reach_the_run_log_and_metadata(
     # the kept links were recorded
     statuses = env.statuses()
     assert statuses[A] == {"https://t.me/dropchat": "ok"}
-    assert statuses[B] == {"https://discord.com/invite/keep": "unsupported"}
+    assert statuses[B] == {"https://discord.com/invite/keep": "ok"}
