@@ -78,9 +78,10 @@ def test_json_reports_counts_oldest_and_next_retry(seeded: Path, capsys: pytest.
         (A, "unsupported"), (A, "skipped_paid"), (B, "pending"), (A, "error")]
     assert oldest[2]["recorded"] is False and oldest[3]["detail"] == "HTTP 503 from api.github.com"
     assert oldest[0]["cause"] == "no_generator"
-    # The never-recorded token is due now; paid calls are off, so the skipped tweet is not the retry's.
+    # Due now: the never-recorded token, and the Discord invite recorded before Discord had a
+    # generator; paid calls are off, so the skipped tweet is not the retry's.
     retry = report["next_retry"]
-    assert retry["due_now"] == 1 and retry["statuses"] == ["error", "pending", "unsupported"]
+    assert retry["due_now"] == 2 and retry["statuses"] == ["error", "pending", "unsupported"]
     assert retry["next_schedule_tick"].endswith(":00:00Z")
 
 
@@ -117,7 +118,7 @@ def test_text_output(seeded: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert any(line.split()[:1] == ["github"] and line.split()[-1] == "2" for line in lines)
     assert any("error" in line and "HTTP 503 from api.github.com" in line and A in line for line in lines)
     assert any(B in line and "never recorded" in line for line in lines)
-    assert "1 element(s) due now" in out and "retry_schedule's next tick" in out
+    assert "2 element(s) due now" in out and "retry_schedule's next tick" in out
     assert "S3cret" not in out
 
 

@@ -155,7 +155,7 @@ def test_a_run_observes_every_asset_and_evaluates_the_checks(env: SandboxEnv) ->
 
     (urls,) = observations(instance, TOKEN_SOCIAL_URLS, result.run_id)
     assert {s: urls[f"urls_{s.value}"] for s in FetchStatus} == counts  # all nine, zero included
-    assert urls["urls_exhausted"] == 0 and urls["urls_ok"] == 3 and urls["urls_error"] == 2
+    assert urls["urls_exhausted"] == 0 and urls["urls_ok"] == 4 and urls["urls_error"] == 2  # the invite is ok
     assert urls["urls_total"] == 6 and urls["tokens"] == tokens == 2
     assert urls["urls_not_converged"] == counts[FetchStatus.ERROR] + counts[FetchStatus.UNSUPPORTED]
     # The run's own figures: the same as its output metadata, and as the ledger's paid requests.
@@ -199,7 +199,7 @@ def test_retries_plot_convergence_run_after_run(env: SandboxEnv) -> None:
     series = observations(instance, TOKEN_SOCIAL_URLS)
     assert len(series) == 5
     assert [s["urls_error"] for s in series] == [2, 2, 1, 1, 0]
-    assert [s["urls_ok"] for s in series] == [3, 3, 4, 4, 4]
+    assert [s["urls_ok"] for s in series] == [4, 4, 5, 5, 5]
     assert [s["urls_exhausted"] for s in series] == [0, 0, 0, 0, 1]
     assert [s["urls_converged_this_run"] for s in series][1:] == [0, 1, 0, 1]
     assert [s["calls_made_this_run"] for s in series][1:] == [2, 2, 1, 1]

@@ -98,11 +98,9 @@ def _outcome_of(scenario: Scenario, url: str) -> Outcome | None:
 
 def _expected_status(scenario: Scenario, url: str) -> str:
     platform = platform_of(url)
-    if platform is Platform.DISCORD:
-        return "unsupported"  # no generator, zero calls
     path = url.split("://", 1)[1].split("/", 2)
     if platform is Platform.TELEGRAM and len(path) > 1 and (path[1].startswith("+") or path[1] in _TG_PRIVATE):
-        return "blocked"  # an invite / private link: blocked without a call (platforms/telegram.py)
+        return "blocked"  # an invite / private link: blocked without a call (the Telegram generator)
     outcome = _outcome_of(scenario, url)
     kind = outcome.kind if outcome is not None else OutcomeKind.OK
     paid = platform in PAID_PLATFORMS
