@@ -75,19 +75,26 @@ def test_an_interrupt_finishes_the_units_in_flight_starts_no_other_and_goes_on()
     started: list[int] = []
     reports: list[Interruption] = []
     both_running = threading.Barrier(2, timeout=10)
+    reported = threading.Event()
+
+    def report(interruption: Interruption) -> None:
+        reports.append(interruption)
+        reported.set()
 
     def work(n: int) -> int:
         started.append(n)
         both_running.wait()
         if n == 0:
             _interrupt_main()
-        time.sleep(0.3)
+        # Still in flight when the main thread takes the interrupt, however slow the machine: the
+        # units finish only once the pool has said what it leaves.
+        assert reported.wait(30), "the pool never reported the interrupt"
         finished.append(n)
         return n
 
     with pytest.raises(KeyboardInterrupt):
         run_bounded(list(range(6)), work, lambda n, e: -1, max_workers=2, limit=None,
-                    deadline_reached=_never, lock_lost=_never, on_interrupt=reports.append)
+                    deadline_reached=_never, lock_lost=_never, on_interrupt=report)
     assert sorted(finished) == [0, 1]  # both units in flight were finished before the interrupt went on
     assert sorted(started) == [0, 1]  # and no other was started
     assert reports == [Interruption(finished=0, in_flight=2, not_started=4)]
