@@ -12,12 +12,14 @@ import re
 from urllib.parse import urlsplit
 
 from social_recording.locks._urls import mask_url, scrub
-from social_recording.locks.base import Lease, LockConfigError, LockManager
+from social_recording.locks.base import Lease, LockBackendUnavailable, LockConfigError, LockManager
+from social_recording.locks.outage import OUTAGE_S
 from social_recording.locks.redis import RedisLockManager
 from social_recording.locks.sqlite import SqliteLockManager
 
 __all__ = [
     "Lease",
+    "LockBackendUnavailable",
     "LockConfigError",
     "LockManager",
     "RedisLockManager",
@@ -65,8 +67,9 @@ def _check_redis(url: str, scheme: str) -> None:
         raise _bad(url, f"the Redis database must be a number, got path {parts.path!r}")
 
 
-def open_lock_manager(url: str) -> LockManager:
-    """Build the lock manager named by `url` (the value of SOCIAL_RECORDING_LOCK_URL) without connecting."""
+def open_lock_manager(url: str, *, outage_s: float = OUTAGE_S) -> LockManager:
+    """Build the lock manager named by `url` (the value of SOCIAL_RECORDING_LOCK_URL) without connecting.
+    `outage_s`: how long a backend that does not answer is waited out (locks/outage.py)."""
     if not isinstance(url, str):
         raise LockConfigError(f"{ENV_VAR} must be a string URL, got {type(url).__name__}")
     url = url.strip()
@@ -77,12 +80,12 @@ def open_lock_manager(url: str) -> LockManager:
     if not sep:
         raise _bad(url, "no scheme")
     if scheme == "sqlite":
-        return SqliteLockManager(_sqlite_path(f"sqlite://{rest}"))
+        return SqliteLockManager(_sqlite_path(f"sqlite://{rest}"), outage_s=outage_s)
     if scheme in {"redis", "rediss", "unix"}:
         normalised = f"{scheme}://{rest}"
         _check_redis(normalised, scheme)
         try:
-            return RedisLockManager(normalised)
+            return RedisLockManager(normalised, outage_s=outage_s)
         except ValueError as exc:  # redis-py's own URL checks (query arguments ...)
             raise _bad(url, scrub(str(exc), url)) from None
     raise _bad(url, f"unsupported scheme {scheme!r}")

@@ -7,7 +7,8 @@ background thread renews the lease every ttl/3; a renewal that fails for lack of
 retried until the lease's own expiry is near, and only then, or when the backend says the key is no
 longer ours, is the lease marked `lost`. `confirm()` asks the backend itself, for the moments where a
 local flag is not enough (right before a paid call). Release deletes the key only if this lease
-still owns it.
+still owns it. A backend that does not answer for a moment is waited out (locks/outage.py): taking,
+checking and releasing a key raise `LockBackendUnavailable` only past the outage bound.
 """
 
 from __future__ import annotations
@@ -20,6 +21,17 @@ from typing import Protocol, runtime_checkable
 
 class LockConfigError(ValueError):
     """A bad SOCIAL_RECORDING_LOCK_URL (the message names the variable, never a password)."""
+
+
+class LockBackendUnavailable(ConnectionError):
+    """The lock backend did not answer for longer than the outage bound (locks/outage.py). The
+    message names the backend (its URL with the password masked) and what was being done."""
+
+    def __init__(self, backend: str, what: str, waited: float, bound: float, error: str) -> None:
+        super().__init__(f"the lock backend {backend} did not answer for {waited:.1f} s (the bound is {bound:g} s) "
+                         f"while {what}; last error {error}")
+        self.backend = backend
+        self.what = what
 
 
 def _unconfirmable() -> bool:

@@ -13,7 +13,12 @@ them into the `LockManager` context managers of `base.py`:
   lease's own expiry is near: a single socket error or a busy database must not throw away a paid
   result. The lease is marked `lost` only when the backend answers that the key is no longer ours,
   or when the retries run into the expiry;
-- on exit the key is deleted only if this lease still owns it (compare-and-delete).
+- on exit the key is deleted only if this lease still owns it (compare-and-delete);
+- taking, probing, checking and releasing a key ride out a backend that does not answer for up to
+  `outage_s` (locks/outage.py): a token waits instead of failing, a release lands once the backend
+  is back instead of leaving the key to block re-runs for its TTL. A take repeated after an outage
+  first deletes the key if it is already ours (the first attempt may have landed with its answer
+  lost), so it never locks itself out.
 
 Locks are NOT reentrant: every acquisition uses a fresh random owner token, so asking again for a
 key the same process (or thread) already holds yields `held=False` until the first lease exits.
@@ -33,13 +38,17 @@ import socket
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 from social_recording.domain.redaction import redact_url
 from social_recording.locks.base import Lease
+from social_recording.locks.outage import OUTAGE_S, ride_out
 
 log = logging.getLogger("social_recording.locks")
+
+T = TypeVar("T")
 
 #: Polling delays of `hold_within` (seconds): start small so a released key is taken quickly,
 #: grow to a cap so many waiters on a long (180 s) wait don't hammer the backend.
@@ -255,6 +264,9 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 class LeasingLockManager(ABC):
     """`LockManager` built on a backend's atomic acquire / compare-and-extend / compare-and-delete."""
 
+    outage_s: float = OUTAGE_S
+    """How long a call to the backend is repeated while the backend does not answer (set per manager)."""
+
     # ---- backend primitives -------------------------------------------------------------------
     @abstractmethod
     def acquire(self, key: str, owner: str, ttl: float) -> int:
@@ -282,6 +294,32 @@ class LeasingLockManager(ABC):
         """Text of a backend error, safe to log (backends scrub credentials here)."""
         return str(exc)
 
+    def is_outage(self, exc: BaseException) -> bool:
+        """Whether `exc` means the backend did not answer (worth waiting for), not a fault."""
+        return False
+
+    def backend_name(self) -> str:
+        """The backend as an operator knows it, safe to show (a Redis URL with its password masked)."""
+        return repr(self)
+
+    def _ride(self, what: str, call: Callable[[], T], give_up: Callable[[], bool] | None = None) -> T:
+        return ride_out(call, is_outage=self.is_outage, bound=self.outage_s, backend=self.backend_name(),
+                        what=what, describe=self.describe_error, give_up=give_up)
+
+    def _take(self, key: str, owner: str, ttl: float) -> int:
+        """`acquire`, riding out an outage. A repeat first deletes the key if it is ours: the attempt
+        that failed may have been applied with only its answer lost."""
+        tried = False
+
+        def attempt() -> int:
+            nonlocal tried
+            if tried:
+                self.release(key, owner)
+            tried = True
+            return self.acquire(key, owner, ttl)
+
+        return self._ride(f"taking {redact_url(key)}", attempt)
+
     @abstractmethod
     def close(self) -> None: ...
 
@@ -291,7 +329,7 @@ class LeasingLockManager(ABC):
         check_args(key, ttl)
         owner = new_owner_token()
         started = time.monotonic()
-        fence = self.acquire(key, owner, ttl)
+        fence = self._take(key, owner, ttl)
         lease = self._lease(key, owner, fence, started)
         with self._holding(lease, ttl, started):
             yield lease
@@ -307,8 +345,8 @@ class LeasingLockManager(ABC):
         attempt_at = started
         while True:
             attempt_at = time.monotonic()
-            if self.may_be_free(key):
-                fence = self.acquire(key, owner, ttl)
+            if self._ride(f"probing {redact_url(key)}", lambda: self.may_be_free(key)):
+                fence = self._take(key, owner, ttl)
                 if fence:
                     break
             remaining = deadline - time.monotonic()
@@ -322,14 +360,17 @@ class LeasingLockManager(ABC):
             yield lease
 
     def _lease(self, key: str, owner: str, fence: int, started: float) -> Lease:
-        return Lease(
-            key,
-            owner,
-            fence > 0,
-            waited_ms=(time.monotonic() - started) * 1000.0,
-            fence=fence,
-            confirm=lambda: self.holds(key, owner),
-        )
+        made: list[Lease] = []
+
+        def confirm() -> bool:
+            # An outage is waited out, but not past the moment the renewer gives the lease up.
+            return self._ride(f"checking {redact_url(key)}", lambda: self.holds(key, owner),
+                              give_up=lambda: bool(made) and made[0].lost)
+
+        lease = Lease(key, owner, fence > 0, waited_ms=(time.monotonic() - started) * 1000.0, fence=fence,
+                      confirm=confirm)
+        made.append(lease)
+        return lease
 
     @contextmanager
     def _holding(self, lease: Lease, ttl: float, acquired_at: float) -> Iterator[None]:
@@ -346,9 +387,10 @@ class LeasingLockManager(ABC):
             self._release_quietly(lease)
 
     def _release_quietly(self, lease: Lease) -> None:
-        """Never mask the holder's own exception: an unreleased key still expires after its TTL."""
+        """Never mask the holder's own exception. A backend that does not answer is waited out, so
+        the key does not block the next holder for its whole TTL; past the bound it still expires."""
         try:
-            released = self.release(lease.key, lease.owner)
+            released = self._ride(f"releasing {redact_url(lease.key)}", lambda: self.release(lease.key, lease.owner))
         except Exception as exc:
             log.warning(
                 "lock %r: release failed (%s: %s); the key frees itself when its TTL runs out",

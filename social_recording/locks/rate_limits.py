@@ -19,6 +19,10 @@ A provider that asks for a pause (`penalise`: a 429 with `retry-after`, urlscan'
 spent GitHub window) holds every process until then, through the same storage. `acquire` waits at
 most `max_wait_s`; a longer wait (an hour or day quota spent) raises `RateLimited` instead, so the
 URL is recorded as a transient error and retried after its back-off rather than holding a worker.
+
+A storage that does not answer (the lock server restarting) is waited out for up to `outage_s`
+(locks/outage.py): the request waits, it is neither sent blind nor refused. Past the bound it is not
+sent (`RateLimited(unavailable=True)`, naming the backend) and its URL keeps its state.
 """
 
 from __future__ import annotations
@@ -39,8 +43,10 @@ from limits.storage import MovingWindowSupport, RedisStorage, Storage
 from limits.strategies import MovingWindowRateLimiter
 
 from social_recording.locks._urls import mask_url, scrub
+from social_recording.locks.base import LockBackendUnavailable
+from social_recording.locks.outage import OUTAGE_S, is_redis_outage, ride_out
 from social_recording.outbound.limits import PROVIDER_SERVICES, Rate, RateLimited
-from social_recording.sqlite_file import connect, immediate
+from social_recording.sqlite_file import connect, immediate, is_busy
 
 log = logging.getLogger("social_recording.locks")
 
@@ -215,11 +221,21 @@ class SharedRateLimiter:
         clock: Callable[[], float] = time.time,
         describe: Callable[[BaseException], str] = str,
         penalty_scale: float = 1.0,
+        outage_s: float = OUTAGE_S,
+        is_outage: Callable[[BaseException], bool] = lambda exc: True,
+        backend: str = "",
     ) -> None:
         """`penalty_scale` multiplies the pauses providers ask for: the sandbox's answers name waits
-        that mean nothing in its compressed time (its own rate windows are real and never scaled)."""
+        that mean nothing in its compressed time (its own rate windows are real and never scaled).
+        `outage_s` bounds how long a storage that does not answer (`is_outage`) is waited out;
+        `backend` names it in errors (credentials masked)."""
         if not max_wait_s >= 0:
             raise ValueError(f"max_wait_s must be >= 0 seconds, got {max_wait_s!r}")
+        if not outage_s >= 0:
+            raise ValueError(f"outage_s must be >= 0 seconds, got {outage_s!r}")
+        self._outage_s = outage_s
+        self._is_outage = is_outage
+        self._backend = backend or repr(storage)
         if not 0 < penalty_scale <= 1:
             raise ValueError(f"penalty_scale must be in (0, 1], got {penalty_scale!r}")
         self._penalty_scale = penalty_scale
@@ -246,12 +262,18 @@ class SharedRateLimiter:
         deadline = self._clock() + self._max_wait_s
         while True:
             try:
-                wait = self._wait_needed(service, items)
-            except Exception as exc:  # the storage is unreachable: do not send blind
+                wait = ride_out(lambda: self._wait_needed(service, items), is_outage=self._is_outage,
+                                bound=self._outage_s, backend=self._backend, what=f"asking the rate of {service}",
+                                describe=self._describe, sleep=self._sleep, clock=self._clock)
+            except LockBackendUnavailable as exc:  # waited out the bound: do not send blind
+                log.warning("rate limiter for %s unavailable (%s); request not sent", service, exc)
+                raise RateLimited(service, f"the shared rate limiter could not be asked: {exc}",
+                                  unavailable=True) from None
+            except Exception as exc:  # an error waiting does not heal: do not send blind either
                 log.warning("rate limiter for %s unavailable (%s: %s); request not sent", service,
                             type(exc).__name__, self._describe(exc))
-                raise RateLimited(service, f"the shared rate limiter could not be asked ({type(exc).__name__})",
-                                  unavailable=True) from None
+                raise RateLimited(service, f"the shared rate limiter ({self._backend}) could not be asked "
+                                           f"({type(exc).__name__})", unavailable=True) from None
             if wait <= 0:
                 return
             if self._clock() + wait > deadline:
@@ -351,11 +373,14 @@ def open_rate_limiter(lock_url: str, rates: Mapping[str, Sequence[Rate]], **kwar
     scheme, _, rest = url.partition("://")
     scheme = scheme.lower()
     storage: Storage
+    is_outage: Callable[[BaseException], bool]
     if scheme == "sqlite":
         if not rest.startswith("/") or len(rest) < 2:
             raise ValueError(f"a SQLite lock URL needs a file path (sqlite:///path), got {mask_url(url)!r}")
         storage = SqliteRateStorage(rest[1:])
+        is_outage = is_busy
     elif scheme in _REDIS_SCHEMES:
+        is_outage = is_redis_outage
         try:
             storage = RedisStorage(f"{_REDIS_SCHEMES[scheme]}://{rest}", key_prefix=KEY_PREFIX, **_REDIS_OPTIONS)
         except Exception as exc:
@@ -363,4 +388,5 @@ def open_rate_limiter(lock_url: str, rates: Mapping[str, Sequence[Rate]], **kwar
                              f"{scrub(str(exc), url)}") from None
     else:
         raise ValueError(f"unsupported lock URL scheme {scheme!r} for the rate limiter ({mask_url(url)})")
-    return SharedRateLimiter(storage, rates, describe=lambda exc: scrub(str(exc), url), **kwargs)
+    return SharedRateLimiter(storage, rates, describe=lambda exc: scrub(str(exc), url), is_outage=is_outage,
+                             backend=mask_url(url), **kwargs)

@@ -27,6 +27,7 @@ from redis.retry import Retry
 
 from social_recording.locks._urls import mask_url, scrub
 from social_recording.locks.extender import LeasingLockManager
+from social_recording.locks.outage import OUTAGE_S, is_redis_outage
 
 FENCE_KEY = "social-recording:fence"
 """The fencing token counter shared by every lock key (one key: nothing to expire or clean up)."""
@@ -91,7 +92,10 @@ class RedisLockManager(LeasingLockManager):
     used as is in this process and cloned from its pool settings in another process.
     """
 
-    def __init__(self, url_or_client: str | redis.Redis) -> None:
+    def __init__(self, url_or_client: str | redis.Redis, *, outage_s: float = OUTAGE_S) -> None:
+        if not outage_s >= 0:
+            raise ValueError(f"outage_s must be >= 0 seconds, got {outage_s!r}")
+        self.outage_s = float(outage_s)
         self._url: str | None = None
         self._given: redis.Redis | None = None
         self._given_pid = os.getpid()
@@ -171,6 +175,12 @@ class RedisLockManager(LeasingLockManager):
     def describe_error(self, exc: BaseException) -> str:
         return scrub(str(exc), self._url) if self._url is not None else str(exc)
 
+    def is_outage(self, exc: BaseException) -> bool:
+        return is_redis_outage(exc)
+
+    def backend_name(self) -> str:
+        return mask_url(self._url) if self._url is not None else "Redis (a client passed in)"
+
     def close(self) -> None:
         """Close this process's client if we made it (a client passed in belongs to the caller)."""
         with self._lock:
@@ -182,7 +192,7 @@ class RedisLockManager(LeasingLockManager):
     def __getstate__(self) -> dict[str, Any]:
         if self._url is None:
             raise TypeError("a RedisLockManager built from a client cannot be pickled; build it from a URL")
-        return {"url": self._url}
+        return {"url": self._url, "outage_s": self.outage_s}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["url"])  # type: ignore[misc]
+        self.__init__(state["url"], outage_s=state.get("outage_s", OUTAGE_S))  # type: ignore[misc]

@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from social_recording.domain.redaction import redact_url
-from social_recording.locks.extender import LeasingLockManager, log
+from social_recording.locks.extender import LeasingLockManager
+from social_recording.locks.outage import OUTAGE_S
 from social_recording.sqlite_file import connect, immediate, is_busy
 
 #: How long one statement waits for another writer of the same file (store or locks) before it fails.
@@ -53,11 +53,16 @@ _SCHEMA = (
 class SqliteLockManager(LeasingLockManager):
     """`LockManager` on a SQLite file shared by every process on this machine."""
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = BUSY_TIMEOUT_S) -> None:
-        """`busy_timeout` is a parameter so fault tests can make a held database fail renewals fast."""
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = BUSY_TIMEOUT_S,
+                 outage_s: float = OUTAGE_S) -> None:
+        """`busy_timeout` is a parameter so fault tests can make a held database fail renewals fast;
+        `outage_s` bounds how long a file busy past it is waited out (locks/outage.py)."""
         if not busy_timeout > 0:
             raise ValueError(f"busy_timeout must be > 0 seconds, got {busy_timeout!r}")
+        if not outage_s >= 0:
+            raise ValueError(f"outage_s must be >= 0 seconds, got {outage_s!r}")
         self._busy_timeout = float(busy_timeout)
+        self.outage_s = float(outage_s)
         raw = os.fspath(path)
         if not raw or raw.strip() == "" or raw == ":memory:" or raw.startswith("file:"):
             raise ValueError(
@@ -121,19 +126,8 @@ class SqliteLockManager(LeasingLockManager):
 
     # ---- primitives ---------------------------------------------------------------------------
     def acquire(self, key: str, owner: str, ttl: float) -> int:
-        """Busy for longer than the busy timeout counts as "not acquired" (the writer is someone
-        else; a waiter simply polls again), every other database error propagates."""
-        try:
-            return self._acquire(key, owner, ttl)
-        except sqlite3.OperationalError as exc:
-            if not is_busy(exc):
-                raise
-            log.warning(
-                "lock %r: database busy for %.1f s, not acquired this time", redact_url(key), self._busy_timeout
-            )
-            return 0
-
-    def _acquire(self, key: str, owner: str, ttl: float) -> int:
+        """A file busy past the busy timeout raises (an outage the caller waits out); it never reads
+        as "held by someone else", which would skip a token whose key is free."""
         with self._conn() as conn, immediate(conn):
             now = time.time()
             if now - self._last_purge >= _PURGE_EVERY_S:
@@ -182,6 +176,12 @@ class SqliteLockManager(LeasingLockManager):
             row = conn.execute("SELECT expires_at FROM locks WHERE key = ?", (key,)).fetchone()
         return row is None or float(row[0]) <= time.time()
 
+    def is_outage(self, exc: BaseException) -> bool:
+        return is_busy(exc)
+
+    def backend_name(self) -> str:
+        return f"sqlite:///{self.path}"
+
     def close(self) -> None:
         with self._lock:
             idle, self._idle = self._idle, []
@@ -191,7 +191,8 @@ class SqliteLockManager(LeasingLockManager):
                 conn.close()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"path": self.path, "busy_timeout": self._busy_timeout}
+        return {"path": self.path, "busy_timeout": self._busy_timeout, "outage_s": self.outage_s}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["path"], busy_timeout=state.get("busy_timeout", BUSY_TIMEOUT_S))  # type: ignore[misc]
+        self.__init__(state["path"], busy_timeout=state.get("busy_timeout", BUSY_TIMEOUT_S),  # type: ignore[misc]
+                      outage_s=state.get("outage_s", OUTAGE_S))

@@ -27,8 +27,9 @@ class EngineOutcome(StrEnum):
     INVALID_URL = "invalid_url"
     """The stored URL is not canonical (our bug upstream of the reader): isolated, element untouched."""
     DEFERRED = "deferred"
-    """Nothing was sent because a backend needed before the call (the shared rate limiter) could not
-    be asked: nothing learned, the element is left as it was for the next run."""
+    """Nothing was sent because a backend needed before the call (the shared rate limiter, the lock
+    server) did not answer within its outage bound: nothing learned, the element is left as it was
+    for the next run."""
     NO_ELEMENT = "no_element"
     """The token or its element for this URL is not in the store: there is nothing to record against."""
     FAILED = "failed"

@@ -13,7 +13,7 @@ from social_recording.domain.models import TokenDoc, utcnow
 from social_recording.domain.policy import DEFAULT_MAX_ATTEMPTS
 from social_recording.domain.url_machine import Selected
 from social_recording.domain.urls import parse_canonical
-from social_recording.locks.base import LockManager
+from social_recording.locks.base import LockBackendUnavailable, LockManager
 from social_recording.platforms.base import GeneratorRegistry
 from social_recording.recording._text import describe_error, kv, safe_url
 from social_recording.recording.attempt import Settings, UrlAttempt
@@ -157,6 +157,11 @@ class UrlRecorder:
                         selected=selected, lease=lease, run=run, now=self._clock(), started=started,
                     )
                     outcome = emit(run, attempt.run())
+        except LockBackendUnavailable as exc:
+            if outcome is not None:  # only the release: it is logged, the key expires by its TTL
+                return outcome
+            # The lock server stayed away past the outage bound: nothing was sent, nothing learned.
+            return bare(EngineOutcome.DEFERRED, f"{exc}; left as it was", platform.value, waited_ms)
         except Exception as exc:  # a lock or store backend failed, or a bug of ours: isolate this URL
             if outcome is not None:
                 # Only the release failed, after the work was recorded: the key expires by its TTL.

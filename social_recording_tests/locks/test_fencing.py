@@ -119,7 +119,7 @@ def test_confirm_is_false_when_the_backend_is_unreachable() -> None:
     url = server.__enter__()
     stopped = False
     try:
-        manager = open_lock_manager(url + "?socket_timeout=0.5&socket_connect_timeout=0.5")
+        manager = open_lock_manager(url + "?socket_timeout=0.5&socket_connect_timeout=0.5", outage_s=0.5)
         with manager.try_hold("social-url:https://x.com/i/status/9", ttl=30.0) as lease:
             server.__exit__(None, None, None)
             stopped = True

@@ -180,9 +180,12 @@ def test_a_wait_past_the_bound_is_refused_without_sending(sqlite_storage: Sqlite
 
 
 def test_an_unreachable_backend_refuses_instead_of_sending_blind() -> None:
-    limiter = open_rate_limiter("redis://127.0.0.1:1/0", {"github": (Rate(5, 1),)})
-    with pytest.raises(RateLimited, match="could not be asked"):
+    """After waiting out the outage bound (test_outage.py rides a real restart): refused, naming it."""
+    limiter = open_rate_limiter("redis://:pw-xyz@127.0.0.1:1/0", {"github": (Rate(5, 1),)}, outage_s=0.3)
+    with pytest.raises(RateLimited, match="could not be asked") as caught:
         limiter.acquire("github")
+    assert caught.value.unavailable and "redis://:***@127.0.0.1:1/0" in str(caught.value)
+    assert "pw-xyz" not in str(caught.value)
     limiter.close()
 
 
