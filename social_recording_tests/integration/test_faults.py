@@ -333,3 +333,58 @@ def test_killed_while_polling_a_paid_scan_the_next_run_resumes_it_without_paying
         assert len(store.find_links("A", site)) == 1
     finally:
         store.close()
+
+
+def test_a_lock_server_restarted_for_two_seconds_mid_run_costs_a_wait_not_a_failure(tmp_path: Path) -> None:
+    """The issue's first finding, end to end: two run processes record six tokens whose paid URLs they
+    share pairwise (the real generators on the sandbox, paid calls on, the locks and the shared rate
+    limiter on one redis-server with its append-only file, as deployed); the server is restarted,
+    two seconds down, while they are inside paid calls. Taking a token lock, waiting for a URL lock,
+    asking the limiter, checking ownership before a paid call and releasing all wait for it: no token
+    fails, no URL ends `error` or left behind, nothing is paid twice, no key is left to block a re-run
+    for its TTL, and the re-run right after finds everything done."""
+    from social_recording.sandbox.ledger import Ledger
+    from social_recording_tests.dagster_defs.sandbox_env import write_scenario
+    from social_recording_tests.redis_server import restartable_redis
+
+    shared = [[f"https://x.com/i/status/{99100 + k}", f"https://blip{k}.example/page",
+               f"https://tiktok.com/@/video/{7199000000000000000 + k}"] for k in range(3)]
+    scenario = write_scenario(tmp_path / "scenario.json", [],
+                              {url: {"latency_ms": 700} for urls in shared for url in urls})
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    store_path = tmp_path / "store.db"
+    SqliteStore(store_path).close()
+    profiles = {f"{side}{k}": urls for k, urls in enumerate(shared) for side in ("A", "B")}
+    with restartable_redis(tmp_path / "redis", password="blip-pw") as server:
+        common = {"store_path": str(store_path), "lock_url": server.url, "rate_limit_url": server.url,
+                  "scenario": str(scenario), "ledger": str(ledger.path), "profiles": profiles, "sleep_scale": 0.05}
+        workers = [_spawn_sandbox_worker(tokens=[[f"{side}{k}", side.lower()] for k in range(3)], **common)
+                   for side in ("A", "B")]
+        try:
+            wait_until(lambda: any(e.paid for e in ledger.read()), "the first paid request")
+            down = server.restart(2.0)
+        finally:
+            outputs = [finish(w) for w in workers]
+        client = server.client()
+        try:
+            left = sorted(k.decode() for pattern in ("social-record:*", "social-url:*", "social-reconcile:*")
+                          for k in client.scan_iter(match=pattern))
+        finally:
+            client.close()
+        assert down >= 2.0
+        tokens = [t for out in outputs for t in out]
+        assert sorted(t["token"] for t in tokens) == sorted(profiles)
+        assert all(t["status"] == "recorded" for t in tokens), tokens
+        assert all(u["status"] == "ok" for t in tokens for u in t["urls"]), tokens
+        assert left == []  # every release landed once the server was back: nothing blocks a re-run
+        assert ledger.repeated_paid_subjects() == {}
+        paid = len(ledger.paid_requests())
+        rerun = finish(_spawn_sandbox_worker(tokens=[[a, a.lower()] for a in sorted(profiles)], **common))
+    assert [t["status"] for t in rerun] == ["up_to_date"] * len(profiles)
+    assert len(ledger.paid_requests()) == paid
+    store = SqliteStore(store_path)
+    try:
+        for address, urls in profiles.items():
+            assert {u: element(store, address, u).status for u in urls} == dict.fromkeys(urls, FetchStatus.OK)
+    finally:
+        store.close()
