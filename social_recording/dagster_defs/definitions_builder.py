@@ -9,6 +9,7 @@ from typing import Any
 from dagster import Definitions, EnvVar
 
 from social_recording.dagster_defs.assets import ASSET_SPECS
+from social_recording.dagster_defs.catch_up import make_catch_up_sensor
 from social_recording.dagster_defs.checks import make_health_checks, make_health_job, make_health_schedule
 from social_recording.dagster_defs.engine import RecordingEngineResource
 from social_recording.dagster_defs.jobs import live_tokens_job, make_reconcile_job, retry_job
@@ -111,6 +112,7 @@ def build_definitions(settings: Settings) -> Definitions:
             make_retry_candidates_sensor(retry_job, sensor_status),
             make_token_flow_sensor(live_tokens_job, sensor_status),
             make_stranded_runs_sensor(sensor_status),
+            make_catch_up_sensor(reconcile_job, sensor_status),
         ],
         resources=build_resources(settings),
     )

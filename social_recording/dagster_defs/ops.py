@@ -13,6 +13,8 @@ only counters to the report, never every URL outcome. Resources come in as typed
 No `from __future__ import annotations`: Dagster reads these annotations at decoration time.
 """
 
+import contextlib
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -46,6 +48,7 @@ from social_recording.dagster_defs.resources import (
 )
 from social_recording.dagster_defs.run_log import RunLog, UrlLog
 from social_recording.dagster_defs.termination import sigterm_terminates
+from social_recording.locks.base import LockBackendUnavailable
 from social_recording.recording.log_line import kv_fields
 from social_recording.recording.outcomes import TokenOutcome, TokenStatus
 from social_recording.recording.reconcile import ReconcileWindow, read_window
@@ -70,6 +73,19 @@ def partition_window(context: OpExecutionContext) -> TimeWindow:
         context.log.warning(f"partition {key} is not over yet: tokens traded later today are recorded by a "
                             "later run of this partition")
     return window
+
+
+@contextlib.contextmanager
+def lock_server_failures() -> Iterator[None]:
+    """A lock server that stayed away past its outage bound fails the stage with its own words (the
+    backend named, its password masked), not a stack of wrappers (docs/architecture.md, "Backend
+    outages")."""
+    try:
+        yield
+    except LockBackendUnavailable as exc:
+        raise Failure(description=f"{exc}. The run stopped there; what it recorded before stays. Once the lock "
+                                  "server answers, re-execute the run (reconcile_catch_up_sensor launches a "
+                                  "reconcile partition again by itself).") from None
 
 
 def _preview(columns: tuple[str, ...], rows: list[dict[str, Any]]) -> Any:
@@ -118,7 +134,7 @@ def record_window_tokens(
     window: ReconcileWindow,
     recording: RecordingEngineResource,
 ) -> RecordedRun:
-    with sigterm_terminates(context):
+    with sigterm_terminates(context), lock_server_failures():
         engine = recording.get()
         context.log.info(kv_fields("record_window", {
             "partition": window.partition_key, "targets": len(window.targets), "limit": config.limit,
@@ -135,7 +151,8 @@ def record_window_tokens(
         if outcome.malformed_items:
             extra["malformed_items"] = MetadataValue.md("\n".join(f"- `{m}`" for m in outcome.malformed_items[:200]))
         return recorded_run("reconcile", outcome.metadata(), run, outcome.tokens,
-                            skipped=skipped_note(f"reconcile of {window.partition_key}", outcome.skipped), extra=extra)
+                            skipped=skipped_note(f"reconcile of {window.partition_key}", outcome.skipped,
+                                                 outcome.job_lock_waited_s), extra=extra)
 
 
 @op(description="Reports the reconcile run: counters, the per-URL table and every dropped tracker value; "
@@ -199,7 +216,7 @@ def record_retry_candidates(
     selection: RetrySelection,
     recording: RecordingEngineResource,
 ) -> RecordedRun:
-    with sigterm_terminates(context):
+    with sigterm_terminates(context), lock_server_failures():
         engine = recording.get()
         context.log.info(kv_fields("retry_start", {
             "candidate_urls": len(selection.candidates), "deadline_seconds": config.deadline_seconds,
@@ -210,7 +227,7 @@ def record_retry_candidates(
             run.limit_calls(config.provider_concurrency)
             outcome = engine.retry.record_selection(selection, deadline_seconds=config.deadline_seconds,
                                                     max_workers=config.max_workers, run=run, keep_url_outcomes=False)
-        return recorded_run("retry", outcome.metadata(), run, skipped=skipped_note("retry", outcome.skipped))
+        return recorded_run("retry", outcome.metadata(), run, skipped=skipped_note("retry", outcome.skipped, outcome.job_lock_waited_s))
 
 
 @op(description="Reports the retry run: counters (converged, remaining, ...) and the per-URL table; fails the "
@@ -248,7 +265,7 @@ def record_live_tokens(
     config: LiveBatchConfig,
     recording: RecordingEngineResource,
 ) -> RecordedRun:
-    with sigterm_terminates(context):
+    with sigterm_terminates(context), lock_server_failures():
         engine = recording.get()
         tokens = list(dict((t.address, t) for t in config.tokens).values())  # one unit per address
         context.log.info(kv_fields("live_start", {"tokens": len(tokens), "max_workers": config.max_workers}))

@@ -3,9 +3,12 @@
 `report` logs what an operator must see (every tracker value that was dropped, once; tokens not
 recorded; lost locks), attaches the counters and the bounded per-URL table as the stage's output
 metadata, hands the run's counters to `report_to_assets`, and only then fails the run when a token
-could not be read at all or a URL ended in an engine failure: a green run would hide work that the
-live sensor's cursor has already passed. Everything else was recorded before; re-executing the whole
-run records the rest.
+could not be read at all, a URL ended in an engine failure, or work was left behind because a lock
+was held elsewhere or a backend did not answer (the job lock held for the whole wait, tokens locked
+out after the run's second look, URLs `locked` or `deferred`): a green run would hide work that the
+live sensor's cursor has already passed, and mark a partition done that is not (docs/architecture.md,
+"Runs tell the truth"). Everything else was recorded before; re-executing the whole run (or the
+catch-up sensor, for a reconcile partition) records the rest.
 """
 
 from collections.abc import Mapping, Sequence
@@ -14,13 +17,15 @@ from typing import Any
 
 from dagster import Failure, MetadataValue, OpExecutionContext, Output, TableColumn, TableRecord, TableSchema
 
+from social_recording.dagster_defs.catch_up import REMAINING_TAG
 from social_recording.dagster_defs.checks import report_health
 from social_recording.dagster_defs.resources import StoreResource
-from social_recording.dagster_defs.run_log import OutcomeRows, RunLog
+from social_recording.dagster_defs.run_log import LEFT_BEHIND, OutcomeRows, RunLog
 from social_recording.recording.health import RunFigures
 from social_recording.recording.job_pool import JOB_LOCK_TTL_S
 from social_recording.recording.log_line import kv_fields
 from social_recording.recording.outcomes import TokenOutcome, TokenStatus
+from social_recording.recording.processor import TOKEN_LOCK_WAIT_S
 from social_recording.recording.run_state import RunSummary
 
 OUTCOME_COLUMNS = ("token", "url", "platform", "status", "attempted", "reused", "waited_ms", "took_ms", "detail")
@@ -53,6 +58,9 @@ class RecordedRun:
     defect_examples: tuple[str, ...] = ()
     skipped: str = ""
     """Why nothing was recorded (another run holds the job lock), with what to do about it."""
+    left_behind: tuple[str, ...] = ()
+    """What the run did not do because a lock was held elsewhere or a backend did not answer, one
+    reason each (empty when nothing was left): the report fails the run with them."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Further metadata of the stage (for example, malformed tracker items)."""
 
@@ -68,27 +76,45 @@ def recorded_run(
 ) -> RecordedRun:
     """Keep what the report needs of a finished recording stage; URL outcomes are already counted."""
     worth = tuple(t for t in tokens if t.dropped or t.status in _WORTH_REPORTING)
+    summary = run.summary()
     return RecordedRun(
         job=job,
         counters=dict(counters),
-        summary=run.summary(),
+        summary=summary,
         table=run.rows(),
         tokens_total=len(tokens),
         tokens=worth,
         lost_examples=tuple(run.lost_examples),
         defect_examples=tuple(run.defect_examples),
         skipped=skipped,
+        left_behind=left_behind(summary, tokens, skipped, tuple(run.left_examples)),
         extra=dict(extra or {}),
     )
 
 
-def skipped_note(what: str, outcome_skipped: str | None) -> str:
-    """The warning for a run that found its job lock held by another run."""
+def left_behind(summary: RunSummary, tokens: Sequence[TokenOutcome], skipped: str,
+                examples: Sequence[str]) -> tuple[str, ...]:
+    """One reason per kind of work the run left because a lock was held elsewhere or a backend did
+    not answer."""
+    reasons = [skipped] if skipped else []
+    locked_out = [t.address for t in tokens if t.status is TokenStatus.LOCKED_OUT]
+    if locked_out:
+        reasons.append(f"{len(locked_out)} token(s) not recorded: another worker held their lock, still after the "
+                       f"run's second look waited {TOKEN_LOCK_WAIT_S:g} s for it ({', '.join(locked_out[:SHOWN_IN_FAILURE])})")
+    counts = {str(s): n for s in LEFT_BEHIND if (n := summary.by_status.get(str(s), 0))}
+    if counts:
+        reasons.append(f"{sum(counts.values())} URL(s) left as they were "
+                       f"({', '.join(f'{n} {s}' for s, n in counts.items())}): {'; '.join(examples)}")
+    return tuple(reasons)
+
+
+def skipped_note(what: str, outcome_skipped: str | None, waited_s: float) -> str:
+    """The reason given by a run that found its job lock held by another run for its whole wait."""
     if not outcome_skipped:
         return ""
-    return (f"{what} skipped: {outcome_skipped}. Another run holds this job's lock; if that run crashed, "
-            f"its lock expires within {int(JOB_LOCK_TTL_S)} s (it is renewed only while its holder lives): "
-            "run again after that.")
+    return (f"{what} skipped ({outcome_skipped}): another run held this job's lock for the whole {waited_s:.0f} s "
+            f"wait, so it is alive (a crashed run's lock expires within {JOB_LOCK_TTL_S:g} s of its last renewal) "
+            "and records this work; this run recorded nothing")
 
 
 def report_to_assets(context: OpExecutionContext, store: StoreResource, run_summary: RunSummary) -> None:
@@ -171,6 +197,11 @@ def report(context: OpExecutionContext, store: StoreResource, recorded: Recorded
         report_to_assets(context, store, recorded.summary)
     except Exception as exc:  # the report of what was recorded must not hide the recording itself
         context.log.warning(f"report_to_assets failed: {type(exc).__name__}: {exc}")
+    if recorded.job == "reconcile":
+        try:  # what the catch-up sensor reads of a partition's last run
+            context.instance.add_run_tags(context.run_id, {REMAINING_TAG: str(recorded.counters.get("remaining", 0))})
+        except Exception as exc:
+            context.log.warning(f"could not tag the run with {REMAINING_TAG}: {type(exc).__name__}: {exc}")
 
     failed = [t for t in recorded.tokens if t.status is TokenStatus.FAILED]
     if failed:
@@ -192,6 +223,16 @@ def report(context: OpExecutionContext, store: StoreResource, recorded: Recorded
                 "was recorded; see the error lines in the run log. Once "
                 "fixed, re-execute the whole run (re-executing from failure would only repeat this report) "
                 "or let the retry schedule pick the URLs up: their attempts were not counted."
+            ),
+            metadata=metadata,
+        )
+    if recorded.left_behind:
+        raise Failure(
+            description=(
+                "This run left work behind, so it is not marked done: " + " | ".join(recorded.left_behind) + ". "
+                "Nothing was lost: those tokens and URLs are as they were, and everything else was recorded. The "
+                "next run completes them: for a reconcile partition reconcile_catch_up_sensor launches it again, "
+                "the retry job picks up the URLs; or re-execute this whole run."
             ),
             metadata=metadata,
         )

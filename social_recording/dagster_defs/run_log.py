@@ -34,7 +34,11 @@ PROBLEM_ROWS = 400
 """Of those, at most this many non-ok rows; ok rows fill the rest."""
 EXAMPLES = 10
 """Lost-lock and engine-failure examples named in the report."""
-_WARN = frozenset({EngineOutcome.FAILED, EngineOutcome.INVALID_URL, EngineOutcome.LOST})
+_WARN = frozenset({EngineOutcome.FAILED, EngineOutcome.INVALID_URL, EngineOutcome.LOST, EngineOutcome.LOCKED,
+                   EngineOutcome.DEFERRED, EngineOutcome.LOCKED_OUT})
+LEFT_BEHIND = (EngineOutcome.LOCKED, EngineOutcome.DEFERRED, EngineOutcome.LOCKED_OUT)
+"""URL outcomes that leave the element as it was because a lock was held elsewhere or a backend did
+not answer: work this run did not do (docs/architecture.md, "Runs tell the truth")."""
 
 
 def url_line(outcome: UrlOutcome) -> str:
@@ -156,6 +160,7 @@ class RunLog(RunState):
         self._ok = 0
         self.lost_examples: list[str] = []
         self.defect_examples: list[str] = []
+        self.left_examples: list[str] = []
 
     def interrupted(self, message: str) -> None:
         self._url_log.warn(message)
@@ -176,6 +181,8 @@ class RunLog(RunState):
                 self.lost_examples.append(f"{outcome.token}:{outcome.platform}")
             if outcome.engine_failure and len(self.defect_examples) < EXAMPLES:
                 self.defect_examples.append(f"{outcome.token} {outcome.platform}: {outcome.detail}")
+            if outcome.status in LEFT_BEHIND and len(self.left_examples) < EXAMPLES:
+                self.left_examples.append(f"{outcome.token} {outcome.platform} {outcome.status}: {outcome.detail}")
 
     def rows(self) -> OutcomeRows:
         """Every non-ok row kept, then ok rows up to TABLE_ROWS in all."""

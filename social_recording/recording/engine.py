@@ -12,8 +12,8 @@ from social_recording.domain.models import utcnow
 from social_recording.domain.policy import DEFAULT_MAX_ATTEMPTS, DEFAULT_MIN_INTERVAL
 from social_recording.locks.base import LockManager
 from social_recording.platforms.base import GeneratorRegistry
-from social_recording.recording.job_pool import JOB_LOCK_TTL_S
-from social_recording.recording.processor import TOKEN_LOCK_TTL_S, TokenProcessor
+from social_recording.recording.job_pool import JOB_LOCK_TTL_S, JOB_LOCK_WAIT_S
+from social_recording.recording.processor import TOKEN_LOCK_TTL_S, TOKEN_LOCK_WAIT_S, TokenProcessor
 from social_recording.recording.reconcile import ReconcileService
 from social_recording.recording.retry import RetryService
 from social_recording.recording.sources import ProfileSource, TokenRangeSource
@@ -30,7 +30,9 @@ class Timings:
     url_lock_wait: float = URL_LOCK_WAIT_S
     url_lock_ttl: float = URL_LOCK_TTL_S
     token_lock_ttl: float = TOKEN_LOCK_TTL_S
+    token_lock_wait: float = TOKEN_LOCK_WAIT_S
     job_lock_ttl: float = JOB_LOCK_TTL_S
+    job_lock_wait: float = JOB_LOCK_WAIT_S
     write_retry_s: float = WRITE_RETRY_S
 
 
@@ -73,13 +75,15 @@ def build_engine(
         url_lock_ttl=timings.url_lock_ttl, clock=clock,
     )
     processor = TokenProcessor(store, locks, profiles, recorder, token_lock_ttl=timings.token_lock_ttl,
-                               min_interval=min_interval, clock=clock)
+                               token_lock_wait=timings.token_lock_wait, min_interval=min_interval, clock=clock)
     range_source: TokenRangeSource = tracker if tracker is not None else _NoRangeSource()  # type: ignore[assignment]
     return Engine(
         store=store,
         locks=locks,
         recorder=recorder,
         processor=processor,
-        reconcile=ReconcileService(store, locks, range_source, processor, job_lock_ttl=timings.job_lock_ttl),
-        retry=RetryService(store, locks, processor, clock=clock, job_lock_ttl=timings.job_lock_ttl),
+        reconcile=ReconcileService(store, locks, range_source, processor, job_lock_ttl=timings.job_lock_ttl,
+                                   job_lock_wait=timings.job_lock_wait),
+        retry=RetryService(store, locks, processor, clock=clock, job_lock_ttl=timings.job_lock_ttl,
+                           job_lock_wait=timings.job_lock_wait),
     )

@@ -27,8 +27,14 @@ DEFAULT_MAX_WORKERS = 8
 JOB_LOCK_TTL_S = 120.0
 """Job locks (reconcile windows, retry) are auto-extended while held: the TTL only decides how long a
 crashed run blocks the next one."""
+JOB_LOCK_WAIT_S = JOB_LOCK_TTL_S + 30.0
+"""How long a run waits for its job lock. A crashed run's lock expires within the TTL of its last
+renewal, so a re-execution right after a crash waits it out and does the work; a run still waiting
+after this is waiting for a live run that holds the window (docs/architecture.md, "Runs tell the
+truth")."""
 ALREADY_RUNNING = "already running"
-"""The outcome of a run whose job lock is held: skipped, not failed (another run is doing the same work)."""
+"""The outcome of a run whose job lock stayed held for its whole wait: another live run is doing the
+same work. This run recorded nothing and says so (its report fails it)."""
 
 INTERRUPT_POLL_S = 0.5
 """How often the waiting thread wakes to act on an interrupt that another thread received."""

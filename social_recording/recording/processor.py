@@ -1,7 +1,10 @@
 """Recording a token: `record` (live path, reconcile), `record_urls` and `resolve_unresolved` (retry).
 
 The token lock is try-once: another worker holding it is doing the same work, so waiting would only
-tie up a slot. It is renewed while held, so URL-lock waits inside it never erode it. A new token is
+tie up a slot. A run records the tokens it found locked out once more at its end, each waiting for its
+lock up to TOKEN_LOCK_WAIT_S (`record_locked_out_again`): a live holder has finished by then and the
+token is up to date, a crashed one's lock has expired and the run does the work; only what is still
+held is reported left behind. The lock is renewed while held, so URL-lock waits inside it never erode it. A new token is
 pre-created with every URL `pending` right after the upstream read (its existence means "seen", not
 "finished"), then each URL is recorded and written on its own. A token's URLs are recorded side by
 side (up to the run's `calls.per_token`), each in its own thread holding exactly one URL lock; the
@@ -14,8 +17,10 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from social_recording.domain.models import TokenDoc, UnresolvedValue, utcnow
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL, backoff_passed
@@ -25,7 +30,7 @@ from social_recording.domain.urls import Platform, platform_of
 from social_recording.locks.base import Lease, LockManager
 from social_recording.recording._text import describe_error, kv, safe_url
 from social_recording.recording.concurrency import url_pool
-from social_recording.recording.job_pool import check_max_workers, run_bounded
+from social_recording.recording.job_pool import Interruption, check_max_workers, run_bounded
 from social_recording.recording.outcomes import EngineOutcome, TokenOutcome, TokenStatus, UrlOutcome
 from social_recording.recording.run_state import RunState
 from social_recording.recording.sources import ProfileSource
@@ -38,7 +43,12 @@ log = logging.getLogger("social_recording.recording")
 
 TOKEN_LOCK_TTL_S = 60.0
 """Only the renewal interval basis and how long a crashed holder blocks the token."""
+TOKEN_LOCK_WAIT_S = TOKEN_LOCK_TTL_S + 15.0
+"""How long a run's second look at a locked-out token waits for its lock: past a crashed holder's TTL."""
 TOKEN_LOCK_PREFIX = "social-record:"
+
+U = TypeVar("U")
+R = TypeVar("R")
 
 
 def _check_address(address: object) -> str:
@@ -52,6 +62,12 @@ def _platform_or_none(url: str) -> Platform | None:
         return platform_of(url)
     except Exception:
         return None
+
+
+def _held_elsewhere(wait: float) -> str:
+    if wait > 0:
+        return f"token lock held by another worker for the whole {wait:g} s wait"
+    return "token lock held by another worker"
 
 
 def failed_token(address: str, exc: Exception) -> TokenOutcome:
@@ -70,11 +86,14 @@ class TokenProcessor:
         recorder: UrlRecorder,
         *,
         token_lock_ttl: float = TOKEN_LOCK_TTL_S,
+        token_lock_wait: float = TOKEN_LOCK_WAIT_S,
         min_interval: timedelta = DEFAULT_MIN_INTERVAL,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         if not token_lock_ttl > 0:
             raise ValueError(f"token_lock_ttl must be > 0 seconds, got {token_lock_ttl!r}")
+        if not token_lock_wait >= 0:
+            raise ValueError(f"token_lock_wait must be >= 0 seconds, got {token_lock_wait!r}")
         if min_interval < timedelta(0):
             raise ValueError(f"min_interval must be >= 0, got {min_interval!r}")
         self._store = store
@@ -82,6 +101,7 @@ class TokenProcessor:
         self._profiles = profiles
         self._recorder = recorder
         self._token_lock_ttl = token_lock_ttl
+        self.token_lock_wait = token_lock_wait
         self._min_interval = min_interval
         self._clock = clock
 
@@ -113,20 +133,62 @@ class TokenProcessor:
         their per-URL outcomes (counted in `run`), so a batch of any size costs the same memory.
         Interrupted, it finishes the tokens in flight and starts no other."""
 
-        def one(token: tuple[str, str | None]) -> TokenOutcome:
-            return replace(self.record(token[0], token[1], run), urls=())
+        def one(token: tuple[str, str | None], wait: float = 0.0) -> TokenOutcome:
+            return replace(self.record(token[0], token[1], run, lock_wait=wait), urls=())
 
-        return run_bounded(
+        def on_interrupt(i: Interruption) -> None:
+            run.interrupted(i.describe("token(s)", "the token_flow_sensor's next batches or the daily reconcile "
+                                                   "record them"))
+
+        results = run_bounded(
             tokens, one, lambda token, exc: failed_token(token[0], exc),
             max_workers=check_max_workers(max_workers), limit=None,
-            deadline_reached=lambda: False, lock_lost=lambda: False,
-            on_interrupt=lambda i: run.interrupted(i.describe(
-                "token(s)", "the token_flow_sensor's next batches or the daily reconcile record them")),
+            deadline_reached=lambda: False, lock_lost=lambda: False, on_interrupt=on_interrupt,
         ).results
+        return self.record_locked_out_again(
+            tokens, results, lambda token: one(token, self.token_lock_wait),
+            lambda token, exc: failed_token(token[0], exc), max_workers=max_workers, stop=lambda: False,
+            on_interrupt=on_interrupt, status=lambda outcome: outcome,
+        )
 
-    def record(self, address: str, symbol: str | None, run: RunState | None = None) -> TokenOutcome:
+    def record_locked_out_again(
+        self,
+        units: Sequence[U],
+        results: list[R],
+        again: Callable[[U], R],
+        on_error: Callable[[U, Exception], R],
+        *,
+        max_workers: int,
+        stop: Callable[[], bool],
+        on_interrupt: Callable[[Interruption], None],
+        status: Callable[[R], TokenOutcome],
+    ) -> list[R]:
+        """The run's second look at the tokens it found locked out (`results[i]` is the result of
+        `units[i]`; `status` reads its token outcome): `again` records each one once more, waiting
+        for its lock (TOKEN_LOCK_WAIT_S), unless `stop()`. Returns the results with those replaced."""
+        locked = [i for i, r in enumerate(results) if status(r).status is TokenStatus.LOCKED_OUT]
+        if not locked or self.token_lock_wait <= 0 or stop():
+            return results
+        log.info(kv(event="locked_out_again", tokens=len(locked), wait_s=self.token_lock_wait))
+        second = run_bounded([units[i] for i in locked], again, on_error, max_workers=check_max_workers(max_workers),
+                             limit=None, deadline_reached=stop, lock_lost=lambda: False, on_interrupt=on_interrupt)
+        merged = list(results)
+        for i, result in zip(locked, second.results, strict=False):
+            merged[i] = result
+        return merged
+
+    def _token_lock(self, address: str, wait: float) -> AbstractContextManager[Lease]:
+        """Try once (wait 0), or wait up to `wait` seconds for the token's lock."""
+        key = TOKEN_LOCK_PREFIX + address
+        if wait > 0:
+            return self._locks.hold_within(key, self._token_lock_ttl, wait)
+        return self._locks.try_hold(key, self._token_lock_ttl)
+
+    def record(self, address: str, symbol: str | None, run: RunState | None = None, *,
+               lock_wait: float = 0.0) -> TokenOutcome:
         """Record one token. Never raises for the token's own trouble. `run` shares per-run state
-        (credit exhaustion, counters, URLs already called) across tokens; one per call by default."""
+        (credit exhaustion, counters, URLs already called) across tokens; one per call by default.
+        `lock_wait`: 0 tries the token lock once; more waits that long for it (a run's second look)."""
         address = _check_address(address)
         run = run if run is not None else self.new_run()
         started = time.monotonic()
@@ -145,9 +207,9 @@ class TokenProcessor:
             return outcome
 
         try:
-            with self._locks.try_hold(TOKEN_LOCK_PREFIX + address, self._token_lock_ttl) as lease:
+            with self._token_lock(address, lock_wait) as lease:
                 if not lease.held:
-                    return done(TokenStatus.LOCKED_OUT, detail="token lock held by another worker")
+                    return done(TokenStatus.LOCKED_OUT, detail=_held_elsewhere(lock_wait))
                 return self._record_held(address, symbol, lease, run, done)
         except Exception as exc:  # upstream read, store or lock backend: this token only
             if holder:  # only the release failed; the key expires by its TTL
@@ -277,12 +339,17 @@ class TokenProcessor:
         run: RunState,
         stop: Callable[[], bool] = lambda: False,
         selected: Mapping[str, Selected] | None = None,
+        *,
+        lock_wait: float = 0.0,
+        emit_locked_out: bool = True,
     ) -> list[UrlOutcome]:
         """The retry path: the same try-once token lock, taken once for the token's batch, NO upstream
         call (the symbol comes from our document, read once), then `record_url` for each URL side by
         side (`record_targets`), which routes with the URL's platform anew. One outcome per URL
         started; URLs not started when `stop()` turned true have none. `selected` holds the elements as
         the retry selection saw them, before this token lock: one recorded since then is left as is.
+        `lock_wait` > 0 waits that long for the token lock; with `emit_locked_out=False` the outcomes
+        of a token locked out are returned without being counted (the caller looks again later).
 
         A stored URL that is not canonical is isolated by the recorder: reported `invalid_url` and
         left untouched (nothing inside the pipeline fixes a URL; marking it would hide our bug behind
@@ -292,15 +359,16 @@ class TokenProcessor:
         urls = list(dict.fromkeys(urls))
         started = time.monotonic()
 
-        def skipped(url: str, status: EngineOutcome, detail: str) -> UrlOutcome:
-            return emit(run, UrlOutcome(address, url, (p.value if (p := _platform_or_none(url)) else None),
-                                        status, False, False, 0.0, (time.monotonic() - started) * 1000.0, detail))
+        def skipped(url: str, status: EngineOutcome, detail: str, count: bool = True) -> UrlOutcome:
+            outcome = UrlOutcome(address, url, (p.value if (p := _platform_or_none(url)) else None),
+                                 status, False, False, 0.0, (time.monotonic() - started) * 1000.0, detail)
+            return emit(run, outcome) if count else outcome
 
         outcomes: list[UrlOutcome] | None = None
         try:
-            with self._locks.try_hold(TOKEN_LOCK_PREFIX + address, self._token_lock_ttl) as lease:
+            with self._token_lock(address, lock_wait) as lease:
                 if not lease.held:
-                    outcomes = [skipped(url, EngineOutcome.LOCKED_OUT, "token lock held by another worker")
+                    outcomes = [skipped(url, EngineOutcome.LOCKED_OUT, _held_elsewhere(lock_wait), emit_locked_out)
                                 for url in urls if not stop()]
                 else:
                     doc = self._store.find_token(address)

@@ -17,6 +17,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -28,6 +29,8 @@ from social_recording.recording.job_pool import (
     ALREADY_RUNNING,
     DEFAULT_MAX_WORKERS,
     JOB_LOCK_TTL_S,
+    JOB_LOCK_WAIT_S,
+    Interruption,
     check_deadline,
     check_limit,
     check_max_workers,
@@ -56,8 +59,8 @@ class ReconcileOutcome:
     window_end: datetime
     partition_key: str | None
     skipped: str | None = None
-    """"already running" when another run holds this window's job lock (not an error: that run does
-    the work)."""
+    """"already running" when another run held this window's job lock for the whole wait (a live run:
+    it does the work; this run recorded nothing, and its report says so)."""
     scanned: int = 0
     filtered: int = 0
     """Tokens with investor_count >= min_af_count (distinct addresses)."""
@@ -79,6 +82,8 @@ class ReconcileOutcome:
     remaining: int = 0
     stopped_by: str | None = None
     """limit | deadline | drained (| lock_lost); None when skipped."""
+    job_lock_waited_s: float = 0.0
+    """How long the run waited for the window's lock (a crashed run's, until it expired)."""
     tokens: tuple[TokenOutcome, ...] = ()
     """Every token handed to the recorder; without their URL outcomes when the caller asked not to
     keep them (`keep_url_outcomes=False`: a large window's outcomes are counted, not held)."""
@@ -106,6 +111,7 @@ class ReconcileOutcome:
             "unresolved_values": sum(t.unresolved for t in self.tokens),
             "remaining": self.remaining,
             "stopped_by": self.stopped_by or "",
+            "job_lock_waited_s": round(self.job_lock_waited_s, 1),
             **{f"urls_{k}": v for k, v in sorted(self.status_counts.items())},
         }
 
@@ -205,13 +211,17 @@ class ReconcileService:
         processor: TokenProcessor,
         *,
         job_lock_ttl: float = JOB_LOCK_TTL_S,
+        job_lock_wait: float = JOB_LOCK_WAIT_S,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
+        if not job_lock_wait >= 0:
+            raise ValueError(f"job_lock_wait must be >= 0 seconds, got {job_lock_wait!r}")
         self._store = store
         self._locks = locks
         self._tracker = tracker
         self._processor = processor
         self._job_lock_ttl = job_lock_ttl
+        self._job_lock_wait = job_lock_wait
         self._monotonic = monotonic
 
     def reconcile(
@@ -238,10 +248,12 @@ class ReconcileService:
         run = run if run is not None else self._processor.new_run(Why.RECONCILE)
         run.ask(self._processor.request(Why.RECONCILE))
 
-        with self._locks.try_hold(reconcile_lock_key(partition_key), self._job_lock_ttl) as job:
+        with self._job_lock(partition_key) as job:
             if not job.held:
-                log.info(kv(event="reconcile_skipped", partition=partition_key, reason=ALREADY_RUNNING))
-                return ReconcileOutcome(start, end, partition_key, skipped=ALREADY_RUNNING)
+                log.info(kv(event="reconcile_skipped", partition=partition_key, reason=ALREADY_RUNNING,
+                            waited_s=self._job_lock_wait))
+                return ReconcileOutcome(start, end, partition_key, skipped=ALREADY_RUNNING,
+                                        job_lock_waited_s=job.waited_ms / 1000.0)
             # The job lock comes first: two runs must not both fetch and record the same list.
             window = self._read(start, end, partition_key, min_af_count)
             return self._record_held(window, job, entered, limit=limit, deadline=deadline,
@@ -282,11 +294,13 @@ class ReconcileService:
         max_workers = check_max_workers(max_workers)
         run = run if run is not None else self._processor.new_run(Why.RECONCILE)
         run.ask(self._processor.request(Why.RECONCILE))
-        with self._locks.try_hold(reconcile_lock_key(window.partition_key), self._job_lock_ttl) as job:
+        with self._job_lock(window.partition_key) as job:
             if not job.held:
-                log.info(kv(event="reconcile_skipped", partition=window.partition_key, reason=ALREADY_RUNNING))
+                log.info(kv(event="reconcile_skipped", partition=window.partition_key, reason=ALREADY_RUNNING,
+                            waited_s=self._job_lock_wait))
                 return ReconcileOutcome(
                     window.window_start, window.window_end, window.partition_key, skipped=ALREADY_RUNNING,
+                    job_lock_waited_s=job.waited_ms / 1000.0,
                     scanned=window.scanned, filtered=window.filtered, already_seen=window.already_seen,
                     targeted=len(window.targets), malformed_items=window.malformed_items,
                     remaining=len(window.targets),
@@ -299,6 +313,11 @@ class ReconcileService:
                                  targets=tuple(t for t in window.targets if t.address not in stored))
             return self._record_held(window, job, entered, limit=limit, deadline=deadline,
                                      max_workers=max_workers, run=run, keep_url_outcomes=keep_url_outcomes)
+
+    def _job_lock(self, partition_key: str | None) -> AbstractContextManager[Lease]:
+        """The window's lock, waited for: a run re-executed right after a crash waits for the crashed
+        run's lock to expire and then does the work, instead of skipping it."""
+        return self._locks.hold_within(reconcile_lock_key(partition_key), self._job_lock_ttl, self._job_lock_wait)
 
     def _read(self, start: datetime, end: datetime, partition_key: str | None, min_af_count: int) -> ReconcileWindow:
         return read_window(self._store, self._tracker, start, end, partition_key=partition_key,
@@ -321,13 +340,17 @@ class ReconcileService:
         def deadline_reached() -> bool:
             return deadline is not None and self._monotonic() - entered >= deadline
 
-        def work(t: WindowTarget) -> tuple[TokenOutcome, Counter[str]]:
-            outcome = self._processor.record(t.address, t.symbol, run)
+        def work(t: WindowTarget, wait: float = 0.0) -> tuple[TokenOutcome, Counter[str]]:
+            outcome = self._processor.record(t.address, t.symbol, run, lock_wait=wait)
             counts = Counter(str(u.status) for u in outcome.urls)
             return (outcome if keep_url_outcomes else replace(outcome, urls=())), counts
 
         def on_error(t: WindowTarget, exc: Exception) -> tuple[TokenOutcome, Counter[str]]:
             return failed_token(t.address, exc), Counter()
+
+        def on_interrupt(i: Interruption) -> None:
+            run.interrupted(i.describe(
+                "token(s)", f"the next run of partition {window.partition_key} (or the daily reconcile) records them"))
 
         pool = run_bounded(
             targets,
@@ -337,12 +360,16 @@ class ReconcileService:
             limit=limit,
             deadline_reached=deadline_reached,
             lock_lost=lambda: job.lost,
-            on_interrupt=lambda i: run.interrupted(i.describe(
-                "token(s)", f"the next run of partition {window.partition_key} (or the daily reconcile) records them")),
+            on_interrupt=on_interrupt,
         )
-        tokens = tuple(t for t, _ in pool.results)
+        results = self._processor.record_locked_out_again(
+            targets, pool.results, lambda t: work(t, self._processor.token_lock_wait), on_error,
+            max_workers=max_workers, stop=lambda: deadline_reached() or job.lost, on_interrupt=on_interrupt,
+            status=lambda result: result[0],
+        )
+        tokens = tuple(t for t, _ in results)
         status_counts: Counter[str] = Counter()
-        for _, counts in pool.results:
+        for _, counts in results:
             status_counts.update(counts)
         outcome = ReconcileOutcome(
             window.window_start,
@@ -360,6 +387,7 @@ class ReconcileService:
             malformed_items=window.malformed_items,
             remaining=len(targets) - pool.started,
             stopped_by=pool.stopped_by,
+            job_lock_waited_s=job.waited_ms / 1000.0,
             tokens=tokens,
             url_outcomes=tuple(u for t in tokens for u in t.urls),
             status_counts=dict(status_counts),

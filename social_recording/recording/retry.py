@@ -33,16 +33,18 @@ from social_recording.recording.job_pool import (
     ALREADY_RUNNING,
     DEFAULT_MAX_WORKERS,
     JOB_LOCK_TTL_S,
+    JOB_LOCK_WAIT_S,
     STOPPED_BY_DEADLINE,
     STOPPED_BY_DRAINED,
     STOPPED_BY_LIMIT,
     STOPPED_BY_LOCK_LOST,
+    Interruption,
     check_deadline,
     check_limit,
     check_max_workers,
     run_bounded,
 )
-from social_recording.recording.outcomes import EngineOutcome, UrlOutcome
+from social_recording.recording.outcomes import EngineOutcome, TokenOutcome, TokenStatus, UrlOutcome
 from social_recording.recording.processor import TokenProcessor
 from social_recording.recording.run_state import RunState
 from social_recording.recording.url_recorder import emit
@@ -163,7 +165,8 @@ def select_due(
 class RetryOutcome:
     statuses: tuple[str, ...]
     skipped: str | None = None
-    """"already running" when another retry run holds the job lock (not an error)."""
+    """"already running" when another retry run held the job lock for the whole wait (it records the
+    selection; this run recorded nothing, and its report says so)."""
     candidate_urls: int = 0
     """Due elements this run selected (at most `limit`)."""
     processed: int = 0
@@ -185,6 +188,8 @@ class RetryOutcome:
     url_outcomes: tuple[UrlOutcome, ...] = ()
     """Every URL outcome; empty when the caller asked not to keep them (`keep_url_outcomes=False`)."""
     status_counts: dict[str, int] = field(default_factory=dict)
+    job_lock_waited_s: float = 0.0
+    """How long the run waited for the retry job's lock (a crashed run's, until it expired)."""
     changed_meanwhile: int = 0
     """Selected elements another run recorded between the selection and this run's recording
     (staged runs only): left as that run recorded them."""
@@ -203,6 +208,7 @@ class RetryOutcome:
             "skipped_by_interval": self.skipped_by_interval,
             "stopped_by": self.stopped_by or "",
             "changed_meanwhile": self.changed_meanwhile,
+            "job_lock_waited_s": round(self.job_lock_waited_s, 1),
             **{f"unresolved_{k}": v for k, v in sorted(self.unresolved.items())},
             **{f"urls_{k}": v for k, v in sorted(self.status_counts.items())},
         }
@@ -217,13 +223,17 @@ class RetryService:
         *,
         clock: Callable[[], datetime] = utcnow,
         job_lock_ttl: float = JOB_LOCK_TTL_S,
+        job_lock_wait: float = JOB_LOCK_WAIT_S,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
+        if not job_lock_wait >= 0:
+            raise ValueError(f"job_lock_wait must be >= 0 seconds, got {job_lock_wait!r}")
         self._store = store
         self._locks = locks
         self._processor = processor
         self._clock = clock
         self._job_lock_ttl = job_lock_ttl
+        self._job_lock_wait = job_lock_wait
         self._monotonic = monotonic
 
     def select_due(
@@ -275,10 +285,10 @@ class RetryService:
                             usable_platforms=self._processor.recorder.registry.usable_platforms())
         names = tuple(sorted(s.value for s in probe.statuses))
 
-        with self._locks.try_hold(RETRY_LOCK_KEY, self._job_lock_ttl) as job:
+        with self._locks.hold_within(RETRY_LOCK_KEY, self._job_lock_ttl, self._job_lock_wait) as job:
             if not job.held:
                 log.info(kv(event="retry_skipped", reason=ALREADY_RUNNING))
-                return RetryOutcome(names, skipped=ALREADY_RUNNING)
+                return RetryOutcome(names, skipped=ALREADY_RUNNING, job_lock_waited_s=job.waited_ms / 1000.0)
             chosen = self.select_due(statuses=statuses, token_addresses=addresses, limit=checked_limit,
                                      min_interval_minutes=interval, now=now)
             return self._record_held(chosen, job, entered, deadline=deadline, max_workers=max_workers,
@@ -303,10 +313,10 @@ class RetryService:
         deadline = check_deadline(deadline_seconds)
         max_workers = check_max_workers(max_workers)
         run = run if run is not None else RunState(timedelta(minutes=selection.min_interval_minutes))
-        with self._locks.try_hold(RETRY_LOCK_KEY, self._job_lock_ttl) as job:
+        with self._locks.hold_within(RETRY_LOCK_KEY, self._job_lock_ttl, self._job_lock_wait) as job:
             if not job.held:
                 log.info(kv(event="retry_skipped", reason=ALREADY_RUNNING))
-                return RetryOutcome(selection.statuses, skipped=ALREADY_RUNNING,
+                return RetryOutcome(selection.statuses, skipped=ALREADY_RUNNING, job_lock_waited_s=job.waited_ms / 1000.0,
                                     candidate_urls=len(selection.candidates),
                                     remaining=selection.remaining + len(selection.candidates))
             current = self._still_due(selection)
@@ -352,16 +362,21 @@ class RetryService:
         def deadline_reached() -> bool:
             return deadline is not None and self._monotonic() - entered >= deadline
 
-        def work(unit: tuple[str, list[Candidate]]) -> _Batch:
+        def work(unit: tuple[str, list[Candidate]], wait: float = 0.0) -> _Batch:
             address, candidates = unit
             batch = _Batch(keep_url_outcomes)
             if deadline_reached() or job.lost:
                 return batch
             # One token lock for the token's batch; its URLs side by side, one URL lock each. Each
             # element is judged against how the selection saw it, not how the token lock finds it.
+            # A token locked out is looked at again at the end (its outcomes not counted yet).
             seen = {c.url: Selected(c.status, c.checked_at) for c in candidates}
-            for outcome in self._processor.record_urls(address, list(seen), run,
-                                                       lambda: deadline_reached() or job.lost, seen):
+            outcomes = self._processor.record_urls(address, list(seen), run, lambda: deadline_reached() or job.lost,
+                                                   seen, lock_wait=wait, emit_locked_out=wait > 0)
+            if wait == 0 and outcomes and all(o.status is EngineOutcome.LOCKED_OUT for o in outcomes):
+                batch.locked_out = tuple(outcomes)
+                return batch
+            for outcome in outcomes:
                 batch.add(outcome)
             return batch
 
@@ -373,6 +388,9 @@ class RetryService:
                                                describe_error(exc))))
             return batch
 
+        def on_interrupt(i: Interruption) -> None:
+            run.interrupted(i.describe("token batch(es)", "the next retry run selects their URLs again"))
+
         pool = run_bounded(
             units,
             work,
@@ -381,16 +399,22 @@ class RetryService:
             limit=None,
             deadline_reached=deadline_reached,
             lock_lost=lambda: job.lost,
-            on_interrupt=lambda i: run.interrupted(i.describe(
-                "token batch(es)", "the next retry run selects their URLs again")),
+            on_interrupt=on_interrupt,
         )
+        batches = self._processor.record_locked_out_again(
+            units, pool.results, lambda unit: work(unit, self._processor.token_lock_wait), on_error,
+            max_workers=max_workers, stop=lambda: deadline_reached() or job.lost, on_interrupt=on_interrupt,
+            status=_Batch.token_status,
+        )
+        for batch in batches:  # not looked at again (the run stopped): counted as they were
+            batch.count_locked_out(run)
         interval = timedelta(minutes=selection.min_interval_minutes)
         unresolved = self._retry_unresolved(selection.selected_at - interval, selection.limit, run,
                                             deadline_reached, lambda: job.lost)
         lost = job.lost
 
         total = _Batch(keep_url_outcomes)
-        for batch in pool.results:
+        for batch in batches:
             total.merge(batch)
         processed = total.processed
         cut_in_run = len(selected) - processed
@@ -414,6 +438,7 @@ class RetryService:
             skipped_by_interval=selection.held_back,
             stopped_by=stopped_by,
             unresolved=unresolved,
+            job_lock_waited_s=job.waited_ms / 1000.0,
             url_outcomes=tuple(total.outcomes),
             status_counts=dict(total.status_counts),
         )
@@ -442,10 +467,12 @@ class RetryService:
 
 
 class _Batch:
-    """The URL outcomes of one unit (a token's selected URLs): counted, and kept only when asked."""
+    """The URL outcomes of one unit (a token's selected URLs): counted, and kept only when asked.
+    `locked_out` holds the outcomes of a token found locked out, until the run looks at it again."""
 
     def __init__(self, keep: bool) -> None:
         self._keep = keep
+        self.locked_out: tuple[UrlOutcome, ...] = ()
         self.outcomes: list[UrlOutcome] = []
         self.status_counts: Counter[str] = Counter()
         self.processed = 0
@@ -461,6 +488,16 @@ class _Batch:
         self.converged += int(outcome.converged)
         self.lost += int(outcome.lease_lost or outcome.status == EngineOutcome.LOST)
         self.engine_failures += int(outcome.engine_failure)
+
+    def token_status(self) -> TokenOutcome:
+        """The unit as a token outcome (what the second look at locked-out tokens reads)."""
+        address = self.locked_out[0].token if self.locked_out else ""
+        return TokenOutcome(address, TokenStatus.LOCKED_OUT if self.locked_out else TokenStatus.RECORDED)
+
+    def count_locked_out(self, run: RunState) -> None:
+        for outcome in self.locked_out:
+            self.add(emit(run, outcome))
+        self.locked_out = ()
 
     def merge(self, other: _Batch) -> None:
         self.outcomes.extend(other.outcomes)

@@ -336,16 +336,19 @@ def build_engine(
     url_lock_wait: float = 30.0,
     url_lock_ttl: float = 30.0,
     token_lock_ttl: float = 30.0,
+    token_lock_wait: float = 0.3,
     min_interval: timedelta = timedelta(minutes=60),
     clock: Callable[[], datetime] | None = None,
 ) -> Engine:
-    """The production engine (`recording.engine.build_engine`) with test timings and a step clock."""
+    """The production engine (`recording.engine.build_engine`) with test timings and a step clock
+    (a locked-out token's second look waits `token_lock_wait`, a fraction of a second here)."""
     clock = clock or StepClock()
     profiles = profiles or FakeProfiles()
     engine = build_recording_engine(
         store, locks, registry, profiles, enable_paid=enable_paid, max_attempts=max_attempts,
         min_interval=min_interval, clock=clock,
-        timings=Timings(url_lock_wait=url_lock_wait, url_lock_ttl=url_lock_ttl, token_lock_ttl=token_lock_ttl),
+        timings=Timings(url_lock_wait=url_lock_wait, url_lock_ttl=url_lock_ttl, token_lock_ttl=token_lock_ttl,
+                        token_lock_wait=token_lock_wait),
     )
     return Engine(store, locks, registry, profiles, engine.recorder, engine.processor, engine.retry, clock)
 

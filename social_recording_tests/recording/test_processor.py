@@ -350,10 +350,10 @@ def test_a_live_batch_records_its_tokens_in_order_and_isolates_a_token_that_rais
         eng.profiles.add(address, [url])
     real_record = eng.processor.record
 
-    def record(address: str, symbol: str | None, run: RunState | None = None) -> TokenOutcome:
+    def record(address: str, symbol: str | None, run: RunState | None = None, **kwargs: float) -> TokenOutcome:
         if address == "B":  # past every guard of record(): a defect of ours
             raise KeyError("boom")
-        return real_record(address, symbol, run)
+        return real_record(address, symbol, run, **kwargs)
 
     monkeypatch.setattr(eng.processor, "record", record)
     run = RunState()
@@ -363,3 +363,21 @@ def test_a_live_batch_records_its_tokens_in_order_and_isolates_a_token_that_rais
     assert "KeyError" in out[1].detail and all(o.urls == () for o in out)
     assert counter.get(YT_URL) == 1  # A and C share the URL: one call
     assert run.status_counts() == {"ok": 2}
+
+
+def test_a_live_batch_looks_again_at_a_token_a_crashed_worker_left_locked(
+    store: SqliteStore, any_locks: LockManager, counter: MemoryCounter
+) -> None:
+    """The first look finds the token locked out; the run's second look waits for the dead holder's
+    lock to expire and records it (nothing counted twice)."""
+    from social_recording.locks.extender import LeasingLockManager
+
+    eng = build_engine(store, any_locks, counting_registry(counter), token_lock_wait=20.0)
+    eng.profiles.add("A", [YT_URL])
+    eng.profiles.add("B", [GH_URL])
+    assert isinstance(any_locks, LeasingLockManager)
+    assert any_locks.acquire("social-record:A", "crashed-host:1:dead", 1.5) > 0
+    run = RunState()
+    out = eng.processor.record_batch([("A", "a"), ("B", "b")], run, max_workers=2)
+    assert [(o.address, o.status) for o in out] == [("A", TokenStatus.RECORDED), ("B", TokenStatus.RECORDED)]
+    assert run.status_counts() == {"ok": 2} and counter.total() == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from social_recording.domain.models import TokenProfile
 from social_recording.domain.status import FetchStatus
 from social_recording.locks.base import LockManager
+from social_recording.locks.extender import LeasingLockManager
 from social_recording.recording.processor import TokenStatus
 from social_recording.recording.reconcile import ReconcileService, reconcile_lock_key
 from social_recording.store.sqlite import SqliteStore
@@ -31,9 +33,11 @@ from social_recording_tests.recording.engine_fakes import (
 START, END = T0 - timedelta(days=1), T0
 
 
-def _service(eng: Engine, tracker: FakeTracker, monotonic: object = None) -> ReconcileService:
+def _service(eng: Engine, tracker: FakeTracker, monotonic: object = None, job_lock_wait: float = 0.3
+             ) -> ReconcileService:
     kwargs = {} if monotonic is None else {"monotonic": monotonic}
-    return ReconcileService(eng.store, eng.locks, tracker, eng.processor, **kwargs)  # type: ignore[arg-type]
+    return ReconcileService(eng.store, eng.locks, tracker, eng.processor, job_lock_wait=job_lock_wait,
+                            **kwargs)  # type: ignore[arg-type]
 
 
 def test_counters_filter_and_already_seen(store: SqliteStore, locks: LockManager, counter: MemoryCounter) -> None:
@@ -99,13 +103,17 @@ def test_deadline_stops_starting_tokens(store: SqliteStore, locks: LockManager, 
     assert store.find_existing_addresses(["T0", "T1", "T2", "T3"]) == {"T0", "T1"}
 
 
-def test_job_lock_held_means_skipped_not_failed(
+def test_job_lock_held_by_a_live_run_past_the_wait_means_skipped(
     store: SqliteStore, any_locks: LockManager, counter: MemoryCounter
 ) -> None:
+    """A live holder keeps renewing its lock: after the wait this run records nothing and says so
+    (the Dagster report then fails it: test_run_failures.py)."""
     eng = build_engine(store, any_locks, counting_registry(counter))
     tracker = FakeTracker([RangeItem("A", None, 3)])
     with any_locks.try_hold(reconcile_lock_key("2026-01-01"), 30):
-        out = _service(eng, tracker).reconcile(START, END, partition_key="2026-01-01")
+        started = time.monotonic()
+        out = _service(eng, tracker, job_lock_wait=0.5).reconcile(START, END, partition_key="2026-01-01")
+        assert time.monotonic() - started >= 0.5  # it waited for the lock first
         assert out.skipped == "already running" and out.stopped_by is None and tracker.calls == 0
         # another partition of the backfill is not blocked
         other = _service(eng, tracker).reconcile(START, END, partition_key="2026-01-02")
@@ -181,3 +189,54 @@ def test_bad_input_is_rejected_before_anything(
     with pytest.raises(ValueError, match=match):
         _service(eng, tracker).reconcile(start, end, **args)  # type: ignore[arg-type]
     assert tracker.calls == 0
+
+
+def _dead_holder(locks: LockManager, key: str, ttl: float) -> None:
+    """The lock a crashed process left: taken, never renewed, never released."""
+    assert isinstance(locks, LeasingLockManager)
+    assert locks.acquire(key, "crashed-host:1:dead", ttl) > 0
+
+
+def test_a_crashed_runs_window_lock_is_waited_out_and_the_window_recorded(
+    store: SqliteStore, any_locks: LockManager, counter: MemoryCounter
+) -> None:
+    """The finding: a re-execution right after a run was killed "succeeded" with nothing done,
+    because the killed run's window lock made it skip. It waits for the lock to expire instead."""
+    profiles = FakeProfiles()
+    for name in ("A", "B"):
+        profiles.add(name, [f"https://example.com/{name}"])
+    eng = build_engine(store, any_locks, counting_registry(counter), profiles=profiles)
+    _dead_holder(any_locks, reconcile_lock_key("2026-01-01"), ttl=1.0)
+    tracker = FakeTracker([RangeItem("A", "a", 3), RangeItem("B", "b", 3)])
+    started = time.monotonic()
+    out = _service(eng, tracker, job_lock_wait=20.0).reconcile(START, END, partition_key="2026-01-01")
+    assert time.monotonic() - started >= 0.8
+    assert out.skipped is None and (out.processed, out.remaining) == (2, 0)
+    assert store.find_existing_addresses(["A", "B"]) == {"A", "B"}
+
+
+def test_a_token_a_crashed_worker_left_locked_is_recorded_by_the_runs_second_look(
+    store: SqliteStore, any_locks: LockManager, counter: MemoryCounter
+) -> None:
+    profiles = FakeProfiles()
+    for name in ("A", "B"):
+        profiles.add(name, [f"https://example.com/{name}"])
+    eng = build_engine(store, any_locks, counting_registry(counter), profiles=profiles, token_lock_wait=20.0)
+    _dead_holder(any_locks, "social-record:A", ttl=1.5)
+    out = _service(eng, FakeTracker([RangeItem("A", "a", 3), RangeItem("B", "b", 3)])).reconcile(
+        START, END, partition_key="2026-01-01")
+    assert [t.status for t in out.tokens] == [TokenStatus.RECORDED, TokenStatus.RECORDED]
+    assert (out.locked_out, out.remaining) == (0, 0) and out.status_counts == {"ok": 2}
+    assert counter.total() == 2
+
+
+def test_a_token_a_live_worker_keeps_locked_stays_locked_out_after_the_second_look(
+    store: SqliteStore, any_locks: LockManager, counter: MemoryCounter
+) -> None:
+    profiles = FakeProfiles()
+    profiles.add("A", ["https://example.com/A"])
+    eng = build_engine(store, any_locks, counting_registry(counter), profiles=profiles, token_lock_wait=0.5)
+    with any_locks.try_hold("social-record:A", 30):
+        out = _service(eng, FakeTracker([RangeItem("A", "a", 3)])).reconcile(START, END, partition_key="2026-01-01")
+    assert [t.status for t in out.tokens] == [TokenStatus.LOCKED_OUT] and out.locked_out == 1
+    assert "whole 0.5 s wait" in out.tokens[0].detail and counter.total() == 0

@@ -13,6 +13,7 @@ from social_recording.locks.base import LockManager
 from social_recording.recording.candidates import parse_retry_statuses
 from social_recording.recording.outcomes import EngineOutcome
 from social_recording.recording.retry import RETRY_LOCK_KEY, RetryService
+from social_recording.recording.run_state import RunState
 from social_recording.store.sqlite import SqliteStore
 from social_recording_tests.recording.engine_fakes import (
     DISCORD_URL,
@@ -32,9 +33,10 @@ from social_recording_tests.recording.engine_fakes import (
 )
 
 
-def _service(eng: Engine, clock: StepClock, monotonic: object = None) -> RetryService:
+def _service(eng: Engine, clock: StepClock, monotonic: object = None, job_lock_wait: float = 0.3) -> RetryService:
     kwargs = {} if monotonic is None else {"monotonic": monotonic}
-    return RetryService(eng.store, eng.locks, eng.processor, clock=clock, **kwargs)  # type: ignore[arg-type]
+    return RetryService(eng.store, eng.locks, eng.processor, clock=clock, job_lock_wait=job_lock_wait,
+                        **kwargs)  # type: ignore[arg-type]
 
 
 def _el(store: SqliteStore, address: str, url: str) -> SocialUrl:
@@ -263,6 +265,25 @@ def test_job_lock_held_means_skipped(
     with any_locks.try_hold(RETRY_LOCK_KEY, 30):
         out = _service(eng, clock).retry()
     assert out.skipped == "already running" and out.processed == 0 and counter.total() == 0
+
+
+def test_a_crashed_retry_runs_lock_and_token_lock_are_waited_out(
+    store: SqliteStore, any_locks: LockManager, counter: MemoryCounter, clock: StepClock
+) -> None:
+    """A retry run right after one was killed: the killed run's job lock and its token lock are
+    waited for (the token's on the run's second look), and the URLs are recorded, each counted once."""
+    from social_recording.locks.extender import LeasingLockManager
+
+    eng = build_engine(store, any_locks, counting_registry(counter), clock=clock, token_lock_wait=20.0)
+    _seed(store, eng)
+    assert isinstance(any_locks, LeasingLockManager)
+    assert any_locks.acquire(RETRY_LOCK_KEY, "crashed-host:1:dead", 1.0) > 0
+    assert any_locks.acquire("social-record:A", "crashed-host:1:dead", 2.0) > 0
+    run = RunState(timedelta(minutes=60))
+    out = _service(eng, clock, job_lock_wait=20.0).retry(run=run)
+    assert out.skipped is None and out.locked_out == 0 and out.processed == 3
+    assert [u.status for u in out.url_outcomes if u.token == "A"] == [FetchStatus.OK] * 2
+    assert run.summary().urls == 3 and "locked_out" not in run.summary().by_status
 
 
 def test_deadline_stops_between_urls(store: SqliteStore, locks: LockManager, counter: MemoryCounter,

@@ -65,7 +65,8 @@ def test_record_window_is_skipped_while_another_run_holds_the_partition(
     profiles = FakeProfiles()
     profiles.add("A", [YT_URL])
     eng = build_engine(store, locks, counting_registry(counter), profiles=profiles)
-    service = ReconcileService(eng.store, eng.locks, FakeTracker([RangeItem("A", "a", 5)]), eng.processor)
+    service = ReconcileService(eng.store, eng.locks, FakeTracker([RangeItem("A", "a", 5)]), eng.processor,
+                               job_lock_wait=0.3)
     window = service.read_window(START, END, partition_key="2026-01-02")
     with locks.try_hold(reconcile_lock_key("2026-01-02"), 30):
         out = service.record_window(window)
@@ -79,7 +80,7 @@ def test_select_then_record_leaves_elements_another_run_recorded_meanwhile(
     eng = build_engine(store, locks, counting_registry(counter, {YT_URL: Behaviour(outcome="error")}), clock=clock)
     assert store.create_pending_token(TokenProfile(address="A", symbol="A", urls=[YT_URL, GH_URL]), T0)
     seed_result(store, "A", YT_URL, FetchStatus.ERROR, T0 - timedelta(hours=3))
-    service = RetryService(eng.store, eng.locks, eng.processor, clock=clock)
+    service = RetryService(eng.store, eng.locks, eng.processor, clock=clock, job_lock_wait=0.3)
     selection = service.select_due(min_interval_minutes=0)
     assert [c.url for c in selection.candidates] == [GH_URL, YT_URL]  # never recorded first, then oldest
     assert selection.statuses == ("error", "pending", "skipped_paid", "unsupported") and selection.named is None
