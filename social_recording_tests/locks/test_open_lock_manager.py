@@ -10,6 +10,7 @@ import pytest
 import redis
 
 from social_recording.locks import (
+    LockBackendUnavailable,
     LockConfigError,
     RedisLockManager,
     SqliteLockManager,
@@ -40,9 +41,10 @@ def test_redis_urls_build_a_redis_manager_without_connecting(url: str) -> None:
 
 
 def test_redis_manager_connects_lazily_and_errors_carry_no_password() -> None:
-    manager = open_lock_manager(f"redis://:{SECRET}@127.0.0.1:1/0")  # port 1: refused
-    with pytest.raises(redis.exceptions.ConnectionError) as err, manager.try_hold("social-record:X", ttl=1.0):
+    manager = open_lock_manager(f"redis://:{SECRET}@127.0.0.1:1/0", outage_s=0.5)  # port 1: refused
+    with pytest.raises(LockBackendUnavailable) as err, manager.try_hold("social-record:X", ttl=1.0):
         pass
+    assert "127.0.0.1:1" in str(err.value)  # the backend is named, its password masked
     assert SECRET not in "".join(traceback.format_exception(err.value))
 
 
