@@ -32,6 +32,14 @@ def is_busy(exc: BaseException) -> bool:
     return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text or "busy" in text
 
 
+def is_full(exc: BaseException) -> bool:
+    """Whether SQLite refused a write because the disk (or the file's size limit) is full: the
+    transaction was rolled back whole, and the same write succeeds once space is freed."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    return getattr(exc, "sqlite_errorname", "").startswith("SQLITE_FULL") or "disk is full" in str(exc)
+
+
 def connect(path: str | os.PathLike[str], busy_timeout: float, *, foreign_keys: bool = False) -> sqlite3.Connection:
     """A connection for autocommit use (`isolation_level=None`, transactions explicit), usable from
     another thread than its opener's, waiting up to `busy_timeout` seconds for other writers, on a

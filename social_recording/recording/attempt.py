@@ -48,6 +48,7 @@ from social_recording.recording.outcomes import EngineOutcome, OutcomeStatus, Ur
 from social_recording.recording.run_state import RunState
 from social_recording.recording.writer import GraphWriter
 from social_recording.store.base import ElementWrite, Store, WriteOutcome, WriteResult
+from social_recording.store.transient import is_disk_full
 
 log = logging.getLogger("social_recording.recording")
 
@@ -177,7 +178,10 @@ class UrlAttempt:
                                rules=self._rules)
             if transition.element is None:  # deferred: nothing sent, nothing learned
                 return self.outcome(EngineOutcome.DEFERRED, detail=f"{outcome.detail}; left as it was")
-            written = self._write(transition, state, links=links)
+            try:
+                written = self._write(transition, state, links=links)
+            except Exception as exc:
+                return self._unwritten(exc, outcome, state)
             if written.result is WriteResult.STALE:
                 read = self._read()
                 if isinstance(read, UrlOutcome):
@@ -194,6 +198,22 @@ class UrlAttempt:
                 return self.outcome(EngineOutcome.FAILED, attempted=outcome.called, detail=result.detail)
             return result
         return self._gave_up(attempted=outcome.called)
+
+    def _unwritten(self, exc: Exception, outcome: Outcome, state: UrlState | None) -> UrlOutcome:
+        """The store refused the result of a call (a full disk past the write retry, a store gone):
+        the URL fails, truthfully `attempted`, and an open paid request, saved when it was submitted,
+        stays on the URL for the next run to resume instead of buying it again."""
+        log.error(kv(event="result_not_written", token=self.address, url=safe_url(self.url), called=outcome.called,
+                     error=type(exc).__name__), exc_info=True)
+        why = f"its disk is full: {describe_error(exc)}" if is_disk_full(exc) else describe_error(exc)
+        request = outcome.submitted
+        if request is None and state is not None and not outcome.request_expired:
+            request = state.request
+        kept = (f"; the paid {request.provider} request {request.request_id} stays open for the next run to resume"
+                if request is not None else "; left for the next run")
+        return self.outcome(EngineOutcome.FAILED, attempted=outcome.called,
+                            detail=f"the store did not take the result of {outcome.detail or 'the call'} "
+                                   f"({why}){kept}")
 
     def _generate(
         self, state: UrlState | None, decision: Decision

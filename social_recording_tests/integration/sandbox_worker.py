@@ -6,15 +6,21 @@ Config: `store_path`, `lock_url`, `scenario`, `ledger`, `profiles` ({address: [c
 `tokens` ([[address, symbol]]), `sleep_scale` (client-side waits such as urlscan's first poll wait
 are multiplied by it: small enough to be quick, large enough for a test to kill the process inside
 one), `url_lock_ttl`, `token_lock_ttl`, `enable_paid`, `rate_limit_url` (when set, every provider request
-asks the shared rate limiter on that lock backend, with the scenario's rates). Prints one JSON line
-per token.
+asks the shared rate limiter on that lock backend, with the scenario's rates), `write_retry_s`,
+`fill_disk` (a file on the store's filesystem, written until that filesystem is full right after a
+paid request is saved: the disk fills between a paid submission and its result's write),
+`free_disk_after_s` (the filler is deleted that long after, from another thread; without it, between
+runs), `runs` (how many runs record the tokens, one after another; default 1). Prints one JSON line
+per token and run.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -30,15 +36,51 @@ from social_recording.recording.engine import Timings, build_engine
 from social_recording.sandbox.ledger import Ledger
 from social_recording.sandbox.scenario import load_scenario
 from social_recording.sandbox.transport import SandboxTransport, sandbox_resolve_host
+from social_recording.store.base import WriteOutcome
 from social_recording.store.sqlite import SqliteStore
 from social_recording_tests.recording.engine_fakes import FakeProfiles
 
 SANDBOX_KEY = SecretStr("sandbox-key")
+DISK_FULL = threading.Event()
+
+
+class FillingStore(SqliteStore):
+    """The real store, whose filesystem fills up right after a paid request is saved."""
+
+    filler: Path | None = None
+
+    def save_paid_request(self, *args: Any, **kwargs: Any) -> WriteOutcome:
+        saved = super().save_paid_request(*args, **kwargs)
+        if self.filler is not None and not self.filler.exists():
+            fill(self.filler)
+        return saved
+
+
+def fill(path: Path) -> None:
+    """Write `path` until its filesystem has no space left."""
+    with open(path, "wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * 65536)
+                f.flush()
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC:
+                raise
+    print(json.dumps({"event": "disk_full", "filler_bytes": path.stat().st_size}), flush=True)
+    DISK_FULL.set()
+
+
+def free(path: Path, delay: float = 0.0) -> None:
+    time.sleep(delay)
+    path.unlink(missing_ok=True)
+    print(json.dumps({"event": "disk_freed"}), flush=True)
 
 
 def main(raw: str) -> int:
     cfg: dict[str, Any] = json.loads(raw)
-    store = SqliteStore(cfg["store_path"])
+    store = FillingStore(cfg["store_path"])
+    if cfg.get("fill_disk"):
+        store.filler = Path(cfg["fill_disk"])
     locks = open_lock_manager(cfg["lock_url"])
     transport = SandboxTransport(load_scenario(Path(cfg["scenario"])), Ledger(Path(cfg["ledger"])))
     scale = float(cfg.get("sleep_scale", 0.01))
@@ -61,23 +103,45 @@ def main(raw: str) -> int:
     processor = build_engine(
         store, locks, registry, profiles, enable_paid=cfg.get("enable_paid", True),
         timings=Timings(url_lock_ttl=cfg.get("url_lock_ttl", 30.0), url_lock_wait=cfg.get("url_lock_wait", 30.0),
-                        token_lock_ttl=cfg.get("token_lock_ttl", 30.0)),
+                        token_lock_ttl=cfg.get("token_lock_ttl", 30.0),
+                        write_retry_s=cfg.get("write_retry_s", Timings.write_retry_s)),
     ).processor
-    run = processor.new_run()
-    for address, symbol in cfg["tokens"]:
-        out = processor.record(address, symbol, run)
-        print(json.dumps({
-            "token": out.address,
-            "status": out.status.value,
-            "urls": [{"url": u.url, "status": str(u.status), "attempted": u.attempted, "detail": u.detail}
-                     for u in out.urls],
-        }), flush=True)
+    free_after = cfg.get("free_disk_after_s")
+    if store.filler is not None and free_after is not None:
+        threading.Thread(target=_free_once_full, args=(store.filler, float(free_after)), daemon=True).start()
+    for n in range(int(cfg.get("runs", 1))):
+        if n and store.filler is not None:
+            free(store.filler)
+        run = processor.new_run()
+        for address, symbol in cfg["tokens"]:
+            out = processor.record(address, symbol, run)
+            print(json.dumps({
+                "run": n,
+                "token": out.address,
+                "status": out.status.value,
+                "urls": [{"url": u.url, "status": str(u.status), "attempted": u.attempted, "detail": u.detail}
+                         for u in out.urls],
+            }), flush=True)
+    if cfg.get("final_state"):
+        address = cfg["tokens"][0][0]
+        url = cfg["profiles"][address][0]
+        el = store.find_element(address, url)
+        state = store.find_url_state(url)
+        print(json.dumps({"event": "final_state",
+                          "element": None if el is None else {"status": el.status.value, "attempts": el.attempts},
+                          "request": None if state is None or state.request is None else state.request.request_id}),
+              flush=True)
     transport.close()
     if limiter is not None:
         limiter.close()
     locks.close()
     store.close()
     return 0
+
+
+def _free_once_full(filler: Path, delay: float) -> None:
+    DISK_FULL.wait()
+    free(filler, delay)
 
 
 if __name__ == "__main__":

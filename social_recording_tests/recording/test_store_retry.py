@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 from typing import Any
 
@@ -18,6 +19,10 @@ from social_recording_tests.flaky import Flaky
     AutoReconnect("primary stepped down"),
     ServerSelectionTimeoutError("no primary"),
     OperationFailure("not primary", code=10107, details={"errorLabels": ["RetryableWriteError"]}),
+    # a full disk: the write was rolled back whole and is taken once space is freed
+    sqlite3.OperationalError("database or disk is full"),
+    OSError(errno.ENOSPC, "No space left on device"),
+    OperationFailure("Out of disk space", code=14031),
 ])
 def test_transient_store_errors(exc: BaseException) -> None:
     assert is_transient(exc)
