@@ -1,4 +1,5 @@
-"""Shared fixtures: a real redis-server per test session, temporary SQLite files."""
+"""Shared fixtures: a real redis-server per test session, a real Mongo-protocol server per session
+(FerretDB unless SOCIAL_RECORDING_TEST_MONGO_URL names a MongoDB), temporary SQLite files."""
 
 from __future__ import annotations
 
@@ -8,7 +9,12 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from social_recording_tests.ferretdb_differences import Difference
+from social_recording_tests.ferretdb_server import BINARY_ENV, FERRETDB_VERSION, running_ferretdb
+from social_recording_tests.mongo_server import MONGO_URL_ENV, MongoServer, describe, server_available
 from social_recording_tests.redis_server import running_redis
+
+MONGO_SERVER_MARK = "mongo_server"
 
 
 @pytest.fixture(scope="session")
@@ -27,8 +33,71 @@ def redis_url(redis_server_url: str) -> Iterator[str]:
     yield redis_server_url
 
 
-def pytest_report_header(config: pytest.Config) -> str:
-    on = bool(os.environ.get("SOCIAL_RECORDING_TEST_MONGO_URL"))
-    return "real-MongoDB store contract variant: " + (
-        "on" if on else "off (MongoDB is not installable here; set SOCIAL_RECORDING_TEST_MONGO_URL to run it)"
+@pytest.fixture(scope="session")
+def mongo_server() -> Iterator[MongoServer]:
+    """The session's Mongo-protocol server: SOCIAL_RECORDING_TEST_MONGO_URL's, else a FerretDB started
+    for the session on its own PostgreSQL database (stopped and dropped at the end)."""
+    url = os.environ.get(MONGO_URL_ENV)
+    if url:
+        server = MongoServer(url, False)
+        client = server.client()
+        try:
+            yield describe(client, url)
+        finally:
+            client.close()
+        return
+    with running_ferretdb() as ferret:
+        yield MongoServer(ferret.url, True)
+
+
+@pytest.fixture(scope="session")
+def mongo_server_url(mongo_server: MongoServer) -> str:
+    return mongo_server.url
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{MONGO_SERVER_MARK}: needs the session's Mongo-protocol server (FerretDB, or a real MongoDB)"
     )
+    config.addinivalue_line(
+        "markers", "ferretdb_differs(difference): on FerretDB this test meets one of FerretDB's own differences "
+        "from MongoDB (ferretdb_differences.py) and is expected to fail there",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test that reaches the Mongo server; without one, leave them out (deselect, never skip)."""
+    needs: list[pytest.Item] = []
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        if "mongo_server" in fixtures or "mongo_server_url" in fixtures:
+            item.add_marker(MONGO_SERVER_MARK)
+        if item.get_closest_marker(MONGO_SERVER_MARK) is not None:
+            needs.append(item)
+    if needs and not server_available():
+        config.hook.pytest_deselected(items=needs)
+        items[:] = [i for i in items if i.get_closest_marker(MONGO_SERVER_MARK) is None]
+
+
+@pytest.fixture(autouse=True)
+def _ferretdb_difference_expected(request: pytest.FixtureRequest) -> None:
+    """On FerretDB, a test marked with one of its differences is expected to fail (see the marker)."""
+    marker = request.node.get_closest_marker("ferretdb_differs")
+    if marker is None or request.node.get_closest_marker(MONGO_SERVER_MARK) is None:
+        return
+    difference = marker.args[0]
+    assert isinstance(difference, Difference), marker
+    server: MongoServer = request.getfixturevalue("mongo_server")
+    if server.ferretdb:
+        request.applymarker(pytest.mark.xfail(
+            reason=difference.reason(), strict=difference.deterministic, raises=AssertionError,
+        ))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if os.environ.get(MONGO_URL_ENV):
+        return f"Mongo store over the wire: the server at {MONGO_URL_ENV}"
+    if server_available():
+        return f"Mongo store over the wire: FerretDB {FERRETDB_VERSION} on PostgreSQL, started for the session"
+    return (f"Mongo store over the wire: off (deselected): no FerretDB binary; `make test` builds it, or set "
+            f"{BINARY_ENV} or {MONGO_URL_ENV}")

@@ -12,7 +12,7 @@ from typing import Any
 from social_recording.domain.graph import SocialObject
 from social_recording.domain.models import UrlState, ensure_utc
 from social_recording.domain.status import REUSABLE, Cause, FetchStatus
-from social_recording.domain.urls import platform_of
+from social_recording.domain.urls import Platform, platform_of
 
 _DATE_TAG = "$date"
 
@@ -102,6 +102,16 @@ def object_body(obj: SocialObject) -> dict[str, Any]:
         "avatar_url": obj.avatar_url,
         "icon_url": obj.icon_url,
     }
+
+
+_EMPTY_BODY = SocialObject(platform=Platform.WEB, platform_key="-", subtype="-")
+
+
+def stored_body(row: Mapping[str, Any]) -> dict[str, Any]:
+    """An object body as read back, every field of `object_body` present: a Mongo-protocol server may
+    leave the null and empty ones of an insert-only upsert out of the document (docs/architecture.md,
+    "Mongo-protocol servers")."""
+    return {key: row[key] if row.get(key) is not None else empty for key, empty in object_body(_EMPTY_BODY).items()}
 
 
 def platform_or_none(url: str) -> str | None:

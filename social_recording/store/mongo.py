@@ -31,6 +31,7 @@ lives in `meta`; opening an older database upgrades it in place (idempotent step
 from __future__ import annotations
 
 import contextlib
+import heapq
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -61,6 +62,7 @@ from social_recording.store._codec import (
     legacy_cause,
     object_body,
     platform_or_none,
+    stored_body,
     unique_urls,
     url_state_fields_from_v2,
     waiting_parts,
@@ -136,6 +138,11 @@ _INDEX_OPTIONS_CONFLICT = 85
 _INDEX_KEY_SPECS_CONFLICT = 86
 """Server code for "an index of this name exists with other keys": an index cannot be altered, and
 a name names one index, so an index whose keys changed between releases is refused until dropped."""
+
+
+class IndexConflictError(RuntimeError):
+    """The database holds an index that keeps the store from having one it relies on (same name with
+    other keys or options, or the same keys without the uniqueness the store needs)."""
 
 
 @dataclass(frozen=True)
@@ -266,16 +273,11 @@ def q_links_by_token_entry(token_address: str, entry_url: str) -> MongoQuery:
     return MongoQuery(TOKEN_LINKS, {"token_address": token_address, "entry_url": entry_url}, {"_id": 0})
 
 
-def q_unresolved_due(checked_before: datetime, limit: int) -> MongoQuery:
-    """Tokens by their oldest raw value (an ascending sort on an array field sorts by its smallest
-    element), so the `limit` oldest values are among the first `limit` tokens."""
-    return MongoQuery(
-        TOKENS,
-        {"unresolved.checked_at": {"$lte": checked_before}},
-        {"_id": 0, "address": 1, "unresolved": 1},
-        [("unresolved.checked_at", ASCENDING), ("address", ASCENDING)],
-        limit,
-    )
+def q_unresolved_due(checked_before: datetime) -> MongoQuery:
+    """Tokens holding a raw value due by `checked_before` (select_unresolved orders and limits the
+    values themselves)."""
+    return MongoQuery(TOKENS, {"unresolved.checked_at": {"$lte": checked_before}}, {"_id": 0, "address": 1,
+                                                                                   "unresolved": 1})
 
 
 QUERIES: dict[str, Callable[..., MongoQuery]] = {
@@ -298,8 +300,10 @@ QUERIES: dict[str, Callable[..., MongoQuery]] = {
 
 
 def _plan_stages(node: Any) -> Iterator[str]:
+    """Stage names of a plan: MongoDB's `stage`s, or the `Node Type`s of the PostgreSQL plan FerretDB
+    answers with (docs/architecture.md, "Mongo-protocol servers")."""
     if isinstance(node, dict):
-        stage = node.get("stage")
+        stage = node.get("stage", node.get("Node Type"))
         if isinstance(stage, str):
             yield stage
         for value in node.values():
@@ -449,13 +453,19 @@ class MongoStore:
                     self._create_index(coll, name, keys, unique)
                 except OperationFailure as exc:
                     if exc.code != _INDEX_KEY_SPECS_CONFLICT or unique:
-                        raise
+                        raise self._conflict(coll, name, keys, unique) from exc
                     # An older release built this name with fewer keys (the retry and unresolved
                     # indexes gained their tie-breakers): rebuild it. Only non-unique indexes are
                     # rebuilt; they serve speed, while a unique one's keys decide what is stored.
                     with contextlib.suppress(OperationFailure):  # a concurrent opener dropped it
                         self.db[coll].drop_index(name)
                     self._create_index(coll, name, keys, unique)
+        # A server may accept a create_index it did not carry out (FerretDB answers ok when an index
+        # of that name exists without `unique`): what stands is checked, not assumed.
+        for coll, indexes in INDEXES.items():
+            for name, keys, unique in indexes:
+                if not self._has_index(coll, name, keys, unique):
+                    raise self._conflict(coll, name, keys, unique)
 
     def _create_index(self, coll: str, name: str, keys: list[tuple[str, int]], unique: bool) -> None:
         try:
@@ -466,12 +476,29 @@ class MongoStore:
             # The same index exists under another name (made by hand or an older
             # deployment): it serves the queries and the uniqueness equally well.
 
+    def _indexes(self, coll: str) -> dict[str, tuple[list[tuple[str, int]], bool]]:
+        return {
+            name: ([(k, int(d)) for k, d in info["key"]], bool(info.get("unique", False)))
+            for name, info in self.db[coll].index_information().items()
+        }
+
     def _has_equivalent(self, coll: str, keys: list[tuple[str, int]], unique: bool) -> bool:
-        for info in self.db[coll].index_information().values():
-            same_keys = [(k, int(d)) for k, d in info["key"]] == keys
-            if same_keys and bool(info.get("unique", False)) == unique:
-                return True
-        return False
+        return (keys, unique) in self._indexes(coll).values()
+
+    def _has_index(self, coll: str, name: str, keys: list[tuple[str, int]], unique: bool) -> bool:
+        """The index `name` with these keys and uniqueness, or an equivalent under another name."""
+        found = self._indexes(coll)
+        return found.get(name) == (keys, unique) or (keys, unique) in found.values()
+
+    def _conflict(self, coll: str, name: str, keys: list[tuple[str, int]], unique: bool) -> IndexConflictError:
+        found = self._indexes(coll)
+        same_keys = [n for n, (k, _u) in found.items() if k == keys]
+        have = ", ".join(f"{n} {k} unique={u}" for n, (k, u) in sorted(found.items()) if n == name or n in same_keys)
+        return IndexConflictError(
+            f"MongoDB database {self.db_name!r}, collection {coll!r}: the store needs index {name!r} on "
+            f"{keys} unique={unique}, but the database has {have or 'none of that name or keys'}; drop the "
+            f"conflicting index (db.{coll}.dropIndex(<name>)) and open the store again"
+        )
 
     def _migrate(self) -> None:
         """Idempotent upgrades; several processes may run them at once (every step is an upsert)."""
@@ -574,13 +601,13 @@ class MongoStore:
         return cursor
 
     def explain(self, query_name: str, *params: Any) -> list[str]:
-        """Stage names of the winning plan of the named hot-path read (needs a real server)."""
+        """Stage names of the winning plan of the named hot-path read (needs a server)."""
         try:
             build = QUERIES[query_name]
         except KeyError:
             raise ValueError(f"unknown query {query_name!r}; expected one of {sorted(QUERIES)}") from None
-        plan = self._find(build(*params)).explain()
-        return list(_plan_stages(plan.get("queryPlanner", {}).get("winningPlan", {})))
+        planner = self._find(build(*params)).explain().get("queryPlanner", {})
+        return list(_plan_stages(planner.get("winningPlan", planner.get("Plan", {}))))
 
     # ----------------------------------------------------------------- tokens
 
@@ -626,12 +653,7 @@ class MongoStore:
             "first_transfer_at": _opt_utc(profile.first_transfer_at),
             "fingerprints": [],
             "web": None,
-            # Oldest first: a server sorts tokens by an array's smallest `checked_at`, mongomock by
-            # its first element; stored in that order, both select the same tokens.
-            "unresolved": [
-                _unresolved_doc(v)
-                for v in sorted(profile.unresolved, key=lambda v: (_checked_out(v.checked_at), v.field))
-            ],
+            "unresolved": [_unresolved_doc(v) for v in profile.unresolved],
             "created_at": stamp,
             "updated_at": stamp,
             "fence": 0,
@@ -723,12 +745,10 @@ class MongoStore:
         refusal = self._refusal(write.address, write.url, f, write.expect_version)
         if refusal is not None:
             return refusal
-        claimed = elements.find_one_and_update(
-            {**key, "fence": {"$lte": f}, "status": {"$ne": FetchStatus.OK.value}},
-            {"$set": {"fence": f}},
-            projection={"_id": 1},
+        claimed = elements.update_one(
+            {**key, "fence": {"$lte": f}, "status": {"$ne": FetchStatus.OK.value}}, {"$set": {"fence": f}}
         )
-        if claimed is None:
+        if claimed.matched_count != 1:
             return self._refused(write.address, write.url, f)
         links: tuple[TokenLink, ...] = ()
         write_id: ObjectId | None = None
@@ -962,16 +982,31 @@ class MongoStore:
         exists = self.db[TOKENS].find_one({"address": address}, {"_id": 1}) is not None
         return WriteResult.FENCED if exists else WriteResult.NO_ELEMENT
 
+    def _replace_unresolved(
+        self, address: str, fence: int, field: str, value: UnresolvedValue | None, now: datetime | None = None
+    ) -> None:
+        """Replace (or, with None, drop) the raw value of `field`: the token's list is read and written
+        back whole, conditional on the fence just claimed. Not `$pull` by a condition, which not every
+        Mongo-protocol server implements (docs/architecture.md, "Mongo-protocol servers")."""
+        tokens = self.db[TOKENS]
+        doc = tokens.find_one({"address": address, "fence": fence}, {"unresolved": 1})
+        if doc is None:
+            return  # a newer holder claimed the token since: its writes stand
+        kept = [raw for raw in doc.get("unresolved") or [] if raw.get("field") != field]
+        if value is not None:
+            kept.append(_unresolved_doc(value))
+        update: dict[str, Any] = {"unresolved": kept}
+        if now is not None:
+            update["updated_at"] = ensure_utc(now)
+        tokens.update_one({"address": address, "fence": fence}, {"$set": update})
+
     def add_resolved_url(self, address: str, field: str, url: str, fence: int, now: datetime) -> WriteResult:
         refused = self._claim_token(address, fence)
         if refused is not None:
             return refused
         last = self.db[TOKEN_URLS].find_one({"address": address}, {"position": 1}, sort=[("position", DESCENDING)])
         self._insert_element(address, url, int(last["position"]) + 1 if last else 0, now)
-        self.db[TOKENS].update_one(
-            {"address": address, "fence": fence},
-            {"$pull": {"unresolved": {"field": field}}, "$set": {"updated_at": ensure_utc(now)}},
-        )
+        self._replace_unresolved(address, fence, field, None, now)
         return WriteResult.APPLIED
 
     def update_unresolved(
@@ -980,24 +1015,25 @@ class MongoStore:
         refused = self._claim_token(address, fence)
         if refused is not None:
             return refused
-        tokens = self.db[TOKENS]
-        tokens.update_one({"address": address, "fence": fence}, {"$pull": {"unresolved": {"field": value.field}}})
-        if not drop:
-            tokens.update_one({"address": address, "fence": fence}, {"$push": {"unresolved": _unresolved_doc(value)}})
+        self._replace_unresolved(address, fence, value.field, None if drop else value)
         return WriteResult.APPLIED
 
     def select_unresolved(self, checked_before: datetime, limit: int) -> list[tuple[str, UnresolvedValue]]:
-        if limit < 1:  # (a cursor's limit(0) would mean "no limit")
+        """Every token holding a due raw value is read (an indexed filter) and the values are ordered
+        here, keeping the `limit` oldest: servers disagree on how a token sorts by an array field and
+        on what `$unwind` keeps (docs/architecture.md, "Mongo-protocol servers"). Raw values are few:
+        each is dropped after its last attempt."""
+        if limit < 1:
             return []
         cutoff = ensure_utc(checked_before)
-        due: list[tuple[str, UnresolvedValue]] = []
-        for doc in self._find(q_unresolved_due(cutoff, limit)):
-            for raw in doc.get("unresolved") or []:
-                value = _unresolved(raw)
-                if _checked_out(value.checked_at) <= cutoff:
-                    due.append((doc["address"], value))
-        due.sort(key=lambda pair: (_checked_out(pair[1].checked_at), pair[0], pair[1].field))
-        return due[:limit]
+        due = (
+            (doc["address"], _unresolved(raw))
+            for doc in self._find(q_unresolved_due(cutoff))
+            for raw in doc.get("unresolved") or []
+            if _checked_out(_opt_utc(raw.get("checked_at"))) <= cutoff
+        )
+        return heapq.nsmallest(limit, due, key=lambda pair: (_checked_out(pair[1].checked_at), pair[0],
+                                                              pair[1].field))
 
     # ----------------------------------------------------------------- objects and metrics
 
@@ -1016,7 +1052,6 @@ class MongoStore:
                 doc = coll.find_one_and_update(
                     q.filter,
                     {"$setOnInsert": on_insert},
-                    projection=q.projection,
                     upsert=True,
                     return_document=ReturnDocument.AFTER,
                 )
@@ -1033,6 +1068,7 @@ class MongoStore:
         if doc is None:
             return None
         out = {k: v for k, v in doc.items() if k != "_id"}
+        out.update(stored_body(doc))
         out["id"] = str(doc["_id"])
         if isinstance(out.get("created_at"), datetime):
             out["created_at"] = ensure_utc(out["created_at"])

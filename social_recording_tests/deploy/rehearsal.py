@@ -31,17 +31,22 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 import httpx
-import psycopg2
 import pytest
-from psycopg2 import sql
 
 from social_recording.domain.urls import to_canonical
 from social_recording.sandbox.ledger import Ledger
 from social_recording.store import open_store
 from social_recording_tests.dagster_defs.sandbox_env import token, write_scenario
+from social_recording_tests.postgres_server import (
+    PostgresUnavailable,
+    admin_params,
+    create_database,
+    database_exists,
+    drop_database,
+)
 from social_recording_tests.redis_server import free_port, running_redis
 
 REPO = Path(__file__).resolve().parents[2]
@@ -67,10 +72,6 @@ REPOSITORY = "__repository__"
 BACKFILL_JOB = "reconcile_job"
 RETRY_SCHEDULE = "retry_schedule"
 TOKEN_FLOW_SENSOR = "token_flow_sensor"
-
-POSTGRES_URL_ENV = "SOCIAL_RECORDING_TEST_POSTGRES_URL"
-DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
-"""The local server `.ci/run` installs and starts (trust auth for local TCP connections)."""
 
 STARTUP_TIMEOUT_S = 90.0
 RUN_TIMEOUT_S = 120.0
@@ -157,52 +158,17 @@ def process_env(extra: Mapping[str, str]) -> dict[str, str]:
 # --------------------------------------------------------------------------- PostgreSQL
 
 
-def _admin_params() -> dict[str, Any]:
-    """How to reach the server's maintenance database (from SOCIAL_RECORDING_TEST_POSTGRES_URL)."""
-    parts = urlsplit(os.environ.get(POSTGRES_URL_ENV) or DEFAULT_POSTGRES_URL)
-    return {
-        "host": parts.hostname or "127.0.0.1",
-        "port": parts.port or 5432,
-        "user": unquote(parts.username or "postgres"),
-        "password": unquote(parts.password or ""),
-        "dbname": unquote(parts.path.lstrip("/")) or "postgres",
-        "connect_timeout": 5,
-    }
-
-
-def _admin_connection() -> Any:
-    admin = _admin_params()
-    try:
-        conn = psycopg2.connect(**admin)
-    except psycopg2.OperationalError as exc:
-        raise RehearsalError(
-            f"cannot reach PostgreSQL at {admin['host']}:{admin['port']} as {admin['user']} ({exc}); "
-            f"install and start it (`.ci/run` does) or set {POSTGRES_URL_ENV}"
-        ) from None
-    conn.autocommit = True
-    return conn
-
-
-def database_exists(name: str) -> bool:
-    conn = _admin_connection()
-    try:
-        with conn.cursor() as cur:
-            cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
-            return cur.fetchone() is not None
-    finally:
-        conn.close()
-
-
 @contextlib.contextmanager
 def postgres_database() -> Iterator[dict[str, str]]:
     """A fresh database on the local PostgreSQL (or SOCIAL_RECORDING_TEST_POSTGRES_URL's server),
     dropped afterwards; yields the DAGSTER_POSTGRES_* variables that reach it."""
-    admin = _admin_params()
+    admin = admin_params()
     name = f"sr_rehearsal_{uuid.uuid4().hex[:12]}"
-    conn = _admin_connection()
     try:
-        with conn.cursor() as cur:
-            cur.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        create_database(name)
+    except PostgresUnavailable as exc:
+        raise RehearsalError(str(exc)) from None
+    try:
         yield {
             "DAGSTER_POSTGRES_HOST": str(admin["host"]),
             "DAGSTER_POSTGRES_PORT": str(admin["port"]),
@@ -212,9 +178,7 @@ def postgres_database() -> Iterator[dict[str, str]]:
             "DAGSTER_POSTGRES_DB": name,
         }
     finally:
-        with conn.cursor() as cur:
-            cur.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-        conn.close()
+        drop_database(name)
 
 
 # --------------------------------------------------------------------------- processes

@@ -1,30 +1,24 @@
 """The `store` fixture: every contract test runs on SQLite (a real file), on MongoStore over
-mongomock, and on MongoStore over a real server when SOCIAL_RECORDING_TEST_MONGO_URL is set.
-
-MongoDB cannot be installed on the CI machines, so the real-server variant is only *collected* when
-the variable is set (the pytest header says whether it is on); nothing is skipped."""
+mongomock, and on MongoStore over the wire: the session's Mongo-protocol server (FerretDB, or the
+MongoDB SOCIAL_RECORDING_TEST_MONGO_URL names; see mongo_server.py)."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import mongomock
 import pytest
-from pymongo import MongoClient
 
 from social_recording.store import MongoStore, SqliteStore, Store
 from social_recording.store._codec import json_dumps
 from social_recording.store._mongomock import SerializedMongomockClient
+from social_recording_tests.mongo_server import MongoServer
 from social_recording_tests.store._mongo_shape import check_mongomock_writes
-
-MONGO_URL_ENV = "SOCIAL_RECORDING_TEST_MONGO_URL"
 
 
 @dataclass
@@ -36,23 +30,7 @@ class Backend:
     backends (mongomock), which run the concurrency tests with threads only."""
 
 
-def mongo_url_with_db(base: str, db_name: str) -> str:
-    parts = urlsplit(base)
-    return urlunsplit((parts.scheme, parts.netloc, "/" + db_name, parts.query, parts.fragment))
-
-
-REAL_MONGO = bool(os.environ.get(MONGO_URL_ENV))
-BACKENDS = ["sqlite", "mongomock", *(["mongo"] if REAL_MONGO else [])]
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Without a real server, leave out (deselect, not skip) the tests that need one."""
-    if REAL_MONGO:
-        return
-    needs_server = [i for i in items if "real_mongo_store" in getattr(i, "fixturenames", ())]
-    if needs_server:
-        config.hook.pytest_deselected(items=needs_server)
-        items[:] = [i for i in items if i not in needs_server]
+BACKENDS = ["sqlite", "mongomock", pytest.param("mongo", marks=pytest.mark.mongo_server)]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -71,11 +49,11 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
         yield Backend("mongomock", MongoStore(mock_client, db_name), None)
         mock_client.drop_database(db_name)
     else:
-        base = os.environ[MONGO_URL_ENV]
-        client: Any = MongoClient(base, tz_aware=True, serverSelectionTimeoutMS=10_000)
+        server: MongoServer = request.getfixturevalue("mongo_server")
+        client: Any = server.client()
         mongo_store = MongoStore(client, db_name)
         try:
-            yield Backend("mongo", mongo_store, mongo_url_with_db(base, db_name))
+            yield Backend("mongo", mongo_store, server.with_db(db_name))
         finally:
             client.drop_database(db_name)
             client.close()

@@ -17,7 +17,7 @@ from social_recording.domain.models import PaidRequest, TokenProfile
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
 from social_recording.store import MongoStore, WriteResult
-from social_recording.store.mongo import NEVER, QUERIES
+from social_recording.store.mongo import NEVER, QUERIES, IndexConflictError
 from social_recording_tests.store._mongo_shape import check_mongomock_writes
 from social_recording_tests.store._seed import planned, url_write
 
@@ -228,7 +228,7 @@ def test_a_weaker_index_under_another_name_is_an_error(monkeypatch: pytest.Monke
     client: Any = mongomock.MongoClient(tz_aware=True)
     client["legacy"]["contents"].create_index("platform_key", name="platform_key_1")  # not unique
     _conflict_on("uniq_contents_platform_key", monkeypatch)
-    with pytest.raises(OperationFailure):
+    with pytest.raises(IndexConflictError, match=r"'contents'.*'uniq_contents_platform_key'.*platform_key_1"):
         MongoStore(client, "legacy")
 
 
@@ -266,6 +266,6 @@ def test_a_unique_index_whose_keys_changed_is_an_error_not_rebuilt(monkeypatch: 
     client: Any = mongomock.MongoClient(tz_aware=True)
     client["older"]["token_urls"].create_index([("url", 1)], name="uniq_token_urls_address_url", unique=True)
     _refuse_renamed_keys(monkeypatch)
-    with pytest.raises(OperationFailure):
+    with pytest.raises(IndexConflictError, match="uniq_token_urls_address_url"):
         MongoStore(client, "older")
     assert "uniq_token_urls_address_url" in client["older"]["token_urls"].index_information()

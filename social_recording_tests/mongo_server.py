@@ -1,0 +1,66 @@
+"""Which Mongo-protocol server the tests talk to: a real MongoDB when SOCIAL_RECORDING_TEST_MONGO_URL
+names one (`make test-mongo`), else a FerretDB the session starts (ferretdb_server.py).
+
+Tests that need the server take the `mongo_server` fixture (or the `mongo_server_url` one), or carry
+the `mongo_server` mark (a store backend parameter); the root conftest marks the former too, so
+`pytest -m mongo_server` selects every one. Without any server they are deselected, and the header
+says so; `make test` always builds FerretDB, so CI deselects nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from pymongo import MongoClient
+
+from social_recording_tests.ferretdb_server import find_binary, is_ferretdb
+
+MONGO_URL_ENV = "SOCIAL_RECORDING_TEST_MONGO_URL"
+
+
+@dataclass(frozen=True)
+class MongoServer:
+    url: str
+    """`mongodb://host:port/` (options kept, no database): `with_db` names one."""
+    ferretdb: bool
+    """FerretDB rather than MongoDB: the tests of its known differences expect them (ferretdb_differences.py)."""
+
+    def with_db(self, db_name: str) -> str:
+        return mongo_url_with_db(self.url, db_name)
+
+    def client(self, **options: Any) -> MongoClient[dict[str, Any]]:
+        return MongoClient(self.url, **{"tz_aware": True, "serverSelectionTimeoutMS": 10_000, **options})
+
+    @contextmanager
+    def scratch_db(self) -> Iterator[str]:
+        """A fresh database name, dropped afterwards."""
+        name = f"sr_test_{uuid.uuid4().hex[:16]}"
+        try:
+            yield name
+        finally:
+            client = self.client()
+            try:
+                client.drop_database(name)
+            finally:
+                client.close()
+
+
+def mongo_url_with_db(base: str, db_name: str) -> str:
+    parts = urlsplit(base)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + db_name, parts.query, parts.fragment))
+
+
+def server_available() -> bool:
+    """Whether this session can reach a Mongo-protocol server (raises when SOCIAL_RECORDING_TEST_FERRETDB
+    names a binary that is not there: whoever set it expects the Mongo tests to run)."""
+    return bool(os.environ.get(MONGO_URL_ENV)) or find_binary() is not None
+
+
+def describe(client: MongoClient[dict[str, Any]], url: str) -> MongoServer:
+    return MongoServer(url, is_ferretdb(client))
