@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEV_HOME ?= $(CURDIR)/.social_recording/dagster_home
 
-.PHONY: install test lint dev demo-run status test-mongo lock clean
+.PHONY: install test lint dev demo-run status test-mongo lock ferretdb test-ferretdb clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,8 +22,30 @@ lint: install
 	$(BIN)/ruff check social_recording social_recording_tests bench
 	$(BIN)/mypy social_recording
 
-test: install lint
-	$(BIN)/python -m pytest -q
+# FerretDB, a MongoDB wire-protocol server on PostgreSQL: the Mongo store's tests run against it (the
+# test session starts one on a free port with a database of its own on the local PostgreSQL). Built
+# from the pinned release's source with Go when missing. Not `go install ...@$(FERRETDB_VERSION)`: the
+# binary it builds panics at start, because the release's generated build/version/version.txt is not
+# part of the Go module; the recipe builds a copy of the module with that file written.
+FERRETDB_VERSION := v1.24.2
+FERRETDB ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/social_recording/ferretdb-$(FERRETDB_VERSION)/ferretdb
+$(FERRETDB):
+	@command -v go >/dev/null || { echo "FerretDB $(FERRETDB_VERSION) is built from source with Go (1.24, or any Go >= 1.21, which fetches 1.24), which is not on PATH" >&2; exit 1; }
+	set -e; src=$$(go mod download -json github.com/FerretDB/FerretDB@$(FERRETDB_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
+	work=$$(mktemp -d); trap 'chmod -R u+w "$$work"; rm -rf "$$work"' EXIT; \
+	cp -R "$$src/." "$$work"; chmod -R u+w "$$work"; echo $(FERRETDB_VERSION) > "$$work/build/version/version.txt"; \
+	mkdir -p "$(dir $@)"; cd "$$work" && go build -o "$@.tmp" ./cmd/ferretdb; mv "$@.tmp" "$@"
+	"$@" --version | head -n 1
+
+test: install lint $(FERRETDB)
+	SOCIAL_RECORDING_TEST_FERRETDB=$(FERRETDB) $(BIN)/python -m pytest -q
+
+ferretdb: $(FERRETDB)
+
+# Only the tests that reach the Mongo-protocol server (the store's contract over the wire, the
+# concurrency, fault and rehearsal runs on the Mongo store), on a FerretDB started for the session.
+test-ferretdb: install $(FERRETDB)
+	SOCIAL_RECORDING_TEST_FERRETDB=$(FERRETDB) $(BIN)/python -m pytest -q -m mongo_server
 
 # `dg dev` (Dagster's dev server) on the embedded default: SQLite store + locks and the sandbox ledger under
 # .social_recording/, instance settings (run concurrency) from dagster.yaml. It runs inside
