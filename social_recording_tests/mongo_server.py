@@ -38,6 +38,21 @@ class MongoServer:
         return MongoClient(self.url, **{"tz_aware": True, "serverSelectionTimeoutMS": 10_000, **options})
 
     @contextmanager
+    def prefixed_client(self) -> Iterator[PrefixedClient]:
+        """A client whose databases are this test's own; every one of them is dropped afterwards."""
+        client = self.client()
+        prefixed = PrefixedClient(client, f"sr_test_{uuid.uuid4().hex[:10]}_")
+        try:
+            yield prefixed
+        finally:
+            try:
+                for name in client.list_database_names():
+                    if name.startswith(prefixed.prefix):
+                        client.drop_database(name)
+            finally:
+                client.close()
+
+    @contextmanager
     def scratch_db(self) -> Iterator[str]:
         """A fresh database name, dropped afterwards."""
         name = f"sr_test_{uuid.uuid4().hex[:16]}"
@@ -49,6 +64,27 @@ class MongoServer:
                 client.drop_database(name)
             finally:
                 client.close()
+
+
+class PrefixedClient:
+    """A pymongo client whose database `name` is `prefix + name` on the server: tests that name their
+    databases ("old", "legacy") share one server without meeting each other's data."""
+
+    def __init__(self, client: MongoClient[dict[str, Any]], prefix: str) -> None:
+        self._client = client
+        self.prefix = prefix
+
+    def __getitem__(self, name: str) -> Any:
+        return self._client[self.prefix + name]
+
+    def get_database(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return self._client.get_database(self.prefix + name, *args, **kwargs)
+
+    def drop_database(self, name: str) -> None:
+        self._client.drop_database(self.prefix + name)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
 
 
 def mongo_url_with_db(base: str, db_name: str) -> str:

@@ -8,7 +8,8 @@ Accepted `SOCIAL_RECORDING_STORE_URL` forms:
   database is the URL path and is required;
 - `mongomock://<db>` — an in-memory mongomock database shared by this process (tests, demos).
 
-A bad URL raises StoreConfigError naming the variable and the value with any password masked.
+A bad URL raises StoreConfigError naming the variable and the value with any password masked; a
+MongoDB server that does not answer within OPEN_TIMEOUT_S raises StoreUnavailableError, likewise.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+import pymongo
 from pymongo import MongoClient
-from pymongo.errors import ConfigurationError
+from pymongo.errors import ConfigurationError, PyMongoError
 
 from social_recording.domain.models import TokenDoc
+from social_recording.domain.redaction import cap, scrub
 from social_recording.domain.redaction import redact_url as mask_url_password
-from social_recording.domain.redaction import scrub
 from social_recording.store.base import (
     Candidate,
     CandidateQuery,
@@ -31,6 +33,7 @@ from social_recording.store.base import (
     StatusCounts,
     Store,
     StoreConfigError,
+    StoreUnavailableError,
     UrlWrite,
     WriteOutcome,
     WriteResult,
@@ -49,6 +52,7 @@ __all__ = [
     "StatusCounts",
     "Store",
     "StoreConfigError",
+    "StoreUnavailableError",
     "TokenDoc",
     "UrlWrite",
     "WriteOutcome",
@@ -59,6 +63,11 @@ __all__ = [
 ]
 
 ENV_VAR = "SOCIAL_RECORDING_STORE_URL"
+
+OPEN_TIMEOUT_S = 10.0
+"""How long opening a MongoDB store waits for the server to answer: an unreachable or misnamed server
+fails a run process at its start with an error naming the URL, not at its first write (pymongo
+alone would wait 30 s per operation, then fail with the host only)."""
 
 _MONGO_DB_FORBIDDEN = set('/\\. "$*<>:|?')
 _mongomock_client: Any = None
@@ -155,4 +164,13 @@ def open_store(url: str) -> Store:
         client: MongoClient[dict[str, Any]] = MongoClient(parsed.url, tz_aware=True)
     except (ConfigurationError, ValueError, TypeError) as exc:  # InvalidURI, bad port/options, SRV lookup
         raise _bad(url, f"pymongo rejected it: {scrub(str(exc), url)}") from None
+    try:
+        with pymongo.timeout(OPEN_TIMEOUT_S):
+            client.admin.command("ping")
+    except PyMongoError as exc:
+        client.close()
+        raise StoreUnavailableError(
+            f"{ENV_VAR}={mask_url_password(url)!r}: cannot reach or use the MongoDB server (waited at most "
+            f"{OPEN_TIMEOUT_S:g} s): {type(exc).__name__}: {cap(scrub(str(exc), url), 300)}"
+        ) from None
     return MongoStore(client, parsed.db_name, owns_client=True)

@@ -34,6 +34,11 @@ class StoreConfigError(ValueError):
     """A bad SOCIAL_RECORDING_STORE_URL (the message names the variable, never a password)."""
 
 
+class StoreUnavailableError(RuntimeError):
+    """The store's server cannot be reached (or refuses the credentials) when the store is opened;
+    the message names the URL with its password masked."""
+
+
 class SchemaVersionError(RuntimeError):
     """The database was written by a newer version of this code (it would misread it)."""
 

@@ -24,7 +24,10 @@ holder overtaken mid-write never shows its links beside the newer holder's, and 
 replaces its links instead of doubling them.
 
 Datetimes: BSON keeps milliseconds, so stored times are truncated to the millisecond; every
-datetime read back is tz-aware UTC whatever the client's `tz_aware` setting. The schema version
+datetime read back (nested ones too) is tz-aware UTC whatever the client's `tz_aware` setting.
+
+The store depends only on what MongoDB and FerretDB (the server the tests run it on) share, and
+checks rather than assumes its indexes: docs/architecture.md, "Mongo-protocol servers". The schema version
 lives in `meta`; opening an older database upgrades it in place (idempotent steps).
 """
 
@@ -438,7 +441,11 @@ class MongoStore:
             self._client = client
         self._owns_client = isinstance(client, str) if owns_client is None else owns_client
         self.db_name = db_name
-        self.db: Any = self._client[db_name]
+        # Every datetime read back is tz-aware whatever the client's own `tz_aware` says (a naive one
+        # compared with now() raises): the database handle decodes them so, nested ones included.
+        self.db: Any = self._client.get_database(
+            db_name, codec_options=self._client.codec_options.with_options(tz_aware=True)
+        )
         try:
             self._ensure_indexes()
             self._migrate()

@@ -4,6 +4,7 @@ multi-document transaction to hide behind."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,6 +19,7 @@ from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
 from social_recording.store import MongoStore, WriteResult
 from social_recording.store.mongo import NEVER, QUERIES, IndexConflictError
+from social_recording_tests.mongo_server import MongoServer
 from social_recording_tests.store._mongo_shape import check_mongomock_writes
 from social_recording_tests.store._seed import planned, url_write
 
@@ -28,15 +30,27 @@ T2 = T1 + timedelta(hours=1)
 
 @pytest.fixture()
 def mongo(monkeypatch: pytest.MonkeyPatch) -> MongoStore:
+    """mongomock, for the tests that stage a race or a server's answer by patching it."""
     check_mongomock_writes(monkeypatch)  # what a real server refuses fails here too
     return MongoStore(mongomock.MongoClient(tz_aware=True), "sr_mongo_unit")
 
 
-def test_indexes_are_ensured_on_open(mongo: MongoStore) -> None:
+@pytest.fixture(params=["mongomock", pytest.param("mongo", marks=pytest.mark.mongo_server)])
+def any_mongo(request: pytest.FixtureRequest) -> Iterator[MongoStore]:
+    """mongomock and the session's server over the wire."""
+    if request.param == "mongomock":
+        yield request.getfixturevalue("mongo")
+        return
+    server: MongoServer = request.getfixturevalue("mongo_server")
+    with server.prefixed_client() as client:
+        yield MongoStore(client, "sr_mongo_unit")
+
+
+def test_indexes_are_ensured_on_open(any_mongo: MongoStore) -> None:
     def keys(coll: str) -> dict[str, tuple[list[tuple[str, int]], bool]]:
         return {
             name: ([(k, int(d)) for k, d in info["key"]], bool(info.get("unique", False)))
-            for name, info in mongo.db[coll].index_information().items()
+            for name, info in any_mongo.db[coll].index_information().items()
         }
 
     tokens = keys("tokens")
@@ -60,7 +74,7 @@ def test_indexes_are_ensured_on_open(mongo: MongoStore) -> None:
     )
     for coll in ("contents", "accounts", "venues"):
         assert keys(coll)[f"uniq_{coll}_platform_key"] == ([("platform_key", 1)], True)
-    MongoStore(mongo.db.client, "sr_mongo_unit")  # ensuring again on an existing database is harmless
+    MongoStore(any_mongo._client, "sr_mongo_unit")  # ensuring again on an existing database is harmless
 
 
 def test_create_pending_reads_a_duplicate_key_race_as_already_existing(
@@ -91,23 +105,23 @@ def test_upsert_object_returns_the_winners_id_after_a_duplicate_key_race(
     assert row is not None and row["fields"] == {"n": 1}
 
 
-def test_object_references_are_stored_as_object_ids_for_joins(mongo: MongoStore) -> None:
-    mongo.create_pending_token(TokenProfile(address="M", urls=[U]))
-    out = mongo.apply_url_write(url_write("M", U, 1, FetchStatus.OK, T1, links=[planned("t")]))
+def test_object_references_are_stored_as_object_ids_for_joins(any_mongo: MongoStore) -> None:
+    any_mongo.create_pending_token(TokenProfile(address="M", urls=[U]))
+    out = any_mongo.apply_url_write(url_write("M", U, 1, FetchStatus.OK, T1, links=[planned("t")]))
     (link,) = out.links
-    raw = mongo.db["token_links"].find_one({"token_address": "M"})
+    raw = any_mongo.db["token_links"].find_one({"token_address": "M"})
     assert raw is not None and isinstance(raw["object_id"], ObjectId)
-    assert mongo.db["contents"].find_one({"_id": raw["object_id"]}) is not None
-    assert mongo.find_links("M", U)[0].object_id == link.object_id
+    assert any_mongo.db["contents"].find_one({"_id": raw["object_id"]}) is not None
+    assert any_mongo.find_links("M", U)[0].object_id == link.object_id
 
 
-def test_every_named_query_runs(mongo: MongoStore) -> None:
+def test_every_named_query_runs(any_mongo: MongoStore) -> None:
     """The parameters the real-server explain test uses are valid for every named query."""
     from social_recording_tests.store.test_store_indexes import MONGO_CASES
 
     assert set(MONGO_CASES) == set(QUERIES)
     for name, params in MONGO_CASES.items():
-        assert list(mongo._find(QUERIES[name](*params))) == [], name
+        assert list(any_mongo._find(QUERIES[name](*params))) == [], name
 
 
 def test_a_state_upsert_that_loses_an_insert_race_is_retried_not_refused(
@@ -172,35 +186,35 @@ def test_save_paid_request_retries_a_lost_insert_race(mongo: MongoStore, monkeyp
     assert state is not None and (state.fence, state.request) == (5, req)
 
 
-def test_an_overtaken_writer_never_shows_its_links_beside_the_newer_ones(mongo: MongoStore) -> None:
+def test_an_overtaken_writer_never_shows_its_links_beside_the_newer_ones(any_mongo: MongoStore) -> None:
     """Links carry the fence that wrote them and readers see only the newest fence's: leftovers of
     a writer overtaken between its link insert and its cleanup stay invisible."""
-    mongo.create_pending_token(TokenProfile(address="M", urls=[U]))
-    mongo.apply_url_write(url_write("M", U, 7, FetchStatus.ERROR, T1, links=[planned("new:1"), planned("new:2")]))
+    any_mongo.create_pending_token(TokenProfile(address="M", urls=[U]))
+    any_mongo.apply_url_write(url_write("M", U, 7, FetchStatus.ERROR, T1, links=[planned("new:1"), planned("new:2")]))
     # What an overtaken fence-6 writer could leave behind if it stopped mid-way.
-    mongo.db["token_links"].insert_one({
+    any_mongo.db["token_links"].insert_one({
         "token_address": "M", "object": "content", "object_id": "stale", "entry_url": U, "platform": "x",
         "subtype": "tweet", "link_depth": 0, "created_at": T1, "fence": 6,
     })
-    assert sorted(lk.object_id for lk in mongo.find_links("M", U)) == sorted(
-        str(d["object_id"]) for d in mongo.db["token_links"].find({"fence": 7})
+    assert sorted(lk.object_id for lk in any_mongo.find_links("M", U)) == sorted(
+        str(d["object_id"]) for d in any_mongo.db["token_links"].find({"fence": 7})
     )
-    mongo.apply_url_write(url_write("M", U, 8, FetchStatus.ERROR, T2, links=[planned("new:3")]))
-    assert mongo.db["token_links"].count_documents({"token_address": "M"}) == 1  # the next write cleans up
+    any_mongo.apply_url_write(url_write("M", U, 8, FetchStatus.ERROR, T2, links=[planned("new:3")]))
+    assert any_mongo.db["token_links"].count_documents({"token_address": "M"}) == 1  # the next write cleans up
 
 
-def test_a_crash_between_elements_and_token_is_completed_by_the_next_create(mongo: MongoStore) -> None:
+def test_a_crash_between_elements_and_token_is_completed_by_the_next_create(any_mongo: MongoStore) -> None:
     """Elements go in before the token document: a creator that stopped in between left elements
     without a token, which the next create completes (never a token that lost its URLs)."""
-    mongo.db["token_urls"].insert_one({
+    any_mongo.db["token_urls"].insert_one({
         "address": "M", "url": U, "position": 0, "platform": "x", "status": "pending", "attempted_at": None,
         "attempts": 0, "checked_at": NEVER, "cause": None, "detail": None, "fence": 0, "created_at": T1,
     })
-    assert mongo.find_token("M") is None
-    assert mongo.create_pending_token(TokenProfile(address="M", urls=[U, "https://t.me/coin"]), now=T2) is True
-    doc = mongo.find_token("M")
+    assert any_mongo.find_token("M") is None
+    assert any_mongo.create_pending_token(TokenProfile(address="M", urls=[U, "https://t.me/coin"]), now=T2) is True
+    doc = any_mongo.find_token("M")
     assert doc is not None and [u.url for u in doc.social_urls] == [U, "https://t.me/coin"]
-    assert mongo.db["token_urls"].count_documents({"address": "M"}) == 2
+    assert any_mongo.db["token_urls"].count_documents({"address": "M"}) == 2
 
 
 def _conflict_on(name: str, monkeypatch: pytest.MonkeyPatch) -> None:

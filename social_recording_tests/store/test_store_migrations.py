@@ -1,7 +1,8 @@
 """Opening a store written by the previous schema upgrades it in place, once, losing nothing.
 
 SQLite: a file made by the first schema (its DDL is copied here as it shipped, on purpose not
-imported: the package may change it) is opened with `SqliteStore`. MongoDB (mongomock): a database
+imported: the package may change it) is opened with `SqliteStore`. MongoDB (mongomock, and the
+session's server over the wire): a database
 whose tokens embed their elements in a `social_urls` array is opened with `MongoStore`. Both must
 carry every element over with its old values, build one state per decided URL, mark the elements no
 generator could handle so the default retry still reopens them, and do nothing on a second open.
@@ -32,6 +33,7 @@ from social_recording.store import (
 )
 from social_recording.store._mongomock import SerializedMongomockClient
 from social_recording.store.sqlite import SCHEMA_VERSION
+from social_recording_tests.mongo_server import MongoServer
 from social_recording_tests.store._mongo_shape import check_mongomock_writes
 from social_recording_tests.store._seed import planned, record_call, record_no_call, url_write
 
@@ -381,7 +383,7 @@ def test_a_file_newer_than_the_code_is_refused(tmp_path: Path) -> None:
     assert dump(path) == before  # nothing touched
 
 
-# ----------------------------------------------------------------------------- MongoDB (mongomock)
+# ----------------------------------------------------------------------------- MongoDB (mongomock, wire)
 
 OLD_MONGO_INDEXES = [
     ("uniq_tokens_address", [("address", 1)], True),
@@ -426,10 +428,16 @@ def mongo_dump(store: MongoStore) -> dict[str, list[str]]:
     return out
 
 
-@pytest.fixture()
-def mongo_client(monkeypatch: pytest.MonkeyPatch) -> Any:
-    check_mongomock_writes(monkeypatch)  # what a real server refuses fails here too
-    return SerializedMongomockClient(mongomock.MongoClient(tz_aware=True))
+@pytest.fixture(params=["mongomock", pytest.param("mongo", marks=pytest.mark.mongo_server)])
+def mongo_client(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """mongomock, and the session's server over the wire (each test's databases its own)."""
+    if request.param == "mongomock":
+        check_mongomock_writes(monkeypatch)  # what a real server refuses fails here too
+        yield SerializedMongomockClient(mongomock.MongoClient(tz_aware=True))
+        return
+    server: MongoServer = request.getfixturevalue("mongo_server")
+    with server.prefixed_client() as client:
+        yield client
 
 
 @pytest.fixture()
