@@ -1,4 +1,5 @@
-"""Shared by the multi-process tests: worker processes on one SQLite store file and one lock backend."""
+"""Shared by the multi-process tests: worker processes on one store (a SQLite file, or a database on
+the session's Mongo-protocol server) and one lock backend."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from typing import Any
 import pytest
 
 from social_recording.domain.models import SocialUrl
+from social_recording.store import Store, open_store
 from social_recording.store.sqlite import SqliteStore
+from social_recording_tests.mongo_server import MongoServer
 
 REPO = Path(__file__).resolve().parents[2]
 GUARD = 60.0
@@ -26,14 +29,31 @@ GUARD = 60.0
 class Env:
     redis_url: str
     lock_url: str
-    store_path: Path
+    store_url: str
+    """`sqlite:///<file>` or `mongodb://.../<db>`: what every worker opens."""
+
+    @classmethod
+    def sqlite(cls, redis_url: str, lock_url: str, path: Path) -> Env:
+        """A SQLite store file, its schema created once before the workers race for it."""
+        SqliteStore(path).close()
+        return cls(redis_url, lock_url, f"sqlite:///{path}")
+
+    @property
+    def store_path(self) -> Path:
+        """The SQLite file (the tests of SQLite's own faults)."""
+        if not self.store_url.startswith("sqlite:///"):
+            raise ValueError(f"not a SQLite store: {self.store_url!r}")
+        return Path(self.store_url[len("sqlite:///"):])
+
+    def open_store(self) -> Store:
+        return open_store(self.store_url)
 
     def config(self, name: str, **extra: Any) -> str:
         return json.dumps({
             "name": name,
             "redis_url": self.redis_url,
             "lock_url": self.lock_url,
-            "store_path": str(self.store_path),
+            "store_url": self.store_url,
             **extra,
         })
 
@@ -45,12 +65,40 @@ class Env:
         )
 
 
-@pytest.fixture(params=["redis", "sqlite"])
+@pytest.fixture()
+def mongo_store_url(mongo_server: MongoServer) -> Iterator[str]:
+    """A fresh database on the session's Mongo-protocol server, its indexes created once before the
+    workers race for it; dropped afterwards."""
+    with mongo_server.scratch_db() as db_name:
+        url = mongo_server.with_db(db_name)
+        open_store(url).close()
+        yield url
+
+
+def store_url_of(request: pytest.FixtureRequest, kind: str, tmp_path: Path) -> str:
+    """`sqlite`: a file under tmp_path (schema created); `mongo`: a database on the session's server."""
+    if kind == "sqlite":
+        SqliteStore(tmp_path / "store.db").close()
+        return f"sqlite:///{tmp_path / 'store.db'}"
+    url: str = request.getfixturevalue("mongo_store_url")
+    return url
+
+
+MONGO = pytest.mark.mongo_server
+ENV_PARAMS = [
+    pytest.param(("redis", "sqlite"), id="redis-sqlite"),
+    pytest.param(("sqlite", "sqlite"), id="sqlite-sqlite"),
+    pytest.param(("redis", "mongo"), id="redis-mongo", marks=MONGO),
+]
+"""(lock backend, store): both lock backends on SQLite, and production's pair, Redis locks on the Mongo
+store (the SQLite lock manager with a Mongo store is no deployment anyone runs)."""
+
+
+@pytest.fixture(params=ENV_PARAMS)
 def env(request: pytest.FixtureRequest, redis_url: str, tmp_path: Path) -> Iterator[Env]:
-    lock_url = redis_url if request.param == "redis" else f"sqlite:///{tmp_path / 'locks.db'}"
-    store_path = tmp_path / "store.db"
-    SqliteStore(store_path).close()  # create the schema once, before the workers race for it
-    yield Env(redis_url, lock_url, store_path)
+    locks, store = request.param
+    lock_url = redis_url if locks == "redis" else f"sqlite:///{tmp_path / 'locks.db'}"
+    yield Env(redis_url, lock_url, store_url_of(request, store, tmp_path))
 
 
 def finish(proc: subprocess.Popen[str]) -> list[dict[str, Any]]:
@@ -73,7 +121,7 @@ def kill(proc: subprocess.Popen[str]) -> None:
     assert proc.returncode == -signal.SIGKILL
 
 
-def element(store: SqliteStore, address: str, url: str) -> SocialUrl:
+def element(store: Store, address: str, url: str) -> SocialUrl:
     doc = store.find_token(address)
     assert doc is not None
     el = doc.element(url)

@@ -2,13 +2,13 @@
 
     python -m social_recording_tests.integration.sandbox_worker '<json config>'
 
-Config: `store_path`, `lock_url`, `scenario`, `ledger`, `profiles` ({address: [canonical urls]}),
+Config: `store_url` (what `open_store` opens), `lock_url`, `scenario`, `ledger`, `profiles` ({address: [canonical urls]}),
 `tokens` ([[address, symbol]]), `sleep_scale` (client-side waits such as urlscan's first poll wait
 are multiplied by it: small enough to be quick, large enough for a test to kill the process inside
 one), `url_lock_ttl`, `token_lock_ttl`, `enable_paid`, `rate_limit_url` (when set, every provider request
 asks the shared rate limiter on that lock backend, with the scenario's rates), `write_retry_s`,
-`fill_disk` (a file on the store's filesystem, written until that filesystem is full right after a
-paid request is saved: the disk fills between a paid submission and its result's write),
+`fill_disk` (a SQLite store only: a file on the store's filesystem, written until that filesystem is
+full right after a paid request is saved: the disk fills between a paid submission and its result's write),
 `free_disk_after_s` (the filler is deleted that long after, from another thread; without it, between
 runs), `runs` (how many runs record the tokens, one after another; default 1). Prints one JSON line
 per token and run.
@@ -36,6 +36,7 @@ from social_recording.recording.engine import Timings, build_engine
 from social_recording.sandbox.ledger import Ledger
 from social_recording.sandbox.scenario import load_scenario
 from social_recording.sandbox.transport import SandboxTransport, sandbox_resolve_host
+from social_recording.store import Store, open_store
 from social_recording.store.base import WriteOutcome
 from social_recording.store.sqlite import SqliteStore
 from social_recording_tests.recording.engine_fakes import FakeProfiles
@@ -76,11 +77,21 @@ def free(path: Path, delay: float = 0.0) -> None:
     print(json.dumps({"event": "disk_freed"}), flush=True)
 
 
+def _open(cfg: dict[str, Any]) -> tuple[Store, Path | None]:
+    """The store the config names, and the filler file when its disk is to fill up (SQLite only)."""
+    if not cfg.get("fill_disk"):
+        return open_store(cfg["store_url"]), None
+    url: str = cfg["store_url"]
+    if not url.startswith("sqlite:///"):
+        raise ValueError(f"fill_disk needs a SQLite store, got {url!r}")
+    store = FillingStore(Path(url[len("sqlite:///"):]))
+    store.filler = Path(cfg["fill_disk"])
+    return store, store.filler
+
+
 def main(raw: str) -> int:
     cfg: dict[str, Any] = json.loads(raw)
-    store = FillingStore(cfg["store_path"])
-    if cfg.get("fill_disk"):
-        store.filler = Path(cfg["fill_disk"])
+    store, filler = _open(cfg)
     locks = open_lock_manager(cfg["lock_url"])
     transport = SandboxTransport(load_scenario(Path(cfg["scenario"])), Ledger(Path(cfg["ledger"])))
     scale = float(cfg.get("sleep_scale", 0.01))
@@ -107,11 +118,11 @@ def main(raw: str) -> int:
                         write_retry_s=cfg.get("write_retry_s", Timings.write_retry_s)),
     ).processor
     free_after = cfg.get("free_disk_after_s")
-    if store.filler is not None and free_after is not None:
-        threading.Thread(target=_free_once_full, args=(store.filler, float(free_after)), daemon=True).start()
+    if filler is not None and free_after is not None:
+        threading.Thread(target=_free_once_full, args=(filler, float(free_after)), daemon=True).start()
     for n in range(int(cfg.get("runs", 1))):
-        if n and store.filler is not None:
-            free(store.filler)
+        if n and filler is not None:
+            free(filler)
         run = processor.new_run()
         for address, symbol in cfg["tokens"]:
             out = processor.record(address, symbol, run)

@@ -1,5 +1,5 @@
-"""The engine across OS processes, real Redis / real SQLite: two tokens racing one URL, one token raced twice, a
-crash between URLs and after a call.
+"""The engine across OS processes, real Redis / real SQLite / the Mongo store over the wire: two tokens
+racing one URL, one token raced twice, a crash between URLs and after a call.
 
 Each worker is `python -m social_recording_tests.recording.engine_worker <json>`; generator calls
 are counted in Redis so every process adds to one count. Assertions are on counts and stored
@@ -18,7 +18,7 @@ from social_recording.domain.status import FetchStatus
 from social_recording.locks import open_lock_manager
 from social_recording.recording.outcomes import TokenStatus
 from social_recording.recording.run_state import RunState
-from social_recording.store.sqlite import SqliteStore
+from social_recording.store import Store
 from social_recording_tests.integration.conftest import GUARD, Env, element, finish, kill, wait_until
 from social_recording_tests.recording.engine_fakes import (
     GH_URL,
@@ -45,7 +45,7 @@ def test_v1_two_tokens_same_url_at_once_one_call(env: Env) -> None:
     counter = RedisCounter(env.redis_url)
     assert counter.get(X_URL) == 1
     assert counter.get(YT_URL) == 1 and counter.get(GH_URL) == 1
-    store = SqliteStore(env.store_path)
+    store = env.open_store()
     try:
         a, b = element(store, "A", X_URL), element(store, "B", X_URL)
         assert a.status is FetchStatus.OK and b.status is FetchStatus.OK
@@ -79,7 +79,7 @@ def test_v2_same_token_twice_second_returns_at_once(env: Env) -> None:
 
 def _rerun_until_unlocked(env: Env, address: str) -> Any:
     """A fresh in-process engine on the same files; retried until the dead worker's token lock expired."""
-    store = SqliteStore(env.store_path)
+    store = env.open_store()
     locks = open_lock_manager(env.lock_url)
     try:
         eng = build_engine(store, locks, counting_registry(RedisCounter(env.redis_url)),
@@ -95,6 +95,12 @@ def _rerun_until_unlocked(env: Env, address: str) -> Any:
         store.close()
 
 
+def _status(store: Store, address: str, url: str) -> FetchStatus | None:
+    doc = store.find_token(address)
+    el = None if doc is None else doc.element(url)
+    return None if el is None else el.status
+
+
 def test_v3_killed_between_two_urls(env: Env) -> None:
     """V-3: SIGKILL after the first URL was recorded: it is not called again; the rest stayed
     pending and a re-run (once the dead holder's auto-extension stopped and its TTL ran out) completes them."""
@@ -107,7 +113,7 @@ def test_v3_killed_between_two_urls(env: Env) -> None:
     finally:
         r.close()
     counter = RedisCounter(env.redis_url)
-    store = SqliteStore(env.store_path)
+    store = env.open_store()
     try:
         assert (element(store, "A", YT_URL).status, element(store, "A", YT_URL).attempts) == (FetchStatus.OK, 1)
         for url in (GH_URL, WEB_URL):
@@ -130,12 +136,19 @@ def test_v3_killed_after_a_call_before_its_write(env: Env) -> None:
     try:
         w = env.spawn("w1", profiles={"A": [YT_URL, GH_URL]}, tokens=[["A", "a"]],
                       pause_in_generate=GH_URL, token_lock_ttl=2.0, url_lock_ttl=2.0)
-        wait_until(lambda: r.exists("w1:paused"), "worker paused inside the generator")
+        # The two URLs run side by side: the kill comes once YouTube's result is written (a store
+        # whose write takes several round trips, like Mongo's, may still be writing it at the pause).
+        store = env.open_store()
+        try:
+            wait_until(lambda: r.exists("w1:paused") and _status(store, "A", YT_URL) is FetchStatus.OK,
+                       "worker paused inside the generator, its other URL recorded")
+        finally:
+            store.close()
         kill(w)
     finally:
         r.close()
     counter = RedisCounter(env.redis_url)
-    store = SqliteStore(env.store_path)
+    store = env.open_store()
     try:
         assert element(store, "A", YT_URL).status is FetchStatus.OK
         el = element(store, "A", GH_URL)
@@ -147,7 +160,7 @@ def test_v3_killed_after_a_call_before_its_write(env: Env) -> None:
     out = _rerun_until_unlocked(env, "A")
     assert [(u.url, u.status) for u in out.urls] == [(GH_URL, FetchStatus.OK)]
     assert (counter.get(YT_URL), counter.get(GH_URL)) == (1, 2)
-    store = SqliteStore(env.store_path)
+    store = env.open_store()
     try:
         assert len(store.find_links("A", GH_URL)) == 4
         assert element(store, "A", GH_URL).attempts == 1

@@ -1,6 +1,7 @@
-"""Faults, with real processes, a real redis-server and a real SQLite file: a holder paused past its
-lease (SIGSTOP), renewals that fail for a while (Redis CLIENT PAUSE, a SQLite write lock held past the
-busy timeout), a store too busy to take a paid result for a while, and a lock server restarted empty
+"""Faults, with real processes, a real redis-server and a real store (a SQLite file, or the Mongo store
+over the wire): a holder paused past its lease (SIGSTOP), renewals that fail for a while (Redis CLIENT
+PAUSE, a SQLite write lock held past the busy timeout), a store too busy to take a paid result for a
+while, the Mongo store's server stopped and started again mid-run, and a lock server restarted empty
 in the middle of a run.
 
 What must hold: a stale holder never overwrites a newer result and never pays when it could know it
@@ -22,8 +23,10 @@ import pytest
 import redis
 
 from social_recording.domain.status import FetchStatus
-from social_recording.store.sqlite import SqliteStore
-from social_recording_tests.integration.conftest import GUARD, Env, element, finish, wait_until
+from social_recording.store import open_store
+from social_recording_tests.ferretdb_server import running_ferretdb
+from social_recording_tests.integration.conftest import GUARD, Env, element, finish, store_url_of, wait_until
+from social_recording_tests.mongo_server import mongo_url_with_db
 from social_recording_tests.recording.engine_fakes import GH_URL, WEB_URL, X_URL, YT_URL, RedisCounter
 from social_recording_tests.redis_server import free_port
 from social_recording_tests.sqlite_faults import hold_write_lock
@@ -64,7 +67,7 @@ def test_a_holder_paused_before_its_paid_call_makes_no_call_and_writes_nothing(e
     assert resumed["status"] == "lost" and not resumed["attempted"]
     assert "right before a paid" in resumed["detail"] or "lost" in resumed["detail"]
     assert RedisCounter(env.redis_url).get(X_URL) == 1  # only the second worker paid
-    store = SqliteStore(env.store_path)
+    store = env.open_store()
     try:
         el = element(store, "A", X_URL)
         assert (el.status, el.attempts) == (FetchStatus.OK, 1)
@@ -84,7 +87,7 @@ def test_a_holder_paused_after_its_paid_call_writes_nothing(env: Env) -> None:
     if resumed["status"] == "ok":  # refused as "already ok": reported ok, nothing of ours written
         assert "not written" in resumed["detail"]
     assert RedisCounter(env.redis_url).get(X_URL) == 2
-    store = SqliteStore(env.store_path)
+    store = env.open_store()
     try:
         el = element(store, "A", X_URL)
         assert (el.status, el.attempts) == (FetchStatus.OK, 1)
@@ -102,9 +105,7 @@ def _no_call_on_rerun(env: Env, url: str) -> None:
 def test_redis_renewal_failures_do_not_throw_away_a_paid_result(redis_url: str, tmp_path: Path) -> None:
     """CLIENT PAUSE makes every renewal time out for a while (the client's socket timeout is short);
     the call finishes meanwhile; the result is written and the next run makes no call."""
-    store_path = tmp_path / "store.db"
-    SqliteStore(store_path).close()
-    env = Env(redis_url, redis_url + "?socket_timeout=0.2", store_path)
+    env = Env.sqlite(redis_url, redis_url + "?socket_timeout=0.2", tmp_path / "store.db")
     admin = redis.Redis.from_url(redis_url)
     try:
         w = env.spawn("w1", profiles={"A": [X_URL]}, tokens=[["A", "a"]], url_lock_ttl=3.0, token_lock_ttl=3.0,
@@ -146,9 +147,8 @@ def _write_locked_during_the_call(env: Env, locked: Path, *, url: str, sleep: fl
 def test_sqlite_renewal_failures_do_not_throw_away_a_paid_result(redis_url: str, tmp_path: Path) -> None:
     """Another process holds the lock file's write lock longer than the busy timeout, several renewals
     fail; the lease survives, the paid result is written, the next run makes no call."""
-    store_path, locks_path = tmp_path / "store.db", tmp_path / "locks.db"
-    SqliteStore(store_path).close()
-    env = Env(redis_url, f"sqlite:///{locks_path}", store_path)
+    locks_path = tmp_path / "locks.db"
+    env = Env.sqlite(redis_url, f"sqlite:///{locks_path}", tmp_path / "store.db")
     url_out = _write_locked_during_the_call(env, locks_path, url=WEB_URL, sleep=3.0, url_lock_ttl=3.0,
                                             token_lock_ttl=3.0, lock_busy_timeout=0.1)
     assert url_out["status"] == "ok" and url_out["attempted"], url_out
@@ -158,23 +158,21 @@ def test_sqlite_renewal_failures_do_not_throw_away_a_paid_result(redis_url: str,
 
 
 def _store_blocked_while_the_result_is_written(redis_url: str, tmp_path: Path, write_retry_s: float
-                                               ) -> tuple[dict, Path]:
+                                               ) -> tuple[dict, Env]:
     """Another process holds the STORE file's write lock for 1.5 s from the middle of a paid call (the
     store's busy timeout is 0.1 s), so the write of the paid result meets "database is locked"."""
-    store_path = tmp_path / "store.db"
-    SqliteStore(store_path).close()
-    env = Env(redis_url, redis_url, store_path)
-    url_out = _write_locked_during_the_call(env, store_path, url=X_URL, sleep=0.5, store_busy_timeout=0.1,
+    env = Env.sqlite(redis_url, redis_url, tmp_path / "store.db")
+    url_out = _write_locked_during_the_call(env, env.store_path, url=X_URL, sleep=0.5, store_busy_timeout=0.1,
                                             write_retry_s=write_retry_s)
-    return url_out, store_path
+    return url_out, env
 
 
 def test_a_busy_store_does_not_throw_away_a_paid_result(redis_url: str, tmp_path: Path) -> None:
     """The write is repeated until the store takes it: recorded ok, paid once, no call on the next run."""
-    url_out, store_path = _store_blocked_while_the_result_is_written(redis_url, tmp_path, write_retry_s=30.0)
+    url_out, env = _store_blocked_while_the_result_is_written(redis_url, tmp_path, write_retry_s=30.0)
     assert url_out["status"] == "ok" and url_out["attempted"], url_out
     assert RedisCounter(redis_url).get(X_URL) == 1
-    _no_call_on_rerun(Env(redis_url, redis_url, store_path), X_URL)
+    _no_call_on_rerun(env, X_URL)
     assert RedisCounter(redis_url).get(X_URL) == 1
 
 
@@ -183,10 +181,9 @@ def test_a_store_busy_past_the_write_retry_fails_the_url_and_the_next_run_record
 ) -> None:
     """Without repeating the write (retry 0 s), the paid result is lost: the URL is an engine failure
     with attempts unchanged, and the next run pays again (what the retry above prevents)."""
-    url_out, store_path = _store_blocked_while_the_result_is_written(redis_url, tmp_path, write_retry_s=0.0)
+    url_out, env = _store_blocked_while_the_result_is_written(redis_url, tmp_path, write_retry_s=0.0)
     assert url_out["status"] == "failed", url_out
     assert "OperationalError" in url_out["detail"]
-    env = Env(redis_url, redis_url, store_path)
     out = finish(env.spawn("again", profiles={"A": [X_URL]}, tokens=[["A", "a"]]))
     assert out[0]["urls"][0]["status"] == "ok"
     assert RedisCounter(redis_url).get(X_URL) == 2
@@ -199,7 +196,10 @@ def _pings(client: redis.Redis) -> bool:
         return False
 
 
-def test_a_lock_server_restarted_empty_mid_run_overwrites_nothing(redis_url: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("store_kind", ["sqlite", pytest.param("mongo", marks=pytest.mark.mongo_server)])
+def test_a_lock_server_restarted_empty_mid_run_overwrites_nothing(
+    redis_url: str, tmp_path: Path, store_kind: str, request: pytest.FixtureRequest
+) -> None:
     """Redis (the lock server) is killed and started again with no data while a run is inside paid
     calls, and a second run starts right after. Fencing tokens keep growing across the restart, so no
     recorded element is overwritten and no `ok` is lost; each in-flight URL costs at most one extra
@@ -207,8 +207,7 @@ def test_a_lock_server_restarted_empty_mid_run_overwrites_nothing(redis_url: str
     import shutil
 
     urls = [X_URL, "https://x.com/i/status/21", "https://x.com/i/status/22", YT_URL, GH_URL]
-    store_path = tmp_path / "store.db"
-    SqliteStore(store_path).close()
+    store_url = store_url_of(request, store_kind, tmp_path)
     binary = shutil.which("redis-server")
     assert binary
     port = free_port()
@@ -227,7 +226,7 @@ def test_a_lock_server_restarted_empty_mid_run_overwrites_nothing(redis_url: str
 
     server = start_server()
     lock_url = f"redis://127.0.0.1:{port}/0?socket_timeout=0.5&socket_connect_timeout=0.5"
-    env = Env(redis_url, lock_url, store_path)  # counters and coordination stay on the session's Redis
+    env = Env(redis_url, lock_url, store_url)  # counters and coordination stay on the session's Redis
     coordination = redis.Redis.from_url(redis_url)
     restarted: subprocess.Popen[bytes] | None = None
     try:
@@ -247,7 +246,7 @@ def test_a_lock_server_restarted_empty_mid_run_overwrites_nothing(redis_url: str
             if p is not None and p.poll() is None:
                 p.kill()
                 p.wait()
-    store = SqliteStore(store_path)
+    store = env.open_store()
     try:
         doc = store.find_token("A")
         assert doc is not None
@@ -267,6 +266,48 @@ def test_a_lock_server_restarted_empty_mid_run_overwrites_nothing(redis_url: str
                    {e.url for e in finished} for u in outcomes)
 
 
+@pytest.mark.mongo_server
+def test_a_store_server_stopped_for_seconds_mid_run_loses_nothing_and_pays_once(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """The Mongo store's server (a FerretDB process of this test's own) is killed while a run is inside
+    its paid calls, and started again on the same data 3 s later: the writes that met the dead server
+    are repeated (or waited out by the driver) until it answers. Every URL ends ok with one set of
+    links, each paid once; nothing is left pending; a second run has nothing to do."""
+    urls = [X_URL, "https://x.com/i/status/31", "https://x.com/i/status/32", YT_URL, GH_URL]
+    behaviours = {u: {"outcome": "ok", "sleep": 0.6} for u in urls}
+    coordination = redis.Redis.from_url(redis_url)
+    with running_ferretdb() as ferret:
+        env = Env(redis_url, redis_url, mongo_url_with_db(ferret.url, "outage"))
+        env.open_store().close()  # indexes in place before the run
+        try:
+            w1 = env.spawn("w1", profiles={"A": urls}, tokens=[["A", "a"]], behaviours=behaviours,
+                           url_lock_ttl=5.0, token_lock_ttl=5.0)
+            wait_until(lambda: coordination.exists("w1:generating"), "the run inside a paid call")
+            ferret.stop()  # SIGKILL: in-flight requests see their connection reset
+            time.sleep(3.0)
+            assert w1.poll() is None  # the run waits for its store; it does not give up
+            ferret.start()
+            first = finish(w1)
+            second = finish(env.spawn("w2", profiles={"A": urls}, tokens=[["A", "a"]], behaviours=behaviours))
+        finally:
+            coordination.close()
+        store = env.open_store()
+        try:
+            doc = store.find_token("A")
+            assert doc is not None
+            assert {e.url: (e.status, e.attempts) for e in doc.social_urls} == dict.fromkeys(
+                urls, (FetchStatus.OK, 1))
+            for url in urls:
+                assert len(store.find_links("A", url)) == 4
+        finally:
+            store.close()
+    assert [u["status"] for u in first[0]["urls"]] == ["ok"] * len(urls), first
+    assert second[0]["status"] == "up_to_date", second
+    counter = RedisCounter(redis_url)
+    assert {u: counter.get(u) for u in urls} == dict.fromkeys(urls, 1)  # nothing paid twice
+
+
 def _spawn_sandbox_worker(**cfg: object) -> subprocess.Popen[str]:
     import json
     import sys
@@ -280,9 +321,11 @@ def _spawn_sandbox_worker(**cfg: object) -> subprocess.Popen[str]:
     )
 
 
-@pytest.mark.parametrize("lock_kind", ["redis", "sqlite"])
+@pytest.mark.parametrize(("lock_kind", "store_kind"), [
+    ("redis", "sqlite"), ("sqlite", "sqlite"), pytest.param("redis", "mongo", marks=pytest.mark.mongo_server),
+])
 def test_killed_while_polling_a_paid_scan_the_next_run_resumes_it_without_paying_again(
-    redis_url: str, tmp_path: Path, lock_kind: str
+    redis_url: str, tmp_path: Path, lock_kind: str, store_kind: str, request: pytest.FixtureRequest
 ) -> None:
     """SIGKILL after urlscan accepted (and billed) the scan, while the worker waits to poll it: the
     scan's id was recorded right after submission, so the next holder polls that scan instead of
@@ -293,10 +336,9 @@ def test_killed_while_polling_a_paid_scan_the_next_run_resumes_it_without_paying
     site = "https://kill-mid-poll.example/launch"
     scenario = write_scenario(tmp_path / "scenario.json", [])
     ledger_path = tmp_path / "ledger.jsonl"
-    store_path = tmp_path / "store.db"
-    SqliteStore(store_path).close()
+    store_url = store_url_of(request, store_kind, tmp_path)
     lock_url = redis_url if lock_kind == "redis" else f"sqlite:///{tmp_path / 'locks.db'}"
-    common = {"store_path": str(store_path), "lock_url": lock_url, "scenario": str(scenario),
+    common = {"store_url": store_url, "lock_url": lock_url, "scenario": str(scenario),
               "ledger": str(ledger_path), "profiles": {"A": [site]}, "tokens": [["A", "a"]],
               "url_lock_ttl": TTL, "token_lock_ttl": TTL}
     ledger = Ledger(ledger_path)
@@ -304,7 +346,7 @@ def test_killed_while_polling_a_paid_scan_the_next_run_resumes_it_without_paying
     first = _spawn_sandbox_worker(sleep_scale=0.5, **common)
     try:
         wait_until(lambda: any(e.subject == f"scan:{site}" for e in ledger.read()), "the paid scan submission")
-        store = SqliteStore(store_path)
+        store = open_store(store_url)
         try:
             wait_until(lambda: (s := store.find_url_state(site)) is not None and s.request is not None,
                        "the scan id recorded on the URL")
@@ -324,7 +366,7 @@ def test_killed_while_polling_a_paid_scan_the_next_run_resumes_it_without_paying
         f"scan:{site}"
     ]
     assert any(e.subject.startswith("result:") and e.status == 200 for e in entries)
-    store = SqliteStore(store_path)
+    store = open_store(store_url)
     try:
         el = element(store, "A", site)
         assert el.status is FetchStatus.OK and el.attempts == 1
@@ -335,10 +377,14 @@ def test_killed_while_polling_a_paid_scan_the_next_run_resumes_it_without_paying
         store.close()
 
 
-def test_a_lock_server_restarted_for_two_seconds_mid_run_costs_a_wait_not_a_failure(tmp_path: Path) -> None:
+@pytest.mark.parametrize("store_kind", ["sqlite", pytest.param("mongo", marks=pytest.mark.mongo_server)])
+def test_a_lock_server_restarted_for_two_seconds_mid_run_costs_a_wait_not_a_failure(
+    tmp_path: Path, store_kind: str, request: pytest.FixtureRequest
+) -> None:
     """The issue's first finding, end to end: two run processes record six tokens whose paid URLs they
     share pairwise (the real generators on the sandbox, paid calls on, the locks and the shared rate
-    limiter on one redis-server with its append-only file, as deployed); the server is restarted,
+    limiter on one redis-server with its append-only file, as deployed; the store a SQLite file or the
+    Mongo store over the wire); the server is restarted,
     two seconds down, while they are inside paid calls. Taking a token lock, waiting for a URL lock,
     asking the limiter, checking ownership before a paid call and releasing all wait for it: no token
     fails, no URL ends `error` or left behind, nothing is paid twice, no key is left to block a re-run
@@ -352,11 +398,10 @@ def test_a_lock_server_restarted_for_two_seconds_mid_run_costs_a_wait_not_a_fail
     scenario = write_scenario(tmp_path / "scenario.json", [],
                               {url: {"latency_ms": 700} for urls in shared for url in urls})
     ledger = Ledger(tmp_path / "ledger.jsonl")
-    store_path = tmp_path / "store.db"
-    SqliteStore(store_path).close()
+    store_url = store_url_of(request, store_kind, tmp_path)
     profiles = {f"{side}{k}": urls for k, urls in enumerate(shared) for side in ("A", "B")}
     with restartable_redis(tmp_path / "redis", password="blip-pw") as server:
-        common = {"store_path": str(store_path), "lock_url": server.url, "rate_limit_url": server.url,
+        common = {"store_url": store_url, "lock_url": server.url, "rate_limit_url": server.url,
                   "scenario": str(scenario), "ledger": str(ledger.path), "profiles": profiles, "sleep_scale": 0.05}
         workers = [_spawn_sandbox_worker(tokens=[[f"{side}{k}", side.lower()] for k in range(3)], **common)
                    for side in ("A", "B")]
@@ -382,7 +427,7 @@ def test_a_lock_server_restarted_for_two_seconds_mid_run_costs_a_wait_not_a_fail
         rerun = finish(_spawn_sandbox_worker(tokens=[[a, a.lower()] for a in sorted(profiles)], **common))
     assert [t["status"] for t in rerun] == ["up_to_date"] * len(profiles)
     assert len(ledger.paid_requests()) == paid
-    store = SqliteStore(store_path)
+    store = open_store(store_url)
     try:
         for address, urls in profiles.items():
             assert {u: element(store, address, u).status for u in urls} == dict.fromkeys(urls, FetchStatus.OK)

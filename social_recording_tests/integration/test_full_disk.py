@@ -40,7 +40,7 @@ def _record_on_a_small_disk(tmp_path: Path, **options: object) -> tuple[list[dic
     disk = tmp_path / "disk"
     disk.mkdir()
     ledger_path = tmp_path / "ledger.jsonl"
-    cfg = {"store_path": str(disk / "store.db"), "lock_url": f"sqlite:///{tmp_path / 'locks.db'}",
+    cfg = {"store_url": f"sqlite:///{disk / 'store.db'}", "lock_url": f"sqlite:///{tmp_path / 'locks.db'}",
            "scenario": str(write_scenario(tmp_path / "scenario.json", [])), "ledger": str(ledger_path),
            "profiles": {"A": [SITE]}, "tokens": [["A", "a"]], "fill_disk": str(disk / "filler"),
            "sleep_scale": 0.01, **options}

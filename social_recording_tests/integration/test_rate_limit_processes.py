@@ -42,7 +42,7 @@ def _run_workers(tmp_path: Path, lock_url: str, *, limiter: bool) -> Ledger:
         tokens = [f"RateTok{w}x{i}" for i in range(TOKENS_PER_WORKER)]
         profiles = {t: [f"https://github.com/{t.lower()}/repo-a", f"https://github.com/{t.lower()}/repo-b"]
                     for t in tokens}
-        cfg = {"store_path": str(store_path), "lock_url": lock_url, "scenario": str(scenario),
+        cfg = {"store_url": f"sqlite:///{store_path}", "lock_url": lock_url, "scenario": str(scenario),
                "ledger": str(ledger_path), "profiles": profiles, "tokens": [[t, t] for t in tokens],
                "sleep_scale": 0.01, "rate_limit_url": lock_url if limiter else None}
         procs.append(subprocess.Popen(

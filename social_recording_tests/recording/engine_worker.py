@@ -2,7 +2,7 @@
 
     python -m social_recording_tests.recording.engine_worker '<json config>'
 
-It opens the SQLite store file and the lock manager named in the config, records the given tokens
+It opens the store (`store_url`: a SQLite file or a Mongo database) and the lock manager named in the config, records the given tokens
 with counting generators whose calls are counted in Redis, and prints one JSON line per token.
 Coordination with the test goes through Redis keys:
 
@@ -40,6 +40,7 @@ from social_recording.recording.engine import Timings, build_engine
 from social_recording.recording.outcomes import UrlOutcome
 from social_recording.recording.run_state import RunState
 from social_recording.recording.url_recorder import TokenRef, UrlRecorder
+from social_recording.store import Store, open_store
 from social_recording.store.sqlite import SqliteStore
 from social_recording_tests.recording.engine_fakes import (
     Behaviour,
@@ -81,8 +82,12 @@ def main(raw: str) -> int:
     cfg: dict[str, Any] = json.loads(raw)
     name = cfg["name"]
     r = redis.Redis.from_url(cfg["redis_url"])
-    store = SqliteStore(cfg["store_path"], **({"busy_timeout": cfg["store_busy_timeout"]}
-                                              if cfg.get("store_busy_timeout") else {}))
+    store_url: str = cfg["store_url"]
+    store: Store
+    if cfg.get("store_busy_timeout") and store_url.startswith("sqlite:///"):
+        store = SqliteStore(store_url[len("sqlite:///"):], busy_timeout=cfg["store_busy_timeout"])
+    else:
+        store = open_store(store_url)
     locks: LockManager
     if cfg.get("lock_busy_timeout") and cfg["lock_url"].startswith("sqlite:///"):
         locks = SqliteLockManager(cfg["lock_url"][len("sqlite:///"):], busy_timeout=cfg["lock_busy_timeout"])
