@@ -2,10 +2,11 @@
 
 No Docker engine is needed: the three Dagster services run `deploy/entrypoint.sh` — the script the
 compose services run — with the environment compose gives them, except for addresses (loopback and
-free ports), the store (SQLite: no MongoDB here) and the upstream (the sandbox, the compose file's
-dry-run switch). Dagster's instance is the production `deploy/dagster.yaml` on a real PostgreSQL
-database created for the rehearsal and dropped after it; the locks are on a redis-server started for
-it. `SERVICES` and `service_env` are what both the rehearsal and the compose-file test read, so the
+free ports) and the upstream (the sandbox, the compose file's dry-run switch). Dagster's instance is
+the production `deploy/dagster.yaml` on a real PostgreSQL database created for the rehearsal and
+dropped after it; the locks are on a redis-server started for it; the store is the Mongo store, on a
+FerretDB (a MongoDB wire-protocol server, see ferretdb_server.py) started for it on a PostgreSQL
+database of its own. `SERVICES` and `service_env` are what both the rehearsal and the compose-file test read, so the
 two cannot drift apart.
 
 `run_rehearsal` drives the deployment through the webserver's GraphQL API the way an operator's UI
@@ -40,6 +41,8 @@ from social_recording.domain.urls import to_canonical
 from social_recording.sandbox.ledger import Ledger
 from social_recording.store import open_store
 from social_recording_tests.dagster_defs.sandbox_env import token, write_scenario
+from social_recording_tests.ferretdb_server import running_ferretdb
+from social_recording_tests.mongo_server import mongo_url_with_db
 from social_recording_tests.postgres_server import (
     PostgresUnavailable,
     admin_params,
@@ -72,6 +75,9 @@ REPOSITORY = "__repository__"
 BACKFILL_JOB = "reconcile_job"
 RETRY_SCHEDULE = "retry_schedule"
 TOKEN_FLOW_SENSOR = "token_flow_sensor"
+
+STORE_DB = "social_recording"
+"""The store's database, named as docker-compose.yml names it."""
 
 STARTUP_TIMEOUT_S = 90.0
 RUN_TIMEOUT_S = 120.0
@@ -257,6 +263,8 @@ def processes_marked(marker: str) -> list[int]:
 class Deployment:
     cfg: RehearsalConfig
     services: dict[str, Service]
+    store_database: str = ""
+    """The PostgreSQL database behind the store's FerretDB (dropped with it)."""
 
     def wait_healthy(self, name: str, timeout: float = STARTUP_TIMEOUT_S) -> float:
         """Seconds until the service's health check passed."""
@@ -286,16 +294,17 @@ class Deployment:
 @contextlib.contextmanager
 def deployment(workdir: Path, scenario_tokens: list[dict[str, Any]], partition_start: date,
                targets: Mapping[str, dict[str, Any]] | None = None) -> Iterator[Deployment]:
-    """PostgreSQL database, redis-server, code server, daemon and webserver; all stopped afterwards."""
+    """PostgreSQL database, redis-server, FerretDB, code server, daemon and webserver; all stopped
+    afterwards."""
     home = workdir / "dagster_home"
     home.mkdir(parents=True)
     shutil.copy(INSTANCE_CONFIG, home / "dagster.yaml")  # as the Dockerfile does
     scenario = write_scenario(workdir / "scenario.json", scenario_tokens, targets)
-    with postgres_database() as pg_env, running_redis() as redis_url:
+    with postgres_database() as pg_env, running_redis() as redis_url, running_ferretdb() as ferret:
         cfg = RehearsalConfig(
             dagster_home=home,
             postgres=pg_env,
-            store_url=f"sqlite:///{workdir / 'store.db'}",
+            store_url=mongo_url_with_db(ferret.url, STORE_DB),
             lock_url=redis_url,
             scenario=scenario,
             ledger=workdir / "ledger.jsonl",
@@ -307,7 +316,7 @@ def deployment(workdir: Path, scenario_tokens: list[dict[str, Any]], partition_s
             name: Service(name, SERVICES[name], service_env(name, cfg), workdir / f"{name}.log")
             for name in START_ORDER
         }
-        dep = Deployment(cfg, services)
+        dep = Deployment(cfg, services, ferret.pg_database)
         try:
             services["user_code"].start()
             dep.wait_healthy("user_code")
@@ -545,6 +554,8 @@ class RehearsalReport:
     leftover_pids: list[int] = field(default_factory=list)
     database_left: bool = False
     redis_left: bool = False
+    store_left: bool = False
+    """The store's server still answering, or its PostgreSQL database still there."""
 
     @property
     def backfill_to_succeeded_s(self) -> float:
@@ -600,10 +611,13 @@ def run_rehearsal(workdir: Path | None = None) -> RehearsalReport:
             marker = f"DAGSTER_HOME={dep.cfg.dagster_home}\0"
             database = dep.cfg.postgres["DAGSTER_POSTGRES_DB"]
             redis_port = int(dep.cfg.lock_url.rsplit(":", 1)[1].split("/", 1)[0])
+            store_port = int(urlsplit(dep.cfg.store_url).port or 0)
+            store_database = dep.store_database
         # After the deployment context: every service stopped; nothing of ours may be left.
         report.leftover_pids = processes_marked(marker)
         report.database_left = database_exists(database)
         report.redis_left = port_open(redis_port)
+        report.store_left = port_open(store_port) or database_exists(store_database)
         return report
     finally:
         if own_dir:

@@ -1,6 +1,7 @@
 """The deployment rehearsal (see rehearsal.py): docker-compose.yml's Dagster services, started with
-their own entry point on a real PostgreSQL and a real redis-server, drive a backfill, the live
-sensor and the retry schedule to success through the webserver's GraphQL API.
+their own entry point on a real PostgreSQL, a real redis-server and the Mongo store on a FerretDB,
+drive a backfill, the live sensor and the retry schedule to success through the webserver's GraphQL
+API.
 
 One deployment serves every assertion (starting it is most of the cost); timeouts are guards only.
 """
@@ -19,7 +20,7 @@ from social_recording_tests.deploy.rehearsal import (
     run_rehearsal,
 )
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.mongo_server]
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +72,7 @@ def test_the_rehearsal_leaves_nothing_running(report: RehearsalReport) -> None:
     assert report.leftover_pids == []  # services and every run process they started
     assert not report.redis_left
     assert not report.database_left
+    assert not report.store_left
 
 
 def test_a_terminated_run_is_canceled_and_its_partition_run_again_completes_it(report: RehearsalReport) -> None:
