@@ -11,7 +11,8 @@ fails on a number, only on a part that could not run.
 - P1 `p1_paid_calls.py`  paid calls per distinct paid subject, four processes, ok-only and mixed outcomes
 - P2 `p2_bookkeeping.py` bookkeeping per URL at 1 and 4 threads (SQLite store; Redis and SQLite locks)
 - P3 `p3_throughput.py`  ratio to the latency bound at 4/16/32 calls at once and 50–400 URLs
-- P4 `p4_scale.py`       candidate query, gate lookup and window lookup at 1M tokens, with query plans
+- P4 `p4_scale.py`       candidate query, gate lookup, window lookup and health figures at 1M tokens, with plans
+- P4-mongo `p4_scale.py --store mongo`  the same at 100k tokens on the Mongo store over the wire (FerretDB)
 - P5 `p5_run_overhead.py` per-run overhead of the Dagster jobs, in-process and through the CLI
 - P6 `p6_memory.py`      peak RSS of a reconcile run against the number of tokens
 - faults `faults.py`     paid calls per distinct paid subject under faults (full runs only)
@@ -33,11 +34,15 @@ PARTS: dict[str, tuple[str, list[str] | None]] = {
     "P3": ("p3_throughput.py", ["--concurrency", "4", "16", "--urls", "32", "--latency-ms", "20",
                                          "--defaults-urls", "30"]),
     "P4": ("p4_scale.py", ["--tokens", "3000", "--shared", "100", "--repeat", "3", "--window", "200"]),
+    "P4-mongo": ("p4_scale.py", ["--tokens", "300", "--shared", "10", "--repeat", "1", "--window", "20"]),
     "P5": ("p5_run_overhead.py", ["--repeat", "1", "--cli-repeat", "1"]),
     "P6": ("p6_memory.py", ["--tokens", "5", "20"]),
     "faults": ("faults.py", None),
 }
 """Part -> (script, its arguments for --smoke; None: the part is skipped by --smoke)."""
+
+PART_ARGS: dict[str, list[str]] = {"P4-mongo": ["--store", "mongo"]}
+"""Arguments a part always gets (before the smoke ones)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         script, smoke = PARTS[name]
         if args.smoke and smoke is None:
             continue
-        cmd = [sys.executable, str(HERE / script), *(smoke if args.smoke else [])]
+        cmd = [sys.executable, str(HERE / script), *PART_ARGS.get(name, []), *(smoke if args.smoke else [])]
         print(f"--- {name}: {' '.join(cmd[1:])}", flush=True)
         started = time.monotonic()
         done = subprocess.run(cmd, cwd=HERE.parent)
