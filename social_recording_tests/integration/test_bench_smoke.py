@@ -1,6 +1,7 @@
 """The benchmark suite still runs: `bench/run.py --smoke` runs every part (P1–P6, and P4 on the Mongo
-store over a FerretDB it starts) at a tiny size and each prints its table. Numbers are not checked (benchmarks, not timed tests); a part that cannot run
-any more fails here instead of rotting until someone needs it."""
+store over a FerretDB it starts) at a tiny size and each prints its table. Numbers are not checked
+(benchmarks, not timed tests); a part that cannot run any more fails here instead of rotting until
+someone needs it."""
 
 from __future__ import annotations
 
