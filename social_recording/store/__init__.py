@@ -164,13 +164,14 @@ def open_store(url: str) -> Store:
         client: MongoClient[dict[str, Any]] = MongoClient(parsed.url, tz_aware=True)
     except (ConfigurationError, ValueError, TypeError) as exc:  # InvalidURI, bad port/options, SRV lookup
         raise _bad(url, f"pymongo rejected it: {scrub(str(exc), url)}") from None
+    wait_s = min(OPEN_TIMEOUT_S, client.options.server_selection_timeout)  # a shorter one in the URL wins
     try:
-        with pymongo.timeout(OPEN_TIMEOUT_S):
+        with pymongo.timeout(wait_s):
             client.admin.command("ping")
     except PyMongoError as exc:
         client.close()
         raise StoreUnavailableError(
             f"{ENV_VAR}={mask_url_password(url)!r}: cannot reach or use the MongoDB server (waited at most "
-            f"{OPEN_TIMEOUT_S:g} s): {type(exc).__name__}: {cap(scrub(str(exc), url), 300)}"
+            f"{wait_s:g} s): {type(exc).__name__}: {cap(scrub(str(exc), url), 300)}"
         ) from None
     return MongoStore(client, parsed.db_name, owns_client=True)
