@@ -24,11 +24,11 @@ holder overtaken mid-write never shows its links beside the newer holder's, and 
 replaces its links instead of doubling them.
 
 Datetimes: BSON keeps milliseconds, so stored times are truncated to the millisecond; every
-datetime read back (nested ones too) is tz-aware UTC whatever the client's `tz_aware` setting.
+datetime read back (nested ones too) is tz-aware UTC whatever the client's `tz_aware` setting. The
+schema version lives in `meta`; opening an older database upgrades it in place (idempotent steps).
 
 The store depends only on what MongoDB and FerretDB (the server the tests run it on) share, and
-checks rather than assumes its indexes: docs/architecture.md, "Mongo-protocol servers". The schema version
-lives in `meta`; opening an older database upgrades it in place (idempotent steps).
+checks rather than assumes its indexes: docs/architecture.md, "Mongo-protocol servers".
 """
 
 from __future__ import annotations
