@@ -520,7 +520,11 @@ class MongoStore:
             self._migrate_embedded_elements()
         if version < 3:
             self._migrate_url_state_fields()
-        self.db[META].update_one({"_id": "schema"}, {"$max": {"version": SCHEMA_VERSION}}, upsert=True)
+        record = ({"_id": "schema"}, {"$max": {"version": SCHEMA_VERSION}})
+        try:
+            self.db[META].update_one(*record, upsert=True)
+        except DuplicateKeyError:  # a concurrent opener inserted it first: raise its version instead
+            self.db[META].update_one(*record)
 
     def _migrate_embedded_elements(self) -> None:
         """Version 1 kept elements in a `social_urls` array inside each token document: move them to

@@ -19,6 +19,7 @@ from typing import Any
 
 import mongomock
 import pytest
+from pymongo.errors import DuplicateKeyError
 
 from social_recording.domain.graph import ObjectKind
 from social_recording.domain.models import UnresolvedValue
@@ -518,6 +519,28 @@ def test_mongo_concurrent_openers_upgrade_once(mongo_client: Any) -> None:
     assert db["url_states"].count_documents({}) == len(EXPECTED_STATES)
     _check_migrated_elements(stores[0])
     _check_migrated_states(stores[-1])
+
+
+def test_mongo_openers_racing_to_record_the_version_both_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two openers upsert the `meta` version document at once: the loser's insert meets the winner's
+    `_id` (FerretDB reports the duplicate key; MongoDB retries such an upsert itself). It must then
+    raise the version, not fail the open."""
+    client = mongomock.MongoClient(tz_aware=True)
+    make_v1_mongo(client, "old")
+    real = mongomock.Collection.update_one
+    raced: list[bool] = []
+
+    def update_one(self: Any, flt: Any, update: Any, upsert: bool = False, **kwargs: Any) -> Any:
+        if self.name == "meta" and upsert and not raced:
+            raced.append(True)  # the other opener's upsert lands first
+            real(self, {"_id": "schema"}, {"$max": {"version": 1}}, upsert=True)
+            raise DuplicateKeyError("E11000 duplicate key error collection: old.meta")
+        return real(self, flt, update, upsert=upsert, **kwargs)
+
+    monkeypatch.setattr(mongomock.Collection, "update_one", update_one)
+    store = MongoStore(client, "old")
+    assert raced
+    assert store.db["meta"].find_one({"_id": "schema"})["version"] == 2
 
 
 def test_mongo_upgrade_reads_an_element_without_a_status_as_pending(mongo_client: Any) -> None:
