@@ -33,6 +33,7 @@ from social_recording.store import (
     WriteResult,
 )
 from social_recording.store._mongomock import SerializedMongomockClient
+from social_recording.store.mongo import SCHEMA_VERSION as MONGO_SCHEMA_VERSION
 from social_recording.store.sqlite import SCHEMA_VERSION
 from social_recording_tests.mongo_server import MongoServer
 from social_recording_tests.store._mongo_shape import check_mongomock_writes
@@ -540,7 +541,7 @@ def test_mongo_openers_racing_to_record_the_version_both_open(monkeypatch: pytes
     monkeypatch.setattr(mongomock.Collection, "update_one", update_one)
     store = MongoStore(client, "old")
     assert raced
-    assert store.db["meta"].find_one({"_id": "schema"})["version"] == 2
+    assert store.db["meta"].find_one({"_id": "schema"})["version"] == MONGO_SCHEMA_VERSION
 
 
 def test_mongo_upgrade_reads_an_element_without_a_status_as_pending(mongo_client: Any) -> None:
