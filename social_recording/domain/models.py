@@ -25,6 +25,13 @@ def ensure_utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
+def as_stored(value: datetime) -> datetime:
+    """`value` at the resolution every store keeps: milliseconds (BSON datetimes; SQLite keeps more).
+    A time not read from the store is floored to it before it is compared with stored ones, so a
+    time recorded in the same millisecond still counts as at or after it."""
+    return value.replace(microsecond=value.microsecond - value.microsecond % 1000)
+
+
 class SocialUrl(BaseModel):
     """One `social_urls[]` element: one canonical URL of one token and where recording it stands."""
 

@@ -14,7 +14,7 @@ from enum import StrEnum
 
 from social_recording.domain.dedupe import DEDUPE_TTL
 from social_recording.domain.dedupe import decide as dedupe_decide
-from social_recording.domain.models import PaidRequest, SocialUrl, UrlState
+from social_recording.domain.models import PaidRequest, SocialUrl, UrlState, as_stored
 from social_recording.domain.policy import backoff_passed, resolve_final_status
 from social_recording.domain.status import ABSORBING, REUSABLE, Cause, FetchStatus
 
@@ -47,7 +47,8 @@ class RunRequest:
     why: Why
     since: datetime
     """When the run selected its work (retry) or started (live, reconcile): a URL called at or after
-    it was called by this run or alongside it, and its answer is adopted instead of bought again."""
+    it (to the millisecond the stores keep, `as_stored`) was called by this run or alongside it, and
+    its answer is adopted instead of bought again."""
     named: frozenset[FetchStatus] = frozenset()
 
     def __post_init__(self) -> None:
@@ -127,7 +128,7 @@ def fresh_answer(state: UrlState | None, now: datetime, rules: Rules) -> tuple[F
 
 
 def _called_since(state: UrlState | None, since: datetime) -> bool:
-    return state is not None and state.attempted_at is not None and state.attempted_at >= since
+    return state is not None and state.attempted_at is not None and state.attempted_at >= as_stored(since)
 
 
 def decide(

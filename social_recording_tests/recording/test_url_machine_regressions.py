@@ -1,6 +1,7 @@
 """The per-URL rules where they meet each other and time: one named test per defect the engine had
 before the rules became one state machine, each driving the production paths (the live path, the
-staged retry select -> record) on a real SQLite store and real locks, with generators that count.
+staged retry select -> record) on a real store (a SQLite file, and the Mongo store over the wire) and
+real locks, with generators that count.
 
 Every test here failed on the engine before the state machine; they stay as its regression tests.
 """
@@ -8,8 +9,10 @@ Every test here failed on the engine before the state machine; they stay as its 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,7 +31,10 @@ from social_recording.platforms.base import (
 from social_recording.recording.outcomes import EngineOutcome
 from social_recording.recording.retry import RetryService
 from social_recording.recording.run_state import RunState
+from social_recording.store.base import Store, UrlWrite, WriteOutcome
+from social_recording.store.mongo import MongoStore
 from social_recording.store.sqlite import SqliteStore
+from social_recording_tests.mongo_server import MongoServer
 from social_recording_tests.recording.engine_fakes import (
     T0,
     WEB_URL,
@@ -45,12 +51,51 @@ from social_recording_tests.recording.engine_fakes import (
 )
 
 
-def _token(store: SqliteStore, address: str, urls: list[str], at=T0) -> None:  # type: ignore[no-untyped-def]
+class _LateHolder:
+    """Runs `late` once, right before the next recording lands (between decision and write): how the
+    tests put a late holder in the in-flight window (below). Unarmed, the store is the plain one."""
+
+    late: Any = None
+
+    def apply_url_write(self, write: UrlWrite) -> WriteOutcome:
+        hook, self.late = self.late, None
+        if hook is not None:
+            hook(write)
+        return super().apply_url_write(write)  # type: ignore[misc,no-any-return]
+
+
+class _LateSqlite(_LateHolder, SqliteStore):
+    pass
+
+
+class _LateMongo(_LateHolder, MongoStore):
+    pass
+
+
+@pytest.fixture(params=["sqlite", pytest.param("mongo", marks=pytest.mark.mongo_server)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A SQLite file, and a database of its own on the session's Mongo-protocol server (the state
+    machine's version compare-and-set, fences and merges over the wire)."""
+    if request.param == "sqlite":
+        sqlite = _LateSqlite(tmp_path / "store.db")
+        yield sqlite
+        sqlite.close()
+        return
+    server: MongoServer = request.getfixturevalue("mongo_server")
+    with server.scratch_db() as db_name:
+        client = server.client()
+        try:
+            yield _LateMongo(client, db_name)
+        finally:
+            client.close()
+
+
+def _token(store: Store, address: str, urls: list[str], at=T0) -> None:  # type: ignore[no-untyped-def]
     assert store.create_pending_token(TokenProfile(address=address, symbol=address, urls=urls,
                                                    image="https://img/x.png"), at)
 
 
-def _status(store: SqliteStore, address: str, url: str) -> FetchStatus:
+def _status(store: Store, address: str, url: str) -> FetchStatus:
     el = store.find_element(address, url)
     assert el is not None
     return el.status
@@ -98,7 +143,7 @@ def _during_first_call_of(url: str, action):  # type: ignore[no-untyped-def]
 
 
 def test_a_retry_does_not_call_again_for_an_element_a_live_run_answered_after_the_selection(
-    store: SqliteStore, locks: LockManager
+    store: Store, locks: LockManager
 ) -> None:
     """The retry selected Z's and A's `error`s. While it records Z (A is next), the live path answers
     A's paid X post `not_found`. When the retry reaches A it must keep that answer: no second bill."""
@@ -130,7 +175,7 @@ def test_a_retry_does_not_call_again_for_an_element_a_live_run_answered_after_th
 
 
 def test_a_retry_does_not_spend_a_sixth_call_on_a_url_the_live_path_exhausted_meanwhile(
-    store: SqliteStore, locks: LockManager
+    store: Store, locks: LockManager
 ) -> None:
     """At 4 of 5 failed calls the retry selects A's element; while it records Z first, the live path's
     5th call exhausts A's URL; the retry must not call it a 6th time."""
@@ -166,7 +211,7 @@ def test_a_retry_does_not_spend_a_sixth_call_on_a_url_the_live_path_exhausted_me
 
 @pytest.mark.parametrize("answer", [FetchStatus.OK, FetchStatus.NOT_FOUND])
 def test_a_url_that_keeps_answering_is_never_exhausted(
-    store: SqliteStore, locks: LockManager, answer: FetchStatus
+    store: Store, locks: LockManager, answer: FetchStatus
 ) -> None:
     """A website every new token links: answered, re-bought each time the 14-day window expires.
     After five windows a new holder is still called and recorded with the answer, never `exhausted`
@@ -182,7 +227,7 @@ def test_a_url_that_keeps_answering_is_never_exhausted(
 
 
 def test_a_url_answered_five_times_is_not_exhausted_by_its_first_failure(
-    store: SqliteStore, locks: LockManager
+    store: Store, locks: LockManager
 ) -> None:
     counter, clock = MemoryCounter(), StepClock(T0)
     world = Switchable(counter)
@@ -203,7 +248,7 @@ def test_a_url_answered_five_times_is_not_exhausted_by_its_first_failure(
 
 
 def test_a_named_retry_takes_the_windows_better_answer_instead_of_paying_to_replace_it(
-    store: SqliteStore, locks: LockManager
+    store: Store, locks: LockManager
 ) -> None:
     """A answered ok three days ago (4 links). B's `not_found` is older than the window; a retry naming
     not_found must hand B the fresher ok, not buy a `not_found` (or a 503) that erases A's answer, after
@@ -268,7 +313,7 @@ class TwoStepPaid:
 
 
 def test_a_submitted_paid_request_survives_a_failed_poll_and_is_resumed(
-    store: SqliteStore, locks: LockManager
+    store: Store, locks: LockManager
 ) -> None:
     clock = StepClock(T0)
     provider = TwoStepPaid(fail_polls=1)
@@ -291,7 +336,7 @@ def test_a_submitted_paid_request_survives_a_failed_poll_and_is_resumed(
 
 
 def test_an_engine_failure_before_any_request_stops_being_selected_after_the_budget(
-    store: SqliteStore, locks: LockManager
+    store: Store, locks: LockManager
 ) -> None:
     counter, clock = MemoryCounter(), StepClock(T0)
     eng = build_engine(store, locks, counting_registry(counter, {YT_URL: Behaviour("bug_before_request")}),
@@ -311,7 +356,7 @@ def test_an_engine_failure_before_any_request_stops_being_selected_after_the_bud
     assert counter.get(YT_URL) == 0
 
 
-def test_retry_reports_what_the_back_off_held_back(store: SqliteStore, locks: LockManager) -> None:
+def test_retry_reports_what_the_back_off_held_back(store: Store, locks: LockManager) -> None:
     counter, clock = MemoryCounter(), StepClock(T0)
     eng = build_engine(store, locks, counting_registry(counter, default=Behaviour("error")), clock=clock)
     retry = RetryService(store, locks, eng.processor, clock=clock)
@@ -355,7 +400,7 @@ def _always_transient(self: object, field: str, raw: str) -> str:
     raise UnresolvedValueError(f"cannot resolve shortlink {raw!r}: timed out")
 
 
-def test_an_answer_recorded_without_a_call_is_anchored_to_no_call(store: SqliteStore, locks: LockManager) -> None:
+def test_an_answer_recorded_without_a_call_is_anchored_to_no_call(store: Store, locks: LockManager) -> None:
     """A URL that failed a call at T0 is later answered by a path that needs no request (its shape
     names nothing to fetch): that answer has no call behind it, so its window is not the old call's."""
     counter, clock = MemoryCounter(), StepClock(T0)
@@ -383,19 +428,7 @@ def test_an_answer_recorded_without_a_call_is_anchored_to_no_call(store: SqliteS
 # is then refused as stale, the state read again, and its answer merged by the rules.
 
 
-class _LateHolderStore(SqliteStore):
-    """Runs `late` once, right before the next recording lands (between decision and write)."""
-
-    late = None
-
-    def apply_url_write(self, write):  # type: ignore[no-untyped-def]
-        hook, self.late = self.late, None
-        if hook is not None:
-            hook(write)
-        return super().apply_url_write(write)
-
-
-def _late_engine(store: SqliteStore, registry: GeneratorRegistry, fence: int, clock: StepClock):  # type: ignore[no-untyped-def]
+def _late_engine(store: Store, registry: GeneratorRegistry, fence: int, clock: StepClock):  # type: ignore[no-untyped-def]
     from contextlib import contextmanager
 
     from social_recording.locks.base import Lease
@@ -421,65 +454,89 @@ def _late_engine(store: SqliteStore, registry: GeneratorRegistry, fence: int, cl
 
 
 def test_a_late_holders_worse_answer_landing_during_a_call_is_merged_not_kept_over_a_better_one(
-    tmp_path: Path, locks: LockManager
+    store: Store, locks: LockManager
 ) -> None:
-    store = _LateHolderStore(tmp_path / "store.db")
-    try:
-        counter, clock = MemoryCounter(), StepClock(T0)
-        world = Switchable(counter)
-        eng = build_engine(store, locks, world.registry, clock=clock)
-        _token(store, "A", [X_URL])
-        _token(store, "B", [X_URL])
+    counter, clock = MemoryCounter(), StepClock(T0)
+    world = Switchable(counter)
+    eng = build_engine(store, locks, world.registry, clock=clock)
+    _token(store, "A", [X_URL])
+    _token(store, "B", [X_URL])
 
-        def late_not_found(write):  # type: ignore[no-untyped-def]
-            world.behaviour = Behaviour("not_found")  # the provider answers the late call differently
-            late = _late_engine(store, world.registry, write.fence - 1, clock)
-            out = late.recorder.record_url(("B", "B"), X_URL, RunState())
-            assert out.status is FetchStatus.NOT_FOUND  # it landed: nobody newer had written
-            world.behaviour = Behaviour("ok")
+    def late_not_found(write):  # type: ignore[no-untyped-def]
+        world.behaviour = Behaviour("not_found")  # the provider answers the late call differently
+        late = _late_engine(store, world.registry, write.fence - 1, clock)
+        out = late.recorder.record_url(("B", "B"), X_URL, RunState())
+        assert out.status is FetchStatus.NOT_FOUND  # it landed: nobody newer had written
+        world.behaviour = Behaviour("ok")
 
-        store.late = late_not_found
-        out = eng.processor.record("A", "A")
-        assert [u.status for u in out.urls] == [FetchStatus.OK]
-        state = store.find_url_state(X_URL)
-        assert state is not None and (state.answer, state.source_token, state.streak) == (FetchStatus.OK, "A", 0)
-        assert state.attempts == 2 and counter.get(X_URL) == 2  # both calls counted, the in-flight window
-        assert _status(store, "B", X_URL) is FetchStatus.NOT_FOUND  # the late holder's own answer
-        _token(store, "C", [X_URL])
-        later = eng.processor.record("C", "C")
-        assert [(u.status, u.reused) for u in later.urls] == [(FetchStatus.OK, True)]
-    finally:
-        store.close()
+    assert isinstance(store, _LateHolder)
+    store.late = late_not_found
+    out = eng.processor.record("A", "A")
+    assert [u.status for u in out.urls] == [FetchStatus.OK]
+    state = store.find_url_state(X_URL)
+    assert state is not None and (state.answer, state.source_token, state.streak) == (FetchStatus.OK, "A", 0)
+    assert state.attempts == 2 and counter.get(X_URL) == 2  # both calls counted, the in-flight window
+    assert _status(store, "B", X_URL) is FetchStatus.NOT_FOUND  # the late holder's own answer
+    _token(store, "C", [X_URL])
+    later = eng.processor.record("C", "C")
+    assert [(u.status, u.reused) for u in later.urls] == [(FetchStatus.OK, True)]
 
 
 def test_a_late_holders_answer_refused_by_fencing_leaves_the_failure_streak_as_it_was(
-    tmp_path: Path, locks: LockManager
+    store: Store, locks: LockManager
 ) -> None:
     """The newer holder of a two-step paid URL saved its request (its fence) before the late holder
     wrote: the late holder's answer is refused, so it neither closes the request nor ends the streak."""
-    store = _LateHolderStore(tmp_path / "store.db")
-    try:
-        clock = StepClock(T0)
-        provider = TwoStepPaid(fail_polls=10)
-        registry = GeneratorRegistry.of({Platform.WEB: provider})
-        eng = build_engine(store, locks, registry, clock=clock)
-        _token(store, "A", [WEB_URL])
-        _token(store, "B", [WEB_URL])
-        outcomes: list[object] = []
+    clock = StepClock(T0)
+    provider = TwoStepPaid(fail_polls=10)
+    registry = GeneratorRegistry.of({Platform.WEB: provider})
+    eng = build_engine(store, locks, registry, clock=clock)
+    _token(store, "A", [WEB_URL])
+    _token(store, "B", [WEB_URL])
+    outcomes: list[object] = []
 
-        def late_ok(write):  # type: ignore[no-untyped-def]
-            provider.fail_polls = 0
-            late = _late_engine(store, registry, write.fence - 1, clock)
-            outcomes.append(late.recorder.record_url(("B", "B"), WEB_URL, RunState()).status)
-            provider.fail_polls = 10
+    def late_ok(write):  # type: ignore[no-untyped-def]
+        provider.fail_polls = 0
+        late = _late_engine(store, registry, write.fence - 1, clock)
+        outcomes.append(late.recorder.record_url(("B", "B"), WEB_URL, RunState()).status)
+        provider.fail_polls = 10
 
-        store.late = late_ok
-        out = eng.processor.record("A", "A")
-        assert outcomes == [EngineOutcome.LOST]
-        assert [u.status for u in out.urls] == [FetchStatus.ERROR]
-        state = store.find_url_state(WEB_URL)
-        assert state is not None and state.answer is None and state.streak == 1
-        assert state.request is not None and state.request.request_id == "scan-1"
-        assert _status(store, "B", WEB_URL) is FetchStatus.PENDING
-    finally:
-        store.close()
+    assert isinstance(store, _LateHolder)
+    store.late = late_ok
+    out = eng.processor.record("A", "A")
+    assert outcomes == [EngineOutcome.LOST]
+    assert [u.status for u in out.urls] == [FetchStatus.ERROR]
+    state = store.find_url_state(WEB_URL)
+    assert state is not None and state.answer is None and state.streak == 1
+    assert state.request is not None and state.request.request_id == "scan-1"
+    assert _status(store, "B", WEB_URL) is FetchStatus.PENDING
+
+
+# ---------------------------------------------------------------- times as the stores keep them
+# Found by the model test on the Mongo store: BSON keeps milliseconds, so a call recorded in the same
+# millisecond as the run's start read back as older than it, and the named retry paid again.
+
+
+def test_a_named_retry_re_examines_a_url_once_for_all_its_holders_off_the_millisecond(
+    store: Store, locks: LockManager
+) -> None:
+    """Two tokens hold a `blocked` URL; a retry naming `blocked` re-examines it with one call and the
+    second holder takes that answer. The clock stands half a millisecond past a millisecond, so the
+    call lands in the run's first millisecond: a store keeping milliseconds must not make it look older
+    than the run."""
+    counter, clock = MemoryCounter(), StepClock(T0 + timedelta(microseconds=500))
+    world = Switchable(counter)
+    world.behaviour = Behaviour("blocked")
+    eng = build_engine(store, locks, world.registry, clock=clock)
+    retry = RetryService(store, locks, eng.processor, clock=clock)
+    _token(store, "A", [X_URL])
+    _token(store, "B", [X_URL])
+    assert [u.status for u in eng.processor.record("A", None).urls] == [FetchStatus.BLOCKED]
+    assert [u.status for u in eng.processor.record("B", None).urls] == [FetchStatus.BLOCKED]
+    assert counter.get(X_URL) == 1  # B took A's answer
+    clock.advance(timedelta(hours=1))
+    selection = retry.select_due(statuses=["blocked"], min_interval_minutes=0)
+    assert sorted(c.address for c in selection.candidates) == ["A", "B"]
+    retry.record_selection(selection, max_workers=1)
+    assert counter.get(X_URL) == 2, "the named retry re-examined the URL once per holder"
+    assert (_status(store, "A", X_URL), _status(store, "B", X_URL)) == (FetchStatus.BLOCKED, FetchStatus.BLOCKED)
