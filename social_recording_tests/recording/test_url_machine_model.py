@@ -2,10 +2,11 @@
 real SQLite lock manager, the real recorder, the retry selection and the live and reconcile paths)
 through interleavings and months of clock, with providers whose answers the test chooses, and checks
 the three promises as invariants after every step (docs/architecture.md, "The per-URL state machine").
+The same machine runs on the Mongo store over the wire too (fewer examples: every step is round trips).
 
 Size: `SOCIAL_RECORDING_MODEL_EXAMPLES` x `SOCIAL_RECORDING_MODEL_STEPS` (CI: 200 x 40, derandomized;
-`python bench/model_test.py` runs it longer). Every counterexample it found is a named test in
-test_url_machine_regressions.py.
+`python bench/model_test.py` runs it longer), `SOCIAL_RECORDING_MODEL_MONGO_EXAMPLES` on the Mongo
+store (CI: 8). Every counterexample it found is a named test in test_url_machine_regressions.py.
 """
 
 from __future__ import annotations
@@ -15,17 +16,26 @@ import shutil
 import tempfile
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 from social_recording.domain.dedupe import DEDUPE_TTL
 from social_recording.domain.status import ABSORBING, REUSABLE, FetchStatus
@@ -46,8 +56,10 @@ from social_recording.recording.concurrency import CallSlots
 from social_recording.recording.engine import Engine, Timings, build_engine
 from social_recording.recording.outcomes import EngineOutcome, TokenStatus, UrlOutcome
 from social_recording.recording.run_state import RunState
-from social_recording.store.base import UrlWrite, WriteOutcome
+from social_recording.store.base import Store, UrlWrite, WriteOutcome
+from social_recording.store.mongo import MongoStore
 from social_recording.store.sqlite import SqliteStore
+from social_recording_tests.mongo_server import MongoServer
 from social_recording_tests.recording.engine_fakes import (
     T0,
     FakeProfiles,
@@ -80,6 +92,7 @@ STATS: Counter[str] = Counter()
 
 EXAMPLES = int(os.environ.get("SOCIAL_RECORDING_MODEL_EXAMPLES", "200"))
 STEPS = int(os.environ.get("SOCIAL_RECORDING_MODEL_STEPS", "40"))
+MONGO_EXAMPLES = int(os.environ.get("SOCIAL_RECORDING_MODEL_MONGO_EXAMPLES", "8"))
 
 
 def _platform(url: str) -> Platform:
@@ -143,7 +156,7 @@ class ModelProvider:
     """Every platform's generator: answers what the world says, and checks at the moment of each
     call what the store says the engine may do (it is called under the URL lock)."""
 
-    def __init__(self, world: World, store: SqliteStore, clock: Callable[[], datetime]) -> None:
+    def __init__(self, world: World, store: Store, clock: Callable[[], datetime]) -> None:
         self.w = world
         self.store = store
         self.clock = clock
@@ -250,9 +263,9 @@ class StaleLocks:
         pass
 
 
-class InterleavingStore(SqliteStore):
-    """The real store; when armed for a URL, a late holder records that URL for another token right
-    before the current holder's write lands (between its decision and its write)."""
+class Interleaving:
+    """Mixed into the real store: when armed for a URL, a late holder records that URL for another
+    token right before the current holder's write lands (between its decision and its write)."""
 
     armed: Callable[[UrlWrite], None] | None = None
 
@@ -261,14 +274,22 @@ class InterleavingStore(SqliteStore):
         if hook is not None:
             self.armed = None
             hook(write)
-        return super().apply_url_write(write)
+        return super().apply_url_write(write)  # type: ignore[misc,no-any-return]
+
+
+class InterleavingStore(Interleaving, SqliteStore):
+    pass
+
+
+class InterleavingMongoStore(Interleaving, MongoStore):
+    pass
 
 
 class UrlRules(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.dir = Path(tempfile.mkdtemp(prefix="url-model-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
-        self.store = InterleavingStore(self.dir / "store.db")
+        self.store = self._open_store()
         self.locks = SqliteLockManager(self.dir / "locks.db")
         self.clock = TickingClock(T0)
         self.world = World()
@@ -303,8 +324,15 @@ class UrlRules(RuleBasedStateMachine):
         STATS["paid submissions"] += self.world.submissions
         STATS["tokens"] += len(self.tokens)
         self.locks.close()
-        self.store.close()
+        self._close_store()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _open_store(self) -> Any:
+        """The store the engine runs on (an `Interleaving` one)."""
+        return InterleavingStore(self.dir / "store.db")
+
+    def _close_store(self) -> None:
+        self.store.close()
 
     @contextmanager
     def doing(self, kind: str, named: frozenset[FetchStatus] = frozenset()) -> Iterator[Op]:
@@ -551,3 +579,35 @@ UrlRules.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
 )
 TestUrlRules = UrlRules.TestCase
+
+
+class UrlRulesOnMongo(UrlRules):
+    """The same machine on the Mongo store over the wire: a database of its own per example on the
+    session's Mongo-protocol server (the version compare-and-set, the fences and the merges as the
+    server applies them)."""
+
+    server: ClassVar[MongoServer | None] = None
+
+    def _open_store(self) -> Any:
+        assert self.server is not None, "set UrlRulesOnMongo.server first"
+        self._client = self.server.client()
+        self._db_name = f"sr_model_{uuid.uuid4().hex[:12]}"
+        return InterleavingMongoStore(self._client, self._db_name)
+
+    def _close_store(self) -> None:
+        try:
+            self._client.drop_database(self._db_name)
+        finally:
+            self._client.close()
+
+
+@pytest.mark.mongo_server
+def test_the_url_rules_hold_on_the_mongo_store(mongo_server: MongoServer) -> None:
+    UrlRulesOnMongo.server = mongo_server
+    try:
+        run_state_machine_as_test(UrlRulesOnMongo, settings=settings(
+            UrlRules.TestCase.settings, max_examples=MONGO_EXAMPLES,
+            suppress_health_check=[*HealthCheck],
+        ))
+    finally:
+        UrlRulesOnMongo.server = None
