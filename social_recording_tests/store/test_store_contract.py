@@ -732,6 +732,58 @@ def test_unsupported_candidates_are_narrowed_by_platform_and_cause(store: Store)
     assert keys(store, among) == [("A", U_GH), ("A", U_TG)]
 
 
+def test_held_back_counts_the_selections_elements_still_inside_their_back_off(store: Store) -> None:
+    store.create_pending_token(profile("A", urls=[U_X, U_TG, U_WEB]), now=T0)
+    store.create_pending_token(profile("B", urls=[U_X, U_GH]), now=T0)  # B's GitHub never recorded
+    record_call(store, "A", U_X, FetchStatus.ERROR, T1)
+    record_call(store, "A", U_TG, FetchStatus.ERROR, T2)
+    record_call(store, "B", U_X, FetchStatus.NOT_FOUND, T2)
+    record_call(store, "A", U_WEB, FetchStatus.OK, T2)
+    errors = {FetchStatus.ERROR}
+    assert store.count_held_back(query(errors, checked_before=T1), 50) == 1  # T1 itself is due
+    assert store.count_held_back(query(errors, checked_before=T0), 50) == 2
+    assert store.count_held_back(query(errors, checked_before=T2), 50) == 0
+    three = query({FetchStatus.ERROR, FetchStatus.NOT_FOUND, FetchStatus.PENDING}, checked_before=T0)
+    assert store.count_held_back(three, 50) == 3  # a never-recorded element is always due
+    assert store.count_held_back(three, 2) == 2
+    assert store.count_held_back(three, 0) == 0
+    among = query({FetchStatus.ERROR, FetchStatus.NOT_FOUND}, checked_before=T0, addresses=("B", "B", "Z9"))
+    assert store.count_held_back(among, 50) == 1
+    assert store.count_held_back(query(errors, checked_before=T0, addresses=("A", "B")), 1) == 1
+    assert store.count_held_back(query(errors, checked_before=T0, addresses=()), 50) == 0
+
+
+def test_held_back_narrows_unsupported_like_the_selection(store: Store) -> None:
+    _unsupported_mix(store)
+    unsupported = {FetchStatus.UNSUPPORTED}
+    assert store.count_held_back(query(unsupported, checked_before=T0), 50) == 3
+    narrowed = query(unsupported, checked_before=T0, unsupported_platforms=frozenset({"x", "web"}))
+    assert store.count_held_back(narrowed, 50) == 1  # web's element is unparseable: no generator helps
+    assert store.count_held_back(query(unsupported, checked_before=T0, unsupported_platforms=frozenset()), 50) == 0
+    both = query({FetchStatus.UNSUPPORTED, FetchStatus.ERROR}, checked_before=T0,
+                 unsupported_platforms=frozenset({"github"}))
+    assert store.count_held_back(both, 50) == 2  # other statuses are not narrowed
+    among = query({FetchStatus.UNSUPPORTED, FetchStatus.ERROR}, checked_before=T0, addresses=("A",),
+                  unsupported_platforms=frozenset({"github", "web"}))
+    assert store.count_held_back(among, 50) == 2
+
+
+def test_holders_of_a_url_by_address_up_to_the_limit(store: Store) -> None:
+    for address in ("C", "A", "B"):
+        store.create_pending_token(profile(address, urls=[U_X, U_TG]), now=T0)
+    store.create_pending_token(profile("D", urls=[U_TG]), now=T0)
+    record_call(store, "B", U_X, FetchStatus.ERROR, T1, detail="HTTP 503")
+    holders = store.find_holders(U_X, 10)
+    assert [address for address, _ in holders] == ["A", "B", "C"]
+    assert [(el.url, el.status, el.attempts) for _, el in holders] == [
+        (U_X, FetchStatus.PENDING, 0), (U_X, FetchStatus.ERROR, 1), (U_X, FetchStatus.PENDING, 0)]
+    assert holders[1][1] == store.find_element("B", U_X)
+    assert [address for address, _ in store.find_holders(U_X, 2)] == ["A", "B"]
+    assert [address for address, _ in store.find_holders(U_TG, 10)] == ["A", "B", "C", "D"]
+    assert store.find_holders(U_X, 0) == []
+    assert store.find_holders("https://x.com/i/status/404", 10) == []
+
+
 def test_a_non_canonical_element_is_left_to_the_health_views(store: Store) -> None:
     """An element whose URL is not canonical (our bug upstream) has no platform: no retry can change it,
     so the retry selection skips it; the health views still show it."""
