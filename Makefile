@@ -67,14 +67,17 @@ demo-run: install
 status: install
 	DAGSTER_HOME=$(DEV_HOME) $(BIN)/python -m social_recording status $(STATUS_ARGS)
 
-# The store's contract tests (and its index checks) against the docker-compose `mongodb` service, which
-# only docker-compose.test.yml publishes (on MONGO_PUBLISH, default 127.0.0.1:27017), as the root user
-# of .env (each test creates and drops a database of its own, which the application's user may not):
+# Every test that reaches a Mongo-protocol server (the store's contract and index checks, the state
+# machine's tests, the multi-process and fault runs on the Mongo store) against the docker-compose
+# `mongodb` service, which only docker-compose.test.yml publishes (on MONGO_PUBLISH, default
+# 127.0.0.1:27017), as the root user of .env (each test creates and drops a database of its own, which
+# the application's user may not). The tests that stop and restart their store's server, and the
+# deployment rehearsal, still start a FerretDB of their own:
 #   docker compose -f docker-compose.yml -f docker-compose.test.yml up -d --wait mongodb && make test-mongo
-test-mongo: install
+test-mongo: install $(FERRETDB)
 	set -a && . ./.env && set +a && \
 	SOCIAL_RECORDING_TEST_MONGO_URL="mongodb://$${MONGO_ROOT_USER:-social_recording}:$${MONGO_ROOT_PASSWORD:?set MONGO_ROOT_PASSWORD in .env}@$${MONGO_PUBLISH:-127.0.0.1:27017}/?authSource=admin" \
-	$(BIN)/python -m pytest -q social_recording_tests/store
+	SOCIAL_RECORDING_TEST_FERRETDB=$(FERRETDB) $(BIN)/python -m pytest -q -m mongo_server
 
 # The image's lock file: pyproject.toml's dependencies with the `deploy` extra, plus what builds the
 # project (deploy/requirements.in), every version pinned with its hashes, for Linux x86-64 and Python

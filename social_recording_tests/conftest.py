@@ -66,17 +66,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test that reaches the Mongo server; without one, leave them out (deselect, never skip)."""
-    needs: list[pytest.Item] = []
+    """Mark every test that reaches the Mongo server (`-m mongo_server` selects them). None is left out
+    when there is no server: the session fixture fails them, saying how to get one."""
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
         if "mongo_server" in fixtures or "mongo_server_url" in fixtures:
             item.add_marker(MONGO_SERVER_MARK)
-        if item.get_closest_marker(MONGO_SERVER_MARK) is not None:
-            needs.append(item)
-    if needs and not server_available():
-        config.hook.pytest_deselected(items=needs)
-        items[:] = [i for i in items if i.get_closest_marker(MONGO_SERVER_MARK) is None]
 
 
 @pytest.fixture(autouse=True)
@@ -99,5 +94,5 @@ def pytest_report_header(config: pytest.Config) -> str:
         return f"Mongo store over the wire: the server at {MONGO_URL_ENV}"
     if server_available():
         return f"Mongo store over the wire: FerretDB {FERRETDB_VERSION} on PostgreSQL, started for the session"
-    return (f"Mongo store over the wire: off (deselected): no FerretDB binary; `make test` builds it, or set "
-            f"{BINARY_ENV} or {MONGO_URL_ENV}")
+    return (f"Mongo store over the wire: no server: its tests fail; `make ferretdb` builds FerretDB (or set "
+            f"{BINARY_ENV} or {MONGO_URL_ENV})")

@@ -3,8 +3,8 @@ names one (`make test-mongo`), else a FerretDB the session starts (ferretdb_serv
 
 Tests that need the server take the `mongo_server` fixture (or the `mongo_server_url` one), or carry
 the `mongo_server` mark (a store backend parameter); the root conftest marks the former too, so
-`pytest -m mongo_server` selects every one. Without any server they are deselected, and the header
-says so; `make test` always builds FerretDB, so CI deselects nothing.
+`pytest -m mongo_server` selects every one. Without any server they fail, naming what to do (never
+skipped or deselected); `make test` builds FerretDB when it is missing.
 """
 
 from __future__ import annotations
