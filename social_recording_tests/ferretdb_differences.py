@@ -38,7 +38,7 @@ CONDITIONAL_UPDATE_NOT_ATOMIC = Difference(
         "write the whole document back by _id (internal/handler/common/update.go UpdateDocument; the "
         "PostgreSQL backend's UpdateAll runs `UPDATE ... WHERE _jsonb->'_id' = $2`): the filter is not "
         "checked again at the write, so two racing conditional updates (`fence <= mine`, `status != ok`) "
-        "can both apply and the later write wins."
+        "can both apply and the later write wins; so can two writes made on the same URL state version."
     ),
     mongodb=(
         "\"In MongoDB, a write operation is atomic on the level of a single document\"; \"When a "

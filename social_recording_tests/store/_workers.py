@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -67,10 +68,23 @@ def fenced_write(
     return out
 
 
+def versioned_write(store: Store, worker: int, urls: list[str], fence: int, expect_version: int) -> list[str]:
+    """One write per URL on this worker's own token (`Cas<worker>`), all made on the URL state's
+    `expect_version` with one shared fence: the holders of a URL that read the same state. Returns the
+    result of each."""
+    out = []
+    for url in urls:
+        write = replace(url_write(f"Cas{worker}", url, fence, FetchStatus.ERROR, BASE + timedelta(seconds=worker),
+                                  attempts=2, detail=f"writer {worker}"), expect_version=expect_version)
+        out.append(store.apply_url_write(write).result.value)
+    return out
+
+
 WORK: dict[str, Callable[..., Any]] = {
     "create_pending": create_pending,
     "upsert_object": upsert_object,
     "fenced_write": fenced_write,
+    "versioned_write": versioned_write,
 }
 
 

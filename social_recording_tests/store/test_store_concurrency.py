@@ -10,6 +10,7 @@ import multiprocessing
 import threading
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -17,8 +18,10 @@ import pytest
 
 from social_recording.domain.graph import ObjectKind
 from social_recording.domain.status import FetchStatus
+from social_recording.store import WriteResult
 from social_recording_tests.ferretdb_differences import CONDITIONAL_UPDATE_NOT_ATOMIC
 from social_recording_tests.store import _workers
+from social_recording_tests.store._seed import url_write
 from social_recording_tests.store.conftest import Backend, stored_row_counts
 
 THREADS = 8
@@ -193,3 +196,41 @@ def test_racing_ok_writes_apply_once(backend: Backend) -> None:
         assert state.attempts == winner
         assert len(store.find_links("OkMint", url)) == 1 + winner % 3
 
+
+
+@pytest.mark.ferretdb_differs(CONDITIONAL_UPDATE_NOT_ATOMIC)
+def test_holders_writing_on_the_same_url_state_version_apply_once(backend: Backend) -> None:
+    """Every worker's own token holds the same URLs, and every worker writes each URL's result made on
+    the state version it read (a new URL's 0, an existing one's 1), with one shared fence: exactly one
+    write per URL applies and moves the version on; every other one is STALE and leaves its element
+    as it was."""
+    store = backend.store
+    fresh, seen = URLS[:2], URLS[2:4]
+    workers = _workers_of(backend)
+    for w in workers:
+        assert _workers.create_pending(store, w, [f"Cas{w}"], fresh + seen) == [True]
+    for url in seen:  # a first answer: the state exists at version 1
+        first = url_write(f"Cas{workers[0]}", url, 1, FetchStatus.ERROR, _workers.BASE)
+        assert store.apply_url_write(replace(first, expect_version=0)).result is WriteResult.APPLIED
+        state = store.find_url_state(url)
+        assert state is not None and state.version == 1
+
+    results = run_together(backend, "versioned_write", lambda w: (fresh, 2, 0))
+    results_seen = run_together(backend, "versioned_write", lambda w: (seen, 2, 1))
+
+    for url, outcomes, before in [(u, results, 0) for u in fresh] + [(u, results_seen, 1) for u in seen]:
+        column = (fresh if before == 0 else seen).index(url)
+        by_worker = {w: rows[column] for w, rows in outcomes.items()}
+        winners = [w for w, result in by_worker.items() if result == "applied"]
+        assert len(winners) == 1, (url, by_worker)
+        assert set(by_worker.values()) == {"applied", "stale"}, (url, by_worker)
+        state = store.find_url_state(url)
+        assert state is not None and state.version == before + 1
+        (winner,) = winners
+        for w in workers:
+            el = store.find_element(f"Cas{w}", url)
+            assert el is not None
+            if w == winner:
+                assert (el.status, el.detail) == (FetchStatus.ERROR, f"writer {w}")
+            elif before == 0 or w != workers[0]:
+                assert el.status is FetchStatus.PENDING, (url, w, el)  # the losers' elements as they were
