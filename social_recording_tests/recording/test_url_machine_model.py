@@ -18,7 +18,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -399,7 +399,7 @@ class UrlRules(RuleBasedStateMachine):
     def default_retry(self, min_interval: int, interleave: str, data: st.DataObject) -> None:
         with self.doing("retry"):
             selection = self.engine.retry.select_due(min_interval_minutes=min_interval)
-            self._arm(interleave, data)
+            self._arm(interleave, data, selection.candidates)
             self.engine.retry.record_selection(selection, max_workers=1, run=self._run(Why.RETRY))
 
     @precondition(lambda self: self.tokens)
@@ -412,15 +412,27 @@ class UrlRules(RuleBasedStateMachine):
         with self.doing("named_retry", statuses) as op:
             selection = self.engine.retry.select_due(statuses=named, min_interval_minutes=min_interval)
             op.selected = {(c.address, c.url): c.status for c in selection.candidates}
-            self._arm(interleave, data)
+            self._arm(interleave, data, selection.candidates)
             self.engine.retry.record_selection(selection, max_workers=1, run=self._run(Why.RETRY))
+
+    @precondition(lambda self: self.tokens)
+    @rule(interleave=st.sampled_from(("none", "between")), data=st.data())
+    def operator_re_examines(self, interleave: str, data: st.DataObject) -> None:
+        """An operator names statuses the store holds now (what the UI's counts show), so the named
+        re-examinations meet answers of the same window, often after the provider changed its mind."""
+        held = sorted({el.status.value for address in self.tokens if (doc := self.store.find_token(address))
+                       for el in doc.social_urls if el.status is not FetchStatus.OK})
+        if not held:
+            return
+        named = data.draw(st.lists(st.sampled_from(held), min_size=1, max_size=len(held), unique=True))
+        self.named_retry(named, 0, interleave, data)
 
     # ------------------------------------------------------------------ interleavings
 
-    def _arm(self, interleave: str, data: st.DataObject) -> None:
+    def _arm(self, interleave: str, data: st.DataObject, selected: Sequence[Any] = ()) -> None:
         """Another run lands in the middle of this one: at a provider call (a second recorder records
         another token), right before a write (a holder whose lease ran out writes first), or between
-        a retry's selection and its recording (a live run)."""
+        a retry's selection and its recording (a live run, mostly for a token the retry selected)."""
         if interleave == "call":
             other = data.draw(st.sampled_from(self.tokens))
             self.world.on_call = lambda url: self._second_recorder(other)
@@ -428,7 +440,9 @@ class UrlRules(RuleBasedStateMachine):
             flip = data.draw(st.sampled_from(ANSWERS))
             self.store.armed = lambda write: self._late_holder(write, flip)
         elif interleave == "between":
-            self._second_recorder(data.draw(st.sampled_from(self.tokens)))
+            chosen = sorted({c.address for c in selected})
+            pool = data.draw(st.sampled_from((chosen, self.tokens))) if chosen else self.tokens
+            self._second_recorder(data.draw(st.sampled_from(pool)))
 
     def _second_recorder(self, address: str) -> None:
         STATS["second recorder runs"] += 1
@@ -538,6 +552,16 @@ class UrlRules(RuleBasedStateMachine):
             assert rank(state.answer) >= rank(best), f"{url}: keeps {state.answer.value}, the window had {best.value}"
             assert state.answered_at is None or now - state.answered_at < DEDUPE_TTL, (
                 f"{url}: answered within the window, but its answer's anchor {state.answered_at} is stale")
+
+    @invariant()
+    def the_streak_counts_only_failed_calls_since_the_last_answer(self) -> None:
+        """The budget's counter never holds more failures than the provider really gave since its
+        last answer (a late holder's refused write may leave it holding fewer)."""
+        for url in POOL:
+            state = self.store.find_url_state(url)
+            if state is not None:
+                real = self.world.streak.get(url, 0)
+                assert state.streak <= real, f"{url}: streak {state.streak}, but {real} failed calls since the last answer"
 
     @invariant()
     def exhausted_only_when_a_streak_spent_the_budget(self) -> None:
