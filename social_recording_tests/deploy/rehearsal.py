@@ -2,12 +2,14 @@
 
 No Docker engine is needed: the three Dagster services run `deploy/entrypoint.sh` — the script the
 compose services run — with the environment compose gives them, except for addresses (loopback and
-free ports) and the upstream (the sandbox, the compose file's dry-run switch). Dagster's instance is
-the production `deploy/dagster.yaml` on a real PostgreSQL database created for the rehearsal and
-dropped after it; the locks are on a redis-server started for it; the store is the Mongo store, on a
-FerretDB (a MongoDB wire-protocol server, see ferretdb_server.py) started for it on a PostgreSQL
-database of its own. `SERVICES` and `service_env` are what both the rehearsal and the compose-file test read, so the
-two cannot drift apart.
+free ports) and the upstream (the sandbox, the compose file's dry-run switch, with paid calls on).
+Dagster's instance is the production `deploy/dagster.yaml` on a real PostgreSQL database created for
+the rehearsal and dropped after it; the locks are on a redis-server started for it as compose runs
+its own (deploy/redis.conf: append-only file, a password in its config file); the store is the Mongo
+store, on a FerretDB (a MongoDB wire-protocol server, see ferretdb_server.py) started for it on a
+PostgreSQL database of its own. `SERVICES` and `service_env` are what both the rehearsal and the
+compose-file test read, so the two cannot drift apart. After the ordinary operations,
+`rehearsal_faults.py` kills and restarts parts of the deployment mid-run and checks what they leave.
 
 `run_rehearsal` drives the deployment through the webserver's GraphQL API the way an operator's UI
 does and returns what it observed (runs, their events, timings); the tests assert on it and
@@ -31,7 +33,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -50,7 +52,10 @@ from social_recording_tests.postgres_server import (
     database_exists,
     drop_database,
 )
-from social_recording_tests.redis_server import free_port, running_redis
+from social_recording_tests.redis_server import RedisProcess, free_port, restartable_redis
+
+if TYPE_CHECKING:
+    from social_recording_tests.deploy.rehearsal_faults import FaultReport, FaultScenario
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY_DIR = REPO / "deploy"
@@ -78,6 +83,9 @@ TOKEN_FLOW_SENSOR = "token_flow_sensor"
 
 STORE_DB = "social_recording"
 """The store's database, named as docker-compose.yml names it."""
+
+REDIS_PASSWORD = "rehearsal-redis-pw"
+"""The lock server's password, in its config file as compose writes it (never on a command line)."""
 
 STARTUP_TIMEOUT_S = 90.0
 RUN_TIMEOUT_S = 120.0
@@ -138,6 +146,7 @@ def service_env(service: str, cfg: RehearsalConfig) -> dict[str, str]:
             "SOCIAL_RECORDING_PARTITION_START": cfg.partition_start.isoformat(),
             "SOCIAL_RECORDING_SANDBOX_SCENARIO": str(cfg.scenario),
             "SOCIAL_RECORDING_SANDBOX_LEDGER": str(cfg.ledger),
+            "SOCIAL_RECORDING_ENABLE_PAID": "true",
         }
     if service == "daemon":
         return {**common, **code_server}
@@ -265,6 +274,8 @@ class Deployment:
     services: dict[str, Service]
     store_database: str = ""
     """The PostgreSQL database behind the store's FerretDB (dropped with it)."""
+    redis: RedisProcess | None = None
+    """The lock server (restartable: a fault of the rehearsal)."""
 
     def wait_healthy(self, name: str, timeout: float = STARTUP_TIMEOUT_S) -> float:
         """Seconds until the service's health check passed."""
@@ -300,12 +311,13 @@ def deployment(workdir: Path, scenario_tokens: list[dict[str, Any]], partition_s
     home.mkdir(parents=True)
     shutil.copy(INSTANCE_CONFIG, home / "dagster.yaml")  # as the Dockerfile does
     scenario = write_scenario(workdir / "scenario.json", scenario_tokens, targets)
-    with postgres_database() as pg_env, running_redis() as redis_url, running_ferretdb() as ferret:
+    with postgres_database() as pg_env, running_ferretdb() as ferret, \
+            restartable_redis(workdir / "redis", password=REDIS_PASSWORD, include=DEPLOY_DIR / "redis.conf") as redis:
         cfg = RehearsalConfig(
             dagster_home=home,
             postgres=pg_env,
             store_url=mongo_url_with_db(ferret.url, STORE_DB),
-            lock_url=redis_url,
+            lock_url=redis.url,
             scenario=scenario,
             ledger=workdir / "ledger.jsonl",
             partition_start=partition_start,
@@ -316,7 +328,7 @@ def deployment(workdir: Path, scenario_tokens: list[dict[str, Any]], partition_s
             name: Service(name, SERVICES[name], service_env(name, cfg), workdir / f"{name}.log")
             for name in START_ORDER
         }
-        dep = Deployment(cfg, services, ferret.pg_database)
+        dep = Deployment(cfg, services, ferret.pg_database, redis)
         try:
             services["user_code"].start()
             dep.wait_healthy("user_code")
@@ -342,7 +354,15 @@ class GraphQL:
         self._client.close()
 
     def __call__(self, query: str, **variables: Any) -> dict[str, Any]:
-        response = self._client.post("/graphql", json={"query": query, "variables": variables})
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while True:  # a webserver restarting (a fault of the rehearsal) is waited for, as a browser would
+            try:
+                response = self._client.post("/graphql", json={"query": query, "variables": variables})
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
         response.raise_for_status()
         body = response.json()
         if body.get("errors"):
@@ -504,6 +524,7 @@ class Scenario:
     slow_addresses: list[str]
     slow_urls: set[str]
     targets: dict[str, dict[str, Any]]
+    faults: FaultScenario
 
 
 def rehearsal_scenario(now: datetime) -> Scenario:
@@ -531,8 +552,12 @@ def rehearsal_scenario(now: datetime) -> Scenario:
     by_day = {d.isoformat(): set().union(*(urls(t) for t in tokens if t["last_transfer_at"].startswith(d.isoformat())))
               for d in days}
     slow_urls = set().union(*(urls(t) for t in slow))
-    return Scenario(slow_day, [d.isoformat() for d in days], tokens + slow, by_day, urls(tokens[-1]),
-                    slow_day.isoformat(), [t["address"] for t in slow], slow_urls, {u: {"latency_ms": SLOW_LATENCY_MS} for u in slow_urls})
+    from social_recording_tests.deploy.rehearsal_faults import fault_scenario
+
+    faults = fault_scenario(today)
+    targets = {u: {"latency_ms": SLOW_LATENCY_MS} for u in slow_urls} | faults.targets
+    return Scenario(faults.first_day, [d.isoformat() for d in days], tokens + slow + faults.tokens, by_day,
+                    urls(tokens[-1]), slow_day.isoformat(), [t["address"] for t in slow], slow_urls, targets, faults)
 
 
 @dataclass
@@ -551,6 +576,7 @@ class RehearsalReport:
     """url -> status of every slow element after the re-run."""
     slow_requests: dict[str, int]
     """slow URL -> requests the sandbox received for it over both runs."""
+    faults: FaultReport
     leftover_pids: list[int] = field(default_factory=list)
     database_left: bool = False
     redis_left: bool = False
@@ -585,7 +611,7 @@ class RehearsalReport:
         said = [m for m in self.terminated_run.messages if m.startswith("run interrupted")]
         lines.append(f"terminated {self.terminated_run.job}[{self.terminated_run.tags.get('dagster/partition')}]: "
                      f"{self.terminated_run.status}; it said: {said[0] if said else '(nothing)'}")
-        return lines
+        return lines + self.faults.timing_lines()
 
 
 def _sensor_selector() -> dict[str, str]:
@@ -679,11 +705,15 @@ def _drive(gql: GraphQL, dep: Deployment, scenario: Scenario, startup: dict[str,
     terminated, rerun = _terminate_and_rerun(gql, dep, scenario.slow_partition)
     slow_statuses, slow_requests = _slow_outcomes(dep, scenario.slow_addresses, scenario.slow_urls)
 
+    # 5. The faults of an operator's first month, in the middle of runs.
+    from social_recording_tests.deploy.rehearsal_faults import run_faults
+
+    faults = run_faults(gql, dep, scenario.faults)
     return RehearsalReport(
         scenario=scenario, startup_s=startup, sensor_status=sensor_status, sensor_runs=sensor_runs,
         backfill_id=backfill_id, backfill_runs=backfill_runs, backfill_launched_at=launched_at,
         schedule_runs=schedule_runs, terminated_run=terminated, rerun=rerun, slow_statuses=slow_statuses,
-        slow_requests=slow_requests,
+        slow_requests=slow_requests, faults=faults,
     )
 
 

@@ -59,10 +59,11 @@ FILLED = {name: f"pw-{i}" for i, name in enumerate(PASSWORDS)}
 
 LIVE_ONLY = {
     env_var_name(f) for f in ("tracker_url", "tracker_api_key", "af_group_ids", "af_investor_threshold",
-                              "enable_paid", "max_attempts", "max_exhausted_per_hour", "rate_limits")
+                              "max_attempts", "max_exhausted_per_hour", "rate_limits")
 } | set(CATALOGUE.key_variables())
 """Passed by compose, not by the rehearsal: the real tracker and providers (the rehearsal runs the
-sandbox) and policy values the rehearsal leaves at the code's defaults, as compose's empty values do."""
+sandbox) and policy values the rehearsal leaves at the code's defaults, as compose's empty values do.
+The paid switch is passed by both: the rehearsal turns paid calls on in the sandbox."""
 SANDBOX_ONLY = {env_var_name("sandbox_scenario"), env_var_name("sandbox_ledger")}
 """Passed by the rehearsal, not by compose: its own scenario (tokens on days relative to today) and
 ledger file; the compose dry run uses the bundled demo and the ledger in its volume."""

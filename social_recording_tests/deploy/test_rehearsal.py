@@ -94,3 +94,38 @@ def test_a_terminated_run_is_canceled_and_its_partition_run_again_completes_it(r
 def test_a_terminated_run_says_what_it_left_for_the_next_run(report: RehearsalReport) -> None:
     text = "\n".join(report.terminated_run.messages)
     assert "terminated" in text and "not started" in text, report.terminated_run.messages[-15:]
+
+
+# --------------------------------------------------------------------------- the faults (rehearsal_faults.py)
+
+
+def test_after_the_faults_every_partition_is_recorded_and_no_element_is_pending(report: RehearsalReport) -> None:
+    faults = report.faults
+    for day, day_runs in faults.partition_runs.items():
+        assert day_runs and day_runs[-1].status == "SUCCESS", (day, [(r.run_id, r.status) for r in day_runs])
+    assert sorted(faults.statuses) == sorted(faults.scenario.urls)  # every token of every partition stored
+    assert {a: set(els.values()) for a, els in faults.statuses.items()} == {a: {"ok"} for a in faults.scenario.urls}
+
+
+def test_nothing_was_paid_twice_through_the_faults(report: RehearsalReport) -> None:
+    faults = report.faults
+    assert faults.repeated == {}
+    assert faults.paid_subjects > 0 and faults.paid_per_subject == 1.0
+
+
+def test_no_run_succeeded_with_work_left_behind(report: RehearsalReport) -> None:
+    assert report.faults.succeeded_with_work_left == []
+
+
+def test_the_killed_run_failed_and_a_retry_recorded_its_partition(report: RehearsalReport) -> None:
+    faults = report.faults
+    day_runs = faults.partition_runs[faults.scenario.killed_day]
+    killed = next(r for r in day_runs if r.run_id == faults.killed_run)
+    assert killed.status == "FAILURE"
+    later = [r for r in day_runs if r.created > killed.created]
+    assert later and later[-1].status == "SUCCESS"
+    assert faults.retry_run is not None and faults.retry_run.status == "SUCCESS"
+
+
+def test_the_backfill_completes_after_the_daemon_was_killed_mid_way(report: RehearsalReport) -> None:
+    assert report.faults.backfill_status == "COMPLETED_SUCCESS"
