@@ -290,6 +290,18 @@ class Deployment:
             time.sleep(0.5)
         raise RehearsalError(f"{name} not healthy after {timeout:g}s:\n{service.tail()}")
 
+    def kill_and_restart(self, name: str) -> float:
+        """SIGKILL a service with every process of its session, start it again as compose's `restart:
+        unless-stopped` would; seconds from the kill until its health check passes."""
+        service = self.services[name]
+        assert service.proc is not None
+        os.killpg(service.proc.pid, signal.SIGKILL)
+        service.proc.wait(timeout=30)
+        killed = time.monotonic()
+        service.start()
+        self.wait_healthy(name)
+        return time.monotonic() - killed
+
     def logs(self) -> str:
         return "\n".join(f"--- {n} ---\n{s.tail()}" for n, s in self.services.items())
 
@@ -354,13 +366,16 @@ class GraphQL:
         self._client.close()
 
     def __call__(self, query: str, **variables: Any) -> dict[str, Any]:
+        # A webserver restarting (a fault of the rehearsal) is waited for, as the UI would: a refused
+        # connection never reached it; any other broken request is asked again only when it is a query.
+        mutation = query.lstrip().startswith("mutation")
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while True:  # a webserver restarting (a fault of the rehearsal) is waited for, as a browser would
+        while True:
             try:
                 response = self._client.post("/graphql", json={"query": query, "variables": variables})
                 break
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
+            except httpx.TransportError as exc:
+                if time.monotonic() > deadline or (mutation and not isinstance(exc, httpx.ConnectError)):
                     raise
                 time.sleep(0.5)
         response.raise_for_status()
@@ -387,6 +402,21 @@ Q_RUNS = """query($filter: RunsFilter) { runsOrError(filter: $filter) { __typena
 Q_RUN_EVENTS = """query($runId: ID!, $cursor: String) { logsForRun(runId: $runId, afterCursor: $cursor) {
   __typename ... on EventConnection { cursor hasMore events { __typename
     ... on MessageEvent { message timestamp } } } } }"""
+
+Q_BACKFILL = """query($id: String!) { partitionBackfillOrError(backfillId: $id) { __typename
+  ... on PartitionBackfill { status } ... on PythonError { message } ... on BackfillNotFoundError { message } } }"""
+BACKFILL_RUNNING = frozenset({"REQUESTED", "CANCELING", "FAILING"})
+
+Q_PARTITION_STATUSES = """query($repo: RepositorySelector!, $name: String!) {
+  partitionSetOrError(repositorySelector: $repo, partitionSetName: $name) { __typename ... on PartitionSet { partitionStatusesOrError { __typename
+    ... on PartitionStatuses { results { partitionName runId runStatus } } ... on PythonError { message } } }
+  ... on PythonError { message } ... on PartitionSetNotFoundError { message } } }"""
+
+Q_PARTITION_TAGS = """query($repo: RepositorySelector!, $name: String!, $partition: String!) {
+  partitionSetOrError(repositorySelector: $repo, partitionSetName: $name) { __typename
+    ... on PartitionSet { partition(partitionName: $partition) { tagsOrError { __typename
+      ... on PartitionTags { results { key value } } ... on PythonError { message } } } }
+    ... on PythonError { message } ... on PartitionSetNotFoundError { message } } }"""
 
 M_SCHEDULE_DRY_RUN = """mutation($selector: ScheduleSelector!, $timestamp: Float) {
   scheduleDryRun(selectorData: $selector, timestamp: $timestamp) { __typename
@@ -444,13 +474,15 @@ def _run_record(raw: Mapping[str, Any]) -> RunRecord:
     )
 
 
-def _wait(what: str, probe: Callable[[], Any], dep: Deployment, timeout: float) -> Any:
+def wait_until(what: str, probe: Callable[[], Any], dep: Deployment, timeout: float, every: float = 0.5) -> Any:
+    """`probe()`'s first truthy value, asked every `every` seconds; past `timeout` (a guard) fails
+    naming `what`, with the services' log tails."""
     started = time.monotonic()
     while time.monotonic() - started < timeout:
         value = probe()
         if value:
             return value
-        time.sleep(0.5)
+        time.sleep(every)
     raise RehearsalError(f"timed out after {timeout:g}s waiting for {what}\n{dep.logs()}")
 
 
@@ -476,12 +508,28 @@ def with_events(gql: GraphQL, run: RunRecord) -> RunRecord:
             return run
 
 
+def backfill_status(gql: GraphQL, backfill_id: str) -> str:
+    data = gql(Q_BACKFILL, id=backfill_id)["partitionBackfillOrError"]
+    if data["__typename"] != "PartitionBackfill":
+        raise RehearsalError(f"partitionBackfillOrError: {data}")
+    status: str = data["status"]
+    return status
+
+
+def partition_statuses(gql: GraphQL) -> dict[str, str | None]:
+    """reconcile_job's partitions as the UI shows them: partition -> the status of its last run."""
+    data = gql(Q_PARTITION_STATUSES, repo=REPO_SELECTOR, name=f"{BACKFILL_JOB}_partition_set")["partitionSetOrError"]
+    if data["__typename"] != "PartitionSet" or data["partitionStatusesOrError"]["__typename"] != "PartitionStatuses":
+        raise RehearsalError(f"partitionSetOrError: {data}")
+    return {r["partitionName"]: r["runStatus"] for r in data["partitionStatusesOrError"]["results"]}
+
+
 def wait_finished(gql: GraphQL, dep: Deployment, run_filter: Mapping[str, Any], count: int) -> list[RunRecord]:
     def probe() -> list[RunRecord] | None:
         found = runs(gql, run_filter)
         return found if len(found) >= count and all(r.status in TERMINAL for r in found) else None
 
-    finished: list[RunRecord] = _wait(f"{count} finished run(s) matching {run_filter}", probe, dep, RUN_TIMEOUT_S)
+    finished: list[RunRecord] = wait_until(f"{count} finished run(s) matching {run_filter}", probe, dep, RUN_TIMEOUT_S)
     return [with_events(gql, r) for r in finished]
 
 
@@ -497,7 +545,7 @@ def wait_location_loaded(gql: GraphQL, dep: Deployment) -> None:
                 return loaded.get("__typename") == "RepositoryLocation"
         return False
 
-    _wait("the code location in the webserver", probe, dep, STARTUP_TIMEOUT_S)
+    wait_until("the code location in the webserver", probe, dep, STARTUP_TIMEOUT_S)
 
 
 # --------------------------------------------------------------------------- the rehearsal
@@ -529,8 +577,8 @@ class Scenario:
 
 def rehearsal_scenario(now: datetime) -> Scenario:
     """Partitions three and two days back (complete UTC days that a token traded within the last
-    hour can never fall into) and four days back (the slow one); free platforms only, so paid calls
-    stay off as in compose."""
+    hour can never fall into) and four days back (the slow one), on free platforms; then the fault
+    phase's partitions, five to eight days back, whose tokens pay (rehearsal_faults.py)."""
     today = now.astimezone(UTC).date()
     days = [today - timedelta(days=3), today - timedelta(days=2)]
     slow_day = today - timedelta(days=4)
@@ -552,7 +600,7 @@ def rehearsal_scenario(now: datetime) -> Scenario:
     by_day = {d.isoformat(): set().union(*(urls(t) for t in tokens if t["last_transfer_at"].startswith(d.isoformat())))
               for d in days}
     slow_urls = set().union(*(urls(t) for t in slow))
-    from social_recording_tests.deploy.rehearsal_faults import fault_scenario
+    from social_recording_tests.deploy.rehearsal_faults import fault_scenario  # it builds on this module
 
     faults = fault_scenario(today)
     targets = {u: {"latency_ms": SLOW_LATENCY_MS} for u in slow_urls} | faults.targets
@@ -665,7 +713,7 @@ def _drive(gql: GraphQL, dep: Deployment, scenario: Scenario, startup: dict[str,
         ids = [rid for tick in state["ticks"] for rid in tick["runIds"]]
         return ids or None
 
-    _wait("a token_flow_sensor tick that launched runs", sensor_run_ids, dep, RUN_TIMEOUT_S)
+    wait_until("a token_flow_sensor tick that launched runs", sensor_run_ids, dep, RUN_TIMEOUT_S)
     sensor_runs = wait_finished(gql, dep, {"tags": [{"key": "dagster/sensor_name", "value": TOKEN_FLOW_SENSOR}]}, 1)
 
     # 2. A backfill of two reconcile partitions, as the UI's "Launch backfill".
@@ -680,13 +728,35 @@ def _drive(gql: GraphQL, dep: Deployment, scenario: Scenario, startup: dict[str,
     backfill_runs = wait_finished(gql, dep, {"tags": [{"key": "dagster/backfill", "value": backfill_id}]},
                                   len(scenario.partitions))
 
-    # 3. The retry schedule, as the UI's "Test schedule" + "Launch run": evaluate it now on the code
-    #    server, launch what it requests (the hourly cron tick cannot be waited for in a test).
+    # 3. The retry schedule, as the UI's "Test schedule" + "Launch run".
+    schedule_run_ids = launch_retry_schedule(gql)
+    schedule_runs = wait_finished(gql, dep, {"runIds": schedule_run_ids}, len(schedule_run_ids)) \
+        if schedule_run_ids else []
+
+    # 4. The UI's "Terminate" on a reconcile run with tokens in flight, then the same partition again.
+    terminated, rerun = _terminate_and_rerun(gql, dep, scenario.slow_partition)
+    slow_statuses, slow_requests = _slow_outcomes(dep, scenario.slow_addresses, scenario.slow_urls)
+
+    # 5. The faults of an operator's first month, in the middle of runs.
+    from social_recording_tests.deploy.rehearsal_faults import run_faults  # it builds on this module
+
+    faults = run_faults(gql, dep, scenario.faults, scenario.tokens)
+    return RehearsalReport(
+        scenario=scenario, startup_s=startup, sensor_status=sensor_status, sensor_runs=sensor_runs,
+        backfill_id=backfill_id, backfill_runs=backfill_runs, backfill_launched_at=launched_at,
+        schedule_runs=schedule_runs, terminated_run=terminated, rerun=rerun, slow_statuses=slow_statuses,
+        slow_requests=slow_requests, faults=faults,
+    )
+
+
+def launch_retry_schedule(gql: GraphQL) -> list[str]:
+    """Evaluate retry_schedule now on the code server and launch what it requests, as the UI's "Test
+    schedule" + "Launch run" (the hourly cron tick cannot be waited for in a test); the run ids."""
     dry = gql(M_SCHEDULE_DRY_RUN, selector={**REPO_SELECTOR, "scheduleName": RETRY_SCHEDULE},
               timestamp=time.time())["scheduleDryRun"]
     if dry["__typename"] != "DryRunInstigationTick" or dry["evaluationResult"]["error"]:
         raise RehearsalError(f"scheduleDryRun: {dry}")
-    schedule_run_ids = []
+    run_ids = []
     for request in dry["evaluationResult"]["runRequests"] or []:
         tags = {t["key"]: t["value"] for t in request["tags"]}
         tags.setdefault("dagster/schedule_name", RETRY_SCHEDULE)
@@ -697,31 +767,22 @@ def _drive(gql: GraphQL, dep: Deployment, scenario: Scenario, startup: dict[str,
         })["launchRun"]
         if launched["__typename"] != "LaunchRunSuccess":
             raise RehearsalError(f"launchRun: {launched}")
-        schedule_run_ids.append(launched["run"]["runId"])
-    schedule_runs = wait_finished(gql, dep, {"runIds": schedule_run_ids}, len(schedule_run_ids)) \
-        if schedule_run_ids else []
-
-    # 4. The UI's "Terminate" on a reconcile run with tokens in flight, then the same partition again.
-    terminated, rerun = _terminate_and_rerun(gql, dep, scenario.slow_partition)
-    slow_statuses, slow_requests = _slow_outcomes(dep, scenario.slow_addresses, scenario.slow_urls)
-
-    # 5. The faults of an operator's first month, in the middle of runs.
-    from social_recording_tests.deploy.rehearsal_faults import run_faults
-
-    faults = run_faults(gql, dep, scenario.faults)
-    return RehearsalReport(
-        scenario=scenario, startup_s=startup, sensor_status=sensor_status, sensor_runs=sensor_runs,
-        backfill_id=backfill_id, backfill_runs=backfill_runs, backfill_launched_at=launched_at,
-        schedule_runs=schedule_runs, terminated_run=terminated, rerun=rerun, slow_statuses=slow_statuses,
-        slow_requests=slow_requests, faults=faults,
-    )
+        run_ids.append(launched["run"]["runId"])
+    return run_ids
 
 
-def _launch_partition(gql: GraphQL, partition: str, run_config: Mapping[str, Any]) -> str:
+def launch_partition(gql: GraphQL, partition: str, run_config: Mapping[str, Any]) -> str:
+    """Launch one reconcile_job partition as the UI's launchpad does: with the partition's tags as
+    Dagster gives them (its key and its partition set, which Dagster's partition status reads)."""
+    data = gql(Q_PARTITION_TAGS, repo=REPO_SELECTOR, name=f"{BACKFILL_JOB}_partition_set",
+               partition=partition)["partitionSetOrError"]
+    tags = (data.get("partition") or {}).get("tagsOrError") or {}
+    if tags.get("__typename") != "PartitionTags":
+        raise RehearsalError(f"partition {partition}'s tags: {data}")
     launched = gql(M_LAUNCH_RUN, params={
         "selector": {**REPO_SELECTOR, "jobName": BACKFILL_JOB},
         "runConfigData": dict(run_config),
-        "executionMetadata": {"tags": [{"key": "dagster/partition", "value": partition}]},
+        "executionMetadata": {"tags": tags["results"]},
     })["launchRun"]
     if launched["__typename"] != "LaunchRunSuccess":
         raise RehearsalError(f"launchRun: {launched}")
@@ -732,7 +793,7 @@ def _launch_partition(gql: GraphQL, partition: str, run_config: Mapping[str, Any
 def _terminate_and_rerun(gql: GraphQL, dep: Deployment, partition: str) -> tuple[RunRecord, RunRecord]:
     """Launch the slow partition two tokens at a time, terminate it half a second after its recording
     stage began (two tokens in flight), then launch the partition again with its defaults."""
-    run_id = _launch_partition(gql, partition, {"ops": {"reconcile_window": {"config": {"max_workers": SLOW_WORKERS}}}})
+    run_id = launch_partition(gql, partition, {"ops": {"reconcile_window": {"config": {"max_workers": SLOW_WORKERS}}}})
 
     def recording() -> bool:
         (run,) = runs(gql, {"runIds": [run_id]})
@@ -742,13 +803,13 @@ def _terminate_and_rerun(gql: GraphQL, dep: Deployment, partition: str) -> tuple
 
     # Its recording stage has begun (the first tokens' 2.5 s calls are in flight), whatever the
     # machine's speed before that.
-    _wait("the slow reconcile run to start recording", recording, dep, RUN_TIMEOUT_S)
+    wait_until("the slow reconcile run to start recording", recording, dep, RUN_TIMEOUT_S)
     time.sleep(0.5)
     result = gql(M_TERMINATE_RUN, runId=run_id)["terminateRun"]
     if result["__typename"] != "TerminateRunSuccess":
         raise RehearsalError(f"terminateRun: {result}")
     (terminated,) = wait_finished(gql, dep, {"runIds": [run_id]}, 1)
-    rerun_id = _launch_partition(gql, partition, {})
+    rerun_id = launch_partition(gql, partition, {})
     (rerun,) = wait_finished(gql, dep, {"runIds": [rerun_id]}, 1)
     return terminated, rerun
 

@@ -1,17 +1,18 @@
 """The rehearsal's faults: what an operator sees in a deployment's first month, in the middle of runs.
 
-While a backfill of three reconcile partitions and a slow reconcile run of a fourth record paid URLs
-(the sandbox, paid calls on), the rehearsal
-- SIGKILLs the daemon right after the backfill created its first run, and starts it again;
-- restarts the lock server (Redis, its append-only file kept), two seconds down;
-- SIGKILLs the slow run's process between two tokens' paid calls (one of its free calls in flight),
-  as the kernel's OOM killer would: the code server marks it failed, Dagster's run retries start it
-  again, the retry waits for the dead run's window lock to expire, and the retry job (launched here
-  as its schedule would) records the URL the dead run left pending once that URL's lock expired;
+After the ordinary operations (rehearsal.py), with paid calls on in the sandbox, the rehearsal
+- SIGKILLs a reconcile run's process between two tokens' paid calls, one free call in flight (the
+  kernel's OOM killer): the code server reports the run failed, Dagster's run retry re-executes it
+  once the dead run's window lock has expired, and retry_schedule's run records the URL the dead run
+  left pending once its URL lock has expired (production's lock timings: the long pole, ~3 min);
+- SIGKILLs the daemon right after a backfill of three partitions created its first run, and starts
+  it again (a partition's run may be left stranded, which stranded_runs_sensor submits);
+- restarts the lock server (redis-server, its append-only file kept) while the backfill's runs record
+  paid URLs they share;
 - SIGKILLs the webserver and starts it again.
-Then it checks that every partition ends recorded, nothing was paid twice (the sandbox's ledger), no
-element is left pending and no run succeeded with work left behind; and it times the recovery after
-each fault. The lock timings are production's: a dead run's locks expire by their TTLs.
+Then it checks that every partition Dagster shows done holds its tokens in the store, nothing was paid
+twice (the sandbox's ledger), no element is left pending and no run succeeded with work left behind,
+and it times the recovery after each fault (docs/architecture.md, "Deployment").
 """
 
 from __future__ import annotations
@@ -21,26 +22,34 @@ import re
 import signal
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
 from social_recording.dagster_defs.catch_up import REMAINING_TAG
+from social_recording.dagster_defs.catch_up import SENSOR_NAME as CATCH_UP_SENSOR
 from social_recording.domain.urls import to_canonical
 from social_recording.sandbox.ledger import POLL_PREFIXES, Ledger
 from social_recording.store import open_store
+from social_recording.store.base import Store
 from social_recording_tests.dagster_defs.sandbox_env import token
 from social_recording_tests.deploy.rehearsal import (
     BACKFILL_JOB,
+    BACKFILL_RUNNING,
     M_BACKFILL,
-    M_LAUNCH_RUN,
     REPO_SELECTOR,
     TERMINAL,
     Deployment,
     GraphQL,
     RehearsalError,
     RunRecord,
+    backfill_status,
+    launch_partition,
+    launch_retry_schedule,
+    partition_statuses,
     runs,
+    wait_until,
     with_events,
 )
 
@@ -58,8 +67,8 @@ FAULT_TIMEOUT_S = 420.0
 """Guard only: a dead run's window lock expires within 120 s and its URL lock within 180 s."""
 _PID = re.compile(r"Started process for run \(pid: (\d+)\)")
 
-Q_BACKFILL = """query($id: String!) { partitionBackfillOrError(backfillId: $id) { __typename
-  ... on PartitionBackfill { status } ... on PythonError { message } } }"""
+Q_SENSOR_TICKS = """query($selector: SensorSelector!) { sensorOrError(sensorSelector: $selector) { __typename
+  ... on Sensor { sensorState { status ticks(limit: 50) { status timestamp runIds skipReason } } } } }"""
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,14 @@ class FaultScenario:
     @property
     def first_day(self) -> date:
         return date.fromisoformat(self.killed_day)
+
+    @property
+    def days(self) -> list[str]:
+        return [*self.backfill_days, self.killed_day]
+
+    def tokens_of(self, days: Iterable[str]) -> list[str]:
+        wanted = set(days)
+        return [t["address"] for t in self.tokens if t["last_transfer_at"][:10] in wanted]
 
 
 def fault_scenario(today: date) -> FaultScenario:
@@ -108,24 +125,40 @@ def fault_scenario(today: date) -> FaultScenario:
 @dataclass
 class FaultReport:
     scenario: FaultScenario
-    daemon_restart_to_healthy_s: float = 0.0
+    killed_run: str = ""
+    left_pending: tuple[str, str] = ("", "")
+    """(token, url) the killed run left pending: its call was in flight."""
+    kill_to_partition_recorded_s: float = 0.0
+    kill_to_pending_recorded_s: float = 0.0
+    daemon_kill_to_healthy_s: float = 0.0
     daemon_restart_to_backfill_done_s: float = 0.0
     backfill_status: str = ""
     redis_down_s: float = 0.0
     redis_back_to_next_request_s: float = 0.0
-    killed_run: str = ""
-    kill_to_partition_recorded_s: float = 0.0
-    kill_to_pending_recorded_s: float = 0.0
     webserver_kill_to_answering_s: float = 0.0
+    faults_s: float = 0.0
+    """The whole fault phase, from the first launch until every run ended."""
     partition_runs: dict[str, list[RunRecord]] = field(default_factory=dict)
     """partition -> its runs, oldest first."""
-    retry_run: RunRecord | None = None
+    retry_runs: list[RunRecord] = field(default_factory=list)
+    """retry_job's runs of the fault phase: retry_schedule's, launched after the kill, and any of
+    retry_candidates_sensor's."""
     statuses: dict[str, dict[str, str]] = field(default_factory=dict)
     """token -> url -> status, after everything."""
     paid_requests: int = 0
     paid_subjects: int = 0
     repeated: dict[tuple[str, str], int] = field(default_factory=dict)
     succeeded_with_work_left: list[str] = field(default_factory=list)
+    """Runs that ended SUCCESS with tokens not reached or URLs left locked, deferred or locked out."""
+    done_with_work_left: list[str] = field(default_factory=list)
+    """Partitions Dagster showed done (last run SUCCESS) while the store lacked tokens of their day,
+    seen when each was first done and at the end."""
+    partition_status: dict[str, str | None] = field(default_factory=dict)
+    """Every partition of the rehearsal -> Dagster's status of its last run, at the end."""
+    pending_left: list[str] = field(default_factory=list)
+    """Elements of any of the rehearsal's tokens still pending at the end."""
+    catch_up_ticks: int = 0
+    catch_up_runs: list[RunRecord] = field(default_factory=list)
 
     @property
     def paid_per_subject(self) -> float:
@@ -133,29 +166,23 @@ class FaultReport:
 
     def timing_lines(self) -> list[str]:
         return [
-            f"faults: daemon SIGKILLed mid-backfill, restarted: healthy {self.daemon_restart_to_healthy_s:.1f} s, "
+            f"faults: run process SIGKILLed between two paid calls: its partition recorded "
+            f"{self.kill_to_partition_recorded_s:.1f} s later (Dagster's run retry, after the window lock's TTL), "
+            f"the URL it left pending {self.kill_to_pending_recorded_s:.1f} s later (retry_schedule's run, after "
+            f"the URL lock's TTL)",
+            f"faults: daemon SIGKILLed mid-backfill: healthy again {self.daemon_kill_to_healthy_s:.1f} s later, "
             f"backfill {self.backfill_status} {self.daemon_restart_to_backfill_done_s:.1f} s after the restart",
-            f"faults: Redis restarted ({self.redis_down_s:.1f} s down): the next provider request "
+            f"faults: Redis restarted mid-backfill ({self.redis_down_s:.1f} s down): the next provider request "
             f"{self.redis_back_to_next_request_s:.1f} s after it answered again",
-            f"faults: run {self.killed_run} SIGKILLed: its partition recorded {self.kill_to_partition_recorded_s:.1f} s "
-            f"later, the URL it left pending {self.kill_to_pending_recorded_s:.1f} s later",
-            f"faults: webserver SIGKILLed, answering again {self.webserver_kill_to_answering_s:.1f} s later",
+            f"faults: webserver SIGKILLed: answering again {self.webserver_kill_to_answering_s:.1f} s later",
             f"faults: paid requests per distinct paid subject, whole rehearsal: {self.paid_per_subject:.2f} "
             f"({self.paid_requests} for {self.paid_subjects})",
+            f"faults: {CATCH_UP_SENSOR}: {self.catch_up_ticks} evaluation(s) during the faults, "
+            f"{len(self.catch_up_runs)} run(s) launched; the fault phase took {self.faults_s:.0f} s",
         ]
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _until(what: str, probe: Any, dep: Deployment, timeout: float = FAULT_TIMEOUT_S, every: float = 0.25) -> Any:
-    started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        value = probe()
-        if value:
-            return value
-        time.sleep(every)
-    raise RehearsalError(f"timed out after {timeout:g}s waiting for {what}\n{dep.logs()}")
 
 
 def _partition_runs(gql: GraphQL, day: str) -> list[RunRecord]:
@@ -163,25 +190,11 @@ def _partition_runs(gql: GraphQL, day: str) -> list[RunRecord]:
     return sorted(found, key=lambda r: r.created)
 
 
-def _launch(gql: GraphQL, job: str, run_config: dict[str, Any], tags: dict[str, str]) -> str:
-    launched = gql(M_LAUNCH_RUN, params={
-        "selector": {**REPO_SELECTOR, "jobName": job}, "runConfigData": run_config,
-        "executionMetadata": {"tags": [{"key": k, "value": v} for k, v in tags.items()]},
-    })["launchRun"]
-    if launched["__typename"] != "LaunchRunSuccess":
-        raise RehearsalError(f"launchRun: {launched}")
-    run_id: str = launched["run"]["runId"]
-    return run_id
-
-
-def _elements(dep: Deployment, addresses: list[str]) -> dict[str, dict[str, str]]:
-    store = open_store(dep.cfg.store_url)
-    try:
-        return {doc.address: {el.url: el.status.value for el in doc.social_urls}
-                for address in sorted(store.find_existing_addresses(addresses))
-                if (doc := store.find_token(address)) is not None}
-    finally:
-        store.close()
+def _elements(store: Store, addresses: Iterable[str]) -> dict[str, dict[str, str]]:
+    """token -> url -> status of the tokens among `addresses` that are stored."""
+    return {doc.address: {el.url: el.status.value for el in doc.social_urls}
+            for address in sorted(store.find_existing_addresses(list(addresses)))
+            if (doc := store.find_token(address)) is not None}
 
 
 def _run_pid(gql: GraphQL, run_id: str) -> int | None:
@@ -192,127 +205,179 @@ def _run_pid(gql: GraphQL, run_id: str) -> int | None:
     return None
 
 
-def _restart(dep: Deployment, name: str) -> float:
-    """SIGKILL a service (its process group), start it again; seconds until its health check passes."""
-    service = dep.services[name]
-    assert service.proc is not None
-    os.killpg(service.proc.pid, signal.SIGKILL)
-    service.proc.wait(timeout=30)
-    killed = time.monotonic()
-    service.start()
-    dep.wait_healthy(name)
-    return time.monotonic() - killed
+def _first_times(what: dict[str, Callable[[], bool]], dep: Deployment, timeout: float) -> dict[str, float]:
+    """Ask every probe each second until all have held once; when each first held (monotonic)."""
+    seen: dict[str, float] = {}
+
+    def probe() -> bool:
+        for name, held in what.items():
+            if name not in seen and held():
+                seen[name] = time.monotonic()
+        return len(seen) == len(what)
+
+    wait_until(", ".join(n for n in what if n not in seen) or "the recoveries", probe, dep, timeout, every=1.0)
+    return seen
+
+
+def _missing(store: Store, day: str, tokens_by_day: dict[str, list[str]]) -> str | None:
+    """Why partition `day` is not done in the store (tokens of its day not stored), or None."""
+    wanted = tokens_by_day.get(day, [])
+    missing = sorted(set(wanted) - set(store.find_existing_addresses(wanted)))
+    return f"{day}: {len(missing)} of its {len(wanted)} token(s) not stored ({', '.join(missing)})" if missing else None
+
+
+def _left_lines(run: RunRecord) -> bool:
+    """Whether the run logged a URL left as it was (locked, deferred, locked_out)."""
+    return any(f"status={s} " in line for line in run.url_lines for s in ("locked", "deferred", "locked_out"))
 
 
 # --------------------------------------------------------------------------- the faults
 
 
-def run_faults(gql: GraphQL, dep: Deployment, scenario: FaultScenario) -> FaultReport:
+def run_faults(gql: GraphQL, dep: Deployment, scenario: FaultScenario,
+               rehearsal_tokens: list[dict[str, Any]]) -> FaultReport:
+    """The faults, then what they left. `rehearsal_tokens`: every token of the rehearsal (the
+    partitions and the pending elements are checked over all of them)."""
     report = FaultReport(scenario)
     ledger = Ledger(dep.cfg.ledger)
+    tokens_by_day: dict[str, list[str]] = {}
+    for t in rehearsal_tokens:
+        tokens_by_day.setdefault(t["last_transfer_at"][:10], []).append(t["address"])
+    began, began_at = time.monotonic(), time.time()
+    store = open_store(dep.cfg.store_url)
+    try:
+        killed_at = _kill_a_run(gql, dep, scenario, report, store, ledger)
+        # What the dead run left pending is the hourly retry_schedule's (its run waits for the URL's lock).
+        launch_retry_schedule(gql)
+        daemon_killed_at, backfill_id = _kill_the_daemon_mid_backfill(gql, dep, scenario, report)
+        _restart_redis_mid_backfill(dep, scenario, report, store, ledger)
+        report.webserver_kill_to_answering_s = dep.kill_and_restart("webserver")
 
-    # The slow run (one token at a time, so a kill lands between two tokens) and the backfill.
-    killed_id = _launch(gql, BACKFILL_JOB, {"ops": {"reconcile_window": {"config": {"max_workers": 1}}}},
-                        {"dagster/partition": scenario.killed_day})
+        def backfill_done() -> bool:
+            report.backfill_status = backfill_status(gql, backfill_id)
+            if report.backfill_status in BACKFILL_RUNNING:
+                return False
+            report.done_with_work_left += [m for d in scenario.backfill_days if (m := _missing(store, d, tokens_by_day))]
+            return True
+
+        def killed_partition_done() -> bool:
+            if _partition_runs(gql, scenario.killed_day)[-1].status != "SUCCESS":
+                return False
+            report.done_with_work_left += [m for m in [_missing(store, scenario.killed_day, tokens_by_day)] if m]
+            return True
+
+        address, url = report.left_pending
+        seen = _first_times({
+            "the backfill to end": backfill_done,
+            f"partition {scenario.killed_day} done after the kill": killed_partition_done,
+            f"{url} recorded after the kill": lambda: _elements(store, [address])[address][url] != "pending",
+        }, dep, FAULT_TIMEOUT_S)
+        wait_until("every run to end", lambda: all(r.status in TERMINAL for r in runs(gql, {})), dep, FAULT_TIMEOUT_S)
+        report.daemon_restart_to_backfill_done_s = seen["the backfill to end"] - daemon_killed_at
+        report.kill_to_partition_recorded_s = seen[f"partition {scenario.killed_day} done after the kill"] - killed_at
+        report.kill_to_pending_recorded_s = seen[f"{url} recorded after the kill"] - killed_at
+        report.faults_s = time.monotonic() - began
+
+        _what_was_left(gql, store, ledger, report, tokens_by_day, began_at)
+    finally:
+        store.close()
+    return report
+
+
+def _kill_a_run(gql: GraphQL, dep: Deployment, scenario: FaultScenario, report: FaultReport, store: Store,
+                ledger: Ledger) -> float:
+    """Launch the killed partition one token at a time, SIGKILL its process when a token's paid call is
+    recorded and its slow free call is in flight (no paid call is cut: a cut paid call is the
+    documented one extra payment). Returns when (monotonic)."""
+    run_id = launch_partition(gql, scenario.killed_day, {"ops": {"reconcile_window": {"config": {"max_workers": 1}}}})
+
+    def between_paid_calls() -> tuple[str, str] | None:
+        (run,) = runs(gql, {"runIds": [run_id]})
+        if run.status in TERMINAL:
+            raise RehearsalError(f"the run to kill ended ({run.status}) before its kill\n{dep.logs()}")
+        stored = _elements(store, scenario.killed_tokens)
+        if len(stored) < 2:  # the first token recorded in full
+            return None
+        asked = {e.subject for e in ledger.read() if e.service == "github"}
+        for address, elements in stored.items():
+            repo, tweet = scenario.urls[address]
+            if elements.get(tweet) == "ok" and elements.get(repo) == "pending" and \
+                    f"repo:{repo.split('github.com/', 1)[1]}" in asked:
+                return address, repo
+        return None
+
+    report.left_pending = wait_until("the run between two paid calls", between_paid_calls, dep, FAULT_TIMEOUT_S,
+                                     every=0.05)
+    pid = _run_pid(gql, run_id)
+    if pid is None:
+        raise RehearsalError(f"no process id in run {run_id}'s log\n{dep.logs()}")
+    os.kill(pid, signal.SIGKILL)
+    report.killed_run = run_id
+    return time.monotonic()
+
+
+def _kill_the_daemon_mid_backfill(gql: GraphQL, dep: Deployment, scenario: FaultScenario,
+                                  report: FaultReport) -> tuple[float, str]:
+    """Launch the backfill, SIGKILL the daemon once it created the backfill's first run, start it
+    again. Returns when it was killed (monotonic) and the backfill's id."""
     result = gql(M_BACKFILL, params={
         "selector": {"partitionSetName": f"{BACKFILL_JOB}_partition_set", "repositorySelector": REPO_SELECTOR},
         "partitionNames": scenario.backfill_days,
     })["launchPartitionBackfill"]
     if result["__typename"] != "LaunchBackfillSuccess":
         raise RehearsalError(f"launchPartitionBackfill: {result}")
-    backfill_id = result["backfillId"]
-    backfill_filter = {"tags": [{"key": "dagster/backfill", "value": backfill_id}]}
+    backfill_id: str = result["backfillId"]
+    wait_until("the backfill's first run", lambda: runs(gql, {"tags": [{"key": "dagster/backfill", "value": backfill_id}]}),
+               dep, FAULT_TIMEOUT_S, every=0.25)
+    killed_at = time.monotonic()
+    report.daemon_kill_to_healthy_s = dep.kill_and_restart("daemon")
+    return killed_at, backfill_id
 
-    # 1. The lock server, restarted while the slow run records (its URLs are answered every 3 s).
-    def recording() -> bool:
-        (run,) = runs(gql, {"runIds": [killed_id]})
-        if run.status in TERMINAL:
-            raise RehearsalError(f"the slow run ended ({run.status}) before the faults\n{dep.logs()}")
-        return bool(_elements(dep, scenario.killed_tokens))
 
-    _until("the slow run recording", recording, dep)
+def _restart_redis_mid_backfill(dep: Deployment, scenario: FaultScenario, report: FaultReport, store: Store,
+                                ledger: Ledger) -> None:
+    """Restart the lock server as soon as a backfill run stored its first token (its paid URLs, shared
+    with the other partitions, in flight); time until the next provider request."""
+    backfill_tokens = scenario.tokens_of(scenario.backfill_days)
+    wait_until("a backfill run recording", lambda: store.find_existing_addresses(backfill_tokens), dep,
+               FAULT_TIMEOUT_S, every=0.1)
     assert dep.redis is not None
     report.redis_down_s = dep.redis.restart(REDIS_DOWN_S)
-    redis_back = time.time()
-    (report.redis_back_to_next_request_s,) = _until(
+    back = time.time()
+    (report.redis_back_to_next_request_s,) = wait_until(
         "a provider request after the lock server's restart",
-        lambda: [e.ts.timestamp() - redis_back for e in ledger.read() if e.ts.timestamp() >= redis_back][:1], dep)
+        lambda: [e.ts.timestamp() - back for e in ledger.read() if e.ts.timestamp() >= back][:1], dep,
+        FAULT_TIMEOUT_S, every=0.1)
 
-    # 2. The slow run's process, killed when a token's paid call is recorded and its slow free call is in
-    #    flight: no paid call is cut (a cut one-step paid call is the documented one extra payment).
-    def between_paid_calls() -> bool:
-        stored = _elements(dep, scenario.killed_tokens)
-        if len(stored) < 2:
-            return False
-        asked = {e.subject for e in ledger.read() if e.service == "github"}
-        for address, elements in stored.items():
-            repo, tweet = scenario.urls[address]
-            if elements.get(tweet) == "ok" and elements.get(repo) == "pending" and \
-                    f"repo:{repo.split('github.com/', 1)[1]}" in asked:
-                return True
-        return False
 
-    _until("the slow run between two paid calls", between_paid_calls, dep, every=0.05)
-    pid = _run_pid(gql, killed_id)
-    if pid is None:
-        raise RehearsalError(f"no process id in run {killed_id}'s log\n{dep.logs()}")
-    os.kill(pid, signal.SIGKILL)
-    killed_at = time.monotonic()
-    report.killed_run = killed_id
-
-    # 3. The daemon, killed once the backfill has created its first run, and started again.
-    _until("the backfill's first run", lambda: runs(gql, backfill_filter), dep)
-    daemon = dep.services["daemon"]
-    assert daemon.proc is not None
-    os.killpg(daemon.proc.pid, signal.SIGKILL)
-    daemon.proc.wait(timeout=30)
-    time.sleep(1.0)
-    daemon_restarted = time.monotonic()
-    daemon.start()
-    report.daemon_restart_to_healthy_s = dep.wait_healthy("daemon")
-
-    # 4. The webserver, killed and started again while runs go on.
-    report.webserver_kill_to_answering_s = _restart(dep, "webserver")
-
-    # The backfill completes; the killed partition is recorded by its run retry.
-    def backfill_done() -> str | None:
-        data = gql(Q_BACKFILL, id=backfill_id)["partitionBackfillOrError"]
-        status: str = data.get("status", "")
-        return status if status.startswith("COMPLETED") or status in ("FAILED", "CANCELED") else None
-
-    report.backfill_status = _until("the backfill to end", backfill_done, dep, every=1.0)
-    report.daemon_restart_to_backfill_done_s = time.monotonic() - daemon_restarted
-
-    def killed_partition_recorded() -> bool:
-        latest = _partition_runs(gql, scenario.killed_day)[-1]
-        return latest.status == "SUCCESS"
-
-    _until(f"partition {scenario.killed_day} recorded after the kill", killed_partition_recorded, dep, every=1.0)
-    report.kill_to_partition_recorded_s = time.monotonic() - killed_at
-
-    # What the dead run left pending on its stored token: the retry job's, as its schedule launches it.
-    retry_id = _launch(gql, "retry_job", {"ops": {"retry_urls": {"config": {"min_interval_minutes": 0}}}},
-                       {"dagster/schedule_name": "retry_schedule"})
-    (retry,) = _until("the retry run", lambda: (r if (r := runs(gql, {"runIds": [retry_id]})) and
-                                                r[0].status in TERMINAL else None), dep, every=1.0)
-    report.retry_run = with_events(gql, retry)
-    report.kill_to_pending_recorded_s = time.monotonic() - killed_at
-
-    for day in [*scenario.backfill_days, scenario.killed_day]:
+def _what_was_left(gql: GraphQL, store: Store, ledger: Ledger, report: FaultReport,
+                   tokens_by_day: dict[str, list[str]], began_at: float) -> None:
+    scenario = report.scenario
+    for day in scenario.days:
         report.partition_runs[day] = [with_events(gql, r) for r in _partition_runs(gql, day)]
-    report.statuses = _elements(dep, list(scenario.urls))
+    report.retry_runs = [with_events(gql, r) for r in runs(gql, {"pipelineName": "retry_job"}) if r.created >= began_at]
+    report.statuses = _elements(store, scenario.urls)
+
     paid = Counter((e.service, e.subject) for e in ledger.read() if e.paid and not e.subject.startswith(POLL_PREFIXES))
     report.paid_requests, report.paid_subjects = sum(paid.values()), len(paid)
     report.repeated = ledger.repeated_paid_subjects()
-    every_run = runs(gql, {"pipelineName": BACKFILL_JOB}) + runs(gql, {"pipelineName": "retry_job"})
+
+    every_run = [with_events(gql, r) for r in runs(gql, {}) if r.status == "SUCCESS"]
     report.succeeded_with_work_left = [
         f"{r.job}[{r.tags.get('dagster/partition', '')}] {r.run_id}" for r in every_run
-        if r.status == "SUCCESS" and (int(r.tags.get(REMAINING_TAG, "0")) > 0 or _left_lines(gql, r))
+        if int(r.tags.get(REMAINING_TAG, "0")) > 0 or _left_lines(r)
     ]
-    return report
 
+    # Dagster's view of every partition of the rehearsal against the store's.
+    statuses = partition_statuses(gql)
+    report.partition_status = {day: statuses.get(day) for day in sorted(tokens_by_day) if day in statuses}
+    report.done_with_work_left += [m for day, status in report.partition_status.items()
+                                   if status == "SUCCESS" and (m := _missing(store, day, tokens_by_day))]
+    everything = _elements(store, [a for addresses in tokens_by_day.values() for a in addresses])
+    report.pending_left = [f"{a} {u}" for a, els in everything.items() for u, s in els.items() if s == "pending"]
 
-def _left_lines(gql: GraphQL, run: RunRecord) -> bool:
-    """Whether the run logged a URL left as it was (locked, deferred, locked_out)."""
-    lines = with_events(gql, run).url_lines if not run.messages else run.url_lines
-    return any(f"status={s} " in line for line in lines for s in ("locked", "deferred", "locked_out"))
+    state = gql(Q_SENSOR_TICKS, selector={**REPO_SELECTOR, "sensorName": CATCH_UP_SENSOR})["sensorOrError"]
+    if state["__typename"] != "Sensor":
+        raise RehearsalError(f"sensorOrError({CATCH_UP_SENSOR}): {state}")
+    report.catch_up_ticks = sum(1 for t in state["sensorState"]["ticks"] if t["timestamp"] >= began_at)
+    report.catch_up_runs = runs(gql, {"tags": [{"key": "dagster/sensor_name", "value": CATCH_UP_SENSOR}]})

@@ -30,6 +30,7 @@ from social_recording.dagster_defs.recovery import STRANDED_AFTER_S, STRANDED_SE
 from social_recording_tests.dagster_defs.sandbox_env import token
 from social_recording_tests.deploy.rehearsal import (
     BACKFILL_JOB,
+    BACKFILL_RUNNING,
     INSTANCE_CONFIG,
     M_BACKFILL,
     RECOVERY_TIMINGS,
@@ -38,9 +39,11 @@ from social_recording_tests.deploy.rehearsal import (
     GraphQL,
     RehearsalError,
     RunRecord,
+    backfill_status,
     deployment,
     runs,
     wait_location_loaded,
+    wait_until,
     with_events,
 )
 
@@ -52,10 +55,6 @@ RECOVERY_GUARD_S = 150.0
 """Guard only, and well below what today's failure took (a start timeout of 180 s plus a monitoring
 poll of up to 120 s) so that a regression fails here instead of waiting for it."""
 HUNG_GUARD_S = 120.0
-
-Q_BACKFILL = """query($id: String!) { partitionBackfillOrError(backfillId: $id) { __typename
-  ... on PartitionBackfill { status } ... on PythonError { message } ... on BackfillNotFoundError { message } } }"""
-BACKFILL_RUNNING = {"REQUESTED", "CANCELING", "FAILING"}
 
 
 @dataclass
@@ -130,24 +129,6 @@ class TableLock:
 # --------------------------------------------------------------------------- helpers
 
 
-def _until(what: str, probe: Any, dep: Deployment, timeout: float, every: float = 0.5) -> Any:
-    started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        value = probe()
-        if value:
-            return value
-        time.sleep(every)
-    raise RehearsalError(f"timed out after {timeout:g}s waiting for {what}\n{dep.logs()}")
-
-
-def _backfill_status(gql: GraphQL, backfill_id: str) -> str:
-    data = gql(Q_BACKFILL, id=backfill_id)["partitionBackfillOrError"]
-    if data["__typename"] != "PartitionBackfill":
-        raise RehearsalError(f"partitionBackfillOrError: {data}")
-    status: str = data["status"]
-    return status
-
-
 def _heartbeat_max_age() -> int:
     text = (INSTANCE_CONFIG.parent / "entrypoint.sh").read_text()
     (line,) = [ln for ln in text.splitlines() if ln.startswith("DAEMON_HEARTBEAT_MAX_AGE_S=")]
@@ -157,7 +138,7 @@ def _heartbeat_max_age() -> int:
 def _first_failing_check(dep: Deployment, since: float, timeout: float) -> float:
     """Seconds from `since` until `entrypoint.sh check daemon` first fails."""
     daemon = dep.services["daemon"]
-    _until("the daemon's health check to fail", lambda: not daemon.healthy(), dep, timeout, every=1.0)
+    wait_until("the daemon's health check to fail", lambda: not daemon.healthy(), dep, timeout, every=1.0)
     return time.monotonic() - since
 
 
@@ -195,7 +176,7 @@ def _crash_and_recover(gql: GraphQL, dep: Deployment, partitions: list[str]) -> 
             created = [r for r in runs(gql, backfill_filter) if r.status == "NOT_STARTED"]
             return created[0] if created and lock.waiters() else None
 
-        orphan: RunRecord = _until("a backfill run created and held before its submission", stranded, dep,
+        orphan: RunRecord = wait_until("a backfill run created and held before its submission", stranded, dep,
                                    STRANDED_WAIT_S)
         # 2. Killed there.
         killed_at = time.monotonic()
@@ -214,10 +195,10 @@ def _crash_and_recover(gql: GraphQL, dep: Deployment, partitions: list[str]) -> 
     restart_to_healthy = dep.wait_healthy("daemon")
 
     def finished() -> str | None:
-        status = _backfill_status(gql, backfill_id)
+        status = backfill_status(gql, backfill_id)
         return None if status in BACKFILL_RUNNING else status
 
-    status = _until(f"backfill {backfill_id} to end", finished, dep, RECOVERY_GUARD_S, every=1.0)
+    status = wait_until(f"backfill {backfill_id} to end", finished, dep, RECOVERY_GUARD_S, every=1.0)
     restart_to_complete = time.monotonic() - restarted_at
     backfill_runs = [with_events(gql, r) for r in runs(gql, backfill_filter)]
 
