@@ -9,7 +9,9 @@ redis-server it starts, the sandbox upstream) and prints:
   and the part of it the backfill daemon took to turn the backfill into queued runs (it looks for
   new backfills every 30 s);
 - per run: queued -> started (the run queue's dequeue interval plus starting the run process),
-  its step time (the recording itself), and RUN_START -> RUN_SUCCESS.
+  its step time (the recording itself), and RUN_START -> RUN_SUCCESS;
+- the recovery after each of its faults (rehearsal_faults.py) and the paid requests per distinct paid
+  subject over the whole rehearsal.
 """
 
 from __future__ import annotations

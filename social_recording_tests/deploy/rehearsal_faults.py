@@ -65,6 +65,8 @@ enough for the faults to land inside them."""
 REDIS_DOWN_S = 2.0
 FAULT_TIMEOUT_S = 420.0
 """Guard only: a dead run's window lock expires within 120 s and its URL lock within 180 s."""
+OUTAGE_WAIT = "did not answer while"
+"""In the warning a lock or rate-limit operation logs when it meets its backend down (locks/outage.py)."""
 _PID = re.compile(r"Started process for run \(pid: (\d+)\)")
 
 Q_SENSOR_TICKS = """query($selector: SensorSelector!) { sensorOrError(sensorSelector: $selector) { __typename
@@ -135,6 +137,9 @@ class FaultReport:
     backfill_status: str = ""
     redis_down_s: float = 0.0
     redis_back_to_next_request_s: float = 0.0
+    redis_waits: int = 0
+    """Lock and rate-limiter operations that met the lock server down and waited for it (the run
+    processes' warnings)."""
     webserver_kill_to_answering_s: float = 0.0
     faults_s: float = 0.0
     """The whole fault phase, from the first launch until every run ended."""
@@ -172,7 +177,8 @@ class FaultReport:
             f"the URL lock's TTL)",
             f"faults: daemon SIGKILLed mid-backfill: healthy again {self.daemon_kill_to_healthy_s:.1f} s later, "
             f"backfill {self.backfill_status} {self.daemon_restart_to_backfill_done_s:.1f} s after the restart",
-            f"faults: Redis restarted mid-backfill ({self.redis_down_s:.1f} s down): the next provider request "
+            f"faults: Redis restarted mid-backfill ({self.redis_down_s:.1f} s down, {self.redis_waits} lock or "
+            f"rate-limit operation(s) waited for it): the next provider request "
             f"{self.redis_back_to_next_request_s:.1f} s after it answered again",
             f"faults: webserver SIGKILLed: answering again {self.webserver_kill_to_answering_s:.1f} s later",
             f"faults: paid requests per distinct paid subject, whole rehearsal: {self.paid_per_subject:.2f} "
@@ -224,6 +230,11 @@ def _missing(store: Store, day: str, tokens_by_day: dict[str, list[str]]) -> str
     wanted = tokens_by_day.get(day, [])
     missing = sorted(set(wanted) - set(store.find_existing_addresses(wanted)))
     return f"{day}: {len(missing)} of its {len(wanted)} token(s) not stored ({', '.join(missing)})" if missing else None
+
+
+def _outage_waits(dep: Deployment) -> int:
+    """The run processes' "did not answer ... waiting" warnings so far (they go to the code server's log)."""
+    return dep.services["user_code"].log.read_text(errors="replace").count(OUTAGE_WAIT)
 
 
 def _left_lines(run: RunRecord) -> bool:
@@ -342,12 +353,14 @@ def _restart_redis_mid_backfill(dep: Deployment, scenario: FaultScenario, report
     wait_until("a backfill run recording", lambda: store.find_existing_addresses(backfill_tokens), dep,
                FAULT_TIMEOUT_S, every=0.1)
     assert dep.redis is not None
+    waits_before = _outage_waits(dep)
     report.redis_down_s = dep.redis.restart(REDIS_DOWN_S)
     back = time.time()
     (report.redis_back_to_next_request_s,) = wait_until(
         "a provider request after the lock server's restart",
         lambda: [e.ts.timestamp() - back for e in ledger.read() if e.ts.timestamp() >= back][:1], dep,
         FAULT_TIMEOUT_S, every=0.1)
+    report.redis_waits = _outage_waits(dep) - waits_before
 
 
 def _what_was_left(gql: GraphQL, store: Store, ledger: Ledger, report: FaultReport,

@@ -117,6 +117,7 @@ def test_after_the_faults_no_element_is_pending_and_every_fault_url_is_ok(report
 
 def test_nothing_was_paid_twice_through_the_faults(report: RehearsalReport) -> None:
     faults = report.faults
+    assert faults.redis_waits > 0  # the lock server's restart met runs at work
     assert faults.repeated == {}
     assert faults.paid_subjects > 0 and faults.paid_per_subject == 1.0
 
