@@ -214,14 +214,15 @@ def _run_pid(gql: GraphQL, run_id: str) -> int | None:
 def _first_times(what: dict[str, Callable[[], bool]], dep: Deployment, timeout: float) -> dict[str, float]:
     """Ask every probe each second until all have held once; when each first held (monotonic)."""
     seen: dict[str, float] = {}
-
-    def probe() -> bool:
+    started = time.monotonic()
+    while len(seen) < len(what):
+        if time.monotonic() - started > timeout:
+            left = ", ".join(n for n in what if n not in seen)
+            raise RehearsalError(f"timed out after {timeout:g}s waiting for {left}\n{dep.logs()}")
         for name, held in what.items():
             if name not in seen and held():
                 seen[name] = time.monotonic()
-        return len(seen) == len(what)
-
-    wait_until(", ".join(n for n in what if n not in seen) or "the recoveries", probe, dep, timeout, every=1.0)
+        time.sleep(1.0)
     return seen
 
 
