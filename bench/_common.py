@@ -29,8 +29,14 @@ from social_recording.domain.models import TokenProfile  # noqa: E402
 from social_recording.domain.urls import Platform, parse_canonical  # noqa: E402
 from social_recording.locks.base import Lease, LockManager  # noqa: E402
 from social_recording.platforms.base import GenerateContext, GenerateResult, GeneratorRegistry  # noqa: E402
+from social_recording.recording.concurrency import (  # noqa: E402
+    DEFAULT_PROVIDER_CONCURRENCY,
+    MAX_PROVIDER_CONCURRENCY,
+    CallSlots,
+)
 from social_recording.recording.engine import Engine  # noqa: E402
 from social_recording.recording.engine import build_engine as build_recording_engine  # noqa: E402
+from social_recording.recording.reconcile import ReconcileOutcome  # noqa: E402
 from social_recording.store.base import Store, UrlWrite, WriteOutcome  # noqa: E402
 
 
@@ -151,6 +157,44 @@ def build_engine(store: Store, locks: LockManager, registry: GeneratorRegistry, 
     if unsafe:
         store, locks = ForgetfulStore(store), NoLocks()  # type: ignore[assignment]
     return build_recording_engine(store, locks, registry, upstream, tracker=upstream, enable_paid=True)
+
+
+def reconcile(engine: Engine, start: datetime, end: datetime, *, min_af_count: int = 1,
+              partition_key: str | None = None, **record: Any) -> ReconcileOutcome:
+    """What reconcile_job does: read the window, then record it (`record`: record_window's arguments)."""
+    window = engine.reconcile.read_window(start, end, partition_key=partition_key, min_af_count=min_af_count)
+    return engine.reconcile.record_window(window, **record)
+
+
+def sequential_unbounded() -> CallSlots:
+    """The old behaviour, a baseline: a token's URLs one after another, and no provider bound below the
+    largest one allowed (more than the most token workers a run may have, so only workers limit calls)."""
+    return CallSlots({p: MAX_PROVIDER_CONCURRENCY for p in DEFAULT_PROVIDER_CONCURRENCY}, per_token=1)
+
+
+def settings_engine(settings: Any) -> Engine:
+    """The engine a run of the code location builds from these settings (its upstream, registry, tracker
+    and policy, as Dagster's resources wire them), outside Dagster: the plain use cases' baseline."""
+    from social_recording.dagster_defs.definitions_builder import upstream_resource
+    from social_recording.dagster_defs.engine import RecordingEngineResource
+    from social_recording.dagster_defs.resources import (
+        LockManagerResource,
+        PlatformsResource,
+        RecordingPolicyResource,
+        StoreResource,
+        TrackerResource,
+    )
+
+    upstream = upstream_resource(settings)
+    return RecordingEngineResource(
+        store=StoreResource(store_url=settings.store_url),
+        locks=LockManagerResource(lock_url=settings.effective_lock_url),
+        tracker=TrackerResource(upstream=upstream, tracker_url=settings.tracker_url,
+                                af_group_ids=list(settings.af_group_ids)),
+        platforms=PlatformsResource(upstream=upstream, key_variables=sorted(settings.provider_keys),
+                                    rate_limit_url=settings.effective_lock_url, rate_limits=dict(settings.rate_limits)),
+        policy=RecordingPolicyResource(enable_paid=settings.enable_paid, max_attempts=settings.max_attempts),
+    ).get()
 
 
 # ---------------------------------------------------------------------------------------------- output

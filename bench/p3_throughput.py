@@ -29,7 +29,7 @@ from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 
-from _common import Table, build_engine, sleeping_registry  # noqa: I001  (bench/ on sys.path)
+from _common import Table, build_engine, reconcile, sequential_unbounded, sleeping_registry  # noqa: I001  (bench/ on sys.path)
 
 from social_recording.domain.urls import Platform, parse_canonical
 from social_recording.locks import open_lock_manager
@@ -63,10 +63,10 @@ def measure(n_urls: int, concurrency: int, latency: float, lock_url: str | None,
         locks = open_lock_manager(lock_url or f"sqlite:///{Path(tmp) / 'store.db'}")
         registry, (gen,) = sleeping_registry(latency, [Platform.WEB])
         engine = build_engine(store, locks, registry, tokens_for(n_urls))
-        calls = CallSlots.sequential_unbounded() if baseline else CallSlots({PROVIDER: concurrency})
+        calls = sequential_unbounded() if baseline else CallSlots({PROVIDER: concurrency})
         run = RunState(calls=calls)
         started = time.perf_counter()
-        out = engine.reconcile.reconcile(*WINDOW, min_af_count=1, max_workers=concurrency, run=run)
+        out = reconcile(engine, *WINDOW, max_workers=concurrency, run=run)
         wall = time.perf_counter() - started
         locks.close()
         store.close()
@@ -103,10 +103,10 @@ def measure_defaults(n_urls: int, latency: float, lock_url: str | None, *, basel
         locks = open_lock_manager(lock_url or f"sqlite:///{Path(tmp) / 'store.db'}")
         registry, gens = sleeping_registry(latency, MIXED)
         engine = build_engine(store, locks, registry, tokens)
-        calls = CallSlots.sequential_unbounded() if baseline else CallSlots()
+        calls = sequential_unbounded() if baseline else CallSlots()
         workers = OLD_DEFAULT_WORKERS if baseline else DEFAULT_MAX_WORKERS
         started = time.perf_counter()
-        engine.reconcile.reconcile(*WINDOW, min_af_count=1, max_workers=workers, run=RunState(calls=calls))
+        reconcile(engine, *WINDOW, max_workers=workers, run=RunState(calls=calls))
         wall = time.perf_counter() - started
         locks.close()
         store.close()

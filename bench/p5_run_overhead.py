@@ -24,7 +24,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from _common import REPO, Table  # noqa: I001  (bench/ on sys.path)
+from _common import REPO, Table, reconcile, settings_engine  # noqa: I001  (bench/ on sys.path)
 
 DAY = "2026-11-10"
 QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
@@ -57,12 +57,8 @@ def in_process(root: Path, repeat: int) -> dict[str, float]:
     os.environ.update(_env(root))
     from dagster import DagsterInstance
 
-    from social_recording.dagster_defs.definitions_builder import build_definitions, upstream_resource
-    from social_recording.dagster_defs.resources import PlatformsResource, TrackerResource
-    from social_recording.locks import open_lock_manager
-    from social_recording.recording.engine import build_engine
+    from social_recording.dagster_defs.definitions_builder import build_definitions
     from social_recording.settings import load_settings
-    from social_recording.store import open_store
 
     settings = load_settings()
     defs = build_definitions(settings)
@@ -80,25 +76,22 @@ def in_process(root: Path, repeat: int) -> dict[str, float]:
                 raise SystemExit(f"P5: {name} failed in process")
         out[f"{name} in-process"] = _median_ms(samples[1:])
 
-    # The plain-Python use cases, on the same store and sandbox, with the same (empty) work.
-    store = open_store(settings.store_url)
-    locks = open_lock_manager(settings.effective_lock_url)
-    upstream = upstream_resource(settings)
-    tracker = TrackerResource(upstream=upstream)
-    registry = PlatformsResource(upstream=upstream).registry()
-    engine = build_engine(store, locks, registry, tracker.profile_reader(), tracker=tracker.client(), enable_paid=False)
+    # The plain-Python use cases, on the same store and sandbox, with the same (empty) work, the two
+    # steps each job runs.
+    engine = settings_engine(settings)
     start = datetime.fromisoformat(DAY).replace(tzinfo=UTC)
     end = start + timedelta(days=1)
     for name, call in (("retry use case", lambda: engine.retry.record_selection(engine.retry.select_due())),
-                       ("reconcile use case", lambda: engine.reconcile.reconcile(start, end, partition_key=DAY))):
+                       ("reconcile use case", lambda: reconcile(engine, start, end, partition_key=DAY,
+                                                                min_af_count=settings.af_investor_threshold))):
         samples = []
         for _ in range(repeat + 1):
             started = time.perf_counter()
             call()
             samples.append(time.perf_counter() - started)
         out[name] = _median_ms(samples[1:])
-    locks.close()
-    store.close()
+    engine.locks.close()
+    engine.store.close()
     return out
 
 
@@ -141,9 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     table = Table("P5", "per-run overhead: jobs with nothing to record (median ms)",
                   ["job", "pipeline ms", "baseline ms", "baseline"])
     table.add("retry_job in-process", measured["retry_job in-process"], measured["retry use case"],
-              "RetryService.retry() alone")
+              "select_due + record_selection alone")
     table.add("reconcile_job in-process", measured["reconcile_job in-process"], measured["reconcile use case"],
-              "ReconcileService.reconcile() alone")
+              "read_window + record_window alone")
     table.add("retry_job via CLI", measured_cli["retry_job via CLI"], measured_cli["python + import definitions"],
               "python -c 'import social_recording.definitions'")
     table.add("reconcile_job via CLI", measured_cli["reconcile_job via CLI"],

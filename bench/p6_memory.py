@@ -6,7 +6,7 @@ For each size, a sandbox day holds N new tokens (an X post, a Telegram channel a
 each, paid calls on) and one fresh Python process records it, reporting its own peak resident set
 (`ru_maxrss`): the pipeline runs `reconcile_job` for the day in-process (`execute_in_process`, the
 job as it is on this branch: executor, run metadata, per-URL table), the baseline runs the plain
-`ReconcileService.reconcile` on the same resources. Both start from the same imports, so the
+`read_window` + `record_window` on the same resources. Both start from the same imports, so the
 difference is what the Dagster run itself holds on to; growth per 1,000 tokens is printed beside.
 """
 
@@ -23,7 +23,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from _common import REPO, Table  # noqa: I001  (bench/ on sys.path)
+from _common import REPO, Table, reconcile, settings_engine  # noqa: I001  (bench/ on sys.path)
 
 DAY = "2026-11-10"
 QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
@@ -61,12 +61,8 @@ def child(mode: str) -> None:
     """Run one reconcile of DAY in this process; print {"rss_mb", "urls", "seconds"}."""
     from dagster import DagsterInstance
 
-    from social_recording.dagster_defs.definitions_builder import build_definitions, upstream_resource
-    from social_recording.dagster_defs.resources import PlatformsResource, TrackerResource
-    from social_recording.locks import open_lock_manager
-    from social_recording.recording.engine import build_engine
+    from social_recording.dagster_defs.definitions_builder import build_definitions
     from social_recording.settings import load_settings
-    from social_recording.store import open_store
 
     settings = load_settings()
     started = time.perf_counter()
@@ -78,16 +74,10 @@ def child(mode: str) -> None:
         out = result.output_for_node("reconcile_window")
         urls = sum(v for k, v in out.items() if k.startswith("urls_"))
     else:
-        store = open_store(settings.store_url)
-        locks = open_lock_manager(settings.effective_lock_url)
-        upstream = upstream_resource(settings)
-        tracker = TrackerResource(upstream=upstream)
-        platforms = PlatformsResource(upstream=upstream, rate_limit_url=settings.effective_lock_url)
-        engine = build_engine(store, locks, platforms.registry(), tracker.profile_reader(), tracker=tracker.client(),
-                              enable_paid=settings.enable_paid, max_attempts=settings.max_attempts)
+        engine = settings_engine(settings)
         start = datetime.fromisoformat(DAY).replace(tzinfo=UTC)
-        outcome = engine.reconcile.reconcile(
-            start, start + timedelta(days=1), partition_key=DAY, min_af_count=settings.af_investor_threshold)
+        outcome = reconcile(engine, start, start + timedelta(days=1), partition_key=DAY,
+                            min_af_count=settings.af_investor_threshold)
         urls = len(outcome.url_outcomes)
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     print(json.dumps({"rss_mb": rss_mb, "urls": urls, "seconds": time.perf_counter() - started}))
@@ -129,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         table.notes.append(f"growth per 1,000 tokens: pipeline {(p1 - p0) * per_k:.1f} MB, "
                            f"baseline {(b1 - b0) * per_k:.1f} MB")
     table.notes.append("pipeline: reconcile_job in-process as it is on this branch; baseline: "
-                       "ReconcileService.reconcile on the same resources")
+                       "read_window + record_window on the same resources")
     table.print()
     return 0
 

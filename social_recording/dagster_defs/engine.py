@@ -1,8 +1,8 @@
-"""Assemble the plain-Python engine from the typed resources of one run (the use cases know no Dagster).
+"""The recording engine of a run, as one typed resource (the use cases know no Dagster).
 
-`RecordingEngineResource` is what the recording stages take: one typed resource that depends on the
-shared ones (store, locks, tracker, platforms, policy), so each stage
-declares it once instead of listing five resources and wiring them again.
+`RecordingEngineResource` depends on the shared resources (store, locks, tracker, platforms, policy)
+and hands them to `recording.engine.build_engine`, the one place the engine is wired, so every stage
+declares one resource instead of listing five and wiring them again.
 """
 
 from dagster import ConfigurableResource, InitResourceContext, ResourceDependency
@@ -15,25 +15,7 @@ from social_recording.dagster_defs.resources import (
     StoreResource,
     TrackerResource,
 )
-from social_recording.recording.engine import Engine
-from social_recording.recording.engine import build_engine as build_recording_engine
-
-
-def build_engine(
-    *,
-    store: StoreResource,
-    locks: LockManagerResource,
-    tracker: TrackerResource,
-    platforms: PlatformsResource,
-    policy: RecordingPolicyResource,
-) -> Engine:
-    """Wire one op's engine from the run's resources (cheap: every connection and client is the
-    resource's, built once per run process)."""
-    reader = tracker.profile_reader()
-    return build_recording_engine(
-        store.get(), locks.get(), platforms.registry(), reader, tracker=tracker.client(),
-        enable_paid=policy.enable_paid, max_attempts=policy.max_attempts,
-    )
+from social_recording.recording.engine import Engine, build_engine
 
 
 class RecordingEngineResource(ConfigurableResource):
@@ -52,9 +34,11 @@ class RecordingEngineResource(ConfigurableResource):
         self.get()
 
     def get(self) -> Engine:
+        """Cheap after the first call: every connection and client is the shared resources'."""
         if self._engine is None:
             self._engine = build_engine(
-                store=self.store, locks=self.locks,
-                tracker=self.tracker, platforms=self.platforms, policy=self.policy,
+                self.store.get(), self.locks.get(), self.platforms.registry(), self.tracker.profile_reader(),
+                tracker=self.tracker.client(), enable_paid=self.policy.enable_paid,
+                max_attempts=self.policy.max_attempts,
             )
         return self._engine

@@ -44,15 +44,14 @@ from social_recording.dagster_defs.resources import (
     PlatformsResource,
     RecordingPolicyResource,
     StoreResource,
-    TrackerResource,
 )
 from social_recording.dagster_defs.run_log import RunLog, UrlLog
 from social_recording.dagster_defs.termination import sigterm_terminates
 from social_recording.locks.base import LockBackendUnavailable
 from social_recording.recording.log_line import kv_fields
 from social_recording.recording.outcomes import TokenOutcome, TokenStatus
-from social_recording.recording.reconcile import ReconcileWindow, read_window
-from social_recording.recording.retry import RetrySelection, select_due
+from social_recording.recording.reconcile import ReconcileWindow
+from social_recording.recording.retry import RetrySelection
 
 PREVIEW_ROWS = 100
 """Rows of the selection / window previews in a stage's metadata."""
@@ -102,8 +101,7 @@ def _preview(columns: tuple[str, ...], rows: list[dict[str, Any]]) -> Any:
 def read_reconcile_window(
     context: OpExecutionContext,
     config: WindowConfig,
-    store: StoreResource,
-    tracker: TrackerResource,
+    recording: RecordingEngineResource,
     policy: RecordingPolicyResource,
 ) -> Output[ReconcileWindow]:
     with sigterm_terminates(context):
@@ -113,8 +111,8 @@ def read_reconcile_window(
             "partition": context.partition_key, "start": window.start.isoformat(), "end": window.end.isoformat(),
             "min_af_count": min_af,
         }))
-        read = read_window(store.get(), tracker.client(), window.start, window.end,
-                           partition_key=context.partition_key, min_af_count=min_af)
+        read = recording.get().reconcile.read_window(window.start, window.end, partition_key=context.partition_key,
+                                                     min_af_count=min_af)
         counters = {"scanned": read.scanned, "filtered": read.filtered, "already_seen": read.already_seen,
                     "targets": len(read.targets), "malformed": len(read.malformed_items), "min_af_count": min_af}
         context.log.info(kv_fields("window_read", {"partition": context.partition_key, **counters}))
@@ -176,21 +174,15 @@ def report_reconcile(
 def select_retry_candidates(
     context: OpExecutionContext,
     config: RetrySelectConfig,
-    store: StoreResource,
-    platforms: PlatformsResource,
-    policy: RecordingPolicyResource,
+    recording: RecordingEngineResource,
 ) -> Output[RetrySelection]:
     with sigterm_terminates(context):
         statuses = config.fetch_statuses()
-        selection = select_due(
-            store.get(),
+        selection = recording.get().retry.select_due(
             statuses=statuses,
             token_addresses=config.token_addresses,
             limit=config.limit,
             min_interval_minutes=config.min_interval_minutes,
-            now=datetime.now(UTC),
-            enable_paid=policy.enable_paid,
-            usable_platforms=platforms.registry().usable_platforms(),
         )
         counters = {"candidate_urls": len(selection.candidates), "tokens": selection.tokens,
                     "remaining": selection.remaining}

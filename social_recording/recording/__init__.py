@@ -8,9 +8,8 @@ from social_recording.recording.reconcile import (
     ReconcileService,
     ReconcileWindow,
     WindowTarget,
-    read_window,
 )
-from social_recording.recording.retry import RetryOutcome, RetrySelection, RetryService, select_due
+from social_recording.recording.retry import RetryOutcome, RetrySelection, RetryService
 from social_recording.recording.run_state import RunState, RunSummary
 from social_recording.recording.sources import ProfileSource, RangeToken, TokenRangeSource
 from social_recording.recording.url_recorder import URL_LOCK_TTL_S, URL_LOCK_WAIT_S, UrlRecorder
@@ -40,7 +39,5 @@ __all__ = [
     "UrlRecorder",
     "WindowTarget",
     "parse_retry_statuses",
-    "read_window",
     "retry_query",
-    "select_due",
 ]

@@ -90,23 +90,15 @@ class CallSlots:
         overrides: Mapping[str, int] | None = None,
         *,
         per_token: int = URLS_PER_TOKEN_AT_ONCE,
-        unbounded: bool = False,
     ) -> None:
         if not isinstance(per_token, int) or isinstance(per_token, bool) or per_token < 1:
             raise ValueError(f"per_token must be an integer >= 1, got {per_token!r}")
         self.bounds: dict[str, int] = {**DEFAULT_PROVIDER_CONCURRENCY, **check_provider_concurrency(overrides)}
         self.per_token = per_token
-        self.unbounded = unbounded
-        """No provider bound at all (only the number of workers limits calls): the benchmark baseline."""
         self._lock = threading.Lock()
         self._semaphores: dict[str, threading.BoundedSemaphore] = {}
         self._in_flight: Counter[str] = Counter()
         self._peak: Counter[str] = Counter()
-
-    @classmethod
-    def sequential_unbounded(cls) -> CallSlots:
-        """The old behaviour: a token's URLs one after another, no provider bound (benchmarks)."""
-        return cls(per_token=1, unbounded=True)
 
     def bound(self, provider: str) -> int:
         return self.bounds.get(provider, OTHER_PROVIDER_CONCURRENCY)
@@ -121,9 +113,8 @@ class CallSlots:
     @contextmanager
     def slot(self, provider: str) -> Iterator[None]:
         """Wait for a free call slot of `provider`, hold it for the call."""
-        sem = None if self.unbounded else self._semaphore(provider)
-        if sem is not None:
-            sem.acquire()
+        sem = self._semaphore(provider)
+        sem.acquire()
         try:
             with self._lock:
                 self._in_flight[provider] += 1
@@ -134,13 +125,12 @@ class CallSlots:
                 with self._lock:
                     self._in_flight[provider] -= 1
         finally:
-            if sem is not None:
-                sem.release()
+            sem.release()
 
     def peak(self) -> dict[str, int]:
         with self._lock:
             return {p: n for p, n in self._peak.items() if n}
 
     def __repr__(self) -> str:
-        bounds = "unbounded" if self.unbounded else ",".join(f"{p}={n}" for p, n in sorted(self.bounds.items()))
+        bounds = ",".join(f"{p}={n}" for p, n in sorted(self.bounds.items()))
         return f"CallSlots({bounds}, per_token={self.per_token})"

@@ -4,6 +4,7 @@ the benchmarks and the tests all build it here, so every caller records URLs the
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -65,10 +66,12 @@ def build_engine(
     min_interval: timedelta = DEFAULT_MIN_INTERVAL,
     timings: Timings = Timings(),
     clock: Callable[[], datetime] = utcnow,
+    monotonic: Callable[[], float] = time.monotonic,
     recorder_type: Callable[..., UrlRecorder] = UrlRecorder,
 ) -> Engine:
     """Wire the engine. `tracker` is the reconcile's range source (the profile source often is one);
-    `recorder_type` lets a test put a recorder subclass in (same arguments as `UrlRecorder`)."""
+    `clock` dates what is recorded, `monotonic` measures run deadlines; `recorder_type` lets a test
+    put a recorder subclass in (same arguments as `UrlRecorder`)."""
     recorder = recorder_type(
         store, locks, GraphWriter(store, retry_s=timings.write_retry_s), registry,
         enable_paid=enable_paid, max_attempts=max_attempts, url_lock_wait=timings.url_lock_wait,
@@ -83,7 +86,7 @@ def build_engine(
         recorder=recorder,
         processor=processor,
         reconcile=ReconcileService(store, locks, range_source, processor, job_lock_ttl=timings.job_lock_ttl,
-                                   job_lock_wait=timings.job_lock_wait),
+                                   job_lock_wait=timings.job_lock_wait, monotonic=monotonic),
         retry=RetryService(store, locks, processor, clock=clock, job_lock_ttl=timings.job_lock_ttl,
-                           job_lock_wait=timings.job_lock_wait),
+                           job_lock_wait=timings.job_lock_wait, monotonic=monotonic),
     )

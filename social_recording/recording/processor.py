@@ -327,11 +327,6 @@ class TokenProcessor:
                                         describe_error(exc)))
 
     # ------------------------------------------------------------------ retry path
-    def record_one_url(self, address: str, url: str, run: RunState | None = None) -> UrlOutcome:
-        """`record_urls` for one URL."""
-        run = run if run is not None else self.new_run()
-        return self.record_urls(address, [url], run)[0]
-
     def record_urls(
         self,
         address: str,

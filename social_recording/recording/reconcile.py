@@ -5,10 +5,9 @@ already have (the set difference IS the idempotency check), the rest are recorde
 unit: limit and deadline stop only between tokens. No job-state collection: `remaining > 0` means
 "run again", and recorded tokens then drop out of the difference.
 
-Two ways in: `reconcile` does everything under the window's job lock; `read_window` then
-`record_window` are the same work in two steps (a staged job shows each step on its own). The
-second step takes the job lock and repeats the cheap set difference under it, so a token another
-run recorded in between is counted as already seen, never recorded twice.
+Two steps, as reconcile_job runs them: `read_window` (writes nothing), then `record_window`, which
+takes the window's job lock and repeats the cheap set difference under it, so a token another run
+recorded in between is counted as already seen, never recorded twice.
 """
 
 from __future__ import annotations
@@ -165,43 +164,6 @@ def _check_partition(partition_key: object) -> str | None:
     return partition_key
 
 
-def read_window(
-    store: Store,
-    tracker: TokenRangeSource,
-    window_start: datetime,
-    window_end: datetime,
-    *,
-    partition_key: str | None = None,
-    min_af_count: int = DEFAULT_MIN_AF_COUNT,
-) -> ReconcileWindow:
-    """The window's tokens to record: the tracker's range query (its failure propagates, nothing is
-    written), the AF floor (each address once), and one `$in` query that drops the tokens already
-    stored. Items the tracker sent but we could not read are logged and named."""
-    start, end = _check_window(window_start, window_end)
-    partition_key = _check_partition(partition_key)
-    min_af_count = _check_min_af(min_af_count)
-    answer = tracker.range_report(start, end)
-    scanned = list(answer.tokens)
-    malformed = tuple(
-        f"item {m.index}" + (f" ({m.address})" if m.address else "") + f": {m.reason}" for m in answer.malformed
-    )
-    for line in malformed:
-        log.warning(kv(event="tracker_item_malformed", partition=partition_key, item=line))
-    kept: dict[str, RangeToken] = {}
-    for t in scanned:
-        if t.investor_count >= min_af_count and t.address not in kept:
-            kept[t.address] = t
-    existing = store.find_existing_addresses(list(kept)) if kept else set()
-    return ReconcileWindow(
-        start, end, partition_key, min_af_count,
-        scanned=len(scanned),
-        filtered=len(kept),
-        already_seen=len(existing),
-        targets=tuple(WindowTarget(a, t.symbol) for a, t in kept.items() if a not in existing),
-        malformed_items=malformed,
-    )
-
-
 class ReconcileService:
     def __init__(
         self,
@@ -224,41 +186,6 @@ class ReconcileService:
         self._job_lock_wait = job_lock_wait
         self._monotonic = monotonic
 
-    def reconcile(
-        self,
-        window_start: datetime,
-        window_end: datetime,
-        *,
-        partition_key: str | None = None,
-        min_af_count: int = DEFAULT_MIN_AF_COUNT,
-        limit: int | None = None,
-        deadline_seconds: float | None = None,
-        max_workers: int = DEFAULT_MAX_WORKERS,
-        run: RunState | None = None,
-    ) -> ReconcileOutcome:
-        """Record the window's unseen tokens. A tracker failure propagates (zero writes: the range
-        query comes before anything is written); one token's failure is counted, never fatal."""
-        entered = self._monotonic()
-        start, end = _check_window(window_start, window_end)
-        min_af_count = _check_min_af(min_af_count)
-        limit = check_limit(limit, allow_none=True)
-        deadline = check_deadline(deadline_seconds)
-        max_workers = check_max_workers(max_workers)
-        partition_key = _check_partition(partition_key)
-        run = run if run is not None else self._processor.new_run(Why.RECONCILE)
-        run.ask(self._processor.request(Why.RECONCILE))
-
-        with self._job_lock(partition_key) as job:
-            if not job.held:
-                log.info(kv(event="reconcile_skipped", partition=partition_key, reason=ALREADY_RUNNING,
-                            waited_s=self._job_lock_wait))
-                return ReconcileOutcome(start, end, partition_key, skipped=ALREADY_RUNNING,
-                                        job_lock_waited_s=job.waited_ms / 1000.0)
-            # The job lock comes first: two runs must not both fetch and record the same list.
-            window = self._read(start, end, partition_key, min_af_count)
-            return self._record_held(window, job, entered, limit=limit, deadline=deadline,
-                                     max_workers=max_workers, run=run, keep_url_outcomes=True)
-
     def read_window(
         self,
         window_start: datetime,
@@ -267,10 +194,33 @@ class ReconcileService:
         partition_key: str | None = None,
         min_af_count: int = DEFAULT_MIN_AF_COUNT,
     ) -> ReconcileWindow:
-        """The first step on its own: the tracker's range query, the AF floor and the set difference
-        with the store. Writes nothing; a tracker failure propagates."""
-        return read_window(self._store, self._tracker, window_start, window_end, partition_key=partition_key,
-                           min_af_count=min_af_count)
+        """The first step: the window's tokens to record. The tracker's range query (its failure
+        propagates, nothing is written), the AF floor (each address once), and one `$in` query that
+        drops the tokens already stored. Items the tracker sent but we could not read are logged and
+        named."""
+        start, end = _check_window(window_start, window_end)
+        partition_key = _check_partition(partition_key)
+        min_af_count = _check_min_af(min_af_count)
+        answer = self._tracker.range_report(start, end)
+        scanned = list(answer.tokens)
+        malformed = tuple(
+            f"item {m.index}" + (f" ({m.address})" if m.address else "") + f": {m.reason}" for m in answer.malformed
+        )
+        for line in malformed:
+            log.warning(kv(event="tracker_item_malformed", partition=partition_key, item=line))
+        kept: dict[str, RangeToken] = {}
+        for t in scanned:
+            if t.investor_count >= min_af_count and t.address not in kept:
+                kept[t.address] = t
+        existing = self._store.find_existing_addresses(list(kept)) if kept else set()
+        return ReconcileWindow(
+            start, end, partition_key, min_af_count,
+            scanned=len(scanned),
+            filtered=len(kept),
+            already_seen=len(existing),
+            targets=tuple(WindowTarget(a, t.symbol) for a, t in kept.items() if a not in existing),
+            malformed_items=malformed,
+        )
 
     def record_window(
         self,
@@ -318,10 +268,6 @@ class ReconcileService:
         """The window's lock, waited for: a run re-executed right after a crash waits for the crashed
         run's lock to expire and then does the work, instead of skipping it."""
         return self._locks.hold_within(reconcile_lock_key(partition_key), self._job_lock_ttl, self._job_lock_wait)
-
-    def _read(self, start: datetime, end: datetime, partition_key: str | None, min_af_count: int) -> ReconcileWindow:
-        return read_window(self._store, self._tracker, start, end, partition_key=partition_key,
-                           min_af_count=min_af_count)
 
     def _record_held(
         self,

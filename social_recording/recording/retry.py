@@ -6,10 +6,9 @@ goes through `record_urls` (token lock, URL lock, gate inside the lock). The hol
 selected together cost one call: the first records the answer, the others adopt it in the same run.
 Raw values whose shortlink failed transiently are resolved again here too.
 
-Two ways in: `retry` does everything under the retry job lock; `select_due` then `record_selection`
-are the same work in two steps (a staged job shows each on its own). The second step takes the job
-lock and keeps only the selected elements that are still due and unchanged, so an element another
-run recorded in between is not recorded twice.
+Two steps, as retry_job runs them: `select_due` (reads the store only), then `record_selection`,
+which takes the retry job lock and keeps only the selected elements that are still due and
+unchanged, so an element another run recorded in between is not recorded twice.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ from social_recording.domain.models import utcnow
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL_MINUTES
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.url_machine import RunRequest, Selected, Why
-from social_recording.domain.urls import Platform
 from social_recording.locks.base import Lease, LockManager
 from social_recording.recording._text import describe_error, kv
 from social_recording.recording.candidates import DEFAULT_LIMIT, retry_query, select
@@ -63,7 +61,6 @@ __all__ = [
     "RetryOutcome",
     "RetrySelection",
     "RetryService",
-    "select_due",
 ]
 
 
@@ -118,47 +115,6 @@ class RetrySelection:
         if self.named is None:
             return RunRequest(Why.RETRY, since=self.selected_at)
         return RunRequest(Why.RETRY_NAMED, since=self.selected_at, named=frozenset(FetchStatus(s) for s in self.named))
-
-
-def select_due(
-    store: Store,
-    *,
-    statuses: Collection[FetchStatus | str] | None = None,
-    token_addresses: Sequence[str] | None = None,
-    limit: int = DEFAULT_LIMIT,
-    min_interval_minutes: int = DEFAULT_MIN_INTERVAL_MINUTES,
-    now: datetime,
-    enable_paid: bool,
-    usable_platforms: Collection[Platform],
-) -> RetrySelection:
-    """The retry selection (the one query the sensor runs too), validated and fixed: oldest first,
-    past the back-off, at most `limit`, and how many more are due. Reads the store only."""
-    addresses = _check_addresses(token_addresses)
-    checked_limit = check_limit(limit, allow_none=False)
-    assert checked_limit is not None
-    interval = _check_interval(min_interval_minutes)
-    query = retry_query(
-        now=now,
-        min_interval=timedelta(minutes=interval),
-        limit=checked_limit + REMAINING_PROBE,
-        statuses=statuses,
-        addresses=addresses,
-        enable_paid=enable_paid,
-        usable_platforms=usable_platforms,
-    )
-    found = select(store, query).candidates
-    held_back = store.count_held_back(query, REMAINING_PROBE)
-    return RetrySelection(
-        statuses=tuple(sorted(s.value for s in query.statuses)),
-        named=None if statuses is None else tuple(sorted(str(s) for s in query.statuses)),
-        token_addresses=None if addresses is None else tuple(addresses),
-        min_interval_minutes=interval,
-        limit=checked_limit,
-        selected_at=now,
-        candidates=tuple(found[:checked_limit]),
-        remaining=len(found) - min(len(found), checked_limit),
-        held_back=held_back,
-    )
 
 
 @dataclass(frozen=True)
@@ -245,54 +201,38 @@ class RetryService:
         min_interval_minutes: int = DEFAULT_MIN_INTERVAL_MINUTES,
         now: datetime | None = None,
     ) -> RetrySelection:
-        """The first step on its own: `select_due` with this engine's store and spending switches."""
-        recorder = self._processor.recorder
-        return select_due(
-            self._store,
-            statuses=statuses,
-            token_addresses=token_addresses,
-            limit=limit,
-            min_interval_minutes=min_interval_minutes,
-            now=now if now is not None else self._clock(),
-            enable_paid=recorder.enable_paid,
-            usable_platforms=recorder.registry.usable_platforms(),
-        )
-
-    def retry(
-        self,
-        statuses: Collection[FetchStatus | str] | None = None,
-        token_addresses: Sequence[str] | None = None,
-        limit: int = DEFAULT_LIMIT,
-        min_interval_minutes: int = DEFAULT_MIN_INTERVAL_MINUTES,
-        deadline_seconds: float | None = None,
-        max_workers: int = DEFAULT_MAX_WORKERS,
-        *,
-        run: RunState | None = None,
-    ) -> RetryOutcome:
-        """Re-attempt up to `limit` due URLs. `statuses=None` is the default selection (only what can
-        change under this configuration). Arguments are validated before anything runs."""
-        entered = self._monotonic()
+        """The first step: the retry selection (the one query the sensor runs too, with this engine's
+        spending switches), validated and fixed: oldest first, past the back-off, at most `limit`,
+        and how many more are due. `statuses=None` is the default selection (only what can change
+        under this configuration). Reads the store only."""
         addresses = _check_addresses(token_addresses)
         checked_limit = check_limit(limit, allow_none=False)
         assert checked_limit is not None
         interval = _check_interval(min_interval_minutes)
-        deadline = check_deadline(deadline_seconds)
-        max_workers = check_max_workers(max_workers)
-        run = run if run is not None else RunState(timedelta(minutes=interval))
-        now = self._clock()
-        probe = retry_query(now=now, min_interval=timedelta(minutes=interval), statuses=statuses,
-                            addresses=addresses, enable_paid=self._processor.recorder.enable_paid,
-                            usable_platforms=self._processor.recorder.registry.usable_platforms())
-        names = tuple(sorted(s.value for s in probe.statuses))
-
-        with self._locks.hold_within(RETRY_LOCK_KEY, self._job_lock_ttl, self._job_lock_wait) as job:
-            if not job.held:
-                log.info(kv(event="retry_skipped", reason=ALREADY_RUNNING))
-                return RetryOutcome(names, skipped=ALREADY_RUNNING, job_lock_waited_s=job.waited_ms / 1000.0)
-            chosen = self.select_due(statuses=statuses, token_addresses=addresses, limit=checked_limit,
-                                     min_interval_minutes=interval, now=now)
-            return self._record_held(chosen, job, entered, deadline=deadline, max_workers=max_workers,
-                                     run=run, keep_url_outcomes=True)
+        recorder = self._processor.recorder
+        at = now if now is not None else self._clock()
+        query = retry_query(
+            now=at,
+            min_interval=timedelta(minutes=interval),
+            limit=checked_limit + REMAINING_PROBE,
+            statuses=statuses,
+            addresses=addresses,
+            enable_paid=recorder.enable_paid,
+            usable_platforms=recorder.registry.usable_platforms(),
+        )
+        found = select(self._store, query).candidates
+        held_back = self._store.count_held_back(query, REMAINING_PROBE)
+        return RetrySelection(
+            statuses=tuple(sorted(s.value for s in query.statuses)),
+            named=None if statuses is None else tuple(sorted(str(s) for s in query.statuses)),
+            token_addresses=None if addresses is None else tuple(addresses),
+            min_interval_minutes=interval,
+            limit=checked_limit,
+            selected_at=at,
+            candidates=tuple(found[:checked_limit]),
+            remaining=len(found) - min(len(found), checked_limit),
+            held_back=held_back,
+        )
 
     def record_selection(
         self,

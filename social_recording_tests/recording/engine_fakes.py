@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
@@ -18,6 +18,7 @@ import redis
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.models import TokenProfile
+from social_recording.domain.policy import DEFAULT_MIN_INTERVAL_MINUTES
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform, parse_canonical
 from social_recording.locks.base import LockManager
@@ -31,10 +32,15 @@ from social_recording.platforms.base import (
     GenerateResult,
     GeneratorRegistry,
 )
+from social_recording.recording.candidates import DEFAULT_LIMIT
 from social_recording.recording.engine import Timings
 from social_recording.recording.engine import build_engine as build_recording_engine
+from social_recording.recording.job_pool import DEFAULT_MAX_WORKERS
+from social_recording.recording.outcomes import UrlOutcome
 from social_recording.recording.processor import TokenProcessor
-from social_recording.recording.retry import RetryService
+from social_recording.recording.reconcile import DEFAULT_MIN_AF_COUNT, ReconcileOutcome, ReconcileService
+from social_recording.recording.retry import RetryOutcome, RetryService
+from social_recording.recording.run_state import RunState
 from social_recording.recording.url_recorder import UrlRecorder
 from social_recording.store.base import Store
 from social_recording_tests.url_states import state_write
@@ -315,12 +321,16 @@ class StepClock:
 
 @dataclass
 class Engine:
+    """The production engine (`recording.engine.Engine`) with the test doubles it was built on."""
+
     store: Store
     locks: LockManager
     registry: GeneratorRegistry
     profiles: FakeProfiles
+    tracker: FakeTracker
     recorder: UrlRecorder
     processor: TokenProcessor
+    reconcile: ReconcileService
     retry: RetryService
     clock: Callable[[], datetime]
 
@@ -331,26 +341,72 @@ def build_engine(
     registry: GeneratorRegistry,
     *,
     profiles: FakeProfiles | None = None,
+    tracker: FakeTracker | None = None,
     enable_paid: bool = True,
     max_attempts: int = 5,
     url_lock_wait: float = 30.0,
     url_lock_ttl: float = 30.0,
     token_lock_ttl: float = 30.0,
     token_lock_wait: float = 0.3,
+    job_lock_wait: float = 0.3,
     min_interval: timedelta = timedelta(minutes=60),
     clock: Callable[[], datetime] | None = None,
+    monotonic: Callable[[], float] = time.monotonic,
 ) -> Engine:
     """The production engine (`recording.engine.build_engine`) with test timings and a step clock
-    (a locked-out token's second look waits `token_lock_wait`, a fraction of a second here)."""
+    (a locked-out token's second look and a held job lock wait `token_lock_wait` / `job_lock_wait`,
+    a fraction of a second here)."""
     clock = clock or StepClock()
     profiles = profiles or FakeProfiles()
+    tracker = tracker if tracker is not None else FakeTracker()
     engine = build_recording_engine(
-        store, locks, registry, profiles, enable_paid=enable_paid, max_attempts=max_attempts,
-        min_interval=min_interval, clock=clock,
+        store, locks, registry, profiles, tracker=tracker, enable_paid=enable_paid, max_attempts=max_attempts,
+        min_interval=min_interval, clock=clock, monotonic=monotonic,
         timings=Timings(url_lock_wait=url_lock_wait, url_lock_ttl=url_lock_ttl, token_lock_ttl=token_lock_ttl,
-                        token_lock_wait=token_lock_wait),
+                        token_lock_wait=token_lock_wait, job_lock_wait=job_lock_wait),
     )
-    return Engine(store, locks, registry, profiles, engine.recorder, engine.processor, engine.retry, clock)
+    return Engine(store, locks, registry, profiles, tracker, engine.recorder, engine.processor, engine.reconcile,
+                  engine.retry, clock)
+
+
+def retry_run(
+    eng: Engine,
+    *,
+    statuses: Collection[FetchStatus | str] | None = None,
+    token_addresses: Sequence[str] | None = None,
+    limit: int = DEFAULT_LIMIT,
+    min_interval_minutes: int = DEFAULT_MIN_INTERVAL_MINUTES,
+    deadline_seconds: float | None = None,
+    max_workers: int = DEFAULT_MAX_WORKERS,
+    run: RunState | None = None,
+) -> RetryOutcome:
+    """What retry_job does: select the due elements, then record the selection."""
+    selection = eng.retry.select_due(statuses=statuses, token_addresses=token_addresses, limit=limit,
+                                     min_interval_minutes=min_interval_minutes)
+    return eng.retry.record_selection(selection, deadline_seconds=deadline_seconds, max_workers=max_workers, run=run)
+
+
+def reconcile_run(
+    eng: Engine,
+    start: datetime,
+    end: datetime,
+    *,
+    partition_key: str | None = None,
+    min_af_count: int = DEFAULT_MIN_AF_COUNT,
+    limit: int | None = None,
+    deadline_seconds: float | None = None,
+    max_workers: int = DEFAULT_MAX_WORKERS,
+    run: RunState | None = None,
+) -> ReconcileOutcome:
+    """What reconcile_job does: read the window, then record it."""
+    window = eng.reconcile.read_window(start, end, partition_key=partition_key, min_af_count=min_af_count)
+    return eng.reconcile.record_window(window, limit=limit, deadline_seconds=deadline_seconds,
+                                       max_workers=max_workers, run=run)
+
+
+def record_one_url(eng: Engine, address: str, url: str, run: RunState | None = None) -> UrlOutcome:
+    """One stored URL of a token, through the retry path's `record_urls` (another run recording it)."""
+    return eng.processor.record_urls(address, [url], run if run is not None else eng.processor.new_run())[0]
 
 
 def seed_result(

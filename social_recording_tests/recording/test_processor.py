@@ -1,4 +1,4 @@
-"""TokenProcessor: record (live / reconcile), record_one_url and resolve_unresolved (retry)."""
+"""TokenProcessor: record (live / reconcile), record_urls and resolve_unresolved (retry)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from social_recording.domain.status import Cause, FetchStatus
 from social_recording.locks.base import Lease, LockManager
 from social_recording.recording.concurrency import CallSlots
 from social_recording.recording.outcomes import EngineOutcome, TokenOutcome, TokenStatus
-from social_recording.recording.processor import TOKEN_LOCK_TTL_S, TokenProcessor
+from social_recording.recording.processor import TOKEN_LOCK_TTL_S
 from social_recording.recording.run_state import RunState
 from social_recording.store.sqlite import SqliteStore
 from social_recording_tests.recording.engine_fakes import (
@@ -31,6 +31,7 @@ from social_recording_tests.recording.engine_fakes import (
     StepClock,
     build_engine,
     counting_registry,
+    record_one_url,
     seed_result,
 )
 
@@ -135,7 +136,7 @@ def test_v8_skipped_paid_is_not_reopened_by_the_live_path(
         assert on.processor.record("A", None, RunState()).status is TokenStatus.UP_TO_DATE
     assert counter.total() == 0
     # ... the retry path does
-    assert on.processor.record_one_url("A", X_URL, RunState()).status is FetchStatus.OK
+    assert record_one_url(on, "A", X_URL, RunState()).status is FetchStatus.OK
     assert counter.get(X_URL) == 1
 
 
@@ -147,7 +148,7 @@ def test_token_lock_held_elsewhere_returns_locked_out_at_once(
     with any_locks.try_hold("social-record:A", 30) as other:
         assert other.held
         out = eng.processor.record("A", None, RunState())
-        one = eng.processor.record_one_url("A", YT_URL, RunState())
+        one = record_one_url(eng, "A", YT_URL, RunState())
     assert out.status is TokenStatus.LOCKED_OUT and out.urls == ()
     assert one.status is EngineOutcome.LOCKED_OUT
     assert eng.profiles.reads == [] and store.find_token("A") is None and counter.total() == 0
@@ -226,8 +227,8 @@ def test_non_canonical_stored_url_is_isolated_in_retry(
 ) -> None:
     assert store.create_pending_token(TokenProfile(address="A", urls=[BAD_URL, YT_URL]), T0)
     eng = build_engine(store, locks, counting_registry(counter))
-    bad = eng.processor.record_one_url("A", BAD_URL, RunState())
-    good = eng.processor.record_one_url("A", YT_URL, RunState())
+    bad = record_one_url(eng, "A", BAD_URL, RunState())
+    good = record_one_url(eng, "A", YT_URL, RunState())
     assert bad.status is EngineOutcome.INVALID_URL and "canonical" in bad.detail
     assert good.status is FetchStatus.OK
     el = _el(store, "A", BAD_URL)
@@ -238,7 +239,7 @@ def test_non_canonical_stored_url_is_isolated_in_retry(
     assert [u.status for u in out.urls] == [EngineOutcome.INVALID_URL]
 
 
-def test_record_one_url_uses_our_symbol_and_no_upstream(
+def test_the_retry_path_uses_our_symbol_and_no_upstream(
     store: SqliteStore, locks: LockManager, counter: MemoryCounter
 ) -> None:
     from social_recording.domain.urls import Platform
@@ -246,11 +247,11 @@ def test_record_one_url_uses_our_symbol_and_no_upstream(
     registry = counting_registry(counter)
     eng = build_engine(store, locks, registry)
     assert store.create_pending_token(TokenProfile(address="A", symbol="SYM", urls=[TG_URL]), T0)
-    assert eng.processor.record_one_url("A", TG_URL, RunState()).status is FetchStatus.OK
+    assert record_one_url(eng, "A", TG_URL, RunState()).status is FetchStatus.OK
     assert eng.profiles.reads == []
     gen = registry.get(Platform.TELEGRAM)
     assert gen is not None and gen.contexts[-1].token_symbol == "SYM"  # type: ignore[attr-defined]
-    missing = eng.processor.record_one_url("A", GH_URL, RunState())
+    missing = record_one_url(eng, "A", GH_URL, RunState())
     assert missing.status is EngineOutcome.NO_ELEMENT
 
 
@@ -272,15 +273,15 @@ def test_retry_after_a_crash_in_the_write_leaves_exactly_one_set_of_links(
 ) -> None:
     if reuse:  # B's links come from A's through the reuse path
         assert store.create_pending_token(TokenProfile(address="A", urls=[X_URL_2]), T0)
-        build_engine(store, locks, counting_registry(counter)).processor.record_one_url("A", X_URL_2, RunState())
+        record_one_url(build_engine(store, locks, counting_registry(counter)), "A", X_URL_2, RunState())
     assert store.create_pending_token(TokenProfile(address="B", urls=[X_URL_2]), T0)
     crashing = _CrashOnceInTheWrite(store.path)
     try:
         eng = build_engine(crashing, locks, counting_registry(counter))
-        first = eng.processor.record_one_url("B", X_URL_2, RunState())
+        first = record_one_url(eng, "B", X_URL_2, RunState())
         assert first.status is EngineOutcome.FAILED
         assert store.find_links("B", X_URL_2) == [] and _el(store, "B", X_URL_2).status is FetchStatus.PENDING
-        second = eng.processor.record_one_url("B", X_URL_2, RunState())
+        second = record_one_url(eng, "B", X_URL_2, RunState())
         assert second.status is FetchStatus.OK and second.reused is reuse
         assert len(store.find_links("B", X_URL_2)) == 4
     finally:
@@ -293,11 +294,11 @@ def test_bad_arguments_are_rejected(store: SqliteStore, locks: LockManager) -> N
     with pytest.raises(ValueError, match="address"):
         eng.processor.record("", None, RunState())
     with pytest.raises(ValueError, match="address"):
-        eng.processor.record_one_url("  ", YT_URL, RunState())
+        record_one_url(eng, "  ", YT_URL, RunState())
     with pytest.raises(ValueError, match="token_lock_ttl"):
-        TokenProcessor(store, locks, eng.profiles, eng.recorder, token_lock_ttl=0)
+        build_engine(store, locks, eng.registry, token_lock_ttl=0)
     with pytest.raises(ValueError, match="min_interval"):
-        TokenProcessor(store, locks, eng.profiles, eng.recorder, min_interval=timedelta(minutes=-1))
+        build_engine(store, locks, eng.registry, min_interval=timedelta(minutes=-1))
 
 
 def test_live_events_every_minute_for_two_hours_reopen_a_no_call_error_at_most_twice(

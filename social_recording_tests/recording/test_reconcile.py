@@ -1,4 +1,5 @@
-"""ReconcileService: counters, already_seen, limit / deadline, job lock."""
+"""Reconcile as reconcile_job runs it (read the window, then record it): counters, already_seen,
+limit / deadline, job lock."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from social_recording.domain.status import FetchStatus
 from social_recording.locks.base import LockManager
 from social_recording.locks.extender import LeasingLockManager
 from social_recording.recording.processor import TokenStatus
-from social_recording.recording.reconcile import ReconcileService, reconcile_lock_key
+from social_recording.recording.reconcile import reconcile_lock_key
 from social_recording.store.sqlite import SqliteStore
 from social_recording_tests.recording.engine_fakes import (
     DISCORD_URL,
@@ -21,36 +22,29 @@ from social_recording_tests.recording.engine_fakes import (
     X_URL,
     YT_URL,
     Behaviour,
-    Engine,
     FakeProfiles,
     FakeTracker,
     MemoryCounter,
     RangeItem,
     build_engine,
     counting_registry,
+    reconcile_run,
 )
 
 START, END = T0 - timedelta(days=1), T0
-
-
-def _service(eng: Engine, tracker: FakeTracker, monotonic: object = None, job_lock_wait: float = 0.3
-             ) -> ReconcileService:
-    kwargs = {} if monotonic is None else {"monotonic": monotonic}
-    return ReconcileService(eng.store, eng.locks, tracker, eng.processor, job_lock_wait=job_lock_wait,
-                            **kwargs)  # type: ignore[arg-type]
 
 
 def test_counters_filter_and_already_seen(store: SqliteStore, locks: LockManager, counter: MemoryCounter) -> None:
     profiles = FakeProfiles()
     profiles.add("A", [YT_URL, DISCORD_URL])
     profiles.add("B", [GH_URL])
-    eng = build_engine(store, locks, counting_registry(counter), profiles=profiles)
-    assert store.create_pending_token(TokenProfile(address="D", urls=[X_URL]), T0)
     tracker = FakeTracker([
         RangeItem("A", "a", 5), RangeItem("B", "b", 3), RangeItem("C", "c", 2),
         RangeItem("D", "d", 4), RangeItem("E", "e", 3), RangeItem("A", "a", 5),
     ])
-    out = _service(eng, tracker).reconcile(START, END, partition_key="2026-01-01")
+    eng = build_engine(store, locks, counting_registry(counter), profiles=profiles, tracker=tracker)
+    assert store.create_pending_token(TokenProfile(address="D", urls=[X_URL]), T0)
+    out = reconcile_run(eng, START, END, partition_key="2026-01-01")
     assert (out.scanned, out.filtered, out.already_seen, out.targeted) == (6, 4, 1, 3)
     assert (out.processed, out.failed, out.remaining, out.stopped_by) == (3, 0, 0, "drained")
     assert [t.status for t in out.tokens] == [TokenStatus.RECORDED, TokenStatus.RECORDED, TokenStatus.NO_PROFILE]
@@ -63,7 +57,7 @@ def test_counters_filter_and_already_seen(store: SqliteStore, locks: LockManager
     assert meta["already_seen"] == 1 and meta["stopped_by"] == "drained" and meta["urls_ok"] == 2
     assert out.no_profile == 1 and meta["no_profile"] == 1  # E: visible, not silently "processed"
     # a second run finds every recorded token already seen
-    again = _service(eng, tracker).reconcile(START, END, partition_key="2026-01-01")
+    again = reconcile_run(eng, START, END, partition_key="2026-01-01")
     assert (again.already_seen, again.targeted, again.processed) == (3, 1, 1)  # E (no profile) stays a target
 
 
@@ -73,11 +67,11 @@ def test_limit_stops_between_tokens_and_a_rerun_continues(
     profiles = FakeProfiles()
     for i in range(5):
         profiles.add(f"T{i}", [f"https://example.com/t{i}"])
-    eng = build_engine(store, locks, counting_registry(counter), profiles=profiles)
     tracker = FakeTracker([RangeItem(f"T{i}", None, 3) for i in range(5)])
-    first = _service(eng, tracker).reconcile(START, END, limit=2, max_workers=1)
+    eng = build_engine(store, locks, counting_registry(counter), profiles=profiles, tracker=tracker)
+    first = reconcile_run(eng, START, END, limit=2, max_workers=1)
     assert (first.targeted, first.processed, first.remaining, first.stopped_by) == (5, 2, 3, "limit")
-    second = _service(eng, tracker).reconcile(START, END, limit=3, max_workers=2)
+    second = reconcile_run(eng, START, END, limit=3, max_workers=2)
     assert (second.already_seen, second.processed, second.remaining, second.stopped_by) == (2, 3, 0, "drained")
     assert counter.total() == 5
 
@@ -93,11 +87,10 @@ def test_deadline_stops_starting_tokens(store: SqliteStore, locks: LockManager, 
     profiles = SlowProfiles()
     for i in range(4):
         profiles.add(f"T{i}", [f"https://example.com/t{i}"])
-    eng = build_engine(store, locks, counting_registry(counter), profiles=profiles)
     tracker = FakeTracker([RangeItem(f"T{i}", None, 3) for i in range(4)])
-    out = _service(eng, tracker, monotonic=lambda: now[0]).reconcile(
-        START, END, deadline_seconds=15, max_workers=1
-    )
+    eng = build_engine(store, locks, counting_registry(counter), profiles=profiles, tracker=tracker,
+                       monotonic=lambda: now[0])
+    out = reconcile_run(eng, START, END, deadline_seconds=15, max_workers=1)
     # T0 starts at 0 s, T1 at 10 s, then 20 s >= 15 s: no further token is started
     assert (out.processed, out.remaining, out.stopped_by) == (2, 2, "deadline")
     assert store.find_existing_addresses(["T0", "T1", "T2", "T3"]) == {"T0", "T1"}
@@ -107,32 +100,36 @@ def test_job_lock_held_by_a_live_run_past_the_wait_means_skipped(
     store: SqliteStore, any_locks: LockManager, counter: MemoryCounter
 ) -> None:
     """A live holder keeps renewing its lock: after the wait this run records nothing and says so
-    (the Dagster report then fails it: test_run_failures.py)."""
-    eng = build_engine(store, any_locks, counting_registry(counter))
+    (the Dagster report then fails it: test_run_failures.py). The window is read before the lock is
+    waited for (the job's first step writes nothing); the recording step records none of it."""
     tracker = FakeTracker([RangeItem("A", None, 3)])
+    eng = build_engine(store, any_locks, counting_registry(counter), tracker=tracker, job_lock_wait=0.5)
+    eng.profiles.add("A", [YT_URL])
     with any_locks.try_hold(reconcile_lock_key("2026-01-01"), 30):
         started = time.monotonic()
-        out = _service(eng, tracker, job_lock_wait=0.5).reconcile(START, END, partition_key="2026-01-01")
+        out = reconcile_run(eng, START, END, partition_key="2026-01-01")
         assert time.monotonic() - started >= 0.5  # it waited for the lock first
-        assert out.skipped == "already running" and out.stopped_by is None and tracker.calls == 0
+        assert out.skipped == "already running" and out.stopped_by is None
+        assert (out.targeted, out.processed, out.remaining) == (1, 0, 1) and eng.profiles.reads == []
+        assert store.find_existing_addresses(["A"]) == set() and counter.total() == 0
         # another partition of the backfill is not blocked
-        other = _service(eng, tracker).reconcile(START, END, partition_key="2026-01-02")
-        assert other.skipped is None and tracker.calls == 1
+        other = reconcile_run(eng, START, END, partition_key="2026-01-02")
+        assert other.skipped is None and other.processed == 1
     assert reconcile_lock_key("2026-01-01") == "social-reconcile:reconcile:2026-01-01"
 
 
 def test_tracker_failure_fails_the_run_with_zero_writes(
     store: SqliteStore, locks: LockManager, counter: MemoryCounter
 ) -> None:
-    eng = build_engine(store, locks, counting_registry(counter))
-    eng.profiles.add("A", [YT_URL])
     tracker = FakeTracker([RangeItem("A", None, 3)], error=RuntimeError("tracker 503 after 3 attempts"))
+    eng = build_engine(store, locks, counting_registry(counter), tracker=tracker)
+    eng.profiles.add("A", [YT_URL])
     with pytest.raises(RuntimeError, match="503"):
-        _service(eng, tracker).reconcile(START, END, partition_key="p")
+        reconcile_run(eng, START, END, partition_key="p")
     assert store.find_existing_addresses(["A"]) == set() and counter.total() == 0
-    # the job lock was released: the next run proceeds
+    # nothing is held: the next run proceeds
     tracker.error = None
-    assert _service(eng, tracker).reconcile(START, END, partition_key="p").processed == 1
+    assert reconcile_run(eng, START, END, partition_key="p").processed == 1
 
 
 def test_one_token_failure_is_counted_not_fatal(store: SqliteStore, locks: LockManager, counter: MemoryCounter) -> None:
@@ -144,8 +141,9 @@ def test_one_token_failure_is_counted_not_fatal(store: SqliteStore, locks: LockM
 
     profiles = Flaky()
     profiles.add("A", [YT_URL])
-    eng = build_engine(store, locks, counting_registry(counter), profiles=profiles)
-    out = _service(eng, FakeTracker([RangeItem("BAD", None, 3), RangeItem("A", None, 3)])).reconcile(START, END)
+    eng = build_engine(store, locks, counting_registry(counter), profiles=profiles,
+                       tracker=FakeTracker([RangeItem("BAD", None, 3), RangeItem("A", None, 3)]))
+    out = reconcile_run(eng, START, END)
     assert (out.processed, out.failed, out.stopped_by) == (2, 1, "drained")
     assert store.find_existing_addresses(["A", "BAD"]) == {"A"}
 
@@ -157,10 +155,9 @@ def test_parallel_tokens_sharing_one_url_pay_once(
     for i in range(6):
         profiles.add(f"T{i}", [X_URL, f"https://example.com/t{i}"])
     registry = counting_registry(counter, {X_URL: Behaviour("ok", sleep=0.05)})
-    eng = build_engine(store, locks, registry, profiles=profiles)
-    out = _service(eng, FakeTracker([RangeItem(f"T{i}", None, 3) for i in range(6)])).reconcile(
-        START, END, max_workers=4
-    )
+    eng = build_engine(store, locks, registry, profiles=profiles,
+                       tracker=FakeTracker([RangeItem(f"T{i}", None, 3) for i in range(6)]))
+    out = reconcile_run(eng, START, END, max_workers=4)
     assert out.processed == 6 and out.status_counts == {"ok": 12}
     assert counter.get(X_URL) == 1
     assert sum(1 for u in out.url_outcomes if u.reused) == 5
@@ -170,25 +167,42 @@ def test_parallel_tokens_sharing_one_url_pay_once(
     ("kwargs", "match"),
     [
         ({"window_end": START}, "after window start"),
-        ({"limit": 0}, "limit"),
-        ({"max_workers": 0}, "max_workers"),
-        ({"max_workers": 33}, "max_workers"),
         ({"min_af_count": 0}, "min_af_count"),
-        ({"deadline_seconds": 0}, "deadline_seconds"),
         ({"partition_key": ""}, "partition_key"),
     ],
 )
-def test_bad_input_is_rejected_before_anything(
+def test_a_bad_window_is_rejected_before_the_tracker_is_asked(
     store: SqliteStore, locks: LockManager, kwargs: dict[str, object], match: str
 ) -> None:
-    eng = build_engine(store, locks, counting_registry(MemoryCounter()))
     tracker = FakeTracker([RangeItem("A", None, 3)])
+    eng = build_engine(store, locks, counting_registry(MemoryCounter()), tracker=tracker)
     args: dict[str, object] = {"window_start": START, "window_end": END, **kwargs}
     start, end = args.pop("window_start"), args.pop("window_end")
     assert isinstance(start, datetime) and isinstance(end, datetime)
     with pytest.raises(ValueError, match=match):
-        _service(eng, tracker).reconcile(start, end, **args)  # type: ignore[arg-type]
+        eng.reconcile.read_window(start, end, **args)  # type: ignore[arg-type]
     assert tracker.calls == 0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"limit": 0}, "limit"),
+        ({"max_workers": 0}, "max_workers"),
+        ({"max_workers": 33}, "max_workers"),
+        ({"deadline_seconds": 0}, "deadline_seconds"),
+        ({"window": "2026-01-01"}, "must be a ReconcileWindow"),
+    ],
+)
+def test_bad_recording_arguments_are_rejected_before_anything_is_recorded(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, kwargs: dict[str, object], match: str
+) -> None:
+    eng = build_engine(store, locks, counting_registry(counter), tracker=FakeTracker([RangeItem("A", None, 3)]))
+    eng.profiles.add("A", [YT_URL])
+    args: dict[str, object] = {"window": eng.reconcile.read_window(START, END), **kwargs}
+    with pytest.raises(ValueError, match=match):
+        eng.reconcile.record_window(**args)  # type: ignore[arg-type]
+    assert eng.profiles.reads == [] and counter.total() == 0 and store.find_existing_addresses(["A"]) == set()
 
 
 def _dead_holder(locks: LockManager, key: str, ttl: float) -> None:
@@ -205,11 +219,11 @@ def test_a_crashed_runs_window_lock_is_waited_out_and_the_window_recorded(
     profiles = FakeProfiles()
     for name in ("A", "B"):
         profiles.add(name, [f"https://example.com/{name}"])
-    eng = build_engine(store, any_locks, counting_registry(counter), profiles=profiles)
+    eng = build_engine(store, any_locks, counting_registry(counter), profiles=profiles, job_lock_wait=20.0,
+                       tracker=FakeTracker([RangeItem("A", "a", 3), RangeItem("B", "b", 3)]))
     _dead_holder(any_locks, reconcile_lock_key("2026-01-01"), ttl=1.0)
-    tracker = FakeTracker([RangeItem("A", "a", 3), RangeItem("B", "b", 3)])
     started = time.monotonic()
-    out = _service(eng, tracker, job_lock_wait=20.0).reconcile(START, END, partition_key="2026-01-01")
+    out = reconcile_run(eng, START, END, partition_key="2026-01-01")
     assert time.monotonic() - started >= 0.8
     assert out.skipped is None and (out.processed, out.remaining) == (2, 0)
     assert store.find_existing_addresses(["A", "B"]) == {"A", "B"}
@@ -221,10 +235,10 @@ def test_a_token_a_crashed_worker_left_locked_is_recorded_by_the_runs_second_loo
     profiles = FakeProfiles()
     for name in ("A", "B"):
         profiles.add(name, [f"https://example.com/{name}"])
-    eng = build_engine(store, any_locks, counting_registry(counter), profiles=profiles, token_lock_wait=20.0)
+    eng = build_engine(store, any_locks, counting_registry(counter), profiles=profiles, token_lock_wait=20.0,
+                       tracker=FakeTracker([RangeItem("A", "a", 3), RangeItem("B", "b", 3)]))
     _dead_holder(any_locks, "social-record:A", ttl=1.5)
-    out = _service(eng, FakeTracker([RangeItem("A", "a", 3), RangeItem("B", "b", 3)])).reconcile(
-        START, END, partition_key="2026-01-01")
+    out = reconcile_run(eng, START, END, partition_key="2026-01-01")
     assert [t.status for t in out.tokens] == [TokenStatus.RECORDED, TokenStatus.RECORDED]
     assert (out.locked_out, out.remaining) == (0, 0) and out.status_counts == {"ok": 2}
     assert counter.total() == 2
@@ -235,8 +249,9 @@ def test_a_token_a_live_worker_keeps_locked_stays_locked_out_after_the_second_lo
 ) -> None:
     profiles = FakeProfiles()
     profiles.add("A", ["https://example.com/A"])
-    eng = build_engine(store, any_locks, counting_registry(counter), profiles=profiles, token_lock_wait=0.5)
+    eng = build_engine(store, any_locks, counting_registry(counter), profiles=profiles, token_lock_wait=0.5,
+                       tracker=FakeTracker([RangeItem("A", "a", 3)]))
     with any_locks.try_hold("social-record:A", 30):
-        out = _service(eng, FakeTracker([RangeItem("A", "a", 3)])).reconcile(START, END, partition_key="2026-01-01")
+        out = reconcile_run(eng, START, END, partition_key="2026-01-01")
     assert [t.status for t in out.tokens] == [TokenStatus.LOCKED_OUT] and out.locked_out == 1
     assert "whole 0.5 s wait" in out.tokens[0].detail and counter.total() == 0

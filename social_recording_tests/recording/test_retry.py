@@ -1,5 +1,5 @@
-"""RetryService: validation, the fair and finite selection, back-off, one bill per shared URL, counters,
-locks, and raw values resolved again."""
+"""Retry as retry_job runs it (select the due elements, then record them): validation, the fair and
+finite selection, back-off, one bill per shared URL, counters, locks, and raw values resolved again."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from social_recording.domain.status import FetchStatus
 from social_recording.locks.base import LockManager
 from social_recording.recording.candidates import parse_retry_statuses
 from social_recording.recording.outcomes import EngineOutcome
-from social_recording.recording.retry import RETRY_LOCK_KEY, RetryService
+from social_recording.recording.retry import RETRY_LOCK_KEY
 from social_recording.recording.run_state import RunState
 from social_recording.store.sqlite import SqliteStore
 from social_recording_tests.recording.engine_fakes import (
@@ -29,14 +29,9 @@ from social_recording_tests.recording.engine_fakes import (
     StepClock,
     build_engine,
     counting_registry,
+    retry_run,
     seed_result,
 )
-
-
-def _service(eng: Engine, clock: StepClock, monotonic: object = None, job_lock_wait: float = 0.3) -> RetryService:
-    kwargs = {} if monotonic is None else {"monotonic": monotonic}
-    return RetryService(eng.store, eng.locks, eng.processor, clock=clock, job_lock_wait=job_lock_wait,
-                        **kwargs)  # type: ignore[arg-type]
 
 
 def _el(store: SqliteStore, address: str, url: str) -> SocialUrl:
@@ -82,7 +77,7 @@ def test_bad_statuses_are_rejected_before_anything_runs(
     _seed(store, eng)
     # even with the job lock busy: validation comes first
     with locks.try_hold(RETRY_LOCK_KEY, 30), pytest.raises(ValueError, match=match):
-        _service(eng, clock).retry(statuses=statuses)  # type: ignore[arg-type]
+        retry_run(eng, statuses=statuses)  # type: ignore[arg-type]
     assert counter.total() == 0
 
 
@@ -102,14 +97,14 @@ def test_bad_arguments_are_rejected(
 ) -> None:
     eng = build_engine(store, locks, counting_registry(MemoryCounter()), clock=clock)
     with pytest.raises(ValueError, match=match):
-        _service(eng, clock).retry(**kwargs)  # type: ignore[arg-type]
+        retry_run(eng, **kwargs)  # type: ignore[arg-type]
 
 
 def test_default_selection_counters(store: SqliteStore, locks: LockManager, counter: MemoryCounter,
                                     clock: StepClock) -> None:
     eng = build_engine(store, locks, counting_registry(counter), clock=clock)
     _seed(store, eng)
-    out = _service(eng, clock).retry()
+    out = retry_run(eng)
     # due: A pending, A old error, B skipped_paid (paid calls are on here). Not candidates: A's recent
     # error (backing off), B's discord (no generator can change it), B invalid and C ok (answers).
     assert [(u.token, u.url) for u in out.url_outcomes] == [("A", YT_URL), ("A", GH_URL), ("B", WEB_URL)]
@@ -119,9 +114,9 @@ def test_default_selection_counters(store: SqliteStore, locks: LockManager, coun
     assert _el(store, "B", TG_URL).status is FetchStatus.INVALID
     assert _el(store, "B", DISCORD_URL).status is FetchStatus.UNSUPPORTED
     # the next run: only the recent error, once its back-off has passed
-    assert _service(eng, clock).retry().processed == 0
+    assert retry_run(eng).processed == 0
     clock.advance(timedelta(minutes=51))
-    again = _service(eng, clock).retry()
+    again = retry_run(eng)
     assert [u.url for u in again.url_outcomes] == [X_URL] and counter.get(X_URL) == 1
 
 
@@ -138,11 +133,11 @@ def test_frozen_elements_never_starve_a_due_error(
     assert store.create_pending_token(TokenProfile(address="Z", urls=[YT_URL]), T0)
     seed_result(store, "Z", YT_URL, FetchStatus.ERROR, T0 - timedelta(days=2))
     clock.advance(timedelta(hours=2))
-    out = _service(eng, clock).retry(limit=50)
+    out = retry_run(eng, limit=50)
     assert [(u.token, u.status) for u in out.url_outcomes] == [("Z", FetchStatus.OK)]
     assert counter.total() == 1
     # naming the frozen status explicitly selects it anyway (zero calls: still no generator)
-    named = _service(eng, clock).retry(statuses=["unsupported"], limit=50)
+    named = retry_run(eng, statuses=["unsupported"], limit=50)
     assert named.processed == 50 and named.remaining == 10 and counter.total() == 1
 
 
@@ -156,10 +151,10 @@ def test_skipped_paid_is_a_candidate_only_while_paid_calls_are_on(
     assert store.create_pending_token(TokenProfile(address="Z", urls=[GH_URL]), T0)
     seed_result(store, "Z", GH_URL, FetchStatus.ERROR, T0 - timedelta(days=2))
     clock.advance(timedelta(hours=2))
-    first = _service(off, clock).retry()
+    first = retry_run(off)
     assert [u.token for u in first.url_outcomes] == ["Z"] and counter.total() == 1
     on = build_engine(store, locks, counting_registry(counter), enable_paid=True, clock=clock)
-    paid = _service(on, clock).retry()
+    paid = retry_run(on)
     assert paid.processed == 50 and paid.remaining == 5 and counter.total() == 51
 
 
@@ -175,7 +170,7 @@ def test_a_backlog_drains_in_k_runs_each_url_once(
     seen: list[str] = []
     for run in range(3):
         clock.advance(timedelta(seconds=1))
-        out = _service(eng, clock).retry(limit=10, min_interval_minutes=0)
+        out = retry_run(eng, limit=10, min_interval_minutes=0)
         assert out.processed == 10, run
         seen += [u.url for u in out.url_outcomes]
     assert len(seen) == 30 == len(set(seen))
@@ -196,7 +191,7 @@ def test_a_failing_url_shared_by_six_tokens_costs_at_most_max_attempts(
     statuses: list[set[FetchStatus]] = []
     for _ in range(8):
         clock.advance(timedelta(minutes=61))
-        _service(eng, clock).retry()
+        retry_run(eng)
         statuses.append({_el(store, f"H{i}", X_URL).status for i in range(6)})
     assert counter.get(X_URL) == 5
     assert statuses[-1] == {FetchStatus.EXHAUSTED}
@@ -216,9 +211,9 @@ def test_min_interval_zero_forces_and_named_absorbing_status_escapes(
 ) -> None:
     eng = build_engine(store, locks, counting_registry(counter), clock=clock)
     _seed(store, eng)
-    forced = _service(eng, clock).retry(statuses=["error"], min_interval_minutes=0)
+    forced = retry_run(eng, statuses=["error"], min_interval_minutes=0)
     assert forced.processed == 2 and counter.get(X_URL) == 1
-    escaped = _service(eng, clock).retry(statuses=["invalid"], token_addresses=["B"])
+    escaped = retry_run(eng, statuses=["invalid"], token_addresses=["B"])
     assert (escaped.processed, escaped.converged) == (1, 1)
     assert _el(store, "B", TG_URL).status is FetchStatus.OK
 
@@ -230,7 +225,7 @@ def test_exhaustion_counts_as_converged(
     for i in range(4):
         seed_result(store, "A", YT_URL, FetchStatus.ERROR, T0 - timedelta(hours=10 - i))
     eng = build_engine(store, locks, counting_registry(counter, {YT_URL: Behaviour("error")}), clock=clock)
-    out = _service(eng, clock).retry()
+    out = retry_run(eng)
     assert out.converged == 1 and out.url_outcomes[0].status is FetchStatus.EXHAUSTED
     assert _el(store, "A", YT_URL).attempts == 5
 
@@ -239,10 +234,10 @@ def test_token_addresses_filter(store: SqliteStore, locks: LockManager, counter:
                                 clock: StepClock) -> None:
     eng = build_engine(store, locks, counting_registry(counter), clock=clock)
     _seed(store, eng)
-    out = _service(eng, clock).retry(token_addresses=["B"])
+    out = retry_run(eng, token_addresses=["B"])
     assert {u.token for u in out.url_outcomes} == {"B"} and out.processed == 1
     # an empty list means "every token" (the natural unset value of a config list)
-    assert _service(eng, clock).retry(token_addresses=[]).candidate_urls == 2
+    assert retry_run(eng, token_addresses=[]).candidate_urls == 2
 
 
 def test_token_lock_held_counts_locked_out(
@@ -251,7 +246,7 @@ def test_token_lock_held_counts_locked_out(
     eng = build_engine(store, any_locks, counting_registry(counter), clock=clock)
     _seed(store, eng)
     with any_locks.try_hold("social-record:A", 30):
-        out = _service(eng, clock).retry()
+        out = retry_run(eng)
     assert out.locked_out == 2 and out.processed == 3
     assert [u.status for u in out.url_outcomes if u.token == "A"] == [EngineOutcome.LOCKED_OUT] * 2
     assert counter.get(YT_URL) == 0 and _el(store, "A", YT_URL).status is FetchStatus.PENDING
@@ -263,7 +258,7 @@ def test_job_lock_held_means_skipped(
     eng = build_engine(store, any_locks, counting_registry(counter), clock=clock)
     _seed(store, eng)
     with any_locks.try_hold(RETRY_LOCK_KEY, 30):
-        out = _service(eng, clock).retry()
+        out = retry_run(eng)
     assert out.skipped == "already running" and out.processed == 0 and counter.total() == 0
 
 
@@ -274,13 +269,14 @@ def test_a_crashed_retry_runs_lock_and_token_lock_are_waited_out(
     waited for (the token's on the run's second look), and the URLs are recorded, each counted once."""
     from social_recording.locks.extender import LeasingLockManager
 
-    eng = build_engine(store, any_locks, counting_registry(counter), clock=clock, token_lock_wait=20.0)
+    eng = build_engine(store, any_locks, counting_registry(counter), clock=clock, token_lock_wait=20.0,
+                       job_lock_wait=20.0)
     _seed(store, eng)
     assert isinstance(any_locks, LeasingLockManager)
     assert any_locks.acquire(RETRY_LOCK_KEY, "crashed-host:1:dead", 1.0) > 0
     assert any_locks.acquire("social-record:A", "crashed-host:1:dead", 2.0) > 0
     run = RunState(timedelta(minutes=60))
-    out = _service(eng, clock, job_lock_wait=20.0).retry(run=run)
+    out = retry_run(eng, run=run)
     assert out.skipped is None and out.locked_out == 0 and out.processed == 3
     assert [u.status for u in out.url_outcomes if u.token == "A"] == [FetchStatus.OK] * 2
     assert run.summary().urls == 3 and "locked_out" not in run.summary().by_status
@@ -293,9 +289,10 @@ def test_deadline_stops_between_urls(store: SqliteStore, locks: LockManager, cou
     def on_call(url: str) -> None:
         now[0] += 10.0
 
-    eng = build_engine(store, locks, counting_registry(counter, on_call=on_call), clock=clock)
+    eng = build_engine(store, locks, counting_registry(counter, on_call=on_call), clock=clock,
+                       monotonic=lambda: now[0])
     _seed(store, eng)
-    out = _service(eng, clock, monotonic=lambda: now[0]).retry(deadline_seconds=15, max_workers=1)
+    out = retry_run(eng, deadline_seconds=15, max_workers=1)
     # YT (0 s -> 10 s), GH (10 s -> 20 s), then the deadline: B's URL is not started
     assert (out.processed, out.remaining, out.stopped_by) == (2, 1, "deadline")
 
@@ -310,7 +307,7 @@ def test_non_canonical_stored_url_is_isolated_within_a_run(
     bad = "HTTP://Example.com/Bad/"
     assert store.create_pending_token(TokenProfile(address="A", urls=[bad, YT_URL, GH_URL]), T0)
     eng = build_engine(store, locks, counting_registry(counter), clock=clock)
-    out = _service(eng, clock).retry()
+    out = retry_run(eng)
     # a retry cannot change a URL that is not canonical (our bug): it is not selected, and it never
     # holds the queue; the health checks report it as a stuck pending element
     assert sorted(str(u.status) for u in out.url_outcomes) == ["ok", "ok"]
@@ -319,7 +316,7 @@ def test_non_canonical_stored_url_is_isolated_within_a_run(
     assert (el.status, el.attempts) == (FetchStatus.PENDING, 0)
     assert [c.url for c in store.oldest_elements([FetchStatus.PENDING], 5)] == [bad]
     # named explicitly, the token's run isolates it and records nothing
-    named = _service(eng, clock).retry(statuses=["pending"], token_addresses=["A"])
+    named = retry_run(eng, statuses=["pending"], token_addresses=["A"])
     assert named.processed == 0
 
 
@@ -330,7 +327,7 @@ def test_credit_exhaustion_is_shared_by_the_whole_run(
     assert store.create_pending_token(TokenProfile(address="A", urls=[X_URL]), T0)
     assert store.create_pending_token(TokenProfile(address="B", urls=[x_other, YT_URL]), T0)
     eng = build_engine(store, locks, counting_registry(counter, {X_URL: Behaviour("credit_exhausted")}), clock=clock)
-    out = _service(eng, clock).retry(max_workers=1)
+    out = retry_run(eng, max_workers=1)
     assert [(u.token, u.status) for u in out.url_outcomes] == [
         ("A", FetchStatus.ERROR), ("B", FetchStatus.SKIPPED_PAID), ("B", FetchStatus.OK),
     ]
@@ -355,7 +352,7 @@ def test_a_shortlink_that_fails_twice_then_resolves_joins_the_token(
     results = []
     for _ in range(3):
         clock.advance(timedelta(minutes=61))
-        results.append(_service(eng, clock).retry().unresolved)
+        results.append(retry_run(eng).unresolved)
     assert results == [{"retrying": 1}, {"retrying": 1}, {"resolved": 1}]
     doc = store.find_token("A")
     assert doc is not None and doc.unresolved == []
@@ -376,7 +373,7 @@ def test_an_unresolved_value_that_fails_for_good_is_dropped(
     eng.profiles.resolutions[raw] = ["gone"]
     eng.processor.record("A", None, eng.processor.new_run())
     clock.advance(timedelta(minutes=61))
-    assert _service(eng, clock).retry().unresolved == {"dropped": 1}
+    assert retry_run(eng).unresolved == {"dropped": 1}
     doc = store.find_token("A")
     assert doc is not None and doc.unresolved == [] and doc.social_urls == []
 
@@ -395,5 +392,5 @@ def test_an_unresolved_value_failing_transiently_forever_is_dropped_after_max_at
     seen = []
     for _ in range(4):
         clock.advance(timedelta(minutes=61))
-        seen.append(_service(eng, clock).retry().unresolved)
+        seen.append(retry_run(eng).unresolved)
     assert seen == [{"retrying": 1}, {"dropped": 1}, {}, {}]

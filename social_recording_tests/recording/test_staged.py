@@ -1,5 +1,5 @@
-"""The two-step ways into reconcile and retry (read/select, then record), the bounded-memory mode,
-the run's summary, and the one log-line formatter."""
+"""The two steps of reconcile and retry (read/select, then record) with work done in between, the
+bounded-memory mode, the run's summary, and the one log-line formatter."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from social_recording.domain.status import FetchStatus
 from social_recording.locks.base import LockManager
 from social_recording.recording.log_line import kv
 from social_recording.recording.processor import TokenStatus
-from social_recording.recording.reconcile import ReconcileService, reconcile_lock_key
-from social_recording.recording.retry import RETRY_LOCK_KEY, RetryService
+from social_recording.recording.reconcile import reconcile_lock_key
+from social_recording.recording.retry import RETRY_LOCK_KEY
 from social_recording.recording.run_state import RunState
 from social_recording.store.sqlite import SqliteStore
 from social_recording_tests.recording.engine_fakes import (
@@ -27,6 +27,8 @@ from social_recording_tests.recording.engine_fakes import (
     StepClock,
     build_engine,
     counting_registry,
+    record_one_url,
+    retry_run,
     seed_result,
 )
 
@@ -39,9 +41,9 @@ def test_read_then_record_a_window_equals_reconcile_and_skips_what_was_stored_me
     profiles = FakeProfiles()
     profiles.add("A", [YT_URL])
     profiles.add("B", [GH_URL, TG_URL])
-    eng = build_engine(store, locks, counting_registry(counter), profiles=profiles)
-    service = ReconcileService(eng.store, eng.locks, FakeTracker([RangeItem("A", "a", 5), RangeItem("B", "b", 4),
-                                                                  RangeItem("C", "c", 1)]), eng.processor)
+    eng = build_engine(store, locks, counting_registry(counter), profiles=profiles,
+                       tracker=FakeTracker([RangeItem("A", "a", 5), RangeItem("B", "b", 4), RangeItem("C", "c", 1)]))
+    service = eng.reconcile
     window = service.read_window(START, END, partition_key="2026-01-01", min_af_count=3)
     assert (window.scanned, window.filtered, window.already_seen) == (3, 2, 0)
     assert [t.address for t in window.targets] == ["A", "B"] and counter.total() == 0  # nothing written yet
@@ -64,9 +66,9 @@ def test_record_window_is_skipped_while_another_run_holds_the_partition(
 ) -> None:
     profiles = FakeProfiles()
     profiles.add("A", [YT_URL])
-    eng = build_engine(store, locks, counting_registry(counter), profiles=profiles)
-    service = ReconcileService(eng.store, eng.locks, FakeTracker([RangeItem("A", "a", 5)]), eng.processor,
-                               job_lock_wait=0.3)
+    eng = build_engine(store, locks, counting_registry(counter), profiles=profiles,
+                       tracker=FakeTracker([RangeItem("A", "a", 5)]))
+    service = eng.reconcile
     window = service.read_window(START, END, partition_key="2026-01-02")
     with locks.try_hold(reconcile_lock_key("2026-01-02"), 30):
         out = service.record_window(window)
@@ -80,12 +82,12 @@ def test_select_then_record_leaves_elements_another_run_recorded_meanwhile(
     eng = build_engine(store, locks, counting_registry(counter, {YT_URL: Behaviour(outcome="error")}), clock=clock)
     assert store.create_pending_token(TokenProfile(address="A", symbol="A", urls=[YT_URL, GH_URL]), T0)
     seed_result(store, "A", YT_URL, FetchStatus.ERROR, T0 - timedelta(hours=3))
-    service = RetryService(eng.store, eng.locks, eng.processor, clock=clock, job_lock_wait=0.3)
+    service = eng.retry
     selection = service.select_due(min_interval_minutes=0)
     assert [c.url for c in selection.candidates] == [GH_URL, YT_URL]  # never recorded first, then oldest
     assert selection.statuses == ("error", "pending", "skipped_paid", "unsupported") and selection.named is None
 
-    eng.processor.record_one_url("A", GH_URL)  # recorded by someone else in between
+    record_one_url(eng, "A", GH_URL)  # recorded by someone else in between
     before = counter.total()
     run = RunState(timedelta(0))
     out = service.record_selection(selection, run=run, keep_url_outcomes=False)
@@ -99,12 +101,12 @@ def test_select_then_record_leaves_elements_another_run_recorded_meanwhile(
     assert skipped.skipped == "already running" and skipped.processed == 0
 
 
-def test_retry_in_one_step_still_returns_every_outcome(
+def test_select_then_record_keeps_every_outcome_unless_asked_not_to(
     store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
 ) -> None:
     eng = build_engine(store, locks, counting_registry(counter), clock=clock)
     assert store.create_pending_token(TokenProfile(address="A", urls=[YT_URL, GH_URL]), T0)
-    out = RetryService(eng.store, eng.locks, eng.processor, clock=clock).retry(min_interval_minutes=0)
+    out = retry_run(eng, min_interval_minutes=0)
     assert out.processed == 2 and len(out.url_outcomes) == 2 and out.status_counts == {"ok": 2}
     assert out.changed_meanwhile == 0
 

@@ -388,8 +388,8 @@ class UrlRules(RuleBasedStateMachine):
     @rule()
     def reconcile(self) -> None:
         with self.doing("reconcile"):
-            out = self.engine.reconcile.reconcile(T0, T0 + timedelta(days=1), min_af_count=1, max_workers=1,
-                                                  run=self._run(Why.RECONCILE))
+            window = self.engine.reconcile.read_window(T0, T0 + timedelta(days=1), min_af_count=1)
+            out = self.engine.reconcile.record_window(window, max_workers=1, run=self._run(Why.RECONCILE))
         for token in out.tokens:
             self._check_token_outcome(token)
 

@@ -29,7 +29,6 @@ from social_recording.platforms.base import (
     GeneratorRegistry,
 )
 from social_recording.recording.outcomes import EngineOutcome
-from social_recording.recording.retry import RetryService
 from social_recording.recording.run_state import RunState
 from social_recording.store.base import Store, UrlWrite, WriteOutcome
 from social_recording.store.mongo import MongoStore
@@ -150,7 +149,7 @@ def test_a_retry_does_not_call_again_for_an_element_a_live_run_answered_after_th
     counter, clock = MemoryCounter(), StepClock(T0)
     world = Switchable(counter)
     eng = build_engine(store, locks, world.registry, clock=clock)
-    retry = RetryService(store, locks, eng.processor, clock=clock)
+    retry = eng.retry
     _token(store, "Z", [WEB_URL])
     _token(store, "A", [X_URL])
     world.behaviour = Behaviour("error")
@@ -183,7 +182,7 @@ def test_a_retry_does_not_spend_a_sixth_call_on_a_url_the_live_path_exhausted_me
     world = Switchable(counter)
     world.behaviour = Behaviour("error")
     eng = build_engine(store, locks, world.registry, clock=clock)
-    retry = RetryService(store, locks, eng.processor, clock=clock)
+    retry = eng.retry
     _token(store, "Z", [WEB_URL])
     _token(store, "A", [X_URL])
     eng.processor.record("Z", "Z")
@@ -256,7 +255,7 @@ def test_a_named_retry_takes_the_windows_better_answer_instead_of_paying_to_repl
     counter, clock = MemoryCounter(), StepClock(T0)
     world = Switchable(counter)
     eng = build_engine(store, locks, world.registry, clock=clock)
-    retry = RetryService(store, locks, eng.processor, clock=clock)
+    retry = eng.retry
     _token(store, "B", [X_URL])
     seed_result(store, "B", X_URL, FetchStatus.NOT_FOUND, T0 - timedelta(days=20))
     _token(store, "A", [X_URL])
@@ -341,7 +340,7 @@ def test_an_engine_failure_before_any_request_stops_being_selected_after_the_bud
     counter, clock = MemoryCounter(), StepClock(T0)
     eng = build_engine(store, locks, counting_registry(counter, {YT_URL: Behaviour("bug_before_request")}),
                        clock=clock, max_attempts=3)
-    retry = RetryService(store, locks, eng.processor, clock=clock)
+    retry = eng.retry
     _token(store, "A", [YT_URL])
     eng.processor.record("A", None)
     rounds = 0
@@ -359,7 +358,7 @@ def test_an_engine_failure_before_any_request_stops_being_selected_after_the_bud
 def test_retry_reports_what_the_back_off_held_back(store: Store, locks: LockManager) -> None:
     counter, clock = MemoryCounter(), StepClock(T0)
     eng = build_engine(store, locks, counting_registry(counter, default=Behaviour("error")), clock=clock)
-    retry = RetryService(store, locks, eng.processor, clock=clock)
+    retry = eng.retry
     for address in ("A", "B", "C"):
         _token(store, address, [f"https://example.com/{address}"])
         eng.processor.record(address, None)
@@ -528,7 +527,7 @@ def test_a_named_retry_re_examines_a_url_once_for_all_its_holders_off_the_millis
     world = Switchable(counter)
     world.behaviour = Behaviour("blocked")
     eng = build_engine(store, locks, world.registry, clock=clock)
-    retry = RetryService(store, locks, eng.processor, clock=clock)
+    retry = eng.retry
     _token(store, "A", [X_URL])
     _token(store, "B", [X_URL])
     assert [u.status for u in eng.processor.record("A", None).urls] == [FetchStatus.BLOCKED]

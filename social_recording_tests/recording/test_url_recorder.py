@@ -34,6 +34,7 @@ from social_recording_tests.recording.engine_fakes import (
     StepClock,
     build_engine,
     counting_registry,
+    record_one_url,
     seed_result,
 )
 
@@ -174,7 +175,7 @@ def test_credit_exhausted_skips_the_rest_of_this_runs_paid_urls(
     assert _el(store, "A", X_URL).attempts == 1
     assert _el(store, "A", X_URL_2).attempts == 0
     # the flag is run-scoped: the next run calls the paid URL again
-    again = eng.processor.record_one_url("A", X_URL_2, RunState())
+    again = record_one_url(eng, "A", X_URL_2, RunState())
     assert again.status is FetchStatus.OK and counter.get(X_URL_2) == 1
 
 
@@ -487,11 +488,8 @@ def test_run_state_counts(store: SqliteStore, locks: LockManager, counter: Memor
 
 @pytest.mark.parametrize("kwargs", [{"max_attempts": 0}, {"url_lock_ttl": 0}, {"url_lock_wait": -1}])
 def test_recorder_rejects_bad_settings(store: SqliteStore, locks: LockManager, kwargs: dict[str, float]) -> None:
-    from social_recording.recording.writer import GraphWriter
-
     with pytest.raises(ValueError, match=next(iter(kwargs))):
-        UrlRecorder(store, locks, GraphWriter(store), counting_registry(MemoryCounter()),
-                    enable_paid=True, **kwargs)  # type: ignore[arg-type]
+        build_engine(store, locks, counting_registry(MemoryCounter()), **kwargs)  # type: ignore[arg-type]
 
 
 def test_lock_backend_failure_is_isolated_to_that_url(

@@ -21,6 +21,7 @@ from social_recording_tests.recording.engine_fakes import (
     MemoryCounter,
     build_engine,
     counting_registry,
+    record_one_url,
     seed_result,
 )
 
@@ -38,7 +39,7 @@ def test_the_same_element_without_a_named_retry_is_left_as_it_is(
     seed_result(store, "A", X_URL, FetchStatus.NOT_FOUND, T0 - timedelta(days=30))
     eng = build_engine(store, locks, counting_registry(counter), enable_paid=True)
 
-    out = eng.processor.record_one_url("A", X_URL, RunState())
+    out = record_one_url(eng, "A", X_URL, RunState())
 
     assert (out.status, out.attempted, out.detail) == (FetchStatus.NOT_FOUND, False, "already not_found")
     assert counter.total() == 0
@@ -53,7 +54,7 @@ def test_retry_with_paid_calls_off_keeps_the_absorbing_status(
     seed_result(store, "A", X_URL, known, T0 - timedelta(days=30))
     eng = build_engine(store, locks, counting_registry(counter), enable_paid=False)
 
-    out = eng.processor.record_one_url("A", X_URL, named_retry(known))
+    out = record_one_url(eng, "A", X_URL, named_retry(known))
 
     assert out.status is known and not out.attempted
     assert "no call made" in out.detail
@@ -73,8 +74,8 @@ def test_retry_after_credit_exhaustion_keeps_not_found(
     eng = build_engine(store, locks, counting_registry(counter, {other: Behaviour("credit_exhausted")}))
     run = named_retry(FetchStatus.NOT_FOUND, FetchStatus.PENDING)
 
-    first = eng.processor.record_one_url("A", other, run)
-    second = eng.processor.record_one_url("A", X_URL, run)
+    first = record_one_url(eng, "A", other, run)
+    second = record_one_url(eng, "A", X_URL, run)
 
     assert first.status is FetchStatus.ERROR and run.credit_exhausted
     assert second.status is FetchStatus.NOT_FOUND and not second.attempted
@@ -89,6 +90,6 @@ def test_retry_of_error_with_paid_calls_off_still_records_skipped_paid(
     seed_result(store, "A", X_URL, FetchStatus.ERROR, T0 - timedelta(days=1))
     eng = build_engine(store, locks, counting_registry(counter), enable_paid=False)
 
-    out = eng.processor.record_one_url("A", X_URL, RunState())
+    out = record_one_url(eng, "A", X_URL, RunState())
 
     assert out.status is FetchStatus.SKIPPED_PAID and counter.total() == 0
