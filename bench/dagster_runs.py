@@ -125,10 +125,10 @@ class LogTimer:
 
 
 def without_assets_report() -> None:
-    """The report stage's asset observations and health checks off (to tell their cost apart)."""
+    """The recording stages' asset observations and health checks off (to tell their cost apart)."""
     from social_recording.dagster_defs import reporting
 
-    reporting.report_to_assets = lambda context, store, run_summary: None  # type: ignore[assignment]
+    reporting.report_to_assets = lambda context, store, health, run_summary: None  # type: ignore[assignment]
 
 
 def overhead(reps: int, assets_report: bool) -> None:
@@ -281,7 +281,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--url-log", choices=["on", "off"], default="on")
     parser.add_argument("--no-assets-report", action="store_true",
-                        help="overhead: in-process runs without the report stage's asset observations")
+                        help="overhead: in-process runs without the recording stage's asset observations")
     args = parser.parse_args()
     if args.mode == "overhead":
         overhead(args.reps, not args.no_assets_report)

@@ -3,7 +3,7 @@
 The verdicts come from `recording.health` (plain Python over the store); this module turns them
 into Dagster asset checks on `token_social_urls`:
 
-- after every recording run, its report stage calls `report_health`, which logs the observations of
+- after every recording run, its recording stage calls `report_health`, which logs the observations of
   `assets.py` and one `AssetCheckEvaluation` per check into that run (never failing it: a failing
   check describes the data, and the run that recorded the data did its job);
 - `health_checks` (a multi-asset check) runs the same evaluation in `health_check_job`, which
@@ -133,18 +133,14 @@ class HealthInputs:
     ledger: "Ledger | None"
 
     @classmethod
-    def from_resources(cls, resources: Any) -> "HealthInputs":
-        """From a run's resources (`policy`, `platforms` and its upstream): the same values the
-        retry job reads, so the starvation check and the retry selection never disagree."""
-        policy = resources.policy
-        platforms = resources.platforms
-        upstream = platforms.upstream
-        ledger = upstream.ledger()
+    def of(cls, policy: Any, platforms: Any) -> "HealthInputs":
+        """From a run's `policy` and `platforms` resources (and the upstream behind them): the same
+        values the retry job reads, so the starvation check and the retry selection never disagree."""
         return cls(
             enable_paid=policy.enable_paid,
             usable_platforms=frozenset(platforms.registry().usable_platforms()),
             max_exhausted_per_hour=policy.max_exhausted_per_hour,
-            ledger=ledger,
+            ledger=platforms.upstream.ledger(),
         )
 
 
@@ -234,13 +230,12 @@ def _log_failures(checks: Sequence[HealthCheck], warn: Any) -> None:
                  + (f"; e.g. {names}" if names else ""))
 
 
-def report_health(context: Any, store: Store, run_summary: RunState | RunFigures | None) -> None:
-    """The report stage's hook: observe the recorded-data assets and evaluate the health checks
+def report_health(context: Any, store: Store, inputs: HealthInputs, run_summary: RunState | RunFigures | None) -> None:
+    """The recording stages' hook: observe the recorded-data assets and evaluate the health checks
     into this run's event log. Whatever happens here is logged and swallowed: health describes the
     data, and must never fail the run that recorded it."""
     try:
         now = utcnow()
-        inputs = HealthInputs.from_resources(context.resources)
         figures = StoreFigures.read(store)
         baseline = exhausted_baseline(context.instance, now)
         events: list[Any] = [*observations_for_run(store, run_summary, figures=figures)]
@@ -267,7 +262,7 @@ def make_health_checks(*, sandbox: bool) -> AssetChecksDefinition:
     def health_checks(context: AssetCheckExecutionContext) -> Iterator[AssetCheckResult]:
         store = context.resources.store.get()
         now = utcnow()
-        inputs = HealthInputs.from_resources(context.resources)
+        inputs = HealthInputs.of(context.resources.policy, context.resources.platforms)
         figures = StoreFigures.read(store)
         baseline = exhausted_baseline(context.instance, now)
         # The hourly observation keeps the asset pages' plots going when no recording run happens.

@@ -7,8 +7,9 @@
 
 Every stage has a typed output (the selection or the window's targets; the recorded run's
 counters and bounded table; the report's counters), so the UI shows what each step decided. The
-recording stages write one run-log line per URL as it finishes (batched, see run_log.py) and hand
-only counters to the report, never every URL outcome. Resources come in as typed parameters.
+recording stages write one run-log line per URL as it finishes (batched, see run_log.py), observe
+the recorded data, and are the stages that fail when their work was not done (reporting.py); they
+hand only counters to the report, never every URL outcome. Resources come in as typed parameters.
 
 No `from __future__ import annotations`: Dagster reads these annotations at decoration time.
 """
@@ -30,6 +31,7 @@ from dagster import (
     op,
 )
 
+from social_recording.dagster_defs.checks import HealthInputs
 from social_recording.dagster_defs.config import (
     LiveBatchConfig,
     RecordWindowConfig,
@@ -39,11 +41,15 @@ from social_recording.dagster_defs.config import (
 )
 from social_recording.dagster_defs.engine import RecordingEngineResource
 from social_recording.dagster_defs.partitions import PartitionKeyError, check_partition_key
-from social_recording.dagster_defs.reporting import RecordedRun, recorded_run, report, skipped_note
+from social_recording.dagster_defs.reporting import (
+    RecordedRun,
+    finish_recording,
+    recorded_run,
+    report,
+    skipped_note,
+)
 from social_recording.dagster_defs.resources import (
-    PlatformsResource,
     RecordingPolicyResource,
-    StoreResource,
 )
 from social_recording.dagster_defs.run_log import RunLog, UrlLog
 from social_recording.dagster_defs.termination import sigterm_terminates
@@ -83,8 +89,8 @@ def lock_server_failures() -> Iterator[None]:
         yield
     except LockBackendUnavailable as exc:
         raise Failure(description=f"{exc}. The run stopped there; what it recorded before stays. Once the lock "
-                                  "server answers, re-execute the run (reconcile_catch_up_sensor launches a "
-                                  "reconcile partition again by itself).") from None
+                                  "server answers, re-execute the run from this failure (reconcile_catch_up_sensor "
+                                  "launches a reconcile partition again by itself).") from None
 
 
 def _preview(columns: tuple[str, ...], rows: list[dict[str, Any]]) -> Any:
@@ -125,7 +131,9 @@ def read_reconcile_window(
 
 
 @op(description="Records the window's tokens under the partition's job lock (tokens stored since the window "
-                "was read are skipped), one run-log line per URL; passes counters on to the report.")
+                "was read are skipped), one run-log line per URL, then observes the recorded data; fails when a "
+                "token could not be read, a URL hit an engine failure or work was left behind (re-executing "
+                "from this failure records what is left).")
 def record_window_tokens(
     context: OpExecutionContext,
     config: RecordWindowConfig,
@@ -148,22 +156,16 @@ def record_window_tokens(
         extra: dict[str, Any] = {}
         if outcome.malformed_items:
             extra["malformed_items"] = MetadataValue.md("\n".join(f"- `{m}`" for m in outcome.malformed_items[:200]))
-        return recorded_run("reconcile", outcome.metadata(), run, outcome.tokens,
-                            skipped=skipped_note(f"reconcile of {window.partition_key}", outcome.skipped,
-                                                 outcome.job_lock_waited_s), extra=extra)
+        recorded = recorded_run("reconcile", outcome.metadata(), run, outcome.tokens,
+                                skipped=skipped_note(f"reconcile of {window.partition_key}", outcome.skipped,
+                                                     outcome.job_lock_waited_s), extra=extra)
+        finish_recording(context, recorded, engine.store, HealthInputs.of(recording.policy, recording.platforms))
+        return recorded
 
 
-@op(description="Reports the reconcile run: counters, the per-URL table and every dropped tracker value; "
-                "fails the run when a token could not be read or a URL hit an engine failure.")
-def report_reconcile(
-    context: OpExecutionContext,
-    recorded: RecordedRun,
-    store: StoreResource,
-    platforms: PlatformsResource,
-    policy: RecordingPolicyResource,
-) -> Output[dict[str, Any]]:
-    with sigterm_terminates(context):
-        return report(context, store, recorded)
+@op(description="Reports the reconcile run: its counters and the per-URL table as the job's output.")
+def report_reconcile(context: OpExecutionContext, recorded: RecordedRun) -> Output[dict[str, Any]]:
+    return report(context, recorded)
 
 
 # --------------------------------------------------------------------------- retry
@@ -201,7 +203,8 @@ def select_retry_candidates(
 
 
 @op(description="Re-attempts the selected elements under the retry job lock (an element another run "
-                "recorded meanwhile is left as it is), one run-log line per URL; passes counters on.")
+                "recorded meanwhile is left as it is), one run-log line per URL, then observes the recorded data; "
+                "fails when a URL hit an engine failure or work was left behind.")
 def record_retry_candidates(
     context: OpExecutionContext,
     config: RetryRecordConfig,
@@ -219,20 +222,16 @@ def record_retry_candidates(
             run.limit_calls(config.provider_concurrency)
             outcome = engine.retry.record_selection(selection, deadline_seconds=config.deadline_seconds,
                                                     max_workers=config.max_workers, run=run, keep_url_outcomes=False)
-        return recorded_run("retry", outcome.metadata(), run, skipped=skipped_note("retry", outcome.skipped, outcome.job_lock_waited_s))
+        recorded = recorded_run("retry", outcome.metadata(), run,
+                                skipped=skipped_note("retry", outcome.skipped, outcome.job_lock_waited_s))
+        finish_recording(context, recorded, engine.store, HealthInputs.of(recording.policy, recording.platforms))
+        return recorded
 
 
-@op(description="Reports the retry run: counters (converged, remaining, ...) and the per-URL table; fails the "
-                "run when a URL hit an engine failure.")
-def report_retry(
-    context: OpExecutionContext,
-    recorded: RecordedRun,
-    store: StoreResource,
-    platforms: PlatformsResource,
-    policy: RecordingPolicyResource,
-) -> Output[dict[str, Any]]:
-    with sigterm_terminates(context):
-        return report(context, store, recorded)
+@op(description="Reports the retry run: its counters (converged, remaining, ...) and the per-URL table as the "
+                "job's output.")
+def report_retry(context: OpExecutionContext, recorded: RecordedRun) -> Output[dict[str, Any]]:
+    return report(context, recorded)
 
 
 # --------------------------------------------------------------------------- live
@@ -251,7 +250,9 @@ def live_counters(results: list[TokenOutcome], by_status: dict[str, int]) -> dic
 
 
 @op(description="Records a batch of freshly traded tokens launched by token_flow_sensor (a stored token only "
-                "reopens pending and error URLs past their back-off), one run-log line per URL.")
+                "reopens pending and error URLs past their back-off), one run-log line per URL, then observes the "
+                "recorded data; fails when a token could not be read (the sensor's cursor has passed it), a URL "
+                "hit an engine failure or work was left behind.")
 def record_live_tokens(
     context: OpExecutionContext,
     config: LiveBatchConfig,
@@ -267,18 +268,11 @@ def record_live_tokens(
 
             results = engine.processor.record_batch([(t.address, t.symbol or None) for t in tokens], run,
                                                     max_workers=min(config.max_workers, max(1, len(tokens))))
-        return recorded_run("live", live_counters(results, run.status_counts()), run, results)
+        recorded = recorded_run("live", live_counters(results, run.status_counts()), run, results)
+        finish_recording(context, recorded, engine.store, HealthInputs.of(recording.policy, recording.platforms))
+        return recorded
 
 
-@op(description="Reports the live run: counters, the per-URL table and every dropped tracker value; fails the "
-                "run when a token could not be read (the sensor's cursor has passed it) or a URL hit an "
-                "engine failure.")
-def report_live(
-    context: OpExecutionContext,
-    recorded: RecordedRun,
-    store: StoreResource,
-    platforms: PlatformsResource,
-    policy: RecordingPolicyResource,
-) -> Output[dict[str, Any]]:
-    with sigterm_terminates(context):
-        return report(context, store, recorded)
+@op(description="Reports the live run: its counters and the per-URL table as the job's output.")
+def report_live(context: OpExecutionContext, recorded: RecordedRun) -> Output[dict[str, Any]]:
+    return report(context, recorded)

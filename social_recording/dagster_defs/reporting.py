@@ -1,14 +1,15 @@
-"""The report stage of every job: what the recording stage hands over, and how it is shown.
+"""What a recording stage leaves when its URLs are done, and the report stage that shows it.
 
-`report` logs what an operator must see (every tracker value that was dropped, once; tokens not
-recorded; lost locks), attaches the counters and the bounded per-URL table as the stage's output
-metadata, hands the run's counters to `report_to_assets`, and only then fails the run when a token
-could not be read at all, a URL ended in an engine failure, or work was left behind because a lock
-was held elsewhere or a backend did not answer (the job lock held for the whole wait, tokens locked
-out after the run's second look, URLs `locked` or `deferred`): a green run would hide work that the
-live sensor's cursor has already passed, and mark a partition done that is not (docs/architecture.md,
-"Runs tell the truth"). Everything else was recorded before; re-executing the whole run (or the
-catch-up sensor, for a reconcile partition) records the rest.
+At the end of every recording stage `finish_recording` logs what an operator must see (every tracker
+value that was dropped, once; tokens not recorded; lost locks), hands the run's counters to
+`report_to_assets`, and only then fails the stage itself when a token could not be read at all, a
+URL ended in an engine failure, or work was left behind because a lock was held elsewhere or a
+backend did not answer (the job lock held for the whole wait, tokens locked out after the run's
+second look, URLs `locked` or `deferred`): a green run would hide work that the live sensor's cursor
+has already passed, and mark a partition done that is not (docs/architecture.md, "Runs tell the
+truth"). The stage that did the work is the one that fails, so re-executing the run from failure
+runs it again on what its first stage fixed. `report` is the last stage of every job: the run's
+counters and the bounded per-URL table as its output.
 """
 
 from collections.abc import Mapping, Sequence
@@ -18,8 +19,7 @@ from typing import Any
 from dagster import Failure, MetadataValue, OpExecutionContext, Output, TableColumn, TableRecord, TableSchema
 
 from social_recording.dagster_defs.catch_up import REMAINING_TAG
-from social_recording.dagster_defs.checks import report_health
-from social_recording.dagster_defs.resources import StoreResource
+from social_recording.dagster_defs.checks import HealthInputs, report_health
 from social_recording.dagster_defs.run_log import LEFT_BEHIND, OutcomeRows, RunLog
 from social_recording.recording.health import RunFigures
 from social_recording.recording.job_pool import JOB_LOCK_TTL_S
@@ -27,6 +27,7 @@ from social_recording.recording.log_line import kv_fields
 from social_recording.recording.outcomes import TokenOutcome, TokenStatus
 from social_recording.recording.processor import TOKEN_LOCK_WAIT_S
 from social_recording.recording.run_state import RunSummary
+from social_recording.store.base import Store
 
 OUTCOME_COLUMNS = ("token", "url", "platform", "status", "attempted", "reused", "waited_ms", "took_ms", "detail")
 _COLUMN_TYPES = {"attempted": "bool", "reused": "bool", "waited_ms": "float", "took_ms": "float"}
@@ -117,15 +118,11 @@ def skipped_note(what: str, outcome_skipped: str | None, waited_s: float) -> str
             "and records this work; this run recorded nothing")
 
 
-def report_to_assets(context: OpExecutionContext, store: StoreResource, run_summary: RunSummary) -> None:
+def report_to_assets(context: OpExecutionContext, store: Store, health: HealthInputs, run_summary: RunSummary) -> None:
     """Where a run's counters reach the store's assets: the recorded-data assets are observed and
-    the health checks evaluated into this run (`report_health`, which never raises).
-
-    Called once by every job's report stage, after the run's URLs are recorded and before the run
-    is failed for tokens or URLs it could not record, with the run's counters (URLs by status this
-    run, converged, calls made, reused, paid requests) and the store resource. The report stages
-    also take the `platforms` and `policy` resources, which the health checks read from the context.
-    """
+    the health checks evaluated into this run (`report_health`, which never raises). Called once by
+    every recording stage, after its URLs are recorded and before it fails for tokens or URLs it
+    could not record."""
     figures = RunFigures(
         urls=run_summary.urls,
         converged=run_summary.converged,
@@ -133,7 +130,7 @@ def report_to_assets(context: OpExecutionContext, store: StoreResource, run_summ
         calls_reused=run_summary.reused,
         paid_calls=run_summary.paid_requests,
     )
-    report_health(context, store.get(), figures)
+    report_health(context, store, health, figures)
 
 
 def _typed(value: Any) -> Any:
@@ -171,8 +168,9 @@ def outcome_metadata(recorded: RecordedRun) -> dict[str, Any]:
     return meta
 
 
-def report(context: OpExecutionContext, store: StoreResource, recorded: RecordedRun) -> Output[dict[str, Any]]:
-    """Log, attach, hand the counters to the assets, then fail the run if it must fail."""
+def finish_recording(context: OpExecutionContext, recorded: RecordedRun, store: Store, health: HealthInputs) -> None:
+    """The end of a recording stage: log, hand the counters to the assets, then fail this stage if
+    it must fail (its metadata: the counters and the per-URL table)."""
     if recorded.skipped:
         context.log.warning(recorded.skipped)
     for t in recorded.tokens:
@@ -187,14 +185,13 @@ def report(context: OpExecutionContext, store: StoreResource, recorded: Recorded
             context.log.warning(kv_fields("token_outcome", {"token": t.address, "status": t.status.value,
                                                            "detail": t.detail}))
     context.log.info(kv_fields(f"{recorded.job}_done", recorded.counters))
-    metadata = outcome_metadata(recorded)
     if recorded.summary.lost:
         context.log.warning(
             f"{recorded.summary.lost} URL(s) met a lost lock (nothing paid twice: writes are fenced); the next run "
             "completes what was not written: " + ", ".join(recorded.lost_examples)
         )
     try:
-        report_to_assets(context, store, recorded.summary)
+        report_to_assets(context, store, health, recorded.summary)
     except Exception as exc:  # the report of what was recorded must not hide the recording itself
         context.log.warning(f"report_to_assets failed: {type(exc).__name__}: {exc}")
     if recorded.job == "reconcile":
@@ -202,38 +199,36 @@ def report(context: OpExecutionContext, store: StoreResource, recorded: Recorded
             context.instance.add_run_tags(context.run_id, {REMAINING_TAG: str(recorded.counters.get("remaining", 0))})
         except Exception as exc:
             context.log.warning(f"could not tag the run with {REMAINING_TAG}: {type(exc).__name__}: {exc}")
+    failure = failure_of(recorded)
+    if failure:
+        raise Failure(description=failure, metadata=outcome_metadata(recorded))
 
+
+def failure_of(recorded: RecordedRun) -> str:
+    """Why the recording stage fails, or "" when its work is done."""
     failed = [t for t in recorded.tokens if t.status is TokenStatus.FAILED]
     if failed:
         shown = "; ".join(f"{t.address}: {t.detail}" for t in failed[:SHOWN_IN_FAILURE])
-        raise Failure(
-            description=(
-                f"{len(failed)} of {recorded.tokens_total} token(s) failed and were not recorded ({shown}). "
-                "The others were recorded; re-executing this whole run (not from failure, which would only "
-                "repeat this report) records the failed ones."
-            ),
-            metadata=metadata,
-        )
+        return (f"{len(failed)} of {recorded.tokens_total} token(s) failed and were not recorded ({shown}). The "
+                "others were recorded; re-executing the run from this failure records the tokens not stored yet.")
     if recorded.summary.engine_failures:
         shown = "; ".join(recorded.defect_examples)
-        raise Failure(
-            description=(
-                f"{recorded.summary.engine_failures} URL(s) ended in an engine failure: a defect of ours or a store "
+        return (f"{recorded.summary.engine_failures} URL(s) ended in an engine failure: a defect of ours or a store "
                 f"or lock backend that stayed unavailable, not the provider's answer ({shown}). Everything else "
-                "was recorded; see the error lines in the run log. Once "
-                "fixed, re-execute the whole run (re-executing from failure would only repeat this report) "
-                "or let the retry schedule pick the URLs up: their attempts were not counted."
-            ),
-            metadata=metadata,
-        )
+                "was recorded; see the error lines in the run log. Their attempts were not counted: once fixed, "
+                "the retry job picks them up after their back-off (or run retry_job with min_interval_minutes: 0).")
     if recorded.left_behind:
-        raise Failure(
-            description=(
-                "This run left work behind, so it is not marked done: " + " | ".join(recorded.left_behind) + ". "
-                "Nothing was lost: those tokens and URLs are as they were, and everything else was recorded. The "
-                "next run completes them: for a reconcile partition reconcile_catch_up_sensor launches it again, "
-                "the retry job picks up the URLs; or re-execute this whole run."
-            ),
-            metadata=metadata,
-        )
-    return Output(dict(recorded.counters), metadata=metadata)
+        return ("This run left work behind, so it is not marked done: " + " | ".join(recorded.left_behind) + ". "
+                "Nothing was lost: those tokens and URLs are as they were, and everything else was recorded. "
+                "Re-executing the run from this failure records them (waiting for the locks again), and so does "
+                "the next run: for a reconcile partition reconcile_catch_up_sensor launches it again, the retry "
+                "job picks up the URLs.")
+    return ""
+
+
+def report(context: OpExecutionContext, recorded: RecordedRun) -> Output[dict[str, Any]]:
+    """The run's counters as the job's output, with the URL status counts and the per-URL table."""
+    context.log.info(f"{recorded.job} run: {recorded.summary.urls} URL outcome(s), "
+                     f"{recorded.summary.converged} converged, {recorded.summary.attempted} called, "
+                     f"{recorded.summary.reused} reused")
+    return Output(dict(recorded.counters), metadata=outcome_metadata(recorded))

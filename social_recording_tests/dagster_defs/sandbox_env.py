@@ -107,6 +107,12 @@ class SandboxEnv:
         return {a: {el.url: el.status.value for el in d.social_urls} for a, d in self.tokens().items()}
 
 
+def job_named(name: str) -> Any:
+    """A job of the code location the environment's settings build: what `reconstructable` jobs of
+    these tests point at (`build_reconstructable_job(__name__, "job_named", reconstructable_args=...)`)."""
+    return build_definitions(load_settings()).resolve_job_def(name)
+
+
 def write_scenario(path: Path, tokens: list[dict[str, Any]], targets: Mapping[str, str | dict[str, Any]] | None = None,
                    redirects: Mapping[str, str] | None = None) -> Path:
     """A scenario file; a target is an outcome ("ok", "flaky:2", ...) or a whole spec ({"latency_ms": ...})."""

@@ -8,7 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from dagster import DagsterInstance, Failure, TimeWindow
+from dagster import DagsterEventType, DagsterInstance, Failure, TimeWindow
 
 from social_recording.dagster_defs.ops import partition_window
 from social_recording.dagster_defs.partitions import daily_partitions
@@ -73,6 +73,49 @@ def test_no_profile_tokens_are_named_in_the_run_log(tmp_path: Path, monkeypatch:
     assert result.success and result.output_for_node("reconcile_window")["no_profile"] == 1
     lines = log_lines(instance, result.run_id, "token_not_recorded")
     assert len(lines) == 1 and A in lines[0] and "no image" in lines[0]
+
+
+def test_reexecuting_from_failure_runs_the_recording_stage_again_and_records_what_was_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stage that did the work fails, so the UI's "Re-execute from failure" runs the recording
+    stage again, on the window its first stage read, then the report: it records the token the
+    first run could not read (a stored one is not recorded twice) and the run succeeds."""
+    from dagster import ReexecutionOptions, build_reconstructable_job, execute_job
+
+    from social_recording.upstream.profile import TokenProfileReader
+
+    b = "TokFailB22222222222222222222222222222222222"
+    env = make_env(tmp_path, monkeypatch, [token(A, "2026-11-12T03:00:00Z", website="https://github.com/o/a"),
+                                           token(b, "2026-11-12T04:00:00Z", website="https://github.com/o/b")])
+    read = TokenProfileReader.read
+
+    def tracker_down_for_a(self: TokenProfileReader, address: str) -> object:
+        if address == A:
+            raise RuntimeError("tracker by-addresses: HTTP 503 after 3 attempts")
+        return read(self, address)
+
+    monkeypatch.setattr(TokenProfileReader, "read", tracker_down_for_a)
+    job = build_reconstructable_job("social_recording_tests.dagster_defs.sandbox_env", "job_named",
+                                    reconstructable_args=("reconcile_job",))
+    (tmp_path / "instance").mkdir()
+    with DagsterInstance.local_temp(str(tmp_path / "instance")) as instance:
+        first = execute_job(job, instance, tags={"dagster/partition": "2026-11-12"}, raise_on_error=False)
+        assert not first.success
+        failed = [e.step_key for e in instance.all_logs(first.run_id, of_type=DagsterEventType.STEP_FAILURE)]
+        assert failed == ["reconcile_window.record_window_tokens"]
+        assert set(env.tokens()) == {b}
+
+        monkeypatch.setattr(TokenProfileReader, "read", read)  # the tracker answers again
+        with execute_job(job, instance,
+                         reexecution_options=ReexecutionOptions.from_failure(first.run_id, instance)) as again:
+            assert again.success
+            started = [e.step_key for e in instance.all_logs(again.run_id, of_type=DagsterEventType.STEP_START)]
+            assert started == ["reconcile_window.record_window_tokens", "reconcile_window.report_reconcile"]
+            counters = again.output_for_node("reconcile_window")
+            assert (counters["already_seen"], counters["processed"], counters["remaining"]) == (1, 1, 0)
+    assert env.statuses() == {A: {"https://github.com/o/a": "ok"}, b: {"https://github.com/o/b": "ok"}}
+    assert [e.subject for e in env.ledger() if e.service == "github"] == ["repo:o/b", "repo:o/a"]
 
 
 def test_an_engine_failure_fails_the_run_after_recording_everything_else(

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dagster import DagsterInstance
+from dagster import DagsterEventType, DagsterInstance
 
 from social_recording.dagster_defs import reporting
 from social_recording.dagster_defs.run_log import PROBLEM_ROWS, TABLE_ROWS, RunLog, UrlLog
@@ -139,26 +139,31 @@ def test_the_outcome_table_keeps_every_problem_up_to_a_bound_then_a_sample_of_ok
     assert run.summary().by_status == {"error": PROBLEM_ROWS + 50, "ok": TABLE_ROWS}
 
 
-def test_every_report_stage_hands_the_run_summary_to_the_assets_hook(
+def test_every_recording_stage_hands_the_run_summary_to_the_assets_hook(
     env: SandboxEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls: list[tuple[Any, RunSummary]] = []
-    monkeypatch.setattr(reporting, "report_to_assets", lambda context, store, summary: calls.append((store, summary)))
+    calls: list[tuple[Any, Any, RunSummary]] = []
+    monkeypatch.setattr(reporting, "report_to_assets",
+                        lambda context, store, health, summary: calls.append((store, health, summary)))
     defs = env.defs()
     instance = DagsterInstance.ephemeral()
     config = {"ops": {"record_tokens": {"config": {"tokens": [{"address": A}]}}}}
     assert defs.resolve_job_def("live_tokens_job").execute_in_process(run_config=config, instance=instance).success
     assert defs.resolve_job_def("retry_job").execute_in_process(instance=instance).success
     assert len(calls) == 2
-    store, summary = calls[0]
-    assert type(store).__name__ == "StoreResource" and store.get() is not None
+    store, health, summary = calls[0]
+    assert env.store_url.endswith(str(store.path))  # the run's own store (closed with the run)
+    assert health.enable_paid is True and health.ledger is not None and "github" in health.usable_platforms
     assert (summary.urls, summary.by_status, summary.attempted, summary.converged) == (2, {"ok": 2}, 2, 2)
-    assert calls[1][1].urls == 0
+    assert calls[1][2].urls == 0
 
 
-def test_a_failing_run_fails_in_its_report_after_recording_and_reporting(
+def test_the_recording_stage_that_did_the_work_fails_after_recording_and_reporting(
     env: SandboxEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The failure is on the stage that recorded (so "Re-execute from failure" runs it again, see
+    test_run_failures.py); it still logs its counters, observes the assets and evaluates the health
+    checks first, and carries the counters and the per-URL table in its failure."""
     from social_recording.platforms.github.generator import GitHubGenerator
 
     def broken(self: object, url: str, ctx: object) -> object:
@@ -169,9 +174,18 @@ def test_a_failing_run_fails_in_its_report_after_recording_and_reporting(
     result = env.defs().resolve_job_def("reconcile_job").execute_in_process(
         partition_key="2026-11-10", instance=instance, raise_on_error=False)
     assert not result.success
-    failed = [e.step_key for e in result.all_events if e.is_step_failure]
-    assert failed == ["reconcile_window.report_reconcile"]
+    failures = [e for e in result.all_events if e.is_step_failure]
+    assert [e.step_key for e in failures] == ["reconcile_window.record_window_tokens"]
+    started = [e.step_key for e in result.all_events if e.event_type == DagsterEventType.STEP_START]
+    assert "reconcile_window.report_reconcile" not in started
     assert log_lines(instance, result.run_id, "reconcile_done ")  # reported before failing
+    metadata = failures[0].step_failure_data.user_failure_data.metadata
+    assert metadata["urls_called"].value == 2
+    assert metadata["url_status_counts"].value == {"error": 1, "failed": 1, "ok": 1}
+    assert {r.data["status"] for r in metadata["url_outcomes"].value.records} == {"failed", "ok", "error"}
+    observed = [e.step_key for e in instance.all_logs(result.run_id, of_type=DagsterEventType.ASSET_OBSERVATION)]
+    checked = [e.step_key for e in instance.all_logs(result.run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION)]
+    assert set(observed) == set(checked) == {"reconcile_window.record_window_tokens"}
     assert env.statuses()[A]["https://t.me/stagechat"] == "ok"
 
 
