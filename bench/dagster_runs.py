@@ -128,7 +128,7 @@ def without_assets_report() -> None:
     """The recording stages' asset observations and health checks off (to tell their cost apart)."""
     from social_recording.dagster_defs import reporting
 
-    reporting.report_to_assets = lambda context, store, health, run_summary: None  # type: ignore[assignment]
+    reporting.report_to_assets = lambda context, store, health, recorded: None  # type: ignore[assignment]
 
 
 def overhead(reps: int, assets_report: bool) -> None:

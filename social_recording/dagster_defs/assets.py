@@ -1,20 +1,24 @@
-"""The recorded data as Dagster assets, observed after every run.
+"""The recorded data as Dagster assets, materialized by the runs that write them and observed after
+every run.
 
 The store's collections are external assets: the jobs (reconcile, retry, live) write them through
-the recording engine, Dagster does not materialize them. Declaring them gives the Catalog and the
-Lineage view what exists and how data flows (tracker tokens -> token social URLs -> contents,
-accounts, venues -> metrics and token links), and every run reports on them with an
-`AssetObservation` whose numeric metadata the asset page plots over time: URLs by status (all nine),
+the recording engine. Declaring them gives the Catalog and the Lineage view what exists and how data
+flows (tracker tokens -> token social URLs -> contents, accounts, venues -> metrics and token links).
+A run reports an `AssetMaterialization` of each asset it wrote to, and an `AssetObservation` of
+every asset whose numeric metadata the asset page plots over time: URLs by status (all nine),
 tokens, and what the run converged, called, reused and paid for.
 
 No `from __future__ import annotations`: Dagster reads annotations at decoration time.
 """
 
-from dagster import AssetKey, AssetObservation, AssetSpec, MetadataValue
+from collections.abc import Mapping
+
+from dagster import AssetKey, AssetMaterialization, AssetObservation, AssetSpec, MetadataValue
 
 from social_recording.domain.graph import ObjectKind
 from social_recording.domain.status import FetchStatus
 from social_recording.recording.health import RunFigures, StoreFigures
+from social_recording.recording.outcomes import Written
 from social_recording.recording.run_state import RunState
 from social_recording.store.base import Store
 
@@ -39,6 +43,15 @@ OBJECT_ASSETS: dict[ObjectKind, AssetKey] = {
     ObjectKind.ACCOUNT: ACCOUNTS,
     ObjectKind.VENUE: VENUES,
 }
+WRITTEN_ASSETS: dict[Written, AssetKey] = {
+    Written.TOKEN_URLS: TOKEN_SOCIAL_URLS,
+    Written.CONTENTS: CONTENTS,
+    Written.ACCOUNTS: ACCOUNTS,
+    Written.VENUES: VENUES,
+    Written.METRICS: METRICS,
+    Written.TOKEN_LINKS: TOKEN_LINKS,
+}
+"""The asset each collection a recording writes to belongs to."""
 _OBJECT_WORDS = {
     ObjectKind.CONTENT: ("contents", "Posts, videos, repositories and web pages a token's links point at (or that "
                          "those quote), one row per object, keyed by the platform's immutable id."),
@@ -134,3 +147,18 @@ def observations_for_run(
     observations.append(AssetObservation(METRICS, metadata={"metric_points": MetadataValue.int(now.metrics)}))
     observations.append(AssetObservation(TOKEN_LINKS, metadata={"links": MetadataValue.int(now.links)}))
     return observations
+
+
+def materializations_for_run(job: str, written: Mapping[Written, int]) -> list[AssetMaterialization]:
+    """One materialization per asset the run wrote to (`written`: collection -> URL recordings, or
+    tokens created, that wrote to it), so the catalog shows when the data was last written and by
+    which run."""
+    return [
+        AssetMaterialization(
+            WRITTEN_ASSETS[collection],
+            description=f"written by this {job} run",
+            metadata={"writes_this_run": MetadataValue.int(n)},
+        )
+        for collection, n in sorted(written.items())
+        if n
+    ]

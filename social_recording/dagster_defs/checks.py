@@ -13,7 +13,7 @@ No `from __future__ import annotations`: Dagster reads annotations at decoration
 """
 
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -293,19 +293,3 @@ def make_health_schedule(job: "UnresolvedAssetJobDefinition", status: DefaultSch
         default_status=status,
         description="Hourly health checks of the recorded data, so they stay current between recording runs.",
     )
-
-
-def latest_evaluations(instance: DagsterInstance, names: Sequence[str]) -> Mapping[str, AssetCheckEvaluation]:
-    """The latest evaluation of each named check (tests and scripts)."""
-    from dagster import AssetCheckKey
-
-    out: dict[str, AssetCheckEvaluation] = {}
-    for name in names:
-        history = instance.event_log_storage.get_asset_check_execution_history(
-            AssetCheckKey(TOKEN_SOCIAL_URLS, name), limit=1
-        )
-        if history and history[0].event is not None:
-            data = history[0].event.dagster_event.event_specific_data if history[0].event.dagster_event else None
-            if isinstance(data, AssetCheckEvaluation):
-                out[name] = data
-    return out

@@ -12,19 +12,21 @@ runs it again on what its first stage fixed. `report` is the last stage of every
 counters and the bounded per-URL table as its output.
 """
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from dagster import Failure, MetadataValue, OpExecutionContext, Output, TableColumn, TableRecord, TableSchema
 
+from social_recording.dagster_defs.assets import materializations_for_run
 from social_recording.dagster_defs.catch_up import REMAINING_TAG
 from social_recording.dagster_defs.checks import HealthInputs, report_health
 from social_recording.dagster_defs.run_log import LEFT_BEHIND, OutcomeRows, RunLog
 from social_recording.recording.health import RunFigures
 from social_recording.recording.job_pool import JOB_LOCK_TTL_S
 from social_recording.recording.log_line import kv_fields
-from social_recording.recording.outcomes import TokenOutcome, TokenStatus
+from social_recording.recording.outcomes import TokenOutcome, TokenStatus, Written
 from social_recording.recording.processor import TOKEN_LOCK_WAIT_S
 from social_recording.recording.run_state import RunSummary
 from social_recording.store.base import Store
@@ -59,6 +61,8 @@ class RecordedRun:
     defect_examples: tuple[str, ...] = ()
     skipped: str = ""
     """Why nothing was recorded (another run holds the job lock), with what to do about it."""
+    written: dict[Written, int] = field(default_factory=dict)
+    """The store's collections the run wrote to: URL recordings (and tokens created) per collection."""
     left_behind: tuple[str, ...] = ()
     """What the run did not do because a lock was held elsewhere or a backend did not answer, one
     reason each (empty when nothing was left): the report fails the run with them."""
@@ -78,6 +82,8 @@ def recorded_run(
     """Keep what the report needs of a finished recording stage; URL outcomes are already counted."""
     worth = tuple(t for t in tokens if t.dropped or t.status in _WORTH_REPORTING)
     summary = run.summary()
+    written = Counter(summary.written)
+    written[Written.TOKEN_URLS] += sum(1 for t in tokens if t.created)
     return RecordedRun(
         job=job,
         counters=dict(counters),
@@ -88,6 +94,7 @@ def recorded_run(
         lost_examples=tuple(run.lost_examples),
         defect_examples=tuple(run.defect_examples),
         skipped=skipped,
+        written=dict(written),
         left_behind=left_behind(summary, tokens, skipped, tuple(run.left_examples)),
         extra=dict(extra or {}),
     )
@@ -118,11 +125,14 @@ def skipped_note(what: str, outcome_skipped: str | None, waited_s: float) -> str
             "and records this work; this run recorded nothing")
 
 
-def report_to_assets(context: OpExecutionContext, store: Store, health: HealthInputs, run_summary: RunSummary) -> None:
-    """Where a run's counters reach the store's assets: the recorded-data assets are observed and
-    the health checks evaluated into this run (`report_health`, which never raises). Called once by
-    every recording stage, after its URLs are recorded and before it fails for tokens or URLs it
-    could not record."""
+def report_to_assets(context: OpExecutionContext, store: Store, health: HealthInputs, recorded: RecordedRun) -> None:
+    """Where a run's counters reach the store's assets: the assets it wrote to are materialized, all
+    of them observed and the health checks evaluated into this run (`report_health`, which never
+    raises). Called once by every recording stage, after its URLs are recorded and before it fails
+    for tokens or URLs it could not record."""
+    for materialization in materializations_for_run(recorded.job, recorded.written):
+        context.log_event(materialization)
+    run_summary = recorded.summary
     figures = RunFigures(
         urls=run_summary.urls,
         converged=run_summary.converged,
@@ -191,7 +201,7 @@ def finish_recording(context: OpExecutionContext, recorded: RecordedRun, store: 
             "completes what was not written: " + ", ".join(recorded.lost_examples)
         )
     try:
-        report_to_assets(context, store, health, recorded.summary)
+        report_to_assets(context, store, health, recorded)
     except Exception as exc:  # the report of what was recorded must not hide the recording itself
         context.log.warning(f"report_to_assets failed: {type(exc).__name__}: {exc}")
     if recorded.job == "reconcile":

@@ -44,7 +44,7 @@ from social_recording.platforms.base import (
 from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.recording._text import describe_error, kv, safe_url
 from social_recording.recording.call_guard import LeaseGuard, StoredPaidRequests
-from social_recording.recording.outcomes import EngineOutcome, OutcomeStatus, UrlOutcome
+from social_recording.recording.outcomes import EngineOutcome, OutcomeStatus, UrlOutcome, Written
 from social_recording.recording.run_state import RunState
 from social_recording.recording.writer import GraphWriter
 from social_recording.store.base import ElementWrite, Store, WriteOutcome, WriteResult
@@ -117,7 +117,7 @@ class UrlAttempt:
         self._previous: FetchStatus | None = None
 
     def outcome(self, status: OutcomeStatus, *, attempted: bool = False, reused: bool = False,
-                detail: str = "") -> UrlOutcome:
+                detail: str = "", written: frozenset[Written] = frozenset()) -> UrlOutcome:
         return UrlOutcome(
             token=self.address,
             url=self.url,
@@ -130,6 +130,7 @@ class UrlAttempt:
             detail=detail,
             previous=self._previous,
             lease_lost=self._lease.lost,
+            written=written,
         )
 
     # ------------------------------------------------------------------ the decision
@@ -193,9 +194,11 @@ class UrlAttempt:
             if written.result.applied and transition.element.own_links and links is not None:
                 detail = f"{detail}; {len(written.links)} links"
             result = self._written(written, status, attempted=outcome.called,
-                                   reused=transition.element.copy_links_from is not None, detail=detail)
+                                   reused=transition.element.copy_links_from is not None, detail=detail,
+                                   graph=links if transition.element.own_links else None)
             if engine_failure or outcome.result is Result.ENGINE:
-                return self.outcome(EngineOutcome.FAILED, attempted=outcome.called, detail=result.detail)
+                return self.outcome(EngineOutcome.FAILED, attempted=outcome.called, detail=result.detail,
+                                    written=result.written)
             return result
         return self._gave_up(attempted=outcome.called)
 
@@ -322,14 +325,16 @@ class UrlAttempt:
         return detail
 
     def _written(
-        self, written: WriteOutcome, status: FetchStatus, *, attempted: bool, reused: bool, detail: str
+        self, written: WriteOutcome, status: FetchStatus, *, attempted: bool, reused: bool, detail: str,
+        graph: list[PlannedLink] | None = None,
     ) -> UrlOutcome:
         result = written.result
         if result is WriteResult.APPLIED:
             if self._lease.lost:
                 detail = f"{detail}; written after the URL lock was reported lost (no newer holder had written)"
                 log.warning(kv(event="written_after_lease_loss", token=self.address, url=safe_url(self.url)))
-            return self.outcome(status, attempted=attempted, reused=reused, detail=detail)
+            return self.outcome(status, attempted=attempted, reused=reused, detail=detail,
+                                written=_collections(written, graph))
         if result is WriteResult.OK_KEPT:
             return self.outcome(FetchStatus.OK, attempted=attempted, reused=reused,
                                 detail=f"already ok (recorded by another holder); our {status.value} not written")
@@ -342,3 +347,16 @@ class UrlAttempt:
             detail=f"a newer holder of the URL lock wrote first (fence {written.applied_fence or '?'} > "
                    f"{self._lease.fence}); our {status.value} was not written",
         )
+
+
+def _collections(written: WriteOutcome, graph: list[PlannedLink] | None) -> frozenset[Written]:
+    """What an applied write touched: the element always; the token's links when it has any; the
+    objects (and their first metric values) when they came from this call's graph."""
+    out = {Written.TOKEN_URLS}
+    if written.links:
+        out.add(Written.TOKEN_LINKS)
+    if graph:
+        out |= {Written.of_kind(link.kind) for link in graph}
+        if any(link.obj.metrics for link in graph):
+            out.add(Written.METRICS)
+    return frozenset(out)

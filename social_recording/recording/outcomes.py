@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from social_recording.domain.graph import ObjectKind
 from social_recording.domain.models import DroppedTrackerValue
 from social_recording.domain.status import ABSORBING, FetchStatus
 from social_recording.recording._text import safe_url
@@ -41,6 +42,26 @@ class EngineOutcome(StrEnum):
 OutcomeStatus = FetchStatus | EngineOutcome
 
 
+class Written(StrEnum):
+    """The store's collections a recording wrote to (what a run reports as written, per asset)."""
+
+    TOKEN_URLS = "token_urls"
+    """Tokens and their URL elements."""
+    CONTENTS = "contents"
+    ACCOUNTS = "accounts"
+    VENUES = "venues"
+    METRICS = "metrics"
+    TOKEN_LINKS = "token_links"
+
+    @classmethod
+    def of_kind(cls, kind: ObjectKind) -> Written:
+        return _OF_KIND[kind]
+
+
+_OF_KIND = {ObjectKind.CONTENT: Written.CONTENTS, ObjectKind.ACCOUNT: Written.ACCOUNTS,
+            ObjectKind.VENUE: Written.VENUES}
+
+
 @dataclass(frozen=True)
 class UrlOutcome:
     """What happened to one URL of one token. `detail` is a short reason, never a secret."""
@@ -58,6 +79,8 @@ class UrlOutcome:
     """The element's status read inside the lock before this invocation (None when not read)."""
     lease_lost: bool = False
     """The URL lease was reported lost during this invocation (written or not)."""
+    written: frozenset[Written] = frozenset()
+    """The collections this invocation wrote to (empty when nothing was written)."""
 
     @property
     def recorded(self) -> bool:

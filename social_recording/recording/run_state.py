@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.url_machine import RunRequest, Why
 from social_recording.recording.concurrency import CallSlots
-from social_recording.recording.outcomes import UrlOutcome
+from social_recording.recording.outcomes import UrlOutcome, Written
 
 log = logging.getLogger("social_recording.recording")
 
@@ -40,6 +40,8 @@ class RunSummary:
     """URLs whose lock was reported lost."""
     engine_failures: int = 0
     """URLs that ended in a defect of ours (nothing written)."""
+    written: dict[Written, int] = field(default_factory=dict)
+    """The store's collections the run wrote to, with how many URL recordings wrote to each."""
 
 
 class RunState:
@@ -77,6 +79,7 @@ class RunState:
         self._engine_failures = 0
         self._converged = 0
         self._urls = 0
+        self._written: Counter[Written] = Counter()
 
     def limit_calls(self, provider_concurrency: Mapping[str, int] | None) -> None:
         """Use these per-provider bounds (a job's config; unnamed providers keep their default).
@@ -139,6 +142,7 @@ class RunState:
             self._lost += int(outcome.lease_lost or str(outcome.status) == "lost")
             self._engine_failures += int(outcome.engine_failure)
             self._converged += int(outcome.converged)
+            self._written.update(outcome.written)
 
     def status_counts(self) -> dict[str, int]:
         with self._lock:
@@ -191,4 +195,5 @@ class RunState:
                 paid_requests=self._paid_requests,
                 lost=self._lost,
                 engine_failures=self._engine_failures,
+                written=dict(self._written),
             )

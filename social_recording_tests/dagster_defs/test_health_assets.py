@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 from dagster import (
     AssetCheckEvaluation,
+    AssetCheckKey,
     AssetCheckSeverity,
     AssetKey,
+    DagsterEventType,
     DagsterInstance,
     DefaultScheduleStatus,
     ExecuteInProcessResult,
@@ -29,7 +31,7 @@ from social_recording.dagster_defs.assets import (
     TRACKER_TOKENS,
     VENUES,
 )
-from social_recording.dagster_defs.checks import HEALTH_JOB, check_names, latest_evaluations
+from social_recording.dagster_defs.checks import HEALTH_JOB, check_names
 from social_recording.domain.graph import ObjectKind
 from social_recording.domain.models import TokenProfile, utcnow
 from social_recording.domain.status import ABSORBING, FetchStatus
@@ -98,6 +100,27 @@ def evaluations(instance: DagsterInstance, run_id: str) -> dict[str, AssetCheckE
         if event is not None and isinstance(event.event_specific_data, AssetCheckEvaluation):
             out[event.event_specific_data.check_name] = event.event_specific_data
     return out
+
+
+def latest_evaluations(instance: DagsterInstance, names: list[str]) -> dict[str, AssetCheckEvaluation]:
+    """The latest evaluation of each named check, as the asset page shows it."""
+    out: dict[str, AssetCheckEvaluation] = {}
+    for name in names:
+        history = instance.event_log_storage.get_asset_check_execution_history(
+            AssetCheckKey(TOKEN_SOCIAL_URLS, name), limit=1)
+        if history and history[0].event is not None and history[0].event.dagster_event is not None:
+            data = history[0].event.dagster_event.event_specific_data
+            if isinstance(data, AssetCheckEvaluation):
+                out[name] = data
+    return out
+
+
+def materialized(instance: DagsterInstance, run_id: str) -> dict[AssetKey, int]:
+    """The assets one run reported as materialized, with their `writes_this_run`."""
+    return {e.dagster_event.asset_key: e.dagster_event.event_specific_data.materialization.metadata[
+                "writes_this_run"].value
+            for e in instance.all_logs(run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION)
+            if e.dagster_event is not None and e.dagster_event.asset_key is not None}
 
 
 def figures(evaluation: AssetCheckEvaluation) -> dict[str, Any]:
@@ -186,6 +209,34 @@ def test_a_run_observes_every_asset_and_evaluates_the_checks(env: SandboxEnv) ->
     # ... and they are the checks' latest executions, as the asset page shows them.
     latest = latest_evaluations(instance, check_names(sandbox=True))
     assert set(latest) == set(checks) and all(e.passed for e in latest.values())
+
+
+def test_a_run_materializes_the_assets_it_wrote_and_only_those(env: SandboxEnv) -> None:
+    """The catalog shows data as materialized by the run that wrote it (never "Never materialized"
+    for data just written), and a run that wrote nothing to an asset does not claim it."""
+    instance = DagsterInstance.ephemeral()
+    defs = env.defs()
+    reconcile = defs.resolve_job_def("reconcile_job").execute_in_process(partition_key="2026-11-10",
+                                                                         instance=instance)
+    assert reconcile.success
+    wrote = materialized(instance, reconcile.run_id)
+    assert set(wrote) == {TOKEN_SOCIAL_URLS, CONTENTS, ACCOUNTS, VENUES, METRICS, TOKEN_LINKS}
+    assert wrote[TOKEN_SOCIAL_URLS] == 6 + 2  # every URL recording, and the two tokens created
+    assert wrote[TOKEN_LINKS] == 4  # the four ok URLs
+    for key in wrote:
+        assert instance.get_latest_materialization_event(key) is not None
+    assert instance.get_latest_materialization_event(TRACKER_TOKENS) is None  # read, never written
+
+    # A retry of the two errors, both failing again: only their elements were written.
+    retry = defs.resolve_job_def("retry_job").execute_in_process(
+        run_config={"ops": {"retry_urls": {"config": {"statuses": ["error"], "min_interval_minutes": 0}}}},
+        instance=instance)
+    assert retry.success and retry.output_for_node("retry_urls")["processed"] == 2
+    assert materialized(instance, retry.run_id) == {TOKEN_SOCIAL_URLS: 2}
+    # A run with nothing to record writes nothing.
+    idle = defs.resolve_job_def("retry_job").execute_in_process(instance=instance)
+    assert idle.success and idle.output_for_node("retry_urls")["processed"] == 0
+    assert materialized(instance, idle.run_id) == {}
 
 
 def test_retries_plot_convergence_run_after_run(env: SandboxEnv) -> None:

@@ -144,7 +144,7 @@ def test_every_recording_stage_hands_the_run_summary_to_the_assets_hook(
 ) -> None:
     calls: list[tuple[Any, Any, RunSummary]] = []
     monkeypatch.setattr(reporting, "report_to_assets",
-                        lambda context, store, health, summary: calls.append((store, health, summary)))
+                        lambda context, store, health, recorded: calls.append((store, health, recorded.summary)))
     defs = env.defs()
     instance = DagsterInstance.ephemeral()
     config = {"ops": {"record_tokens": {"config": {"tokens": [{"address": A}]}}}}
