@@ -58,11 +58,21 @@ def provider_keys_from_env() -> dict[str, SecretStr]:
     }
 
 
+DEV_HOME = Path(".social_recording") / "dagster_home"
+"""The Dagster instance directory `make dev` runs in, relative to the repository root (the Makefile's
+DEV_HOME): its processes have DAGSTER_HOME set to it, so they write under `data_dir_of(DEV_HOME)`."""
+
+
+def data_dir_of(dagster_home: Path) -> Path:
+    """Where the processes of the Dagster instance in `dagster_home` keep the default store and ledger."""
+    return dagster_home / "social_recording"
+
+
 def default_data_dir() -> Path:
     """`$DAGSTER_HOME/social_recording` when DAGSTER_HOME is set, else `./.social_recording`."""
     home = os.environ.get("DAGSTER_HOME")
     if home:
-        return Path(home) / "social_recording"
+        return data_dir_of(Path(home))
     return Path.cwd() / ".social_recording"
 
 

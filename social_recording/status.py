@@ -39,7 +39,15 @@ from social_recording.recording.health import (
     oldest_waiting,
     status_rows,
 )
-from social_recording.settings import PREFIX, Settings, SettingsError, load_settings
+from social_recording.settings import (
+    DEV_HOME,
+    PREFIX,
+    STORE_FILE_NAME,
+    Settings,
+    SettingsError,
+    data_dir_of,
+    load_settings,
+)
 from social_recording.store import mask_url_password, open_store, parse_store_url
 from social_recording.store.base import WaitingElement
 
@@ -56,6 +64,38 @@ def provider_keys(settings: Settings) -> ProviderKeys:
     return upstream_resource(settings).provider_keys(ProviderKeys(dict(settings.provider_keys)))
 
 
+MAKE_DEV_STORE = "the store `make dev` writes"
+
+
+def locate_store(settings: Settings) -> tuple[Settings, str]:
+    """The settings to read with, and how the store was found ("" when the settings name it). With
+    neither SOCIAL_RECORDING_STORE_URL nor DAGSTER_HOME set, the default store is under
+    `./.social_recording/`; when that one does not exist but the one `make dev` writes (its instance
+    directory is DEV_HOME) does, that one is read."""
+    if "store_url" in settings.model_fields_set or os.environ.get("DAGSTER_HOME"):
+        return settings, ""
+    parsed = parse_store_url(settings.store_url)
+    if parsed.path is None or Path(parsed.path).is_file():
+        return settings, ""
+    dev = (Path.cwd() / data_dir_of(DEV_HOME) / STORE_FILE_NAME).resolve()
+    if not dev.is_file():
+        return settings, ""
+    return settings.model_copy(update={"store_url": f"sqlite:///{dev}"}), (
+        f"{MAKE_DEV_STORE} ({PREFIX}STORE_URL and DAGSTER_HOME are not set)")
+
+
+def _missing_store_hint(settings: Settings) -> str:
+    """How to point the command at a store, when the default one does not exist."""
+    if "store_url" in settings.model_fields_set or os.environ.get("DAGSTER_HOME"):
+        return "nothing recorded yet? run a job first, or point the variable at the store the jobs use"
+    dev_home = (Path.cwd() / DEV_HOME).resolve()
+    return (f"{PREFIX}STORE_URL and DAGSTER_HOME are not set, and {MAKE_DEV_STORE} from this directory, "
+            f"{data_dir_of(dev_home) / STORE_FILE_NAME}, does not exist either. Run the command from the "
+            f"repository root after `make dev` recorded something (or `make status`), or point it at the "
+            f"store: DAGSTER_HOME=<the Dagster instance directory, e.g. {dev_home}> python -m social_recording "
+            f"status, or {PREFIX}STORE_URL=sqlite:////absolute/path/{STORE_FILE_NAME}")
+
+
 @dataclass(frozen=True)
 class StatusReport:
     store: str
@@ -65,11 +105,14 @@ class StatusReport:
     oldest: tuple[WaitingElement, ...]
     retry: NextRetry
     retry_statuses: tuple[str, ...]
+    store_found: str = ""
+    """How the store was found when the settings did not name it (empty otherwise)."""
 
     def as_json(self) -> dict[str, Any]:
         f = self.figures
         return {
             "store": self.store,
+            "store_found": self.store_found or None,
             "at": _iso(self.at),
             "tokens": f.tokens,
             "urls": f.urls,
@@ -111,6 +154,7 @@ def _element_json(e: WaitingElement) -> dict[str, Any]:
 
 def read_report(settings: Settings, *, oldest: int = DEFAULT_OLDEST, now: datetime | None = None) -> StatusReport:
     """Read everything the command prints; StatusError when the store cannot be read."""
+    settings, found = locate_store(settings)
     url = settings.store_url
     moment = ensure_utc(now or utcnow())
     usable = usable_platforms(provider_keys(settings))
@@ -124,7 +168,7 @@ def read_report(settings: Settings, *, oldest: int = DEFAULT_OLDEST, now: dateti
     finally:
         store.close()
     statuses = default_statuses(enable_paid=settings.enable_paid, usable_platforms=usable)
-    return StatusReport(shown, moment, figures, waiting, retry, tuple(sorted(s.value for s in statuses)))
+    return StatusReport(shown, moment, figures, waiting, retry, tuple(sorted(s.value for s in statuses)), found)
 
 
 DEFAULT_HOLDERS = 20
@@ -148,6 +192,7 @@ class UrlReport:
     """What a new holder would be recorded as now (the state machine's reading of the state)."""
     max_attempts: int
     holders: tuple[tuple[str, SocialUrl], ...]
+    store_found: str = ""
 
     def as_json(self) -> dict[str, Any]:
         s = self.state
@@ -156,6 +201,7 @@ class UrlReport:
             answer_until = _iso(s.answered_at + DEDUPE_TTL)
         return {
             "store": self.store,
+            "store_found": self.store_found or None,
             "at": _iso(self.at),
             "url": safe_url(self.url),
             "platform": self.platform,
@@ -193,6 +239,7 @@ def read_url_report(settings: Settings, raw_url: str, *, holders: int = DEFAULT_
         url = to_canonical(raw_url)
     except ValueError as exc:
         raise BadUrl(f"--url {raw_url!r}: {exc}") from None
+    settings, found = locate_store(settings)
     store, shown = _open_for_reading(settings)
     try:
         state = store.find_url_state(url)
@@ -206,12 +253,12 @@ def read_url_report(settings: Settings, raw_url: str, *, holders: int = DEFAULT_
     platform = platform_of(url)
     rules = rules_for(platform, max_attempts=settings.max_attempts, min_interval=DEFAULT_MIN_INTERVAL)
     stands = FetchStatus.PENDING if state is None else url_status(state, moment, rules)
-    return UrlReport(shown, moment, url, platform.value, state, stands, settings.max_attempts, held)
+    return UrlReport(shown, moment, url, platform.value, state, stands, settings.max_attempts, held, found)
 
 
 def render_url(report: UrlReport) -> str:
     s = report.state
-    lines = [f"store {report.store} at {_iso(report.at)}",
+    lines = [_store_line(report.store, report.store_found, report.at),
              f"url {safe_url(report.url)} ({report.platform}): a new holder now gets {report.stands_at.value}"]
     if s is None:
         lines.append("  nothing recorded for this URL yet")
@@ -244,14 +291,18 @@ def render_url(report: UrlReport) -> str:
     return "\n".join(lines)
 
 
+def _store_line(store: str, found: str, at: datetime) -> str:
+    return f"store {store}" + (f" ({found})" if found else "") + f" at {_iso(at)}"
+
+
 def _open_for_reading(settings: Settings) -> tuple[Any, str]:
     url = settings.store_url
     shown = mask_url_password(url)
     parsed = parse_store_url(url)
     if parsed.kind == "sqlite" and parsed.path is not None and not Path(parsed.path).is_file():
         raise StatusError(
-            f"{PREFIX}STORE_URL={shown!r}: no store file at {Path(parsed.path).resolve()} (nothing recorded yet? "
-            "run a job first, or point the variable at the store the jobs use)"
+            f"{PREFIX}STORE_URL={shown!r}: no store file at {Path(parsed.path).resolve()} "
+            f"({_missing_store_hint(settings)})"
         )
     try:
         return open_store(url), shown
@@ -275,7 +326,7 @@ def render_text(report: StatusReport) -> str:
     f = report.figures
     final = f.urls - f.not_converged
     lines = [
-        f"store {report.store} at {_iso(report.at)}",
+        _store_line(report.store, report.store_found, report.at),
         f"{f.tokens} tokens, {f.urls} token URLs: {final} final, {f.not_converged} a retry can still change",
         f"objects: {', '.join(f'{n} {kind.value}s' for kind, n in f.objects.items())}; "
         f"{f.metrics} metric points; {f.links} token links",

@@ -132,6 +132,68 @@ def test_a_missing_store_is_reported_not_created(tmp_path: Path, monkeypatch: py
     assert not path.exists()
 
 
+def _make_dev_store(root: Path) -> Path:
+    """A store where `make dev` run from `root` writes it (its instance directory is DEV_HOME)."""
+    from social_recording.settings import DEV_HOME, STORE_FILE_NAME, data_dir_of
+
+    path = root / data_dir_of(DEV_HOME) / STORE_FILE_NAME
+    path.parent.mkdir(parents=True)
+    store = SqliteStore(path)
+    try:
+        assert store.create_pending_token(TokenProfile(address=A, urls=[GH]), now=utcnow())
+    finally:
+        store.close()
+    return path
+
+
+def test_without_settings_it_reads_the_store_make_dev_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`make dev` runs Dagster with DAGSTER_HOME=.social_recording/dagster_home; a plain `python -m
+    social_recording status` from the repository root (no DAGSTER_HOME) finds that store."""
+    apply_env(monkeypatch, {})
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    path = _make_dev_store(tmp_path)
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith(f"store sqlite:///{path.resolve()} (the store `make dev` writes")
+    assert "1 tokens, 1 token URLs" in out
+    assert main(["--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["tokens"] == 1 and report["store_found"].startswith("the store `make dev` writes")
+    assert main(["--url", GH]) == 0 and "the store `make dev` writes" in capsys.readouterr().out
+    # a store the settings name is read as named, never replaced by the development one
+    named = tmp_path / "named.db"
+    monkeypatch.setenv("SOCIAL_RECORDING_STORE_URL", f"sqlite:///{named}")
+    assert main([]) == 1
+    assert str(named) in capsys.readouterr().err and not named.exists()
+
+
+def test_without_any_store_it_says_how_to_point_at_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    apply_env(monkeypatch, {})
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert main([]) == 1
+    err = capsys.readouterr().err
+    dev_home = tmp_path.resolve() / ".social_recording" / "dagster_home"
+    assert f"no store file at {tmp_path.resolve() / '.social_recording' / 'social_recording.db'}" in err
+    assert str(dev_home / "social_recording" / "social_recording.db") in err  # where `make dev` writes
+    assert f"DAGSTER_HOME=<the Dagster instance directory, e.g. {dev_home}>" in err
+    assert "SOCIAL_RECORDING_STORE_URL=sqlite:////absolute/path/" in err and "make status" in err
+    assert not (tmp_path / ".social_recording").exists()  # nothing created
+
+
+def test_the_makefile_runs_dagster_where_the_status_command_looks() -> None:
+    from social_recording.settings import DEV_HOME
+
+    makefile = (REPO / "Makefile").read_text()
+    assert f"DEV_HOME ?= $(CURDIR)/{DEV_HOME.as_posix()}\n" in makefile
+    assert "DAGSTER_HOME=$(DEV_HOME)" in makefile
+
+
 def test_a_bad_store_url_names_the_variable_without_the_password(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
