@@ -31,7 +31,7 @@ from social_recording.platforms.base import ProviderKeys
 from social_recording.platforms.registry import usable_platforms
 from social_recording.recording._text import safe_url
 from social_recording.recording.attempt import rules_for
-from social_recording.recording.candidates import default_statuses
+from social_recording.recording.candidates import default_statuses, describe_default
 from social_recording.recording.health import (
     NextRetry,
     StoreFigures,
@@ -105,6 +105,8 @@ class StatusReport:
     oldest: tuple[WaitingElement, ...]
     retry: NextRetry
     retry_statuses: tuple[str, ...]
+    retry_takes: str = ""
+    """What the default selection takes under these settings, in words."""
     store_found: str = ""
     """How the store was found when the settings did not name it (empty otherwise)."""
 
@@ -126,7 +128,9 @@ class StatusReport:
             "oldest_waiting": [_element_json(e) for e in self.oldest],
             "next_retry": {
                 "statuses": list(self.retry_statuses),
+                "takes": self.retry_takes,
                 "due_now": self.retry.due_now,
+                "due_now_by_status": dict(self.retry.due_by_status),
                 "due_now_capped": self.retry.due_now_capped,
                 "next_due_at": None if self.retry.next_due_at is None else _iso(self.retry.next_due_at),
                 "next_schedule_tick": _iso(self.retry.next_tick),
@@ -168,7 +172,8 @@ def read_report(settings: Settings, *, oldest: int = DEFAULT_OLDEST, now: dateti
     finally:
         store.close()
     statuses = default_statuses(enable_paid=settings.enable_paid, usable_platforms=usable)
-    return StatusReport(shown, moment, figures, waiting, retry, tuple(sorted(s.value for s in statuses)), found)
+    return StatusReport(shown, moment, figures, waiting, retry, tuple(sorted(s.value for s in statuses)),
+                        describe_default(enable_paid=settings.enable_paid, usable_platforms=usable), found)
 
 
 DEFAULT_HOLDERS = 20
@@ -355,9 +360,10 @@ def render_text(report: StatusReport) -> str:
         lines.append(f"  {e.status.value:<12} {e.platform or '(not canonical)':<10} attempts={e.attempts} "
                      f"waiting {since}  {e.address}  {safe_url(e.url)}{detail}")
     r = report.retry
-    lines += ["", f"next retry (default selection: {', '.join(report.retry_statuses)})"]
+    lines += ["", "next retry", f"  the default selection takes {report.retry_takes}"]
     if r.due_now:
-        lines.append(f"  {'at least ' if r.due_now_capped else ''}{r.due_now} element(s) due now")
+        shown = ", ".join(f"{n} {s}" for s, n in r.due_by_status.items())
+        lines.append(f"  {'at least ' if r.due_now_capped else ''}{r.due_now} element(s) due now: {shown}")
     elif r.next_due_at is not None:
         lines.append(f"  nothing due now; the next element comes due at {_iso(r.next_due_at)} "
                      f"(in {_ago(r.next_due_at, report.at)})")

@@ -82,6 +82,11 @@ def test_json_reports_counts_oldest_and_next_retry(seeded: Path, capsys: pytest.
     # generator; paid calls are off, so the skipped tweet is not the retry's.
     retry = report["next_retry"]
     assert retry["due_now"] == 2 and retry["statuses"] == ["error", "pending", "unsupported"]
+    assert retry["due_now_by_status"] == {"pending": 1, "unsupported": 1}
+    # in words, from the one place that defines the default selection: its narrowing of unsupported
+    # elements, and what it leaves while paid calls are off
+    assert retry["takes"].startswith("error, pending, unsupported for want of a generator that now exists (")
+    assert retry["takes"].endswith("); not skipped_paid: paid calls are off") and "discord" in retry["takes"]
     assert retry["next_schedule_tick"].endswith(":00:00Z")
 
 
@@ -118,7 +123,8 @@ def test_text_output(seeded: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert any(line.split()[:1] == ["github"] and line.split()[-1] == "2" for line in lines)
     assert any("error" in line and "HTTP 503 from api.github.com" in line and A in line for line in lines)
     assert any(B in line and "never recorded" in line for line in lines)
-    assert "2 element(s) due now" in out and "retry_schedule's next tick" in out
+    assert "2 element(s) due now: 1 pending, 1 unsupported" in out and "retry_schedule's next tick" in out
+    assert "  the default selection takes error, pending, unsupported for want of a generator" in out
     assert "S3cret" not in out
 
 

@@ -54,6 +54,7 @@ from social_recording.dagster_defs.resources import (
 from social_recording.dagster_defs.run_log import RunLog, UrlLog
 from social_recording.dagster_defs.termination import sigterm_terminates
 from social_recording.locks.base import LockBackendUnavailable
+from social_recording.recording.candidates import by_status
 from social_recording.recording.log_line import kv_fields
 from social_recording.recording.outcomes import TokenOutcome, TokenStatus
 from social_recording.recording.reconcile import ReconcileWindow
@@ -188,13 +189,15 @@ def select_retry_candidates(
         )
         counters = {"candidate_urls": len(selection.candidates), "tokens": selection.tokens,
                     "remaining": selection.remaining}
+        selected = by_status(selection.candidates)
         context.log.info(kv_fields("retry_selected", {
-            "statuses": "default" if statuses is None else ",".join(s.value for s in statuses),
-            "covers": ",".join(selection.statuses), "token_addresses": len(config.token_addresses or []),
+            "selection": selection.takes, "token_addresses": len(config.token_addresses or []),
             "limit": config.limit, "min_interval_minutes": config.min_interval_minutes, **counters,
+            "selected": ",".join(f"{s}:{n}" for s, n in selected.items()) or "none",
         }))
         metadata: dict[str, Any] = {k: MetadataValue.int(v) for k, v in counters.items()}
-        metadata["statuses"] = MetadataValue.text(",".join(selection.statuses))
+        metadata["selection"] = MetadataValue.text(selection.takes)
+        metadata["selected_by_status"] = MetadataValue.json(selected)
         metadata["candidates_preview"] = _preview(("token", "url", "status", "attempts", "checked_at"), [
             {"token": c.address, "url": c.url, "status": c.status.value, "attempts": c.attempts,
              "checked_at": c.checked_at.isoformat() if c.checked_at else "never"}

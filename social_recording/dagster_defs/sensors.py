@@ -41,7 +41,13 @@ from social_recording.dagster_defs.resources import (
 )
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL, DEFAULT_MIN_INTERVAL_MINUTES
 from social_recording.domain.urls import Platform
-from social_recording.recording.candidates import DEFAULT_LIMIT, retry_query, select
+from social_recording.recording.candidates import (
+    DEFAULT_LIMIT,
+    by_status,
+    describe_default,
+    retry_query,
+    select,
+)
 from social_recording.recording.live_feed import (
     LIVE_INITIAL_LOOKBACK,
     LIVE_MAX_LOOKBACK,
@@ -91,6 +97,10 @@ def _digest(payload: Any) -> str:
 
 def _at(ts: datetime) -> str:
     return ts.isoformat(timespec="seconds")
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {s}" for s, n in counts.items())
 
 
 # --------------------------------------------------------------------------- live
@@ -224,12 +234,11 @@ def evaluate_retry_candidates(
     query = retry_query(now=now, min_interval=DEFAULT_MIN_INTERVAL, limit=DEFAULT_LIMIT,
                         enable_paid=enable_paid, usable_platforms=usable_platforms)
     found = select(store, query)
-    names = "/".join(sorted(s.value for s in query.statuses))
+    takes = describe_default(enable_paid=enable_paid, usable_platforms=usable_platforms)
     if not found:
         return SkipReason(
-            f"no {names} element is due: none recorded before {_at(query.checked_before)} "
-            f"(back-off {DEFAULT_MIN_INTERVAL_MINUTES} min); paid calls {'on' if enable_paid else 'off'}, "
-            f"usable platforms: {', '.join(sorted(p.value for p in usable_platforms)) or 'none'}"
+            f"nothing is due: the default selection takes {takes}, and none of it was recorded before "
+            f"{_at(query.checked_before)} (back-off {DEFAULT_MIN_INTERVAL_MINUTES} min)"
         )
     digest = found.digest
     if (
@@ -238,7 +247,8 @@ def evaluate_retry_candidates(
         and now - cursor.launched_at < DEFAULT_MIN_INTERVAL
     ):
         return SkipReason(
-            f"the same {len(found)} due {names} element(s) were launched at {_at(cursor.launched_at)} "
+            f"the same {len(found)} due element(s) ({_counts(by_status(found.candidates))}) were launched at "
+            f"{_at(cursor.launched_at)} "
             f"(selection {digest}); launching them again after {DEFAULT_MIN_INTERVAL_MINUTES} min if still due"
         )
     bucket = int(now.timestamp() // DEFAULT_MIN_INTERVAL.total_seconds())
@@ -256,8 +266,8 @@ def make_retry_candidates_sensor(job: JobDefinition, status: DefaultSensorStatus
         minimum_interval_seconds=300,
         default_status=status,
         description="Launches retry_job when its default selection finds due elements (error and pending, "
-        "skipped_paid when paid calls are on, unsupported when a generator now exists) and no retry run is "
-        "queued or running. Cursor: the last selection launched (its fingerprint) and when.",
+        "skipped_paid when paid calls are on, unsupported recorded for want of a generator that now exists) "
+        "and no retry run is queued or running. Cursor: the last selection launched (its fingerprint) and when.",
     )
     def retry_candidates_sensor(
         context: SensorEvaluationContext,

@@ -58,6 +58,43 @@ def default_statuses(*, enable_paid: bool, usable_platforms: Collection[Platform
     return frozenset(wanted)
 
 
+_SHOWN_ORDER = (FetchStatus.ERROR, FetchStatus.PENDING, FetchStatus.SKIPPED_PAID, FetchStatus.UNSUPPORTED)
+
+
+def describe_default(*, enable_paid: bool, usable_platforms: Collection[Platform]) -> str:
+    """What the default selection takes under this configuration, in words, from `default_statuses`
+    and the narrowing `retry_query` applies (for logs, the sensor and the status command)."""
+    wanted = default_statuses(enable_paid=enable_paid, usable_platforms=usable_platforms)
+    parts = []
+    for status in _SHOWN_ORDER:
+        if status not in wanted:
+            continue
+        if status is FetchStatus.UNSUPPORTED:
+            names = ", ".join(sorted(p.value for p in usable_platforms))
+            parts.append(f"unsupported for want of a generator that now exists ({names})")
+        else:
+            parts.append(status.value)
+    left = []
+    if FetchStatus.SKIPPED_PAID not in wanted:
+        left.append("skipped_paid: paid calls are off")
+    if FetchStatus.UNSUPPORTED not in wanted:
+        left.append("unsupported: no platform has a usable generator")
+    return ", ".join(parts) + "".join(f"; not {why}" for why in left)
+
+
+def describe_named(statuses: Collection[FetchStatus]) -> str:
+    """Statuses a run named, taken as named."""
+    return ", ".join(sorted(s.value for s in statuses)) + " (as named)"
+
+
+def by_status(candidates: Collection[Candidate]) -> dict[str, int]:
+    """How many of the selected elements hold each status (what a run really takes)."""
+    counts: dict[str, int] = {}
+    for c in candidates:
+        counts[c.status.value] = counts.get(c.status.value, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def retry_query(
     *,
     now: datetime,

@@ -36,7 +36,7 @@ from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.status import RETRYABLE, FetchStatus
 from social_recording.domain.urls import Platform
 from social_recording.recording._text import safe_url
-from social_recording.recording.candidates import retry_query
+from social_recording.recording.candidates import by_status, retry_query
 from social_recording.recording.run_state import RunState
 from social_recording.recording.url_recorder import URL_LOCK_TTL_S
 from social_recording.store.base import CandidateQuery, Store, WaitingElement, WaitingElements
@@ -399,6 +399,8 @@ class NextRetry:
     due_now_capped: bool
     next_due_at: datetime | None
     next_tick: datetime
+    due_by_status: Mapping[str, int] = field(default_factory=dict)
+    """The elements due now by status (what the next run really takes; counted up to the bound)."""
 
 
 DUE_PROBE = 1000
@@ -428,7 +430,7 @@ def next_retry(
         if first:
             checked = first[0].checked_at
             next_due = ensure_utc(now) if checked is None else ensure_utc(checked) + DEFAULT_MIN_INTERVAL
-    return NextRetry(len(due), len(due) >= DUE_PROBE, next_due, next_tick(now))
+    return NextRetry(len(due), len(due) >= DUE_PROBE, next_due, next_tick(now), by_status(due))
 
 
 def oldest_waiting(store: Store, now: datetime, limit: int) -> tuple[WaitingElement, ...]:

@@ -26,7 +26,13 @@ from social_recording.domain.status import FetchStatus
 from social_recording.domain.url_machine import RunRequest, Selected, Why
 from social_recording.locks.base import Lease, LockManager
 from social_recording.recording._text import describe_error, kv
-from social_recording.recording.candidates import DEFAULT_LIMIT, retry_query, select
+from social_recording.recording.candidates import (
+    DEFAULT_LIMIT,
+    describe_default,
+    describe_named,
+    retry_query,
+    select,
+)
 from social_recording.recording.job_pool import (
     ALREADY_RUNNING,
     DEFAULT_MAX_WORKERS,
@@ -104,6 +110,8 @@ class RetrySelection:
     """Due elements past the limit (counted up to REMAINING_PROBE)."""
     held_back: int = 0
     """Elements of the selected statuses still inside their back-off (counted up to REMAINING_PROBE)."""
+    takes: str = ""
+    """What the selection takes, in words (`describe_default` / `describe_named`)."""
 
     @property
     def tokens(self) -> int:
@@ -119,7 +127,8 @@ class RetrySelection:
 
 @dataclass(frozen=True)
 class RetryOutcome:
-    statuses: tuple[str, ...]
+    takes: str
+    """What the run's selection takes, in words (`RetrySelection.takes`)."""
     skipped: str | None = None
     """"already running" when another retry run held the job lock for the whole wait (it records the
     selection; this run recorded nothing, and its report says so)."""
@@ -152,7 +161,7 @@ class RetryOutcome:
 
     def metadata(self) -> dict[str, object]:
         return {
-            "statuses": ",".join(self.statuses),
+            "selection": self.takes,
             "skipped": self.skipped or "",
             "candidate_urls": self.candidate_urls,
             "processed": self.processed,
@@ -232,6 +241,8 @@ class RetryService:
             candidates=tuple(found[:checked_limit]),
             remaining=len(found) - min(len(found), checked_limit),
             held_back=held_back,
+            takes=describe_default(enable_paid=recorder.enable_paid, usable_platforms=recorder.registry.usable_platforms())
+            if statuses is None else describe_named(query.statuses),
         )
 
     def record_selection(
@@ -256,7 +267,7 @@ class RetryService:
         with self._locks.hold_within(RETRY_LOCK_KEY, self._job_lock_ttl, self._job_lock_wait) as job:
             if not job.held:
                 log.info(kv(event="retry_skipped", reason=ALREADY_RUNNING))
-                return RetryOutcome(selection.statuses, skipped=ALREADY_RUNNING, job_lock_waited_s=job.waited_ms / 1000.0,
+                return RetryOutcome(selection.takes, skipped=ALREADY_RUNNING, job_lock_waited_s=job.waited_ms / 1000.0,
                                     candidate_urls=len(selection.candidates),
                                     remaining=selection.remaining + len(selection.candidates))
             current = self._still_due(selection)
@@ -367,7 +378,7 @@ class RetryService:
         else:
             stopped_by = STOPPED_BY_DRAINED
         outcome = RetryOutcome(
-            selection.statuses,
+            selection.takes,
             candidate_urls=len(selected),
             processed=processed,
             converged=total.converged,

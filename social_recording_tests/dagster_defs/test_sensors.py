@@ -336,8 +336,10 @@ def test_retry_sensor_skip_reasons_name_the_check_and_keep_the_cursor(
     tick_log = _TickLog()
     result = _evaluate(env, "retry_candidates_sensor", cursor=cursor, tick_log=tick_log)
     reason = _skip(result) or ""
-    assert reason.startswith("no error/pending/unsupported element is due: none recorded before ")
-    assert "(back-off 60 min); paid calls off, usable platforms: " in reason and "github" in reason
+    assert reason.startswith("nothing is due: the default selection takes error, pending, unsupported for want "
+                             "of a generator that now exists (")
+    assert "github" in reason and "; not skipped_paid: paid calls are off, and none of it was recorded before " in reason
+    assert reason.endswith("(back-off 60 min)")
     assert isinstance(result, SensorResult) and json.loads(result.cursor or "")["digest"] == "abc"
     assert any(reason in line for line in tick_log.lines)
 

@@ -83,7 +83,9 @@ def test_every_stage_shows_its_own_typed_output(env: SandboxEnv) -> None:
                                                       "min_interval_minutes": 0, "max_workers": 2}}}})
     assert retry.success
     selected = step_metadata(retry, "retry_urls.select_retry_candidates")
-    assert selected["candidate_urls"] == 1 and selected["statuses"] == "error"
+    assert selected["candidate_urls"] == 1 and selected["selection"] == "error (as named)"
+    assert selected["selected_by_status"] == {"error": 1}
+    assert retry.output_for_node("retry_urls")["selection"] == "error (as named)"
     assert [r.data["url"] for r in selected["candidates_preview"].records] == ["https://youtube.com/watch?v=Err0rVideo1"]
     assert retry.output_for_node("retry_urls")["processed"] == 1
 
