@@ -5,8 +5,9 @@ shortened to 0 so flaky targets converge), and prints the per-status counts of e
 the ledger's paid requests vs distinct paid targets. Each invocation starts from a fresh data
 directory (default `.social_recording/demo/`) and records one token at a time, so its numbers are
 reproducible (with parallel workers, which paid URLs a run-scoped credit exhaustion skips depends
-on timing). `--verbose` shows
-the runs' logs, including the one structured line per URL.
+on timing). The warnings the runs log (the scenario's dropped tracker values, tokens without a
+profile, ...) go to `run-warnings.log` in the data directory, counted after the summary;
+`--verbose` shows the runs' logs instead, including the one structured line per URL.
 """
 
 from __future__ import annotations
@@ -16,16 +17,40 @@ import logging
 import os
 import shutil
 import sys
+from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+WARNINGS_FILE = "run-warnings.log"
 RECONCILE_KEYS = ("scanned", "filtered", "already_seen", "targeted", "processed", "failed", "stopped_by")
 RETRY_KEYS = ("candidate_urls", "processed", "converged", "locked_out", "remaining")
 
 
 def _line(out: dict[str, Any], keys: tuple[str, ...]) -> str:
     return " ".join(f"{k}={out[k]}" for k in keys if k in out)
+
+
+def _kind(message: str) -> str:
+    """What a run-log warning is about: its event name, or its first words."""
+    if message.startswith("dropped tracker value"):
+        return "dropped tracker value"
+    first = message.split(" ", 1)[0]
+    return first if "_" in first else " ".join(message.split(" ", 3)[:3])
+
+
+def _keep_warnings(instance: Any, run_ids: list[str], path: Path) -> Counter[str]:
+    """Write the runs' warnings (and worse) to `path`, one per line with its run; count them by kind."""
+    kinds: Counter[str] = Counter()
+    with path.open("w", encoding="utf-8") as out:
+        for run_id in run_ids:
+            for entry in instance.all_logs(run_id):
+                if entry.level < logging.WARNING or not entry.user_message or entry.is_dagster_event:
+                    continue
+                for line in entry.user_message.split("\n"):
+                    kinds[_kind(line)] += 1
+                    out.write(f"{entry.job_name} {run_id} {entry.step_key or '-'}: {line}\n")
+    return kinds
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,7 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     instance = DagsterInstance.ephemeral()
     reconcile = defs.resolve_job_def("reconcile_job")
     retry = defs.resolve_job_def("retry_job")
-    quiet: dict[str, Any] = {} if args.verbose else {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+    # The runs' warnings are expected outcomes of the scenario: kept in a file, counted after the summary.
+    quiet: dict[str, Any] = {} if args.verbose else {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+    run_ids: list[str] = []
 
     print(f"demo: {len(scenario.tokens)} tokens over {len(all_days)} days, paid calls "
           f"{'off' if args.no_paid else 'on'}, data in {data_dir}")
@@ -97,12 +124,14 @@ def main(argv: list[str] | None = None) -> int:
             partition_key=day.isoformat(), instance=instance,
             run_config={**quiet, "ops": {"reconcile_window": {"config": {"max_workers": 1}}}},
         )
+        run_ids.append(result.run_id)
         print(f"  reconcile {day}: {_line(result.output_for_node('reconcile_window'), RECONCILE_KEYS)}")
     for i in range(args.retries):
         result = retry.execute_in_process(
             instance=instance,
             run_config={**quiet, "ops": {"retry_urls": {"config": {"min_interval_minutes": 0, "max_workers": 1}}}},
         )
+        run_ids.append(result.run_id)
         print(f"  retry #{i + 1}: {_line(result.output_for_node('retry_urls'), RETRY_KEYS)}")
 
     store = open_store(settings.store_url)
@@ -129,6 +158,12 @@ def main(argv: list[str] | None = None) -> int:
         print("  paid targets asked more than once (HTTP status of each answer):")
         for (service, subject), n in repeated.items():
             print(f"    {service} {subject}: {n} requests {statuses[(service, subject)]}")
+    if not args.verbose:
+        kinds = _keep_warnings(instance, run_ids, data_dir / WARNINGS_FILE)
+        if kinds:
+            shown = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
+            print(f"\nthe runs logged {sum(kinds.values())} warning(s), outcomes the scenario contains on purpose "
+                  f"({shown}): {data_dir / WARNINGS_FILE} (--verbose prints every run-log line)")
     return 0
 
 
