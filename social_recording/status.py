@@ -81,7 +81,7 @@ def locate_store(settings: Settings) -> tuple[Settings, str]:
     if not dev.is_file():
         return settings, ""
     return settings.model_copy(update={"store_url": f"sqlite:///{dev}"}), (
-        f"{MAKE_DEV_STORE} ({PREFIX}STORE_URL and DAGSTER_HOME are not set)")
+        f"{MAKE_DEV_STORE}: {PREFIX}STORE_URL and DAGSTER_HOME are not set")
 
 
 def _missing_store_hint(settings: Settings) -> str:

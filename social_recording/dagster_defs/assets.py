@@ -11,7 +11,7 @@ tokens, and what the run converged, called, reused and paid for.
 No `from __future__ import annotations`: Dagster reads annotations at decoration time.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from dagster import AssetKey, AssetMaterialization, AssetObservation, AssetSpec, MetadataValue
 
@@ -149,15 +149,19 @@ def observations_for_run(
     return observations
 
 
-def materializations_for_run(job: str, written: Mapping[Written, int]) -> list[AssetMaterialization]:
+def materializations_for_run(
+    job: str, written: Mapping[Written, int], observations: Sequence[AssetObservation] = ()
+) -> list[AssetMaterialization]:
     """One materialization per asset the run wrote to (`written`: collection -> URL recordings, or
     tokens created, that wrote to it), so the catalog shows when the data was last written and by
-    which run."""
+    which run. Each carries the figures of that asset's observation beside `writes_this_run`, so the
+    asset page's latest metadata shows the numbers."""
+    observed = {o.asset_key: dict(o.metadata) for o in observations}
     return [
         AssetMaterialization(
             WRITTEN_ASSETS[collection],
             description=f"written by this {job} run",
-            metadata={"writes_this_run": MetadataValue.int(n)},
+            metadata={**observed.get(WRITTEN_ASSETS[collection], {}), "writes_this_run": MetadataValue.int(n)},
         )
         for collection, n in sorted(written.items())
         if n

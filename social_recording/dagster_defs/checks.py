@@ -3,9 +3,10 @@
 The verdicts come from `recording.health` (plain Python over the store); this module turns them
 into Dagster asset checks on `token_social_urls`:
 
-- after every recording run, its recording stage calls `report_health`, which logs the observations of
-  `assets.py` and one `AssetCheckEvaluation` per check into that run (never failing it: a failing
-  check describes the data, and the run that recorded the data did its job);
+- after every recording run, its recording stage calls `report_health`, which logs the
+  materializations and observations of `assets.py` and one `AssetCheckEvaluation` per check into
+  that run (never failing it: a failing check describes the data, and the run that recorded the data
+  did its job);
 - `health_checks` (a multi-asset check) runs the same evaluation in `health_check_job`, which
   `health_schedule` launches hourly, so the checks stay current when no recording run happens.
 
@@ -13,7 +14,7 @@ No `from __future__ import annotations`: Dagster reads annotations at decoration
 """
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ from dagster import (
     AssetChecksDefinition,
     AssetCheckSeverity,
     AssetCheckSpec,
+    AssetObservation,
     AssetRecordsFilter,
     AssetSelection,
     DagsterInstance,
@@ -38,7 +40,11 @@ from dagster import (
     multi_asset_check,
 )
 
-from social_recording.dagster_defs.assets import TOKEN_SOCIAL_URLS, observations_for_run
+from social_recording.dagster_defs.assets import (
+    TOKEN_SOCIAL_URLS,
+    materializations_for_run,
+    observations_for_run,
+)
 from social_recording.domain.models import utcnow
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
@@ -65,6 +71,7 @@ from social_recording.recording.health import (
     hours_text,
     paid_ledger_figures,
 )
+from social_recording.recording.outcomes import Written
 from social_recording.recording.run_state import RunState
 from social_recording.store.base import Store
 
@@ -230,19 +237,29 @@ def _log_failures(checks: Sequence[HealthCheck], warn: Any) -> None:
                  + (f"; e.g. {names}" if names else ""))
 
 
-def report_health(context: Any, store: Store, inputs: HealthInputs, run_summary: RunState | RunFigures | None) -> None:
-    """The recording stages' hook: observe the recorded-data assets and evaluate the health checks
-    into this run's event log. Whatever happens here is logged and swallowed: health describes the
-    data, and must never fail the run that recorded it."""
+def report_health(context: Any, store: Store, inputs: HealthInputs, run_summary: RunState | RunFigures | None, *,
+                  job: str = "", written: Mapping[Written, int] | None = None) -> None:
+    """The recording stages' hook: materialize the assets the run wrote to, observe every one of
+    them, and evaluate the health checks into this run's event log. Whatever happens here is logged
+    and swallowed: health describes the data, and must never fail the run that recorded it."""
+    observations: list[AssetObservation] = []
+    figures: StoreFigures | None = None
+    try:
+        figures = StoreFigures.read(store)
+        observations = observations_for_run(store, run_summary, figures=figures)
+    except Exception as exc:
+        context.log.warning(f"asset observations skipped: {type(exc).__name__} (the run's recording is unaffected)")
+        log.warning("asset observations failed", exc_info=True)
+    for event in [*observations, *materializations_for_run(job, written or {}, observations)]:
+        context.log_event(event)
+    if figures is None:
+        return
     try:
         now = utcnow()
-        figures = StoreFigures.read(store)
         baseline = exhausted_baseline(context.instance, now)
-        events: list[Any] = [*observations_for_run(store, run_summary, figures=figures)]
         checks = evaluate_health(store, inputs, now=now, baseline=baseline, figures=figures)
-        events += [to_evaluation(c) for c in checks]
-        for event in events:
-            context.log_event(event)
+        for check in checks:
+            context.log_event(to_evaluation(check))
         _log_failures(checks, context.log.warning)
     except Exception as exc:  # health must never fail the run that recorded the data
         context.log.warning(f"health report skipped: {type(exc).__name__} (the run's recording is unaffected)")

@@ -19,7 +19,6 @@ from typing import Any
 
 from dagster import Failure, MetadataValue, OpExecutionContext, Output, TableColumn, TableRecord, TableSchema
 
-from social_recording.dagster_defs.assets import materializations_for_run
 from social_recording.dagster_defs.catch_up import REMAINING_TAG
 from social_recording.dagster_defs.checks import HealthInputs, report_health
 from social_recording.dagster_defs.run_log import LEFT_BEHIND, OutcomeRows, RunLog
@@ -130,8 +129,6 @@ def report_to_assets(context: OpExecutionContext, store: Store, health: HealthIn
     of them observed and the health checks evaluated into this run (`report_health`, which never
     raises). Called once by every recording stage, after its URLs are recorded and before it fails
     for tokens or URLs it could not record."""
-    for materialization in materializations_for_run(recorded.job, recorded.written):
-        context.log_event(materialization)
     run_summary = recorded.summary
     figures = RunFigures(
         urls=run_summary.urls,
@@ -140,7 +137,7 @@ def report_to_assets(context: OpExecutionContext, store: Store, health: HealthIn
         calls_reused=run_summary.reused,
         paid_calls=run_summary.paid_requests,
     )
-    report_health(context, store, health, figures)
+    report_health(context, store, health, figures, job=recorded.job, written=recorded.written)
 
 
 def _typed(value: Any) -> Any:

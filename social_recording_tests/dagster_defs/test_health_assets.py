@@ -221,6 +221,12 @@ def test_a_run_materializes_the_assets_it_wrote_and_only_those(env: SandboxEnv) 
     assert reconcile.success
     wrote = materialized(instance, reconcile.run_id)
     assert set(wrote) == {TOKEN_SOCIAL_URLS, CONTENTS, ACCOUNTS, VENUES, METRICS, TOKEN_LINKS}
+    # each carries the figures of its observation, so the asset page's latest metadata shows them
+    latest = instance.get_latest_materialization_event(TOKEN_SOCIAL_URLS)
+    assert latest is not None and latest.asset_materialization is not None
+    figures = {k: v.value for k, v in latest.asset_materialization.metadata.items()}
+    (urls,) = observations(instance, TOKEN_SOCIAL_URLS, reconcile.run_id)
+    assert figures == {**urls, "writes_this_run": 8} and figures["urls_ok"] == 4
     assert wrote[TOKEN_SOCIAL_URLS] == 6 + 2  # every URL recording, and the two tokens created
     assert wrote[TOKEN_LINKS] == 4  # the four ok URLs
     for key in wrote:
