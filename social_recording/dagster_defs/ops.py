@@ -59,6 +59,7 @@ from social_recording.recording.log_line import kv_fields
 from social_recording.recording.outcomes import TokenOutcome, TokenStatus
 from social_recording.recording.reconcile import ReconcileWindow
 from social_recording.recording.retry import RetrySelection
+from social_recording.recording.run_state import RunState
 
 PREVIEW_ROWS = 100
 """Rows of the selection / window previews in a stage's metadata."""
@@ -148,7 +149,8 @@ def record_window_tokens(
             "deadline_seconds": config.deadline_seconds, "max_workers": config.max_workers,
         }))
         with UrlLog(context.log) as url_log:
-            run = RunLog(url_log)
+            log = RunLog(url_log)
+            run = RunState(listener=log)
             run.limit_calls(config.provider_concurrency)
             outcome = engine.reconcile.record_window(
                 window, limit=config.limit, deadline_seconds=config.deadline_seconds,
@@ -157,7 +159,7 @@ def record_window_tokens(
         extra: dict[str, Any] = {}
         if outcome.malformed_items:
             extra["malformed_items"] = MetadataValue.md("\n".join(f"- `{m}`" for m in outcome.malformed_items[:200]))
-        recorded = recorded_run("reconcile", outcome.metadata(), run, outcome.tokens,
+        recorded = recorded_run("reconcile", outcome.metadata(), run, log, outcome.tokens,
                                 skipped=skipped_note(f"reconcile of {window.partition_key}", outcome.skipped,
                                                      outcome.job_lock_waited_s), extra=extra)
         finish_recording(context, recorded, engine.store, HealthInputs.of(recording.policy, recording.platforms))
@@ -221,11 +223,12 @@ def record_retry_candidates(
             "max_workers": config.max_workers,
         }))
         with UrlLog(context.log) as url_log:
-            run = RunLog(url_log, timedelta(minutes=selection.min_interval_minutes))
+            log = RunLog(url_log)
+            run = RunState(timedelta(minutes=selection.min_interval_minutes), listener=log)
             run.limit_calls(config.provider_concurrency)
             outcome = engine.retry.record_selection(selection, deadline_seconds=config.deadline_seconds,
                                                     max_workers=config.max_workers, run=run, keep_url_outcomes=False)
-        recorded = recorded_run("retry", outcome.metadata(), run,
+        recorded = recorded_run("retry", outcome.metadata(), run, log,
                                 skipped=skipped_note("retry", outcome.skipped, outcome.job_lock_waited_s))
         finish_recording(context, recorded, engine.store, HealthInputs.of(recording.policy, recording.platforms))
         return recorded
@@ -266,12 +269,12 @@ def record_live_tokens(
         tokens = list(dict((t.address, t) for t in config.tokens).values())  # one unit per address
         context.log.info(kv_fields("live_start", {"tokens": len(tokens), "max_workers": config.max_workers}))
         with UrlLog(context.log) as url_log:
-            run = RunLog(url_log)
+            log = RunLog(url_log)
+            run = RunState(listener=log)
             run.limit_calls(config.provider_concurrency)
-
             results = engine.processor.record_batch([(t.address, t.symbol or None) for t in tokens], run,
                                                     max_workers=min(config.max_workers, max(1, len(tokens))))
-        recorded = recorded_run("live", live_counters(results, run.status_counts()), run, results)
+        recorded = recorded_run("live", live_counters(results, run.status_counts()), run, log, results)
         finish_recording(context, recorded, engine.store, HealthInputs.of(recording.policy, recording.platforms))
         return recorded
 

@@ -27,7 +27,7 @@ from social_recording.recording.job_pool import JOB_LOCK_TTL_S
 from social_recording.recording.log_line import kv_fields
 from social_recording.recording.outcomes import TokenOutcome, TokenStatus, Written
 from social_recording.recording.processor import TOKEN_LOCK_WAIT_S
-from social_recording.recording.run_state import RunSummary
+from social_recording.recording.run_state import RunState, RunSummary
 from social_recording.store.base import Store
 
 OUTCOME_COLUMNS = ("token", "url", "platform", "status", "attempted", "reused", "waited_ms", "took_ms", "detail")
@@ -72,7 +72,8 @@ class RecordedRun:
 def recorded_run(
     job: str,
     counters: Mapping[str, Any],
-    run: RunLog,
+    run: RunState,
+    log: RunLog,
     tokens: Sequence[TokenOutcome] = (),
     *,
     skipped: str = "",
@@ -87,14 +88,14 @@ def recorded_run(
         job=job,
         counters=dict(counters),
         summary=summary,
-        table=run.rows(),
+        table=log.rows(),
         tokens_total=len(tokens),
         tokens=worth,
-        lost_examples=tuple(run.lost_examples),
-        defect_examples=tuple(run.defect_examples),
+        lost_examples=tuple(log.lost_examples),
+        defect_examples=tuple(log.defect_examples),
         skipped=skipped,
         written=dict(written),
-        left_behind=left_behind(summary, tokens, skipped, tuple(run.left_examples)),
+        left_behind=left_behind(summary, tokens, skipped, tuple(log.left_examples)),
         extra=dict(extra or {}),
     )
 

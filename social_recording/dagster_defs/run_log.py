@@ -1,5 +1,5 @@
-"""What a recording stage keeps while its URLs finish: the run log's per-URL lines, written in
-batches, and a bounded table of outcomes for the run's metadata.
+"""What a recording stage keeps while its URLs finish, as the listener of the run's state: the run
+log's per-URL lines, written in batches, and a bounded table of outcomes for the run's metadata.
 
 One run-log line per URL stays (operators read them), but each Dagster log call is one event-log
 write; at zero provider latency writing every line on its own cost about half of a run's wall time.
@@ -9,20 +9,17 @@ failure, a URL that is not canonical, a lost lock) go out as warning messages.
 
 The outcome table keeps every non-ok row up to PROBLEM_ROWS and a sample of ok rows up to
 TABLE_ROWS in all, as the run goes, so a run of any size keeps the same few hundred rows; the
-counters (RunState) cover every URL.
+counters (the run's `RunState`) cover every URL.
 """
 
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
-from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.status import FetchStatus
 from social_recording.recording.log_line import kv_fields
 from social_recording.recording.outcomes import EngineOutcome, UrlOutcome
-from social_recording.recording.run_state import RunState
 
 URL_LINE_EVENT = "url_outcome"
 """The first word of every per-URL line (what operators and the deployment rehearsal grep for)."""
@@ -144,14 +141,13 @@ def table_row(outcome: UrlOutcome) -> dict[str, str | int | float | bool | None]
     return row
 
 
-class RunLog(RunState):
-    """The engine's per-run state for a run launched by Dagster: counts every URL (RunState),
-    writes its run-log line through `url_log`, and keeps the bounded table and a few examples of
-    lost locks and engine failures for the report. The engine calls `note` exactly once per URL
-    outcome, from its worker threads."""
+class RunLog:
+    """The listener a recording stage gives its run's state (`RunState(listener=...)`): writes each
+    URL's run-log line through `url_log`, and keeps the bounded table and a few examples of lost
+    locks, engine failures and work left behind for the report. Told once per URL outcome, from the
+    engine's worker threads."""
 
-    def __init__(self, url_log: UrlLog, min_interval: timedelta = DEFAULT_MIN_INTERVAL) -> None:
-        super().__init__(min_interval)
+    def __init__(self, url_log: UrlLog) -> None:
         self._url_log = url_log
         self._rows_lock = threading.Lock()
         self._not_ok_rows: list[dict[str, str | int | float | bool | None]] = []
@@ -165,8 +161,7 @@ class RunLog(RunState):
     def interrupted(self, message: str) -> None:
         self._url_log.warn(message)
 
-    def note(self, outcome: UrlOutcome) -> None:
-        super().note(outcome)
+    def noted(self, outcome: UrlOutcome) -> None:
         self._url_log.add(outcome)
         with self._rows_lock:
             if outcome.status == FetchStatus.OK:

@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.url_machine import RunRequest, Why
@@ -44,6 +45,16 @@ class RunSummary:
     """The store's collections the run wrote to, with how many URL recordings wrote to each."""
 
 
+class RunListener(Protocol):
+    """Told about a run as it goes (a Dagster stage's run log, for instance): called from the
+    workers' threads, once per URL outcome, after the run's counters have it."""
+
+    def noted(self, outcome: UrlOutcome) -> None: ...
+
+    def interrupted(self, message: str) -> None:
+        """The run was interrupted (terminated, Ctrl-C); `message` says what it leaves."""
+
+
 class RunState:
     """Shared by the workers of one run.
 
@@ -54,6 +65,7 @@ class RunState:
     `calls` bounds the run's concurrent provider calls per provider (recording/concurrency.py).
     `request` is what the run was asked to do (the state machine's event): set by the use case that
     starts the run; a run recorded without one is a live run that started at its first URL.
+    `listener`, when given, hears of every URL outcome and of an interruption.
     """
 
     def __init__(
@@ -62,11 +74,13 @@ class RunState:
         *,
         calls: CallSlots | None = None,
         request: RunRequest | None = None,
+        listener: RunListener | None = None,
     ) -> None:
         if min_interval < timedelta(0):
             raise ValueError(f"min_interval must be >= 0, got {min_interval!r}")
         self.min_interval = min_interval
         self.calls = calls if calls is not None else CallSlots()
+        self._listener = listener
         self._lock = threading.Lock()
         self._request = request
         self._credit_exhausted = False
@@ -129,9 +143,12 @@ class RunState:
             self._paid_requests += n
 
     def interrupted(self, message: str) -> None:
-        """The run was interrupted (terminated, Ctrl-C): say what it leaves. Dagster's run log
-        overrides this; elsewhere the engine's logger carries it."""
-        log.warning(message)
+        """The run was interrupted (terminated, Ctrl-C): say what it leaves, to the listener, or
+        else through the engine's logger."""
+        if self._listener is not None:
+            self._listener.interrupted(message)
+        else:
+            log.warning(message)
 
     def note(self, outcome: UrlOutcome) -> None:
         with self._lock:
@@ -143,6 +160,8 @@ class RunState:
             self._engine_failures += int(outcome.engine_failure)
             self._converged += int(outcome.converged)
             self._written.update(outcome.written)
+        if self._listener is not None:
+            self._listener.noted(outcome)
 
     def status_counts(self) -> dict[str, int]:
         with self._lock:

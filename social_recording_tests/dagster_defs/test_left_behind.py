@@ -24,7 +24,7 @@ from social_recording.locks import open_lock_manager
 from social_recording.recording.engine import Timings
 from social_recording.recording.outcomes import EngineOutcome, TokenOutcome, TokenStatus, UrlOutcome
 from social_recording.recording.reconcile import reconcile_lock_key
-from social_recording.recording.run_state import RunSummary
+from social_recording.recording.run_state import RunState, RunSummary
 from social_recording_tests.dagster_defs.sandbox_env import SandboxEnv, make_env, step_metadata, token
 from social_recording_tests.dagster_defs.short_timings import SHORT, use_timings
 
@@ -164,13 +164,14 @@ def test_a_lock_server_gone_past_the_bound_fails_the_run_naming_it_without_its_p
 
 
 def test_urls_locked_or_deferred_are_reasons_with_their_detail() -> None:
-    run = RunLog(UrlLog(_NullLog()))
+    log = RunLog(UrlLog(_NullLog()))
+    run = RunState(listener=log)
     for status, detail in ((EngineOutcome.LOCKED, "url lock wait of 180s exceeded"),
                            (EngineOutcome.DEFERRED, "twitterapi: the shared rate limiter could not be asked: "
                                                     "the lock backend redis://:***@h:6379/0 did not answer")):
         run.note(UrlOutcome("T1", "https://x.com/i/status/1", "x", status, False, False, 0.0, 0.0, detail))
     run.note(UrlOutcome("T1", "https://github.com/o/r", "github", EngineOutcome.LOST, False, False, 0.0, 0.0, ""))
-    reasons = left_behind(run.summary(), [TokenOutcome("T2", TokenStatus.LOCKED_OUT)], "", tuple(run.left_examples))
+    reasons = left_behind(run.summary(), [TokenOutcome("T2", TokenStatus.LOCKED_OUT)], "", tuple(log.left_examples))
     assert len(reasons) == 2
     assert reasons[0].startswith("1 token(s) not recorded") and "T2" in reasons[0]
     assert reasons[1].startswith("2 URL(s) left as they were (1 locked, 1 deferred)")

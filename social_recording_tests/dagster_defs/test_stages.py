@@ -13,7 +13,7 @@ from social_recording.dagster_defs import reporting
 from social_recording.dagster_defs.run_log import PROBLEM_ROWS, TABLE_ROWS, RunLog, UrlLog
 from social_recording.domain.status import FetchStatus
 from social_recording.recording.outcomes import EngineOutcome, UrlOutcome
-from social_recording.recording.run_state import RunSummary
+from social_recording.recording.run_state import RunState, RunSummary
 from social_recording_tests.dagster_defs.sandbox_env import (
     SandboxEnv,
     log_lines,
@@ -128,12 +128,14 @@ def test_url_log_flushes_every_n_lines_and_on_close_with_warnings_apart() -> Non
 
 
 def test_the_outcome_table_keeps_every_problem_up_to_a_bound_then_a_sample_of_ok_rows() -> None:
-    run = RunLog(UrlLog(_Log(), max_lines=10_000, interval_s=3600))
+    """The run log listens to the run's state: it sees every outcome the state counts."""
+    log = RunLog(UrlLog(_Log(), max_lines=10_000, interval_s=3600))
+    run = RunState(listener=log)
     for i in range(PROBLEM_ROWS + 50):
         run.note(_outcome(i, FetchStatus.ERROR))
     for i in range(TABLE_ROWS):
         run.note(_outcome(10_000 + i, FetchStatus.OK))
-    rows = run.rows()
+    rows = log.rows()
     assert len(rows.rows) == TABLE_ROWS and rows.total == PROBLEM_ROWS + 50 + TABLE_ROWS
     assert (rows.shown_not_ok, rows.not_ok, rows.shown_ok, rows.ok) == (PROBLEM_ROWS, PROBLEM_ROWS + 50,
                                                                          TABLE_ROWS - PROBLEM_ROWS, TABLE_ROWS)

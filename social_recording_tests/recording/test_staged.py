@@ -9,6 +9,7 @@ from social_recording.domain.models import TokenProfile
 from social_recording.domain.status import FetchStatus
 from social_recording.locks.base import LockManager
 from social_recording.recording.log_line import kv
+from social_recording.recording.outcomes import UrlOutcome
 from social_recording.recording.processor import TokenStatus
 from social_recording.recording.reconcile import reconcile_lock_key
 from social_recording.recording.retry import RETRY_LOCK_KEY
@@ -115,3 +116,31 @@ def test_one_log_line_format() -> None:
     assert kv("url_outcome", token="A", detail="two words", empty="") == 'url_outcome token=A detail="two words" empty=""'
     assert kv(event="token_failed", error="KeyError") == "event=token_failed error=KeyError"
     assert kv("x", detail="line one\nline two") == 'x detail="line one line two"'  # one line, always
+
+
+def test_a_runs_listener_hears_every_outcome_and_the_interruption(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
+) -> None:
+    """The use cases tell a run's listener (a Dagster stage's run log, in production) about each URL
+    outcome they count and about an interruption; without one, the interruption goes to the log."""
+
+    class Listener:
+        def __init__(self) -> None:
+            self.outcomes: list[str] = []
+            self.messages: list[str] = []
+
+        def noted(self, outcome: UrlOutcome) -> None:
+            self.outcomes.append(outcome.url)
+
+        def interrupted(self, message: str) -> None:
+            self.messages.append(message)
+
+    eng = build_engine(store, locks, counting_registry(counter), clock=clock)
+    assert store.create_pending_token(TokenProfile(address="A", urls=[YT_URL, GH_URL]), T0)
+    listener = Listener()
+    run = RunState(timedelta(0), listener=listener)
+    out = retry_run(eng, min_interval_minutes=0, run=run)
+    assert sorted(listener.outcomes) == sorted([YT_URL, GH_URL]) and out.processed == 2
+    assert run.summary().urls == 2
+    run.interrupted("run interrupted: 0 finished, 0 in flight, 1 not started")
+    assert listener.messages == ["run interrupted: 0 finished, 0 in flight, 1 not started"]
