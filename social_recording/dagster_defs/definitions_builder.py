@@ -9,10 +9,15 @@ from typing import Any
 from dagster import Definitions, EnvVar
 
 from social_recording.dagster_defs.assets import ASSET_SPECS
-from social_recording.dagster_defs.catch_up import make_catch_up_sensor
-from social_recording.dagster_defs.checks import make_health_checks, make_health_job, make_health_schedule
 from social_recording.dagster_defs.engine import RecordingEngineResource
 from social_recording.dagster_defs.jobs import live_tokens_job, make_reconcile_job, retry_job
+from social_recording.dagster_defs.jobs.health import (
+    make_health_checks,
+    make_health_job,
+    make_health_schedule,
+)
+from social_recording.dagster_defs.jobs.live import make_retry_candidates_sensor, make_token_flow_sensor
+from social_recording.dagster_defs.jobs.reconcile import make_catch_up_sensor
 from social_recording.dagster_defs.recovery import make_stranded_runs_sensor
 from social_recording.dagster_defs.resources import (
     LockManagerResource,
@@ -28,7 +33,6 @@ from social_recording.dagster_defs.schedules import (
     make_reconcile_schedule,
     make_retry_schedule,
 )
-from social_recording.dagster_defs.sensors import make_retry_candidates_sensor, make_token_flow_sensor
 from social_recording.settings import PREFIX, Settings
 
 

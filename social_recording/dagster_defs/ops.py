@@ -31,7 +31,6 @@ from dagster import (
     op,
 )
 
-from social_recording.dagster_defs.checks import HealthInputs
 from social_recording.dagster_defs.config import (
     LiveBatchConfig,
     RecordWindowConfig,
@@ -40,6 +39,7 @@ from social_recording.dagster_defs.config import (
     WindowConfig,
 )
 from social_recording.dagster_defs.engine import RecordingEngineResource
+from social_recording.dagster_defs.jobs.health import HealthInputs
 from social_recording.dagster_defs.partitions import PartitionKeyError, check_partition_key
 from social_recording.dagster_defs.reporting import (
     RecordedRun,

@@ -19,8 +19,8 @@ from typing import Any
 
 from dagster import Failure, MetadataValue, OpExecutionContext, Output, TableColumn, TableRecord, TableSchema
 
-from social_recording.dagster_defs.catch_up import REMAINING_TAG
-from social_recording.dagster_defs.checks import HealthInputs, report_health
+from social_recording.dagster_defs.jobs.health import HealthInputs, report_health
+from social_recording.dagster_defs.jobs.reconcile import REMAINING_TAG
 from social_recording.dagster_defs.run_log import LEFT_BEHIND, OutcomeRows, RunLog
 from social_recording.recording.health import RunFigures
 from social_recording.recording.job_pool import JOB_LOCK_TTL_S

@@ -19,8 +19,8 @@ from dagster import (
     build_sensor_context,
 )
 
-import social_recording.dagster_defs.catch_up as catch_up
-from social_recording.dagster_defs.catch_up import (
+import social_recording.dagster_defs.jobs.reconcile as catch_up
+from social_recording.dagster_defs.jobs.reconcile import (
     CATCH_UP_OF_TAG,
     CATCH_UP_TAG,
     MAX_CATCH_UPS,

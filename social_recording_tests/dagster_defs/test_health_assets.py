@@ -31,7 +31,7 @@ from social_recording.dagster_defs.assets import (
     TRACKER_TOKENS,
     VENUES,
 )
-from social_recording.dagster_defs.checks import HEALTH_JOB, check_names
+from social_recording.dagster_defs.jobs.health import HEALTH_JOB, check_names
 from social_recording.domain.graph import ObjectKind
 from social_recording.domain.models import TokenProfile, utcnow
 from social_recording.domain.status import ABSORBING, FetchStatus

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance
 
-from social_recording.dagster_defs.catch_up import REMAINING_TAG
+from social_recording.dagster_defs.jobs.reconcile import REMAINING_TAG
 from social_recording.dagster_defs.reporting import left_behind
 from social_recording.dagster_defs.run_log import RunLog, UrlLog
 from social_recording.locks import open_lock_manager

@@ -26,7 +26,7 @@ from dagster._core.remote_origin import RegisteredCodeLocationOrigin, RemoteJobO
 from dagster._core.test_utils import create_run_for_test
 
 from social_recording.dagster_defs.definitions_builder import build_definitions
-from social_recording.dagster_defs.sensors import (
+from social_recording.dagster_defs.jobs.live import (
     LIVE_BATCH_SIZE,
     LIVE_MAX_LOOKBACK,
     LiveCursor,
