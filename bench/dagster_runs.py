@@ -86,15 +86,9 @@ def apply(env: dict[str, str]) -> None:
 
 def disable_url_log() -> None:
     """Per-URL run-log lines off (the A/B baseline); counting and the report stay."""
-    try:
-        from social_recording.dagster_defs import run_log  # type: ignore[attr-defined]
+    from social_recording.dagster_defs import run_log
 
-        run_log.UrlLog.add = lambda self, outcome: None  # type: ignore[method-assign]
-    except ImportError:  # the code before the batched run log
-        from social_recording.dagster_defs import ops
-        from social_recording.recording.run_state import RunState
-
-        ops.OpRunState.note = RunState.note  # type: ignore[method-assign]
+    run_log.UrlLog.add = lambda self, outcome: None  # type: ignore[method-assign]
 
 
 class LogTimer:

@@ -1,6 +1,7 @@
 """Build the code location from settings: the resources (the sandbox or the real upstream, chosen
-here and nowhere else), the recorded data as assets with their health checks, jobs, schedules,
-sensors. Secrets reach Dagster as `EnvVar`s or variable names, never values; nothing connects here.
+here and nowhere else), the recorded data as assets, and the jobs (one module each in `jobs/`, with
+their schedules and sensors). Secrets reach Dagster as `EnvVar`s or variable names, never values;
+nothing connects here.
 """
 
 import os
@@ -10,14 +11,22 @@ from dagster import Definitions, EnvVar
 
 from social_recording.dagster_defs.assets import ASSET_SPECS
 from social_recording.dagster_defs.engine import RecordingEngineResource
-from social_recording.dagster_defs.jobs import live_tokens_job, make_reconcile_job, retry_job
 from social_recording.dagster_defs.jobs.health import (
     make_health_checks,
     make_health_job,
     make_health_schedule,
 )
-from social_recording.dagster_defs.jobs.live import make_retry_candidates_sensor, make_token_flow_sensor
-from social_recording.dagster_defs.jobs.reconcile import make_catch_up_sensor
+from social_recording.dagster_defs.jobs.live import live_tokens_job, make_token_flow_sensor
+from social_recording.dagster_defs.jobs.reconcile import (
+    make_catch_up_sensor,
+    make_reconcile_job,
+    make_reconcile_schedule,
+)
+from social_recording.dagster_defs.jobs.retry import (
+    make_retry_candidates_sensor,
+    make_retry_schedule,
+    retry_job,
+)
 from social_recording.dagster_defs.recovery import make_stranded_runs_sensor
 from social_recording.dagster_defs.resources import (
     LockManagerResource,
@@ -28,11 +37,7 @@ from social_recording.dagster_defs.resources import (
     UpstreamResource,
 )
 from social_recording.dagster_defs.sandbox_upstream import SandboxUpstreamResource
-from social_recording.dagster_defs.schedules import (
-    default_status,
-    make_reconcile_schedule,
-    make_retry_schedule,
-)
+from social_recording.dagster_defs.stages import default_status
 from social_recording.settings import PREFIX, Settings
 
 

@@ -14,7 +14,6 @@ No `from __future__ import annotations`: Dagster reads the sensor function's ann
 """
 
 import time
-import warnings
 
 from dagster import (
     DagsterRunStatus,
@@ -28,8 +27,6 @@ from dagster import (
     sensor,
 )
 from dagster._core.storage.tags import BACKFILL_ID_TAG
-
-warnings.filterwarnings("ignore", message="Parameter `owners` of initializer", category=Warning)
 
 STRANDED_AFTER_S = 30
 """A backfill run still NOT_STARTED this long after its creation was left by a submitter that stopped

@@ -20,7 +20,6 @@ from typing import Any
 from dagster import Failure, MetadataValue, OpExecutionContext, Output, TableColumn, TableRecord, TableSchema
 
 from social_recording.dagster_defs.jobs.health import HealthInputs, report_health
-from social_recording.dagster_defs.jobs.reconcile import REMAINING_TAG
 from social_recording.dagster_defs.run_log import LEFT_BEHIND, OutcomeRows, RunLog
 from social_recording.recording.health import RunFigures
 from social_recording.recording.job_pool import JOB_LOCK_TTL_S
@@ -176,9 +175,11 @@ def outcome_metadata(recorded: RecordedRun) -> dict[str, Any]:
     return meta
 
 
-def finish_recording(context: OpExecutionContext, recorded: RecordedRun, store: Store, health: HealthInputs) -> None:
-    """The end of a recording stage: log, hand the counters to the assets, then fail this stage if
-    it must fail (its metadata: the counters and the per-URL table)."""
+def finish_recording(context: OpExecutionContext, recorded: RecordedRun, store: Store, health: HealthInputs,
+                     run_tags: Mapping[str, str] | None = None) -> None:
+    """The end of a recording stage: log, hand the counters to the assets, tag the run with
+    `run_tags` (what a sensor reads of it), then fail this stage if it must fail (its metadata: the
+    counters and the per-URL table)."""
     if recorded.skipped:
         context.log.warning(recorded.skipped)
     for t in recorded.tokens:
@@ -202,11 +203,11 @@ def finish_recording(context: OpExecutionContext, recorded: RecordedRun, store: 
         report_to_assets(context, store, health, recorded)
     except Exception as exc:  # the report of what was recorded must not hide the recording itself
         context.log.warning(f"report_to_assets failed: {type(exc).__name__}: {exc}")
-    if recorded.job == "reconcile":
-        try:  # what the catch-up sensor reads of a partition's last run
-            context.instance.add_run_tags(context.run_id, {REMAINING_TAG: str(recorded.counters.get("remaining", 0))})
+    if run_tags:
+        try:
+            context.instance.add_run_tags(context.run_id, dict(run_tags))
         except Exception as exc:
-            context.log.warning(f"could not tag the run with {REMAINING_TAG}: {type(exc).__name__}: {exc}")
+            context.log.warning(f"could not tag the run with {', '.join(run_tags)}: {type(exc).__name__}: {exc}")
     failure = failure_of(recorded)
     if failure:
         raise Failure(description=failure, metadata=outcome_metadata(recorded))
@@ -234,7 +235,7 @@ def failure_of(recorded: RecordedRun) -> str:
     return ""
 
 
-def report(context: OpExecutionContext, recorded: RecordedRun) -> Output[dict[str, Any]]:
+def report_output(context: OpExecutionContext, recorded: RecordedRun) -> Output[dict[str, Any]]:
     """The run's counters as the job's output, with the URL status counts and the per-URL table."""
     context.log.info(f"{recorded.job} run: {recorded.summary.urls} URL outcome(s), "
                      f"{recorded.summary.converged} converged, {recorded.summary.attempted} called, "

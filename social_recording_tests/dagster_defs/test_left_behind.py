@@ -84,7 +84,7 @@ def test_a_reexecution_right_after_a_killed_run_waits_for_its_lock_and_records_t
     assert counters["skipped"] == "" and counters["remaining"] == 0
     assert counters["already_seen"] == len(stored_by_the_killed_run)
     assert len(env.tokens()) == TOKENS
-    assert step_metadata(result, "reconcile_window.report_reconcile")["remaining"] == 0
+    assert step_metadata(result, "reconcile_window.report")["remaining"] == 0
     run = instance.get_run_by_id(result.run_id)
     assert run is not None and run.tags[REMAINING_TAG] == "0"  # what the catch-up sensor reads
 

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 from dagster import DagsterEventType, DagsterInstance, Failure, TimeWindow
 
-from social_recording.dagster_defs.ops import partition_window
+from social_recording.dagster_defs.jobs.reconcile import partition_window
 from social_recording.dagster_defs.partitions import daily_partitions
 from social_recording.domain.status import Cause
 from social_recording_tests.dagster_defs.sandbox_env import log_lines, make_env, token
@@ -111,7 +111,7 @@ def test_reexecuting_from_failure_runs_the_recording_stage_again_and_records_wha
                          reexecution_options=ReexecutionOptions.from_failure(first.run_id, instance)) as again:
             assert again.success
             started = [e.step_key for e in instance.all_logs(again.run_id, of_type=DagsterEventType.STEP_START)]
-            assert started == ["reconcile_window.record_window_tokens", "reconcile_window.report_reconcile"]
+            assert started == ["reconcile_window.record_window_tokens", "reconcile_window.report"]
             counters = again.output_for_node("reconcile_window")
             assert (counters["already_seen"], counters["processed"], counters["remaining"]) == (1, 1, 0)
     assert env.statuses() == {A: {"https://github.com/o/a": "ok"}, b: {"https://github.com/o/b": "ok"}}

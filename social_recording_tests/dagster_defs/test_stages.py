@@ -45,11 +45,10 @@ def _stages(job: Any) -> list[str]:
 def test_each_job_is_a_graph_of_named_stages_run_in_process(env: SandboxEnv) -> None:
     defs = env.defs()
     expected = {
-        "retry_job": ["retry_urls.record_retry_candidates", "retry_urls.report_retry",
-                      "retry_urls.select_retry_candidates"],
+        "retry_job": ["retry_urls.record_retry_candidates", "retry_urls.report", "retry_urls.select_retry_candidates"],
         "reconcile_job": ["reconcile_window.read_reconcile_window", "reconcile_window.record_window_tokens",
-                          "reconcile_window.report_reconcile"],
-        "live_tokens_job": ["record_tokens.record_live_tokens", "record_tokens.report_live"],
+                          "reconcile_window.report"],
+        "live_tokens_job": ["record_tokens.record_live_tokens", "record_tokens.report"],
     }
     for name, stages in expected.items():
         job = defs.resolve_job_def(name)
@@ -181,7 +180,7 @@ def test_the_recording_stage_that_did_the_work_fails_after_recording_and_reporti
     failures = [e for e in result.all_events if e.is_step_failure]
     assert [e.step_key for e in failures] == ["reconcile_window.record_window_tokens"]
     started = [e.step_key for e in result.all_events if e.event_type == DagsterEventType.STEP_START]
-    assert "reconcile_window.report_reconcile" not in started
+    assert "reconcile_window.report" not in started
     assert log_lines(instance, result.run_id, "reconcile_done ")  # reported before failing
     metadata = failures[0].step_failure_data.user_failure_data.metadata
     assert metadata["urls_called"].value == 2
@@ -215,7 +214,7 @@ def test_descriptions_stand_on_their_own(env: SandboxEnv) -> None:
         for banned in ("DESIGN", "seed ", "§"):
             assert banned not in text, f"{key}: {text!r}"
     source = Path(reporting.__file__).parent
-    for path in sorted(source.glob("*.py")):
+    for path in sorted(source.rglob("*.py")):
         body = path.read_text()
         for banned in ("DESIGN", "seed 0", "§"):
             assert banned not in body, f"{path.name} mentions {banned!r}"

@@ -7,7 +7,9 @@ from collections import Counter
 
 import pytest
 
-from social_recording.dagster_defs.config import ReconcileConfig, RecordTokensConfig, RetryConfig
+from social_recording.dagster_defs.jobs.live import RecordTokensConfig
+from social_recording.dagster_defs.jobs.reconcile import ReconcileConfig
+from social_recording.dagster_defs.jobs.retry import RetryConfig
 from social_recording.domain.models import TokenProfile
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform

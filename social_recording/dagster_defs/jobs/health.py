@@ -1,4 +1,5 @@
-"""Health as asset checks on the recorded data, evaluated after every run and every hour.
+"""health_check_job: the health of the recorded data as asset checks, evaluated after every run and
+every hour, with `health_schedule`.
 
 The verdicts come from `recording.health` (plain Python over the store); this module turns them
 into Dagster asset checks on `token_social_urls`:

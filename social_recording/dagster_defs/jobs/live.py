@@ -1,53 +1,57 @@
-"""The two sensors. Deterministic run keys from the work item; every evaluation explains itself.
+"""live_tokens_job: record a batch of freshly traded tokens — its config, stage, graph, job and
+`token_flow_sensor`, which polls the tracker and launches a run per batch (docs/architecture.md,
+"Live").
 
-A skip reason names what was checked (the range read, how many tokens, the floor, the back-off),
-every evaluation writes its notes to the tick's log (`context.log`), and both cursors are JSON an
-operator can read in the UI. Which tokens traded and which elements are due are business rules of
-`recording` (`live_feed`, `candidates`); here they become run requests.
+The graph `record_tokens` records the batch the sensor launched and reports; run config
+`{"ops": {"record_tokens": {"config": {"tokens": [{"address": ..., "symbol": ...}]}}}}`. The
+sensor's run keys come from the batch, its skip reasons name what was read, its cursor is JSON an
+operator can read; which tokens traded is the business rule of `recording.live_feed`.
 
-No `from __future__ import annotations`: Dagster reads the sensors' resource annotations.
+No `from __future__ import annotations`: Dagster reads these annotations at decoration time.
 """
 
 import hashlib
 import json
 import time
-import warnings
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from dagster import (
-    DagsterRunStatus,
+    Config,
     DefaultSensorStatus,
     JobDefinition,
+    OpExecutionContext,
     RunConfig,
     RunRequest,
-    RunsFilter,
     SensorDefinition,
     SensorEvaluationContext,
     SensorResult,
     SkipReason,
+    config_mapping,
+    graph,
+    in_process_executor,
+    job,
+    op,
     sensor,
 )
+from pydantic import Field
 
-from social_recording.dagster_defs.config import RecordTokensConfig, RetryConfig, TokenRef
-from social_recording.dagster_defs.jobs import JOB_TAG
-from social_recording.dagster_defs.resources import (
-    PlatformsResource,
-    RecordingPolicyResource,
-    StoreResource,
-    TrackerResource,
+from social_recording.dagster_defs.engine import RecordingEngineResource
+from social_recording.dagster_defs.reporting import RecordedRun
+from social_recording.dagster_defs.resources import RecordingPolicyResource, TrackerResource
+from social_recording.dagster_defs.stages import (
+    JOB_TAG,
+    RUN_RETRY_TAGS,
+    CallBounds,
+    Recorded,
+    record_stage,
+    report,
+    stage_config,
+    workers_field,
 )
-from social_recording.domain.policy import DEFAULT_MIN_INTERVAL, DEFAULT_MIN_INTERVAL_MINUTES
-from social_recording.domain.urls import Platform
-from social_recording.recording.candidates import (
-    DEFAULT_LIMIT,
-    by_status,
-    describe_default,
-    retry_query,
-    select,
-)
+from social_recording.recording.engine import Engine
 from social_recording.recording.live_feed import (
     LIVE_INITIAL_LOOKBACK,
     LIVE_MAX_LOOKBACK,
@@ -57,11 +61,9 @@ from social_recording.recording.live_feed import (
     TradedToken,
     scan_traded,
 )
-from social_recording.store.base import Store
-
-# Dagster's own @sensor decorator passes its beta `owners` parameter to SensorDefinition and warns
-# about itself on every load; nothing of ours uses `owners`.
-warnings.filterwarnings("ignore", message="Parameter `owners` of initializer", category=Warning)
+from social_recording.recording.log_line import kv_fields
+from social_recording.recording.outcomes import TokenOutcome, TokenStatus
+from social_recording.recording.run_state import RunState
 
 __all__ = [
     "LIVE_BATCH_SIZE",
@@ -69,10 +71,8 @@ __all__ = [
     "LIVE_MAX_LOOKBACK",
     "LIVE_PAGE",
     "LiveCursor",
-    "RetryCursor",
-    "evaluate_retry_candidates",
     "evaluate_token_flow",
-    "make_retry_candidates_sensor",
+    "live_tokens_job",
     "make_token_flow_sensor",
 ]
 
@@ -82,13 +82,88 @@ LIVE_EVAL_BUDGET_S = 30.0
 call may take up to ~18 s with its retries)."""
 LIVE_MAX_RUNS_PER_TICK = 25
 """At most this many live runs (x LIVE_BATCH_SIZE tokens) per evaluation; the rest waits one tick."""
-ACTIVE_RUN_STATUSES = [
-    DagsterRunStatus.QUEUED,
-    DagsterRunStatus.NOT_STARTED,
-    DagsterRunStatus.STARTING,
-    DagsterRunStatus.STARTED,
-    DagsterRunStatus.CANCELING,
-]
+
+# --------------------------------------------------------------------------- config
+
+
+class TokenRef(Config):
+    address: str = Field(min_length=1, description="Mint address.")
+    symbol: str = Field(default="", description="Display symbol (informational).")
+
+
+class LiveBatchConfig(CallBounds):
+    """The live recording stage."""
+
+    tokens: list[TokenRef] = Field(description="Tokens to record, as launched by token_flow_sensor.")
+    max_workers: int = workers_field()
+
+
+class RecordTokensConfig(LiveBatchConfig):
+    """`live_tokens_job`: the batch token_flow_sensor launched (at most 20 tokens)."""
+
+    def stage_configs(self) -> dict[str, Any]:
+        return {
+            "record_live_tokens": stage_config(
+                tokens=[t.model_dump() for t in self.tokens], max_workers=self.max_workers,
+                provider_concurrency=self.provider_concurrency or None),
+        }
+
+
+# --------------------------------------------------------------------------- stage, graph, job
+
+
+def live_counters(results: list[TokenOutcome], by_status: dict[str, int]) -> dict[str, Any]:
+    counters: dict[str, Any] = {
+        "tokens": len(results),
+        "created": sum(1 for r in results if r.created),
+        "dropped_values": sum(len(r.dropped) for r in results),
+        "unresolved_values": sum(r.unresolved for r in results),
+        **{f"tokens_{s.value}": sum(1 for r in results if r.status is s) for s in TokenStatus},
+    }
+    counters.update({f"urls_{k}": v for k, v in sorted(by_status.items())})
+    return counters
+
+
+@op(description="Records a batch of freshly traded tokens launched by token_flow_sensor (a stored token only "
+                "reopens pending and error URLs past their back-off), one run-log line per URL, then observes the "
+                "recorded data; fails when a token could not be read (the sensor's cursor has passed it), a URL "
+                "hit an engine failure or work was left behind.")
+def record_live_tokens(
+    context: OpExecutionContext,
+    config: LiveBatchConfig,
+    recording: RecordingEngineResource,
+) -> RecordedRun:
+    tokens = list(dict((t.address, t) for t in config.tokens).values())  # one unit per address
+    context.log.info(kv_fields("live_start", {"tokens": len(tokens), "max_workers": config.max_workers}))
+
+    def record(engine: Engine, run: RunState) -> Recorded:
+        results = engine.processor.record_batch([(t.address, t.symbol or None) for t in tokens], run,
+                                                max_workers=min(config.max_workers, max(1, len(tokens))))
+        return Recorded("live", live_counters(results, run.status_counts()), results)
+
+    return record_stage(context, recording, config.provider_concurrency, record)
+
+
+@config_mapping
+def _stages(config: RecordTokensConfig) -> dict[str, Any]:
+    return config.stage_configs()
+
+
+@graph(
+    config=_stages,
+    description="Records a batch of freshly traded tokens launched by token_flow_sensor, then reports.",
+)
+def record_tokens() -> Any:
+    return report(record_live_tokens())
+
+
+@job(tags={JOB_TAG: "live", **RUN_RETRY_TAGS}, executor_def=in_process_executor,
+     description="Records a batch of freshly traded tokens.")
+def live_tokens_job() -> None:
+    record_tokens()
+
+
+# --------------------------------------------------------------------------- sensor
 
 
 def _digest(payload: Any) -> str:
@@ -97,13 +172,6 @@ def _digest(payload: Any) -> str:
 
 def _at(ts: datetime) -> str:
     return ts.isoformat(timespec="seconds")
-
-
-def _counts(counts: dict[str, int]) -> str:
-    return ", ".join(f"{n} {s}" for s, n in counts.items())
-
-
-# --------------------------------------------------------------------------- live
 
 
 def live_run_key(batch: Sequence[TradedToken]) -> str:
@@ -189,108 +257,3 @@ def make_token_flow_sensor(job: JobDefinition, status: DefaultSensorStatus) -> S
         return SensorResult(run_requests=result.run_requests, cursor=result.cursor.dump())
 
     return token_flow_sensor
-
-
-# --------------------------------------------------------------------------- retry
-
-
-@dataclass
-class RetryCursor:
-    """The last launch of retry_candidates_sensor: which selection (its digest) and when."""
-
-    digest: str | None = None
-    launched_at: datetime | None = None
-    candidates: int = 0
-
-    @classmethod
-    def parse(cls, raw: str | None) -> "RetryCursor":
-        if not raw:
-            return cls()
-        try:
-            data = json.loads(raw)
-            at = datetime.fromisoformat(data["launched_at"]) if data.get("launched_at") else None
-            return cls(digest=data.get("digest"), launched_at=at, candidates=int(data.get("candidates", 0)))
-        except (ValueError, KeyError, TypeError, AttributeError):
-            return cls()  # an unreadable cursor only means "no launch remembered"
-
-    def dump(self) -> str:
-        return json.dumps({"digest": self.digest, "launched_at": self.launched_at.isoformat() if self.launched_at else None,
-                           "candidates": self.candidates})
-
-
-def active_retry_run(context: SensorEvaluationContext, job_name: str) -> str | None:
-    """The status of a queued or running retry run, if any: never two at once."""
-    records = context.instance.get_run_records(RunsFilter(job_name=job_name, statuses=ACTIVE_RUN_STATUSES), limit=1)
-    return records[0].dagster_run.status.value.lower() if records else None
-
-
-def evaluate_retry_candidates(
-    store: Store, cursor: RetryCursor, now: datetime, *, enable_paid: bool, usable_platforms: Collection[Platform]
-) -> RunRequest | SkipReason:
-    """Launch retry_job when the retry job's own selection (the same query) finds due elements. The
-    run key is the selection's digest: it changes whenever the set changes (every recording moves an
-    element's `checked_at`), and an unchanged set is launched again once per back-off period, so a
-    selection a run could not finish (locks held elsewhere) is not forgotten."""
-    query = retry_query(now=now, min_interval=DEFAULT_MIN_INTERVAL, limit=DEFAULT_LIMIT,
-                        enable_paid=enable_paid, usable_platforms=usable_platforms)
-    found = select(store, query)
-    takes = describe_default(enable_paid=enable_paid, usable_platforms=usable_platforms)
-    if not found:
-        return SkipReason(
-            f"nothing is due: the default selection takes {takes}, and none of it was recorded before "
-            f"{_at(query.checked_before)} (back-off {DEFAULT_MIN_INTERVAL_MINUTES} min)"
-        )
-    digest = found.digest
-    if (
-        cursor.digest == digest
-        and cursor.launched_at is not None
-        and now - cursor.launched_at < DEFAULT_MIN_INTERVAL
-    ):
-        return SkipReason(
-            f"the same {len(found)} due element(s) ({_counts(by_status(found.candidates))}) were launched at "
-            f"{_at(cursor.launched_at)} "
-            f"(selection {digest}); launching them again after {DEFAULT_MIN_INTERVAL_MINUTES} min if still due"
-        )
-    bucket = int(now.timestamp() // DEFAULT_MIN_INTERVAL.total_seconds())
-    return RunRequest(
-        run_key=f"retry:{digest}:{bucket}",
-        run_config=RunConfig(ops={"retry_urls": RetryConfig()}),
-        tags={"social_recording/candidate_urls": str(len(found)), JOB_TAG: "retry"},
-    )
-
-
-def make_retry_candidates_sensor(job: JobDefinition, status: DefaultSensorStatus) -> SensorDefinition:
-    @sensor(
-        name="retry_candidates_sensor",
-        job=job,
-        minimum_interval_seconds=300,
-        default_status=status,
-        description="Launches retry_job when its default selection finds due elements (error and pending, "
-        "skipped_paid when paid calls are on, unsupported recorded for want of a generator that now exists) "
-        "and no retry run is queued or running. Cursor: the last selection launched (its fingerprint) and when.",
-    )
-    def retry_candidates_sensor(
-        context: SensorEvaluationContext,
-        store: StoreResource,
-        platforms: PlatformsResource,
-        policy: RecordingPolicyResource,
-    ) -> SensorResult:
-        active = active_retry_run(context, job.name)
-        if active:
-            reason = f"a {job.name} run is already {active} (one at a time); the next evaluation looks again"
-            context.log.info(f"{reason}; cursor {context.cursor or 'none'}")
-            return SensorResult(skip_reason=SkipReason(reason), cursor=context.cursor)
-        cursor = RetryCursor.parse(context.cursor)
-        now = datetime.now(UTC)
-        result = evaluate_retry_candidates(store.get(), cursor, now, enable_paid=policy.enable_paid,
-                                           usable_platforms=platforms.registry().usable_platforms())
-        if isinstance(result, SkipReason):
-            context.log.info(f"{result.skip_message}; cursor {cursor.dump()}")
-            return SensorResult(skip_reason=result, cursor=cursor.dump())
-        count = int(result.tags.get("social_recording/candidate_urls", "0"))
-        new_cursor = RetryCursor(digest=result.run_key.split(":")[1] if result.run_key else None, launched_at=now,
-                                 candidates=count)
-        context.log.info(f"launching retry_job for {count} due element(s); cursor -> {new_cursor.dump()}")
-        return SensorResult(run_requests=[result], cursor=new_cursor.dump())
-
-    return retry_candidates_sensor

@@ -1,45 +1,285 @@
-"""reconcile_catch_up_sensor: launches again the reconcile partitions whose last run left tokens unrecorded.
+"""reconcile_job: record the tokens of a past UTC day that were never stored — its config, stages,
+graph, partitioned job, the daily `reconcile_schedule` and `reconcile_catch_up_sensor`
+(docs/architecture.md, "Reconcile").
 
-A partition's last run can end without recording its window: it failed (a crash, a lock held past its
-wait, a backend gone), it was canceled, it never started (run monitoring failed it), or it succeeded
-with tokens remaining (a `limit` or `deadline` in its config). `reconcile_schedule` only revisits
-yesterday and today, so nothing else ever comes back for an older day. The sensor reads each
-partition's last run and launches the partition once more for it, with a run key made of the
-partition and that run's id: one catch-up per run left behind, however often it is evaluated. It
-gives Dagster's own run retries the first go (a run must have ended SETTLE_S ago) and gives up on a
-partition after MAX_CATCH_UPS catch-ups in a row left work behind too, saying so in its skip reason
-and cursor. Elements a run left pending on stored tokens are the retry job's (docs/architecture.md,
-"Runs tell the truth").
+The graph `reconcile_window` reads the partition's window from the tracker (writes nothing), records
+its tokens under the window's job lock, and reports; run config `{"ops": {"reconcile_window":
+{"config": {...}}}}`, partition key `YYYY-MM-DD`.
 
-No `from __future__ import annotations`: Dagster reads the sensor function's annotations.
+The catch-up sensor: a partition's last run can end without recording its window: it failed (a
+crash, a lock held past its wait, a backend gone), it was canceled, it never started (run monitoring
+failed it), or it succeeded with tokens remaining (a `limit` or `deadline` in its config).
+`reconcile_schedule` only revisits yesterday and today, so nothing else ever comes back for an older
+day. The sensor reads each partition's last run and launches the partition once more for it, with a
+run key made of the partition and that run's id: one catch-up per run left behind, however often it
+is evaluated. It gives Dagster's own run retries the first go (a run must have ended SETTLE_S ago)
+and gives up on a partition after MAX_CATCH_UPS catch-ups in a row left work behind too, saying so
+in its skip reason and cursor. Elements a run left pending on stored tokens are the retry job's
+(docs/architecture.md, "Runs tell the truth").
+
+No `from __future__ import annotations`: Dagster reads these annotations at decoration time.
 """
 
 import json
 import time
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 from dagster import (
+    Config,
     DagsterRunStatus,
+    DefaultScheduleStatus,
     DefaultSensorStatus,
+    Failure,
     JobDefinition,
+    MetadataValue,
+    OpExecutionContext,
+    Output,
     PartitionsDefinition,
     RunRecord,
     RunRequest,
     RunsFilter,
+    ScheduleDefinition,
+    ScheduleEvaluationContext,
     SensorDefinition,
     SensorEvaluationContext,
     SensorResult,
     SkipReason,
+    TimeWindow,
+    config_mapping,
+    graph,
+    in_process_executor,
+    job,
+    op,
+    schedule,
     sensor,
 )
+from pydantic import Field
 
-warnings.filterwarnings("ignore", message="Parameter `owners` of initializer", category=Warning)
+from social_recording.dagster_defs.engine import RecordingEngineResource
+from social_recording.dagster_defs.partitions import PartitionKeyError, check_partition_key, daily_partitions
+from social_recording.dagster_defs.reporting import RecordedRun, skipped_note
+from social_recording.dagster_defs.resources import RecordingPolicyResource
+from social_recording.dagster_defs.stages import (
+    JOB_TAG,
+    PREVIEW_ROWS,
+    RUN_RETRY_TAGS,
+    CallBounds,
+    Recorded,
+    preview,
+    record_stage,
+    report,
+    stage_config,
+    workers_field,
+)
+from social_recording.dagster_defs.termination import sigterm_terminates
+from social_recording.recording.engine import Engine
+from social_recording.recording.log_line import kv_fields
+from social_recording.recording.reconcile import ReconcileWindow
+from social_recording.recording.run_state import RunState
+
+RECONCILE_CRON = "30 0 * * *"
+"""Half an hour into each UTC day: yesterday is complete, late trades have reached the tracker."""
+
+# --------------------------------------------------------------------------- config
+
+
+class WindowConfig(Config):
+    """The window-reading stage."""
+
+    min_af_count: int | None = Field(
+        default=None, ge=1, description="AF investor floor; default SOCIAL_RECORDING_AF_INVESTOR_THRESHOLD."
+    )
+
+
+class RecordWindowConfig(CallBounds):
+    """The window-recording stage."""
+
+    limit: int | None = Field(default=None, ge=1, description="Cap on tokens recorded in this run.")
+    deadline_seconds: float | None = Field(
+        default=None, gt=0, description="No token is started after this many seconds."
+    )
+    max_workers: int = workers_field()
+
+
+class ReconcileConfig(WindowConfig, RecordWindowConfig):
+    """`reconcile_job`: record the tokens of the partition's UTC day that were never stored."""
+
+    def stage_configs(self) -> dict[str, Any]:
+        return {
+            "read_reconcile_window": stage_config(min_af_count=self.min_af_count),
+            "record_window_tokens": stage_config(
+                limit=self.limit, deadline_seconds=self.deadline_seconds, max_workers=self.max_workers,
+                provider_concurrency=self.provider_concurrency or None),
+        }
+
+
+# --------------------------------------------------------------------------- stages, graph, job
+
+
+def partition_window(context: OpExecutionContext) -> TimeWindow:
+    """The partition's UTC day, refusing a key outside reconcile_job's partitions (a day before the
+    first, a day that has not begun, no day at all) before any request: a run launched outside the
+    UI's partition picker can carry any `dagster/partition` tag."""
+    partitions_def = context.job_def.partitions_def
+    assert partitions_def is not None, "partition_window is only used by reconcile_job"
+    try:
+        key = check_partition_key(partitions_def, context.partition_key)
+    except PartitionKeyError as exc:
+        raise Failure(description=str(exc)) from None
+    window = context.partition_time_window
+    if window.end > datetime.now(UTC):
+        context.log.warning(f"partition {key} is not over yet: tokens traded later today are recorded by a "
+                            "later run of this partition")
+    return window
+
+
+@op(description="Reads the partition's UTC day from the tracker: the tokens traded that day with enough AF "
+                "investors, minus those already stored. Writes nothing; a tracker failure fails the run here.")
+def read_reconcile_window(
+    context: OpExecutionContext,
+    config: WindowConfig,
+    recording: RecordingEngineResource,
+    policy: RecordingPolicyResource,
+) -> Output[ReconcileWindow]:
+    with sigterm_terminates(context):
+        window = partition_window(context)
+        min_af = config.min_af_count or policy.af_investor_threshold
+        context.log.info(kv_fields("reconcile_start", {
+            "partition": context.partition_key, "start": window.start.isoformat(), "end": window.end.isoformat(),
+            "min_af_count": min_af,
+        }))
+        read = recording.get().reconcile.read_window(window.start, window.end, partition_key=context.partition_key,
+                                                     min_af_count=min_af)
+        counters = {"scanned": read.scanned, "filtered": read.filtered, "already_seen": read.already_seen,
+                    "targets": len(read.targets), "malformed": len(read.malformed_items), "min_af_count": min_af}
+        context.log.info(kv_fields("window_read", {"partition": context.partition_key, **counters}))
+        metadata: dict[str, Any] = {k: MetadataValue.int(v) for k, v in counters.items()}
+        metadata["targets_preview"] = preview(("address", "symbol"), [
+            {"address": t.address, "symbol": t.symbol or ""} for t in read.targets[:PREVIEW_ROWS]])
+        if read.malformed_items:
+            metadata["malformed_items"] = MetadataValue.md("\n".join(f"- `{m}`" for m in read.malformed_items[:200]))
+        return Output(read, metadata=metadata)
+
+
+@op(description="Records the window's tokens under the partition's job lock (tokens stored since the window "
+                "was read are skipped), one run-log line per URL, then observes the recorded data; fails when a "
+                "token could not be read, a URL hit an engine failure or work was left behind (re-executing "
+                "from this failure records what is left).")
+def record_window_tokens(
+    context: OpExecutionContext,
+    config: RecordWindowConfig,
+    window: ReconcileWindow,
+    recording: RecordingEngineResource,
+) -> RecordedRun:
+    context.log.info(kv_fields("record_window", {
+        "partition": window.partition_key, "targets": len(window.targets), "limit": config.limit,
+        "deadline_seconds": config.deadline_seconds, "max_workers": config.max_workers,
+    }))
+
+    def record(engine: Engine, run: RunState) -> Recorded:
+        outcome = engine.reconcile.record_window(
+            window, limit=config.limit, deadline_seconds=config.deadline_seconds,
+            max_workers=config.max_workers, run=run, keep_url_outcomes=False,
+        )
+        extra: dict[str, Any] = {}
+        if outcome.malformed_items:
+            extra["malformed_items"] = MetadataValue.md("\n".join(f"- `{m}`" for m in outcome.malformed_items[:200]))
+        return Recorded("reconcile", outcome.metadata(), outcome.tokens,
+                        skipped=skipped_note(f"reconcile of {window.partition_key}", outcome.skipped,
+                                             outcome.job_lock_waited_s),
+                        extra=extra, run_tags={REMAINING_TAG: str(outcome.remaining)})
+
+    return record_stage(context, recording, config.provider_concurrency, record)
+
+
+@config_mapping
+def _stages(config: ReconcileConfig) -> dict[str, Any]:
+    return config.stage_configs()
+
+
+@graph(
+    config=_stages,
+    description="Records the tokens of the partition's UTC day that were never stored: read the day from the "
+    "tracker, record its new tokens, report.",
+)
+def reconcile_window() -> Any:
+    return report(record_window_tokens(read_reconcile_window()))
+
+
+def make_reconcile_job(start: date) -> JobDefinition:
+    @job(
+        name="reconcile_job",
+        partitions_def=daily_partitions(start),
+        tags={JOB_TAG: "reconcile", **RUN_RETRY_TAGS},
+        executor_def=in_process_executor,
+        description="Backfill: records the tokens of a UTC day (by last transfer) that were never stored.",
+    )
+    def reconcile_job() -> None:
+        reconcile_window()
+
+    return reconcile_job
+
+
+# --------------------------------------------------------------------------- schedule
+
+
+def reconcile_run_requests(context: ScheduleEvaluationContext, partitions_def: PartitionsDefinition,
+                           left_out: list[str]) -> list[RunRequest]:
+    """Yesterday's partition and today's so far, each with a run key of the tick's day, so a tick
+    evaluated twice launches nothing twice while the next day's tick runs both again. A day outside
+    the partitions (yesterday on the first day, a tick evaluated for a date not yet begun) is left
+    out, logged and appended to `left_out`, instead of failing the whole tick."""
+    tick = context.scheduled_execution_time
+    assert tick is not None
+    today = tick.date()
+    days = []
+    for day in (today - timedelta(days=1), today):
+        try:
+            days.append(date.fromisoformat(check_partition_key(partitions_def, day.isoformat())))
+        except PartitionKeyError as exc:
+            context.log.warning(f"not reconciling {day.isoformat()}: {exc}")
+            left_out.append(str(exc))
+    return [
+        RunRequest(
+            run_key=f"reconcile:{day.isoformat()}:tick-{today.isoformat()}",
+            partition_key=day.isoformat(),
+            tags={"social_recording/trigger": "reconcile_schedule"},
+        )
+        for day in days
+    ]
+
+
+def make_reconcile_schedule(job: JobDefinition, status: DefaultScheduleStatus) -> ScheduleDefinition:
+    partitions_def = job.partitions_def
+    assert partitions_def is not None, "reconcile_schedule runs the partitioned reconcile_job"
+
+    @schedule(
+        name="reconcile_schedule",
+        job=job,
+        cron_schedule=RECONCILE_CRON,
+        execution_timezone="UTC",
+        default_status=status,
+        description="Daily: reconcile yesterday (now complete) and today so far, so tokens the live sensor "
+        "missed (gaps, failed live runs, tracker items that were unreadable) are recorded without an operator.",
+    )
+    def reconcile_schedule(context: ScheduleEvaluationContext) -> list[RunRequest] | SkipReason:
+        left_out: list[str] = []
+        requests = reconcile_run_requests(context, partitions_def, left_out)
+        if not requests:
+            return SkipReason("no partition to reconcile: " + "; ".join(left_out))
+        context.log.info("reconciling partitions " + ", ".join(str(r.partition_key) for r in requests))
+        return requests
+
+    return reconcile_schedule
+
+
+# --------------------------------------------------------------------------- catch-up sensor
 
 REMAINING_TAG = "social_recording/remaining"
-"""Set by a reconcile run's report: the window's tokens it did not reach (a limit or a deadline)."""
+"""Set by a reconcile run's recording stage: the window's tokens it did not reach (a limit or a deadline)."""
 CATCH_UP_OF_TAG = "social_recording/catch_up_of"
 """On a catch-up run: the id of the run it completes."""
 CATCH_UP_TAG = "social_recording/catch_up"
