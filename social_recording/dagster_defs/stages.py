@@ -14,7 +14,7 @@ import contextlib
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from dagster import (
@@ -63,6 +63,11 @@ failed, a URL hit an engine failure) which re-running the same run would not cha
 
 PREVIEW_ROWS = 100
 """Rows of the selection / window previews in a stage's metadata."""
+
+
+def seconds(ts: datetime) -> str:
+    """A moment as sensors and schedules name it in their skip reasons and logs."""
+    return ts.isoformat(timespec="seconds")
 
 
 def default_status(env: str) -> tuple[DefaultScheduleStatus, DefaultSensorStatus]:

@@ -48,6 +48,7 @@ from social_recording.dagster_defs.stages import (
     Recorded,
     record_stage,
     report,
+    seconds,
     stage_config,
     workers_field,
 )
@@ -170,10 +171,6 @@ def _digest(payload: Any) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _at(ts: datetime) -> str:
-    return ts.isoformat(timespec="seconds")
-
-
 def live_run_key(batch: Sequence[TradedToken]) -> str:
     """From the batch's window (first/last last_transfer_at) and its addresses: the same batch always
     maps to the same key, so a re-evaluation never launches it twice (Dagster drops a known key),
@@ -224,8 +221,8 @@ def evaluate_token_flow(
     new_cursor = scan.cursor_after(cursor, scan.tokens)
     skip = ""
     if not requests:
-        skip = (f"no new token with >= {threshold} AF investors traded between {_at(scan.start)} and "
-                f"{_at(scan.read_until)}: scanned {scan.scanned} token(s) in {scan.pages} page(s), "
+        skip = (f"no new token with >= {threshold} AF investors traded between {seconds(scan.start)} and "
+                f"{seconds(scan.read_until)}: scanned {scan.scanned} token(s) in {scan.pages} page(s), "
                 f"{scan.below_threshold} below the floor, the rest launched before")
     return LiveEvaluation(requests, new_cursor, list(scan.notes), scan.scanned, scan.pages, skip)
 

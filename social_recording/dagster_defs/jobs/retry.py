@@ -8,7 +8,6 @@ as one node: `{"ops": {"retry_urls": {"config": {...}}}}`.
 No `from __future__ import annotations`: Dagster reads these annotations at decoration time.
 """
 
-import hashlib
 import json
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -54,6 +53,7 @@ from social_recording.dagster_defs.stages import (
     preview,
     record_stage,
     report,
+    seconds,
     stage_config,
     workers_field,
 )
@@ -252,14 +252,6 @@ def make_retry_schedule(job: JobDefinition, status: DefaultScheduleStatus) -> Sc
     )
 
 
-def _digest(payload: Any) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def _at(ts: datetime) -> str:
-    return ts.isoformat(timespec="seconds")
-
-
 def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {s}" for s, n in counts.items())
 
@@ -308,7 +300,7 @@ def evaluate_retry_candidates(
     if not found:
         return SkipReason(
             f"nothing is due: the default selection takes {takes}, and none of it was recorded before "
-            f"{_at(query.checked_before)} (back-off {DEFAULT_MIN_INTERVAL_MINUTES} min)"
+            f"{seconds(query.checked_before)} (back-off {DEFAULT_MIN_INTERVAL_MINUTES} min)"
         )
     digest = found.digest
     if (
@@ -318,7 +310,7 @@ def evaluate_retry_candidates(
     ):
         return SkipReason(
             f"the same {len(found)} due element(s) ({_counts(by_status(found.candidates))}) were launched at "
-            f"{_at(cursor.launched_at)} "
+            f"{seconds(cursor.launched_at)} "
             f"(selection {digest}); launching them again after {DEFAULT_MIN_INTERVAL_MINUTES} min if still due"
         )
     bucket = int(now.timestamp() // DEFAULT_MIN_INTERVAL.total_seconds())
