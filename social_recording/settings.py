@@ -32,6 +32,12 @@ PREFIX = "SOCIAL_RECORDING_"
 DEFAULT_PARTITION_START = date(2026, 11, 1)
 """First day of `reconcile_job`'s daily partitions unless SOCIAL_RECORDING_PARTITION_START says otherwise."""
 STORE_FILE_NAME = "social_recording.db"
+DAEMON_SENSOR_LOOP_S = 5
+"""Dagster's daemon looks at its sensors once every this many seconds (its sensor loop): no sensor is
+evaluated more often, whatever its own interval."""
+LIVE_POLL_SECONDS = DAEMON_SENSOR_LOOP_S
+"""token_flow_sensor reads the tracker on every loop of the daemon unless SOCIAL_RECORDING_LIVE_POLL_SECONDS
+says otherwise (docs/architecture.md, "Live")."""
 
 SECRET_FIELDS = frozenset({"tracker_api_key", "provider_keys"})
 URL_FIELDS = frozenset({"store_url", "lock_url", "tracker_url"})
@@ -107,6 +113,9 @@ class Settings(BaseSettings):
     max_exhausted_per_hour: int = Field(default=DEFAULT_MAX_EXHAUSTED_PER_HOUR, ge=0)
     env: Literal["dev", "stage", "prod"] = "dev"
     partition_start: date = DEFAULT_PARTITION_START
+    live_poll_seconds: int = Field(default=LIVE_POLL_SECONDS, ge=DAEMON_SENSOR_LOOP_S, le=3600)
+    """How often token_flow_sensor reads the tracker (one range request per evaluation): freshness
+    against the tracker's load. Nothing shorter than the daemon's sensor loop is possible."""
     rate_limits: dict[str, str] = Field(default_factory=dict)
     """Per-service rate overrides as JSON, e.g. {"twitterapi": "50/second", "urlscan": "120/minute;1000/hour"}
     ("none" removes a rate); the documented rates apply otherwise (outbound.limits)."""

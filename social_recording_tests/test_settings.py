@@ -48,6 +48,7 @@ def test_defaults(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert s.env == "dev"
     assert s.partition_start == date(2026, 11, 1)
     assert s.provider_keys == {}
+    assert s.live_poll_seconds == 5  # every loop of Dagster's sensor daemon
 
 
 def test_default_data_dir_without_dagster_home(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -72,6 +73,7 @@ def test_values_are_read(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
         "SOCIAL_RECORDING_MAX_ATTEMPTS": "7",
         "SOCIAL_RECORDING_ENV": "prod",
         "SOCIAL_RECORDING_PARTITION_START": "2026-01-15",
+        "SOCIAL_RECORDING_LIVE_POLL_SECONDS": "30",
         "YOUTUBE_API_KEY": "yt-key",
     }.items():
         env.setenv(name, value)
@@ -82,6 +84,7 @@ def test_values_are_read(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert (s.af_investor_threshold, s.enable_paid, s.max_attempts, s.env) == (4, True, 7, "prod")
     assert s.partition_start == date(2026, 1, 15)
     assert s.provider_keys["YOUTUBE_API_KEY"].get_secret_value() == "yt-key"
+    assert s.live_poll_seconds == 30
 
 
 @pytest.mark.parametrize("name, value", [
@@ -97,6 +100,8 @@ def test_values_are_read(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
     ("SOCIAL_RECORDING_MAX_ATTEMPTS", "0"),
     ("SOCIAL_RECORDING_ENV", "production"),
     ("SOCIAL_RECORDING_PARTITION_START", "yesterday"),
+    ("SOCIAL_RECORDING_LIVE_POLL_SECONDS", "4"),  # faster than the daemon's sensor loop
+    ("SOCIAL_RECORDING_LIVE_POLL_SECONDS", "3601"),
 ])
 def test_a_wrong_value_names_its_variable(env: pytest.MonkeyPatch, name: str, value: str) -> None:
     env.setenv(name, value)

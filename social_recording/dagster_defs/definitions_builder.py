@@ -119,7 +119,7 @@ def build_definitions(settings: Settings) -> Definitions:
         ],
         sensors=[
             make_retry_candidates_sensor(retry_job, sensor_status),
-            make_token_flow_sensor(live_tokens_job, sensor_status),
+            make_token_flow_sensor(live_tokens_job, sensor_status, settings.live_poll_seconds),
             make_stranded_runs_sensor(sensor_status),
             make_catch_up_sensor(reconcile_job, sensor_status),
         ],

@@ -357,3 +357,46 @@ def test_retry_schedule_requests_the_default_selection_through_the_retry_node(
     assert config["limit"] == 50 and not config.get("statuses")
     assert defs.resolve_job_def("retry_job").execute_in_process(
         run_config=requests[0].run_config, instance=DagsterInstance.ephemeral()).success
+
+
+# --------------------------------------------------------------------------- how often the live sensor ticks
+
+
+@pytest.mark.parametrize("poll, expected", [(None, 4), ("5", 4), ("31", 30), ("60", 59)])
+def test_token_flow_sensor_interval_follows_the_poll_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, poll: str | None, expected: int
+) -> None:
+    make_env(tmp_path, monkeypatch, [], extra={"SOCIAL_RECORDING_LIVE_POLL_SECONDS": poll} if poll else None)
+    sensor = build_definitions(load_settings()).resolve_sensor_def("token_flow_sensor")
+    assert sensor.minimum_interval_seconds == expected
+
+
+@pytest.mark.parametrize("started_ago, due", [(4.98, True), (4.2, True), (3.9, False)])
+def test_the_daemon_evaluates_the_live_sensor_on_every_one_of_its_loops(started_ago: float, due: bool) -> None:
+    """Dagster's own rule (the daemon's `is_under_min_interval`): its sensor loop comes back every
+    DAEMON_SENSOR_LOOP_S seconds, and the last tick started a few milliseconds into the previous loop,
+    so the next loop finds a little less than 5 s elapsed. With a minimum of 5 it would skip that loop
+    (one tick every 10 s); with the sensor's own minimum it is due."""
+    from dagster._core.definitions.run_request import InstigatorType
+    from dagster._core.scheduler.instigation import InstigatorState, InstigatorStatus, SensorInstigatorData
+    from dagster._daemon.sensor import is_under_min_interval
+
+    from social_recording.dagster_defs.jobs.live import live_minimum_interval
+    from social_recording.settings import DAEMON_SENSOR_LOOP_S, LIVE_POLL_SECONDS
+
+    @dataclass
+    class _Remote:
+        min_interval_seconds: int
+
+    from dagster._core.remote_origin import RemoteInstigatorOrigin
+
+    origin = RemoteInstigatorOrigin(RemoteRepositoryOrigin(RegisteredCodeLocationOrigin("loc"), "repo"),
+                                    "token_flow_sensor")
+    started = datetime.now(UTC).timestamp() - started_ago
+    state = InstigatorState(origin, InstigatorType.SENSOR, InstigatorStatus.RUNNING,
+                            SensorInstigatorData(last_tick_start_timestamp=started))
+    ours = _Remote(live_minimum_interval(LIVE_POLL_SECONDS))
+    assert is_under_min_interval(state, ours) is not due  # type: ignore[arg-type]
+    assert is_under_min_interval(state, _Remote(DAEMON_SENSOR_LOOP_S)) is True  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="poll_seconds must be >= 5"):
+        live_minimum_interval(DAEMON_SENSOR_LOOP_S - 1)

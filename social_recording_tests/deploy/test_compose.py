@@ -306,6 +306,11 @@ def test_production_instance_config() -> None:
     dev = yaml.safe_load((REPO / "dagster.yaml").read_text())
     assert prod["concurrency"] == dev["concurrency"]
     assert prod["run_coordinator"]["class"] == "QueuedRunCoordinator"
+    # Freshness: the same run queue, sensor threads and tick retention in development and production.
+    for block in ("run_coordinator", "sensors", "retention"):
+        assert prod[block] == dev[block], block
+    assert prod["run_coordinator"]["config"]["dequeue_interval_seconds"] == 1
+    assert prod["sensors"]["use_threads"] is True
     assert prod["run_launcher"] == {"module": "dagster", "class": "DefaultRunLauncher"}
     db = prod["storage"]["postgres"]["postgres_db"]
     for key in ("hostname", "port", "username", "password", "db_name"):

@@ -65,6 +65,7 @@ from social_recording.recording.live_feed import (
 from social_recording.recording.log_line import kv_fields
 from social_recording.recording.outcomes import TokenOutcome, TokenStatus
 from social_recording.recording.run_state import RunState
+from social_recording.settings import DAEMON_SENSOR_LOOP_S, LIVE_POLL_SECONDS
 
 __all__ = [
     "LIVE_BATCH_SIZE",
@@ -74,6 +75,7 @@ __all__ = [
     "LiveCursor",
     "evaluate_token_flow",
     "live_tokens_job",
+    "live_minimum_interval",
     "make_token_flow_sensor",
 ]
 
@@ -227,15 +229,30 @@ def evaluate_token_flow(
     return LiveEvaluation(requests, new_cursor, list(scan.notes), scan.scanned, scan.pages, skip)
 
 
-def make_token_flow_sensor(job: JobDefinition, status: DefaultSensorStatus) -> SensorDefinition:
+def live_minimum_interval(poll_seconds: int) -> int:
+    """The sensor's `minimum_interval_seconds` for one evaluation every `poll_seconds`.
+
+    The daemon skips a sensor while less than its minimum interval has passed since its last tick
+    *started*; it looks every DAEMON_SENSOR_LOOP_S seconds, and a tick starts a few milliseconds
+    into a loop, so the loop `poll_seconds` later finds a little less than `poll_seconds` elapsed: a
+    minimum of exactly 5 would tick every 10 s. One second less keeps every due loop (docs/architecture.md,
+    "Live")."""
+    if poll_seconds < DAEMON_SENSOR_LOOP_S:
+        raise ValueError(f"poll_seconds must be >= {DAEMON_SENSOR_LOOP_S} (the daemon's sensor loop), got {poll_seconds!r}")
+    return poll_seconds - 1
+
+
+def make_token_flow_sensor(
+    job: JobDefinition, status: DefaultSensorStatus, poll_seconds: int = LIVE_POLL_SECONDS
+) -> SensorDefinition:
     @sensor(
         name="token_flow_sensor",
         job=job,
-        minimum_interval_seconds=30,
+        minimum_interval_seconds=live_minimum_interval(poll_seconds),
         default_status=status,
-        description="Polls the tracker for freshly traded tokens with enough AF investors and launches "
-        f"live_tokens_job per batch of at most {LIVE_BATCH_SIZE} tokens. Cursor: the last trade time "
-        "launched (and the tokens launched at exactly that time).",
+        description=f"Polls the tracker every {poll_seconds} s (one range request) for freshly traded tokens with "
+        f"enough AF investors and launches live_tokens_job per batch of at most {LIVE_BATCH_SIZE} tokens. "
+        "Cursor: the last trade time launched (and the tokens launched at exactly that time).",
     )
     def token_flow_sensor(
         context: SensorEvaluationContext, tracker: TrackerResource, policy: RecordingPolicyResource
