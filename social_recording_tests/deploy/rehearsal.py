@@ -316,12 +316,14 @@ class Deployment:
 
 @contextlib.contextmanager
 def deployment(workdir: Path, scenario_tokens: list[dict[str, Any]], partition_start: date,
-               targets: Mapping[str, dict[str, Any]] | None = None) -> Iterator[Deployment]:
+               targets: Mapping[str, dict[str, Any]] | None = None, *, instance_config: Path = INSTANCE_CONFIG,
+               code_env: Mapping[str, str] | None = None) -> Iterator[Deployment]:
     """PostgreSQL database, redis-server, FerretDB, code server, daemon and webserver; all stopped
-    afterwards."""
+    afterwards. `instance_config` and `code_env` (more variables for the code server) let a benchmark
+    compare settings."""
     home = workdir / "dagster_home"
     home.mkdir(parents=True)
-    shutil.copy(INSTANCE_CONFIG, home / "dagster.yaml")  # as the Dockerfile does
+    shutil.copy(instance_config, home / "dagster.yaml")  # as the Dockerfile does
     scenario = write_scenario(workdir / "scenario.json", scenario_tokens, targets)
     with postgres_database() as pg_env, running_ferretdb() as ferret, \
             restartable_redis(workdir / "redis", password=REDIS_PASSWORD, include=DEPLOY_DIR / "redis.conf") as redis:
@@ -340,6 +342,7 @@ def deployment(workdir: Path, scenario_tokens: list[dict[str, Any]], partition_s
             name: Service(name, SERVICES[name], service_env(name, cfg), workdir / f"{name}.log")
             for name in START_ORDER
         }
+        services["user_code"].env.update(code_env or {})
         dep = Deployment(cfg, services, ferret.pg_database, redis)
         try:
             services["user_code"].start()
