@@ -5,18 +5,23 @@ every run shares, so the count must live where all of them meet — the lock bac
 production, the SQLite lock file in the embedded default). A per-process or per-run limiter would
 let N processes send N times the rate.
 
-The counting is the `limits` library's moving window (`MovingWindowRateLimiter`): at most N requests
-in ANY span of the window's length, so whatever the provider's own windows are (urlscan and the
-sandbox reset at the full minute, others slide) none of them ever sees more than N. On Redis it is
-`limits`' own storage (one Lua script per request); for SQLite, `limits` takes a custom `Storage`,
-so `SqliteRateStorage` below keeps the entries in the lock file.
+The counting is a moving window per rate: at most N requests in ANY span of the window's length,
+so whatever the provider's own windows are (urlscan and the sandbox reset at the full minute, others
+slide) none of them ever sees more than N. Each window keeps the times of its last N admitted
+requests; a request is admitted when the oldest of them has left the window.
+
+One round trip per request (docs/architecture.md, "Provider concurrency and rates"): the pause a
+provider asked for and every window of the service are checked, and the request counted in all of
+them, in ONE atomic step — a Lua script on Redis (timed by the server's clock, which every host
+shares), one `BEGIN IMMEDIATE` transaction on SQLite. A request refused by one window therefore
+takes no slot in another.
 
 Each rate is aimed 10% under the documented one (`HEADROOM`): a request is counted when it leaves,
 the provider counts it when it arrives, and the network (or a busy process) reorders those by a few
 milliseconds; at the documented rate itself a burst near a window's edge could land as N + 1.
 
 A provider that asks for a pause (`penalise`: a 429 with `retry-after`, urlscan's reset-after, a
-spent GitHub window) holds every process until then, through the same storage. `acquire` waits at
+spent GitHub window) holds every process until then, through the same backend. `acquire` waits at
 most `max_wait_s`; a longer wait (an hour or day quota spent) raises `RateLimited` instead, so the
 URL is recorded as a transient error and retried after its back-off rather than holding a worker.
 
@@ -34,13 +39,14 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from limits import RateLimitItem, RateLimitItemPerSecond, parse_many
-from limits.storage import MovingWindowSupport, RedisStorage, Storage
-from limits.strategies import MovingWindowRateLimiter
+import redis
+from limits import parse_many
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.retry import Retry
 
 from social_recording.locks._urls import mask_url, scrub
 from social_recording.locks.base import LockBackendUnavailable
@@ -55,7 +61,6 @@ HEADROOM = 0.9
 MAX_WAIT_S = 60.0
 """The longest `acquire` holds one request; past it the request is not sent (RateLimited)."""
 KEY_PREFIX = "social-recording-rate"
-_PENALTY_NAMESPACE = "penalty"
 _BUSY_TIMEOUT_S = 5.0
 _MIN_POLL_S = 0.005
 
@@ -65,31 +70,66 @@ def effective_requests(rate: Rate) -> int:
     return max(1, math.floor(rate.requests * HEADROOM))
 
 
-# ------------------------------------------------------------------------------------------ storage
+@dataclass(frozen=True)
+class Window:
+    """One moving window as enforced: at most `requests` in any `seconds`."""
 
-class SqliteRateStorage(Storage, MovingWindowSupport):
-    """A `limits` storage on a SQLite file shared by every process on the machine (the lock file).
+    requests: int
+    seconds: float
 
-    Moving-window entries are rows (key, ts) read through their (key, ts) index; fixed-window
-    counters (used for penalties) are rows with an expiry. Every change runs in `BEGIN IMMEDIATE`,
-    so check-then-insert never interleaves across threads or processes. Timestamps are this
-    machine's clock, which every process sharing the file reads alike."""
+    @classmethod
+    def of(cls, rate: Rate) -> Window:
+        return cls(effective_requests(rate), float(rate.per_seconds))
 
-    STORAGE_SCHEME = None  # built directly, never from a `limits` URI
+    def key(self, service: str) -> str:
+        return f"{KEY_PREFIX}:{{{service}}}:{self.requests}/{self.seconds:g}s"
+
+
+def pause_key(service: str) -> str:
+    """A service's keys share the hash tag `{service}`: one script may touch them all on a cluster too."""
+    return f"{KEY_PREFIX}:{{{service}}}:pause"
+
+
+class RateWindows(Protocol):
+    """What the limiter needs of its backend; each method is one atomic step (one round trip)."""
+
+    def admit(self, service: str, windows: Sequence[Window]) -> float:
+        """0 after counting one request in every window, when the service is not paused and every
+        window has room; otherwise, counting nothing, the seconds until it may be admitted."""
+        ...
+
+    def pause(self, service: str, seconds: float) -> None:
+        """Hold `service` for `seconds` from now, unless it is already held longer."""
+        ...
+
+    def counts(self, service: str, windows: Sequence[Window]) -> list[int]:
+        """Requests counted in each window right now."""
+        ...
+
+    def close(self) -> None: ...
+
+
+# ------------------------------------------------------------------------------------------ SQLite
+
+class SqliteRateWindows:
+    """The windows in a SQLite file shared by every process on the machine (the lock file).
+
+    A window's admitted requests are rows (key, ts) read through their (key, ts) index; a pause is a
+    row with its end. `admit` is one `BEGIN IMMEDIATE` transaction, so check-then-insert never
+    interleaves across threads or processes. Timestamps are this machine's clock, which every process
+    sharing the file reads alike."""
 
     _SCHEMA = (
         "CREATE TABLE IF NOT EXISTS rate_entries (key TEXT NOT NULL, ts REAL NOT NULL)",
         "CREATE INDEX IF NOT EXISTS idx_rate_entries_key_ts ON rate_entries (key, ts)",
-        "CREATE TABLE IF NOT EXISTS rate_counters (key TEXT PRIMARY KEY, value INTEGER NOT NULL, "
-        "expires_at REAL NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS rate_pauses (key TEXT PRIMARY KEY, until REAL NOT NULL)",
     )
 
     def __init__(self, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time,
                  busy_timeout: float = _BUSY_TIMEOUT_S) -> None:
-        super().__init__(None)
         raw = os.fspath(path)
         if not raw or raw == ":memory:" or raw.startswith("file:"):
-            raise ValueError(f"SqliteRateStorage needs a file path shared by every process, got {raw!r}")
+            raise ValueError(f"SqliteRateWindows needs a file path shared by every process, got {raw!r}")
         self.path = os.path.abspath(raw)
         self._clock = clock
         self._busy_timeout = busy_timeout
@@ -98,11 +138,7 @@ class SqliteRateStorage(Storage, MovingWindowSupport):
         self._schema_lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"SqliteRateStorage({self.path!r})"
-
-    @property
-    def base_exceptions(self) -> type[Exception] | tuple[type[Exception], ...]:
-        return sqlite3.Error
+        return f"SqliteRateWindows({self.path!r})"
 
     def _conn(self) -> sqlite3.Connection:
         held: tuple[int, sqlite3.Connection] | None = getattr(self._local, "conn", None)
@@ -120,81 +156,34 @@ class SqliteRateStorage(Storage, MovingWindowSupport):
         self._local.conn = (os.getpid(), conn)
         return conn
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def admit(self, service: str, windows: Sequence[Window]) -> float:
         with immediate(self._conn()) as conn:
-            yield conn
-
-    # ---- fixed-window counters (limits' Storage) -----------------------------------------------
-    def incr(self, key: str, expiry: int, amount: int = 1) -> int:
-        now = self._clock()
-        with self._write() as conn:
-            row = conn.execute(
-                "INSERT INTO rate_counters (key, value, expires_at) VALUES (?, ?, ?) "
-                "ON CONFLICT (key) DO UPDATE SET "
-                "value = CASE WHEN rate_counters.expires_at <= ? THEN excluded.value "
-                "ELSE rate_counters.value + excluded.value END, "
-                "expires_at = CASE WHEN rate_counters.expires_at <= ? THEN excluded.expires_at "
-                "ELSE rate_counters.expires_at END RETURNING value",
-                (key, amount, now + expiry, now, now),
-            ).fetchone()
-        return int(row[0])
-
-    def get(self, key: str) -> int:
-        row = self._conn().execute(
-            "SELECT value FROM rate_counters WHERE key = ? AND expires_at > ?", (key, self._clock())
-        ).fetchone()
-        return 0 if row is None else int(row[0])
-
-    def get_expiry(self, key: str) -> float:
-        now = self._clock()
-        row = self._conn().execute(
-            "SELECT expires_at FROM rate_counters WHERE key = ? AND expires_at > ?", (key, now)
-        ).fetchone()
-        return now if row is None else float(row[0])
-
-    def check(self) -> bool:
-        try:
-            self._conn().execute("SELECT 1").fetchone()
-            return True
-        except sqlite3.Error:
-            return False
-
-    def reset(self) -> int | None:
-        with self._write() as conn:
-            n = conn.execute("DELETE FROM rate_counters").rowcount + conn.execute("DELETE FROM rate_entries").rowcount
-        return int(n)
-
-    def clear(self, key: str) -> None:
-        with self._write() as conn:
-            conn.execute("DELETE FROM rate_counters WHERE key = ?", (key,))
-            conn.execute("DELETE FROM rate_entries WHERE key = ?", (key,))
-
-    # ---- moving window (limits' MovingWindowSupport) ---------------------------------------------
-    def acquire_entry(self, key: str, limit: int, expiry: int, amount: int = 1) -> bool:
-        if amount > limit:
-            return False
-        with self._write() as conn:
             now = self._clock()
-            # The entry that would fall out of the window if `amount` more were added: while it is
-            # still inside the window, the window is full (limits' own rule, as on Redis).
-            row = conn.execute(
-                "SELECT ts FROM rate_entries WHERE key = ? ORDER BY ts DESC LIMIT 1 OFFSET ?", (key, limit - amount)
-            ).fetchone()
-            if row is not None and float(row[0]) >= now - expiry:
-                return False
-            conn.executemany("INSERT INTO rate_entries (key, ts) VALUES (?, ?)", [(key, now)] * amount)
-            conn.execute("DELETE FROM rate_entries WHERE key = ? AND ts < ?", (key, now - expiry))
-        return True
+            row = conn.execute("SELECT until FROM rate_pauses WHERE key = ?", (pause_key(service),)).fetchone()
+            if row is not None and float(row[0]) > now:
+                return float(row[0]) - now
+            for w in windows:
+                # The oldest of the last `requests` entries: while it is inside the window, it is full.
+                oldest = conn.execute("SELECT ts FROM rate_entries WHERE key = ? ORDER BY ts DESC LIMIT 1 OFFSET ?",
+                                      (w.key(service), w.requests - 1)).fetchone()
+                if oldest is not None and float(oldest[0]) > now - w.seconds:
+                    return float(oldest[0]) + w.seconds - now
+            for w in windows:
+                conn.execute("INSERT INTO rate_entries (key, ts) VALUES (?, ?)", (w.key(service), now))
+                conn.execute("DELETE FROM rate_entries WHERE key = ? AND ts <= ?", (w.key(service), now - w.seconds))
+        return 0.0
 
-    def get_moving_window(self, key: str, limit: int, expiry: int) -> tuple[float, int]:
+    def pause(self, service: str, seconds: float) -> None:
+        with immediate(self._conn()) as conn:
+            until = self._clock() + seconds
+            conn.execute("INSERT INTO rate_pauses (key, until) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
+                         "until = max(rate_pauses.until, excluded.until)", (pause_key(service), until))
+
+    def counts(self, service: str, windows: Sequence[Window]) -> list[int]:
         now = self._clock()
-        rows = self._conn().execute(
-            "SELECT ts FROM rate_entries WHERE key = ? AND ts > ? ORDER BY ts DESC LIMIT ?", (key, now - expiry, limit)
-        ).fetchall()
-        if not rows:
-            return now, 0
-        return float(rows[-1][0]), len(rows)
+        conn = self._conn()
+        return [int(conn.execute("SELECT count(*) FROM rate_entries WHERE key = ? AND ts > ?",
+                                 (w.key(service), now - w.seconds)).fetchone()[0]) for w in windows]
 
     def close(self) -> None:
         held: tuple[int, sqlite3.Connection] | None = getattr(self._local, "conn", None)
@@ -203,17 +192,135 @@ class SqliteRateStorage(Storage, MovingWindowSupport):
             self._local.conn = None
 
 
+# ------------------------------------------------------------------------------------------ Redis
+
+# KEYS[1] = the pause key, KEYS[2..] = one list per window (newest admitted time first);
+# ARGV[2i-1], ARGV[2i] = requests, seconds of window i. Times are the server's, in seconds.
+# Returns "0" after counting the request in every window, else the seconds to wait (nothing counted).
+_ADMIT_LUA = """
+local t = redis.call('time')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local paused = tonumber(redis.call('get', KEYS[1]) or '0')
+if paused > now then
+  return tostring(paused - now)
+end
+for i = 2, #KEYS do
+  local requests = tonumber(ARGV[2 * i - 3])
+  local seconds = tonumber(ARGV[2 * i - 2])
+  local oldest = redis.call('lindex', KEYS[i], requests - 1)
+  if oldest and tonumber(oldest) > now - seconds then
+    return tostring(tonumber(oldest) + seconds - now)
+  end
+end
+local stamp = string.format('%.6f', now)
+for i = 2, #KEYS do
+  local requests = tonumber(ARGV[2 * i - 3])
+  local seconds = tonumber(ARGV[2 * i - 2])
+  redis.call('lpush', KEYS[i], stamp)
+  redis.call('ltrim', KEYS[i], 0, requests - 1)
+  redis.call('pexpire', KEYS[i], math.ceil(seconds * 1000))
+end
+return '0'
+"""
+
+# KEYS[1] = the pause key, ARGV[1] = seconds. Keeps the longer of the current and the new pause.
+_PAUSE_LUA = """
+local t = redis.call('time')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local untl = now + tonumber(ARGV[1])
+local current = tonumber(redis.call('get', KEYS[1]) or '0')
+if current < untl then
+  redis.call('set', KEYS[1], string.format('%.6f', untl), 'PX', math.ceil(tonumber(ARGV[1]) * 1000))
+end
+return 1
+"""
+
+# KEYS = one list per window; ARGV[i] = seconds of window i. Admitted requests still in each window.
+_COUNTS_LUA = """
+local t = redis.call('time')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local out = {}
+for i = 1, #KEYS do
+  local n = 0
+  for _, stamp in ipairs(redis.call('lrange', KEYS[i], 0, -1)) do
+    if tonumber(stamp) > now - tonumber(ARGV[i]) then n = n + 1 end
+  end
+  out[i] = n
+end
+return out
+"""
+
+_REDIS_OPTIONS: dict[str, Any] = {"socket_timeout": 5.0, "socket_connect_timeout": 5.0}
+
+
+class RedisRateWindows:
+    """The windows on Redis: one script per request. One client (connection pool) per process, made
+    on first use (nothing connects at start-up) and made again after a fork."""
+
+    def __init__(self, url: str) -> None:
+        try:
+            redis.connection.parse_url(url)
+        except ValueError as exc:
+            raise ValueError(f"invalid Redis URL {mask_url(url)} for the rate limiter: {scrub(str(exc), url)}") from None
+        self._url = url
+        self._lock = threading.Lock()
+        self._current: tuple[int, redis.Redis, Any, Any, Any] | None = None
+
+    def __repr__(self) -> str:
+        return f"RedisRateWindows({mask_url(self._url)})"
+
+    def _scripts(self) -> tuple[redis.Redis, Any, Any, Any]:
+        current = self._current
+        if current is None or current[0] != os.getpid():
+            with self._lock:
+                current = self._current
+                if current is None or current[0] != os.getpid():
+                    pool = redis.ConnectionPool.from_url(
+                        self._url, retry=Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), retries=2),
+                        **_REDIS_OPTIONS)
+                    client = redis.Redis(connection_pool=pool)
+                    current = (os.getpid(), client, client.register_script(_ADMIT_LUA),
+                               client.register_script(_PAUSE_LUA), client.register_script(_COUNTS_LUA))
+                    self._current = current
+        return current[1], current[2], current[3], current[4]
+
+    def admit(self, service: str, windows: Sequence[Window]) -> float:
+        client, admit, _, _ = self._scripts()
+        args: list[float] = []
+        for w in windows:
+            args += [w.requests, w.seconds]
+        return float(admit(keys=[pause_key(service), *(w.key(service) for w in windows)], args=args, client=client))
+
+    def pause(self, service: str, seconds: float) -> None:
+        client, _, pause, _ = self._scripts()
+        pause(keys=[pause_key(service)], args=[seconds], client=client)
+
+    def counts(self, service: str, windows: Sequence[Window]) -> list[int]:
+        if not windows:
+            return []
+        client, _, _, counts = self._scripts()
+        return [int(n) for n in counts(keys=[w.key(service) for w in windows], args=[w.seconds for w in windows],
+                                       client=client)]
+
+    def close(self) -> None:
+        with self._lock:
+            current, self._current = self._current, None
+        if current is not None and current[0] == os.getpid():
+            current[1].close()
+
+
 # ------------------------------------------------------------------------------------------ limiter
 
 class SharedRateLimiter:
-    """`outbound.limits.RequestLimiter` on a `limits` storage shared by every process.
+    """`outbound.limits.RequestLimiter` on windows shared by every process.
 
     `rates` maps an outbound service name (e.g. "twitterapi") to the rates it must respect; a service
-    without rates is only held by penalties. Thread-safe (the storage is)."""
+    without rates is only held by pauses. Thread-safe (the backends are). One round trip per
+    request that is admitted at once."""
 
     def __init__(
         self,
-        storage: Storage,
+        storage: RateWindows,
         rates: Mapping[str, Sequence[Rate]],
         *,
         max_wait_s: float = MAX_WAIT_S,
@@ -241,13 +348,9 @@ class SharedRateLimiter:
         self._penalty_scale = penalty_scale
         self.storage = storage
         self.rates = {service: tuple(r) for service, r in rates.items() if r}
-        self._limiter = MovingWindowRateLimiter(storage)
-        self._items: dict[str, tuple[RateLimitItem, ...]] = {
-            service: tuple(RateLimitItemPerSecond(effective_requests(r), r.per_seconds, namespace=KEY_PREFIX)
-                           for r in rs)
-            for service, rs in self.rates.items()
+        self._windows: dict[str, tuple[Window, ...]] = {
+            service: tuple(Window.of(r) for r in rs) for service, rs in self.rates.items()
         }
-        self._penalty = RateLimitItemPerSecond(1, 1, namespace=f"{KEY_PREFIX}-{_PENALTY_NAMESPACE}")
         self._max_wait_s = max_wait_s
         self._sleep = sleep
         self._clock = clock
@@ -258,11 +361,11 @@ class SharedRateLimiter:
         return f"SharedRateLimiter({self.storage!r}, {rates})"
 
     def acquire(self, service: str) -> None:
-        items = self._items.get(service, ())
+        windows = self._windows.get(service, ())
         deadline = self._clock() + self._max_wait_s
         while True:
             try:
-                wait = ride_out(lambda: self._wait_needed(service, items), is_outage=self._is_outage,
+                wait = ride_out(lambda: self.storage.admit(service, windows), is_outage=self._is_outage,
                                 bound=self._outage_s, backend=self._backend, what=f"asking the rate of {service}",
                                 describe=self._describe, sleep=self._sleep, clock=self._clock)
             except LockBackendUnavailable as exc:  # waited out the bound: do not send blind
@@ -282,38 +385,16 @@ class SharedRateLimiter:
             # Jitter spreads processes released by the same window edge.
             self._sleep(max(_MIN_POLL_S, wait) * random.uniform(1.0, 1.2))
 
-    def _wait_needed(self, service: str, items: Sequence[RateLimitItem]) -> float:
-        """0 when a request was admitted (every window took it), else the seconds to wait first."""
-        now = self._clock()
-        penalty = self._penalty.key_for(service)
-        if self.storage.get(penalty) > 0:
-            return max(_MIN_POLL_S, self.storage.get_expiry(penalty) - now)
-        for item in items:
-            # One atomic round trip per window in the common case. When a later window of a
-            # multi-window rate refuses, the slots already taken in earlier ones stay unused until
-            # they age out: capacity lost, never an excess.
-            if not self._limiter.hit(item, service):
-                stats = self._limiter.get_window_stats(item, service)
-                return max(_MIN_POLL_S, stats.reset_time - now)
-        return 0.0
-
     def used(self, service: str) -> list[int]:
         """Requests counted in each of `service`'s windows right now (one number per rate)."""
-        return [item.amount - self._limiter.get_window_stats(item, service).remaining
-                for item in self._items.get(service, ())]
+        return self.storage.counts(service, self._windows.get(service, ()))
 
     def penalise(self, service: str, retry_after_s: float) -> None:
         if not math.isfinite(retry_after_s) or retry_after_s <= 0:
             return
         retry_after_s *= self._penalty_scale
-        key = self._penalty.key_for(service)
-        until = self._clock() + retry_after_s
         try:
-            if self.storage.get(key) > 0 and self.storage.get_expiry(key) >= until:
-                return
-            # Counters keep their first expiry: replace a shorter penalty with the longer one.
-            self.storage.clear(key)
-            self.storage.incr(key, max(1, math.ceil(retry_after_s)))
+            self.storage.pause(service, retry_after_s)
         except Exception as exc:
             log.warning("rate limiter for %s: could not record a %.1f s pause (%s: %s)", service, retry_after_s,
                         type(exc).__name__, self._describe(exc))
@@ -321,9 +402,7 @@ class SharedRateLimiter:
         log.info("rate limiter: %s asked for a %.1f s pause; every process holds its requests", service, retry_after_s)
 
     def close(self) -> None:
-        close = getattr(self.storage, "close", None)
-        if callable(close):
-            close()
+        self.storage.close()
 
 
 # ------------------------------------------------------------------------------------------ settings
@@ -360,8 +439,7 @@ def parse_rate_overrides(raw: Mapping[str, str] | None) -> dict[str, tuple[Rate,
 
 # ------------------------------------------------------------------------------------------ opening
 
-_REDIS_SCHEMES = {"redis": "redis", "rediss": "rediss", "unix": "redis+unix"}
-_REDIS_OPTIONS: dict[str, Any] = {"socket_timeout": 5.0, "socket_connect_timeout": 5.0}
+_REDIS_SCHEMES = ("redis", "rediss", "unix")
 
 
 def open_rate_limiter(lock_url: str, rates: Mapping[str, Sequence[Rate]], **kwargs: Any) -> SharedRateLimiter:
@@ -372,20 +450,16 @@ def open_rate_limiter(lock_url: str, rates: Mapping[str, Sequence[Rate]], **kwar
     url = lock_url.strip()
     scheme, _, rest = url.partition("://")
     scheme = scheme.lower()
-    storage: Storage
+    storage: RateWindows
     is_outage: Callable[[BaseException], bool]
     if scheme == "sqlite":
         if not rest.startswith("/") or len(rest) < 2:
             raise ValueError(f"a SQLite lock URL needs a file path (sqlite:///path), got {mask_url(url)!r}")
-        storage = SqliteRateStorage(rest[1:])
+        storage = SqliteRateWindows(rest[1:])
         is_outage = is_busy
     elif scheme in _REDIS_SCHEMES:
+        storage = RedisRateWindows(f"{scheme}://{rest}")
         is_outage = is_redis_outage
-        try:
-            storage = RedisStorage(f"{_REDIS_SCHEMES[scheme]}://{rest}", key_prefix=KEY_PREFIX, **_REDIS_OPTIONS)
-        except Exception as exc:
-            raise ValueError(f"invalid Redis URL {mask_url(url)} for the rate limiter: "
-                             f"{scrub(str(exc), url)}") from None
     else:
         raise ValueError(f"unsupported lock URL scheme {scheme!r} for the rate limiter ({mask_url(url)})")
     return SharedRateLimiter(storage, rates, describe=lambda exc: scrub(str(exc), url), is_outage=is_outage,

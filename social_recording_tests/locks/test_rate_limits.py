@@ -7,6 +7,7 @@ import multiprocessing as mp
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -14,7 +15,8 @@ import pytest
 from social_recording.locks.rate_limits import (
     HEADROOM,
     SharedRateLimiter,
-    SqliteRateStorage,
+    SqliteRateWindows,
+    Window,
     effective_requests,
     open_rate_limiter,
     parse_rate_overrides,
@@ -50,8 +52,8 @@ def fake() -> FakeTime:
 
 
 @pytest.fixture()
-def sqlite_storage(tmp_path: Path, fake: FakeTime) -> Iterator[SqliteRateStorage]:
-    storage = SqliteRateStorage(tmp_path / "locks.db", clock=fake.clock)
+def sqlite_storage(tmp_path: Path, fake: FakeTime) -> Iterator[SqliteRateWindows]:
+    storage = SqliteRateWindows(tmp_path / "locks.db", clock=fake.clock)
     yield storage
     storage.close()
 
@@ -98,37 +100,77 @@ def test_platform_clients_send_under_known_service_names() -> None:
     assert x.twitterapi_policy().service in PROVIDER_SERVICES
 
 
-def test_sqlite_storage_moving_window(sqlite_storage: SqliteRateStorage, fake: FakeTime) -> None:
-    key = "k"
+def test_sqlite_storage_moving_window(sqlite_storage: SqliteRateWindows, fake: FakeTime) -> None:
+    window = Window(3, 10)
     for _ in range(3):
-        assert sqlite_storage.acquire_entry(key, 3, 10)
+        assert sqlite_storage.admit("github", [window]) == 0
         fake.now += 1
-    assert not sqlite_storage.acquire_entry(key, 3, 10)  # three in the last 10 s
-    start, count = sqlite_storage.get_moving_window(key, 3, 10)
-    assert count == 3 and start == fake.now - 3
+    start = fake.now - 3
+    # Three in the last 10 s: wait until the oldest leaves the window, counting nothing.
+    assert sqlite_storage.admit("github", [window]) == pytest.approx(start + 10 - fake.now)
+    assert sqlite_storage.counts("github", [window]) == [3]
     fake.now = start + 10.001  # the oldest entry left the window
-    assert sqlite_storage.acquire_entry(key, 3, 10)
-    assert not sqlite_storage.acquire_entry(key, 3, 10)
-    assert not sqlite_storage.acquire_entry(key, 3, 10, amount=4)
+    assert sqlite_storage.admit("github", [window]) == 0
+    assert sqlite_storage.admit("github", [window]) > 0
+    assert sqlite_storage.counts("github", [window]) == [3]
+    assert sqlite_storage.counts("urlscan", [window]) == [0]  # one service's windows are its own
 
 
-def test_sqlite_storage_counters(sqlite_storage: SqliteRateStorage, fake: FakeTime) -> None:
-    assert sqlite_storage.get("c") == 0 and sqlite_storage.get_expiry("c") == fake.now
-    assert sqlite_storage.incr("c", 5) == 1 and sqlite_storage.incr("c", 60) == 2
-    assert sqlite_storage.get_expiry("c") == fake.now + 5  # the first expiry stands
+def test_sqlite_storage_pauses(sqlite_storage: SqliteRateWindows, fake: FakeTime) -> None:
+    assert sqlite_storage.admit("urlscan", []) == 0
+    sqlite_storage.pause("urlscan", 5)
+    sqlite_storage.pause("urlscan", 2)  # a shorter pause never shortens the current one
+    assert sqlite_storage.admit("urlscan", []) == pytest.approx(5)
+    assert sqlite_storage.admit("github", []) == 0
     fake.now += 5
-    assert sqlite_storage.get("c") == 0 and sqlite_storage.incr("c", 5) == 1
-    sqlite_storage.clear("c")
-    assert sqlite_storage.get("c") == 0 and sqlite_storage.check()
-    assert sqlite_storage.reset() is not None
+    assert sqlite_storage.admit("urlscan", []) == 0
 
 
-def _limiter(storage: SqliteRateStorage, fake: FakeTime, rates: dict[str, tuple[Rate, ...]],
+@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+def test_a_request_refused_by_one_window_takes_no_slot_in_another(backend: str, tmp_path: Path,
+                                                                  request: pytest.FixtureRequest) -> None:
+    """The pause and every window are checked and counted in one atomic step: a refusal by the
+    minute window leaves the second window untouched (the old per-window calls lost a slot there)."""
+    lock_url = request.getfixturevalue("redis_url") if backend == "redis" else f"sqlite:///{tmp_path / 'locks.db'}"
+    limiter = open_rate_limiter(lock_url, {"urlscan": (Rate(10, 1), Rate(2, 60))}, max_wait_s=0)
+    try:
+        limiter.acquire("urlscan")  # 1 of 9 per second, 1 of 1 per minute (headroom: floor(2 * 0.9) = 1)
+        with pytest.raises(RateLimited):
+            limiter.acquire("urlscan")
+        assert limiter.used("urlscan") == [1, 1]
+    finally:
+        limiter.close()
+
+
+def test_one_round_trip_per_admitted_request_on_redis(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pause and three windows of a service: one script, one round trip to Redis per request."""
+    import redis.connection
+
+    sent: list[bytes] = []
+    original = redis.connection.AbstractConnection.send_packed_command
+
+    def counting(self: Any, command: Any, check_health: bool = True) -> None:
+        sent.append(command if isinstance(command, bytes) else b"".join(command))
+        original(self, command, check_health)
+
+    limiter = open_rate_limiter(redis_url, {"urlscan": (Rate(100, 1), Rate(1000, 60), Rate(5000, 3600))})
+    try:
+        limiter.acquire("urlscan")  # connects and loads the script once
+        monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
+        for _ in range(5):
+            limiter.acquire("urlscan")
+        assert len(sent) == 5 and all(b"EVALSHA" in c for c in sent)
+        assert limiter.used("urlscan") == [6, 6, 6]
+    finally:
+        limiter.close()
+
+
+def _limiter(storage: SqliteRateWindows, fake: FakeTime, rates: dict[str, tuple[Rate, ...]],
              max_wait_s: float = 60.0) -> SharedRateLimiter:
     return SharedRateLimiter(storage, rates, max_wait_s=max_wait_s, sleep=fake.sleep, clock=fake.clock)
 
 
-def test_acquire_waits_for_the_window_to_free(sqlite_storage: SqliteRateStorage, fake: FakeTime) -> None:
+def test_acquire_waits_for_the_window_to_free(sqlite_storage: SqliteRateWindows, fake: FakeTime) -> None:
     limiter = _limiter(sqlite_storage, fake, {"github": (Rate(10, 10),)})  # 9 per 10 s with the headroom
     for _ in range(9):
         limiter.acquire("github")
@@ -139,7 +181,7 @@ def test_acquire_waits_for_the_window_to_free(sqlite_storage: SqliteRateStorage,
     limiter.acquire("telegram")  # no rate: never held
 
 
-def test_every_window_of_a_multi_window_rate_holds(sqlite_storage: SqliteRateStorage, fake: FakeTime) -> None:
+def test_every_window_of_a_multi_window_rate_holds(sqlite_storage: SqliteRateWindows, fake: FakeTime) -> None:
     limiter = _limiter(sqlite_storage, fake, {"urlscan": (Rate(3, 1), Rate(4, 60))}, max_wait_s=600)
     admitted = []
     for _ in range(10):
@@ -150,7 +192,7 @@ def test_every_window_of_a_multi_window_rate_holds(sqlite_storage: SqliteRateSto
         assert sum(1 for u in admitted[i:] if u < t + 1) <= effective_requests(Rate(3, 1))
 
 
-def test_a_penalty_holds_the_service(sqlite_storage: SqliteRateStorage, fake: FakeTime) -> None:
+def test_a_penalty_holds_the_service(sqlite_storage: SqliteRateWindows, fake: FakeTime) -> None:
     limiter = _limiter(sqlite_storage, fake, {})
     limiter.penalise("urlscan", 30.0)
     limiter.penalise("urlscan", 5.0)  # a shorter one never shortens it
@@ -160,7 +202,7 @@ def test_a_penalty_holds_the_service(sqlite_storage: SqliteRateStorage, fake: Fa
     limiter.acquire("github")  # other services are not held
 
 
-def test_sandbox_pauses_are_scaled_like_its_other_waits(sqlite_storage: SqliteRateStorage, fake: FakeTime) -> None:
+def test_sandbox_pauses_are_scaled_like_its_other_waits(sqlite_storage: SqliteRateWindows, fake: FakeTime) -> None:
     limiter = SharedRateLimiter(sqlite_storage, {}, sleep=fake.sleep, clock=fake.clock, penalty_scale=0.01)
     limiter.penalise("telegram", 300.0)
     started = fake.now
@@ -170,7 +212,7 @@ def test_sandbox_pauses_are_scaled_like_its_other_waits(sqlite_storage: SqliteRa
         SharedRateLimiter(sqlite_storage, {}, penalty_scale=0)
 
 
-def test_a_wait_past_the_bound_is_refused_without_sending(sqlite_storage: SqliteRateStorage,
+def test_a_wait_past_the_bound_is_refused_without_sending(sqlite_storage: SqliteRateWindows,
                                                           fake: FakeTime) -> None:
     limiter = _limiter(sqlite_storage, fake, {}, max_wait_s=10.0)
     limiter.penalise("urlscan", 3600.0)  # a spent hour quota
