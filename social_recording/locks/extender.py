@@ -65,9 +65,23 @@ RENEW_RETRY_MIN_DELAY = 0.05
 RENEW_GIVE_UP_FRACTION = 0.1
 
 
+_identity: tuple[int, str] | None = None
+
+
+def process_identity() -> str:
+    """`host:pid` of this process, asked of the system once per process (not once per lock)."""
+    global _identity
+    current = _identity
+    pid = os.getpid()
+    if current is None or current[0] != pid:
+        current = (pid, f"{socket.gethostname()}:{pid}")
+        _identity = current
+    return current[1]
+
+
 def new_owner_token() -> str:
     """A random, unguessable owner token; host and pid are only there to help an operator."""
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(16)}"
+    return f"{process_identity()}:{secrets.token_hex(16)}"
 
 
 def check_args(key: str, ttl: float, wait: float = 0.0) -> None:

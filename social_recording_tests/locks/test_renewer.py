@@ -8,6 +8,8 @@ import threading
 import time
 from contextlib import ExitStack
 
+import pytest
+
 from social_recording.locks import LockManager
 from social_recording.locks.base import Lease
 from social_recording.locks.extender import RENEW_WORKERS, shared_renewer
@@ -40,3 +42,21 @@ def test_a_left_lease_is_not_renewed_again(backend: Backend, lm: LockManager) ->
 
 def test_the_renewer_of_a_process_is_one_object() -> None:
     assert shared_renewer() is shared_renewer()
+
+
+def test_the_host_name_is_asked_once_per_process_not_once_per_lock(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    from social_recording.locks import extender
+
+    asked: list[str] = []
+
+    def gethostname() -> str:
+        asked.append("host")
+        return "worker-host"
+
+    monkeypatch.setattr(socket, "gethostname", gethostname)
+    monkeypatch.setattr(extender, "_identity", None)
+    tokens = {extender.new_owner_token() for _ in range(50)}
+    assert len(tokens) == 50 and all(t.startswith("worker-host:") for t in tokens)
+    assert asked == ["host"]
