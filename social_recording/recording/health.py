@@ -22,16 +22,15 @@ The checks, and why each bound is what it is:
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Protocol
 
-from social_recording.domain.dedupe import DEDUPE_TTL
 from social_recording.domain.graph import ObjectKind
 from social_recording.domain.models import ensure_utc
+from social_recording.domain.paid import PaidLedgerFigures as PaidLedgerFigures
+from social_recording.domain.paid import paid_ledger_figures as paid_ledger_figures  # the checks' figures
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.status import RETRYABLE, FetchStatus
 from social_recording.domain.urls import Platform
@@ -276,78 +275,6 @@ def check_exhausted_growth(
     figures: dict[str, int | float] = {"exhausted": current, "growth": growth, "allowed": round(allowed, 2),
                                        "window_hours": round(window_h, 2)}
     return HealthCheck(EXHAUSTED_GROWTH, passed, Severity.WARN, summary, figures)
-
-
-NOT_AN_ANSWER = frozenset({402, 429})
-"""HTTP statuses (beside every 5xx) of a paid request that did not answer the question: no credit,
-slow down. Asking again after one of these spends the URL's retry budget; it does not pay twice for
-an answer."""
-
-
-def is_answer(http_status: int) -> bool:
-    """True when a provider's reply answered the question (found, missing, refused...)."""
-    return http_status < 500 and http_status not in NOT_AN_ANSWER
-
-
-class PaidRequestLine(Protocol):
-    """One request a (fake) provider received, as its ledger records it."""
-
-    @property
-    def ts(self) -> datetime: ...
-    @property
-    def service(self) -> str: ...
-    @property
-    def subject(self) -> str: ...
-    @property
-    def status(self) -> int: ...
-    @property
-    def paid(self) -> bool: ...
-
-
-@dataclass(frozen=True)
-class PaidLedgerFigures:
-    """Paid requests against the distinct (service, subject) pairs they were for. A request for a
-    subject that has not been answered yet (its earlier requests failed transiently) is a retry
-    within the URL's call budget; one for a subject answered less than the dedupe TTL before is a
-    payment for an answer we already had."""
-
-    paid_requests: int
-    distinct_subjects: int
-    retries_after_failure: int = 0
-    repeated: Mapping[tuple[str, str], int] = field(default_factory=dict)
-    """(service, subject) -> requests in all, for subjects paid for again after an answer."""
-
-    @property
-    def after_answer(self) -> int:
-        """Requests that paid again for an answer already received."""
-        return self.paid_requests - self.retries_after_failure - self.distinct_subjects
-
-
-def paid_ledger_figures(
-    lines: Iterable[PaidRequestLine], *, second_steps: tuple[str, ...] = (), answer_ttl: timedelta = DEDUPE_TTL
-) -> PaidLedgerFigures:
-    """Read a ledger (in arrival order). `second_steps` are subject prefixes of the second step of a
-    two-step paid call (a poll of a scan already paid for): never a repeat. An answer older than
-    `answer_ttl` is due for a fresh call (the dedupe gate's rule), so asking again then is no waste."""
-    answered_at: dict[tuple[str, str], datetime] = {}
-    requests: Counter[tuple[str, str]] = Counter()
-    wasted: Counter[tuple[str, str]] = Counter()
-    retries = 0
-    for line in lines:
-        if not line.paid or line.subject.startswith(second_steps):
-            continue
-        key = (line.service, line.subject)
-        if requests[key]:
-            last = answered_at.get(key)
-            if last is not None and ensure_utc(line.ts) - last < answer_ttl:
-                wasted[key] += 1
-            else:
-                retries += 1
-        requests[key] += 1
-        if is_answer(line.status):
-            answered_at[key] = ensure_utc(line.ts)
-    repeated = {key: requests[key] for key in sorted(wasted)}
-    return PaidLedgerFigures(sum(requests.values()), len(requests), retries, repeated)
 
 
 def check_paid_once(ledger: PaidLedgerFigures) -> HealthCheck:

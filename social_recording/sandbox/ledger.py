@@ -9,6 +9,7 @@ import fcntl
 import json
 import os
 from collections import Counter
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -134,6 +135,57 @@ class Ledger:
                     f"{self.path}: line {number} is not a ledger entry: {exc.errors()[0]['msg']}"
                 ) from None
         return entries
+
+    def identity(self) -> str | None:
+        """Which file the path names now (device and inode), None when there is none: a ledger
+        replaced by another file is told apart from one that only grew."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return None
+        return f"{st.st_dev}:{st.st_ino}"
+
+    def read_from(self, offset: int) -> Iterator[tuple[LedgerEntry, int]]:
+        """The entries after byte `offset` (a line boundary a previous read returned), each with the
+        offset just after its line, streamed: only what was appended since is read, never the whole
+        file at once. It stops at the end the file had when the read began (appends hold an
+        exclusive lock for one whole line, so that end is a line boundary)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            try:
+                end = os.fstat(fd).st_size
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            if offset > end:
+                raise ValueError(f"{self.path}: offset {offset} is past the end of the ledger ({end} bytes)")
+            position = offset
+            rest = b""
+            while position < end:
+                chunk = os.pread(fd, min(1 << 20, end - position), position)
+                if not chunk:
+                    break
+                position += len(chunk)
+                lines = (rest + chunk).split(b"\n")
+                rest = lines.pop()
+                consumed = position - len(rest) - sum(len(raw) + 1 for raw in lines)
+                for raw in lines:
+                    consumed += len(raw) + 1
+                    if raw.strip():
+                        yield self._entry(raw, consumed), consumed
+        finally:
+            os.close(fd)
+
+    def _entry(self, raw: bytes, end_offset: int) -> LedgerEntry:
+        try:
+            return LedgerEntry.model_validate_json(raw)
+        except ValidationError as exc:
+            raise LedgerFormatError(
+                f"{self.path}: the line ending at byte {end_offset} is not a ledger entry: {exc.errors()[0]['msg']}"
+            ) from None
 
     def paid_requests(self) -> list[LedgerEntry]:
         """Every paid request (urlscan polls included: they are billed with their scan; Apify's status

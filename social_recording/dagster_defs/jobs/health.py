@@ -70,7 +70,6 @@ from social_recording.recording.health import (
     check_starved_retries,
     check_stuck_pending,
     hours_text,
-    paid_ledger_figures,
 )
 from social_recording.recording.outcomes import Written
 from social_recording.recording.run_state import RunState
@@ -153,8 +152,11 @@ class HealthInputs:
 
 
 def ledger_figures(ledger: "Ledger") -> PaidLedgerFigures:
-    """Paid requests (second steps of two-step calls aside) against the distinct subjects they were for."""
-    return paid_ledger_figures(ledger.read(), second_steps=CATALOGUE.second_steps())
+    """Paid requests (second steps of two-step calls aside) against the distinct subjects they were for,
+    reading only the lines appended since the last evaluation (`PaidTally`)."""
+    from social_recording.sandbox.paid_tally import PaidTally  # only where a sandbox ledger exists
+
+    return PaidTally(ledger, second_steps=CATALOGUE.second_steps()).figures()
 
 
 def exhausted_baseline(instance: DagsterInstance, now: datetime) -> ExhaustedBaseline | None:
