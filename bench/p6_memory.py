@@ -1,13 +1,17 @@
 """P6 — peak memory of one reconcile run against the number of tokens (a benchmark, not a test).
 
-    python bench/p6_memory.py [--tokens 100 1000 3000]
+    python bench/p6_memory.py [--tokens 1000 3000 10000] [--in-process]
 
 For each size, a sandbox day holds N new tokens (an X post, a Telegram channel and a GitHub repo
 each, paid calls on) and one fresh Python process records it, reporting its own peak resident set
-(`ru_maxrss`): the pipeline runs `reconcile_job` for the day in-process (`execute_in_process`, the
-job as it is on this branch: executor, run metadata, per-URL table), the baseline runs the plain
-`read_window` + `record_window` on the same resources. Both start from the same imports, so the
-difference is what the Dagster run itself holds on to; growth per 1,000 tokens is printed beside.
+(`ru_maxrss`). `run`: `reconcile_job` for the day executed as a deployed run process executes it
+(a run created on a SQLite instance in $DAGSTER_HOME, this repository's dagster.yaml, its events
+streamed to the instance's event log: the stages, the run log, the per-URL table, the report with
+the health checks and the sandbox ledger check). `no Dagster`: the same work on the same resources
+without Dagster (read the window, record it with the per-URL outcomes counted, not kept).
+`--in-process` adds `execute_in_process` on an ephemeral instance, the tests' harness, which keeps
+every event in memory. Printed: each peak, the run's peak over the one without Dagster, and the
+growth per 1,000 tokens.
 """
 
 from __future__ import annotations
@@ -16,12 +20,14 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from _common import REPO, Table, reconcile, settings_engine  # noqa: I001  (bench/ on sys.path)
 
@@ -43,6 +49,7 @@ def _env(root: Path, n: int) -> dict[str, str]:
     scenario.write_text(json.dumps({"tokens": scenario_tokens(n)}))
     home = root / "dagster_home"
     home.mkdir(exist_ok=True)
+    shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")  # what `make dev` runs on: SQLite files
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SOCIAL_RECORDING_", "DAGSTER_HOME"))}
     env.update({
         "SOCIAL_RECORDING_STORE_URL": f"sqlite:///{root / 'store.db'}",
@@ -59,28 +66,71 @@ def _env(root: Path, n: int) -> dict[str, str]:
 
 def child(mode: str) -> None:
     """Run one reconcile of DAY in this process; print {"rss_mb", "urls", "seconds"}."""
-    from dagster import DagsterInstance
-
-    from social_recording.dagster_defs.definitions_builder import build_definitions
     from social_recording.settings import load_settings
 
     settings = load_settings()
     started = time.perf_counter()
-    if mode == "pipeline":
-        result = build_definitions(settings).resolve_job_def("reconcile_job").execute_in_process(
-            partition_key=DAY, instance=DagsterInstance.ephemeral(), run_config=QUIET)
-        if not result.success:
-            raise SystemExit("P6: reconcile_job failed")
-        out = result.output_for_node("reconcile_window")
-        urls = sum(v for k, v in out.items() if k.startswith("urls_"))
+    if mode == "run":
+        _as_a_run_worker()
+    elif mode == "in_process":
+        _in_process(settings)
     else:
-        engine = settings_engine(settings)
-        start = datetime.fromisoformat(DAY).replace(tzinfo=UTC)
-        outcome = reconcile(engine, start, start + timedelta(days=1), partition_key=DAY,
-                            min_af_count=settings.af_investor_threshold)
-        urls = len(outcome.url_outcomes)
+        _without_dagster(settings)
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    print(json.dumps({"rss_mb": rss_mb, "urls": urls, "seconds": time.perf_counter() - started}))
+    seconds = time.perf_counter() - started
+    print(json.dumps({"rss_mb": rss_mb, "urls": _urls_recorded(), "seconds": seconds}))
+
+
+def _as_a_run_worker() -> None:
+    """The run as a deployed run process executes it (`dagster api execute_run`): a run created on
+    the instance of $DAGSTER_HOME (this repository's dagster.yaml: SQLite files on disk), its events
+    streamed to the instance's event log and dropped from memory."""
+    from dagster import DagsterInstance
+    from dagster._core.definitions.reconstruct import ReconstructableRepository
+    from dagster._core.execution.api import execute_run_iterator
+
+    recon = ReconstructableRepository.for_module("social_recording.definitions", "defs",
+                                                 working_directory=str(REPO)).get_reconstructable_job("reconcile_job")
+    with DagsterInstance.get() as instance:
+        run = instance.create_run_for_job(recon.get_definition(), run_config=QUIET, tags={"dagster/partition": DAY},
+                                          job_code_origin=recon.get_python_origin())
+        for _ in execute_run_iterator(recon, run, instance):
+            pass
+        finished = instance.get_run_by_id(run.run_id)
+        if finished is None or finished.status.value != "SUCCESS":
+            raise SystemExit(f"P6: reconcile_job run ended {finished and finished.status}")
+
+
+def _in_process(settings: Any) -> None:
+    """`execute_in_process` on an ephemeral instance (tests' harness: it keeps every event in memory)."""
+    from dagster import DagsterInstance
+
+    from social_recording.dagster_defs.definitions_builder import build_definitions
+
+    result = build_definitions(settings).resolve_job_def("reconcile_job").execute_in_process(
+        partition_key=DAY, instance=DagsterInstance.ephemeral(), run_config=QUIET)
+    if not result.success:
+        raise SystemExit("P6: reconcile_job failed")
+
+
+def _without_dagster(settings: Any) -> None:
+    """The same two steps on the same resources without Dagster: read the window, record it with
+    the per-URL outcomes counted, not kept (as the job's recording stage does)."""
+    start = datetime.fromisoformat(DAY).replace(tzinfo=UTC)
+    reconcile(settings_engine(settings), start, start + timedelta(days=1), partition_key=DAY,
+              min_af_count=settings.af_investor_threshold, keep_url_outcomes=False)
+
+
+def _urls_recorded() -> int:
+    """Elements the store holds now, whatever recorded them."""
+    from social_recording.settings import load_settings
+    from social_recording.store import open_store
+
+    store = open_store(load_settings().store_url)
+    try:
+        return sum(store.status_counts().by_status().values())
+    finally:
+        store.close()
 
 
 def measure(n: int, mode: str) -> dict[str, float]:
@@ -95,31 +145,43 @@ def measure(n: int, mode: str) -> dict[str, float]:
     return result
 
 
+MODES = {"run": "run", "in_process": "in-process", "baseline": "no Dagster"}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--tokens", type=int, nargs="+", default=[100, 1000, 3000])
-    parser.add_argument("--child", choices=("pipeline", "baseline"), help=argparse.SUPPRESS)
+    parser.add_argument("--tokens", type=int, nargs="+", default=[1000, 3000, 10000])
+    parser.add_argument("--in-process", action="store_true",
+                        help="also run the job with execute_in_process on an ephemeral instance")
+    parser.add_argument("--child", choices=tuple(MODES), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         child(args.child)
         return 0
     if min(args.tokens) < 1:
         parser.error("--tokens must be >= 1")
-    table = Table("P6", "peak RSS of one reconcile run against tokens (3 URLs each; fresh process per run)",
-                  ["tokens", "pipeline MB", "pipeline s", "baseline MB", "baseline s", "pipeline - baseline MB"])
-    rows = []
+    modes = ["run", *(["in_process"] if args.in_process else []), "baseline"]
+    columns = ["tokens"] + [f"{MODES[m]} {unit}" for m in modes for unit in ("MB", "s")] + ["run / no Dagster"]
+    table = Table("P6", "peak RSS of one reconcile run against tokens (3 URLs each; fresh process per run)", columns)
+    peaks: dict[str, list[tuple[int, float]]] = {m: [] for m in modes}
     for n in sorted(args.tokens):
-        new = measure(n, "pipeline")
-        old = measure(n, "baseline")
-        rows.append((n, new["rss_mb"], old["rss_mb"]))
-        table.add(n, new["rss_mb"], new["seconds"], old["rss_mb"], old["seconds"], new["rss_mb"] - old["rss_mb"])
-    if len(rows) > 1:
-        (n0, p0, b0), (n1, p1, b1) = rows[0], rows[-1]
-        per_k = 1000.0 / (n1 - n0)
-        table.notes.append(f"growth per 1,000 tokens: pipeline {(p1 - p0) * per_k:.1f} MB, "
-                           f"baseline {(b1 - b0) * per_k:.1f} MB")
-    table.notes.append("pipeline: reconcile_job in-process as it is on this branch; baseline: "
-                       "read_window + record_window on the same resources")
+        row: list[object] = [n]
+        for mode in modes:
+            result = measure(n, mode)
+            peaks[mode].append((n, result["rss_mb"]))
+            row += [result["rss_mb"], result["seconds"]]
+        table.add(*row, peaks["run"][-1][1] / peaks["baseline"][-1][1])
+    if len(args.tokens) > 1:
+        growth = []
+        for mode in modes:
+            (n0, p0), (n1, p1) = peaks[mode][0], peaks[mode][-1]
+            growth.append(f"{MODES[mode]} {(p1 - p0) * 1000.0 / (n1 - n0):+.1f} MB")
+        table.notes.append("growth per 1,000 tokens: " + ", ".join(growth))
+    table.notes.append("run: reconcile_job executed as a run process executes it (a run on a SQLite instance, events "
+                       "streamed to its event log); no Dagster: the same two steps (read the window, record it "
+                       "with URL outcomes counted) on the same resources"
+                       + ("; in-process: execute_in_process on an ephemeral instance, which keeps every event"
+                          if args.in_process else ""))
     table.print()
     return 0
 
