@@ -3,21 +3,21 @@
 
     python bench/p2_bookkeeping.py [--threads 1 4] [--urls 400] [--latency-ms 20] [--locks redis sqlite]
 
-Bookkeeping is what recording a URL costs beside the provider's own answer: the time spent in
-`record_url` minus the time spent inside the (sandbox) provider answering its requests. Everything
-on our side of the wire counts: the token and URL locks and their renewal, the element and
-URL-state reads, the gate, the shared rate limiter asked before every request, the real GitHub
-client and generator (request building, the redirect guard, parsing, the graph), and the one
-write transaction. T threads record tokens of 2 unique GitHub repositories (no URL is shared, so
-no lock is ever waited for) one URL at a time each, so exactly T URLs are in flight; the store is
-a SQLite file; the locks and the limiter are on Redis (production) or on the store's own SQLite
-file (the embedded default). The limiter enforces a rate high enough never to hold a request, so
-what it costs is its bookkeeping alone.
+Bookkeeping is what recording a URL costs us beside the call itself: the token and URL locks and
+their renewal, the element and URL-state reads, the gate, the one write transaction, and the shared
+rate limiter asked before every request. It is measured with the real GitHub client and generator
+on the sandbox transport and the real limiter: the time in `record_url` outside the generator, plus
+the limiter's time inside it. The client's own work (building requests, the redirect guard,
+parsing, the graph; the provider's answer time aside) is printed beside it. T threads record
+tokens of 2 unique GitHub repositories (no URL is shared, so no lock is ever waited for) one URL at
+a time each, so exactly T URLs are in flight; the store is a SQLite file; the locks and the limiter
+are on Redis (production) or on the store's own SQLite file (the embedded default). The limiter
+enforces a rate no run here reaches, so what it costs is its bookkeeping alone. On Redis the round
+trips per URL are counted (the token lock, shared by the token's two URLs; the URL lock; the
+limiter, one per request).
 
 Beside it, in the same run, the floor: the same workload with the dedupe gate, every lock and the
-limiter switched off (a benchmark-only switch), i.e. the client, the write transaction and the
-engine's Python alone. On Redis it also counts the commands the server ran per URL (INFO
-commandstats): the lock and limiter round trips.
+limiter switched off (a benchmark-only switch): the write transaction and the engine's Python alone.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ from _common import Table, build_engine, mean, median, percentile  # noqa: I001
 from pydantic import SecretStr
 
 from social_recording.locks import open_lock_manager
-from social_recording.locks.rate_limits import open_rate_limiter
+from social_recording.locks.rate_limits import SharedRateLimiter, open_rate_limiter
 from social_recording.outbound.limits import Rate
 from social_recording.platforms.base import GenerateContext, GenerateResult, Generator, ProviderKeys
 from social_recording.platforms.registry import build_registry
@@ -53,28 +54,30 @@ NEVER_HOLDS = (Rate(1_000_000, 1),)
 """The limiter counts every request against this rate, which no run here can reach."""
 
 
-class ProviderClock:
-    """Time spent inside the provider (the sandbox transport) per thread, read per URL."""
+class Clocks:
+    """Per thread, the time of the URL in flight spent inside the provider (the sandbox transport)
+    and inside the shared limiter."""
 
     def __init__(self) -> None:
         self._local = threading.local()
 
     def reset(self) -> None:
-        self._local.spent = 0.0
+        self._local.provider = 0.0
+        self._local.limiter = 0.0
 
-    def add(self, seconds: float) -> None:
-        self._local.spent = getattr(self._local, "spent", 0.0) + seconds
+    def add(self, what: str, seconds: float) -> None:
+        setattr(self._local, what, getattr(self._local, what, 0.0) + seconds)
 
-    def spent_ms(self) -> float:
-        return float(getattr(self._local, "spent", 0.0)) * 1000.0
+    def ms(self, what: str) -> float:
+        return float(getattr(self._local, what, 0.0)) * 1000.0
 
 
 class TimedTransport(httpx.BaseTransport):
     """The sandbox transport, its time counted as the provider's."""
 
-    def __init__(self, inner: httpx.BaseTransport, clock: ProviderClock) -> None:
+    def __init__(self, inner: httpx.BaseTransport, clocks: Clocks) -> None:
         self._inner = inner
-        self._clock = clock
+        self._clocks = clocks
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         started = time.perf_counter()
@@ -83,78 +86,131 @@ class TimedTransport(httpx.BaseTransport):
             response.read()
             return response
         finally:
-            self._clock.add(time.perf_counter() - started)
+            self._clocks.add("provider", time.perf_counter() - started)
 
     def close(self) -> None:
         self._inner.close()
 
 
 @dataclasses.dataclass
+class TimedLimiter:
+    """The shared limiter, its time counted as bookkeeping."""
+
+    inner: SharedRateLimiter
+    clocks: Clocks
+
+    def acquire(self, service: str) -> None:
+        started = time.perf_counter()
+        try:
+            self.inner.acquire(service)
+        finally:
+            self.clocks.add("limiter", time.perf_counter() - started)
+
+    def penalise(self, service: str, retry_after_s: float) -> None:
+        self.inner.penalise(service, retry_after_s)
+
+
+@dataclasses.dataclass(frozen=True)
+class UrlTimes:
+    generate: float
+    provider: float
+    limiter: float
+
+
+@dataclasses.dataclass
 class TimedGenerator:
-    """The real generator; records, per (token, URL), how long its provider took."""
+    """The real generator; records, per (token, URL), its own time, its provider's and its limiter's."""
 
     inner: Generator
-    clock: ProviderClock
-    provider_ms: dict[tuple[str, str], float]
+    clocks: Clocks
+    times: dict[tuple[str, str], UrlTimes]
 
     def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
-        self.clock.reset()
+        self.clocks.reset()
+        started = time.perf_counter()
         try:
             return self.inner.generate(url, ctx)
         finally:
-            self.provider_ms[(ctx.token_address, url)] = self.clock.spent_ms()
+            self.times[(ctx.token_address, url)] = UrlTimes(
+                (time.perf_counter() - started) * 1000.0, self.clocks.ms("provider"), self.clocks.ms("limiter"))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
 
-def measure(threads: int, n_urls: int, latency_ms: int, lock_url: str | None, *, floor: bool
-            ) -> tuple[list[float], float | None]:
-    """Per-URL bookkeeping in ms, and the Redis commands per URL (None without Redis)."""
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    bookkeeping: list[float]
+    """Per URL: the time in record_url outside the generator, plus the limiter's time inside it."""
+    limiter: list[float]
+    client: list[float]
+    """Per URL: the client's and generator's own work (requests, parsing, the graph), provider aside."""
+    round_trips: float | None
+
+
+def measure(threads: int, n_urls: int, latency_ms: int, lock_url: str | None, *, floor: bool) -> Sample:
     with tempfile.TemporaryDirectory(prefix="bench-p2-") as tmp, ExitStack() as stack:
         store = SqliteStore(Path(tmp) / "store.db")
         stack.callback(store.close)
         lock_url = lock_url or f"sqlite:///{Path(tmp) / 'store.db'}"
         locks = open_lock_manager(lock_url)
         stack.callback(locks.close)
-        redis_client = None
-        if lock_url.startswith("redis"):
+        on_redis = lock_url.startswith("redis")
+        if on_redis:
             import redis
 
-            redis_client = redis.Redis.from_url(lock_url)
-            redis_client.flushdb()
+            client = redis.Redis.from_url(lock_url)
+            client.flushdb()
+            client.close()
         tokens = {f"P2TOKEN{i:06d}": [f"https://github.com/p2org{i}/repo-a", f"https://github.com/p2org{i}/repo-b"]
                   for i in range(max(1, n_urls // 2))}
-        clock = ProviderClock()
+        clocks = Clocks()
         scenario = Scenario.model_validate({"tokens": [], "default_latency_ms": latency_ms})
-        transport = TimedTransport(SandboxTransport(scenario, Ledger(Path(tmp) / "ledger.jsonl")), clock)
-        limiter = None if floor else open_rate_limiter(lock_url, {"github": NEVER_HOLDS})
-        if limiter is not None:
-            stack.callback(limiter.close)
+        transport = TimedTransport(SandboxTransport(scenario, Ledger(Path(tmp) / "ledger.jsonl")), clocks)
+        limiter = None
+        if not floor:
+            shared = open_rate_limiter(lock_url, {"github": NEVER_HOLDS})
+            stack.callback(shared.close)
+            limiter = TimedLimiter(shared, clocks)
         registry = build_registry(ProviderKeys(github_token=SecretStr("p2-token")), transport=transport,
                                   resolve_host=sandbox_resolve_host, limiter=limiter)
-        provider_ms: dict[tuple[str, str], float] = {}
+        times: dict[tuple[str, str], UrlTimes] = {}
         registry = dataclasses.replace(registry, generators={
-            p: TimedGenerator(g, clock, provider_ms) for p, g in registry.generators.items()})
+            p: TimedGenerator(g, clocks, times) for p, g in registry.generators.items()})
         engine = build_engine(store, locks, registry, tokens, unsafe=floor)
         run = RunState(calls=CallSlots(per_token=1))  # T threads = T URLs in flight
-        before = _redis_calls(redis_client)
-        with ThreadPoolExecutor(max_workers=threads) as pool:
+        with counting_round_trips() as sent, ThreadPoolExecutor(max_workers=threads) as pool:
             outcomes = list(pool.map(lambda a: engine.processor.record(a, None, run), list(tokens)))
-        after = _redis_calls(redis_client)
     rows = [u for o in outcomes for u in o.urls]
     if not all(str(u.status) == "ok" for u in rows):
         raise SystemExit(f"P2: not every URL was recorded ok: {run.status_counts()}")
-    commands = None if before is None or after is None else (after - before) / len(rows)
-    return [u.took_ms - provider_ms[(u.token, u.url)] for u in rows], commands
+    per_url = [(u, times[(u.token, u.url)]) for u in rows]
+    return Sample(
+        bookkeeping=[u.took_ms - t.generate + t.limiter for u, t in per_url],
+        limiter=[t.limiter for _, t in per_url],
+        client=[t.generate - t.provider - t.limiter for _, t in per_url],
+        round_trips=sent[0] / len(rows) if on_redis else None,
+    )
 
 
-def _redis_calls(client: Any) -> int | None:
-    """Commands the Redis server has run (INFO commandstats), scripts counted once each."""
-    if client is None:
-        return None
-    stats = client.info("commandstats")
-    return sum(int(v["calls"]) for k, v in stats.items() if k not in ("cmdstat_info",))
+@contextmanager
+def counting_round_trips() -> Iterator[list[int]]:
+    """Round trips to Redis made by this process meanwhile (one per command or script sent; a
+    pipeline's commands go out together), whichever client sends them."""
+    import redis.connection
+
+    sent = [0]
+    original = redis.connection.AbstractConnection.send_packed_command
+
+    def counting(self: Any, command: Any, check_health: bool = True) -> None:
+        sent[0] += 1
+        original(self, command, check_health)
+
+    redis.connection.AbstractConnection.send_packed_command = counting  # type: ignore[method-assign]
+    try:
+        yield sent
+    finally:
+        redis.connection.AbstractConnection.send_packed_command = original  # type: ignore[method-assign]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -166,10 +222,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if min(args.threads) < 1 or args.urls < 2 or args.latency_ms < 0:
         parser.error("--threads >= 1, --urls >= 2, --latency-ms >= 0")
-    table = Table("P2", f"bookkeeping per URL in ms (time in record_url minus the provider's own; real GitHub client "
-                        f"and rate limiter, provider answering in {args.latency_ms} ms, {args.urls} URLs, SQLite store)",
-                  ["locks", "threads", "p50 ms", "mean ms", "p90 ms", "Redis cmds/URL", "floor p50", "floor mean",
-                   "load"])
+    table = Table("P2", f"bookkeeping per URL in ms (locks, store, gate, rate limiter: time in record_url minus the "
+                        f"client's own; real GitHub client, provider answering in {args.latency_ms} ms, "
+                        f"{args.urls} URLs, SQLite store)",
+                  ["locks", "threads", "p50 ms", "mean ms", "p90 ms", "limiter mean", "Redis trips/URL",
+                   "floor p50", "floor mean", "client mean", "load"])
     with ExitStack() as stack:
         for kind in args.locks:
             lock_url: str | None = None
@@ -179,12 +236,17 @@ def main(argv: list[str] | None = None) -> int:
                 lock_url = stack.enter_context(running_redis())
             for t in args.threads:
                 measure(t, min(40, args.urls), args.latency_ms, lock_url, floor=False)  # warm up
-                ms, commands = measure(t, args.urls, args.latency_ms, lock_url, floor=False)
-                fl, _ = measure(t, args.urls, args.latency_ms, lock_url, floor=True)
-                table.add(kind, t, median(ms), mean(ms), percentile(ms, 0.9),
-                          float("nan") if commands is None else commands, median(fl), mean(fl), _load())
+                got = measure(t, args.urls, args.latency_ms, lock_url, floor=False)
+                fl = measure(t, args.urls, args.latency_ms, lock_url, floor=True)
+                ms = got.bookkeeping
+                table.add(kind, t, median(ms), mean(ms), percentile(ms, 0.9), mean(got.limiter),
+                          float("nan") if got.round_trips is None else got.round_trips,
+                          median(fl.bookkeeping), mean(fl.bookkeeping), mean(got.client), _load())
+    table.notes.append("bookkeeping: time in record_url outside the generator (token and URL locks, element and "
+                       "URL-state reads, gate, the write) plus the shared limiter's time inside it; client: the GitHub "
+                       "client's and generator's own work (requests, redirect guard, parsing, graph), provider aside")
     table.notes.append("floor: the same workload with the dedupe gate, every lock and the rate limiter switched off "
-                       "(the client, the write transaction and the engine's Python alone)")
+                       "(the write transaction and the engine's Python alone)")
     table.notes.append("load: the 1-minute load average after the row")
     table.print()
     return 0
