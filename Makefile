@@ -53,8 +53,12 @@ test-ferretdb: install $(FERRETDB)
 # a `.env` in the repository root (docker compose's settings) is not loaded into the development
 # copy. `DEV_ARGS="-p 3001"` passes options to `dg dev`. (`dg dev` from the repository root
 # serves the same code location, see pyproject.toml's [tool.dg].)
+# Every run is a new process that imports the code location: byte-compiled once here (as the
+# image's `pip install` does), a run starts without compiling it again, even where
+# PYTHONDONTWRITEBYTECODE keeps Python from caching it.
 DEV_ARGS ?=
 dev: install
+	$(BIN)/python -m compileall -q social_recording
 	mkdir -p $(DEV_HOME) && cp dagster.yaml $(DEV_HOME)/dagster.yaml
 	cd $(DEV_HOME) && DAGSTER_HOME=$(DEV_HOME) $(abspath $(BIN))/dg dev -w $(CURDIR)/workspace.yaml $(DEV_ARGS)
 

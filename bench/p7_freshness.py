@@ -273,6 +273,8 @@ def _recorded_at(store_url: str, addresses: list[str]) -> dict[str, float]:
 
 def measure(instance: str, settings: str, n_tokens: int, gap_s: float, idle_s: float) -> Measurement:
     services = dev_services if instance == "dev" else deploy_services
+    # As `make dev` and the image's `pip install` do: runs load the code location byte-compiled.
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "social_recording")], check=True)
     with tempfile.TemporaryDirectory(prefix=f"bench-p7-{instance}-") as tmp, services(Path(tmp), settings) as svc:
         gql = svc.gql
         if not svc.sensor_running_by_default:
