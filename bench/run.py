@@ -1,4 +1,4 @@
-"""The benchmark suite: P1–P7 (and the fault benchmark), each beside its baseline.
+"""The benchmark suite: P1–P8 (and the fault benchmark), each beside its baseline.
 
     python bench/run.py                 # every part at its full size (tens of minutes, ~2 GB of disk for P4)
     python bench/run.py --parts P3 P4   # some parts
@@ -16,6 +16,7 @@ fails on a number, only on a part that could not run.
 - P5 `p5_run_overhead.py` per-run overhead of the Dagster jobs, in-process and through the CLI
 - P6 `p6_memory.py`      peak RSS of a reconcile run against the number of tokens
 - P7 `p7_freshness.py`   trade -> recorded under the real daemon, per phase, on both instance configs
+- P8 `p8_health.py`      the report stage's health figures and the status read at 100k and 1M tokens
 - faults `faults.py`     paid calls per distinct paid subject under faults (full runs only)
 """
 
@@ -39,6 +40,7 @@ PARTS: dict[str, tuple[str, list[str] | None]] = {
     "P5": ("p5_run_overhead.py", ["--repeat", "1", "--cli-repeat", "1"]),
     "P6": ("p6_memory.py", ["--tokens", "5", "20"]),
     "P7": ("p7_freshness.py", ["--instances", "dev", "--settings", "new", "--tokens", "2", "--gap", "2", "--idle", "5"]),
+    "P8": ("p8_health.py", ["--tokens", "500", "--repeat", "1"]),
     "faults": ("faults.py", None),
 }
 """Part -> (script, its arguments for --smoke; None: the part is skipped by --smoke)."""

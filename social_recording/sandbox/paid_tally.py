@@ -24,7 +24,7 @@ from pathlib import Path
 from social_recording.domain.dedupe import DEDUPE_TTL
 from social_recording.domain.paid import PaidLedgerFigures, PaidSubject, RequestKind, counts_as_paid
 from social_recording.sandbox.ledger import Ledger
-from social_recording.sqlite_file import immediate
+from social_recording.sqlite_file import connect, immediate
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS progress (ledger TEXT PRIMARY KEY, identity TEXT NOT NULL, rules TEXT NOT NULL, "
@@ -60,7 +60,7 @@ class PaidTally:
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+        conn = connect(self.path, _BUSY_TIMEOUT_S)
         try:
             for stmt in _SCHEMA:
                 conn.execute(stmt)

@@ -1,0 +1,274 @@
+"""P8 — the report stage's health figures against the store's size (a benchmark, not a test).
+
+    python bench/p8_health.py [--tokens 100000 1000000] [--db-dir DIR] [--repeat 5]
+
+Every run ends with a report stage that observes the recorded-data assets and evaluates the health
+checks; `python -m social_recording status` prints the same figures. For each size, a SQLite store
+file holds N tokens (P4's generator: 2–4 URLs each, a realistic status mix, one URL state per
+distinct URL) plus, for every `ok` element, its objects (a content, an account, a venue for every
+other one), first metric points and token links; a sandbox ledger holds one paid request per token.
+`--db-dir` keeps both files and reuses them when they hold the same size.
+
+Timed (median of `--repeat`, after a warm-up), on this branch:
+- the report stage's health step as a run calls it (`report_health`: the store figures, the
+  observations, the checks and the sandbox ledger check), 20 paid requests appended to the ledger
+  before each call as a run would;
+- its parts: the store figures (`StoreFigures.read`) and the ledger check after such a run;
+- the status command's read (`status.read_report`).
+Beside them, the baseline of the same run: the full recount (GROUP BY over every URL element, a
+COUNT over each collection, written here in SQL so it stays the recount whatever the store does)
+and the ledger check re-reading the whole ledger (streamed). The report stage's figures are meant to
+become independent of the store's size; the recount is what only the hourly health job should pay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from _common import Table  # noqa: I001  (bench/ on sys.path)
+from p4_scale import NOW, _reusable, generate
+
+from social_recording.dagster_defs.checks import ledger_figures, report_health
+from social_recording.dagster_defs.resources import (
+    PlatformsResource,
+    RecordingPolicyResource,
+    UpstreamResource,
+)
+from social_recording.domain.paid import paid_ledger_figures
+from social_recording.recording.health import RunFigures, StoreFigures
+from social_recording.sandbox.ledger import POLL_PREFIXES, Ledger
+from social_recording.settings import Settings
+from social_recording.status import read_report
+from social_recording.store._codec import dt_to_text
+from social_recording.store.sqlite import SqliteStore
+
+RUN_PAID_REQUESTS = 20
+"""Paid requests a run appends to the ledger between two report stages."""
+
+
+# --------------------------------------------------------------------------- the data
+
+
+def add_graph_rows(path: Path, seed: int = 13) -> None:
+    """Objects, first metric points and token links for every `ok` element (bulk, not through the engine)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA synchronous=OFF")
+    conn.execute("PRAGMA cache_size=-262144")
+    conn.execute("BEGIN")
+    rng = random.Random(seed)
+    created = dt_to_text(NOW - timedelta(days=30))
+    ok = conn.execute("SELECT address, url, platform FROM token_urls WHERE status = 'ok' ORDER BY rowid").fetchall()
+
+    def objects(table: str, every: int) -> Iterator[tuple[Any, ...]]:
+        for i, (_, url, platform) in enumerate(ok):
+            if i % every == 0:
+                yield (platform or "web", f"{table}:{url}", "item", "{}", created)
+
+    for table, every in (("contents", 1), ("accounts", 1), ("venues", 2)):
+        conn.executemany(f"INSERT OR IGNORE INTO {table} (platform, platform_key, subtype, doc, created_at) "
+                         "VALUES (?, ?, ?, ?, ?)", objects(table, every))
+
+    def metrics() -> Iterator[tuple[Any, ...]]:
+        for i in range(len(ok)):
+            for name in ("likes", "views", "followers")[: 1 + i % 3]:
+                yield ("content", str(i + 1), name, float(rng.randrange(10_000)), created)
+
+    conn.executemany("INSERT OR IGNORE INTO metrics (object, object_id, metric, value, observed_at) "
+                     "VALUES (?, ?, ?, ?, ?)", metrics())
+
+    def links() -> Iterator[tuple[Any, ...]]:
+        for i, (address, url, platform) in enumerate(ok):
+            for kind, depth in (("content", 0), ("account", 0), ("venue", 0))[: 2 + i % 2]:
+                yield (address, kind, str(i + 1), url, platform or "web", "item", depth, created)
+
+    conn.executemany("INSERT INTO token_links (token_address, object, object_id, entry_url, platform, subtype, "
+                     "link_depth, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", links())
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def write_ledger(path: Path, n_tokens: int) -> None:
+    """One paid tweet request per token (one in twenty asked twice after a 503), as the sandbox writes them."""
+    with path.open("w") as out:
+        for i in range(n_tokens):
+            for status in ((503, 200) if i % 20 == 0 else (200,)):
+                out.write(json.dumps({"ts": dt_to_text(NOW - timedelta(seconds=n_tokens - i)), "service": "twitterapi",
+                                      "method": "GET", "url": "https://api.twitterapi.io/twitter/tweets",
+                                      "subject": f"tweet:{1_000_000_000 + i}", "status": status, "paid": True},
+                                     separators=(",", ":")) + "\n")
+
+
+def prepare(directory: Path, n_tokens: int) -> tuple[Path, Path, str]:
+    store_path = directory / f"health-{n_tokens}.db"
+    ledger_path = directory / f"health-{n_tokens}.ledger.jsonl"
+    if _reusable(store_path, n_tokens, 1) and ledger_path.exists():
+        return store_path, ledger_path, "reused"
+    for p in (store_path, ledger_path, ledger_path.with_name(ledger_path.name + ".paid.db")):
+        if p.exists():
+            p.unlink()
+    started = time.perf_counter()
+    generate(store_path, n_tokens, 1)
+    add_graph_rows(store_path)
+    write_ledger(ledger_path, n_tokens)
+    return store_path, ledger_path, f"generated in {time.perf_counter() - started:.0f} s"
+
+
+# --------------------------------------------------------------------------- the measurements
+
+
+def full_recount(conn: sqlite3.Connection) -> tuple[Any, ...]:
+    """Every figure recounted from the rows: what only the hourly reconciliation should pay."""
+    by = conn.execute("SELECT platform, status, COUNT(*) FROM token_urls GROUP BY platform, status").fetchall()
+    return (by, *(conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+                  for t in ("tokens", "contents", "accounts", "venues", "metrics", "token_links")))
+
+
+def append_run(ledger: Ledger, run: int) -> None:
+    for i in range(RUN_PAID_REQUESTS):
+        ledger.append(service="twitterapi", method="GET", url="https://api.twitterapi.io/twitter/tweets",
+                      subject=f"tweet:run{run}-{i}", status=200, paid=True)
+
+
+def median_ms(fn: Callable[[int], object], repeat: int) -> float:
+    fn(0)
+    samples = []
+    for i in range(1, repeat + 1):
+        started = time.perf_counter()
+        fn(i)
+        samples.append((time.perf_counter() - started) * 1000.0)
+    return statistics.median(samples)
+
+
+_QUIET = logging.getLogger("bench.p8.run_log")
+_QUIET.propagate = False  # the checks' warnings about the generated data (it has stuck elements on purpose)
+_QUIET.addHandler(logging.NullHandler())
+
+
+@dataclass
+class ReportContext:
+    """What `report_health` uses of a run's context: the resources it reads, the instance (the
+    exhausted baseline's observations), the run log, and `log_event` (events kept, not written)."""
+
+    resources: Any
+    instance: Any
+    log: logging.Logger
+    events: list[Any] = field(default_factory=list)
+
+    def log_event(self, event: Any) -> None:
+        self.events.append(event)
+
+
+@contextmanager
+def report_context(ledger_path: Path, scenario: Path) -> Iterator[ReportContext]:
+    from dagster import DagsterInstance
+
+    upstream = UpstreamResource(mode="sandbox", sandbox_scenario=str(scenario), sandbox_ledger=str(ledger_path))
+    with DagsterInstance.ephemeral() as instance:
+        yield ReportContext(SimpleNamespace(policy=RecordingPolicyResource(),
+                                            platforms=PlatformsResource(upstream=upstream)),
+                            instance, _QUIET)
+
+
+class _FailureLog(logging.Handler):
+    """`report_health` never raises (health must not fail a run): its failure is a log record."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(self.format(record))
+
+
+def measure(directory: Path, n_tokens: int, repeat: int, table: Table) -> None:
+    store_path, ledger_path, built = prepare(directory, n_tokens)
+    ledger = Ledger(ledger_path)
+    scenario = directory / "empty-scenario.json"
+    scenario.write_text(json.dumps({"tokens": []}))
+    store = SqliteStore(store_path)
+    conn = sqlite3.connect(store_path)
+    with ExitStack() as stack:
+        figures = StoreFigures.read(store)
+        started = time.perf_counter()
+        ledger_figures(ledger)  # the tally catches up once with everything already in the ledger
+        catch_up = time.perf_counter() - started
+        print(f"P8 store: {n_tokens} tokens, {figures.urls} URL elements, {figures.metrics} metric points, "
+              f"{figures.links} links ({built}); {store_path.stat().st_size / 1e6:.0f} MB; ledger "
+              f"{ledger_path.stat().st_size / 1e6:.0f} MB, tallied once in {catch_up:.1f} s", flush=True)
+        runs = iter(range(10**6))
+        context = stack.enter_context(report_context(ledger_path, scenario))
+        failed = _FailureLog()
+        logging.getLogger("social_recording.health").addHandler(failed)
+
+        def report_stage(_: int) -> None:
+            append_run(ledger, next(runs))
+            report_health(context, store, RunFigures())
+
+        def ledger_check(_: int) -> None:
+            append_run(ledger, next(runs))
+            ledger_figures(ledger)
+
+        def reread(_: int) -> None:
+            paid_ledger_figures((e for e, _ in ledger.read_from(0)), second_steps=POLL_PREFIXES)
+
+        settings = Settings(store_url=f"sqlite:///{store_path}")
+        report_stage(0)
+        if failed.records:
+            raise SystemExit(f"P8: the report stage's health step failed: {failed.records[0]}")
+        rows = [
+            ("report stage: health step (report_health)", median_ms(report_stage, repeat),
+             "full recount + ledger re-read", median_ms(lambda _: full_recount(conn), repeat)
+             + median_ms(reread, max(1, repeat // 2))),
+            ("its store figures (StoreFigures.read)", median_ms(lambda _: StoreFigures.read(store), repeat),
+             "full recount (SQL)", median_ms(lambda _: full_recount(conn), repeat)),
+            (f"its ledger check after a run ({RUN_PAID_REQUESTS} paid requests)", median_ms(ledger_check, repeat),
+             "whole ledger re-read", median_ms(reread, max(1, repeat // 2))),
+            ("status command's read", median_ms(lambda _: read_report(settings), max(1, repeat // 2)),
+             "-", float("nan")),
+        ]
+        for what, ms, baseline, base_ms in rows:
+            table.add(n_tokens, what, ms, base_ms, baseline, f"{os.getloadavg()[0]:.2f}")
+        stack.callback(store.close)
+        stack.callback(conn.close)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--tokens", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--db-dir", type=Path, default=None, help="keep (and reuse) the generated files here")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args(argv)
+    if min(args.tokens) < 10 or args.repeat < 1:
+        parser.error("--tokens >= 10, --repeat >= 1")
+    table = Table("P8", f"health figures against the store's size (median ms of {args.repeat}; SQLite, sandbox ledger)",
+                  ["tokens", "what", "this branch ms", "baseline ms", "baseline", "load"])
+    with tempfile.TemporaryDirectory(prefix="bench-p8-") as tmp:
+        directory = args.db_dir or Path(tmp)
+        directory.mkdir(parents=True, exist_ok=True)
+        for n in sorted(args.tokens):
+            measure(directory, n, args.repeat, table)
+    table.notes.append("baseline: the same figures recounted from every row, and the paid-once check re-reading "
+                       "the whole ledger (streamed), as the report stage did before")
+    table.notes.append("load: the 1-minute load average after each row")
+    table.print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
