@@ -355,12 +355,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=12)
     parser.add_argument("--gap", type=float, default=7.3, help="seconds between two trades")
     parser.add_argument("--idle", type=float, default=60.0, help="seconds of an idle tracker before the first trade")
+    parser.add_argument("--verbose", action="store_true", help="print every token's phases")
     args = parser.parse_args(argv)
     if args.tokens < 1 or args.gap <= 0 or args.idle < 5:
         parser.error("--tokens >= 1, --gap > 0, --idle >= 5")
     results = [measure(i, s, args.tokens, args.gap, args.idle) for i in args.instances for s in args.settings]
     table = Table("P7", f"freshness: trade -> recorded under the daemon, {args.tokens} tokens {args.gap:g} s apart, "
-                        "p50 / p95 seconds", ["instance", "settings", *PHASES, "idle tracker req/min", "load"])
+                        "p50 / p95 seconds", ["instance", "settings", *PHASES, "runs", "idle tracker req/min", "load"])
     failures = []
     for m in results:
         rows = [p for t in m.tokens if (p := t.phases()) is not None]
@@ -369,7 +370,13 @@ def main(argv: list[str] | None = None) -> int:
             failures.append(f"{m.instance}/{m.settings}: tokens in more or fewer than one run: {twice}; "
                             f"{len(m.tokens) - len(rows)} without every timestamp")
         cells = [f"{median([r[p] for r in rows]):.1f} / {percentile([r[p] for r in rows], 0.95):.1f}" for p in PHASES]
-        table.add(m.instance, m.settings, *cells, m.idle_tracker_per_min, m.load)
+        table.add(m.instance, m.settings, *cells, len({r for t in m.tokens for r in t.runs}), m.idle_tracker_per_min,
+                  m.load)
+        if args.verbose:
+            for t in sorted(m.tokens, key=lambda t: t.trade):
+                p = t.phases() or {}
+                print(f"{m.instance}/{m.settings} {t.address} run {','.join(r[:8] for r in t.runs)} "
+                      + " ".join(f"{k}={v:.1f}" for k, v in p.items()), file=sys.stderr)
     table.notes.append("new: this branch (sensor every 5 s, run queue every 1 s on threads, sensors on threads); "
                        "old: sensor minimum interval 30 s, Dagster's default 5 s run queue, sensors on the daemon's "
                        "thread")
