@@ -192,11 +192,11 @@ RETRY_TOKEN = token("TokRetry" + "r" * 34, "2026-11-10T03:00:00Z", website="http
                     telegram="https://t.me/retrychat")
 
 
-def _add_run(instance: DagsterInstance, status: DagsterRunStatus) -> None:
-    """A retry_job run record in `status` on the instance, as the run queue / a run worker leaves it."""
+def _add_run(instance: DagsterInstance, status: DagsterRunStatus, job_name: str = "retry_job") -> None:
+    """A run record of `job_name` in `status` on the instance, as the run queue / a run worker leaves it."""
     origin = RemoteJobOrigin(RemoteRepositoryOrigin(RegisteredCodeLocationOrigin("social_recording"),
-                                                    "__repository__"), "retry_job")
-    run = create_run_for_test(instance, job_name="retry_job", status=status, remote_job_origin=origin)
+                                                    "__repository__"), job_name)
+    run = create_run_for_test(instance, job_name=job_name, status=status, remote_job_origin=origin)
     stored = instance.get_run_by_id(run.run_id)
     assert stored is not None and stored.status == status
 
@@ -400,3 +400,22 @@ def test_the_daemon_evaluates_the_live_sensor_on_every_one_of_its_loops(started_
     assert is_under_min_interval(state, _Remote(DAEMON_SENSOR_LOOP_S)) is True  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="poll_seconds must be >= 5"):
         live_minimum_interval(DAEMON_SENSOR_LOOP_S - 1)
+
+
+def test_while_a_live_run_waits_in_the_queue_the_next_tokens_wait_for_one_batch(live_env) -> None:
+    """Under load (the queue full, processes slow to start) a run per tick would only add processes:
+    the sensor launches nothing and reads nothing while a live run is queued, keeping its cursor, and
+    launches everything traded meanwhile once the queue has room. A running one does not hold it."""
+    env, _ = live_env
+    queued = DagsterInstance.ephemeral()
+    _add_run(queued, DagsterRunStatus.QUEUED, "live_tokens_job")
+    _add_run(queued, DagsterRunStatus.QUEUED)  # another job's queued run never holds the live sensor
+    held = _evaluate(env, "token_flow_sensor", instance=queued)
+    assert "1 live_tokens_job run(s) still wait in the run queue" in (_skip(held) or "")
+    assert isinstance(held, SensorResult) and held.cursor == LiveCursor().dump()
+    assert [e for e in env.ledger() if e.service == "tracker"] == []  # the tracker was not read
+
+    running = DagsterInstance.ephemeral()
+    _add_run(running, DagsterRunStatus.STARTED, "live_tokens_job")
+    launched = _evaluate(env, "token_flow_sensor", instance=running)
+    assert isinstance(launched, SensorResult) and [len(_addresses(r)) for r in launched.run_requests or []] == [20, 5]

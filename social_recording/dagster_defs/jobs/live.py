@@ -20,11 +20,13 @@ from typing import Any
 
 from dagster import (
     Config,
+    DagsterRunStatus,
     DefaultSensorStatus,
     JobDefinition,
     OpExecutionContext,
     RunConfig,
     RunRequest,
+    RunsFilter,
     SensorDefinition,
     SensorEvaluationContext,
     SensorResult,
@@ -77,6 +79,7 @@ __all__ = [
     "live_tokens_job",
     "live_minimum_interval",
     "make_token_flow_sensor",
+    "runs_on_their_way",
 ]
 
 LIVE_BATCH_SIZE = 20
@@ -229,6 +232,19 @@ def evaluate_token_flow(
     return LiveEvaluation(requests, new_cursor, list(scan.notes), scan.scanned, scan.pages, skip)
 
 
+NOT_STARTED_YET = [DagsterRunStatus.NOT_STARTED, DagsterRunStatus.QUEUED, DagsterRunStatus.STARTING]
+"""A run created but whose process has not begun executing: waiting in the queue, or starting."""
+
+
+def runs_on_their_way(context: SensorEvaluationContext, job_name: str) -> int:
+    """Runs of `job_name` created but not started yet (queued, or their process starting). While one
+    is on its way, the live sensor launches nothing: under load (the run queue full, processes slow
+    to start) tokens then wait in the tracker and leave together, so fewer runs (a process each)
+    compete for the machine; when runs start within a tick, as on a machine with room, every tick's
+    tokens still leave at once (docs/architecture.md, "Freshness")."""
+    return context.instance.get_runs_count(RunsFilter(job_name=job_name, statuses=NOT_STARTED_YET))
+
+
 def live_minimum_interval(poll_seconds: int) -> int:
     """The sensor's `minimum_interval_seconds` for one evaluation every `poll_seconds`.
 
@@ -258,6 +274,12 @@ def make_token_flow_sensor(
         context: SensorEvaluationContext, tracker: TrackerResource, policy: RecordingPolicyResource
     ) -> SensorResult:
         cursor = LiveCursor.parse(context.cursor)
+        waiting = runs_on_their_way(context, job.name)
+        if waiting:
+            reason = (f"{waiting} {job.name} run(s) not started yet (queued or starting): the tokens traded since "
+                      "then go out together, in as few runs as possible, once they have (the tracker is read then)")
+            context.log.info(f"{reason}; cursor {cursor.dump()}")
+            return SensorResult(skip_reason=SkipReason(reason), cursor=cursor.dump())
         now = datetime.now(UTC)
         result = evaluate_token_flow(cursor, tracker.client(), policy.af_investor_threshold, now)
         for note in result.notes:
