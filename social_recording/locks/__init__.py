@@ -9,13 +9,26 @@ Locks are not reentrant (see `extender`).
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from social_recording.locks._urls import mask_url, scrub
 from social_recording.locks.base import Lease, LockBackendUnavailable, LockConfigError, LockManager
 from social_recording.locks.outage import OUTAGE_S
-from social_recording.locks.redis import RedisLockManager
 from social_recording.locks.sqlite import SqliteLockManager
+
+if TYPE_CHECKING:
+    from social_recording.locks.redis import RedisLockManager
+
+
+def __getattr__(name: str) -> Any:
+    """`RedisLockManager` is imported on first use: a run process on SQLite locks (the embedded
+    default) never pays for importing the Redis client when it starts."""
+    if name == "RedisLockManager":
+        from social_recording.locks.redis import RedisLockManager
+
+        return RedisLockManager
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "Lease",
@@ -84,6 +97,8 @@ def open_lock_manager(url: str, *, outage_s: float = OUTAGE_S) -> LockManager:
     if scheme in {"redis", "rediss", "unix"}:
         normalised = f"{scheme}://{rest}"
         _check_redis(normalised, scheme)
+        from social_recording.locks.redis import RedisLockManager
+
         try:
             return RedisLockManager(normalised, outage_s=outage_s)
         except ValueError as exc:  # redis-py's own URL checks (query arguments ...)

@@ -43,11 +43,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import redis
-from limits import parse_many
-from redis.backoff import ExponentialWithJitterBackoff
-from redis.retry import Retry
-
 from social_recording.locks._urls import mask_url, scrub
 from social_recording.locks.base import LockBackendUnavailable
 from social_recording.locks.outage import OUTAGE_S, is_redis_outage, ride_out
@@ -255,23 +250,30 @@ _REDIS_OPTIONS: dict[str, Any] = {"socket_timeout": 5.0, "socket_connect_timeout
 
 class RedisRateWindows:
     """The windows on Redis: one script per request. One client (connection pool) per process, made
-    on first use (nothing connects at start-up) and made again after a fork."""
+    on first use (nothing connects at start-up) and made again after a fork. The Redis client is
+    imported here, not at the module's top: a process on SQLite never imports it."""
 
     def __init__(self, url: str) -> None:
+        import redis
+
         try:
             redis.connection.parse_url(url)
         except ValueError as exc:
             raise ValueError(f"invalid Redis URL {mask_url(url)} for the rate limiter: {scrub(str(exc), url)}") from None
         self._url = url
         self._lock = threading.Lock()
-        self._current: tuple[int, redis.Redis, Any, Any, Any] | None = None
+        self._current: tuple[int, Any, Any, Any, Any] | None = None
 
     def __repr__(self) -> str:
         return f"RedisRateWindows({mask_url(self._url)})"
 
-    def _scripts(self) -> tuple[redis.Redis, Any, Any, Any]:
+    def _scripts(self) -> tuple[Any, Any, Any, Any]:
         current = self._current
         if current is None or current[0] != os.getpid():
+            import redis
+            from redis.backoff import ExponentialWithJitterBackoff
+            from redis.retry import Retry
+
             with self._lock:
                 current = self._current
                 if current is None or current[0] != os.getpid():
@@ -416,6 +418,8 @@ def parse_rates(text: str) -> tuple[Rate, ...]:
         raise ValueError(f"a rate must be like '20/second' or '60/minute;500/hour' or 'none', got {text!r}")
     if text.strip().lower() == NO_RATE:
         return ()
+    from limits import parse_many  # only where a rate is written down
+
     try:
         items = parse_many(text)
     except ValueError:
