@@ -32,8 +32,10 @@ from social_recording.sqlite_file import connect, immediate, is_busy
 #: How long one statement waits for another writer of the same file (store or locks) before it fails.
 #: A renewal that fails this way is retried until the lease nears its expiry (see extender).
 BUSY_TIMEOUT_S = 5.0
-#: Idle connections kept per process (threads that finish give theirs back).
-_POOL_MAX = 8
+#: Idle connections kept per process (threads that finish give theirs back): as many as the threads
+#: that take and renew locks at once in a run (a token's URLs are recorded side by side by a pool of
+#: 64), so a busy run reuses its connections instead of opening (and setting up) one per lock.
+_POOL_MAX = 64
 #: Expired rows (dead holders) are swept at most this often per process.
 _PURGE_EVERY_S = 60.0
 

@@ -103,3 +103,36 @@ def test_manager_used_after_fork_gets_its_own_connections(
         with manager.try_hold("social-record:Child", ttl=2.0) as child_key:
             assert child_key.held is True  # the child released it on exit
     manager.close()
+
+
+def test_a_busy_process_reuses_its_sqlite_lock_connections(tmp_path: Path) -> None:
+    """32 threads at once, twice: the second round finds every connection of the first idle in the
+    pool instead of opening (and setting up) new ones."""
+    import threading
+
+    from social_recording.locks.sqlite import SqliteLockManager
+
+    manager = SqliteLockManager(tmp_path / "locks.db")
+    opened: list[int] = []
+    original = manager._open
+
+    def counting_open() -> Any:
+        opened.append(1)
+        return original()
+
+    manager._open = counting_open  # type: ignore[method-assign]
+
+    def hold(barrier: threading.Barrier) -> None:
+        with manager._conn() as conn:
+            conn.execute("SELECT 1").fetchone()
+            barrier.wait(timeout=30)  # all 32 connections in use at once
+
+    for _ in range(2):
+        barrier = threading.Barrier(32)
+        threads = [threading.Thread(target=hold, args=(barrier,)) for _ in range(32)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    manager.close()
+    assert len(opened) == 32
