@@ -402,16 +402,18 @@ def test_the_daemon_evaluates_the_live_sensor_on_every_one_of_its_loops(started_
         live_minimum_interval(DAEMON_SENSOR_LOOP_S - 1)
 
 
-def test_while_a_live_run_waits_in_the_queue_the_next_tokens_wait_for_one_batch(live_env) -> None:
+@pytest.mark.parametrize("status", [DagsterRunStatus.QUEUED, DagsterRunStatus.STARTING])
+def test_while_a_live_run_is_on_its_way_the_next_tokens_wait_for_one_batch(live_env, status) -> None:
     """Under load (the queue full, processes slow to start) a run per tick would only add processes:
-    the sensor launches nothing and reads nothing while a live run is queued, keeping its cursor, and
-    launches everything traded meanwhile once the queue has room. A running one does not hold it."""
+    the sensor launches nothing and reads nothing while a live run is queued or starting, keeping
+    its cursor, and launches everything traded meanwhile once it has started. A running one does
+    not hold it."""
     env, _ = live_env
-    queued = DagsterInstance.ephemeral()
-    _add_run(queued, DagsterRunStatus.QUEUED, "live_tokens_job")
-    _add_run(queued, DagsterRunStatus.QUEUED)  # another job's queued run never holds the live sensor
-    held = _evaluate(env, "token_flow_sensor", instance=queued)
-    assert "1 live_tokens_job run(s) still wait in the run queue" in (_skip(held) or "")
+    waiting = DagsterInstance.ephemeral()
+    _add_run(waiting, status, "live_tokens_job")
+    _add_run(waiting, DagsterRunStatus.QUEUED)  # another job's queued run never holds the live sensor
+    held = _evaluate(env, "token_flow_sensor", instance=waiting)
+    assert "1 live_tokens_job run(s) not started yet (queued or starting)" in (_skip(held) or "")
     assert isinstance(held, SensorResult) and held.cursor == LiveCursor().dump()
     assert [e for e in env.ledger() if e.service == "tracker"] == []  # the tracker was not read
 
