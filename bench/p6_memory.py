@@ -69,6 +69,9 @@ def child(mode: str) -> None:
     from social_recording.settings import load_settings
 
     settings = load_settings()
+    if mode == "sandbox":
+        print(json.dumps({"rss_mb": _sandbox_data_mb(settings.effective_scenario), "urls": 0, "seconds": 0.0}))
+        return
     started = time.perf_counter()
     if mode == "run":
         _as_a_run_worker()
@@ -79,6 +82,26 @@ def child(mode: str) -> None:
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     seconds = time.perf_counter() - started
     print(json.dumps({"rss_mb": rss_mb, "urls": _urls_recorded(), "seconds": seconds}))
+
+
+def _sandbox_data_mb(path: Path) -> float:
+    """What the sandbox's tracker data (the scenario's tokens, held by every process that plays the
+    tracker) adds to a process: memory the real tracker keeps on its own side."""
+    import gc
+
+    from social_recording.sandbox.scenario import load_scenario
+
+    def rss() -> float:
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("VmRSS")) / 1024.0
+
+    gc.collect()
+    before = rss()
+    scenario = load_scenario(path)
+    gc.collect()
+    grown = rss() - before
+    del scenario
+    return grown
 
 
 def _as_a_run_worker() -> None:
@@ -140,12 +163,12 @@ def measure(n: int, mode: str) -> dict[str, float]:
     if done.returncode != 0:
         raise SystemExit(f"P6: {mode} with {n} tokens failed ({done.returncode}):\n{done.stderr[-3000:]}")
     result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
-    if result["urls"] != 3 * n:
+    if mode != "sandbox" and result["urls"] != 3 * n:
         raise SystemExit(f"P6: {mode} recorded {result['urls']} URLs, expected {3 * n}")
     return result
 
 
-MODES = {"run": "run", "in_process": "in-process", "baseline": "no Dagster"}
+MODES = {"run": "run", "in_process": "in-process", "baseline": "no Dagster", "sandbox": "sandbox data"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -161,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.tokens) < 1:
         parser.error("--tokens must be >= 1")
     modes = ["run", *(["in_process"] if args.in_process else []), "baseline"]
-    columns = ["tokens"] + [f"{MODES[m]} {unit}" for m in modes for unit in ("MB", "s")] + ["run / no Dagster"]
+    columns = ["tokens"] + [f"{MODES[m]} {unit}" for m in modes for unit in ("MB", "s")] + ["run / no Dagster",
+                                                                                          "sandbox data MB"]
     table = Table("P6", "peak RSS of one reconcile run against tokens (3 URLs each; fresh process per run)", columns)
     peaks: dict[str, list[tuple[int, float]]] = {m: [] for m in modes}
     for n in sorted(args.tokens):
@@ -170,13 +194,17 @@ def main(argv: list[str] | None = None) -> int:
             result = measure(n, mode)
             peaks[mode].append((n, result["rss_mb"]))
             row += [result["rss_mb"], result["seconds"]]
-        table.add(*row, peaks["run"][-1][1] / peaks["baseline"][-1][1])
+        sandbox = measure(n, "sandbox")["rss_mb"]
+        peaks.setdefault("sandbox", []).append((n, sandbox))
+        table.add(*row, peaks["run"][-1][1] / peaks["baseline"][-1][1], sandbox)
     if len(args.tokens) > 1:
         growth = []
-        for mode in modes:
+        for mode in [*modes, "sandbox"]:
             (n0, p0), (n1, p1) = peaks[mode][0], peaks[mode][-1]
             growth.append(f"{MODES[mode]} {(p1 - p0) * 1000.0 / (n1 - n0):+.1f} MB")
         table.notes.append("growth per 1,000 tokens: " + ", ".join(growth))
+    table.notes.append("sandbox data: what the sandbox's tracker data (the scenario's N tokens, which every process "
+                       "playing the tracker holds) adds to a process; the real tracker keeps it on its own side")
     table.notes.append("run: reconcile_job executed as a run process executes it (a run on a SQLite instance, events "
                        "streamed to its event log); no Dagster: the same two steps (read the window, record it "
                        "with URL outcomes counted) on the same resources"
