@@ -65,7 +65,8 @@ STATUS_MIX: tuple[tuple[str, float], ...] = (
     ("ok", 0.70), ("not_found", 0.05), ("blocked", 0.02), ("invalid", 0.005), ("exhausted", 0.015),
     ("error", 0.08), ("pending", 0.05), ("skipped_paid", 0.05), ("unsupported", 0.03),
 )
-SECONDARY_INDEXES = ("idx_tokens_discovered", "idx_token_urls_url", "idx_token_urls_due", "idx_token_urls_platform_due")
+SECONDARY_INDEXES = ("idx_tokens_discovered", "idx_token_urls_url", "idx_token_urls_due", "idx_token_urls_platform_due",
+                     "idx_token_urls_never")
 USABLE = frozenset(Platform) - {Platform.DISCORD}
 BATCH = 5000
 

@@ -82,6 +82,7 @@ _CHUNK = 500
 NEVER = ""
 """`checked_at` of an element never recorded: sorts before every timestamp, so one index range
 (`checked_at <= cutoff`) selects never-recorded and due elements alike, oldest first."""
+_NEVER_RECORDED = f"checked_at = '{NEVER}'"
 
 _SCHEMA_V1: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS tokens (
@@ -241,7 +242,19 @@ def _migrate_to_v3(conn: sqlite3.Connection) -> None:
     conn.executemany("UPDATE url_states SET answer = ?, answered_at = ?, streak = ? WHERE url = ?", updates)
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_migrate_to_v1, _migrate_to_v2, _migrate_to_v3)
+def _migrate_to_v4(conn: sqlite3.Connection) -> None:
+    """Health's bounded reads read indexes only: the retry index ends with the platform (the canonical
+    filter), and never-recorded elements have a partial index in creation order, so listing the
+    oldest of them stops at the limit however many there are."""
+    conn.execute("DROP INDEX idx_token_urls_due")
+    conn.execute("CREATE INDEX idx_token_urls_due ON token_urls (status, checked_at, address, url, platform)")
+    conn.execute("CREATE INDEX idx_token_urls_never ON token_urls (status, created_at, platform, checked_at) "
+                 f"WHERE {_NEVER_RECORDED}")
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    _migrate_to_v1, _migrate_to_v2, _migrate_to_v3, _migrate_to_v4,
+)
 """MIGRATIONS[i] upgrades a file at `user_version` i to i + 1; append, never edit a released step."""
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -347,10 +360,7 @@ def q_count_held_back(status: str, checked_after: str, bound: int, platform: str
     else:
         where = "status = ? AND platform = ? AND cause = ? AND checked_at > ?"
         args = [status, platform, Cause.NO_GENERATOR.value, checked_after]
-    return (
-        f"SELECT COUNT(*) FROM token_urls WHERE rowid IN (SELECT rowid FROM token_urls WHERE {where} LIMIT ?)",
-        [*args, bound],
-    )
+    return _bounded_count(where), [*args, bound]
 
 
 def q_count_held_back_among(statuses: Sequence[str], addresses: Sequence[str], checked_after: str) -> Sql:
@@ -387,9 +397,12 @@ def _waiting_where(
         clauses.append("+platform IS NOT NULL")
     if recorded:
         clauses.append("checked_at > ? AND checked_at <= ?")
+        args += [NEVER, since_before]
     else:
-        clauses.append("checked_at = ? AND created_at <= ?")
-    args += [NEVER, since_before]
+        # NEVER written out, not bound: the planner takes the partial index of never-recorded
+        # elements only when the query's terms visibly imply its condition.
+        clauses.append(f"{_NEVER_RECORDED} AND created_at <= ?")
+        args.append(since_before)
     return " AND ".join(clauses), args
 
 
@@ -408,14 +421,16 @@ def q_count_waiting(
     status: str, since_before: str, bound: int, recorded: bool, platform: str | None = None,
     canonical_only: bool = True,
 ) -> Sql:
-    """Health: how many elements of one range waited past the cutoff, counting at most `bound` (the
-    inner query stops at the bound; the outer one counts those rows by their rowid)."""
+    """Health: how many elements of one range waited past the cutoff, counting at most `bound`."""
     where, args = _waiting_where(status, since_before, recorded=recorded, platform=platform,
                                  canonical_only=canonical_only)
-    return (
-        f"SELECT COUNT(*) FROM token_urls WHERE rowid IN (SELECT rowid FROM token_urls WHERE {where} LIMIT ?)",
-        [*args, bound],
-    )
+    return _bounded_count(where), [*args, bound]
+
+
+def _bounded_count(where: str) -> str:
+    """COUNT(*) of the first `?` rows matching `where`: the inner query stops at the bound and reads
+    only the index it ranges over when that index holds every column named (health's indexes do)."""
+    return f"SELECT COUNT(*) FROM (SELECT 1 FROM token_urls WHERE {where} LIMIT ?)"
 
 
 def q_object_id_by_platform_key(kind: ObjectKind | str, platform_key: str) -> Sql:

@@ -137,7 +137,8 @@ def test_sqlite_waiting_statements_ride_an_index(tmp_path: Path, recorded: bool,
         for i in range(30):
             store.create_pending_token(TokenProfile(address=f"M{i:03d}", urls=[X1, YT]), now=T0)
         status = "unsupported" if platform else "error"
-        index = "idx_token_urls_platform_due" if platform else "idx_token_urls_due"
+        index = "idx_token_urls_never" if not recorded else "idx_token_urls_platform_due" if platform else (
+            "idx_token_urls_due")
         for name in ("waiting", "count_waiting"):
             assert name in QUERIES
             plan = store.explain(name, status, "2025-03-02", 10, recorded, platform)
