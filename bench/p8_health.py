@@ -43,8 +43,8 @@ from typing import Any
 
 from _common import Table  # noqa: I001  (bench/ on sys.path)
 from p4_scale import NOW, _reusable, generate
-
 from social_recording.dagster_defs.checks import ledger_figures, report_health
+
 from social_recording.dagster_defs.resources import (
     PlatformsResource,
     RecordingPolicyResource,

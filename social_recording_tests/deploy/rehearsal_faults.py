@@ -29,6 +29,7 @@ from typing import Any
 
 from social_recording.dagster_defs.catch_up import REMAINING_TAG
 from social_recording.dagster_defs.catch_up import SENSOR_NAME as CATCH_UP_SENSOR
+
 from social_recording.domain.urls import to_canonical
 from social_recording.sandbox.ledger import POLL_PREFIXES, Ledger
 from social_recording.store import open_store
