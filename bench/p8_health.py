@@ -42,9 +42,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from _common import Table  # noqa: I001  (bench/ on sys.path)
-from p4_scale import NOW, _reusable, generate
-from social_recording.dagster_defs.checks import ledger_figures, report_health
+from p4_scale import NOW, _sqlite_reusable, generate_sqlite
 
+from social_recording.dagster_defs.jobs.health import HealthInputs, ledger_figures, report_health
 from social_recording.dagster_defs.resources import (
     PlatformsResource,
     RecordingPolicyResource,
@@ -117,13 +117,13 @@ def write_ledger(path: Path, n_tokens: int) -> None:
 def prepare(directory: Path, n_tokens: int) -> tuple[Path, Path, str]:
     store_path = directory / f"health-{n_tokens}.db"
     ledger_path = directory / f"health-{n_tokens}.ledger.jsonl"
-    if _reusable(store_path, n_tokens, 1) and ledger_path.exists():
+    if _sqlite_reusable(store_path, n_tokens, 1) and ledger_path.exists():
         return store_path, ledger_path, "reused"
     for p in (store_path, ledger_path, ledger_path.with_name(ledger_path.name + ".paid.db")):
         if p.exists():
             p.unlink()
     started = time.perf_counter()
-    generate(store_path, n_tokens, 1)
+    generate_sqlite(store_path, n_tokens, 1)
     add_graph_rows(store_path)
     write_ledger(ledger_path, n_tokens)
     return store_path, ledger_path, f"generated in {time.perf_counter() - started:.0f} s"
@@ -216,9 +216,12 @@ def measure(directory: Path, n_tokens: int, repeat: int, table: Table) -> None:
         failed = _FailureLog()
         logging.getLogger("social_recording.health").addHandler(failed)
 
+        resources = context.resources
+        inputs = HealthInputs.of(resources.policy, resources.platforms)
+
         def report_stage(_: int) -> None:
             append_run(ledger, next(runs))
-            report_health(context, store, RunFigures())
+            report_health(context, store, inputs, RunFigures())
 
         def ledger_check(_: int) -> None:
             append_run(ledger, next(runs))

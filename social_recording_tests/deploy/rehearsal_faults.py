@@ -27,9 +27,8 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from social_recording.dagster_defs.catch_up import REMAINING_TAG
-from social_recording.dagster_defs.catch_up import SENSOR_NAME as CATCH_UP_SENSOR
-
+from social_recording.dagster_defs.jobs.reconcile import REMAINING_TAG
+from social_recording.dagster_defs.jobs.reconcile import SENSOR_NAME as CATCH_UP_SENSOR
 from social_recording.domain.urls import to_canonical
 from social_recording.sandbox.ledger import POLL_PREFIXES, Ledger
 from social_recording.store import open_store
