@@ -65,3 +65,16 @@ NO_SECONDARY_INDEX_IN_PLANS = Difference(
     manual="https://www.mongodb.com/docs/manual/indexes/",
     deterministic=True,
 )
+
+INC_NOT_ATOMIC = Difference(
+    summary="an $inc is read-then-write, not atomic: racing increments of one document are lost",
+    ferretdb=(
+        "the same path as any update (internal/handler/common/update.go UpdateDocument): the document is "
+        "read, the increment applied in FerretDB's process and the whole document written back by _id, so "
+        "two writers incrementing one counter at once both write their own sum and one increment is lost "
+        "(4 processes x 300 increments of one counter left 481, not 1,200)."
+    ),
+    mongodb="\"$inc is an atomic operation within a single document.\"",
+    manual="https://www.mongodb.com/docs/manual/reference/operator/update/inc/",
+    deterministic=False,
+)

@@ -110,17 +110,21 @@ class StoreFigures:
 
     @classmethod
     def read(cls, store: Store) -> StoreFigures:
-        counts = store.status_counts()
+        """From the store's counters: one small read whatever the store's size (docs/architecture.md,
+        "Health figures")."""
+        counts = store.counts()
         by_platform: dict[str, dict[FetchStatus, int]] = {}
+        by_status = {s: 0 for s in FetchStatus}
         for (platform, status), n in sorted(counts.by_platform.items()):
             by_platform.setdefault(platform, {s: 0 for s in FetchStatus})[status] += n
+            by_status[status] += n
         return cls(
-            by_status=counts.by_status(),
+            by_status=by_status,
             by_platform=by_platform,
             tokens=counts.tokens,
-            objects={kind: store.count_objects(kind) for kind in ObjectKind},
-            metrics=store.count_metrics(),
-            links=store.count_links(),
+            objects={kind: counts.objects.get(kind, 0) for kind in ObjectKind},
+            metrics=counts.metrics,
+            links=counts.links,
         )
 
     @property

@@ -28,6 +28,7 @@ from social_recording.domain.models import (
 )
 from social_recording.domain.status import Cause, FetchStatus
 from social_recording.domain.url_machine import NextState
+from social_recording.store.counts import CountDrift, StoreCounts
 
 
 class StoreConfigError(ValueError):
@@ -267,7 +268,18 @@ class Store(Protocol):
         ...
 
     def status_counts(self) -> StatusCounts:
-        """URL elements by platform and status, and the number of tokens (health and the UI)."""
+        """URL elements by platform and status, and the number of tokens (health and the UI), from the
+        counters (`counts`)."""
+        ...
+
+    def counts(self) -> StoreCounts:
+        """Every health figure from the store's counters, kept by the writes themselves: a read whose
+        cost does not grow with the store (docs/architecture.md, "Health figures")."""
+        ...
+
+    def reconcile_counts(self) -> CountDrift:
+        """Recount everything the counters count and repair every counter that differs (the hourly
+        health job): what differed, as (kept, recounted)."""
         ...
 
     def oldest_elements(
@@ -299,7 +311,9 @@ class Store(Protocol):
         """One stored object as a plain dict (id under "id"), or None."""
         ...
 
-    def count_objects(self, kind: ObjectKind) -> int: ...
+    def count_objects(self, kind: ObjectKind) -> int:
+        """Objects of `kind` stored (from the counters)."""
+        ...
 
     def record_first_metrics(
         self, kind: ObjectKind, object_id: str, metrics: Mapping[str, float], observed_at: datetime
@@ -310,13 +324,15 @@ class Store(Protocol):
     def find_metrics(self, kind: ObjectKind, object_id: str) -> dict[str, float]: ...
 
     def count_metrics(self) -> int:
-        """First metric points stored, over every object."""
+        """First metric points stored, over every object (from the counters)."""
         ...
 
     def find_links(self, token_address: str, entry_url: str) -> list[TokenLink]:
         """This token's links for one entry URL, ordered by (link_depth, object, object_id)."""
         ...
 
-    def count_links(self) -> int: ...
+    def count_links(self) -> int:
+        """Token links stored (from the counters)."""
+        ...
 
     def close(self) -> None: ...

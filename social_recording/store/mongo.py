@@ -23,6 +23,10 @@ the write that stored them, and readers see only the newest write's links of a (
 holder overtaken mid-write never shows its links beside the newer holder's, and a replayed write
 replaces its links instead of doubling them.
 
+The health figures are counters in one `store_counts` document, moved with one `$inc` right after
+each write by what that write reports it did (an upsert's insert, a delete's count, the element's
+status before its update): docs/architecture.md, "Health figures".
+
 Datetimes: BSON keeps milliseconds, so stored times are truncated to the millisecond; every
 datetime read back (nested ones too) is tz-aware UTC whatever the client's `tz_aware` setting. The
 schema version lives in `meta`; opening an older database upgrades it in place (idempotent steps).
@@ -35,6 +39,9 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import logging
+import time
+from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -42,7 +49,7 @@ from typing import Any
 
 from bson import ObjectId
 from pymongo import ASCENDING, DESCENDING, MongoClient, ReturnDocument
-from pymongo.errors import DuplicateKeyError, OperationFailure
+from pymongo.errors import DuplicateKeyError, OperationFailure, PyMongoError
 
 from social_recording.domain.graph import ObjectKind, PlannedLink, SocialObject
 from social_recording.domain.models import (
@@ -82,6 +89,17 @@ from social_recording.store.base import (
     WriteOutcome,
     WriteResult,
 )
+from social_recording.store.counts import (
+    LINKS_KEY,
+    METRICS_KEY,
+    TOKENS_KEY,
+    CountDrift,
+    StoreCounts,
+    differences,
+    object_key,
+    parse_url_key,
+    url_key,
+)
 
 TOKENS = "tokens"
 TOKEN_URLS = "token_urls"
@@ -89,8 +107,16 @@ URL_STATES = "url_states"
 TOKEN_LINKS = "token_links"
 METRICS = "metrics"
 META = "meta"
+STORE_COUNTS = "store_counts"
+COUNTS_DOC = "counts"
+"""The counters (`store/counts.py`) are the fields of ONE document in `store_counts`, under `n`: a
+write moves all of its counters in one atomic update (an element's status change takes one from a
+counter and gives it to another at once) and a read is one document."""
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+
+log = logging.getLogger("social_recording.store")
+
 NEVER = datetime(1970, 1, 1, tzinfo=UTC)
 """`checked_at` of an element never recorded: sorts before every real time, so one index range
 (`checked_at <= cutoff`) selects never-recorded and due elements alike, oldest first."""
@@ -113,6 +139,10 @@ INDEXES: dict[str, list[tuple[str, list[tuple[str, int]], bool]]] = {
         ("idx_token_urls_due", [("status", ASCENDING), *_FAIR_SORT], False),
         ("idx_token_urls_platform_due", [("status", ASCENDING), ("platform", ASCENDING), ("cause", ASCENDING),
                                          *_FAIR_SORT], False),
+        # Never-recorded elements (`checked_at = NEVER`) in creation order: health lists the oldest
+        # and counts them up to a bound without sorting every one.
+        ("idx_token_urls_never", [("status", ASCENDING), ("checked_at", ASCENDING), ("created_at", ASCENDING)],
+         False),
     ],
     URL_STATES: [("uniq_url_states_url", [("url", ASCENDING)], True)],
     TOKEN_LINKS: [
@@ -520,6 +550,8 @@ class MongoStore:
             self._migrate_embedded_elements()
         if version < 3:
             self._migrate_url_state_fields()
+        if version < 4:
+            self._build_counts()
         record = ({"_id": "schema"}, {"$max": {"version": SCHEMA_VERSION}})
         try:
             self.db[META].update_one(*record, upsert=True)
@@ -584,10 +616,10 @@ class MongoStore:
         attempted_at: datetime | None = None,
         attempts: int = 0,
         cause: Cause | None = None,
-    ) -> None:
-        # DuplicateKeyError: a concurrent creator inserted it, the same pending element.
-        with contextlib.suppress(DuplicateKeyError):
-            self.db[TOKEN_URLS].update_one(
+    ) -> bool:
+        """Insert the element unless it exists; True when this call inserted it."""
+        try:
+            result = self.db[TOKEN_URLS].update_one(
                 {"address": address, "url": url},
                 {"$setOnInsert": {
                     "position": position, "platform": platform_or_none(url), "status": status,
@@ -598,6 +630,9 @@ class MongoStore:
                 }},
                 upsert=True,
             )
+        except DuplicateKeyError:  # a concurrent creator inserted it, the same pending element
+            return False
+        return result.upserted_id is not None
 
     def close(self) -> None:
         if self._owns_client:
@@ -656,8 +691,16 @@ class MongoStore:
         stamp = ensure_utc(now or utcnow())
         if self.db[TOKENS].find_one({"address": profile.address}, {"_id": 1}) is not None:
             return False
-        for position, url in enumerate(urls):
-            self._insert_element(profile.address, url, position, stamp)
+        deltas: Counter[str] = Counter()
+        try:
+            for position, url in enumerate(urls):
+                if self._insert_element(profile.address, url, position, stamp):
+                    deltas[url_key(platform_or_none(url), FetchStatus.PENDING.value)] += 1
+            return self._insert_token(profile, stamp, deltas)
+        finally:
+            self._count(deltas)
+
+    def _insert_token(self, profile: TokenProfile, stamp: datetime, deltas: Counter[str]) -> bool:
         on_insert = {
             "symbol": profile.symbol,
             "image": profile.image,
@@ -675,7 +718,9 @@ class MongoStore:
             )
         except DuplicateKeyError:
             return False  # a concurrent upsert inserted it first
-        return result.upserted_id is not None
+        inserted = result.upserted_id is not None
+        deltas[TOKENS_KEY] += inserted
+        return inserted
 
     # ----------------------------------------------------------------- elements and URL states
 
@@ -761,14 +806,24 @@ class MongoStore:
         )
         if claimed.matched_count != 1:
             return self._refused(write.address, write.url, f)
+        deltas: Counter[str] = Counter()
+        try:
+            return self._apply_claimed(write, deltas)
+        finally:
+            self._count(deltas)  # what was written, even when a later step was refused or failed
+
+    def _apply_claimed(self, write: UrlWrite, deltas: Counter[str]) -> WriteOutcome:
+        """`apply_url_write` once the element's fence is claimed; `deltas` collects the counters' moves."""
+        f = write.fence
+        key = {"address": write.address, "url": write.url}
         links: tuple[TokenLink, ...] = ()
         write_id: ObjectId | None = None
         if write.graph_links is not None:
-            links = tuple(self._write_graph(write.address, write.url, write.graph_links, write.now))
+            links = tuple(self._write_graph(write.address, write.url, write.graph_links, write.now, deltas))
         elif write.copy_links_from is not None:
             links = tuple(self._copied_links(write.address, write.url, write.copy_links_from, write.now))
         if write.graph_links is not None or write.copy_links_from is not None:
-            write_id = self._replace_links(write.address, write.url, links, f)
+            write_id = self._replace_links(write.address, write.url, links, f, deltas)
         # The URL state is the commit point: written only at the version the decision read. An
         # element-only write moves the version on too (or, with no state, checks there is still none).
         if write.state is not None:
@@ -798,32 +853,38 @@ class MongoStore:
             # A newer holder wrote the URL's state meanwhile, or a late one moved it on: take this
             # write's links back out; the caller reads the state again (STALE) or stops (FENCED).
             if write_id is not None:
-                self.db[TOKEN_LINKS].delete_many(
+                deltas[LINKS_KEY] -= self.db[TOKEN_LINKS].delete_many(
                     {"token_address": write.address, "entry_url": write.url, "write": write_id}
-                )
+                ).deleted_count
             return self._state_refusal(write.url, f)
         e = write.element
-        done = elements.update_one(
+        # The element as it was before this update (findAndModify, without a projection: not every
+        # Mongo-protocol server takes one): its status is the counter this write moves away from.
+        before = self.db[TOKEN_URLS].find_one_and_update(
             {**key, "fence": f, "status": {"$ne": FetchStatus.OK.value}},
             {"$set": {
                 "status": e.status.value, "attempts": e.attempts, "attempted_at": _opt_utc(e.attempted_at),
                 "checked_at": ensure_utc(e.checked_at), "cause": None if e.cause is None else e.cause.value,
                 "detail": e.detail,
             }},
+            return_document=ReturnDocument.BEFORE,
         )
-        if done.matched_count != 1:
+        if before is None:
             return self._refused(write.address, write.url, f)
+        if before.get("status") != e.status.value:
+            deltas[url_key(before.get("platform"), str(before.get("status")))] -= 1
+            deltas[url_key(before.get("platform"), e.status.value)] += 1
         self.db[TOKENS].update_one({"address": write.address}, {"$set": {"updated_at": ensure_utc(write.now)}})
         return WriteOutcome(WriteResult.APPLIED, links=links)
 
     def _write_graph(
-        self, address: str, url: str, planned: Sequence[PlannedLink], now: datetime
+        self, address: str, url: str, planned: Sequence[PlannedLink], now: datetime, deltas: Counter[str]
     ) -> list[TokenLink]:
         links: list[TokenLink] = []
         for pl in planned:
-            object_id = self.upsert_object(pl.kind, pl.obj, now)
+            object_id = self._upsert_object(pl.kind, pl.obj, now, deltas)
             if pl.obj.metrics:
-                self.record_first_metrics(pl.kind, object_id, pl.obj.metrics, now)
+                self._record_first_metrics(pl.kind, object_id, pl.obj.metrics, now, deltas)
             links.append(
                 TokenLink(
                     token_address=address,
@@ -845,7 +906,9 @@ class MongoStore:
             for link in self.find_links(source, url)
         ]
 
-    def _replace_links(self, address: str, url: str, links: Sequence[TokenLink], fence: int) -> ObjectId:
+    def _replace_links(
+        self, address: str, url: str, links: Sequence[TokenLink], fence: int, deltas: Counter[str]
+    ) -> ObjectId:
         """Insert this write's links, then delete every other write's (older fences', and an earlier
         write of this same fence: a replay replaces, never duplicates); if a newer holder claimed the
         element meanwhile, take ours back out (the newer holder's replacement stands). Returns the id
@@ -853,13 +916,15 @@ class MongoStore:
         coll = self.db[TOKEN_LINKS]
         write_id = ObjectId()  # increasing within a process, and one fence is one holder's
         if links:
-            coll.insert_many([self._link_doc(link, fence, write_id) for link in links], ordered=True)
-        coll.delete_many({"token_address": address, "entry_url": url,
-                          "$or": [{"fence": {"$lt": fence}}, {"fence": {"$exists": False}},
-                                  {"fence": fence, "write": {"$ne": write_id}}]})
+            inserted = coll.insert_many([self._link_doc(link, fence, write_id) for link in links], ordered=True)
+            deltas[LINKS_KEY] += len(inserted.inserted_ids)
+        deltas[LINKS_KEY] -= coll.delete_many({"token_address": address, "entry_url": url,
+                                               "$or": [{"fence": {"$lt": fence}}, {"fence": {"$exists": False}},
+                                                       {"fence": fence, "write": {"$ne": write_id}}]}).deleted_count
         current = self.db[TOKEN_URLS].find_one({"address": address, "url": url}, {"fence": 1})
         if current is not None and int(current.get("fence", 0)) > fence:
-            coll.delete_many({"token_address": address, "entry_url": url, "write": write_id})
+            deltas[LINKS_KEY] -= coll.delete_many(
+                {"token_address": address, "entry_url": url, "write": write_id}).deleted_count
         return write_id
 
     @staticmethod
@@ -933,13 +998,94 @@ class MongoStore:
         return sorted(map(_candidate, docs), key=_fair_order)[:limit]
 
     def status_counts(self) -> StatusCounts:
-        counts: dict[tuple[str, FetchStatus], int] = {}
+        counts = self.counts()
+        return StatusCounts(counts.by_platform, counts.tokens)
+
+    # ----------------------------------------------------------------- counters
+
+    def _count(self, deltas: Mapping[str, int]) -> None:
+        """Move the counters by what a write just did, in one atomic update of the counters' document:
+        `$inc` is applied by the server, so racing writers in any number of processes each add their
+        own change (docs/architecture.md, "Health figures"). Counters the server does not take (it
+        went away mid-write) are left to the hourly recount: a recorded result is never failed, nor
+        its write repeated, for a figure."""
+        try:
+            self._inc(deltas)
+        except PyMongoError as exc:
+            log.warning("store counters not moved (%s: %s): %s; the hourly recount repairs them",
+                        type(exc).__name__, exc, dict(deltas))
+
+    def _inc(self, deltas: Mapping[str, int]) -> None:
+        moves = {f"n.{key}": int(d) for key, d in sorted(deltas.items()) if d}
+        if not moves:
+            return
+        coll = self.db[STORE_COUNTS]
+        try:
+            coll.update_one({"_id": COUNTS_DOC}, {"$inc": moves}, upsert=True)
+        except DuplicateKeyError:  # the counters' first upsert lost a race to another writer's
+            coll.update_one({"_id": COUNTS_DOC}, {"$inc": moves})
+
+    def counts(self) -> StoreCounts:
+        return StoreCounts.of(self._counter_values().items())
+
+    def _counter_values(self) -> dict[str, int]:
+        doc = self.db[STORE_COUNTS].find_one({"_id": COUNTS_DOC}) or {}
+        return {key: int(n) for key, n in (doc.get("n") or {}).items()}
+
+    def _counter(self, key: str) -> int:
+        return self._counter_values().get(key, 0)
+
+    def _recount(self) -> dict[str, int]:
+        """Every counter counted from the documents."""
+        out: Counter[str] = Counter()
         for row in self.db[TOKEN_URLS].aggregate(
             [{"$group": {"_id": {"platform": "$platform", "status": "$status"}, "n": {"$sum": 1}}}]
         ):
-            key = (row["_id"].get("platform") or "unknown", FetchStatus(row["_id"]["status"]))
-            counts[key] = counts.get(key, 0) + int(row["n"])
-        return StatusCounts(counts, int(self.db[TOKENS].count_documents({})))
+            out[url_key(row["_id"].get("platform"), str(row["_id"]["status"]))] += int(row["n"])
+        for key, (coll, flt) in self._counted().items():
+            if key is not None:
+                out[key] = int(self.db[coll].count_documents(flt))
+        return dict(out)
+
+    @staticmethod
+    def _counted(key: str | None = None) -> dict[str | None, tuple[str, dict[str, Any]]]:
+        """The collection and filter each counter counts: those of whole collections, or of `key`
+        (a URL counter's platform and status)."""
+        if key is not None and (parts := parse_url_key(key)) is not None:
+            platform, status = parts
+            return {key: (TOKEN_URLS, {"platform": platform, "status": status.value})}
+        whole: dict[str | None, tuple[str, dict[str, Any]]] = {
+            TOKENS_KEY: (TOKENS, {}), METRICS_KEY: (METRICS, {}), LINKS_KEY: (TOKEN_LINKS, {}),
+            **{object_key(kind): (coll, {}) for kind, coll in OBJECT_COLLECTIONS.items()},
+        }
+        return whole if key is None else {key: whole[key]}
+
+    def _build_counts(self) -> None:
+        """The upgrade that brings the counters: set from a recount (concurrent openers set the same)."""
+        counts = {f"n.{key}": n for key, n in self._recount().items()}
+        with contextlib.suppress(DuplicateKeyError):  # a concurrent opener made it: it set the same
+            self.db[STORE_COUNTS].update_one({"_id": COUNTS_DOC}, {"$set": counts}, upsert=True)
+
+    def reconcile_counts(self) -> CountDrift:
+        """There is no snapshot across documents here, and writers keep moving the counters while the
+        recount runs, so a counter is repaired (by `$inc` of the difference, which keeps moves made
+        meanwhile) only when it stood still across the recount and a second count of its documents
+        finds the same difference: a write caught between its document and its counter's `$inc`
+        settles by itself and is left alone. The rest are reported as unrepaired."""
+        started = time.perf_counter()
+        before = self._counter_values()
+        recounted = self._recount()
+        kept = self._counter_values()
+        found = differences(kept, recounted)
+        unrepaired: set[str] = set()
+        for key, (was, counted) in found.items():
+            coll, flt = self._counted(key)[key]
+            if before.get(key, 0) != was or int(self.db[coll].count_documents(flt)) != counted or (
+                    self._counter(key) != was):
+                unrepaired.add(key)
+                continue
+            self._inc({key: counted - was})
+        return CountDrift(found, frozenset(unrepaired), time.perf_counter() - started)
 
     def count_held_back(self, query: CandidateQuery, bound: int) -> int:
         if bound < 1:
@@ -1016,7 +1162,8 @@ class MongoStore:
         if refused is not None:
             return refused
         last = self.db[TOKEN_URLS].find_one({"address": address}, {"position": 1}, sort=[("position", DESCENDING)])
-        self._insert_element(address, url, int(last["position"]) + 1 if last else 0, now)
+        if self._insert_element(address, url, int(last["position"]) + 1 if last else 0, now):
+            self._count({url_key(platform_or_none(url), FetchStatus.PENDING.value): 1})
         self._replace_unresolved(address, fence, field, None, now)
         return WriteResult.APPLIED
 
@@ -1050,6 +1197,13 @@ class MongoStore:
 
     def upsert_object(self, kind: ObjectKind, obj: SocialObject, now: datetime | None = None) -> str:
         """`$setOnInsert` upsert on the unique platform_key; never overwrites."""
+        deltas: Counter[str] = Counter()
+        try:
+            return self._upsert_object(kind, obj, now, deltas)
+        finally:
+            self._count(deltas)
+
+    def _upsert_object(self, kind: ObjectKind, obj: SocialObject, now: datetime | None, deltas: Counter[str]) -> str:
         coll = self.db[_collection_of(kind)]
         on_insert = {
             "platform": obj.platform.value,
@@ -1060,12 +1214,17 @@ class MongoStore:
         q = q_object_id_by_platform_key(kind, obj.platform_key)
         for _ in range(3):
             try:
+                # The row as it was: None when nothing matched, i.e. this call inserted it (counted),
+                # and its id is read next; an existing row answers in one round trip.
                 doc = coll.find_one_and_update(
                     q.filter,
                     {"$setOnInsert": on_insert},
                     upsert=True,
-                    return_document=ReturnDocument.AFTER,
+                    return_document=ReturnDocument.BEFORE,
                 )
+                if doc is None:
+                    deltas[object_key(kind)] += 1
+                    doc = coll.find_one(q.filter, q.projection)
             except DuplicateKeyError:
                 doc = coll.find_one(q.filter, q.projection)  # the concurrent upsert won: read its row
             if doc is not None:
@@ -1086,13 +1245,23 @@ class MongoStore:
         return out
 
     def count_objects(self, kind: ObjectKind) -> int:
-        return int(self.db[_collection_of(kind)].count_documents({}))
+        return self._counter(object_key(kind))
 
     def record_first_metrics(
         self, kind: ObjectKind, object_id: str, metrics: Mapping[str, float], observed_at: datetime
     ) -> None:
         """First point only per (object, metric): `$setOnInsert` upserts; a duplicate-key race
         means another writer recorded the first point, which is exactly what we want kept."""
+        deltas: Counter[str] = Counter()
+        try:
+            self._record_first_metrics(kind, object_id, metrics, observed_at, deltas)
+        finally:
+            self._count(deltas)
+
+    def _record_first_metrics(
+        self, kind: ObjectKind, object_id: str, metrics: Mapping[str, float], observed_at: datetime,
+        deltas: Counter[str],
+    ) -> None:
         values = checked_metrics(metrics, object_id)
         if not values:
             return
@@ -1102,13 +1271,14 @@ class MongoStore:
         metrics_coll = self.db[METRICS]
         for name, value in values.items():
             try:
-                metrics_coll.update_one(
+                result = metrics_coll.update_one(
                     {"object": kind_value, "object_id": ref, "metric": name},
                     {"$setOnInsert": {"value": value, "observed_at": stamp}},
                     upsert=True,
                 )
             except DuplicateKeyError:
                 continue  # a concurrent writer recorded the first point: keep it
+            deltas[METRICS_KEY] += result.upserted_id is not None
 
     def find_metrics(self, kind: ObjectKind, object_id: str) -> dict[str, float]:
         return {
@@ -1141,10 +1311,10 @@ class MongoStore:
         return links
 
     def count_links(self) -> int:
-        return int(self.db[TOKEN_LINKS].count_documents({}))
+        return self._counter(LINKS_KEY)
 
     def count_metrics(self) -> int:
-        return int(self.db[METRICS].count_documents({}))
+        return self._counter(METRICS_KEY)
 
     def __repr__(self) -> str:
         return f"MongoStore(db={self.db_name!r})"

@@ -9,6 +9,9 @@ One recording of one URL is ONE write transaction (`apply_url_write`): the fenci
 upserts, first metrics, the link replacement, the URL state and the element all commit together or
 not at all, which also keeps the write lock short.
 
+The health figures are counters in `store_counts`, moved by triggers inside the writing transaction
+(docs/architecture.md, "Health figures"); the hourly recount repairs them in one transaction.
+
 The schema is versioned with `PRAGMA user_version` and ordered migrations (`MIGRATIONS`): opening
 an older file upgrades it in place inside one transaction; a file newer than this code is refused.
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -71,6 +75,17 @@ from social_recording.store.base import (
     WaitingElements,
     WriteOutcome,
     WriteResult,
+)
+from social_recording.store.counts import (
+    LINKS_KEY,
+    METRICS_KEY,
+    SEP,
+    TOKENS_KEY,
+    URLS,
+    CountDrift,
+    StoreCounts,
+    differences,
+    object_key,
 )
 
 BUSY_TIMEOUT_SECONDS = 30.0
@@ -252,8 +267,63 @@ def _migrate_to_v4(conn: sqlite3.Connection) -> None:
                  f"WHERE {_NEVER_RECORDED}")
 
 
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _url_key_sql(row: str) -> str:
+    """`counts.url_key` in SQL, for the element `row` (new / old in a trigger, a column list in a query)."""
+    prefix = f"{row}." if row else ""
+    return f"{_literal(URLS + SEP)} || coalesce({prefix}platform, '') || {_literal(SEP)} || {prefix}status"
+
+
+_COUNTED: tuple[tuple[str, str], ...] = (
+    ("tokens", _literal(TOKENS_KEY)),
+    *((table, _literal(object_key(kind))) for kind, table in OBJECT_COLLECTIONS.items()),
+    ("metrics", _literal(METRICS_KEY)),
+    ("token_links", _literal(LINKS_KEY)),
+)
+"""Tables counted by their number of rows, with their counter's key (as SQL)."""
+
+
+def _bump(key_sql: str, delta: int) -> str:
+    return (f"INSERT INTO store_counts (key, n) VALUES ({key_sql}, {delta}) "
+            "ON CONFLICT (key) DO UPDATE SET n = n + excluded.n;")
+
+
+def _count_triggers() -> list[str]:
+    """The counters follow every insert, delete and status change in the writing transaction itself,
+    whichever statement makes it (the store's, a migration's, a tool's)."""
+    out = [
+        f"CREATE TRIGGER counted_token_urls_insert AFTER INSERT ON token_urls BEGIN {_bump(_url_key_sql('new'), 1)} END",
+        f"CREATE TRIGGER counted_token_urls_delete AFTER DELETE ON token_urls BEGIN {_bump(_url_key_sql('old'), -1)} END",
+        "CREATE TRIGGER counted_token_urls_update AFTER UPDATE OF status, platform ON token_urls "
+        "WHEN old.status IS NOT new.status OR old.platform IS NOT new.platform "
+        f"BEGIN {_bump(_url_key_sql('old'), -1)} {_bump(_url_key_sql('new'), 1)} END",
+    ]
+    for table, key in _COUNTED:
+        out.append(f"CREATE TRIGGER counted_{table}_insert AFTER INSERT ON {table} BEGIN {_bump(key, 1)} END")
+        out.append(f"CREATE TRIGGER counted_{table}_delete AFTER DELETE ON {table} BEGIN {_bump(key, -1)} END")
+    return out
+
+
+def q_recount() -> Sql:
+    """Every counter recounted from the rows (the hourly reconciliation, and the upgrade that makes them)."""
+    parts = [f"SELECT {_url_key_sql('')}, COUNT(*) FROM token_urls GROUP BY status, platform"]
+    parts += [f"SELECT {key}, COUNT(*) FROM {table}" for table, key in _COUNTED]
+    return " UNION ALL ".join(parts), []
+
+
+def _migrate_to_v5(conn: sqlite3.Connection) -> None:
+    """Counters of the health figures (`store/counts.py`), kept by triggers, built from the rows."""
+    conn.execute("CREATE TABLE store_counts (key TEXT PRIMARY KEY NOT NULL, n INTEGER NOT NULL) WITHOUT ROWID")
+    for stmt in _count_triggers():
+        conn.execute(stmt)
+    conn.execute("INSERT INTO store_counts (key, n) " + q_recount()[0])
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
-    _migrate_to_v1, _migrate_to_v2, _migrate_to_v3, _migrate_to_v4,
+    _migrate_to_v1, _migrate_to_v2, _migrate_to_v3, _migrate_to_v4, _migrate_to_v5,
 )
 """MIGRATIONS[i] upgrades a file at `user_version` i to i + 1; append, never edit a released step."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -370,10 +440,6 @@ def q_count_held_back_among(statuses: Sequence[str], addresses: Sequence[str], c
         f"AND +status IN ({_marks(len(statuses))}) AND +checked_at > ? AND platform IS NOT NULL",
         [*addresses, *statuses, checked_after],
     )
-
-
-def q_status_counts() -> Sql:
-    return "SELECT platform, status, COUNT(*) FROM token_urls GROUP BY platform, status", []
 
 
 _WAITING_COLS = "address, url, status, attempts, checked_at, created_at, platform, cause, detail"
@@ -1050,13 +1116,27 @@ class SqliteStore:
         return sorted(map(_candidate_from_row, rows), key=_fair_order)[:limit]
 
     def status_counts(self) -> StatusCounts:
-        with self._read() as conn:
-            counts = {
-                (platform or "unknown", FetchStatus(status)): int(n)
-                for platform, status, n in conn.execute(*q_status_counts())
-            }
-            tokens = int(conn.execute("SELECT COUNT(*) FROM tokens").fetchone()[0])
-        return StatusCounts(counts, tokens)
+        counts = self.counts()
+        return StatusCounts(counts.by_platform, counts.tokens)
+
+    def counts(self) -> StoreCounts:
+        return StoreCounts.of(self._conn().execute("SELECT key, n FROM store_counts").fetchall())
+
+    def reconcile_counts(self) -> CountDrift:
+        """The recount and the repair in one write transaction: no writer changes a row (nor, through
+        the triggers, a counter) between the two, so the repaired counters are exact. The write lock
+        is held for the recount's time (a fraction of a second at a million tokens), hourly."""
+        with self._write() as conn:
+            started = time.perf_counter()
+            recounted = {key: int(n) for key, n in conn.execute(*q_recount())}
+            kept = {key: int(n) for key, n in conn.execute("SELECT key, n FROM store_counts")}
+            found = differences(kept, recounted)
+            conn.executemany(
+                "INSERT INTO store_counts (key, n) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET n = excluded.n",
+                [(key, n) for key, (_kept, n) in found.items()],
+            )
+            took = time.perf_counter() - started
+        return CountDrift(found, frozenset(), took)
 
     def waiting_elements(
         self, query: CandidateQuery, *, canonical_only: bool = True, count_bound: int = WAITING_COUNT_BOUND
@@ -1165,8 +1245,11 @@ class SqliteStore:
         }
 
     def count_objects(self, kind: ObjectKind) -> int:
-        row = self._conn().execute(f"SELECT COUNT(*) FROM {_table(kind)}").fetchone()
-        return int(row[0])
+        return self._counter(object_key(kind))
+
+    def _counter(self, key: str) -> int:
+        row = self._conn().execute("SELECT n FROM store_counts WHERE key = ?", [key]).fetchone()
+        return 0 if row is None else int(row[0])
 
     def record_first_metrics(
         self, kind: ObjectKind, object_id: str, metrics: Mapping[str, float], observed_at: datetime
@@ -1183,7 +1266,7 @@ class SqliteStore:
         }
 
     def count_metrics(self) -> int:
-        return int(self._conn().execute("SELECT COUNT(*) FROM metrics").fetchone()[0])
+        return self._counter(METRICS_KEY)
 
     # ----------------------------------------------------------------- token_links
 
@@ -1192,7 +1275,7 @@ class SqliteStore:
         return [_link_from_row(r) for r in rows]
 
     def count_links(self) -> int:
-        return int(self._conn().execute("SELECT COUNT(*) FROM token_links").fetchone()[0])
+        return self._counter(LINKS_KEY)
 
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.path)!r})"

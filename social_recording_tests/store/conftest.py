@@ -14,8 +14,9 @@ from typing import Any
 import mongomock
 import pytest
 
+from social_recording.domain.graph import ObjectKind
 from social_recording.store import MongoStore, SqliteStore, Store
-from social_recording.store._codec import json_dumps
+from social_recording.store._codec import OBJECT_COLLECTIONS, json_dumps
 from social_recording.store._mongomock import SerializedMongomockClient
 from social_recording_tests.mongo_server import MongoServer
 from social_recording_tests.store._mongo_shape import check_mongomock_writes
@@ -100,3 +101,17 @@ def stored_row_counts(backend: Backend, address: str) -> tuple[int, int]:
     assert isinstance(store, MongoStore)
     tokens = store.db["tokens"].count_documents({"address": address})
     return int(tokens), int(store.db["token_urls"].count_documents({"address": address}))
+
+
+def stored_object_rows(backend: Backend, kind: ObjectKind) -> int:
+    """Objects of `kind` physically stored (rows / documents), not the store's counter of them."""
+    store = backend.store
+    table = OBJECT_COLLECTIONS[kind.value]
+    if isinstance(store, SqliteStore):
+        conn = sqlite3.connect(store.path)
+        try:
+            return int(conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+        finally:
+            conn.close()
+    assert isinstance(store, MongoStore)
+    return int(store.db[table].count_documents({}))

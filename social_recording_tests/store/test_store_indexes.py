@@ -209,3 +209,13 @@ def test_mongo_hot_query_uses_an_index(real_mongo_store: MongoStore, name: str) 
     assert "COLLSCAN" not in stages, stages
     if name in ("due_by_status", "due_by_status_platform"):
         assert "SORT" not in stages, stages  # the index delivers the fair order: the limit stops early
+
+
+@pytest.mark.ferretdb_differs(NO_SECONDARY_INDEX_IN_PLANS)
+def test_mongo_listing_the_oldest_never_recorded_stops_at_the_limit(real_mongo_store: MongoStore) -> None:
+    """Health lists the longest-waiting never-recorded elements in creation order from their index,
+    never sorting every one of them."""
+    _fill(real_mongo_store)
+    stages = real_mongo_store.explain("waiting", "pending", T1, 5, False)
+    assert "IXSCAN" in stages and "COLLSCAN" not in stages, stages
+    assert "SORT" not in stages, stages

@@ -34,7 +34,7 @@ from social_recording.store import (
 )
 from social_recording.store._mongomock import SerializedMongomockClient
 from social_recording.store.mongo import SCHEMA_VERSION as MONGO_SCHEMA_VERSION
-from social_recording.store.sqlite import SCHEMA_VERSION
+from social_recording.store.sqlite import MIGRATIONS, SCHEMA_VERSION
 from social_recording_tests.mongo_server import MongoServer
 from social_recording_tests.store._mongo_shape import check_mongomock_writes
 from social_recording_tests.store._seed import planned, record_call, record_no_call, url_write
@@ -289,7 +289,7 @@ def migrated_sqlite(v1_path: Path) -> Iterator[SqliteStore]:
 
 
 def test_sqlite_upgrade_reaches_the_current_version(migrated_sqlite: SqliteStore, v1_path: Path) -> None:
-    assert SCHEMA_VERSION == 4
+    assert SCHEMA_VERSION == 5
     assert migrated_sqlite.schema_version() == SCHEMA_VERSION
     assert dump(v1_path)["_version"] == SCHEMA_VERSION
 
@@ -313,6 +313,39 @@ def test_sqlite_upgrade_keeps_objects_metrics_and_links(migrated_sqlite: SqliteS
     # The copy path reads the migrated links like any others.
     out = record_no_call(migrated_sqlite, "TokC", X1, FetchStatus.OK, T3, copy_links_from="TokA")
     assert out.result is WriteResult.APPLIED and [lk.object_id for lk in out.links] == ["1"]
+
+
+def _check_counters_after_migration(store: Store, *, metrics: int) -> None:
+    """The health figures' counters are built from what the old store holds."""
+    counts = store.counts()
+    assert (counts.tokens, sum(counts.by_platform.values())) == (4, 12)
+    assert (counts.objects[ObjectKind.CONTENT], counts.metrics, counts.links) == (1, metrics, 1)
+    assert store.reconcile_counts().differences == {}
+
+
+def test_sqlite_upgrade_builds_the_counters(migrated_sqlite: SqliteStore) -> None:
+    _check_counters_after_migration(migrated_sqlite, metrics=1)
+
+
+def test_sqlite_upgrade_from_the_previous_version_builds_the_counters(v1_path: Path) -> None:
+    """A file at version 3 (every step before the counters applied, as the previous release left it)."""
+    conn = sqlite3.connect(v1_path, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        for step in MIGRATIONS[:3]:
+            step(conn)
+        conn.execute("PRAGMA user_version = 3")
+        conn.execute("COMMIT")
+        assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'store_counts'").fetchone() is None
+    finally:
+        conn.close()
+    store = SqliteStore(v1_path)
+    try:
+        assert store.schema_version() == SCHEMA_VERSION
+        _check_counters_after_migration(store, metrics=1)
+        _check_retry_after_migration(store)
+    finally:
+        store.close()
 
 
 def test_sqlite_upgrade_lets_the_default_retry_reopen_unsupported(migrated_sqlite: SqliteStore) -> None:
@@ -450,7 +483,7 @@ def migrated_mongo(mongo_client: Any) -> MongoStore:
 
 def test_mongo_upgrade_moves_elements_out_of_the_tokens(migrated_mongo: MongoStore) -> None:
     db = migrated_mongo.db
-    assert db["meta"].find_one({"_id": "schema"})["version"] == 3
+    assert db["meta"].find_one({"_id": "schema"})["version"] == MONGO_SCHEMA_VERSION
     assert db["tokens"].count_documents({"social_urls": {"$exists": True}}) == 0
     assert db["token_urls"].count_documents({}) == sum(len(e) for _a, _s, e in OLD_TOKENS)
     _check_migrated_elements(migrated_mongo)
@@ -477,6 +510,20 @@ def test_mongo_upgrade_keeps_links(migrated_mongo: MongoStore) -> None:
     assert len(store_links) == 1
     migrated_mongo.apply_url_write(url_write("TokC", X1, 5, FetchStatus.ERROR, T3, links=[planned("x:new")]))
     assert migrated_mongo.find_links("TokA", X1) == [link]
+
+
+def test_mongo_upgrade_builds_the_counters(migrated_mongo: MongoStore) -> None:
+    _check_counters_after_migration(migrated_mongo, metrics=0)
+
+
+def test_mongo_upgrade_from_the_previous_version_builds_the_counters(migrated_mongo: MongoStore,
+                                                                     mongo_client: Any) -> None:
+    """A database as the previous release left it: everything but the counters."""
+    migrated_mongo.db["store_counts"].drop()
+    migrated_mongo.db["meta"].update_one({"_id": "schema"}, {"$set": {"version": 3}})
+    again = MongoStore(mongo_client, "old")
+    assert again.db["meta"].find_one({"_id": "schema"})["version"] == MONGO_SCHEMA_VERSION
+    _check_counters_after_migration(again, metrics=0)
 
 
 def test_mongo_upgrade_lets_the_default_retry_reopen_unsupported(migrated_mongo: MongoStore) -> None:
@@ -558,10 +605,11 @@ def test_mongo_upgrade_reads_an_element_without_a_status_as_pending(mongo_client
 
 def test_a_mongo_database_newer_than_the_code_is_refused(mongo_client: Any) -> None:
     MongoStore(mongo_client, "future")
-    mongo_client["future"]["meta"].update_one({"_id": "schema"}, {"$set": {"version": 4}})
+    newer = MONGO_SCHEMA_VERSION + 1
+    mongo_client["future"]["meta"].update_one({"_id": "schema"}, {"$set": {"version": newer}})
     with pytest.raises(SchemaVersionError) as info:
         MongoStore(mongo_client, "future")
-    assert "schema version 4" in str(info.value) and "this code's 3" in str(info.value)
+    assert f"schema version {newer}" in str(info.value) and f"this code's {MONGO_SCHEMA_VERSION}" in str(info.value)
 
 
 # ----------------------------------------------------------------------------- v2 -> v3 (the state machine)
@@ -620,7 +668,7 @@ def test_mongo_v2_url_states_gain_the_state_machines_fields(mongo_client: Any) -
             "request": None if req is None else {"provider": req[0], "request_id": req[1], "submitted_at": req[2]},
         })
     store = MongoStore(mongo_client, "v2")
-    assert db["meta"].find_one({"_id": "schema"})["version"] == 3
+    assert db["meta"].find_one({"_id": "schema"})["version"] == MONGO_SCHEMA_VERSION
     _check_v2_states(store)
     before = mongo_dump(store)
     assert mongo_dump(MongoStore(mongo_client, "v2")) == before  # idempotent
