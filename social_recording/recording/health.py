@@ -18,6 +18,8 @@ The checks, and why each bound is what it is:
   point at a provider outage or a bug burning budgets.
 - **paid requests per distinct paid subject** (sandbox only, from its ledger): exactly 1.00 unless a
   payment was made twice for an answer (retries after a transient failure are the URL's call budget).
+- **counters match a recount** (the hourly health job only): the figures above are read from counters
+  the writes keep; the hourly job recounts and repairs them, and says what differed.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from social_recording.recording.candidates import by_status, retry_query
 from social_recording.recording.run_state import RunState
 from social_recording.recording.url_recorder import URL_LOCK_TTL_S
 from social_recording.store.base import CandidateQuery, Store, WaitingElement, WaitingElements
+from social_recording.store.counts import CountDrift
 
 RETRY_CYCLE = timedelta(hours=1)
 """How often `retry_schedule` runs (hourly; a test keeps its cron and this equal)."""
@@ -186,6 +189,7 @@ STUCK_PENDING = "no_stuck_pending"
 STARVED_RETRIES = "no_starved_retries"
 EXHAUSTED_GROWTH = "exhausted_growth_bounded"
 PAID_ONCE = "paid_once_per_subject"
+COUNTS_MATCH = "counts_match_recount"
 
 
 def _iso(value: datetime) -> str:
@@ -310,6 +314,32 @@ def check_paid_once(ledger: PaidLedgerFigures) -> HealthCheck:
         "paid_again_after_answer": ledger.after_answer,
     }
     return HealthCheck(PAID_ONCE, passed, Severity.ERROR, summary, figures, subjects=subjects)
+
+
+def check_counts(drift: CountDrift) -> HealthCheck:
+    """WARN: the store's figures are read from counters that every write keeps (docs/architecture.md,
+    "Health figures"); this is their hourly recount. A counter that differed was repaired by it: the
+    figures shown since the last recount were off by that much (a write made around the store, or on
+    MongoDB a process stopped between a write and its counter). One left unrepaired moved while it was
+    recounted and is looked at again next hour."""
+    diffs = drift.differences
+    shown = "; ".join(f"{key} kept {kept}, recounted {recounted}"
+                      for key, (kept, recounted) in list(diffs.items())[:EXAMPLES])
+    took = f"{drift.recount_seconds:.2f} s"
+    if not diffs:
+        summary = f"every counter matched the recount ({took})"
+    elif drift.unrepaired:
+        summary = (f"{len(diffs)} counter(s) differed from the recount ({took}), {len(drift.repaired)} repaired, "
+                   f"{len(drift.unrepaired)} moving while recounted (looked at again next hour): {shown}")
+    else:
+        summary = f"{len(diffs)} counter(s) differed from the recount ({took}) and were repaired: {shown}"
+    figures: dict[str, int | float] = {
+        "counters_differing": len(diffs),
+        "counters_repaired": len(drift.repaired),
+        "drift": sum(abs(recounted - kept) for kept, recounted in diffs.values()),
+        "recount_seconds": round(drift.recount_seconds, 3),
+    }
+    return HealthCheck(COUNTS_MATCH, not diffs, Severity.WARN, summary, figures)
 
 
 def hours_text(value: timedelta) -> str:

@@ -3,6 +3,7 @@ instance's event history (observations, check evaluations) read back like the UI
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
@@ -36,6 +37,7 @@ from social_recording.domain.graph import ObjectKind
 from social_recording.domain.models import TokenProfile, utcnow
 from social_recording.domain.status import ABSORBING, FetchStatus
 from social_recording.recording.health import (
+    COUNTS_MATCH,
     EXHAUSTED_GROWTH,
     PAID_ONCE,
     RETRY_CYCLE,
@@ -147,7 +149,7 @@ def test_the_store_collections_are_assets_with_lineage_and_checks(env: SandboxEn
     }
     assert all(spec.description and spec.group_name == "social_recording" for spec in ASSET_SPECS)
     checks = {c.name for c in graph.get(TOKEN_SOCIAL_URLS).check_keys}
-    assert checks == {STUCK_PENDING, STARVED_RETRIES, EXHAUSTED_GROWTH, PAID_ONCE}
+    assert checks == {STUCK_PENDING, STARVED_RETRIES, EXHAUSTED_GROWTH, PAID_ONCE, COUNTS_MATCH}
 
 
 def test_live_upstream_has_no_ledger_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -158,8 +160,8 @@ def test_live_upstream_has_no_ledger_check(tmp_path: Path, monkeypatch: pytest.M
     from social_recording.settings import load_settings
 
     graph = build_definitions(load_settings()).resolve_asset_graph()
-    assert {c.name for c in graph.get(TOKEN_SOCIAL_URLS).check_keys} == set(check_names(sandbox=False))
-    assert PAID_ONCE not in check_names(sandbox=False)
+    assert {c.name for c in graph.get(TOKEN_SOCIAL_URLS).check_keys} == set(check_names(sandbox=False, hourly=True))
+    assert PAID_ONCE not in check_names(sandbox=False, hourly=True)
 
 
 def test_a_run_observes_every_asset_and_evaluates_the_checks(env: SandboxEnv) -> None:
@@ -343,6 +345,34 @@ def test_exhausted_growth_past_the_bound_warns(tmp_path: Path, monkeypatch: pyte
     # One call each is the whole budget: the erroring video and the flaky tweet exhaust at once.
     assert figures(growth)["exhausted"] == figures(growth)["growth"] == 2
     assert figures(growth)["allowed"] == 0.0
+
+
+def test_the_hourly_job_reports_and_repairs_drifted_counters(env: SandboxEnv) -> None:
+    """A run's report stage reads the counters and never recounts; the hourly job recounts, reports
+    what differed and repairs it, and its observation shows the repaired figures."""
+    instance = DagsterInstance.ephemeral()
+    run = env.defs().resolve_job_def("reconcile_job").execute_in_process(partition_key="2026-11-10",
+                                                                          instance=instance)
+    assert run.success and COUNTS_MATCH not in evaluations(instance, run.run_id)
+    with sqlite3.connect(env.store_url.removeprefix("sqlite:///")) as conn:  # drift made by hand
+        assert conn.execute("UPDATE store_counts SET n = n + 3 WHERE key = 'urls|x|ok'").rowcount == 1
+    conn.close()
+    drifted = env.defs().resolve_job_def("reconcile_job").execute_in_process(partition_key="2026-11-10",
+                                                                              instance=instance)
+    (shown,) = observations(instance, TOKEN_SOCIAL_URLS, drifted.run_id)
+    assert shown["urls_ok"] == 7  # what the counters say until the recount: 4 ok, plus the drift
+
+    health = run_health(env, instance)
+
+    counts = evaluations(instance, health.run_id)[COUNTS_MATCH]
+    assert not counts.passed and counts.severity == AssetCheckSeverity.WARN
+    assert "urls|x|ok kept 4, recounted 1" in (counts.description or "")
+    assert {k: v for k, v in figures(counts).items() if k != "recount_seconds"} == {
+        "counters_differing": 1, "counters_repaired": 1, "drift": 3}
+    (repaired,) = observations(instance, TOKEN_SOCIAL_URLS, health.run_id)
+    assert repaired["urls_ok"] == 4
+    again = evaluations(instance, run_health(env, instance).run_id)[COUNTS_MATCH]
+    assert again.passed and figures(again)["counters_differing"] == 0
 
 
 def test_a_repeated_paid_subject_fails_the_ledger_check(env: SandboxEnv) -> None:

@@ -51,6 +51,7 @@ from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
 from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.recording.health import (
+    COUNTS_MATCH,
     EXHAUSTED_GROWTH,
     EXHAUSTED_WINDOW,
     LONGEST_RUN,
@@ -65,6 +66,7 @@ from social_recording.recording.health import (
     RunFigures,
     Severity,
     StoreFigures,
+    check_counts,
     check_exhausted_growth,
     check_paid_once,
     check_starved_retries,
@@ -110,6 +112,11 @@ _DESCRIPTIONS: dict[str, str] = {
         "two-step calls aside, and retries after a transient failure, which spend the URL's call budget). "
         "ERROR: a subject paid for again after it was answered is a payment made twice."
     ),
+    COUNTS_MATCH: (
+        "Hourly only: the store's figures (elements by platform and status, tokens, objects, metric points, "
+        "links) are read from counters every write keeps; the health job recounts everything and repairs the "
+        "counters that differ. WARN: the figures shown since the last recount were off by the drift reported."
+    ),
 }
 
 _SEVERITY = {Severity.WARN: AssetCheckSeverity.WARN, Severity.ERROR: AssetCheckSeverity.ERROR}
@@ -119,14 +126,16 @@ _EXAMPLE_SCHEMA = TableSchema(columns=[TableColumn(c, "int" if c == "attempts" e
                                        for c in _EXAMPLE_COLUMNS])
 
 
-def check_names(*, sandbox: bool) -> list[str]:
-    """The checks of this configuration: the ledger check exists only in the sandbox."""
-    return [STUCK_PENDING, STARVED_RETRIES, EXHAUSTED_GROWTH, *([PAID_ONCE] if sandbox else [])]
+def check_names(*, sandbox: bool, hourly: bool = False) -> list[str]:
+    """The checks of this configuration: the ledger check exists only in the sandbox; `hourly` adds the
+    counters' recount, which only the hourly health job runs (never a run's report stage)."""
+    return [STUCK_PENDING, STARVED_RETRIES, EXHAUSTED_GROWTH, *([PAID_ONCE] if sandbox else []),
+            *([COUNTS_MATCH] if hourly else [])]
 
 
 def check_specs(*, sandbox: bool) -> list[AssetCheckSpec]:
     return [AssetCheckSpec(name, asset=TOKEN_SOCIAL_URLS, description=_DESCRIPTIONS[name])
-            for name in check_names(sandbox=sandbox)]
+            for name in check_names(sandbox=sandbox, hourly=True)]
 
 
 @dataclass(frozen=True)
@@ -183,8 +192,13 @@ def evaluate_health(
     now: datetime,
     baseline: ExhaustedBaseline | None,
     figures: StoreFigures | None = None,
+    hourly: bool = False,
 ) -> list[HealthCheck]:
-    """Every check of this configuration, in `check_names` order."""
+    """Every check of this configuration, in `check_names` order; `hourly` (the health job) first
+    recounts the store's counters and repairs them, so the figures that follow are the recount's."""
+    reconciled = check_counts(store.reconcile_counts()) if hourly else None
+    if hourly:
+        figures = None  # read after the repair
     exhausted = (figures or StoreFigures.read(store)).by_status[FetchStatus.EXHAUSTED]
     checks = [
         check_stuck_pending(store, now),
@@ -193,6 +207,8 @@ def evaluate_health(
     ]
     if inputs.ledger is not None:
         checks.append(check_paid_once(ledger_figures(inputs.ledger)))
+    if reconciled is not None:
+        checks.append(reconciled)
     return checks
 
 
@@ -277,18 +293,19 @@ def make_health_checks(*, sandbox: bool) -> AssetChecksDefinition:
         specs=check_specs(sandbox=sandbox),
         required_resource_keys={"store", "platforms", "policy"},
         description="Convergence health of the recorded data: stuck pending elements, starved retries, "
-        "exhausted growth" + (", paid requests per distinct paid subject (sandbox)" if sandbox else "") + ".",
+        "exhausted growth" + (", paid requests per distinct paid subject (sandbox)" if sandbox else "")
+        + ", and the store's counters against a recount (repaired when they drifted).",
     )
     def health_checks(context: AssetCheckExecutionContext) -> Iterator[AssetCheckResult]:
         store = context.resources.store.get()
         now = utcnow()
         inputs = HealthInputs.of(context.resources.policy, context.resources.platforms)
-        figures = StoreFigures.read(store)
         baseline = exhausted_baseline(context.instance, now)
-        # The hourly observation keeps the asset pages' plots going when no recording run happens.
-        for observation in observations_for_run(store, None, figures=figures):
+        checks = evaluate_health(store, inputs, now=now, baseline=baseline, hourly=True)
+        # The hourly observation keeps the asset pages' plots going when no recording run happens
+        # (after the recount: its figures are the repaired ones).
+        for observation in observations_for_run(store, None):
             context.op_execution_context.log_event(observation)
-        checks = evaluate_health(store, inputs, now=now, baseline=baseline, figures=figures)
         _log_failures(checks, context.log.warning)
         for check in checks:
             yield to_result(check)
