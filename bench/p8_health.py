@@ -9,16 +9,20 @@ distinct URL) plus, for every `ok` element, its objects (a content, an account, 
 other one), first metric points and token links; a sandbox ledger holds one paid request per token.
 `--db-dir` keeps both files and reuses them when they hold the same size.
 
-Timed (median of `--repeat`, after a warm-up), on this branch:
+Timed (median of `--repeat`, after a warm-up):
 - the report stage's health step as a run calls it (`report_health`: the store figures, the
   observations, the checks and the sandbox ledger check), 20 paid requests appended to the ledger
   before each call as a run would;
-- its parts: the store figures (`StoreFigures.read`) and the ledger check after such a run;
-- the status command's read (`status.read_report`).
+- its parts: the store figures (`StoreFigures.read`, from the store's counters), the waiting-element
+  checks (stuck pending, starved retries: index reads that stop at their bound) and the ledger check
+  after such a run;
+- the status command's read (`status.read_report`);
+- the hourly health job's reconciliation of the counters (`Store.reconcile_counts`: the recount and
+  the repair, in one write transaction on SQLite).
 Beside them, the baseline of the same run: the full recount (GROUP BY over every URL element, a
 COUNT over each collection, written here in SQL so it stays the recount whatever the store does)
-and the ledger check re-reading the whole ledger (streamed). The report stage's figures are meant to
-become independent of the store's size; the recount is what only the hourly health job should pay.
+and the ledger check re-reading the whole ledger (streamed): what every report stage paid before the
+counters, and what only the hourly job pays now.
 """
 
 from __future__ import annotations
@@ -50,8 +54,15 @@ from social_recording.dagster_defs.resources import (
     RecordingPolicyResource,
     UpstreamResource,
 )
+from social_recording.domain.models import utcnow
 from social_recording.domain.paid import paid_ledger_figures
-from social_recording.recording.health import RunFigures, StoreFigures
+from social_recording.domain.urls import Platform
+from social_recording.recording.health import (
+    RunFigures,
+    StoreFigures,
+    check_starved_retries,
+    check_stuck_pending,
+)
 from social_recording.sandbox.ledger import POLL_PREFIXES, Ledger
 from social_recording.settings import Settings
 from social_recording.status import read_report
@@ -234,16 +245,26 @@ def measure(directory: Path, n_tokens: int, repeat: int, table: Table) -> None:
         report_stage(0)
         if failed.records:
             raise SystemExit(f"P8: the report stage's health step failed: {failed.records[0]}")
+        now = utcnow()
+
+        def waiting_checks(_: int) -> None:
+            check_stuck_pending(store, now)
+            check_starved_retries(store, now, enable_paid=True, usable_platforms=frozenset(Platform))
+
+        recount_ms = median_ms(lambda _: full_recount(conn), repeat)
+        reread_ms = median_ms(reread, max(1, repeat // 2))
         rows = [
             ("report stage: health step (report_health)", median_ms(report_stage, repeat),
-             "full recount + ledger re-read", median_ms(lambda _: full_recount(conn), repeat)
-             + median_ms(reread, max(1, repeat // 2))),
+             "full recount + ledger re-read", recount_ms + reread_ms),
             ("its store figures (StoreFigures.read)", median_ms(lambda _: StoreFigures.read(store), repeat),
-             "full recount (SQL)", median_ms(lambda _: full_recount(conn), repeat)),
+             "full recount (SQL)", recount_ms),
+            ("its waiting-element checks (bounded reads)", median_ms(waiting_checks, repeat), "-", float("nan")),
             (f"its ledger check after a run ({RUN_PAID_REQUESTS} paid requests)", median_ms(ledger_check, repeat),
-             "whole ledger re-read", median_ms(reread, max(1, repeat // 2))),
+             "whole ledger re-read", reread_ms),
             ("status command's read", median_ms(lambda _: read_report(settings), max(1, repeat // 2)),
-             "-", float("nan")),
+             "full recount (SQL)", recount_ms),
+            ("hourly job: reconcile_counts (recount + repair)",
+             median_ms(lambda _: store.reconcile_counts(), max(1, repeat // 2)), "full recount (SQL)", recount_ms),
         ]
         for what, ms, baseline, base_ms in rows:
             table.add(n_tokens, what, ms, base_ms, baseline, f"{os.getloadavg()[0]:.2f}")
