@@ -16,6 +16,11 @@ enforces a rate no run here reaches, so what it costs is its bookkeeping alone. 
 trips per URL are counted (the token lock, shared by the token's two URLs; the URL lock; the
 limiter, one per request).
 
+Two clocks: wall time, what a URL waits for (at T threads it includes waiting for the interpreter
+lock while the other threads run their Python, which grows with T and with the machine's load), and
+the recording thread's own CPU time (`time.thread_time`), what the bookkeeping costs whatever the
+number of threads.
+
 Beside it, in the same run, the floor: the same workload with the dedupe gate, every lock and the
 limiter switched off (a benchmark-only switch): the write transaction and the engine's Python alone.
 """
@@ -64,6 +69,7 @@ class Clocks:
     def reset(self) -> None:
         self._local.provider = 0.0
         self._local.limiter = 0.0
+        self._local.limiter_cpu = 0.0
 
     def add(self, what: str, seconds: float) -> None:
         setattr(self._local, what, getattr(self._local, what, 0.0) + seconds)
@@ -100,11 +106,12 @@ class TimedLimiter:
     clocks: Clocks
 
     def acquire(self, service: str) -> None:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         try:
             self.inner.acquire(service)
         finally:
             self.clocks.add("limiter", time.perf_counter() - started)
+            self.clocks.add("limiter_cpu", time.thread_time() - cpu)
 
     def penalise(self, service: str, retry_after_s: float) -> None:
         self.inner.penalise(service, retry_after_s)
@@ -115,6 +122,8 @@ class UrlTimes:
     generate: float
     provider: float
     limiter: float
+    generate_cpu: float
+    limiter_cpu: float
 
 
 @dataclasses.dataclass
@@ -127,12 +136,13 @@ class TimedGenerator:
 
     def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
         self.clocks.reset()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         try:
             return self.inner.generate(url, ctx)
         finally:
             self.times[(ctx.token_address, url)] = UrlTimes(
-                (time.perf_counter() - started) * 1000.0, self.clocks.ms("provider"), self.clocks.ms("limiter"))
+                (time.perf_counter() - started) * 1000.0, self.clocks.ms("provider"), self.clocks.ms("limiter"),
+                (time.thread_time() - cpu) * 1000.0, self.clocks.ms("limiter_cpu"))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -145,6 +155,8 @@ class Sample:
     limiter: list[float]
     client: list[float]
     """Per URL: the client's and generator's own work (requests, parsing, the graph), provider aside."""
+    cpu: list[float]
+    """Per URL: the recording thread's CPU time in record_url outside the generator, plus the limiter's."""
     round_trips: float | None
 
 
@@ -178,6 +190,7 @@ def measure(threads: int, n_urls: int, latency_ms: int, lock_url: str | None, *,
         registry = dataclasses.replace(registry, generators={
             p: TimedGenerator(g, clocks, times) for p, g in registry.generators.items()})
         engine = build_engine(store, locks, registry, tokens, unsafe=floor)
+        record_cpu = time_record_url_cpu(engine.processor.recorder)
         run = RunState(calls=CallSlots(per_token=1))  # T threads = T URLs in flight
         with counting_round_trips() as sent, ThreadPoolExecutor(max_workers=threads) as pool:
             outcomes = list(pool.map(lambda a: engine.processor.record(a, None, run), list(tokens)))
@@ -189,8 +202,27 @@ def measure(threads: int, n_urls: int, latency_ms: int, lock_url: str | None, *,
         bookkeeping=[u.took_ms - t.generate + t.limiter for u, t in per_url],
         limiter=[t.limiter for _, t in per_url],
         client=[t.generate - t.provider - t.limiter for _, t in per_url],
+        cpu=[record_cpu[(u.token, u.url)] - t.generate_cpu + t.limiter_cpu for u, t in per_url],
         round_trips=sent[0] / len(rows) if on_redis else None,
     )
+
+
+def time_record_url_cpu(recorder: Any) -> dict[tuple[str, str], float]:
+    """Wrap `recorder.record_url` on this instance: per (token, URL), the recording thread's CPU time
+    in it (ms). A URL is recorded start to end on one thread, its generator and limiter included."""
+    cpu: dict[tuple[str, str], float] = {}
+    inner = recorder.record_url
+
+    def record_url(token: Any, url: str, run: Any, selected: Any = None) -> Any:
+        started = time.thread_time()
+        try:
+            return inner(token, url, run, selected)
+        finally:
+            address = token.address if hasattr(token, "address") else token[0]
+            cpu[(address, url)] = (time.thread_time() - started) * 1000.0
+
+    recorder.record_url = record_url
+    return cpu
 
 
 @contextmanager
@@ -225,8 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     table = Table("P2", f"bookkeeping per URL in ms (locks, store, gate, rate limiter: time in record_url minus the "
                         f"client's own; real GitHub client, provider answering in {args.latency_ms} ms, "
                         f"{args.urls} URLs, SQLite store)",
-                  ["locks", "threads", "p50 ms", "mean ms", "p90 ms", "limiter mean", "Redis trips/URL",
-                   "floor p50", "floor mean", "client mean", "load"])
+                  ["locks", "threads", "p50 ms", "mean ms", "p90 ms", "CPU mean", "limiter mean", "Redis trips/URL",
+                   "floor mean", "floor CPU", "client mean", "load"])
     with ExitStack() as stack:
         for kind in args.locks:
             lock_url: str | None = None
@@ -239,12 +271,14 @@ def main(argv: list[str] | None = None) -> int:
                 got = measure(t, args.urls, args.latency_ms, lock_url, floor=False)
                 fl = measure(t, args.urls, args.latency_ms, lock_url, floor=True)
                 ms = got.bookkeeping
-                table.add(kind, t, median(ms), mean(ms), percentile(ms, 0.9), mean(got.limiter),
+                table.add(kind, t, median(ms), mean(ms), percentile(ms, 0.9), mean(got.cpu), mean(got.limiter),
                           float("nan") if got.round_trips is None else got.round_trips,
-                          median(fl.bookkeeping), mean(fl.bookkeeping), mean(got.client), _load())
+                          mean(fl.bookkeeping), mean(fl.cpu), mean(got.client), _load())
     table.notes.append("bookkeeping: time in record_url outside the generator (token and URL locks, element and "
                        "URL-state reads, gate, the write) plus the shared limiter's time inside it; client: the GitHub "
                        "client's and generator's own work (requests, redirect guard, parsing, graph), provider aside")
+    table.notes.append("CPU: the recording thread's own CPU time for the same bookkeeping (time.thread_time), which "
+                       "waiting for the interpreter lock or the machine does not inflate")
     table.notes.append("floor: the same workload with the dedupe gate, every lock and the rate limiter switched off "
                        "(the write transaction and the engine's Python alone)")
     table.notes.append("load: the 1-minute load average after the row")

@@ -752,3 +752,21 @@ def test_where_a_reddit_shortlink_lands_is_the_post_form(location: str) -> None:
     assert is_shortlink("https://redd.it/1abcde") and is_shortlink("https://www.reddit.com/r/Solana/s/AbCdEf")
     assert not is_shortlink(location)
     assert to_canonical(location) == "https://reddit.com/comments/1abcde"
+
+
+def test_parse_canonical_parses_a_url_once_and_never_keeps_a_rejection() -> None:
+    """A URL recorded is read by the recorder, the routing and the client: the second read is the
+    kept answer; a non-canonical value still raises every time, and what is kept stays bounded."""
+    from social_recording.domain.urls import canonical
+
+    url = "https://github.com/keptorg/kept-repo"
+    first = parse_canonical(url)
+    hits = canonical._parse_canonical_kept.cache_info().hits
+    assert parse_canonical(url) is first
+    assert canonical._parse_canonical_kept.cache_info().hits == hits + 1
+    for _ in range(2):
+        with pytest.raises(NonCanonicalUrl, match="its canonical form is"):
+            parse_canonical("https://www.github.com/keptorg/kept-repo")
+    for i in range(canonical.PARSED_KEPT + 10):
+        parse_canonical(f"https://github.com/keptorg/repo-{i}")
+    assert canonical._parse_canonical_kept.cache_info().currsize == canonical.PARSED_KEPT

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from urllib.parse import unquote_plus
 
 from social_recording.domain.redaction import show
@@ -96,7 +97,27 @@ def parse_canonical(url: str) -> CanonicalUrl:
 
     Exact check: `url` must equal `to_canonical(url)`, so every non-canonical variant (www.,
     upper-case host, tracking parameter, http://, trailing slash, alias host, fragment) is rejected.
+
+    Recording one URL reads it three times (the recorder, the routing, the client): the answers of
+    the last PARSED_KEPT URLs are kept (a pure function of the string; the result is frozen), so
+    the bookkeeping parses a URL once. A rejection is never kept: it raises again each time.
     """
+    if not isinstance(url, str):
+        return _parse_canonical(url)
+    return _parse_canonical_kept(url)
+
+
+PARSED_KEPT = 1024
+"""How many parsed canonical URLs `parse_canonical` keeps (well under a MB; a run's URLs in flight
+fit many times over)."""
+
+
+@lru_cache(maxsize=PARSED_KEPT)
+def _parse_canonical_kept(url: str) -> CanonicalUrl:
+    return _parse_canonical(url)
+
+
+def _parse_canonical(url: str) -> CanonicalUrl:
     try:
         parts = _canonicalise(url)
     except ValueError as exc:
