@@ -89,3 +89,25 @@ def test_each_key_unlocks_its_platforms() -> None:
     registry = build_registry(ProviderKeys(apify_token=SecretStr(APIFY_TOKEN)))
     assert {Platform.TIKTOK, Platform.INSTAGRAM, Platform.REDDIT} <= registry.usable_platforms()
     assert set(registry.unavailable) == {Platform.X, Platform.YOUTUBE, Platform.WEB}
+
+
+def test_a_run_process_loads_the_public_suffix_list_at_its_first_website_only() -> None:
+    """Building every generator (what a run process does at its start) leaves tldextract and the
+    `requests` it imports unloaded; the first registrable domain asked for loads them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pydantic import SecretStr\n"
+        "from social_recording.platforms.base import ProviderKeys\n"
+        "from social_recording.platforms.registry import build_registry\n"
+        "build_registry(ProviderKeys(github_token=SecretStr('t')))\n"
+        "assert 'tldextract' not in sys.modules, 'tldextract imported at start'\n"
+        "from social_recording.platforms.web.generator import registrable_domain\n"
+        "assert registrable_domain('www.example.co.uk') == 'example.co.uk'\n"
+        "assert registrable_domain('foo.github.io') == 'github.io'\n"
+        "assert 'tldextract' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -10,11 +10,11 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import httpx
-import tldextract
 from pydantic import BaseModel, Field
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
@@ -39,6 +39,9 @@ from social_recording.platforms.shaping import (
     to_number,
 )
 from social_recording.platforms.web import RDAP, URLSCAN
+
+if TYPE_CHECKING:
+    import tldextract
 
 log = logging.getLogger(__name__)
 
@@ -270,16 +273,22 @@ _POLL_STATUS = StatusTable(
 """A result poll that is neither ready (200) nor pending (404, handled by the poll loop)."""
 
 
-_PUBLIC_SUFFIXES = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=False)
-"""The public suffix list as shipped inside the tldextract package: never fetched, never cached to
-disk at run time. ICANN suffixes only: RDAP knows registrations, and `foo.github.io` is `github.io`'s."""
+@cache
+def _public_suffixes() -> tldextract.TLDExtract:
+    """The public suffix list as shipped inside the tldextract package: never fetched, never cached to
+    disk at run time. ICANN suffixes only: RDAP knows registrations, and `foo.github.io` is `github.io`'s.
+    Built at the first website recorded: tldextract (and the `requests` it imports) would add a tenth
+    of a second to every run process's start."""
+    import tldextract
+
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=False)
 
 
 def registrable_domain(host: str) -> str | None:
     """The domain a registrant holds for `host` (`www.example.co.uk` -> `example.co.uk`, punycode kept
     as given); None for an IP address or a host under no public suffix."""
     name = _host_name(host)
-    return None if name is None else _PUBLIC_SUFFIXES(name).top_domain_under_public_suffix or None
+    return None if name is None else _public_suffixes()(name).top_domain_under_public_suffix or None
 
 
 def _host_name(value: str) -> str | None:
