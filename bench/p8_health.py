@@ -1,6 +1,7 @@
 """P8 — the report stage's health figures against the store's size (a benchmark, not a test).
 
     python bench/p8_health.py [--tokens 100000 1000000] [--db-dir DIR] [--repeat 5]
+    python bench/p8_health.py --store mongo [--tokens 100000] [--mongo-url URL] [--repeat 3]
 
 Every run ends with a report stage that observes the recorded-data assets and evaluates the health
 checks; `python -m social_recording status` prints the same figures. For each size, a SQLite store
@@ -19,6 +20,11 @@ Timed (median of `--repeat`, after a warm-up):
 - the status command's read (`status.read_report`);
 - the hourly health job's reconciliation of the counters (`Store.reconcile_counts`: the recount and
   the repair, in one write transaction on SQLite).
+`--store mongo`: the same on the Mongo store over the wire (a FerretDB started for the run, or
+`--mongo-url`), loaded by P4's Mongo generator (tokens, URL elements, URL states; no graph rows),
+its counters built by the store's own recount; the baseline recount is an aggregation grouping every
+URL element plus a count of each collection.
+
 Beside them, the baseline of the same run: the full recount (GROUP BY over every URL element, a
 COUNT over each collection, written here in SQL so it stays the recount whatever the store does)
 and the ledger check re-reading the whole ledger (streamed): what every report stage paid before the
@@ -41,12 +47,14 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from _common import Table  # noqa: I001  (bench/ on sys.path)
-from p4_scale import NOW, _sqlite_reusable, generate_sqlite
+from p4_scale import NOW, _mongo_reusable, _sqlite_reusable, generate_mongo, generate_sqlite, mongo_server
 
 from social_recording.dagster_defs.jobs.health import HealthInputs, ledger_figures, report_health
 from social_recording.dagster_defs.resources import (
@@ -67,6 +75,8 @@ from social_recording.sandbox.ledger import POLL_PREFIXES, Ledger
 from social_recording.settings import Settings
 from social_recording.status import read_report
 from social_recording.store._codec import dt_to_text
+from social_recording.store.base import Store
+from social_recording.store.mongo import MongoStore
 from social_recording.store.sqlite import SqliteStore
 
 RUN_PAID_REQUESTS = 20
@@ -209,18 +219,63 @@ class _FailureLog(logging.Handler):
 
 def measure(directory: Path, n_tokens: int, repeat: int, table: Table) -> None:
     store_path, ledger_path, built = prepare(directory, n_tokens)
+    store = SqliteStore(store_path)
+    conn = sqlite3.connect(store_path)
+    try:
+        measure_store(store, f"sqlite:///{store_path}", lambda: full_recount(conn), ledger_path, directory, n_tokens,
+                      repeat, table, f"{built}; {store_path.stat().st_size / 1e6:.0f} MB")
+    finally:
+        store.close()
+        conn.close()
+
+
+def full_recount_mongo(store: MongoStore) -> tuple[Any, ...]:
+    """The Mongo store's figures recounted from every document (an aggregation grouping every URL
+    element, a count of each collection): the baseline on that backend."""
+    db = store.db
+    by = list(db["token_urls"].aggregate([{"$group": {"_id": {"p": "$platform", "s": "$status"}, "n": {"$sum": 1}}}]))
+    return (by, *(db[c].count_documents({}) for c in ("tokens", "contents", "accounts", "venues", "metrics",
+                                                        "token_links")))
+
+
+def measure_mongo(args: argparse.Namespace, directory: Path, table: Table) -> None:
+    with mongo_server(args.mongo_url) as url:
+        for n in sorted(args.tokens):
+            db_name = f"p8_bench_{n}"
+            store = MongoStore(url, db_name)
+            try:
+                if _mongo_reusable(store, n, 1):
+                    built = "reused"
+                else:
+                    store.db.client.drop_database(db_name)
+                    store.close()
+                    store = MongoStore(url, db_name)
+                    built = f"generated in {generate_mongo(store, n, 1):.0f} s"
+                ledger_path = directory / f"health-mongo-{n}.ledger.jsonl"
+                if not ledger_path.exists():
+                    write_ledger(ledger_path, n)
+                parts = urlsplit(url)
+                store_url = urlunsplit((parts.scheme, parts.netloc, f"/{db_name}", parts.query, ""))
+                measure_store(store, store_url, partial(full_recount_mongo, store), ledger_path, directory, n,
+                              args.repeat, table, built)
+                if args.mongo_url is None:
+                    store.db.client.drop_database(db_name)
+            finally:
+                store.close()
+
+
+def measure_store(store: Store, store_url: str, recount: Callable[[], object], ledger_path: Path, directory: Path,
+                  n_tokens: int, repeat: int, table: Table, built: str) -> None:
     ledger = Ledger(ledger_path)
     scenario = directory / "empty-scenario.json"
     scenario.write_text(json.dumps({"tokens": []}))
-    store = SqliteStore(store_path)
-    conn = sqlite3.connect(store_path)
     with ExitStack() as stack:
         figures = StoreFigures.read(store)
         started = time.perf_counter()
         ledger_figures(ledger)  # the tally catches up once with everything already in the ledger
         catch_up = time.perf_counter() - started
         print(f"P8 store: {n_tokens} tokens, {figures.urls} URL elements, {figures.metrics} metric points, "
-              f"{figures.links} links ({built}); {store_path.stat().st_size / 1e6:.0f} MB; ledger "
+              f"{figures.links} links ({built}); ledger "
               f"{ledger_path.stat().st_size / 1e6:.0f} MB, tallied once in {catch_up:.1f} s", flush=True)
         runs = iter(range(10**6))
         context = stack.enter_context(report_context(ledger_path, scenario))
@@ -241,7 +296,9 @@ def measure(directory: Path, n_tokens: int, repeat: int, table: Table) -> None:
         def reread(_: int) -> None:
             paid_ledger_figures((e for e, _ in ledger.read_from(0)), second_steps=POLL_PREFIXES)
 
-        settings = Settings(store_url=f"sqlite:///{store_path}")
+        # The status command reads the store only; a Mongo store's settings name a lock server it never asks.
+        settings = Settings(store_url=store_url, **({} if store_url.startswith("sqlite") else
+                                                    {"lock_url": "redis://127.0.0.1:6379/0"}))
         report_stage(0)
         if failed.records:
             raise SystemExit(f"P8: the report stage's health step failed: {failed.records[0]}")
@@ -251,42 +308,51 @@ def measure(directory: Path, n_tokens: int, repeat: int, table: Table) -> None:
             check_stuck_pending(store, now)
             check_starved_retries(store, now, enable_paid=True, usable_platforms=frozenset(Platform))
 
-        recount_ms = median_ms(lambda _: full_recount(conn), repeat)
+        recount_ms = median_ms(lambda _: recount(), repeat)
         reread_ms = median_ms(reread, max(1, repeat // 2))
         rows = [
             ("report stage: health step (report_health)", median_ms(report_stage, repeat),
              "full recount + ledger re-read", recount_ms + reread_ms),
             ("its store figures (StoreFigures.read)", median_ms(lambda _: StoreFigures.read(store), repeat),
-             "full recount (SQL)", recount_ms),
+             "full recount", recount_ms),
             ("its waiting-element checks (bounded reads)", median_ms(waiting_checks, repeat), "-", float("nan")),
             (f"its ledger check after a run ({RUN_PAID_REQUESTS} paid requests)", median_ms(ledger_check, repeat),
              "whole ledger re-read", reread_ms),
             ("status command's read", median_ms(lambda _: read_report(settings), max(1, repeat // 2)),
-             "full recount (SQL)", recount_ms),
+             "full recount", recount_ms),
             ("hourly job: reconcile_counts (recount + repair)",
-             median_ms(lambda _: store.reconcile_counts(), max(1, repeat // 2)), "full recount (SQL)", recount_ms),
+             median_ms(lambda _: store.reconcile_counts(), max(1, repeat // 2)), "full recount", recount_ms),
         ]
         for what, ms, baseline, base_ms in rows:
             table.add(n_tokens, what, ms, base_ms, baseline, f"{os.getloadavg()[0]:.2f}")
-        stack.callback(store.close)
-        stack.callback(conn.close)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--tokens", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--store", choices=["sqlite", "mongo"], default="sqlite")
+    parser.add_argument("--tokens", type=int, nargs="+", default=None,
+                        help="default: 100000 1000000 (sqlite), 100000 (mongo)")
     parser.add_argument("--db-dir", type=Path, default=None, help="keep (and reuse) the generated files here")
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--mongo-url", default=None, help="mongo: a server to use (default: start a FerretDB)")
+    parser.add_argument("--repeat", type=int, default=None, help="default: 5 (sqlite), 3 (mongo)")
     args = parser.parse_args(argv)
+    mongo = args.store == "mongo"
+    args.tokens = args.tokens or ([100_000] if mongo else [100_000, 1_000_000])
+    args.repeat = args.repeat or (3 if mongo else 5)
     if min(args.tokens) < 10 or args.repeat < 1:
         parser.error("--tokens >= 10, --repeat >= 1")
-    table = Table("P8", f"health figures against the store's size (median ms of {args.repeat}; SQLite, sandbox ledger)",
+    where = "the Mongo store over the wire" if mongo else "SQLite"
+    table = Table("P8-mongo" if mongo else "P8",
+                  f"health figures against the store's size (median ms of {args.repeat}; {where}, sandbox ledger)",
                   ["tokens", "what", "this branch ms", "baseline ms", "baseline", "load"])
     with tempfile.TemporaryDirectory(prefix="bench-p8-") as tmp:
         directory = args.db_dir or Path(tmp)
         directory.mkdir(parents=True, exist_ok=True)
-        for n in sorted(args.tokens):
-            measure(directory, n, args.repeat, table)
+        if mongo:
+            measure_mongo(args, directory, table)
+        else:
+            for n in sorted(args.tokens):
+                measure(directory, n, args.repeat, table)
     table.notes.append("baseline: the same figures recounted from every row, and the paid-once check re-reading "
                        "the whole ledger (streamed), as the report stage did before")
     table.notes.append("load: the 1-minute load average after each row")
