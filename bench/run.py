@@ -17,6 +17,7 @@ fails on a number, only on a part that could not run.
 - P6 `p6_memory.py`      peak RSS of a reconcile run against the number of tokens
 - P7 `p7_freshness.py`   trade -> recorded under the real daemon, per phase, on both instance configs
 - P8 `p8_health.py`      the report stage's health figures and the status read at 100k and 1M tokens
+  (P8-mongo: the same on the Mongo store over the wire)
 - faults `faults.py`     paid calls per distinct paid subject under faults (full runs only)
 """
 
@@ -41,11 +42,12 @@ PARTS: dict[str, tuple[str, list[str] | None]] = {
     "P6": ("p6_memory.py", ["--tokens", "5", "20"]),
     "P7": ("p7_freshness.py", ["--instances", "dev", "--settings", "new", "--tokens", "2", "--gap", "2", "--idle", "5"]),
     "P8": ("p8_health.py", ["--tokens", "500", "--repeat", "1"]),
+    "P8-mongo": ("p8_health.py", ["--tokens", "200", "--repeat", "1"]),
     "faults": ("faults.py", None),
 }
 """Part -> (script, its arguments for --smoke; None: the part is skipped by --smoke)."""
 
-PART_ARGS: dict[str, list[str]] = {"P4-mongo": ["--store", "mongo"]}
+PART_ARGS: dict[str, list[str]] = {"P4-mongo": ["--store", "mongo"], "P8-mongo": ["--store", "mongo"]}
 """Arguments a part always gets (before the smoke ones)."""
 
 
