@@ -316,8 +316,8 @@ class LeasingLockManager(ABC):
         """The backend as an operator knows it, safe to show (a Redis URL with its password masked)."""
         return repr(self)
 
-    def _ride(self, what: str, call: Callable[[], T], give_up: Callable[[], bool] | None = None) -> T:
-        return ride_out(call, is_outage=self.is_outage, bound=self.outage_s, backend=self.backend_name(),
+    def _ride(self, what: Callable[[], str], call: Callable[[], T], give_up: Callable[[], bool] | None = None) -> T:
+        return ride_out(call, is_outage=self.is_outage, bound=self.outage_s, backend=self.backend_name,
                         what=what, describe=self.describe_error, give_up=give_up)
 
     def _take(self, key: str, owner: str, ttl: float) -> int:
@@ -332,7 +332,7 @@ class LeasingLockManager(ABC):
             tried = True
             return self.acquire(key, owner, ttl)
 
-        return self._ride(f"taking {redact_url(key)}", attempt)
+        return self._ride(lambda: f"taking {redact_url(key)}", attempt)
 
     @abstractmethod
     def close(self) -> None: ...
@@ -359,7 +359,7 @@ class LeasingLockManager(ABC):
         attempt_at = started
         while True:
             attempt_at = time.monotonic()
-            if self._ride(f"probing {redact_url(key)}", lambda: self.may_be_free(key)):
+            if self._ride(lambda: f"probing {redact_url(key)}", lambda: self.may_be_free(key)):
                 fence = self._take(key, owner, ttl)
                 if fence:
                     break
@@ -378,7 +378,7 @@ class LeasingLockManager(ABC):
 
         def confirm() -> bool:
             # An outage is waited out, but not past the moment the renewer gives the lease up.
-            return self._ride(f"checking {redact_url(key)}", lambda: self.holds(key, owner),
+            return self._ride(lambda: f"checking {redact_url(key)}", lambda: self.holds(key, owner),
                               give_up=lambda: bool(made) and made[0].lost)
 
         lease = Lease(key, owner, fence > 0, waited_ms=(time.monotonic() - started) * 1000.0, fence=fence,
@@ -404,7 +404,7 @@ class LeasingLockManager(ABC):
         """Never mask the holder's own exception. A backend that does not answer is waited out, so
         the key does not block the next holder for its whole TTL; past the bound it still expires."""
         try:
-            released = self._ride(f"releasing {redact_url(lease.key)}", lambda: self.release(lease.key, lease.owner))
+            released = self._ride(lambda: f"releasing {redact_url(lease.key)}", lambda: self.release(lease.key, lease.owner))
         except Exception as exc:
             log.warning(
                 "lock %r: release failed (%s: %s); the key frees itself when its TTL runs out",

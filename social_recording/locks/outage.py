@@ -48,8 +48,8 @@ def ride_out(
     *,
     is_outage: Callable[[BaseException], bool],
     bound: float,
-    backend: str,
-    what: str,
+    backend: str | Callable[[], str],
+    what: str | Callable[[], str],
     describe: Callable[[BaseException], str] = str,
     give_up: Callable[[], bool] | None = None,
     sleep: Callable[[float], None] = time.sleep,
@@ -58,7 +58,9 @@ def ride_out(
     """`call()`, repeated while it fails with an outage error, for up to `bound` seconds from the first
     failure (or until `give_up()` says the answer no longer matters); then `LockBackendUnavailable`.
     `backend` names the backend (credentials masked), `what` the call ("taking social-record:X"),
-    `describe` makes an error's text safe to show."""
+    `describe` makes an error's text safe to show. `backend` and `what` may be functions, asked only
+    when the backend failed to answer: building their text for every call costs a lock's holder
+    more than the call's own Python."""
     first_failure: float | None = None
     delay = FIRST_DELAY_S
     failures = 0
@@ -73,15 +75,20 @@ def ride_out(
             error = f"{type(exc).__name__}: {describe(exc)}"
             if first_failure is None:
                 first_failure = now
+                backend, what = _text(backend), _text(what)
                 log.warning("lock backend %s did not answer while %s (%s); waiting up to %g s", backend, what,
                             error, bound)
             waited = now - first_failure
             if waited >= bound or (give_up is not None and give_up()):
-                raise LockBackendUnavailable(backend, what, waited, bound, error) from None
+                raise LockBackendUnavailable(_text(backend), _text(what), waited, bound, error) from None
             sleep(min(bound - waited, delay * random.uniform(0.5, 1.0)))
             delay = min(MAX_DELAY_S, delay * 2.0)
             continue
         if first_failure is not None:
-            log.info("lock backend %s answered again after %.1f s (%d failed attempt(s)) while %s", backend,
-                     clock() - first_failure, failures, what)
+            log.info("lock backend %s answered again after %.1f s (%d failed attempt(s)) while %s", _text(backend),
+                     clock() - first_failure, failures, _text(what))
         return result
+
+
+def _text(value: str | Callable[[], str]) -> str:
+    return value if isinstance(value, str) else value()

@@ -198,3 +198,29 @@ def test_a_sqlite_file_busy_past_its_busy_timeout_is_waited_out(tmp_path: Path) 
     writer.join()
     manager.close()
     short.close()
+
+
+def test_the_backend_and_the_call_are_named_only_when_the_backend_fails_to_answer() -> None:
+    """Naming the backend and the call (masking a password, redacting the key) is text nobody reads
+    while the backend answers: a holder pays for it only on a failure, and the error still names both."""
+    from social_recording.locks.outage import ride_out
+
+    asked: list[str] = []
+
+    def named(text: str) -> Callable[[], str]:
+        return lambda: asked.append(text) or text
+
+    assert ride_out(lambda: 7, is_outage=lambda e: True, bound=1.0, backend=named("redis://:***@h:6379/0"),
+                    what=named("taking social-url:X")) == 7
+    assert asked == []
+
+    def refused() -> int:
+        raise ConnectionError("refused")
+
+    clock = iter(float(t) for t in range(100))
+    with pytest.raises(LockBackendUnavailable) as caught:
+        ride_out(refused, is_outage=lambda e: isinstance(e, ConnectionError), bound=2.0,
+                 backend=named("redis://:***@h:6379/0"), what=named("taking social-url:X"),
+                 sleep=lambda s: None, clock=lambda: next(clock))
+    assert "redis://:***@h:6379/0" in str(caught.value) and "taking social-url:X" in str(caught.value)
+    assert set(asked) == {"redis://:***@h:6379/0", "taking social-url:X"}
