@@ -10,17 +10,16 @@ Accepted `SOCIAL_RECORDING_STORE_URL` forms:
 
 A bad URL raises StoreConfigError naming the variable and the value with any password masked; a
 MongoDB server that does not answer within OPEN_TIMEOUT_S raises StoreUnavailableError, likewise.
+
+The MongoDB driver is imported only by a process that opens a Mongo store (`MongoStore` is loaded on
+first use): a run on the SQLite store does not carry it (docs/architecture.md, "Run memory").
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
-
-import pymongo
-from pymongo import MongoClient
-from pymongo.errors import ConfigurationError, PyMongoError
 
 from social_recording.domain.models import TokenDoc
 from social_recording.domain.redaction import cap, scrub
@@ -38,8 +37,10 @@ from social_recording.store.base import (
     WriteOutcome,
     WriteResult,
 )
-from social_recording.store.mongo import MongoStore
 from social_recording.store.sqlite import SqliteStore
+
+if TYPE_CHECKING:
+    from social_recording.store.mongo import MongoStore
 
 __all__ = [
     "Candidate",
@@ -71,6 +72,15 @@ alone would wait 30 s per operation, then fail with the host only)."""
 
 _MONGO_DB_FORBIDDEN = set('/\\. "$*<>:|?')
 _mongomock_client: Any = None
+
+def __getattr__(name: str) -> Any:
+    """`MongoStore`, imported (with pymongo) when first asked for."""
+    if name == "MongoStore":
+        from social_recording.store.mongo import MongoStore
+
+        return MongoStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 def _bad(url: str, why: str) -> StoreConfigError:
     return StoreConfigError(
@@ -157,6 +167,12 @@ def open_store(url: str) -> Store:
         assert parsed.path is not None
         return SqliteStore(parsed.path)
     assert parsed.db_name is not None
+    import pymongo
+    from pymongo import MongoClient
+    from pymongo.errors import ConfigurationError, PyMongoError
+
+    from social_recording.store.mongo import MongoStore
+
     if parsed.kind == "mongomock":
         return MongoStore(_shared_mongomock_client(), parsed.db_name)
     assert parsed.url is not None
