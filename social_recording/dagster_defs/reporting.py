@@ -77,18 +77,22 @@ def recorded_run(
     *,
     skipped: str = "",
     extra: Mapping[str, Any] | None = None,
+    tokens_total: int | None = None,
+    created: int | None = None,
 ) -> RecordedRun:
-    """Keep what the report needs of a finished recording stage; URL outcomes are already counted."""
+    """Keep what the report needs of a finished recording stage; URL outcomes are already counted.
+    `tokens_total` and `created` count the tokens when `tokens` holds only those worth a line (a
+    reconcile window's, docs/architecture.md "Run memory")."""
     worth = tuple(t for t in tokens if t.dropped or t.status in _WORTH_REPORTING)
     summary = run.summary()
     written = Counter(summary.written)
-    written[Written.TOKEN_URLS] += sum(1 for t in tokens if t.created)
+    written[Written.TOKEN_URLS] += created if created is not None else sum(1 for t in tokens if t.created)
     return RecordedRun(
         job=job,
         counters=dict(counters),
         summary=summary,
         table=log.rows(),
-        tokens_total=len(tokens),
+        tokens_total=tokens_total if tokens_total is not None else len(tokens),
         tokens=worth,
         lost_examples=tuple(log.lost_examples),
         defect_examples=tuple(log.defect_examples),

@@ -143,6 +143,10 @@ class Recorded:
     counters: Mapping[str, Any]
     tokens: Sequence[TokenOutcome] = ()
     skipped: str = ""
+    tokens_total: int | None = None
+    """Tokens handed to the recorder, when `tokens` holds only those worth a line (None: all of them)."""
+    created: int | None = None
+    """Tokens created in the store, likewise (None: counted from `tokens`)."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Further metadata of the stage."""
     run_tags: Mapping[str, str] = field(default_factory=dict)
@@ -170,7 +174,7 @@ def record_stage(
             run.limit_calls(provider_concurrency)
             done = record(engine, run)
         recorded = recorded_run(done.job, done.counters, run, log, done.tokens, skipped=done.skipped,
-                                extra=done.extra)
+                                extra=done.extra, tokens_total=done.tokens_total, created=done.created)
         finish_recording(context, recorded, engine.store, HealthInputs.of(recording.policy, recording.platforms),
                          run_tags=done.run_tags)
         return recorded

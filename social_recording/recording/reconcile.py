@@ -13,6 +13,7 @@ recorded in between is counted as already seen, never recorded twice.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -84,8 +85,12 @@ class ReconcileOutcome:
     job_lock_waited_s: float = 0.0
     """How long the run waited for the window's lock (a crashed run's, until it expired)."""
     tokens: tuple[TokenOutcome, ...] = ()
-    """Every token handed to the recorder; without their URL outcomes when the caller asked not to
-    keep them (`keep_url_outcomes=False`: a large window's outcomes are counted, not held)."""
+    """Every token handed to the recorder, in the window's order. When the caller asked not to keep
+    the per-URL outcomes (`keep_url_outcomes=False`: a large window's outcomes are counted, not
+    held), only the tokens worth a line (`worth_a_line`), without their URL outcomes: the others
+    are in `processed` and `created`."""
+    created: int = 0
+    """Tokens this run created in the store."""
     url_outcomes: tuple[UrlOutcome, ...] = ()
     status_counts: dict[str, int] = field(default_factory=dict)
     """Per-URL outcome status -> count."""
@@ -113,6 +118,35 @@ class ReconcileOutcome:
             "job_lock_waited_s": round(self.job_lock_waited_s, 1),
             **{f"urls_{k}": v for k, v in sorted(self.status_counts.items())},
         }
+
+
+def worth_a_line(token: TokenOutcome) -> bool:
+    """A token a run names in its report (not recorded, failed, lost, locked out, or with tracker
+    values dropped or left unresolved); the others are only counted when a run keeps no per-URL
+    outcomes (docs/architecture.md, "Run memory")."""
+    return token.status not in _PLAIN or bool(token.dropped) or token.unresolved > 0
+
+
+_PLAIN = frozenset({TokenStatus.RECORDED, TokenStatus.UP_TO_DATE})
+
+
+class _Tally:
+    """What a window's recording counts as its tokens finish (from the workers' threads): URL
+    outcomes by status and tokens created, so per-token results need not be kept."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.status_counts: Counter[str] = Counter()
+        self.created = 0
+
+    def add(self, token: TokenOutcome) -> None:
+        with self._lock:
+            self.status_counts.update(str(u.status) for u in token.urls)
+            self.created += int(token.created)
+
+
+_COUNTED = TokenOutcome("", TokenStatus.RECORDED)
+"""What the second look reads for a token that was only counted (never locked out)."""
 
 
 @dataclass(frozen=True)
@@ -281,18 +315,23 @@ class ReconcileService:
         run: RunState,
         keep_url_outcomes: bool,
     ) -> ReconcileOutcome:
-        targets = list(window.targets)
+        targets = window.targets
+        tally = _Tally()
 
         def deadline_reached() -> bool:
             return deadline is not None and self._monotonic() - entered >= deadline
 
-        def work(t: WindowTarget, wait: float = 0.0) -> tuple[TokenOutcome, Counter[str]]:
+        def work(t: WindowTarget, wait: float = 0.0) -> TokenOutcome | None:
+            """The token's outcome, or None when it was only counted (`keep_url_outcomes=False`
+            and not worth a line). A token locked out is kept: the second look records it again."""
             outcome = self._processor.record(t.address, t.symbol, run, lock_wait=wait)
-            counts = Counter(str(u.status) for u in outcome.urls)
-            return (outcome if keep_url_outcomes else replace(outcome, urls=())), counts
+            tally.add(outcome)
+            if keep_url_outcomes:
+                return outcome
+            return replace(outcome, urls=()) if worth_a_line(outcome) else None
 
-        def on_error(t: WindowTarget, exc: Exception) -> tuple[TokenOutcome, Counter[str]]:
-            return failed_token(t.address, exc), Counter()
+        def on_error(t: WindowTarget, exc: Exception) -> TokenOutcome | None:
+            return failed_token(t.address, exc)
 
         def on_interrupt(i: Interruption) -> None:
             run.interrupted(i.describe(
@@ -311,12 +350,9 @@ class ReconcileService:
         results = self._processor.record_locked_out_again(
             targets, pool.results, lambda t: work(t, self._processor.token_lock_wait), on_error,
             max_workers=max_workers, stop=lambda: deadline_reached() or job.lost, on_interrupt=on_interrupt,
-            status=lambda result: result[0],
+            status=lambda result: result if result is not None else _COUNTED,
         )
-        tokens = tuple(t for t, _ in results)
-        status_counts: Counter[str] = Counter()
-        for _, counts in results:
-            status_counts.update(counts)
+        tokens = tuple(t for t in results if t is not None)
         outcome = ReconcileOutcome(
             window.window_start,
             window.window_end,
@@ -335,8 +371,9 @@ class ReconcileService:
             stopped_by=pool.stopped_by,
             job_lock_waited_s=job.waited_ms / 1000.0,
             tokens=tokens,
+            created=tally.created,
             url_outcomes=tuple(u for t in tokens for u in t.urls),
-            status_counts=dict(status_counts),
+            status_counts=dict(tally.status_counts),
         )
         log.info(kv(event="reconcile_done", **{k: v for k, v in outcome.metadata().items() if not k.startswith("urls_")}))
         return outcome

@@ -4,14 +4,15 @@ bounded-memory mode, the run's summary, and the one log-line formatter."""
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 from social_recording.domain.models import TokenProfile
 from social_recording.domain.status import FetchStatus
 from social_recording.locks.base import LockManager
 from social_recording.recording.log_line import kv
 from social_recording.recording.outcomes import UrlOutcome
-from social_recording.recording.processor import TokenStatus
-from social_recording.recording.reconcile import reconcile_lock_key
+from social_recording.recording.processor import TOKEN_LOCK_PREFIX, TokenStatus
+from social_recording.recording.reconcile import ReconcileOutcome, reconcile_lock_key, worth_a_line
 from social_recording.recording.retry import RETRY_LOCK_KEY
 from social_recording.recording.run_state import RunState
 from social_recording.store.sqlite import SqliteStore
@@ -55,11 +56,47 @@ def test_read_then_record_a_window_equals_reconcile_and_skips_what_was_stored_me
     run = RunState()
     out = service.record_window(window, run=run, keep_url_outcomes=False)
     assert (out.already_seen, out.targeted, out.processed, out.stopped_by) == (1, 1, 1, "drained")
-    assert [t.address for t in out.tokens] == ["B"] and out.tokens[0].status is TokenStatus.RECORDED
-    assert out.url_outcomes == () and out.tokens[0].urls == ()  # counted, not kept
+    assert out.tokens == () and out.created == 1  # B recorded: counted, not kept
+    assert out.url_outcomes == ()
     assert out.status_counts == {"ok": 2} and counter.total() == calls + 2
     summary = run.summary()
     assert (summary.urls, summary.by_status, summary.attempted, summary.reused) == (2, {"ok": 2}, 2, 0)
+
+
+def test_a_window_recorded_without_url_outcomes_keeps_only_the_tokens_worth_a_line(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, tmp_path: Path
+) -> None:
+    """A run's memory does not grow with its window: with `keep_url_outcomes=False` a token recorded
+    plainly is counted (processed, created, URL statuses) and nothing of it is kept; a token without a
+    profile and one still locked out after the second look are kept (the report names them), in
+    the window's order. The counters are those of the same window recorded with everything kept."""
+    plain = [f"P{i:02d}" for i in range(30)]
+    items = [RangeItem(a, None, 5) for a in plain[:15]] + [RangeItem("E", None, 5), RangeItem("L", None, 5)] + \
+            [RangeItem(a, None, 5) for a in plain[15:]]
+
+    def record(keep: bool, into: SqliteStore) -> ReconcileOutcome:
+        profiles = FakeProfiles()
+        for a in plain:
+            profiles.add(a, [f"https://github.com/own{a.lower()}/repo", f"https://t.me/chan{a.lower()}x"])
+        profiles.add("L", [GH_URL])  # E has no profile
+        eng = build_engine(into, locks, counting_registry(counter), profiles=profiles, tracker=FakeTracker(items),
+                           token_lock_wait=0.2)
+        window = eng.reconcile.read_window(START, END, partition_key="2026-01-03")
+        with locks.try_hold(TOKEN_LOCK_PREFIX + "L", 30):  # another worker holds L throughout
+            return eng.reconcile.record_window(window, run=RunState(), max_workers=4, keep_url_outcomes=keep)
+
+    counted = record(False, store)
+    assert [(t.address, t.status) for t in counted.tokens] == [("E", TokenStatus.NO_PROFILE),
+                                                               ("L", TokenStatus.LOCKED_OUT)]
+    assert all(t.urls == () for t in counted.tokens) and counted.url_outcomes == ()
+    assert (counted.processed, counted.created, counted.no_profile, counted.locked_out) == (32, 30, 1, 1)
+    assert counted.status_counts == {"ok": 60}
+
+    kept = record(True, SqliteStore(tmp_path / "twin.db"))  # the same window, everything kept
+    assert len(kept.tokens) == kept.processed == 32 and len(kept.url_outcomes) == 60
+    assert (kept.created, kept.status_counts) == (counted.created, counted.status_counts)
+    assert kept.metadata() == counted.metadata()
+    assert [t.address for t in kept.tokens if worth_a_line(t)] == [t.address for t in counted.tokens]
 
 
 def test_record_window_is_skipped_while_another_run_holds_the_partition(

@@ -190,7 +190,8 @@ def record_window_tokens(
         return Recorded("reconcile", outcome.metadata(), outcome.tokens,
                         skipped=skipped_note(f"reconcile of {window.partition_key}", outcome.skipped,
                                              outcome.job_lock_waited_s),
-                        extra=extra, run_tags={REMAINING_TAG: str(outcome.remaining)})
+                        extra=extra, run_tags={REMAINING_TAG: str(outcome.remaining)},
+                        tokens_total=outcome.processed, created=outcome.created)
 
     return record_stage(context, recording, config.provider_concurrency, record)
 
