@@ -1,6 +1,6 @@
 """What a run process carries (docs/architecture.md, "Run memory"): a run on the SQLite store and
-SQLite locks loads neither the MongoDB nor the Redis driver, and a recording run keeps per-token
-outcomes only for the tokens worth a line, whatever the window's size."""
+SQLite locks loads neither the MongoDB nor the Redis driver, and its recording threads share
+MALLOC_ARENAS malloc arenas instead of one each."""
 
 from __future__ import annotations
 
@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from social_recording.malloc_arenas import MALLOC_ARENAS
 from social_recording_tests.dagster_defs.sandbox_env import make_env, token
 
 REPO = Path(__file__).resolve().parents[2]
 DAY = "2026-11-06"
 
 _RUN = """
-import json, sys
+import ctypes, json, re, sys, tempfile
 from dagster import DagsterInstance
 from social_recording.dagster_defs.definitions_builder import build_definitions
 from social_recording.settings import load_settings
@@ -26,26 +27,40 @@ from social_recording.settings import load_settings
 result = build_definitions(load_settings()).resolve_job_def("reconcile_job").execute_in_process(
     partition_key=sys.argv[1], instance=DagsterInstance.ephemeral())
 loaded = {name.split(".")[0] for name in sys.modules}
-print(json.dumps({"success": result.success, "drivers": sorted(loaded & {"pymongo", "bson", "redis"})}))
+libc = ctypes.CDLL(None)
+libc.fopen.restype, libc.fopen.argtypes = ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_char_p]
+libc.malloc_info.argtypes, libc.fclose.argtypes = [ctypes.c_int, ctypes.c_void_p], [ctypes.c_void_p]
+with tempfile.NamedTemporaryFile(suffix=".xml") as info:
+    out = libc.fopen(info.name.encode(), b"w")
+    libc.malloc_info(0, out)
+    libc.fclose(out)
+    arenas = len(re.findall(r'<heap nr="[0-9]+"', open(info.name).read()))
+print(json.dumps({"success": result.success, "drivers": sorted(loaded & {"pymongo", "bson", "redis"}),
+                  "arenas": arenas}))
 """
 
 
-def test_a_run_on_the_sqlite_store_loads_neither_the_mongo_nor_the_redis_driver(
+def test_a_run_on_sqlite_loads_no_mongo_or_redis_driver_and_its_threads_share_two_malloc_arenas(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """pymongo and bson cost a run process about 9 MB and redis about 6 MB; a deployment on SQLite
-    (`make dev`) uses neither. The run records its window (so the store, the locks, the health
-    report and the run log all ran) without importing them."""
-    env = make_env(tmp_path, monkeypatch, [
-        token("MemA0token", f"{DAY}T10:00:00Z", twitter="https://x.com/i/status/7100001",
-              telegram="https://t.me/memchan", website="https://github.com/memorg/repo"),
-    ])
+    (`make dev`) uses neither. A run records on a few dozen threads, each of which glibc would give
+    an arena of its own (up to 8 per core), each keeping what its thread freed. The run records its
+    window (so the store, the locks, the health report and the run log all ran) without importing
+    the drivers, and ends with MALLOC_ARENAS arenas."""
+    tokens = [token(f"MemA{i}token", f"{DAY}T10:00:00Z", twitter=f"https://x.com/i/status/71000{i:02d}",
+                    telegram=f"https://t.me/memchan{i}", website=f"https://github.com/memorg{i}/repo")
+              for i in range(12)]
+    env = make_env(tmp_path, monkeypatch, tokens)
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
     done = subprocess.run([sys.executable, "-c", _RUN, DAY], cwd=tmp_path, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert report == {"success": True, "drivers": []}
-    assert {u.url: str(u.status) for u in env.tokens()["MemA0token"].social_urls} == {
-        "https://x.com/i/status/7100001": "ok", "https://t.me/memchan": "ok",
-        "https://github.com/memorg/repo": "ok",
+    assert report == {"success": True, "drivers": [], "arenas": MALLOC_ARENAS}
+    stored = env.tokens()
+    assert len(stored) == 12
+    assert {u.url: str(u.status) for u in stored["MemA3token"].social_urls} == {
+        "https://x.com/i/status/7100003": "ok", "https://t.me/memchan3": "ok",
+        "https://github.com/memorg3/repo": "ok",
     }
