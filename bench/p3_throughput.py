@@ -130,11 +130,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--urls", type=int, nargs="+", default=[50, 200, 400])
     parser.add_argument("--latency-ms", type=float, default=200.0)
     parser.add_argument("--locks", choices=("sqlite", "redis"), default="sqlite")
-    parser.add_argument("--defaults-urls", type=int, nargs="+", default=[200],
-                        help="URLs of the reconcile-with-its-defaults comparison")
+    parser.add_argument("--defaults-urls", type=int, nargs="*", default=[200],
+                        help="URLs of the reconcile-with-its-defaults comparison (none: leave it out)")
     args = parser.parse_args(argv)
     if min(args.concurrency) < 1 or max(args.concurrency) > 32 or min(args.urls) < 1 or args.latency_ms <= 0:
         parser.error("--concurrency in 1..32, --urls >= 1, --latency-ms > 0")
+    if any(n < 1 for n in args.defaults_urls):
+        parser.error(f"--defaults-urls: each >= 1 (rounded up to whole tokens of 3 URLs), got {args.defaults_urls}")
     latency = args.latency_ms / 1000.0
     redis_cm: AbstractContextManager[str | None] = nullcontext(None)
     if args.locks == "redis":
@@ -164,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     table.notes.append("pipeline: C token workers, a token's URLs side by side, the provider bounded to C calls")
     table.notes.append("baseline: one pool of C token workers, each token's URLs one after another, no provider bound")
     table.print()
+    if not args.defaults_urls:
+        return 0
     defaults.notes.append(f"pipeline: {DEFAULT_MAX_WORKERS} tokens in flight, the default provider bounds (t.me 2 at "
                           "once is the slowest lane); its bound: the slowest provider's ceil(N_p / C_p) x latency")
     defaults.notes.append(f"baseline: the old defaults, {OLD_DEFAULT_WORKERS} token workers with their URLs in "
