@@ -173,28 +173,43 @@ def sequential_unbounded() -> CallSlots:
 
 
 def settings_engine(settings: Any) -> Engine:
-    """The engine a run of the code location builds from these settings (its upstream, registry, tracker
-    and policy, as Dagster's resources wire them), outside Dagster: the plain use cases' baseline."""
-    from social_recording.dagster_defs.definitions_builder import upstream_resource
-    from social_recording.dagster_defs.engine import RecordingEngineResource
-    from social_recording.dagster_defs.resources import (
-        LockManagerResource,
-        PlatformsResource,
-        RecordingPolicyResource,
-        StoreResource,
-        TrackerResource,
-    )
+    """The engine a run of the code location builds from these settings on the sandbox (its upstream,
+    registry, tracker and policy, as the resources wire them), wired here from the plain parts, so
+    the process that runs it never imports Dagster: the plain use cases' baseline."""
+    from pydantic import SecretStr
 
-    upstream = upstream_resource(settings)
-    return RecordingEngineResource(
-        store=StoreResource(store_url=settings.store_url),
-        locks=LockManagerResource(lock_url=settings.effective_lock_url),
-        tracker=TrackerResource(upstream=upstream, tracker_url=settings.tracker_url,
-                                af_group_ids=list(settings.af_group_ids)),
-        platforms=PlatformsResource(upstream=upstream, key_variables=sorted(settings.provider_keys),
-                                    rate_limit_url=settings.effective_lock_url, rate_limits=dict(settings.rate_limits)),
-        policy=RecordingPolicyResource(enable_paid=settings.enable_paid, max_attempts=settings.max_attempts),
-    ).get()
+    from social_recording.locks import open_lock_manager
+    from social_recording.locks.rate_limits import open_rate_limiter, parse_rate_overrides
+    from social_recording.platforms.base import ProviderKeys
+    from social_recording.platforms.registry import build_registry
+    from social_recording.sandbox import Ledger, SandboxTransport, load_scenario, sandbox_resolve_host
+    from social_recording.sandbox.upstream import (
+        SANDBOX_SLEEP_SCALE,
+        sandbox_keys,
+        sandbox_tracker_endpoint,
+        scaled_sleep,
+        scenario_rates,
+    )
+    from social_recording.store import open_store
+    from social_recording.upstream.profile import TokenProfileReader
+    from social_recording.upstream.shortlinks import ShortlinkResolver
+    from social_recording.upstream.tracker import TrackerClient
+
+    if settings.upstream != "sandbox":
+        raise SystemExit(f"the benchmarks run on the sandbox, not SOCIAL_RECORDING_UPSTREAM={settings.upstream!r}")
+    transport = SandboxTransport(load_scenario(settings.effective_scenario), Ledger(settings.effective_ledger))
+    base, key, groups = sandbox_tracker_endpoint(None, list(settings.af_group_ids))
+    tracker = TrackerClient(base, SecretStr(key), groups, transport=transport, sleep=scaled_sleep)
+    resolver = ShortlinkResolver(transport=transport, resolve_host=sandbox_resolve_host)
+    keys = sandbox_keys(ProviderKeys(dict(settings.provider_keys)))
+    limiter = open_rate_limiter(settings.effective_lock_url,
+                                scenario_rates(transport.scenario, parse_rate_overrides(dict(settings.rate_limits))),
+                                penalty_scale=SANDBOX_SLEEP_SCALE)
+    registry = build_registry(keys, transport=transport, sleep=scaled_sleep, resolve_host=sandbox_resolve_host,
+                              limiter=limiter)
+    return build_recording_engine(open_store(settings.store_url), open_lock_manager(settings.effective_lock_url),
+                                  registry, TokenProfileReader(tracker, resolver), tracker=tracker,
+                                  enable_paid=settings.enable_paid, max_attempts=settings.max_attempts)
 
 
 # ---------------------------------------------------------------------------------------------- output

@@ -7,11 +7,12 @@ each, paid calls on) and one fresh Python process records it, reporting its own 
 (`ru_maxrss`). `run`: `reconcile_job` for the day executed as a deployed run process executes it
 (a run created on a SQLite instance in $DAGSTER_HOME, this repository's dagster.yaml, its events
 streamed to the instance's event log: the stages, the run log, the per-URL table, the report with
-the health checks and the sandbox ledger check). `no Dagster`: the same work on the same resources
-without Dagster (read the window, record it with the per-URL outcomes counted, not kept).
+the health checks and the sandbox ledger check). `no Dagster`: the same work on the same parts in a
+process that never imports Dagster (read the window, record it with the per-URL outcomes counted,
+not kept); it fails if Dagster was imported after all.
 `--in-process` adds `execute_in_process` on an ephemeral instance, the tests' harness, which keeps
-every event in memory. Printed: each peak, the run's peak over the one without Dagster, and the
-growth per 1,000 tokens.
+every event in memory. Printed: each peak, the run's peak over and above the one without Dagster,
+and the growth per 1,000 tokens.
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ def child(mode: str) -> None:
         _in_process(settings)
     else:
         _without_dagster(settings)
+        if "dagster" in sys.modules:
+            raise SystemExit("P6: the run without Dagster imported dagster; its figure would hide Dagster's part")
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     seconds = time.perf_counter() - started
     print(json.dumps({"rss_mb": rss_mb, "urls": _urls_recorded(), "seconds": seconds}))
@@ -137,8 +140,8 @@ def _in_process(settings: Any) -> None:
 
 
 def _without_dagster(settings: Any) -> None:
-    """The same two steps on the same resources without Dagster: read the window, record it with
-    the per-URL outcomes counted, not kept (as the job's recording stage does)."""
+    """The same two steps on the same parts, in a process that never imports Dagster: read the
+    window, record it with the per-URL outcomes counted, not kept (as the job's recording stage does)."""
     start = datetime.fromisoformat(DAY).replace(tzinfo=UTC)
     reconcile(settings_engine(settings), start, start + timedelta(days=1), partition_key=DAY,
               min_af_count=settings.af_investor_threshold, keep_url_outcomes=False)
@@ -184,8 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.tokens) < 1:
         parser.error("--tokens must be >= 1")
     modes = ["run", *(["in_process"] if args.in_process else []), "baseline"]
-    columns = ["tokens"] + [f"{MODES[m]} {unit}" for m in modes for unit in ("MB", "s")] + ["run / no Dagster",
-                                                                                          "sandbox data MB"]
+    columns = ["tokens"] + [f"{MODES[m]} {unit}" for m in modes for unit in ("MB", "s")] + [
+        "run / no Dagster", "run - no Dagster MB", "sandbox data MB", "load"]
     table = Table("P6", "peak RSS of one reconcile run against tokens (3 URLs each; fresh process per run)", columns)
     peaks: dict[str, list[tuple[int, float]]] = {m: [] for m in modes}
     for n in sorted(args.tokens):
@@ -196,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
             row += [result["rss_mb"], result["seconds"]]
         sandbox = measure(n, "sandbox")["rss_mb"]
         peaks.setdefault("sandbox", []).append((n, sandbox))
-        table.add(*row, peaks["run"][-1][1] / peaks["baseline"][-1][1], sandbox)
+        run_mb, plain_mb = peaks["run"][-1][1], peaks["baseline"][-1][1]
+        table.add(*row, run_mb / plain_mb, run_mb - plain_mb, sandbox, f"{os.getloadavg()[0]:.2f}")
     if len(args.tokens) > 1:
         growth = []
         for mode in [*modes, "sandbox"]:
@@ -207,7 +211,9 @@ def main(argv: list[str] | None = None) -> int:
                        "playing the tracker holds) adds to a process; the real tracker keeps it on its own side")
     table.notes.append("run: reconcile_job executed as a run process executes it (a run on a SQLite instance, events "
                        "streamed to its event log); no Dagster: the same two steps (read the window, record it "
-                       "with URL outcomes counted) on the same resources"
+                       "with URL outcomes counted) on the same parts, in a process that never imports Dagster; "
+                       "run - no Dagster: what Dagster's process adds (its modules, its instance's storage, the "
+                       "code location's definitions, the event log); load: the 1-minute load average after the row"
                        + ("; in-process: execute_in_process on an ephemeral instance, which keeps every event"
                           if args.in_process else ""))
     table.print()

@@ -1,35 +1,21 @@
 """The sandbox as an upstream resource: the same questions `UpstreamResource` answers, for the fake
-upstream. Chosen once, by `definitions_builder`; the sandbox package is imported only when a run or
-sensor sets this resource up (docs/architecture.md, "The sandbox")."""
+upstream, each answer `sandbox/upstream.py`'s. Chosen once, by `definitions_builder`; the sandbox
+package is imported only when a run or sensor asks this resource (docs/architecture.md, "The sandbox")."""
 
-import math
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dagster import InitResourceContext
-from pydantic import PrivateAttr, SecretStr
+from pydantic import PrivateAttr
 
 from social_recording.dagster_defs.resources import UpstreamResource
-from social_recording.outbound.limits import Rate, with_overrides
+from social_recording.outbound.limits import Rate
 from social_recording.platforms.base import ProviderKeys
-from social_recording.platforms.catalogue import CATALOGUE
 
 if TYPE_CHECKING:
     from social_recording.sandbox.ledger import Ledger
     from social_recording.sandbox.transport import SandboxTransport
-
-SANDBOX_API_KEY = "sandbox-key"
-"""The sandbox accepts any non-empty key; this one is no secret."""
-SANDBOX_AF_GROUP = "sandbox"
-SANDBOX_SLEEP_SCALE = 0.01
-"""Client-side waits (HTTP retry back-off, urlscan's wait before polling) are scaled down: the
-sandbox's answers do not depend on elapsed time. Its own simulated latency is not scaled."""
-
-
-def _scaled_sleep(seconds: float) -> None:
-    time.sleep(max(0.0, seconds) * SANDBOX_SLEEP_SCALE)
 
 
 class SandboxUpstreamResource(UpstreamResource):
@@ -66,34 +52,30 @@ class SandboxUpstreamResource(UpstreamResource):
         return sandbox_resolve_host
 
     def sleep(self) -> Callable[[float], None]:
-        return _scaled_sleep
+        from social_recording.sandbox.upstream import scaled_sleep
+
+        return scaled_sleep
 
     def rates(self, keys: ProviderKeys, overrides: dict[str, tuple[Rate, ...]]) -> dict[str, tuple[Rate, ...]]:
-        """The scenario plays the providers, so its `rate_limits` are the rates (a window shorter than
-        a second counts as one second: stricter, never looser), then the overrides."""
-        scenario = self.transport().scenario
-        rates = {service: (Rate(limit.requests, max(1, math.ceil(limit.per_seconds))),)
-                 for service, limit in scenario.rate_limits.items()}
-        return with_overrides(rates, overrides)
+        from social_recording.sandbox.upstream import scenario_rates
+
+        return scenario_rates(self.transport().scenario, overrides)
 
     def penalty_scale(self) -> float:
         """The sandbox's 429s name waits in its compressed time, like every client-side wait here."""
+        from social_recording.sandbox.upstream import SANDBOX_SLEEP_SCALE
+
         return SANDBOX_SLEEP_SCALE
 
     def provider_keys(self, configured: ProviderKeys) -> ProviderKeys:
-        """A placeholder for every required key left unset: every platform is usable in the sandbox
-        (an optional key stays unset, as at the provider)."""
-        placeholders: dict[str, SecretStr | str | None] = {
-            a.key_variable: SecretStr(SANDBOX_API_KEY) for a in CATALOGUE.accounts() if a.key_variable and a.key_required
-        }
-        return ProviderKeys({**placeholders, **{v: configured.secret(v) for v in CATALOGUE.key_variables()
-                                                if configured.value(v)}})
+        from social_recording.sandbox.upstream import sandbox_keys
+
+        return sandbox_keys(configured)
 
     def tracker_endpoint(self, url: str | None, api_key: str | None, groups: list[str]) -> tuple[str, str | None, list[str]]:
-        """The sandbox's own tracker host (the transport answers only there)."""
-        from social_recording.sandbox.transport import TRACKER_BASE_URL
+        from social_recording.sandbox.upstream import sandbox_tracker_endpoint
 
-        return TRACKER_BASE_URL, api_key or SANDBOX_API_KEY, list(groups) or [SANDBOX_AF_GROUP]
+        return sandbox_tracker_endpoint(api_key, groups)
 
     def ledger(self) -> "Ledger":
         from social_recording.sandbox.ledger import Ledger
