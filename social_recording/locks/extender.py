@@ -169,10 +169,14 @@ class LeaseRenewer:
                 self._stale = 0
 
     def _push(self, entry: _Renewal, due: float) -> None:
-        """Schedule `entry` (caller holds the condition)."""
+        """Schedule `entry` (caller holds the condition). The scheduler is woken only when `entry` is
+        now the first due: otherwise it already sleeps until an earlier one, and waking it for every
+        lease taken would cost each URL a thread switch."""
         entry.in_heap = True
+        first = not self._heap or due < self._heap[0][0]
         heapq.heappush(self._heap, (due, next(self._seq), entry))
-        self._cond.notify()
+        if first:
+            self._cond.notify()
 
     def _schedule(self, entry: _Renewal, due: float) -> None:
         with self._cond:

@@ -249,66 +249,51 @@ _REDIS_OPTIONS: dict[str, Any] = {"socket_timeout": 5.0, "socket_connect_timeout
 
 
 class RedisRateWindows:
-    """The windows on Redis: one script per request. One client (connection pool) per process, made
-    on first use (nothing connects at start-up) and made again after a fork. The Redis client is
-    imported here, not at the module's top: a process on SQLite never imports it."""
+    """The windows on Redis: one script per request, on the process's pool with one connection per
+    thread (locks/redis_client.py), made on first use (nothing connects at start-up) and made again
+    after a fork. The Redis client is imported here, not at the module's top: a process on SQLite
+    never imports it."""
 
     def __init__(self, url: str) -> None:
         import redis
+
+        from social_recording.locks.redis_client import ThreadRedis
 
         try:
             redis.connection.parse_url(url)
         except ValueError as exc:
             raise ValueError(f"invalid Redis URL {mask_url(url)} for the rate limiter: {scrub(str(exc), url)}") from None
         self._url = url
-        self._lock = threading.Lock()
-        self._current: tuple[int, Any, Any, Any, Any] | None = None
+        self._redis = ThreadRedis(self._new_pool, {"admit": _ADMIT_LUA, "pause": _PAUSE_LUA, "counts": _COUNTS_LUA})
 
     def __repr__(self) -> str:
         return f"RedisRateWindows({mask_url(self._url)})"
 
-    def _scripts(self) -> tuple[Any, Any, Any, Any]:
-        current = self._current
-        if current is None or current[0] != os.getpid():
-            import redis
-            from redis.backoff import ExponentialWithJitterBackoff
-            from redis.retry import Retry
+    def _new_pool(self, first: bool) -> tuple[Any, bool]:
+        import redis
+        from redis.backoff import ExponentialWithJitterBackoff
+        from redis.retry import Retry
 
-            with self._lock:
-                current = self._current
-                if current is None or current[0] != os.getpid():
-                    pool = redis.ConnectionPool.from_url(
-                        self._url, retry=Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), retries=2),
-                        **_REDIS_OPTIONS)
-                    client = redis.Redis(connection_pool=pool)
-                    current = (os.getpid(), client, client.register_script(_ADMIT_LUA),
-                               client.register_script(_PAUSE_LUA), client.register_script(_COUNTS_LUA))
-                    self._current = current
-        return current[1], current[2], current[3], current[4]
+        return redis.ConnectionPool.from_url(
+            self._url, retry=Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), retries=2), **_REDIS_OPTIONS), True
 
     def admit(self, service: str, windows: Sequence[Window]) -> float:
-        client, admit, _, _ = self._scripts()
         args: list[float] = []
         for w in windows:
             args += [w.requests, w.seconds]
-        return float(admit(keys=[pause_key(service), *(w.key(service) for w in windows)], args=args, client=client))
+        return float(self._redis.run("admit", [pause_key(service), *(w.key(service) for w in windows)], args))
 
     def pause(self, service: str, seconds: float) -> None:
-        client, _, pause, _ = self._scripts()
-        pause(keys=[pause_key(service)], args=[seconds], client=client)
+        self._redis.run("pause", [pause_key(service)], [seconds])
 
     def counts(self, service: str, windows: Sequence[Window]) -> list[int]:
         if not windows:
             return []
-        client, _, _, counts = self._scripts()
-        return [int(n) for n in counts(keys=[w.key(service) for w in windows], args=[w.seconds for w in windows],
-                                       client=client)]
+        return [int(n) for n in self._redis.run("counts", [w.key(service) for w in windows],
+                                                 [w.seconds for w in windows])]
 
     def close(self) -> None:
-        with self._lock:
-            current, self._current = self._current, None
-        if current is not None and current[0] == os.getpid():
-            current[1].close()
+        self._redis.close()
 
 
 # ------------------------------------------------------------------------------------------ limiter

@@ -9,16 +9,14 @@ microseconds: if Redis restarts without persistence and the counter is gone, the
 larger than every token handed out before (as long as the server clock does not go back and fewer
 than a million locks per second are taken), so the store never mistakes a new holder for a stale one.
 
-One redis-py client (thread-safe connection pool) per manager and per process: the client is made
-on first use, not at construction (Dagster loads definitions where Redis may be unreachable), and
-made again when the manager is used in another process (fork) — sockets are never shared across
-processes. Keys are used exactly as given (`social-record:<address>`, `social-url:<url>`, ...).
+One connection pool per manager and per process, one connection per thread on it
+(locks/redis_client.py): made on first use, not at construction (Dagster loads definitions where
+Redis may be unreachable), and made again when the manager is used in another process (fork) —
+sockets are never shared across processes. Keys are used exactly as given (`social-record:<address>`, `social-url:<url>`, ...).
 """
 
 from __future__ import annotations
 
-import os
-import threading
 from typing import Any
 
 import redis
@@ -28,6 +26,7 @@ from redis.retry import Retry
 from social_recording.locks._urls import mask_url, scrub
 from social_recording.locks.extender import LeasingLockManager
 from social_recording.locks.outage import OUTAGE_S, is_redis_outage
+from social_recording.locks.redis_client import ThreadRedis
 
 FENCE_KEY = "social-recording:fence"
 """The fencing token counter shared by every lock key (one key: nothing to expire or clean up)."""
@@ -74,17 +73,6 @@ def _ttl_ms(ttl: float) -> int:
     return max(1, int(round(ttl * 1000)))
 
 
-class _ProcessClient:
-    """The client of one process, with its registered Lua scripts."""
-
-    def __init__(self, client: redis.Redis) -> None:
-        self.pid = os.getpid()
-        self.client = client
-        self.acquire = client.register_script(_ACQUIRE_LUA)
-        self.extend = client.register_script(_EXTEND_LUA)
-        self.release = client.register_script(_RELEASE_LUA)
-
-
 class RedisLockManager(LeasingLockManager):
     """`LockManager` on Redis; `url_or_client` is a `redis://`, `rediss://` or `unix://` URL or a client.
 
@@ -98,7 +86,6 @@ class RedisLockManager(LeasingLockManager):
         self.outage_s = float(outage_s)
         self._url: str | None = None
         self._given: redis.Redis | None = None
-        self._given_pid = os.getpid()
         if isinstance(url_or_client, str):
             # Validates scheme, port and query args without connecting; never echo a password.
             try:
@@ -112,65 +99,47 @@ class RedisLockManager(LeasingLockManager):
             self._given = url_or_client
         else:
             raise TypeError(f"RedisLockManager needs a Redis URL or a redis.Redis, got {type(url_or_client).__name__}")
-        self._lock = threading.Lock()
-        self._current: _ProcessClient | None = None
+        self._redis = ThreadRedis(self._new_pool, {"acquire": _ACQUIRE_LUA, "extend": _EXTEND_LUA,
+                                                  "release": _RELEASE_LUA})
 
     def __repr__(self) -> str:
         where = mask_url(self._url) if self._url is not None else "<client>"
         return f"RedisLockManager({where})"
 
-    # ---- one client per process ---------------------------------------------------------------
-    def _new_client(self) -> redis.Redis:
+    # ---- one pool per process, one connection per thread ---------------------------------------
+    def _new_pool(self, first: bool) -> tuple[redis.ConnectionPool, bool]:
+        """The pool of this process, and whether it is ours to close: a pool made from the URL; a
+        client passed in lends its own pool in the process that passed it and a copy elsewhere."""
         if self._url is not None:
-            pool = redis.ConnectionPool.from_url(
+            return redis.ConnectionPool.from_url(
                 self._url,
                 **{
                     "retry": Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), retries=2),
                     **_URL_CLIENT_DEFAULTS,
                 },
-            )
-            return redis.Redis(connection_pool=pool)
+            ), True
         assert self._given is not None
-        if os.getpid() == self._given_pid:
-            return self._given
         pool = self._given.connection_pool
-        clone = type(pool)(
-            connection_class=pool.connection_class,
-            max_connections=pool.max_connections,
-            **pool.connection_kwargs,
-        )
-        return redis.Redis(connection_pool=clone)
-
-    def _client(self) -> _ProcessClient:
-        current = self._current
-        if current is not None and current.pid == os.getpid():
-            return current
-        with self._lock:
-            current = self._current
-            if current is None or current.pid != os.getpid():
-                # An inherited client (fork) is dropped without closing: its sockets are the parent's.
-                current = _ProcessClient(self._new_client())
-                self._current = current
-            return current
+        if first:
+            return pool, False
+        return type(pool)(connection_class=pool.connection_class, max_connections=pool.max_connections,
+                          **pool.connection_kwargs), True
 
     # ---- primitives ---------------------------------------------------------------------------
     def acquire(self, key: str, owner: str, ttl: float) -> int:
-        c = self._client()
-        return int(c.acquire(keys=[key, FENCE_KEY], args=[owner, _ttl_ms(ttl)], client=c.client))
+        return int(self._redis.run("acquire", [key, FENCE_KEY], [owner, _ttl_ms(ttl)]))
 
     def holds(self, key: str, owner: str) -> bool:
-        raw = self._client().client.get(key)
+        raw = self._redis.client().get(key)
         if raw is None:
             return False
         return (raw.decode() if isinstance(raw, bytes) else str(raw)) == owner
 
     def extend(self, key: str, owner: str, ttl: float) -> bool:
-        c = self._client()
-        return bool(c.extend(keys=[key], args=[owner, _ttl_ms(ttl)], client=c.client))
+        return bool(self._redis.run("extend", [key], [owner, _ttl_ms(ttl)]))
 
     def release(self, key: str, owner: str) -> bool:
-        c = self._client()
-        return bool(c.release(keys=[key], args=[owner], client=c.client))
+        return bool(self._redis.run("release", [key], [owner]))
 
     def describe_error(self, exc: BaseException) -> str:
         return scrub(str(exc), self._url) if self._url is not None else str(exc)
@@ -182,11 +151,9 @@ class RedisLockManager(LeasingLockManager):
         return mask_url(self._url) if self._url is not None else "Redis (a client passed in)"
 
     def close(self) -> None:
-        """Close this process's client if we made it (a client passed in belongs to the caller)."""
-        with self._lock:
-            current, self._current = self._current, None
-        if current is not None and current.pid == os.getpid() and current.client is not self._given:
-            current.client.close()
+        """Give back this process's connections; close the pool if we made it (a client passed in
+        belongs to the caller)."""
+        self._redis.close()
 
     # A manager built from a URL can be handed to a spawned process (pickled without its client).
     def __getstate__(self) -> dict[str, Any]:

@@ -60,3 +60,45 @@ def test_the_host_name_is_asked_once_per_process_not_once_per_lock(monkeypatch: 
     tokens = {extender.new_owner_token() for _ in range(50)}
     assert len(tokens) == 50 and all(t.startswith("worker-host:") for t in tokens)
     assert asked == ["host"]
+
+
+def test_a_short_lease_taken_after_long_ones_is_still_renewed_in_time(backend: Backend, lm: LockManager) -> None:
+    """The scheduler is woken only when a new lease is the first due: a short lease taken while it
+    sleeps until a long one's renewal must be that case, or it expires unrenewed."""
+    with ExitStack() as stack:
+        for i in range(5):
+            assert stack.enter_context(lm.try_hold(f"social-record:Long{i}", ttl=60.0)).held
+        time.sleep(0.05)  # the scheduler now sleeps until the first long lease is due (20 s)
+        short = stack.enter_context(lm.try_hold("social-record:Short", ttl=0.5))
+        assert short.held
+        time.sleep(1.3)  # more than two TTLs of the short lease
+        assert not short.lost, short.lost_reason
+        assert backend.owner_of(short.key) == short.owner
+
+
+def test_leases_due_later_than_the_first_do_not_wake_the_scheduler() -> None:
+    from social_recording.locks.extender import LeaseRenewer
+
+    renewer = LeaseRenewer()
+    woken: list[int] = []
+    notify = renewer._cond.notify
+
+    def counting(n: int = 1) -> None:
+        woken.append(n)
+        notify(n)
+
+    renewer._cond.notify = counting  # type: ignore[method-assign]
+
+    class Manager:
+        def extend(self, key: str, owner: str, ttl: float) -> bool:
+            return True
+
+    now = time.monotonic()
+    first = renewer.start(Manager(), Lease("k0", "o", True, fence=1), 60.0, now)  # type: ignore[arg-type]
+    later = [renewer.start(Manager(), Lease(f"k{i}", "o", True, fence=1), 60.0, now + i)  # type: ignore[arg-type]
+             for i in range(1, 20)]
+    assert len(woken) == 1  # only the first lease, the one the scheduler must now wait for
+    renewer.start(Manager(), Lease("sooner", "o", True, fence=1), 3.0, now)  # type: ignore[arg-type]
+    assert len(woken) == 2
+    for entry in (first, *later):
+        renewer.stop(entry)

@@ -1,0 +1,119 @@
+"""One Redis pool per process and one connection per thread on it (locks/redis_client.py), as the lock
+manager and the rate limiter use it: a thread keeps its connection from command to command, threads
+never share one, a finished thread's connection is reused by the next thread, a server that is down
+is asked again (not remembered as a broken client), and `close` hangs every connection up."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+import redis
+
+from social_recording.locks.redis import RedisLockManager
+from social_recording.locks.redis_client import ThreadRedis
+from social_recording_tests.redis_server import RedisProcess
+
+ECHO = "return ARGV[1]"
+
+
+def _thread_redis(url: str, name: str = "thread-redis-test") -> ThreadRedis:
+    """Its connections carry `name`, so the server's client list shows them apart from others."""
+    return ThreadRedis(lambda first: (redis.ConnectionPool.from_url(url, client_name=name), True), {"echo": ECHO})
+
+
+def _on_thread(fn: object) -> object:
+    got: list[object] = []
+    t = threading.Thread(target=lambda: got.append(fn()))  # type: ignore[operator]
+    t.start()
+    t.join(timeout=30)
+    return got[0]
+
+
+def _server_clients(url: str, name: str = "thread-redis-test") -> int:
+    admin = redis.Redis.from_url(url)
+    try:
+        return sum(1 for c in admin.client_list() if c.get("name") == name)
+    finally:
+        admin.close()
+
+
+def test_a_thread_keeps_its_connection_and_threads_never_share_one(redis_url: str) -> None:
+    conns = _thread_redis(redis_url)
+    mine = {conns.client().client_id() for _ in range(5)}
+    assert len(mine) == 1
+    assert conns.run("echo", [], ["hello"]) == b"hello"
+    assert conns.client().client_id() in mine  # the script ran on the same connection
+
+    barrier = threading.Barrier(3)
+    ids: list[int] = []
+
+    def other() -> None:
+        ids.append(conns.client().client_id())
+        barrier.wait(timeout=10)  # all three hold their connections at the same time
+
+    threads = [threading.Thread(target=other) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert len(set(ids)) == 3 and not set(ids) & mine
+    conns.close()
+
+
+def test_a_finished_threads_connection_goes_back_to_the_pool(redis_url: str) -> None:
+    conns = _thread_redis(redis_url)
+    first = _on_thread(lambda: conns.client().client_id())
+    second = _on_thread(lambda: conns.client().client_id())
+    assert first == second  # reused, not a connection per thread ever started
+    assert _server_clients(redis_url) == 1
+    conns.close()
+
+
+def test_close_hangs_up_every_connection_and_a_later_command_reconnects(redis_url: str) -> None:
+    conns = _thread_redis(redis_url)
+    conns.client().ping()
+    barrier = threading.Barrier(2)
+    done = threading.Event()
+
+    def holder() -> None:
+        conns.client().ping()
+        barrier.wait(timeout=10)
+        done.wait(timeout=30)
+
+    t = threading.Thread(target=holder)
+    t.start()
+    barrier.wait(timeout=10)
+    assert _server_clients(redis_url) == 2
+    conns.close()
+    assert _server_clients(redis_url) == 0
+    done.set()
+    t.join(timeout=30)
+    assert conns.run("echo", [], ["again"]) == b"again"
+    conns.close()
+
+
+def test_a_server_down_at_the_first_command_is_asked_again_once_it_is_up(tmp_path: Path) -> None:
+    server = RedisProcess(tmp_path, appendonly=False)
+    conns = _thread_redis(server.url)
+    with pytest.raises(redis.exceptions.ConnectionError):
+        conns.client()
+    server.start()
+    try:
+        assert conns.run("echo", [], ["up"]) == b"up"
+    finally:
+        conns.close()
+        server.stop()
+
+
+def test_a_lock_manager_on_a_callers_client_leaves_the_callers_connections_open(redis_url: str) -> None:
+    given = redis.Redis.from_url(redis_url, client_name="callers-client")
+    given.ping()
+    manager = RedisLockManager(given)
+    with manager.try_hold("social-record:Given", ttl=5.0) as lease:
+        assert lease.held
+    manager.close()
+    assert given.ping()  # the caller's pool was lent, not closed
+    assert _server_clients(redis_url, "callers-client") >= 1
+    given.close()
