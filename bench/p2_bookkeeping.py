@@ -23,6 +23,11 @@ number of threads.
 
 Beside it, in the same run, the floor: the same workload with the dedupe gate, every lock and the
 limiter switched off (a benchmark-only switch): the write transaction and the engine's Python alone.
+
+Each row is the median of `--repeat` runs, each run followed by its floor: on a small virtual machine
+the wall time at 4 threads of one run can be twice another's a minute later (how the threads and the
+server happen to share two cores), so one run is not a figure. The spread of the runs' means is
+printed beside it.
 """
 
 from __future__ import annotations
@@ -251,14 +256,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--urls", type=int, default=400)
     parser.add_argument("--latency-ms", type=int, default=20)
     parser.add_argument("--locks", nargs="+", choices=("redis", "sqlite"), default=["redis", "sqlite"])
+    parser.add_argument("--repeat", type=int, default=3, help="runs per row; the row gives their medians")
     args = parser.parse_args(argv)
-    if min(args.threads) < 1 or args.urls < 2 or args.latency_ms < 0:
-        parser.error("--threads >= 1, --urls >= 2, --latency-ms >= 0")
+    if min(args.threads) < 1 or args.urls < 2 or args.latency_ms < 0 or args.repeat < 1:
+        parser.error("--threads >= 1, --urls >= 2, --latency-ms >= 0, --repeat >= 1")
     table = Table("P2", f"bookkeeping per URL in ms (locks, store, gate, rate limiter: time in record_url minus the "
                         f"client's own; real GitHub client, provider answering in {args.latency_ms} ms, "
                         f"{args.urls} URLs, SQLite store)",
-                  ["locks", "threads", "p50 ms", "mean ms", "p90 ms", "CPU mean", "limiter mean", "Redis trips/URL",
-                   "floor mean", "floor CPU", "client mean", "load"])
+                  ["locks", "threads", "p50 ms", "mean ms", "means of runs", "p90 ms", "CPU mean", "limiter mean",
+                   "Redis trips/URL", "floor mean", "floor CPU", "client mean", "load"])
     with ExitStack() as stack:
         for kind in args.locks:
             lock_url: str | None = None
@@ -268,12 +274,19 @@ def main(argv: list[str] | None = None) -> int:
                 lock_url = stack.enter_context(running_redis())
             for t in args.threads:
                 measure(t, min(40, args.urls), args.latency_ms, lock_url, floor=False)  # warm up
-                got = measure(t, args.urls, args.latency_ms, lock_url, floor=False)
-                fl = measure(t, args.urls, args.latency_ms, lock_url, floor=True)
-                ms = got.bookkeeping
-                table.add(kind, t, median(ms), mean(ms), percentile(ms, 0.9), mean(got.cpu), mean(got.limiter),
-                          float("nan") if got.round_trips is None else got.round_trips,
-                          mean(fl.bookkeeping), mean(fl.cpu), mean(got.client), _load())
+                runs = [(measure(t, args.urls, args.latency_ms, lock_url, floor=False),
+                         measure(t, args.urls, args.latency_ms, lock_url, floor=True)) for _ in range(args.repeat)]
+
+                def mid(stat: Any, runs: list[tuple[Sample, Sample]] = runs) -> float:
+                    return median([stat(got, fl) for got, fl in runs])
+
+                means = sorted(mean(got.bookkeeping) for got, _ in runs)
+                table.add(kind, t, mid(lambda g, f: median(g.bookkeeping)), median(means),
+                          f"{means[0]:.2f}-{means[-1]:.2f}", mid(lambda g, f: percentile(g.bookkeeping, 0.9)),
+                          mid(lambda g, f: mean(g.cpu)), mid(lambda g, f: mean(g.limiter)),
+                          float("nan") if runs[0][0].round_trips is None else mid(lambda g, f: g.round_trips),
+                          mid(lambda g, f: mean(f.bookkeeping)), mid(lambda g, f: mean(f.cpu)),
+                          mid(lambda g, f: mean(g.client)), _load())
     table.notes.append("bookkeeping: time in record_url outside the generator (token and URL locks, element and "
                        "URL-state reads, gate, the write) plus the shared limiter's time inside it; client: the GitHub "
                        "client's and generator's own work (requests, redirect guard, parsing, graph), provider aside")
@@ -281,6 +294,8 @@ def main(argv: list[str] | None = None) -> int:
                        "waiting for the interpreter lock or the machine does not inflate")
     table.notes.append("floor: the same workload with the dedupe gate, every lock and the rate limiter switched off "
                        "(the write transaction and the engine's Python alone)")
+    table.notes.append(f"each figure the median of {args.repeat} run(s), each followed by its floor; means of runs: "
+                       "the lowest and highest run's mean")
     table.notes.append("load: the 1-minute load average after the row")
     table.print()
     return 0
