@@ -6,6 +6,7 @@ is asked again (not remembered as a broken client), and `close` hangs every conn
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,24 @@ def test_a_lock_manager_on_a_callers_client_leaves_the_callers_connections_open(
     assert given.ping()  # the caller's pool was lent, not closed
     assert _server_clients(redis_url, "callers-client") >= 1
     given.close()
+
+
+def test_a_connection_the_server_closed_while_idle_is_made_again(redis_url: str) -> None:
+    """A server (or a managed Redis) that closes idle clients: a thread's kept connection is gone by
+    its next command, which reconnects instead of failing the lock."""
+    admin = redis.Redis.from_url(redis_url)
+    manager = RedisLockManager(redis_url)
+    try:
+        with manager.try_hold("social-record:Idle", ttl=5.0) as lease:
+            assert lease.held
+        kept = manager._redis.client().client_id()
+        admin.config_set("timeout", 1)
+        time.sleep(2.5)  # the server's idle-client sweep closes this thread's connection
+        assert kept not in {int(c["id"]) for c in admin.client_list()}
+        with manager.try_hold("social-record:Idle", ttl=5.0) as again:
+            assert again.held
+        assert manager._redis.client().client_id() != kept
+    finally:
+        admin.config_set("timeout", 0)
+        admin.close()
+        manager.close()
