@@ -245,8 +245,6 @@ end
 return out
 """
 
-_REDIS_OPTIONS: dict[str, Any] = {"socket_timeout": 5.0, "socket_connect_timeout": 5.0}
-
 
 class RedisRateWindows:
     """The windows on Redis: one script per request, on the process's pool with one connection per
@@ -264,18 +262,10 @@ class RedisRateWindows:
         except ValueError as exc:
             raise ValueError(f"invalid Redis URL {mask_url(url)} for the rate limiter: {scrub(str(exc), url)}") from None
         self._url = url
-        self._redis = ThreadRedis(self._new_pool, {"admit": _ADMIT_LUA, "pause": _PAUSE_LUA, "counts": _COUNTS_LUA})
+        self._redis = ThreadRedis(url, {"admit": _ADMIT_LUA, "pause": _PAUSE_LUA, "counts": _COUNTS_LUA})
 
     def __repr__(self) -> str:
         return f"RedisRateWindows({mask_url(self._url)})"
-
-    def _new_pool(self, first: bool) -> tuple[Any, bool]:
-        import redis
-        from redis.backoff import ExponentialWithJitterBackoff
-        from redis.retry import Retry
-
-        return redis.ConnectionPool.from_url(
-            self._url, retry=Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), retries=2), **_REDIS_OPTIONS), True
 
     def admit(self, service: str, windows: Sequence[Window]) -> float:
         args: list[float] = []

@@ -12,7 +12,8 @@ than a million locks per second are taken), so the store never mistakes a new ho
 One connection pool per manager and per process, one connection per thread on it
 (locks/redis_client.py): made on first use, not at construction (Dagster loads definitions where
 Redis may be unreachable), and made again when the manager is used in another process (fork) —
-sockets are never shared across processes. Keys are used exactly as given (`social-record:<address>`, `social-url:<url>`, ...).
+sockets are never shared across processes. Keys are used exactly as given
+(`social-record:<address>`, `social-url:<url>`, ...).
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from __future__ import annotations
 from typing import Any
 
 import redis
-from redis.backoff import ExponentialWithJitterBackoff
-from redis.retry import Retry
 
 from social_recording.locks._urls import mask_url, scrub
 from social_recording.locks.extender import LeasingLockManager
@@ -61,14 +60,6 @@ end
 return 0
 """
 
-#: Socket timeouts and a short retry for clients built from a URL: an extension stuck on a dead
-#: server must fail (-> lease lost) long before a 180 s TTL runs out. URL query args override them.
-_URL_CLIENT_DEFAULTS: dict[str, Any] = {
-    "socket_timeout": 5.0,
-    "socket_connect_timeout": 5.0,
-}
-
-
 def _ttl_ms(ttl: float) -> int:
     return max(1, int(round(ttl * 1000)))
 
@@ -99,31 +90,12 @@ class RedisLockManager(LeasingLockManager):
             self._given = url_or_client
         else:
             raise TypeError(f"RedisLockManager needs a Redis URL or a redis.Redis, got {type(url_or_client).__name__}")
-        self._redis = ThreadRedis(self._new_pool, {"acquire": _ACQUIRE_LUA, "extend": _EXTEND_LUA,
+        self._redis = ThreadRedis(url_or_client, {"acquire": _ACQUIRE_LUA, "extend": _EXTEND_LUA,
                                                   "release": _RELEASE_LUA})
 
     def __repr__(self) -> str:
         where = mask_url(self._url) if self._url is not None else "<client>"
         return f"RedisLockManager({where})"
-
-    # ---- one pool per process, one connection per thread ---------------------------------------
-    def _new_pool(self, first: bool) -> tuple[redis.ConnectionPool, bool]:
-        """The pool of this process, and whether it is ours to close: a pool made from the URL; a
-        client passed in lends its own pool in the process that passed it and a copy elsewhere."""
-        if self._url is not None:
-            return redis.ConnectionPool.from_url(
-                self._url,
-                **{
-                    "retry": Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), retries=2),
-                    **_URL_CLIENT_DEFAULTS,
-                },
-            ), True
-        assert self._given is not None
-        pool = self._given.connection_pool
-        if first:
-            return pool, False
-        return type(pool)(connection_class=pool.connection_class, max_connections=pool.max_connections,
-                          **pool.connection_kwargs), True
 
     # ---- primitives ---------------------------------------------------------------------------
     def acquire(self, key: str, owner: str, ttl: float) -> int:

@@ -18,11 +18,22 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import redis
+from redis.backoff import ExponentialWithJitterBackoff
 from redis.commands.core import Script
+from redis.retry import Retry
+
+POOL_OPTIONS: dict[str, Any] = {"socket_timeout": 5.0, "socket_connect_timeout": 5.0}
+"""Socket timeouts of a pool made from a URL (its query arguments override them): a renewal stuck on
+a dead server must fail, and the lease be given up, long before a 180 s TTL runs out."""
+
+
+def _retry() -> Retry:
+    """redis-py's own short retry of a command whose connection failed (a fresh one per pool)."""
+    return Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), retries=2)
 
 
 class _ProcessState:
@@ -41,16 +52,26 @@ class _ProcessState:
 class ThreadRedis:
     """Per-thread redis-py clients on one pool per process, with named Lua scripts.
 
-    `make_pool(first)` builds the process's pool; `first` is True in the process that made this
-    object (a pool passed in by the caller may be used as is there, and must be cloned elsewhere)."""
+    `source` is a `redis://`, `rediss://` or `unix://` URL (a pool is made from it in each process and
+    closed by `close`), or a caller's client, whose pool is lent in the process that passed it (never
+    closed here) and copied in any other."""
 
-    def __init__(self, make_pool: Callable[[bool], tuple[redis.ConnectionPool, bool]],
-                 scripts: Mapping[str, str] | None = None) -> None:
-        self._make_pool = make_pool
+    def __init__(self, source: str | redis.Redis, scripts: Mapping[str, str] | None = None) -> None:
+        self._source = source
         self._sources = dict(scripts or {})
         self._born_in = os.getpid()
         self._lock = threading.Lock()
         self._state: _ProcessState | None = None
+
+    def _new_pool(self) -> tuple[redis.ConnectionPool, bool]:
+        """This process's pool, and whether it is ours to close."""
+        if isinstance(self._source, str):
+            return redis.ConnectionPool.from_url(self._source, **{"retry": _retry(), **POOL_OPTIONS}), True
+        pool = self._source.connection_pool
+        if os.getpid() == self._born_in:
+            return pool, False
+        return type(pool)(connection_class=pool.connection_class, max_connections=pool.max_connections,
+                          **pool.connection_kwargs), True
 
     def _process(self) -> _ProcessState:
         state = self._state
@@ -60,14 +81,17 @@ class ThreadRedis:
             state = self._state
             if state is None or state.pid != os.getpid():
                 # An inherited state (fork) is dropped without closing: its sockets are the parent's.
-                pool, owns = self._make_pool(os.getpid() == self._born_in)
+                pool, owns = self._new_pool()
                 state = _ProcessState(pool, self._sources, owns)
                 self._state = state
             return state
 
     def client(self) -> redis.Redis:
         """This thread's client (connects on a thread's first command; raises if Redis is down)."""
-        state = self._process()
+        return self._thread_client(self._process())
+
+    @staticmethod
+    def _thread_client(state: _ProcessState) -> redis.Redis:
         client: redis.Redis | None = getattr(state.local, "client", None)
         if client is None:
             client = redis.Redis(connection_pool=state.pool, single_connection_client=True)
@@ -78,7 +102,7 @@ class ThreadRedis:
     def run(self, script: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
         """Run a registered script on this thread's connection (loaded on the server when missing)."""
         state = self._process()
-        return state.scripts[script](keys=list(keys), args=list(args), client=self.client())
+        return state.scripts[script](keys=list(keys), args=list(args), client=self._thread_client(state))
 
     def close(self) -> None:
         """Give every thread's connection back and close the pool if this object made it. A later

@@ -21,7 +21,7 @@ ECHO = "return ARGV[1]"
 
 def _thread_redis(url: str, name: str = "thread-redis-test") -> ThreadRedis:
     """Its connections carry `name`, so the server's client list shows them apart from others."""
-    return ThreadRedis(lambda first: (redis.ConnectionPool.from_url(url, client_name=name), True), {"echo": ECHO})
+    return ThreadRedis(f"{url}?client_name={name}", {"echo": ECHO})
 
 
 def _on_thread(fn: object) -> object:
