@@ -100,8 +100,9 @@ def redirected_method(status: int, method: str, body: Any) -> tuple[str, Any]:
 
 
 class OutboundClient:
-    """One service's connection to the outside (see the module doc). Thread-safe; `close()` releases
-    the transport (as an httpx.Client would)."""
+    """One service's connection to the outside (see the module doc). Thread-safe. Without a transport
+    it makes its own and `close()` releases it; a given transport (or a `Network`'s shared one) is
+    left open, since other clients send on it too."""
 
     def __init__(
         self,
@@ -121,6 +122,7 @@ class OutboundClient:
         self.service = service
         self.paid = paid
         self.max_bytes = max_bytes
+        self._owns_transport = inner is None
         self._transport: httpx.BaseTransport = inner if inner is not None else httpx.HTTPTransport(trust_env=False)
         self._builder = httpx.Client(
             transport=self._transport,
@@ -137,7 +139,8 @@ class OutboundClient:
         return f"OutboundClient(service={self.service!r}, paid={self.paid}, requests_made={self.requests_made})"
 
     def close(self) -> None:
-        self._builder.close()
+        if self._owns_transport:
+            self._builder.close()  # closes the transport it was built on
 
     def build(
         self,
