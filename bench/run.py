@@ -1,4 +1,4 @@
-"""The benchmark suite: P1–P8 (and the fault benchmark), each beside its baseline.
+"""The benchmark suite: P1–P9 (and the fault benchmark), each beside its baseline.
 
     python bench/run.py                 # every part at its full size (tens of minutes, ~2 GB of disk for P4)
     python bench/run.py --parts P3 P4   # some parts
@@ -18,6 +18,7 @@ fails on a number, only on a part that could not run.
 - P7 `p7_freshness.py`   trade -> recorded under the real daemon, per phase, on both instance configs
 - P8 `p8_health.py`      the report stage's health figures and the status read at 100k and 1M tokens
   (P8-mongo: the same on the Mongo store over the wire)
+- P9 `p9_connections.py` the GitHub client per URL on real sockets: one shared transport against one per call
 - faults `faults.py`     paid calls per distinct paid subject under faults (full runs only)
 """
 
@@ -43,6 +44,7 @@ PARTS: dict[str, tuple[str, list[str] | None]] = {
     "P7": ("p7_freshness.py", ["--instances", "dev", "--settings", "new", "--tokens", "2", "--gap", "2", "--idle", "5"]),
     "P8": ("p8_health.py", ["--tokens", "500", "--repeat", "1"]),
     "P8-mongo": ("p8_health.py", ["--tokens", "200", "--repeat", "1"]),
+    "P9": ("p9_connections.py", ["--urls", "10", "--threads", "1", "2", "--repeat", "1"]),
     "faults": ("faults.py", None),
 }
 """Part -> (script, its arguments for --smoke; None: the part is skipped by --smoke)."""
