@@ -5,7 +5,7 @@ not a test).
     python bench/p9_connections.py [--urls 200] [--threads 1 4] [--repeat 3]
 
 The real GitHub generator sends on real sockets (httpx's own transport, no stand-in) to a local
-HTTP/1.1 server that answers as the sandbox does for api.github.com. Per URL it prints the calling
+HTTP/1.1 server (a process of its own) that answers as the sandbox does for api.github.com. Per URL it prints the calling
 thread's CPU time in `generate` (`time.thread_time`: the client's work, the transport's and, per call,
 the making of a transport), the wall time, and the TCP connections opened. A transport made per call
 loads the CA bundle into a new TLS context (eagerly, even for plain http) and opens a new connection;
@@ -19,6 +19,7 @@ Each row is the median of `--repeat` runs, the two arms alternated.
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import tempfile
 import threading
@@ -29,15 +30,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from _common import Table, mean, median  # noqa: I001
+from _common import REPO, Table, mean, median  # noqa: I001
 
 from social_recording.outbound.network import Network
 from social_recording.platforms.base import GenerateContext
 from social_recording.platforms.github.generator import GitHubGenerator
-from social_recording.sandbox.ledger import Ledger
-from social_recording.sandbox.scenario import Scenario
-from social_recording.sandbox.transport import SandboxTransport
-from social_recording_tests.http_front import serving
 
 ARMS = ("shared transport", "a transport per call")
 
@@ -96,21 +93,30 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--urls >= 1, --threads >= 1, --repeat >= 1")
     table = Table("P9", f"the GitHub client per URL on real sockets ({args.urls} URLs, a local HTTP server answering "
                         "as the sandbox)", ["transport", "threads", "CPU ms/URL", "wall ms/URL", "connections/URL"])
-    with tempfile.TemporaryDirectory(prefix="bench-p9-") as tmp:
-        sandbox = SandboxTransport(Scenario.model_validate({"tokens": []}), Ledger(Path(tmp) / "ledger.jsonl"))
-        with serving(sandbox, "https://api.github.com") as front:
-            measure(ARMS[0], front.base_url, min(20, args.urls), 1, -1)  # warm up (imports, first TLS context)
+    with tempfile.TemporaryDirectory(prefix="bench-p9-") as tmp, subprocess.Popen(
+        [sys.executable, "-m", "social_recording_tests.http_front", "https://api.github.com",
+         str(Path(tmp) / "ledger.jsonl")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO,
+    ) as server:
+        assert server.stdout is not None and server.stdin is not None
+        base_url = server.stdout.readline().strip()
+        if not base_url.startswith("http://"):
+            raise SystemExit(f"P9: the local server did not start (said {base_url!r})")
+        try:
+            measure(ARMS[0], base_url, min(20, args.urls), 1, -1)  # warm up (imports, first TLS context)
             for threads in args.threads:
                 runs: dict[str, list[tuple[float, float, float]]] = {arm: [] for arm in ARMS}
                 for run in range(args.repeat):
                     for arm in ARMS:
-                        runs[arm].append(measure(arm, front.base_url, args.urls, threads, run * 10 + threads))
+                        runs[arm].append(measure(arm, base_url, args.urls, threads, run * 10 + threads))
                 for arm in ARMS:
                     table.add(arm, threads, *(median([r[k] for r in runs[arm]]) for k in range(3)))
+        finally:
+            server.stdin.close()
     table.notes.append("shared transport: what the registry gives every generator now (one pool per process); "
                        "a transport per call: the code before (each call's clients made one and closed it)")
     table.notes.append("CPU: the calling thread's own CPU time in generate; wall includes the local server's "
-                       "answer (in this process); plain http, so no TLS handshake is in either figure")
+                       "answer (a process of its own: at 4 threads its interpreter lock, one answer at a time, "
+                       "sets the pace); plain http, so no TLS handshake is in either figure")
     table.notes.append(f"each figure the median of {args.repeat} run(s), the arms alternated")
     table.print()
     return 0

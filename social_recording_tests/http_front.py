@@ -73,3 +73,23 @@ def serving(transport: httpx.BaseTransport, origin: str) -> Iterator[FrontServer
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+def main() -> None:
+    """`python -m social_recording_tests.http_front ORIGIN LEDGER`: serve the sandbox (an empty scenario)
+    for ORIGIN in a process of its own, print the base URL, and stop when stdin closes."""
+    import sys
+
+    from social_recording.sandbox.ledger import Ledger
+    from social_recording.sandbox.scenario import Scenario
+    from social_recording.sandbox.transport import SandboxTransport
+
+    origin, ledger = sys.argv[1], sys.argv[2]
+    sandbox = SandboxTransport(Scenario.model_validate({"tokens": []}), Ledger(ledger))
+    with serving(sandbox, origin) as front:
+        print(front.base_url, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()
