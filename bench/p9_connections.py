@@ -1,6 +1,6 @@
-"""P9 — what a provider call costs the client on the real network transport: one connection pool shared
-by every call of the registry, against a transport made (and closed) per call, as before (a benchmark,
-not a test).
+"""P9 — what a provider call costs the client on the real network transport: the process's one connection
+pool, shared by every call, against a transport made (and closed) per call, as before (a benchmark, not
+a test).
 
     python bench/p9_connections.py [--urls 200] [--threads 1 4] [--repeat 3]
 
@@ -30,9 +30,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 from _common import REPO, Table, mean, median  # noqa: I001
 
-from social_recording.outbound.network import Network
 from social_recording.platforms.base import GenerateContext
 from social_recording.platforms.github.generator import GitHubGenerator
 
@@ -62,24 +62,23 @@ def counting_connections() -> Iterator[list[int]]:
 
 def measure(arm: str, base_url: str, n_urls: int, threads: int, run: int) -> tuple[float, float, float]:
     """(CPU ms per URL, wall ms per URL, connections per URL) for `n_urls` distinct repositories."""
-    shared = Network()
-    generator = GitHubGenerator("ghp_p9", transport=shared, api_base=base_url)
+    shared = GitHubGenerator("ghp_p9", api_base=base_url)  # no transport: the process's real-network one
 
     def one(i: int) -> tuple[float, float]:
-        # The code before: each call's clients made their own transport and closed it (no `Network`).
-        gen = generator if arm == ARMS[0] else GitHubGenerator("ghp_p9", api_base=base_url)
         started, cpu = time.perf_counter(), time.thread_time()
-        result = gen.generate(f"https://github.com/p9org{run}x{i}/repo", GenerateContext(token_address="P9"))
+        if arm == ARMS[0]:
+            result = shared.generate(f"https://github.com/p9org{run}x{i}/repo", GenerateContext(token_address="P9"))
+        else:  # the code before: each call's client made its own transport and closed it
+            with httpx.HTTPTransport(trust_env=False) as own:
+                gen = GitHubGenerator("ghp_p9", transport=own, api_base=base_url)
+                result = gen.generate(f"https://github.com/p9org{run}x{i}/repo", GenerateContext(token_address="P9"))
         took = (time.thread_time() - cpu) * 1000.0, (time.perf_counter() - started) * 1000.0
         if not result.graph.groups:
             raise SystemExit("P9: a call answered no graph")
         return took
 
-    try:
-        with counting_connections() as opened, ThreadPoolExecutor(max_workers=threads) as pool:
-            took = list(pool.map(one, range(n_urls)))
-    finally:
-        shared.close()
+    with counting_connections() as opened, ThreadPoolExecutor(max_workers=threads) as pool:
+        took = list(pool.map(one, range(n_urls)))
     return mean([c for c, _ in took]), mean([w for _, w in took]), opened[0] / n_urls
 
 
@@ -112,8 +111,9 @@ def main(argv: list[str] | None = None) -> int:
                     table.add(arm, threads, *(median([r[k] for r in runs[arm]]) for k in range(3)))
         finally:
             server.stdin.close()
-    table.notes.append("shared transport: what the registry gives every generator now (one pool per process); "
-                       "a transport per call: the code before (each call's clients made one and closed it)")
+    table.notes.append("shared transport: what every client without a transport of its own sends on now (one "
+                       "pool per process); a transport per call: the code before (each call's clients made one and "
+                       "closed it)")
     table.notes.append("CPU: the calling thread's own CPU time in generate; wall includes the local server's "
                        "answer (a process of its own: at 4 threads its interpreter lock, one answer at a time, "
                        "sets the pace); plain http, so no TLS handshake is in either figure")

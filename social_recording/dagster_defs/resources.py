@@ -212,8 +212,6 @@ class PlatformsResource(_SafeRepr, ConfigurableResource):
                 if callable(close):
                     with contextlib.suppress(Exception):
                         close()
-            with contextlib.suppress(Exception):
-                self._registry.close()
             self._registry = None
         if self._limiter is not None:
             with contextlib.suppress(Exception):

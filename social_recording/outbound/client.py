@@ -100,9 +100,9 @@ def redirected_method(status: int, method: str, body: Any) -> tuple[str, Any]:
 
 
 class OutboundClient:
-    """One service's connection to the outside (see the module doc). Thread-safe. Without a transport
-    it makes its own and `close()` releases it; a given transport (or a `Network`'s shared one) is
-    left open, since other clients send on it too."""
+    """One service's connection to the outside (see the module doc). Thread-safe. It sends on the given
+    transport or, without one, on the process's real-network transport, and never closes either:
+    other clients send on them too (`close()` stays, for the clients' context managers)."""
 
     def __init__(
         self,
@@ -122,8 +122,7 @@ class OutboundClient:
         self.service = service
         self.paid = paid
         self.max_bytes = max_bytes
-        self._owns_transport = inner is None
-        self._transport: httpx.BaseTransport = inner if inner is not None else httpx.HTTPTransport(trust_env=False)
+        self._transport: httpx.BaseTransport = inner
         self._builder = httpx.Client(
             transport=self._transport,
             timeout=timeout,
@@ -139,8 +138,8 @@ class OutboundClient:
         return f"OutboundClient(service={self.service!r}, paid={self.paid}, requests_made={self.requests_made})"
 
     def close(self) -> None:
-        if self._owns_transport:
-            self._builder.close()  # closes the transport it was built on
+        """Nothing to release: the transport is shared (the httpx client only builds requests, and
+        closing it would close the transport)."""
 
     def build(
         self,

@@ -11,16 +11,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from pydantic import SecretStr
 
 from social_recording.domain.graph import SocialGraph
 from social_recording.domain.urls import Platform
 from social_recording.platforms.catalogue import CATALOGUE
-
-if TYPE_CHECKING:
-    from social_recording.outbound.network import Network
 
 PAID_PLATFORMS: frozenset[Platform] = frozenset(d.platform for d in CATALOGUE if d.paid)
 """Paid per call (from the descriptors)."""
@@ -147,14 +144,6 @@ class GeneratorRegistry:
     paid: frozenset[Platform] = PAID_PLATFORMS
     unavailable: dict[Platform, str] = field(default_factory=dict)
     """Platform -> why its generator cannot run here (e.g. "YOUTUBE_API_KEY is not set")."""
-    network: Network | None = None
-    """The network the generators send on (`build_registry`'s): on the real internet it holds the
-    connections they share, which `close()` releases."""
-
-    def close(self) -> None:
-        """Release the generators' shared connections (a transport given to the registry stays open)."""
-        if self.network is not None:
-            self.network.close()
 
     def get(self, platform: Platform) -> Generator | None:
         if platform in self.unavailable:

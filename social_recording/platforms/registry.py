@@ -53,17 +53,16 @@ def build_registry(
     """Every platform with a generator, each built with the same keys, transport and sleep (the
     sandbox passes its transport, so the real generators run unchanged). `resolve_host` (the
     redirect guard's DNS) and `limiter` (the shared request limiter) travel with the transport as one
-    `Network`, which on the real internet (no transport) also holds the one connection pool every
-    generator's calls share; `GeneratorRegistry.close()` releases it."""
-    network = Network(transport, resolve_host=resolve_host, limiter=limiter)
+    `Network`."""
+    if resolve_host is not None or limiter is not None:
+        transport = Network(transport, resolve_host=resolve_host, limiter=limiter)
     generators: dict[Platform, Generator] = {}
     for descriptor in CATALOGUE:
         if not descriptor.has_generator:
             continue
-        generator = generator_factory(descriptor)(keys, transport=network, sleep=sleep)
+        generator = generator_factory(descriptor)(keys, transport=transport, sleep=sleep)
         if generator.platform != descriptor.platform:
             raise RuntimeError(f"{descriptor.package}.generator.make_generator returned a generator for "
                                f"{generator.platform!r}, not {descriptor.platform!r}")
         generators[descriptor.platform] = generator
-    return GeneratorRegistry(generators=generators, paid=PAID_PLATFORMS, unavailable=unavailable_platforms(keys),
-                             network=network)
+    return GeneratorRegistry(generators=generators, paid=PAID_PLATFORMS, unavailable=unavailable_platforms(keys))
