@@ -100,3 +100,19 @@ def test_no_client_closes_a_transport_it_was_given() -> None:
     for transport in (given, Network(given)):
         OutboundClient(service="s", paid=False, timeout=httpx.Timeout(1), max_bytes=10, transport=transport).close()
     assert not given.closed
+
+
+def test_a_body_cut_at_the_size_cap_closes_its_connection_and_the_next_request_opens_a_new_one() -> None:
+    from social_recording.outbound.reader import ResponseTooLarge
+
+    answers = httpx.MockTransport(lambda r: httpx.Response(200, content=b"x" * (100_000 if r.url.path == "/big" else 2)))
+    with serving(answers, "https://provider.example") as front:
+        client = OutboundClient(service="s", paid=False, timeout=httpx.Timeout(5), max_bytes=1_000)
+        assert client.send(client.build("GET", f"{front.base_url}/small")).body == b"xx"
+        assert front.connections == 1
+        with pytest.raises(ResponseTooLarge):
+            client.send(client.build("GET", f"{front.base_url}/big"))
+        for _ in range(2):
+            assert client.send(client.build("GET", f"{front.base_url}/small")).body == b"xx"
+    assert front.requests == 4
+    assert front.connections == 2  # the cut one was dropped, never handed back half-read; the new one is kept
