@@ -29,6 +29,12 @@ _real: tuple[int, httpx.HTTPTransport] | None = None
 _real_lock = threading.Lock()
 
 
+REAL_NETWORK_LIMITS = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+"""No cap of the pool's own: the calls at once per provider already bound the connections, and a
+hidden second cap would hold requests back (and time them out) under a configuration that allows
+more calls than it. Idle connections expire after httpx's keep-alive expiry."""
+
+
 def real_network_transport() -> httpx.BaseTransport:
     """This process's one transport to the real internet, made on first use and never closed (it lives
     as long as the process; idle connections expire on their own). A forked child makes its own
@@ -37,7 +43,7 @@ def real_network_transport() -> httpx.BaseTransport:
     pid = os.getpid()
     with _real_lock:
         if _real is None or _real[0] != pid:
-            _real = (pid, httpx.HTTPTransport(trust_env=False))
+            _real = (pid, httpx.HTTPTransport(trust_env=False, limits=REAL_NETWORK_LIMITS))
         return _real[1]
 
 

@@ -116,3 +116,25 @@ def test_a_body_cut_at_the_size_cap_closes_its_connection_and_the_next_request_o
             assert client.send(client.build("GET", f"{front.base_url}/small")).body == b"xx"
     assert front.requests == 4
     assert front.connections == 2  # the cut one was dropped, never handed back half-read; the new one is kept
+
+
+def test_the_shared_pool_adds_no_cap_of_its_own_to_requests_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """More requests at once than httpx's default pool cap (100) all go out together: only the calls at
+    once per provider bound them, never a hidden second limit that would time requests out."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(network_module, "_real", None)
+    at_once = 120
+    everyone_in = threading.Barrier(at_once, timeout=20)
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        everyone_in.wait()  # answers only once every request has arrived
+        return httpx.Response(200, content=b"ok")
+
+    with serving(httpx.MockTransport(answer), "https://provider.example") as front:
+        client = OutboundClient(service="s", paid=False, timeout=httpx.Timeout(5, pool=1), max_bytes=100)
+        with ThreadPoolExecutor(max_workers=at_once) as pool:
+            bodies = list(pool.map(lambda _: client.send(client.build("GET", f"{front.base_url}/x")).body,
+                                   range(at_once)))
+    assert bodies == [b"ok"] * at_once and front.connections == at_once
