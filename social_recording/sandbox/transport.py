@@ -15,6 +15,7 @@ import importlib
 import math
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -90,9 +91,10 @@ class SandboxTransport(httpx.BaseTransport):
                 f"ledger={self.ledger!r})")
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
+        arrived = self._clock()  # the provider's time of the request: its rate window and its ledger line
         provider = self._route(request)
         call = provider.describe(request)
-        refusal = self._rate_limited(provider, request, call)
+        refusal = self._rate_limited(provider, request, call, arrived)
         reply = refusal if refusal is not None else provider.answer(request, call)
         if self.ledger is not None:
             self.ledger.append(
@@ -102,6 +104,7 @@ class SandboxTransport(httpx.BaseTransport):
                 subject=call.subject,
                 status=reply.status,
                 paid=call.is_paid and refusal is None,  # a request refused for its rate is not billed
+                ts=datetime.fromtimestamp(arrived, UTC),
             )
         latency_ms = max((self.scenario.latency_ms(t) for t in call.targets), default=self.scenario.default_latency_ms)
         if latency_ms > 0:
@@ -116,12 +119,12 @@ class SandboxTransport(httpx.BaseTransport):
         host = wire_host(request.url)
         raise httpx.ConnectError(f"sandbox: no route to host {host!r} (not a sandboxed upstream)", request=request)
 
-    def _rate_limited(self, provider: Provider, request: httpx.Request, call: Call) -> Reply | None:
-        """The provider's 429 when the scenario's rate limit for the service is spent in this window."""
+    def _rate_limited(self, provider: Provider, request: httpx.Request, call: Call, now: float) -> Reply | None:
+        """The provider's 429 when the scenario's rate limit for the service is spent in the window of
+        `now` (epoch seconds)."""
         limit = self.scenario.rate_limits.get(call.service)
         if limit is None or not call.rate_counted:
             return None
-        now = self._clock()
         window = math.floor(now / limit.per_seconds)
         count = self.state.bump(f"rate:{call.service}:{limit.per_seconds}:{window}")
         if count <= limit.requests:

@@ -72,5 +72,5 @@ def test_the_shared_limiter_keeps_every_process_under_the_providers_rate(
     with_limiter = _github(_run_workers(tmp_path / "with", lock_url, limiter=True))
     assert len(with_limiter) >= WORKERS * TOKENS_PER_WORKER * 2
     assert [status for _, status in with_limiter if status == 429] == []
-    per_window = Counter(math.floor(ts) for ts, _ in with_limiter)
+    per_window = Counter(math.floor(ts) for ts, _ in with_limiter)  # a line's time: when the request arrived
     assert max(per_window.values()) <= RATE

@@ -188,6 +188,8 @@ def test_a_rate_limit_holds_across_threads_in_fixed_windows(tmp_path: Path) -> N
     refusals = [e for e in ledger.read() if e.status == 429]
     assert len(refusals) == 15 and not any(e.paid for e in refusals)  # a refused request is not billed
     assert len(ledger.paid_requests()) == 6
+    # Each line carries the time the request arrived, the one its rate window counted it at.
+    assert {e.ts.timestamp() for e in ledger.read()} == {1_800_000_000.25, 1_800_000_001.25}
 
 
 def test_a_rate_limit_holds_across_processes(tmp_path: Path) -> None:
