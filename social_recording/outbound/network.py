@@ -24,15 +24,14 @@ import httpx
 from social_recording.outbound.guard import ResolveHost, default_resolve_host
 from social_recording.outbound.limits import NO_LIMIT, RequestLimiter
 
-_real: tuple[int, httpx.HTTPTransport] | None = None
-"""(the process that made it, this process's transport to the real internet)."""
-_real_lock = threading.Lock()
-
-
 REAL_NETWORK_LIMITS = httpx.Limits(max_connections=None, max_keepalive_connections=None)
 """No cap of the pool's own: the calls at once per provider already bound the connections, and a
 hidden second cap would hold requests back (and time them out) under a configuration that allows
 more calls than it. Idle connections expire after httpx's keep-alive expiry."""
+
+_real: tuple[int, httpx.HTTPTransport] | None = None
+"""(the process that made it, this process's transport to the real internet)."""
+_real_lock = threading.Lock()
 
 
 def real_network_transport() -> httpx.BaseTransport:
@@ -88,9 +87,6 @@ def unwrap(
     """(the transport to send on, the resolver, the limiter) for a client given `transport` and
     optional explicit choices: explicit wins, then what a `Network` carries, then the defaults (the
     system resolver, no limit, the process's real-network transport)."""
-    if isinstance(transport, Network):
-        resolve_host = resolve_host or transport.resolve_host
-        limiter = limiter or transport.limiter
-        transport = transport.transport
-    sending = transport if transport is not None else real_network_transport()
-    return sending, resolve_host or default_resolve_host, limiter or NO_LIMIT
+    network = transport if isinstance(transport, Network) else Network(transport)
+    return (network.sending_transport(), resolve_host or network.resolve_host or default_resolve_host,
+            limiter or network.limiter or NO_LIMIT)
