@@ -90,8 +90,9 @@ class RangeItem:
 
 
 @dataclass(frozen=True)
-class RangeReport:
-    tokens: Sequence[RangeItem]
+class RangeScan:
+    kept: Sequence[Any]
+    scanned: int
     malformed: Sequence[Any] = ()
 
 
@@ -108,8 +109,9 @@ class FakeUpstream:
     def resolve_value(self, field: str, raw: str) -> str:
         return raw
 
-    def range_report(self, start: datetime, end: datetime) -> RangeReport:
-        return RangeReport([RangeItem(a, p.symbol) for a, p in self.profiles.items()])
+    def scan_range(self, start: datetime, end: datetime, keep: Callable[[RangeItem], Any]) -> RangeScan:
+        kept = [k for a, p in self.profiles.items() if (k := keep(RangeItem(a, p.symbol))) is not None]
+        return RangeScan(kept, len(self.profiles))
 
 
 class NoLocks:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +34,7 @@ from social_recording.outbound import observe
 from social_recording.outbound.guard import ResolveHost, wire_host
 from social_recording.outbound.limits import RequestLimiter, penalty_seconds
 from social_recording.outbound.network import unwrap
-from social_recording.outbound.reader import read_capped
+from social_recording.outbound.reader import iter_capped, read_capped
 
 log = logging.getLogger(__name__)
 
@@ -58,13 +58,20 @@ class BadRedirect(Exception):
 
 @dataclass(frozen=True)
 class Exchange:
-    """One answered request: status, headers, the body (b"" when not read) and the URL it was sent to
-    (for a followed chain: the last hop's URL before `PrepareHop` added anything)."""
+    """One answered request: status, headers, the body (b"" when not read, or when a `consume`
+    parsed it as it streamed: `parsed` holds what that returned) and the URL it was sent to (for a
+    followed chain: the last hop's URL before `PrepareHop` added anything)."""
 
     status: int
     headers: httpx.Headers
     body: bytes
     url: httpx.URL
+    parsed: Any = None
+
+
+ConsumeBody = Callable[[Iterator[bytes]], Any]
+"""The body's chunks (size-capped, as they stream) -> what the caller keeps of them: a large answer is
+parsed while it arrives instead of being held whole."""
 
 
 @dataclass
@@ -160,9 +167,11 @@ class OutboundClient:
         *,
         read_body: Callable[[int, httpx.Headers], bool] = lambda status, headers: True,
         count: SentCount | None = None,
+        consume: ConsumeBody | None = None,
     ) -> Exchange:
         """Hand one request to the transport (no redirects followed) and read the body when
-        `read_body(status, headers)` says so, within the size cap."""
+        `read_body(status, headers)` says so, within the size cap: whole, or through `consume` as it
+        streams."""
         self.limiter.acquire(self.service)
         observe.before_request(service=self.service, paid=self.paid)
         try:
@@ -172,8 +181,12 @@ class OutboundClient:
         try:
             response.request = request
             self._report_rate_limit(response)
-            body = read_capped(response, self.max_bytes) if read_body(response.status_code, response.headers) else b""
-            return Exchange(response.status_code, response.headers, body, request.url)
+            if not read_body(response.status_code, response.headers):
+                return Exchange(response.status_code, response.headers, b"", request.url)
+            if consume is not None:
+                parsed = consume(iter_capped(response, self.max_bytes))
+                return Exchange(response.status_code, response.headers, b"", request.url, parsed)
+            return Exchange(response.status_code, response.headers, read_capped(response, self.max_bytes), request.url)
         finally:
             response.close()
 
@@ -190,6 +203,7 @@ class OutboundClient:
         prepare: PrepareHop | None = None,
         read_body: Callable[[int, httpx.Headers], bool] = lambda status, headers: True,
         count: SentCount | None = None,
+        consume: ConsumeBody | None = None,
     ) -> Exchange:
         """Send `method url` and follow its redirects by hand, at most `max_redirects` of them, each
         target passed to `check_redirect` BEFORE anything is sent to it. `params` apply to the first
@@ -205,9 +219,10 @@ class OutboundClient:
                 request,
                 read_body=lambda status, hdrs: not is_redirect(status, hdrs) and read_body(status, hdrs),
                 count=count,
+                consume=consume,
             )
             if not is_redirect(exchange.status, exchange.headers):
-                return Exchange(exchange.status, exchange.headers, exchange.body, url)
+                return Exchange(exchange.status, exchange.headers, exchange.body, url, exchange.parsed)
             hops += 1
             if hops > max_redirects:
                 raise TooManyRedirects(max_redirects)

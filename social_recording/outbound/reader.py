@@ -8,6 +8,8 @@ the first byte over the cap.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import httpx
 
 
@@ -24,14 +26,19 @@ class ResponseTooLarge(Exception):
 def read_capped(response: httpx.Response, max_bytes: int) -> bytes:
     """The whole (decoded) body of a streamed `response`, or ResponseTooLarge once it exceeds
     `max_bytes`. Transport errors while reading propagate as httpx raises them."""
+    return b"".join(iter_capped(response, max_bytes))
+
+
+def iter_capped(response: httpx.Response, max_bytes: int) -> Iterator[bytes]:
+    """The (decoded) body of a streamed `response` chunk by chunk, for a reader that parses as it
+    goes and keeps only what it needs; ResponseTooLarge once it exceeds `max_bytes` (a declared
+    Content-Length over the cap before anything is read)."""
     declared = response.headers.get("content-length")
     if declared is not None and declared.strip().isdigit() and int(declared) > max_bytes:
         raise ResponseTooLarge(max_bytes, int(declared))
-    chunks: list[bytes] = []
     size = 0
     for chunk in response.iter_bytes():
         size += len(chunk)
         if size > max_bytes:
             raise ResponseTooLarge(max_bytes)
-        chunks.append(chunk)
-    return b"".join(chunks)
+        yield chunk

@@ -51,7 +51,7 @@ class Engine:
 class _NoRangeSource:
     """For engines that never reconcile (a test, a worker of one path): asking it is a wiring bug."""
 
-    def range_report(self, start: datetime, end: datetime) -> object:
+    def scan_range(self, start: datetime, end: datetime, keep: object) -> object:
         raise RuntimeError("this engine was built without a tracker range source: it cannot reconcile")
 
 

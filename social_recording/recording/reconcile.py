@@ -39,7 +39,7 @@ from social_recording.recording.job_pool import (
 from social_recording.recording.outcomes import TokenOutcome, TokenStatus, UrlOutcome
 from social_recording.recording.processor import TokenProcessor, failed_token
 from social_recording.recording.run_state import RunState
-from social_recording.recording.sources import RangeToken, TokenRangeSource
+from social_recording.recording.sources import TokenRangeSource
 from social_recording.store.base import Store
 
 log = logging.getLogger("social_recording.recording")
@@ -235,24 +235,23 @@ class ReconcileService:
         start, end = _check_window(window_start, window_end)
         partition_key = _check_partition(partition_key)
         min_af_count = _check_min_af(min_af_count)
-        answer = self._tracker.range_report(start, end)
-        scanned = list(answer.tokens)
+        answer = self._tracker.scan_range(
+            start, end, lambda t: WindowTarget(t.address, t.symbol) if t.investor_count >= min_af_count else None)
         malformed = tuple(
             f"item {m.index}" + (f" ({m.address})" if m.address else "") + f": {m.reason}" for m in answer.malformed
         )
         for line in malformed:
             log.warning(kv(event="tracker_item_malformed", partition=partition_key, item=line))
-        kept: dict[str, RangeToken] = {}
-        for t in scanned:
-            if t.investor_count >= min_af_count and t.address not in kept:
-                kept[t.address] = t
+        kept: dict[str, WindowTarget] = {}
+        for target in answer.kept:
+            kept.setdefault(target.address, target)
         existing = self._store.find_existing_addresses(list(kept)) if kept else set()
         return ReconcileWindow(
             start, end, partition_key, min_af_count,
-            scanned=len(scanned),
+            scanned=answer.scanned,
             filtered=len(kept),
             already_seen=len(existing),
-            targets=tuple(WindowTarget(a, t.symbol) for a, t in kept.items() if a not in existing),
+            targets=tuple(t for a, t in kept.items() if a not in existing),
             malformed_items=malformed,
         )
 

@@ -6,11 +6,14 @@ benchmarks plug in tiny in-memory fakes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from social_recording.domain.models import TokenProfile
+
+K = TypeVar("K")
+K_co = TypeVar("K_co", covariant=True)
 
 
 @runtime_checkable
@@ -52,9 +55,16 @@ class SkippedItem(Protocol):
     def reason(self) -> str: ...
 
 
-class RangeAnswer(Protocol):
+class RangeScanned(Protocol[K_co]):
+    """A window's range answer as reconcile keeps it: what its `keep` made of the usable tokens."""
+
     @property
-    def tokens(self) -> Sequence[RangeToken]: ...
+    def kept(self) -> Sequence[K_co]: ...
+
+    @property
+    def scanned(self) -> int:
+        """Usable tokens in the answer (kept or not)."""
+        ...
 
     @property
     def malformed(self) -> Sequence[SkippedItem]: ...
@@ -62,9 +72,11 @@ class RangeAnswer(Protocol):
 
 @runtime_checkable
 class TokenRangeSource(Protocol):
-    """The tracker's `GET /tokens` for a `last_transfer_at` window. A failure raises (after the
+    """The tracker's `GET /tokens` for a `last_transfer_at` window, read as it streams: each usable
+    token goes through `keep` and only what it returns (not None) is held, so a window of any size
+    costs what reconcile keeps (docs/architecture.md, "Run memory"). A failure raises (after the
     client's own retries) and must fail the reconcile run with zero writes. Items the tracker sent
     but we could not read are reported, not silently dropped: they are counted, named, and tried
     again by the next reconcile of the window."""
 
-    def range_report(self, start: datetime, end: datetime) -> RangeAnswer: ...
+    def scan_range(self, start: datetime, end: datetime, keep: Callable[[RangeToken], K | None]) -> RangeScanned[K]: ...

@@ -109,8 +109,10 @@ class SandboxTransport(httpx.BaseTransport):
         latency_ms = max((self.scenario.latency_ms(t) for t in call.targets), default=self.scenario.default_latency_ms)
         if latency_ms > 0:
             self._sleep(latency_ms / 1000.0)
-        body = b"" if request.method.upper() == "HEAD" else reply.body
-        return httpx.Response(reply.status, headers=reply.headers, content=body, request=request)
+        if request.method.upper() == "HEAD":
+            return httpx.Response(reply.status, headers=reply.headers, content=b"", request=request)
+        content = reply.body if reply.chunks is None else iter(reply.chunks)
+        return httpx.Response(reply.status, headers=reply.headers, content=content, request=request)
 
     def _route(self, request: httpx.Request) -> Provider:
         for provider in self._providers:

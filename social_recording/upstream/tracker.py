@@ -12,7 +12,7 @@ raises `TrackerError` and the caller decides (reconcile: the whole range fails, 
 single address lookup: only that token fails).
 
 One malformed item never sinks a batch: it is skipped with a warning naming its index, address and
-reason, and reported (`range_report(...).malformed`, the
+reason, and reported (`range_report(...).malformed`, `scan_range(...).malformed`, the
 `malformed` list of `tokens_by_addresses`) so reconcile can count and name it. An address whose own
 item is malformed is not "unknown": `token_by_address` raises MalformedTrackerItem for it. A body that
 is not `{"data": [...]}` is a broken upstream, not a bad item, and raises.
@@ -30,10 +30,10 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -43,6 +43,7 @@ from social_recording.domain.models import ensure_utc
 from social_recording.outbound.client import BadRedirect, OutboundClient, TooManyRedirects
 from social_recording.outbound.reader import ResponseTooLarge
 from social_recording.outbound.retry import TRACKER, run_with_retries
+from social_recording.upstream.streamed_items import BadEnvelope, NotJson, iter_data_items
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,7 @@ _ADDRESS_CHARS = 100
 
 Method = Literal["GET", "POST"]
 M = TypeVar("M", bound=BaseModel)
+K = TypeVar("K")
 
 
 class TrackerError(RuntimeError):
@@ -110,6 +112,17 @@ class RangeReport:
     """A range query's usable tokens and the items that had to be skipped."""
 
     tokens: list[TrackedToken] = field(default_factory=list)
+    malformed: list[MalformedItem] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RangeScan(Generic[K]):
+    """A range query read as it streamed: what the caller's `keep` made of each usable token (the
+    tokens it answered None for are only counted), how many tokens were usable, and the items that
+    had to be skipped."""
+
+    kept: list[K] = field(default_factory=list)
+    scanned: int = 0
     malformed: list[MalformedItem] = field(default_factory=list)
 
 
@@ -284,6 +297,20 @@ class TrackerClient:
         self, start: datetime, end: datetime, af_group_ids: Sequence[str] | None = None
     ) -> RangeReport:
         """`tokens_in_range`, plus the malformed items it skipped (index, address, reason)."""
+        scan = self.scan_range(start, end, lambda token: token, af_group_ids)
+        return RangeReport(tokens=scan.kept, malformed=scan.malformed)
+
+    def scan_range(
+        self,
+        start: datetime,
+        end: datetime,
+        keep: Callable[[TrackedToken], K | None],
+        af_group_ids: Sequence[str] | None = None,
+    ) -> RangeScan[K]:
+        """The range query, parsed item by item as the answer streams: each usable token is passed
+        to `keep`, and only what it returns (not None) is held, so a window of any size costs the
+        memory of what the caller keeps. A retried request starts the scan again from nothing. Same
+        errors as `tokens_in_range`."""
         start_utc, end_utc = ensure_utc(start), ensure_utc(end)
         if start_utc >= end_utc:
             raise ValueError(
@@ -299,9 +326,24 @@ class TrackerClient:
             "endDate": iso_utc(end_utc),
             "afGroupIds": ",".join(groups),
         }
-        data = self._data("GET", RANGE_PATH, params=params)
-        tokens, malformed = _parse_items(data, TrackedToken, RANGE_PATH)
-        return RangeReport(tokens=tokens, malformed=malformed)
+
+        def scan(chunks: Iterator[bytes]) -> RangeScan[K]:
+            kept: list[K] = []
+            malformed: list[MalformedItem] = []
+            scanned = 0
+            for index, item in enumerate(iter_data_items(chunks)):
+                token = _read_item(index, item, TrackedToken, RANGE_PATH)
+                if isinstance(token, MalformedItem):
+                    malformed.append(token)
+                    continue
+                scanned += 1
+                if (made := keep(token)) is not None:
+                    kept.append(made)
+            return RangeScan(kept, scanned, malformed)
+
+        endpoint = f"GET {RANGE_PATH}"
+        scanned: RangeScan[K] = self._request("GET", RANGE_PATH, endpoint, params=params, json_body=None, consume=scan)
+        return scanned
 
     def tokens_by_addresses(
         self, addresses: Sequence[str], *, malformed: list[MalformedItem] | None = None
@@ -372,10 +414,7 @@ class TrackerClient:
             shape = (
                 type(body).__name__ if not isinstance(body, dict) else f"object with keys {sorted(body)[:10]}"
             )
-            raise TrackerError(
-                f'malformed response from tracker {endpoint}: expected {{"data": [...]}}, got {shape}',
-                endpoint=endpoint,
-            )
+            raise _bad_envelope(endpoint, shape)
         return body["data"]
 
     def _headers(self) -> dict[str, str]:
@@ -392,6 +431,7 @@ class TrackerClient:
         *,
         params: dict[str, str] | None,
         json_body: dict[str, Any] | None,
+        consume: Callable[[Iterator[bytes]], Any] | None = None,
     ) -> Any:
         url = httpx.URL(self._base + path)
         attempts = 0
@@ -399,7 +439,7 @@ class TrackerClient:
         def attempt() -> Any:
             nonlocal attempts
             attempts += 1
-            return self._attempt(method, url, endpoint, attempts, params=params, json_body=json_body)
+            return self._attempt(method, url, endpoint, attempts, params=params, json_body=json_body, consume=consume)
 
         def on_retry(number: int, exc: BaseException, delay: float) -> None:
             log.warning(
@@ -436,9 +476,17 @@ class TrackerClient:
         *,
         params: dict[str, str] | None,
         json_body: dict[str, Any] | None,
+        consume: Callable[[Iterator[bytes]], Any] | None = None,
     ) -> Any:
-        """One attempt: the parsed JSON body of a 2xx answer; _Retryable for what a retry can change
-        (429, 5xx, timeouts, refused connections); TrackerError for everything else."""
+        """One attempt: the parsed JSON body of a 2xx answer (what `consume` made of it while it
+        streamed, when given); _Retryable for what a retry can change (429, 5xx, timeouts, refused
+        connections, also mid-body); TrackerError for everything else."""
+        answered: list[int] = []  # the status of the answer whose body is read (a streamed one's, if it breaks)
+
+        def read_body(status: int, headers: httpx.Headers) -> bool:
+            answered.append(status)
+            return 200 <= status < 300
+
         try:
             exchange = self._out.follow(
                 method,
@@ -448,8 +496,13 @@ class TrackerClient:
                 headers=self._headers(),
                 check_redirect=lambda current, target: self._check_redirect(endpoint, target),
                 max_redirects=MAX_REDIRECTS,
-                read_body=lambda status, headers: 200 <= status < 300,
+                read_body=read_body,
+                consume=consume,
             )
+        except NotJson:
+            raise self._not_json(endpoint, attempt, answered[-1]) from None
+        except BadEnvelope as exc:
+            raise _bad_envelope(endpoint, str(exc)) from None
         except httpx.TimeoutException as exc:
             raise _Retryable(f"timed out ({type(exc).__name__})") from None
         except httpx.ConnectError as exc:
@@ -473,15 +526,12 @@ class TrackerClient:
             ) from None
         status = exchange.status
         if 200 <= status < 300:
+            if consume is not None:
+                return exchange.parsed
             try:
                 return json.loads(exchange.body)
             except ValueError:
-                raise TrackerError(
-                    f"malformed response from tracker {endpoint}: body is not JSON (HTTP {status})",
-                    endpoint=endpoint,
-                    status=status,
-                    attempts=attempt,
-                ) from None
+                raise self._not_json(endpoint, attempt, status) from None
         if status in _RETRYABLE_STATUSES or status >= 500:
             raise _Retryable(f"HTTP {status}", status=status)
         raise TrackerError(
@@ -490,6 +540,11 @@ class TrackerClient:
             status=status,
             attempts=attempt,
         )
+
+    @staticmethod
+    def _not_json(endpoint: str, attempt: int, status: int) -> TrackerError:
+        return TrackerError(f"malformed response from tracker {endpoint}: body is not JSON (HTTP {status})",
+                            endpoint=endpoint, status=status, attempts=attempt)
 
     def _check_redirect(self, endpoint: str, target: httpx.URL) -> None:
         """Follow a redirect only to the tracker's own origin, or its http -> https upgrade: the
@@ -546,24 +601,37 @@ def _parse_items(data: list[Any], model: type[M], path: str) -> tuple[list[M], l
     good: list[M] = []
     bad: list[MalformedItem] = []
     for index, item in enumerate(data):
-        if not isinstance(item, dict):
-            log.warning("tracker %s: item %d skipped: not an object (%s)", path, index, _short(item))
-            bad.append(MalformedItem(index, None, f"not an object ({type(item).__name__})"))
-            continue
-        address = item.get("tokenAddress")
-        try:
-            good.append(model.model_validate(item))
-        except ValidationError as exc:
-            reason = _reason(exc)
-            log.warning(
-                "tracker %s: item %d (tokenAddress=%s) skipped: %s",
-                path,
-                index,
-                _short(address),
-                reason,
-            )
-            bad.append(MalformedItem(index, _item_address(address), _truncated(reason)))
+        read = _read_item(index, item, model, path)
+        if isinstance(read, MalformedItem):
+            bad.append(read)
+        else:
+            good.append(read)
     return good, bad
+
+
+def _read_item(index: int, item: Any, model: type[M], path: str) -> M | MalformedItem:
+    """One item validated, or what is reported of it when it cannot be read (logged here)."""
+    if not isinstance(item, dict):
+        log.warning("tracker %s: item %d skipped: not an object (%s)", path, index, _short(item))
+        return MalformedItem(index, None, f"not an object ({type(item).__name__})")
+    address = item.get("tokenAddress")
+    try:
+        return model.model_validate(item)
+    except ValidationError as exc:
+        reason = _reason(exc)
+        log.warning(
+            "tracker %s: item %d (tokenAddress=%s) skipped: %s",
+            path,
+            index,
+            _short(address),
+            reason,
+        )
+        return MalformedItem(index, _item_address(address), _truncated(reason))
+
+
+def _bad_envelope(endpoint: str, shape: str) -> TrackerError:
+    return TrackerError(f'malformed response from tracker {endpoint}: expected {{"data": [...]}}, got {shape}',
+                        endpoint=endpoint)
 
 
 def _item_address(value: Any) -> str | None:

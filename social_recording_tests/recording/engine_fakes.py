@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 import redis
 
@@ -279,8 +279,9 @@ class SkippedRangeItem:
 
 
 @dataclass(frozen=True)
-class RangeAnswer:
-    tokens: list[RangeItem]
+class RangeScan:
+    kept: list[Any]
+    scanned: int
     malformed: list[SkippedRangeItem]
 
 
@@ -291,11 +292,12 @@ class FakeTracker:
     malformed: list[SkippedRangeItem] = field(default_factory=list)
     calls: int = 0
 
-    def range_report(self, start: datetime, end: datetime) -> RangeAnswer:
+    def scan_range(self, start: datetime, end: datetime, keep: Callable[[RangeItem], Any]) -> RangeScan:
         self.calls += 1
         if self.error is not None:
             raise self.error
-        return RangeAnswer(list(self.items), list(self.malformed))
+        kept = [k for k in map(keep, self.items) if k is not None]
+        return RangeScan(kept, len(self.items), list(self.malformed))
 
 
 class StepClock:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+import tracemalloc
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta, timezone
 
 import httpx
@@ -512,3 +513,114 @@ def test_redirect_chain_is_bounded() -> None:
     with pytest.raises(TrackerError, match="more than 3 redirects"):
         client.tokens_in_range(START, END)
     assert len(script.requests) == 4
+
+
+# ------------------------------------------------------------------ the range answer, read as it streams
+
+
+def streamed(items: Sequence[object], *, per_chunk: int = 2, then: Exception | None = None,
+             sent: list[int] | None = None) -> httpx.Response:
+    """A 200 whose body is sent in chunks as a server streams it (no Content-Length); `then` raises
+    after the items' chunks instead of closing the body; `sent` counts the chunks handed out."""
+
+    def chunks() -> Iterator[bytes]:
+        yield b'{"total": ' + str(len(items)).encode() + b', "data": ['
+        for i in range(0, len(items), per_chunk):
+            if sent is not None:
+                sent.append(i)
+            yield (b"," if i else b"") + b",".join(json.dumps(x).encode() for x in items[i:i + per_chunk])
+        if then is not None:
+            raise then
+        yield b"]}"
+
+    return httpx.Response(200, content=chunks())
+
+
+def test_scan_range_keeps_what_keep_returns_and_counts_the_rest() -> None:
+    items = [{**TRACKED, "tokenAddress": f"Mint{i}", "investorCount": i} for i in range(7)]
+    items[3] = {**TRACKED, "tokenAddress": "Junk", "investorCount": "many"}
+    script = Script([streamed(items, per_chunk=3)])
+    client, _ = make(script)
+    scan = client.scan_range(START, END, lambda t: t.address if t.investor_count >= 4 else None)
+    assert scan.kept == ["Mint4", "Mint5", "Mint6"]
+    assert scan.scanned == 6
+    assert [(m.index, m.address) for m in scan.malformed] == [(3, "Junk")]
+    assert script.requests[0].url.path == "/api/v1/tokens"
+
+
+def test_range_report_reads_a_streamed_answer_as_a_whole_one() -> None:
+    items = [TRACKED, "not an object", {**TRACKED, "tokenAddress": "Good2"}]
+    whole, _ = make(Script([ok(items)]))
+    parts, _ = make(Script([streamed(items, per_chunk=1)]))
+    assert parts.range_report(START, END) == whole.range_report(START, END)
+
+
+def test_a_range_answer_cut_by_a_timeout_is_read_again_from_nothing() -> None:
+    """The retry starts the scan over: every token is kept once, never twice."""
+    items = [{**TRACKED, "tokenAddress": f"Mint{i}"} for i in range(6)]
+    script = Script([streamed(items, then=httpx.ReadTimeout("stalled")), streamed(items)])
+    client, sleeps = make(script)
+    scan = client.scan_range(START, END, lambda t: t.address)
+    assert scan.kept == [f"Mint{i}" for i in range(6)] and scan.scanned == 6
+    assert len(script.requests) == 2 and len(sleeps) == 1
+
+
+def test_a_range_answer_cut_by_a_broken_connection_fails_without_a_partial_result() -> None:
+    items = [{**TRACKED, "tokenAddress": f"Mint{i}"} for i in range(4)]
+    script = Script([streamed(items, then=httpx.RemoteProtocolError("peer closed connection"))])
+    client, _ = make(script)
+    with pytest.raises(TrackerError, match="RemoteProtocolError"):
+        client.scan_range(START, END, lambda t: t.address)
+
+
+def test_a_chunked_range_answer_over_the_cap_stops_being_read_at_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("social_recording.upstream.tracker.MAX_RESPONSE_BYTES", 4_000)
+    sent: list[int] = []
+    items = [{**TRACKED, "tokenAddress": f"Mint{i:04d}"} for i in range(1_000)]
+    client, _ = make(Script([streamed(items, per_chunk=10, sent=sent)]))
+    with pytest.raises(TrackerError, match="larger than 4000 bytes"):
+        client.scan_range(START, END, lambda t: t.address)
+    assert len(sent) < 10  # abandoned at the cap, not read to its end (100 chunks)
+
+
+@pytest.mark.parametrize(("body", "match"), [
+    (b"<html>gateway</html>", r"GET /api/v1/tokens: body is not JSON \(HTTP 200\)"),
+    (b'{"data": [{"tokenAddress": "A"}', "body is not JSON"),
+    (b'{"items": []}', r"expected \{\"data\": \[\.\.\.\]\}, got object with keys \['items'\]"),
+    (b"[]", r"expected \{\"data\": \[\.\.\.\]\}, got list"),
+])
+def test_a_broken_range_answer_fails_the_range_with_its_shape(body: bytes, match: str) -> None:
+    script = Script([httpx.Response(200, content=body)])
+    client, sleeps = make(script)
+    with pytest.raises(TrackerError, match=match) as raised:
+        client.scan_range(START, END, lambda t: t)
+    assert KEY not in str(raised.value)
+    assert len(script.requests) == 1 and sleeps == []
+
+
+def test_scanning_a_large_window_holds_what_keep_keeps_not_the_answer() -> None:
+    """20,000 tokens, about 5 MB of JSON (read whole, the body and its parsed items and models came
+    to about 40 MB): the scan's peak is the kept tokens and a chunk, 0.8 MB when measured."""
+    n = 20_000
+    items = ({**TRACKED, "tokenAddress": f"Mint{i:06d}", "tokenName": f"token number {i}",
+              "website": f"https://example.com/{i}", "investorCount": 3 + i % 50} for i in range(n))
+
+    def chunks() -> Iterator[bytes]:
+        yield b'{"data": ['
+        batch: list[bytes] = []
+        for i, item in enumerate(items):
+            batch.append(json.dumps(item).encode())
+            if len(batch) == 200:
+                yield (b"," if i >= 200 else b"") + b",".join(batch)
+                batch = []
+        yield b"]}"
+
+    client, _ = make(Script([httpx.Response(200, content=chunks())]))
+    tracemalloc.start()
+    try:
+        scan = client.scan_range(START, END, lambda t: t.address if t.investor_count == 52 else None)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert scan.scanned == n and len(scan.kept) == n // 50
+    assert peak < 1_500_000, f"the scan held {peak / 1e6:.1f} MB"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -46,6 +46,9 @@ class Reply:
     status: int
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
+    chunks: Iterable[bytes] | None = None
+    """The body made while it is sent, instead of `body` (a large answer, as a server streams it):
+    the sandbox, in the run's own process, then holds no whole answer either."""
 
 
 @dataclass
@@ -82,6 +85,28 @@ def json_reply(status: int, obj: Any, headers: dict[str, str] | None = None,
                content_type: str = "application/json; charset=utf-8") -> Reply:
     body = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return Reply(status, body, {"content-type": content_type, **(headers or {})})
+
+
+def json_items_reply(status: int, key: str, items: Iterable[Any], headers: dict[str, str] | None = None,
+                     *, per_chunk: int = 200) -> Reply:
+    """`{key: [items...]}` as `json_reply` writes it, each item encoded only when its chunk (of
+    `per_chunk` items) is sent."""
+
+    def chunks() -> Iterator[bytes]:
+        yield b"{" + json.dumps(key).encode("utf-8") + b":["
+        batch: list[str] = []
+        first = True
+        for item in items:
+            batch.append(json.dumps(item, ensure_ascii=False, separators=(",", ":")))
+            if len(batch) >= per_chunk:
+                yield (("" if first else ",") + ",".join(batch)).encode("utf-8")
+                batch, first = [], False
+        if batch:
+            yield (("" if first else ",") + ",".join(batch)).encode("utf-8")
+        yield b"]}"
+
+    return Reply(status, headers={"content-type": "application/json; charset=utf-8", **(headers or {})},
+                 chunks=chunks())
 
 
 def html_reply(status: int, text: str, headers: dict[str, str] | None = None) -> Reply:

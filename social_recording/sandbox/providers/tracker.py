@@ -16,6 +16,7 @@ from social_recording.sandbox.providers._common import (
     RateWindow,
     Reply,
     body_json,
+    json_items_reply,
     json_reply,
 )
 from social_recording.sandbox.scenario import Scenario, ScenarioToken
@@ -148,7 +149,7 @@ class TrackerProvider(Provider):
             return _error(400, "Bad Request", "startDate must not be after endDate")
         tokens = [t for t in self._scenario.tokens if start <= t.last_transfer_at < end and t.investor_count > 1]
         tokens.sort(key=lambda t: (t.last_transfer_at, t.address))
-        return json_reply(200, {"data": [range_item(t) for t in tokens]})
+        return json_items_reply(200, "data", map(range_item, tokens))
 
     def too_many_requests(self, request: httpx.Request, window: RateWindow) -> Reply:
         return json_reply(429, {"statusCode": 429, "message": "ThrottlerException: Too Many Requests",
