@@ -149,9 +149,10 @@ _COUNTED = TokenOutcome("", TokenStatus.RECORDED)
 """What the second look reads for a token that was only counted (never locked out)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WindowTarget:
-    """A token of the window that is not stored yet: what the recording step records."""
+    """A token of the window that is not stored yet: what the recording step records (one per token
+    of a window: kept small)."""
 
     address: str
     symbol: str | None = None

@@ -53,6 +53,20 @@ def test_tracker_range_filters_by_last_transfer_and_investors(tmp_path: Path) ->
         "tracker", "range:2026-11-01T00:00:00.000Z/2026-11-02T00:00:00.000Z", False)
 
 
+def test_tracker_range_answer_streams_as_a_server_sends_a_large_body(tmp_path: Path) -> None:
+    """The range answer is made while it is read (chunked, no Content-Length), in chunks of at most
+    200 items, so the sandbox, in a run's own process, never holds a whole window's answer."""
+    many = [token(f"S{i:04d}", last="2026-11-01T06:00:00Z") for i in range(450)]
+    _, _, client, _ = make(tmp_path, scenario(tokens=many))
+    with client.stream("GET", f"{TRACKER_BASE_URL}/api/v1/tokens", headers={"X-API-Key": KEY},
+                       params={"startDate": "2026-11-01", "endDate": "2026-11-02", "afGroupIds": "g"}) as r:
+        assert r.status_code == 200 and "content-length" not in r.headers
+        chunks = list(r.iter_raw())
+    assert len(chunks) == 5  # the opening, three chunks of items (200, 200, 50), the closing
+    data = json.loads(b"".join(chunks))["data"]
+    assert [d["tokenAddress"] for d in data] == [f"S{i:04d}" for i in range(450)]
+
+
 @pytest.mark.parametrize(
     ("params", "headers", "status"),
     [({"startDate": "2026-11-01", "endDate": "2026-11-02"}, {"X-API-Key": KEY}, 400),  # afGroupIds missing
