@@ -7,7 +7,8 @@ What it owns, so no client can forget one of them:
   when no response ever arrives: it may have reached the other side);
 - a provider's "slow down" (429 with a wait header, or a spent window with its reset) reported to
   the limiter;
-- the size-capped body read;
+- the size-capped body read: whole, or chunk by chunk into the caller's parser (`consume`), which
+  keeps only what it needs of a large answer;
 - manual redirect following, where every hop's target is first passed to the caller's check
   (the public-address guard for providers, the same-origin rule for the tracker). Nothing is ever
   sent to a target the check refused.
