@@ -18,7 +18,6 @@ from decimal import Decimal
 from typing import Any
 
 import ijson
-from ijson.common import ObjectBuilder
 
 
 class NotJson(ValueError):
@@ -77,7 +76,7 @@ def iter_data_items(chunks: Iterable[bytes]) -> Iterator[Any]:
         for event, value in events:
             if depth == 0:
                 if event != "start_map":
-                    raise BadEnvelope("list" if event == "start_array" else type(value).__name__)
+                    raise BadEnvelope("list" if event == "start_array" else type(_value(event, value, events)).__name__)
                 depth = 1
             elif depth == 1 and event == "map_key":
                 key = value
@@ -100,10 +99,8 @@ def iter_data_items(chunks: Iterable[bytes]) -> Iterator[Any]:
 
 
 def _events(chunks: Iterable[bytes]) -> Iterator[tuple[str, Any]]:
-    """(event, value) of the body; a non-integer number as a float, as `json.loads` gives it (ijson
-    gives a Decimal; its float option would refuse an integer beyond 64 bits, which json.loads takes)."""
-    for _prefix, event, value in ijson.parse(_ChunkReader(chunks)):
-        yield event, float(value) if isinstance(value, Decimal) else value
+    """(event, value) of the body, as ijson's C parser reads it."""
+    return ijson.basic_parse(_ChunkReader(chunks))  # type: ignore[no-any-return]
 
 
 def _items(events: Iterator[tuple[str, Any]]) -> Iterator[Any]:
@@ -111,14 +108,26 @@ def _items(events: Iterator[tuple[str, Any]]) -> Iterator[Any]:
     for event, value in events:
         if event == "end_array":
             return
-        builder = ObjectBuilder()
-        builder.event(event, value)
-        depth = 1 if event in _OPENS else 0
-        while depth:
-            event, value = next(events)
-            builder.event(event, value)
-            if event in _OPENS:
-                depth += 1
-            elif event in _CLOSES:
-                depth -= 1
-        yield builder.value
+        yield _value(event, value, events)
+
+
+def _value(event: str, value: Any, events: Iterator[tuple[str, Any]]) -> Any:
+    """The value that starts with (event, value), its container's events read from `events`. A
+    non-integer number is a float, as `json.loads` gives it (ijson gives a Decimal; its float option
+    would refuse an integer beyond 64 bits, which json.loads takes). Nesting is as deep as an item's
+    (`json.loads` recurses likewise)."""
+    if event == "start_map":
+        obj: dict[str, Any] = {}
+        for inner, key in events:
+            if inner == "end_map":
+                return obj
+            obj[key] = _value(*next(events), events)
+    elif event == "start_array":
+        items: list[Any] = []
+        for inner, got in events:
+            if inner == "end_array":
+                return items
+            items.append(_value(inner, got, events))
+    elif event == "number" and isinstance(value, Decimal):
+        return float(value)
+    return value
