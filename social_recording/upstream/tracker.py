@@ -40,7 +40,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from social_recording.domain.models import ensure_utc
-from social_recording.outbound.client import BadRedirect, OutboundClient, TooManyRedirects
+from social_recording.outbound.client import BadRedirect, ConsumeBody, OutboundClient, TooManyRedirects
 from social_recording.outbound.reader import ResponseTooLarge
 from social_recording.outbound.retry import TRACKER, run_with_retries
 from social_recording.upstream.streamed_items import BadEnvelope, NotJson, iter_data_items
@@ -408,14 +408,10 @@ class TrackerClient:
         params: dict[str, str] | None = None,
         json_body: dict[str, Any] | None = None,
     ) -> list[Any]:
-        endpoint = f"{method} {path}"
-        body = self._request(method, path, endpoint, params=params, json_body=json_body)
-        if not isinstance(body, dict) or not isinstance(body.get("data"), list):
-            shape = (
-                type(body).__name__ if not isinstance(body, dict) else f"object with keys {sorted(body)[:10]}"
-            )
-            raise _bad_envelope(endpoint, shape)
-        return body["data"]
+        """The items of a small answer's `data`, read by the same reader as a range answer."""
+        items: list[Any] = self._request(method, path, f"{method} {path}", params=params, json_body=json_body,
+                                         consume=lambda chunks: list(iter_data_items(chunks)))
+        return items
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": "application/json"}
@@ -431,7 +427,7 @@ class TrackerClient:
         *,
         params: dict[str, str] | None,
         json_body: dict[str, Any] | None,
-        consume: Callable[[Iterator[bytes]], Any] | None = None,
+        consume: ConsumeBody,
     ) -> Any:
         url = httpx.URL(self._base + path)
         attempts = 0
@@ -476,10 +472,9 @@ class TrackerClient:
         *,
         params: dict[str, str] | None,
         json_body: dict[str, Any] | None,
-        consume: Callable[[Iterator[bytes]], Any] | None = None,
+        consume: ConsumeBody,
     ) -> Any:
-        """One attempt: the parsed JSON body of a 2xx answer (what `consume` made of it while it
-        streamed, when given); _Retryable for what a retry can change (429, 5xx, timeouts, refused
+        """One attempt: what `consume` made of a 2xx answer's body while it streamed; _Retryable for what a retry can change (429, 5xx, timeouts, refused
         connections, also mid-body); TrackerError for everything else."""
         answered: list[int] = []  # the status of the answer whose body is read (a streamed one's, if it breaks)
 
@@ -500,9 +495,13 @@ class TrackerClient:
                 consume=consume,
             )
         except NotJson:
-            raise self._not_json(endpoint, attempt, answered[-1]) from None
+            raise TrackerError(
+                f"malformed response from tracker {endpoint}: body is not JSON (HTTP {answered[-1]})",
+                endpoint=endpoint, status=answered[-1], attempts=attempt,
+            ) from None
         except BadEnvelope as exc:
-            raise _bad_envelope(endpoint, str(exc)) from None
+            raise TrackerError(f'malformed response from tracker {endpoint}: expected {{"data": [...]}}, got {exc}',
+                               endpoint=endpoint) from None
         except httpx.TimeoutException as exc:
             raise _Retryable(f"timed out ({type(exc).__name__})") from None
         except httpx.ConnectError as exc:
@@ -526,12 +525,7 @@ class TrackerClient:
             ) from None
         status = exchange.status
         if 200 <= status < 300:
-            if consume is not None:
-                return exchange.parsed
-            try:
-                return json.loads(exchange.body)
-            except ValueError:
-                raise self._not_json(endpoint, attempt, status) from None
+            return exchange.parsed
         if status in _RETRYABLE_STATUSES or status >= 500:
             raise _Retryable(f"HTTP {status}", status=status)
         raise TrackerError(
@@ -540,11 +534,6 @@ class TrackerClient:
             status=status,
             attempts=attempt,
         )
-
-    @staticmethod
-    def _not_json(endpoint: str, attempt: int, status: int) -> TrackerError:
-        return TrackerError(f"malformed response from tracker {endpoint}: body is not JSON (HTTP {status})",
-                            endpoint=endpoint, status=status, attempts=attempt)
 
     def _check_redirect(self, endpoint: str, target: httpx.URL) -> None:
         """Follow a redirect only to the tracker's own origin, or its http -> https upgrade: the
@@ -627,11 +616,6 @@ def _read_item(index: int, item: Any, model: type[M], path: str) -> M | Malforme
             reason,
         )
         return MalformedItem(index, _item_address(address), _truncated(reason))
-
-
-def _bad_envelope(endpoint: str, shape: str) -> TrackerError:
-    return TrackerError(f'malformed response from tracker {endpoint}: expected {{"data": [...]}}, got {shape}',
-                        endpoint=endpoint)
 
 
 def _item_address(value: Any) -> str | None:
