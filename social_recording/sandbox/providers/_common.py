@@ -81,10 +81,17 @@ class RateWindow:
     """Whole seconds until then (at least 1)."""
 
 
+_JSON_TYPE = "application/json; charset=utf-8"
+
+
+def _json_text(obj: Any) -> str:
+    """How the sandbox writes JSON: compact, UTF-8 as it is."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
 def json_reply(status: int, obj: Any, headers: dict[str, str] | None = None,
-               content_type: str = "application/json; charset=utf-8") -> Reply:
-    body = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return Reply(status, body, {"content-type": content_type, **(headers or {})})
+               content_type: str = _JSON_TYPE) -> Reply:
+    return Reply(status, _json_text(obj).encode("utf-8"), {"content-type": content_type, **(headers or {})})
 
 
 def json_items_reply(status: int, key: str, items: Iterable[Any], headers: dict[str, str] | None = None,
@@ -93,11 +100,11 @@ def json_items_reply(status: int, key: str, items: Iterable[Any], headers: dict[
     `per_chunk` items) is sent."""
 
     def chunks() -> Iterator[bytes]:
-        yield b"{" + json.dumps(key).encode("utf-8") + b":["
+        yield b"{" + _json_text(key).encode("utf-8") + b":["
         batch: list[str] = []
         first = True
         for item in items:
-            batch.append(json.dumps(item, ensure_ascii=False, separators=(",", ":")))
+            batch.append(_json_text(item))
             if len(batch) >= per_chunk:
                 yield (("" if first else ",") + ",".join(batch)).encode("utf-8")
                 batch, first = [], False
@@ -105,8 +112,7 @@ def json_items_reply(status: int, key: str, items: Iterable[Any], headers: dict[
             yield (("" if first else ",") + ",".join(batch)).encode("utf-8")
         yield b"]}"
 
-    return Reply(status, headers={"content-type": "application/json; charset=utf-8", **(headers or {})},
-                 chunks=chunks())
+    return Reply(status, headers={"content-type": _JSON_TYPE, **(headers or {})}, chunks=chunks())
 
 
 def html_reply(status: int, text: str, headers: dict[str, str] | None = None) -> Reply:
