@@ -22,13 +22,18 @@ from social_recording.platforms.catalogue import CATALOGUE
 SERVICES: frozenset[str] = frozenset({"tracker", "shortlink"} | {a.name for a in CATALOGUE.accounts()})
 """The tracker, the shortlink services, and every provider account (the descriptors' names)."""
 PAID_SERVICES: frozenset[str] = frozenset(a.name for a in CATALOGUE.accounts() if a.paid)
+READ_CHUNK = 1 << 16
+"""Bytes read at a time: what reading the ledger holds at once besides the line being parsed,
+whatever the ledger's size (the paid-once check reads it at the end of every run)."""
 POLL_PREFIXES: tuple[str, ...] = CATALOGUE.second_steps()
 """Subjects of the second step of a two-step paid call (urlscan result polls, Apify run-status and
 dataset reads): asking again about a request already paid for is never a payment wasted."""
 
 
 class LedgerEntry(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    # Only the keys are worth pydantic-core's string cache: nearly every value (time, URL, subject)
+    # is new, and caching them would fill its 16,384 entries with strings never seen again.
+    model_config = ConfigDict(frozen=True, extra="ignore", cache_strings="keys")
 
     ts: datetime
     service: str
@@ -165,7 +170,7 @@ class Ledger:
             position = offset
             rest = b""
             while position < end:
-                chunk = os.pread(fd, min(1 << 20, end - position), position)
+                chunk = os.pread(fd, min(READ_CHUNK, end - position), position)
                 if not chunk:
                     break
                 position += len(chunk)

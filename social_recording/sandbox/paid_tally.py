@@ -34,7 +34,7 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS idx_subjects_paid_again ON subjects (service, subject) WHERE paid_again > 0",
 )
 _BUSY_TIMEOUT_S = 60.0
-BATCH_SUBJECTS = 1000
+BATCH_SUBJECTS = 250
 """Subjects held in memory between two writes: what one evaluation holds, whatever the ledger's size."""
 
 

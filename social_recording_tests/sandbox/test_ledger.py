@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import tracemalloc
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+import social_recording.sandbox.ledger as ledger_module
 from social_recording.sandbox import Ledger
 from social_recording.sandbox.ledger import LedgerFormatError, redact_url
+from social_recording.sandbox.paid_tally import PaidTally
 from social_recording_tests.sandbox._workers import append_lines
 
 
@@ -94,3 +97,50 @@ def test_four_processes_append_200_whole_lines(tmp_path: Path) -> None:
     parsed = [json.loads(line) for line in lines]  # every line is whole, valid JSON
     assert {p["subject"] for p in parsed} == {f"tweet:{w}-{i}-" + "x" * 300 for w in range(4) for i in range(50)}
     assert len(Ledger(path).read()) == 200
+
+
+def _write_lines(path: Path, subjects: list[str]) -> None:
+    """Ledger lines written at once (as many appends would write them), for ledgers too large to append."""
+    with path.open("w", encoding="utf-8") as f:
+        for subject in subjects:
+            f.write(json.dumps({"ts": "2026-11-01T10:00:00Z", "service": "twitterapi", "method": "GET",
+                                "url": "https://api.twitterapi.io/twitter/tweets", "subject": subject,
+                                "status": 200, "paid": True}, separators=(",", ":")) + "\n")
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 16])
+def test_read_from_yields_each_line_once_with_its_end_whatever_the_chunks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    """Lines cut anywhere by the reads (a chunk of one byte, lines longer than a chunk, a UTF-8
+    character cut in two) come out whole, each with the offset just after it, and a read resumed at
+    any of those offsets yields exactly the lines after it."""
+    monkeypatch.setattr(ledger_module, "READ_CHUNK", chunk)
+    path = tmp_path / "ledger.jsonl"
+    subjects = [f"tweet:{i}" + "é" * (i % 5) + "x" * (i * 37 % 200) for i in range(60)]
+    _write_lines(path, subjects)
+    ledger = Ledger(path)
+    read = list(ledger.read_from(0))
+    assert [e.subject for e, _ in read] == subjects
+    raw = path.read_bytes()
+    assert [end for _, end in read] == [i + 1 for i, byte in enumerate(raw) if byte == ord("\n")]
+    for k in (0, 1, 30, 59):
+        assert [e.subject for e, _ in ledger.read_from(read[k][1])] == subjects[k + 1:]
+    assert list(ledger.read_from(len(raw))) == []
+
+
+def test_the_paid_once_tally_reads_a_large_ledger_in_bounded_memory(tmp_path: Path) -> None:
+    """A run's first paid-once check folds the whole ledger (every request of the run): what it
+    holds at once is a chunk of the file and a batch of subjects, not the file or its lines (nor
+    its values in pydantic-core's string cache)."""
+    path = tmp_path / "ledger.jsonl"
+    _write_lines(path, [f"tweet:{i}" for i in range(30_000)])
+    assert path.stat().st_size > 4_000_000
+    tally = PaidTally(Ledger(path))
+    tracemalloc.start()
+    try:
+        figures = tally.figures()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert (figures.paid_requests, figures.distinct_subjects, tally.lines_read) == (30_000, 30_000, 30_000)
+    assert peak < 1_000_000, f"folding the ledger held {peak / 1e6:.1f} MB at once"
