@@ -99,13 +99,12 @@ def test_four_processes_append_200_whole_lines(tmp_path: Path) -> None:
     assert len(Ledger(path).read()) == 200
 
 
-def _write_lines(path: Path, subjects: list[str]) -> None:
-    """Ledger lines written at once (as many appends would write them), for ledgers too large to append."""
-    with path.open("w", encoding="utf-8") as f:
-        for subject in subjects:
-            f.write(json.dumps({"ts": "2026-11-01T10:00:00Z", "service": "twitterapi", "method": "GET",
-                                "url": "https://api.twitterapi.io/twitter/tweets", "subject": subject,
-                                "status": 200, "paid": True}, separators=(",", ":")) + "\n")
+def _append_paid(ledger: Ledger, subjects: list[str]) -> None:
+    """One paid request per subject, appended as the sandbox appends them (30,000 take about a second)."""
+    ts = datetime(2026, 11, 1, 10, 0, tzinfo=UTC)
+    for subject in subjects:
+        ledger.append(service="twitterapi", method="GET", url="https://api.twitterapi.io/twitter/tweets",
+                      subject=subject, status=200, paid=True, ts=ts)
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 16])
@@ -117,8 +116,8 @@ def test_read_from_yields_each_line_once_with_its_end_whatever_the_chunks(
     monkeypatch.setattr(ledger_module, "READ_CHUNK", chunk)
     path = tmp_path / "ledger.jsonl"
     subjects = [f"tweet:{i}" + "é" * (i % 5) + "x" * (i * 37 % 200) for i in range(60)]
-    _write_lines(path, subjects)
     ledger = Ledger(path)
+    _append_paid(ledger, subjects)
     read = list(ledger.read_from(0))
     assert [e.subject for e, _ in read] == subjects
     raw = path.read_bytes()
@@ -133,7 +132,7 @@ def test_the_paid_once_tally_reads_a_large_ledger_in_bounded_memory(tmp_path: Pa
     holds at once is a chunk of the file and a batch of subjects, not the file or its lines (nor
     its values in pydantic-core's string cache)."""
     path = tmp_path / "ledger.jsonl"
-    _write_lines(path, [f"tweet:{i}" for i in range(30_000)])
+    _append_paid(Ledger(path), [f"tweet:{i}" for i in range(30_000)])
     assert path.stat().st_size > 4_000_000
     tally = PaidTally(Ledger(path))
     tracemalloc.start()
