@@ -202,13 +202,12 @@ def main(argv: list[str] | None = None) -> int:
         run_mb, plain_mb = peaks["run"][-1][1], peaks["baseline"][-1][1]
         table.add(*row, run_mb / plain_mb, run_mb - plain_mb, sandbox, run_mb - sandbox, f"{os.getloadavg()[0]:.2f}")
     if len(args.tokens) > 1:
-        growth = []
+        rate: dict[str, float] = {}
         for mode in [*modes, "sandbox"]:
             (n0, p0), (n1, p1) = peaks[mode][0], peaks[mode][-1]
-            growth.append(f"{MODES[mode]} {(p1 - p0) * 1000.0 / (n1 - n0):+.1f} MB")
-        (n0, r0), (n1, r1) = peaks["run"][0], peaks["run"][-1]
-        (_, d0), (_, d1) = peaks["sandbox"][0], peaks["sandbox"][-1]
-        growth.append(f"run - sandbox data {((r1 - d1) - (r0 - d0)) * 1000.0 / (n1 - n0):+.1f} MB")
+            rate[mode] = (p1 - p0) * 1000.0 / (n1 - n0)
+        growth = [f"{MODES[mode]} {mb:+.1f} MB" for mode, mb in rate.items()]
+        growth.append(f"run - sandbox data {rate['run'] - rate['sandbox']:+.1f} MB")
         table.notes.append("growth per 1,000 tokens: " + ", ".join(growth))
     table.notes.append("sandbox data: what the sandbox's tracker data (the scenario's N tokens, which every process "
                        "playing the tracker holds) adds to a process; the real tracker keeps it on its own side, "
