@@ -342,8 +342,8 @@ class TrackerClient:
             return RangeScan(kept, scanned, malformed)
 
         endpoint = f"GET {RANGE_PATH}"
-        scanned: RangeScan[K] = self._request("GET", RANGE_PATH, endpoint, params=params, json_body=None, consume=scan)
-        return scanned
+        answer: RangeScan[K] = self._request("GET", RANGE_PATH, endpoint, params=params, json_body=None, consume=scan)
+        return answer
 
     def tokens_by_addresses(
         self, addresses: Sequence[str], *, malformed: list[MalformedItem] | None = None
@@ -474,8 +474,9 @@ class TrackerClient:
         json_body: dict[str, Any] | None,
         consume: ConsumeBody,
     ) -> Any:
-        """One attempt: what `consume` made of a 2xx answer's body while it streamed; _Retryable for what a retry can change (429, 5xx, timeouts, refused
-        connections, also mid-body); TrackerError for everything else."""
+        """One attempt: what `consume` made of a 2xx answer's body while it streamed; _Retryable for
+        what a retry can change (429, 5xx, timeouts, refused connections, also mid-body);
+        TrackerError for everything else."""
         answered: list[int] = []  # the status of the answer whose body is read (a streamed one's, if it breaks)
 
         def read_body(status: int, headers: httpx.Headers) -> bool:
