@@ -130,7 +130,9 @@ class Ledger:
         finally:
             os.close(fd)
         entries: list[LedgerEntry] = []
-        for number, raw in enumerate(b"".join(chunks).decode("utf-8").splitlines(), start=1):
+        # Lines end at "\n" only, as they are written: str.splitlines would also cut at U+2028 and the
+        # like, which a value written as it is (ensure_ascii=False) may hold.
+        for number, raw in enumerate(b"".join(chunks).decode("utf-8").split("\n"), start=1):
             if not raw.strip():
                 continue
             try:

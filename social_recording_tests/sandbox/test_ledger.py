@@ -99,6 +99,18 @@ def test_four_processes_append_200_whole_lines(tmp_path: Path) -> None:
     assert len(Ledger(path).read()) == 200
 
 
+def test_a_value_holding_a_unicode_line_separator_reads_back_whole(tmp_path: Path) -> None:
+    """Values are written as they are (ensure_ascii=False): U+2028, U+2029 or U+0085 inside a
+    subject is not the end of its line, for `read` as for `read_from`."""
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    subjects = ["tweet:a\u2028b", "tweet:c\u2029d", "tweet:e\x85f", "tweet:plain"]
+    for subject in subjects:
+        ledger.append(service="twitterapi", method="GET", url="https://api.twitterapi.io/x", subject=subject,
+                      status=200, paid=True)
+    assert [e.subject for e in ledger.read()] == subjects
+    assert [e.subject for e, _ in ledger.read_from(0)] == subjects
+
+
 def _append_paid(ledger: Ledger, subjects: list[str]) -> None:
     """One paid request per subject, appended as the sandbox appends them (30,000 take about a second)."""
     ts = datetime(2026, 11, 1, 10, 0, tzinfo=UTC)
