@@ -7,6 +7,10 @@ costs about as much CPU as the command itself — the lock and limiter scripts a
 URL (docs/architecture.md, "Per-URL bookkeeping"). A thread that keeps one connection pays for the
 command alone. The connections are bounded by the threads that talk to Redis (a run's token workers,
 the lock renewer's few workers); a thread's connection goes back to the pool when the thread ends.
+For the same reason a script is sent on the thread's connection itself (`run`), past the client's
+command layers (its lock, its metrics, its script object): a third of each call's CPU. What those
+layers do that matters is kept: the pool's retry of a dropped connection, and loading a script the
+server lost (a restart, `SCRIPT FLUSH`).
 
 Nothing connects at construction (Dagster loads definitions where Redis may be unreachable): the
 pool is made on first use, and made again in a forked child, whose sockets must not be the parent's.
@@ -23,7 +27,7 @@ from typing import Any
 
 import redis
 from redis.backoff import ExponentialWithJitterBackoff
-from redis.commands.core import Script
+from redis.exceptions import NoScriptError
 from redis.retry import Retry
 
 POOL_OPTIONS: dict[str, Any] = {"socket_timeout": 5.0, "socket_connect_timeout": 5.0}
@@ -44,7 +48,9 @@ class _ProcessState:
         self.pool = pool
         self.owns_pool = owns_pool
         registrar = redis.Redis(connection_pool=pool)  # only hashes the sources; sends nothing
-        self.scripts: dict[str, Script] = {name: registrar.register_script(src) for name, src in scripts.items()}
+        # name -> (sha1 the server knows it by, source to load when it does not)
+        self.scripts: dict[str, tuple[str, str]] = {
+            name: (registrar.register_script(src).sha, src) for name, src in scripts.items()}
         self.local = threading.local()
         self.clients: weakref.WeakSet[redis.Redis] = weakref.WeakSet()
 
@@ -100,9 +106,26 @@ class ThreadRedis:
         return client
 
     def run(self, script: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
-        """Run a registered script on this thread's connection (loaded on the server when missing)."""
+        """Run a registered script on this thread's connection (loaded on the server when missing).
+        A connection that failed is made again and the call sent again, up to the pool's retries, as
+        the client would; then the error is raised (the callers ride out an outage)."""
         state = self._process()
-        return state.scripts[script](keys=list(keys), args=list(args), client=self._thread_client(state))
+        conn = self._thread_client(state).connection
+        assert conn is not None  # a single-connection client holds its connection from construction
+        sha, source = state.scripts[script]
+        command = ("EVALSHA", sha, len(keys), *keys, *args)
+
+        def call() -> Any:
+            try:
+                conn.send_command(*command)
+                return conn.read_response()
+            except NoScriptError:  # the server lost its scripts (restarted, flushed): load it, ask again
+                conn.send_command("SCRIPT", "LOAD", source)
+                conn.read_response()
+                conn.send_command(*command)
+                return conn.read_response()
+
+        return conn.retry.call_with_retry(call, lambda _error: conn.disconnect())
 
     def close(self) -> None:
         """Give every thread's connection back and close the pool if this object made it. A later

@@ -139,3 +139,35 @@ def test_a_connection_the_server_closed_while_idle_is_made_again(redis_url: str)
         admin.config_set("timeout", 0)
         admin.close()
         manager.close()
+
+
+def test_a_script_the_server_lost_is_loaded_again(redis_url: str) -> None:
+    """A restarted server without persistence, or `SCRIPT FLUSH`, forgets the scripts: the next call
+    loads its script and answers, on the same connection."""
+    admin = redis.Redis.from_url(redis_url)
+    conns = _thread_redis(redis_url)
+    try:
+        assert conns.run("echo", [], ["first"]) == b"first"
+        kept = conns.client().client_id()
+        admin.script_flush()
+        assert conns.run("echo", [], ["second"]) == b"second"
+        assert conns.client().client_id() == kept
+    finally:
+        conns.close()
+        admin.close()
+
+
+def test_a_scripts_connection_killed_between_calls_is_made_again_within_the_call(redis_url: str) -> None:
+    """The pool's retry, as the client gives it: a connection the server dropped is made again and
+    the script sent again, so the caller never sees the error of a connection that was already gone."""
+    admin = redis.Redis.from_url(redis_url)
+    conns = _thread_redis(redis_url)
+    try:
+        assert conns.run("echo", [], ["before"]) == b"before"
+        kept = conns.client().client_id()
+        admin.client_kill_filter(_id=kept)
+        assert conns.run("echo", [], ["after"]) == b"after"
+        assert conns.client().client_id() != kept
+    finally:
+        conns.close()
+        admin.close()
