@@ -341,7 +341,12 @@ def after(
                                       own_links=own is FetchStatus.OK), nxt)
 
     if r is Result.FAILED:
-        streak = base.streak + 1
+        # A call that failed before the answer the state now holds (a holder whose call went out later
+        # answered and wrote first) is not a failure since that answer: the streak it reset stays. An
+        # answer a store kept to the millisecond of this call cannot be told apart: it counts, so a
+        # streak may hold one failure too many (it stops sooner), never one too few (a call too many).
+        before_answer = base.answered_at is not None and base.answered_at > now
+        streak = base.streak if before_answer else base.streak + 1
         nxt = replace(base, streak=streak, attempts=base.attempts + 1, attempted_at=now, engine_failures=0,
                       request=request)
         nxt = replace(nxt, status=url_status(nxt, now, rules))

@@ -9,7 +9,17 @@ import pytest
 
 from social_recording.domain.models import SocialUrl, UrlState, as_stored
 from social_recording.domain.status import FetchStatus
-from social_recording.domain.url_machine import Act, Rules, RunRequest, Why, decide
+from social_recording.domain.url_machine import (
+    Act,
+    Decision,
+    Outcome,
+    Result,
+    Rules,
+    RunRequest,
+    Why,
+    after,
+    decide,
+)
 
 START = datetime(2026, 11, 30, 12, 0, 0, 250_400, tzinfo=UTC)
 """The named retry's selection, 0.4 ms into a millisecond."""
@@ -35,3 +45,20 @@ def test_a_named_retry_takes_a_call_in_its_first_millisecond_as_its_own(called_a
     decision = decide(state, element, request=request, selected=None, now=START + timedelta(seconds=1),
                       rules=Rules(max_attempts=5, min_interval=timedelta(0)))
     assert decision.act is act, decision
+
+
+@pytest.mark.parametrize(("answered_at", "streak"), [
+    (START + timedelta(seconds=1), 2),  # a later call answered and wrote first: its reset stands
+    (START + timedelta(microseconds=300), 2),  # ... on a store keeping microseconds (SQLite)
+    (as_stored(START + timedelta(microseconds=300)), 3),  # in this call's millisecond, kept to it: counted
+    (START - timedelta(milliseconds=1), 3),  # answered before this call went out: one more failure
+])
+def test_a_failed_call_counts_only_when_it_went_out_after_the_answer_the_state_holds(
+    answered_at: datetime, streak: int
+) -> None:
+    state = UrlState(url=URL, platform="x", status=FetchStatus.OK, answer=FetchStatus.OK, answered_at=answered_at,
+                     source_token="B", attempted_at=answered_at, attempts=4, streak=2, version=3)
+    element = SocialUrl(url=URL, status=FetchStatus.ERROR, attempts=2, checked_at=START - timedelta(hours=1))
+    transition = after(state, element, Outcome(Result.FAILED, called=True), decision=Decision(Act.CALL),
+                       address="A", now=START, rules=Rules(max_attempts=5, min_interval=timedelta(0)))
+    assert transition.state is not None and transition.state.streak == streak

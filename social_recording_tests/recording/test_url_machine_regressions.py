@@ -511,6 +511,39 @@ def test_a_late_holders_answer_refused_by_fencing_leaves_the_failure_streak_as_i
     assert _status(store, "B", WEB_URL) is FetchStatus.PENDING
 
 
+def test_a_call_that_failed_before_a_late_holders_answer_does_not_count_on_top_of_that_answer(
+    store: Store, locks: LockManager
+) -> None:
+    """Found by the model test. A's call to a failing URL goes out; B, a holder whose lease ran out,
+    calls the same URL a moment later, gets ok and writes first. A's failure came before that answer:
+    A takes the window's ok, and the streak the answer reset stays 0 instead of counting A's failure
+    as one since the answer."""
+    counter, clock = MemoryCounter(), StepClock(T0)
+    world = Switchable(counter)
+    world.behaviour = Behaviour("error")
+    eng = build_engine(store, locks, world.registry, clock=clock)
+    _token(store, "A", [X_URL])
+    _token(store, "B", [X_URL])
+    assert [u.status for u in eng.processor.record("A", "A").urls] == [FetchStatus.ERROR]
+    clock.advance(timedelta(minutes=61))  # past the back-off
+
+    def late_ok(write):  # type: ignore[no-untyped-def]
+        clock.advance(timedelta(seconds=1))  # B's call goes out after A's
+        world.behaviour = Behaviour("ok")
+        late = _late_engine(store, world.registry, write.fence - 1, clock)
+        assert late.recorder.record_url(("B", "B"), X_URL, RunState()).status is FetchStatus.OK
+        world.behaviour = Behaviour("error")
+
+    assert isinstance(store, _LateHolder)
+    store.late = late_ok
+    out = eng.processor.record("A", "A")
+    assert [(u.status, u.reused) for u in out.urls] == [(FetchStatus.OK, True)]  # the window's ok stands
+    state = store.find_url_state(X_URL)
+    assert state is not None and (state.answer, state.source_token) == (FetchStatus.OK, "B")
+    assert state.streak == 0, "A's failure came before B's answer"
+    assert state.attempts == 3 and counter.get(X_URL) == 3
+
+
 # ---------------------------------------------------------------- times as the stores keep them
 # Found by the model test on the Mongo store: BSON keeps milliseconds, so a call recorded in the same
 # millisecond as the run's start read back as older than it, and the named retry paid again.
