@@ -325,7 +325,11 @@ def after(
         kept = base.answer is not None and rank(base.answer) > rank(own) and (
             base.answered_at is None or now - base.answered_at < rules.ttl
         )
-        answer, answered_at, source = (base.answer, base.answered_at, base.source_token) if kept else (
+        # A better answer that stands against this call's is anchored at this call: the URL was answered
+        # now, and the answer it keeps is the best the window knows (its old anchor would expire first
+        # and leave this call's answer, still fresh, unreused).
+        answer, answered_at, source = (
+            base.answer, now if outcome.called else base.answered_at, base.source_token) if kept else (
             own, now if outcome.called else None, address if own is FetchStatus.OK else None)
         nxt = replace(base, answer=answer, answered_at=answered_at, source_token=source, streak=0,
                       engine_failures=0, request=None,
@@ -374,6 +378,14 @@ def after(
         assert outcome.status is not None
         closed = replace(base, request=request) if request != base.request and state is not None else None
         if keep:
+            # A named re-examination that could not call keeps its answer, unless the window holds a
+            # fresh one: it is recorded now, and holders recorded in one window agree.
+            window = fresh_answer(state, now, rules)
+            if window is not None and window[0] is not element.status:
+                answer, source = window
+                return Transition(NextElement(answer, element.attempts, element.attempted_at, None,
+                                              f"{outcome.detail}; no call made, the window's {answer.value} stands",
+                                              copy_links_from=source), closed)
             return Transition(NextElement(element.status, element.attempts, element.attempted_at, element.cause,
                                           f"{outcome.detail}; no call made, kept {element.status.value}"), closed)
         return Transition(NextElement(outcome.status, element.attempts, element.attempted_at, outcome.cause,

@@ -279,6 +279,59 @@ def test_a_named_retry_takes_the_windows_better_answer_instead_of_paying_to_repl
     assert len(store.find_links("C", X_URL)) == 4
 
 
+def test_a_better_answer_that_stands_against_a_re_examination_is_anchored_at_it(
+    store: Store, locks: LockManager
+) -> None:
+    """Found by the model test. A's `not_found` is nine days old when a retry naming not_found calls
+    again and gets `blocked`: the better not_found stands, and the URL was answered now. Anchored at its
+    own call it went stale five days later while the re-examination's answer was still fresh, and the
+    next holder paid again."""
+    counter, clock = MemoryCounter(), StepClock(T0)
+    world = Switchable(counter)
+    world.behaviour = Behaviour("not_found")
+    eng = build_engine(store, locks, world.registry, clock=clock)
+    _token(store, "A", [X_URL])
+    assert [u.status for u in eng.processor.record("A", None).urls] == [FetchStatus.NOT_FOUND]
+    clock.advance(timedelta(days=9))
+    world.behaviour = Behaviour("blocked")
+    eng.retry.record_selection(eng.retry.select_due(statuses=["not_found"], min_interval_minutes=0))
+    assert counter.get(X_URL) == 2 and _status(store, "A", X_URL) is FetchStatus.NOT_FOUND  # it stands
+    state = store.find_url_state(X_URL)
+    assert state is not None and state.answer is FetchStatus.NOT_FOUND and state.answered_at is not None
+    assert state.answered_at >= T0 + timedelta(days=9) - timedelta(milliseconds=1)
+    clock.advance(timedelta(days=7))  # 16 days after A's own call, 7 after the re-examination
+    _token(store, "B", [X_URL])
+    out = eng.processor.record("B", None)
+    assert [(u.status, u.reused) for u in out.urls] == [(FetchStatus.NOT_FOUND, True)]
+    assert counter.get(X_URL) == 2, "the URL was answered 7 days ago, and B paid again"
+
+
+def test_a_named_re_examination_that_cannot_call_takes_the_windows_fresh_answer(
+    store: Store, locks: LockManager
+) -> None:
+    """Found by the model test. A holds a `not_found` from 20 days ago; C called the URL yesterday and
+    got `blocked`. A retry naming not_found, with paid calls off, cannot call: A kept its old answer with
+    a new check time, so two holders recorded in one window disagreed. It takes the window's answer."""
+    counter, clock = MemoryCounter(), StepClock(T0)
+    world = Switchable(counter)
+    world.behaviour = Behaviour("not_found")
+    paying = build_engine(store, locks, world.registry, clock=clock)
+    _token(store, "A", [WEB_URL])
+    assert [u.status for u in paying.processor.record("A", None).urls] == [FetchStatus.NOT_FOUND]
+    clock.advance(timedelta(days=20))
+    world.behaviour = Behaviour("blocked")
+    _token(store, "C", [WEB_URL])
+    assert [u.status for u in paying.processor.record("C", None).urls] == [FetchStatus.BLOCKED]
+    assert counter.get(WEB_URL) == 2
+    clock.advance(timedelta(days=1))
+    unpaid = build_engine(store, locks, world.registry, clock=clock, enable_paid=False)
+    selection = unpaid.retry.select_due(statuses=["not_found"], min_interval_minutes=0)
+    assert [c.address for c in selection.candidates] == ["A"]
+    unpaid.retry.record_selection(selection)
+    assert counter.get(WEB_URL) == 2
+    assert _status(store, "A", WEB_URL) is FetchStatus.BLOCKED
+
+
 # ---------------------------------------------------------------- a paid request is never thrown away
 
 

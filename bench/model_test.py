@@ -1,0 +1,78 @@
+"""The per-URL state machine's model test, run longer than CI runs it: an exploration, not a test.
+
+    python bench/model_test.py [--examples 1000] [--steps 60] [--runs 3] [--mongo]
+
+CI runs the model test derandomized (the same 200 examples of 40 steps every time). Here every run
+draws new examples, so each run explores interleavings, answers and clock steps CI has not seen. A
+counterexample is printed as the steps that reproduce it (Hypothesis shrinks it first) and the
+script exits 1: the steps become a named test in test_url_machine_regressions.py, and the fix
+makes it pass. `--mongo` runs the machine on the Mongo store over the wire instead (FerretDB, as
+the tests start it: SOCIAL_RECORDING_TEST_FERRETDB names its binary). What the runs did is printed
+at the end (examples, provider calls, late-holder writes, ...), so a run that explored little shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--examples", type=int, default=1000, help="examples per run")
+    parser.add_argument("--steps", type=int, default=60, help="steps per example")
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--mongo", action="store_true", help="on the Mongo store over the wire (FerretDB)")
+    parser.add_argument("--log", action="store_true", help="show the engine's log lines (thousands per run)")
+    args = parser.parse_args(argv)
+    if args.examples < 1 or args.steps < 1 or args.runs < 1:
+        parser.error("--examples, --steps and --runs must be >= 1")
+    # Read by the test module when it is imported: the sizes, and "not derandomized".
+    os.environ["SOCIAL_RECORDING_MODEL_EXAMPLES"] = str(args.examples)
+    os.environ["SOCIAL_RECORDING_MODEL_MONGO_EXAMPLES"] = str(args.examples)
+    os.environ["SOCIAL_RECORDING_MODEL_STEPS"] = str(args.steps)
+    os.environ["SOCIAL_RECORDING_MODEL_SEED"] = "random"
+    if not args.log:
+        logging.disable(logging.CRITICAL)  # the defects the model provokes log a traceback each
+
+    from hypothesis import HealthCheck, settings
+    from hypothesis.stateful import run_state_machine_as_test
+
+    from social_recording_tests.recording import test_url_machine_model as model
+
+    failed = 0
+    for run in range(1, args.runs + 1):
+        started = time.monotonic()
+        try:
+            if args.mongo:
+                from social_recording_tests.ferretdb_server import running_ferretdb
+                from social_recording_tests.mongo_server import MongoServer
+
+                with running_ferretdb() as ferret:
+                    model.UrlRulesOnMongo.server = MongoServer(ferret.url, True)
+                    run_state_machine_as_test(model.UrlRulesOnMongo, settings=settings(
+                        model.UrlRules.TestCase.settings, suppress_health_check=[*HealthCheck]))
+            else:
+                run_state_machine_as_test(model.UrlRules, settings=model.UrlRules.TestCase.settings)
+            verdict = "held"
+        except Exception:
+            failed += 1
+            verdict = "COUNTEREXAMPLE"
+            traceback.print_exc()
+        print(f"run {run}: {args.examples} examples x up to {args.steps} steps: {verdict} "
+              f"({time.monotonic() - started:.0f} s)", flush=True)
+    print("what the runs did: " + ", ".join(f"{k} {v}" for k, v in sorted(model.STATS.items())))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
