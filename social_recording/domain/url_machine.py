@@ -378,16 +378,7 @@ def after(
         assert outcome.status is not None
         closed = replace(base, request=request) if request != base.request and state is not None else None
         if keep:
-            # A named re-examination that could not call keeps its answer, unless the window holds a
-            # fresh one: it is recorded now, and holders recorded in one window agree.
-            window = fresh_answer(state, now, rules)
-            if window is not None and window[0] is not element.status:
-                answer, source = window
-                return Transition(NextElement(answer, element.attempts, element.attempted_at, None,
-                                              f"{outcome.detail}; no call made, the window's {answer.value} stands",
-                                              copy_links_from=source), closed)
-            return Transition(NextElement(element.status, element.attempts, element.attempted_at, element.cause,
-                                          f"{outcome.detail}; no call made, kept {element.status.value}"), closed)
+            return Transition(_kept(element, state, now, rules, f"{outcome.detail}; no call made"), closed)
         return Transition(NextElement(outcome.status, element.attempts, element.attempted_at, outcome.cause,
                                       outcome.detail), closed)
 
@@ -397,10 +388,22 @@ def after(
     nxt = replace(nxt, status=url_status(nxt, now, rules))
     detail = f"{outcome.detail}; our own code failed before any request ({failures} of {rules.max_attempts})"
     if keep:
-        return Transition(NextElement(element.status, element.attempts, element.attempted_at, element.cause,
-                                      f"{detail}; kept {element.status.value}"), nxt)
+        return Transition(_kept(element, state, now, rules, detail), nxt)
     status = FetchStatus.EXHAUSTED if failures >= rules.max_attempts else FetchStatus.ERROR
     return Transition(NextElement(status, element.attempts, element.attempted_at, Cause.ENGINE_FAILURE, detail), nxt)
+
+
+def _kept(element: SocialUrl, state: UrlState | None, now: datetime, rules: Rules, detail: str) -> NextElement:
+    """A named re-examination that learned nothing (no call was made) keeps its element's answer,
+    unless the window holds a fresh one that differs: the element is recorded now, and holders
+    recorded in one window agree."""
+    window = fresh_answer(state, now, rules)
+    if window is not None and window[0] is not element.status:
+        answer, source = window
+        return NextElement(answer, element.attempts, element.attempted_at, None,
+                           f"{detail}; the window's {answer.value} stands", copy_links_from=source)
+    return NextElement(element.status, element.attempts, element.attempted_at, element.cause,
+                       f"{detail}; kept {element.status.value}")
 
 
 def _state_of(n: NextState) -> UrlState:

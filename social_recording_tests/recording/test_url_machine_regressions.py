@@ -306,12 +306,14 @@ def test_a_better_answer_that_stands_against_a_re_examination_is_anchored_at_it(
     assert counter.get(X_URL) == 2, "the URL was answered 7 days ago, and B paid again"
 
 
+@pytest.mark.parametrize("why", ["paid calls off", "our defect before the request"])
 def test_a_named_re_examination_that_cannot_call_takes_the_windows_fresh_answer(
-    store: Store, locks: LockManager
+    store: Store, locks: LockManager, why: str
 ) -> None:
     """Found by the model test. A holds a `not_found` from 20 days ago; C called the URL yesterday and
-    got `blocked`. A retry naming not_found, with paid calls off, cannot call: A kept its old answer with
-    a new check time, so two holders recorded in one window disagreed. It takes the window's answer."""
+    got `blocked`. A retry naming not_found cannot call (paid calls are off, or our own code fails
+    before the request): A kept its old answer with a new check time, so two holders recorded in one
+    window disagreed. It takes the window's answer."""
     counter, clock = MemoryCounter(), StepClock(T0)
     world = Switchable(counter)
     world.behaviour = Behaviour("not_found")
@@ -324,10 +326,13 @@ def test_a_named_re_examination_that_cannot_call_takes_the_windows_fresh_answer(
     assert [u.status for u in paying.processor.record("C", None).urls] == [FetchStatus.BLOCKED]
     assert counter.get(WEB_URL) == 2
     clock.advance(timedelta(days=1))
-    unpaid = build_engine(store, locks, world.registry, clock=clock, enable_paid=False)
-    selection = unpaid.retry.select_due(statuses=["not_found"], min_interval_minutes=0)
+    if why == "paid calls off":
+        eng = build_engine(store, locks, world.registry, clock=clock, enable_paid=False)
+    else:
+        eng, world.behaviour = paying, Behaviour("bug_before_request")
+    selection = eng.retry.select_due(statuses=["not_found"], min_interval_minutes=0)
     assert [c.address for c in selection.candidates] == ["A"]
-    unpaid.retry.record_selection(selection)
+    eng.retry.record_selection(selection)
     assert counter.get(WEB_URL) == 2
     assert _status(store, "A", WEB_URL) is FetchStatus.BLOCKED
 
