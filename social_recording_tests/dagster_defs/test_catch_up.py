@@ -64,7 +64,7 @@ def test_the_sensor_launches_again_the_partitions_whose_last_run_left_tokens(
     limited_run = instance.get_run_by_id(limited.run_id)
     assert limited_run is not None and limited_run.tags[REMAINING_TAG] == "1"
 
-    sensor = defs.get_sensor_def("reconcile_catch_up_sensor")
+    sensor = defs.resolve_sensor_def("reconcile_catch_up_sensor")
     assert sensor.job_name == "reconcile_job"
     monkeypatch.setattr(catch_up, "SETTLE_S", 0.0)  # the runs above just ended
     result = sensor(build_sensor_context(instance=instance))
