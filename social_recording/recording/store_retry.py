@@ -46,7 +46,7 @@ def write_through_outages(
     def retrying(state: tenacity.RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome is not None else None
         log.warning(kv(event="store_write_retry", write=what, url=safe_url(url), attempt=state.attempt_number,
-                       error=type(exc).__name__, waited_s=round(state.seconds_since_start or 0.0, 1)))
+                       error=type(exc).__name__, waited_s=round(time.monotonic() - started, 1)))
 
     failed: list[BaseException] = [first_error]
 
