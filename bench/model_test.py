@@ -38,7 +38,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--examples, --steps and --runs must be >= 1")
     # Read by the test module when it is imported: the sizes, and "not derandomized".
     os.environ["SOCIAL_RECORDING_MODEL_EXAMPLES"] = str(args.examples)
-    os.environ["SOCIAL_RECORDING_MODEL_MONGO_EXAMPLES"] = str(args.examples)
     os.environ["SOCIAL_RECORDING_MODEL_STEPS"] = str(args.steps)
     os.environ["SOCIAL_RECORDING_MODEL_SEED"] = "random"
     if not args.log:
