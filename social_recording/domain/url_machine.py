@@ -346,9 +346,10 @@ def after(
 
     if r is Result.FAILED:
         # A call that failed before the answer the state now holds (a holder whose call went out later
-        # answered and wrote first) is not a failure since that answer: the streak it reset stays. An
-        # answer a store kept to the millisecond of this call cannot be told apart: it counts, so a
-        # streak may hold one failure too many (it stops sooner), never one too few (a call too many).
+        # answered and wrote first) is not a failure since that answer: the streak it reset stays. Both
+        # stores keep an answer's time to the microsecond, as two calls of one URL can fall in one
+        # millisecond; an answer of this call's very microsecond counts (the safe side: one failure too
+        # many stops the streak sooner, one too few would allow a call too many).
         before_answer = base.answered_at is not None and base.answered_at > now
         streak = base.streak if before_answer else base.streak + 1
         nxt = replace(base, streak=streak, attempts=base.attempts + 1, attempted_at=now, engine_failures=0,

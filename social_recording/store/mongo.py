@@ -44,7 +44,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bson import ObjectId
@@ -60,6 +60,7 @@ from social_recording.domain.models import (
     TokenProfile,
     UnresolvedValue,
     UrlState,
+    as_stored,
     ensure_utc,
     utcnow,
 )
@@ -361,6 +362,25 @@ def _checked_in(value: datetime | None) -> datetime | None:
     return None if value <= NEVER else value
 
 
+def _answered_at_out(value: datetime | None) -> dict[str, Any]:
+    """A URL state's answer time to the microsecond: a BSON date keeps milliseconds, so the rest
+    goes in `answered_at_us`. A failed call is counted in the streak only when it went out after the
+    answer the state holds, and two calls of one URL can fall in one millisecond
+    (docs/architecture.md, "The rules")."""
+    if value is None:
+        return {"answered_at": None, "answered_at_us": None}
+    value = ensure_utc(value)
+    return {"answered_at": value, "answered_at_us": value.microsecond % 1000}
+
+
+def _answered_at_in(doc: Mapping[str, Any]) -> datetime | None:
+    value = _opt_utc(doc.get("answered_at"))
+    rest = doc.get("answered_at_us")
+    if value is None or not rest:  # a state written before the field: its millisecond
+        return value
+    return as_stored(value) + timedelta(microseconds=int(rest))
+
+
 def _url(el: Mapping[str, Any]) -> SocialUrl:
     cause = el.get("cause")
     return SocialUrl(
@@ -393,7 +413,7 @@ def _state(doc: Mapping[str, Any]) -> UrlState:
         request=request,
         updated_at=_opt_utc(doc.get("updated_at")),
         answer=FetchStatus(doc["answer"]) if doc.get("answer") else None,
-        answered_at=_opt_utc(doc.get("answered_at")),
+        answered_at=_answered_at_in(doc),
         streak=int(doc.get("streak", 0)),
         engine_failures=int(doc.get("engine_failures", 0)),
         version=int(doc.get("version", 0)),
@@ -833,7 +853,7 @@ class MongoStore:
                 "platform": write.platform, "status": s.status.value, "attempted_at": _opt_utc(s.attempted_at),
                 "attempts": s.attempts, "fence": f, "updated_at": ensure_utc(write.now),
                 "source_token": s.source_token, "answer": None if s.answer is None else s.answer.value,
-                "answered_at": _opt_utc(s.answered_at), "streak": s.streak, "engine_failures": s.engine_failures,
+                **_answered_at_out(s.answered_at), "streak": s.streak, "engine_failures": s.engine_failures,
                 "request": None if req is None else {"provider": req.provider, "request_id": req.request_id,
                                                      "submitted_at": ensure_utc(req.submitted_at)},
             }

@@ -602,6 +602,37 @@ def test_a_call_that_failed_before_a_late_holders_answer_does_not_count_on_top_o
     assert state.attempts == 3 and counter.get(X_URL) == 3
 
 
+def test_a_call_that_failed_in_the_millisecond_before_a_late_holders_answer_does_not_count_either(
+    store: Store, locks: LockManager
+) -> None:
+    """Found by the model test on the Mongo store. As above, but B's call goes out 300 microseconds
+    after A's, in the same millisecond: a store that kept B's answer time to the millisecond read it
+    as given before A's call, and counted A's failure on top of B's ok (streak 1)."""
+    counter, clock = MemoryCounter(), StepClock(T0 + timedelta(microseconds=100))
+    world = Switchable(counter)
+    world.behaviour = Behaviour("error")
+    eng = build_engine(store, locks, world.registry, clock=clock)
+    _token(store, "A", [X_URL])
+    _token(store, "B", [X_URL])
+    assert [u.status for u in eng.processor.record("A", "A").urls] == [FetchStatus.ERROR]
+    clock.advance(timedelta(minutes=61))
+
+    def late_ok(write):  # type: ignore[no-untyped-def]
+        clock.advance(timedelta(microseconds=300))
+        world.behaviour = Behaviour("ok")
+        late = _late_engine(store, world.registry, write.fence - 1, clock)
+        assert late.recorder.record_url(("B", "B"), X_URL, RunState()).status is FetchStatus.OK
+        world.behaviour = Behaviour("error")
+
+    assert isinstance(store, _LateHolder)
+    store.late = late_ok
+    assert [(u.status, u.reused) for u in eng.processor.record("A", "A").urls] == [(FetchStatus.OK, True)]
+    state = store.find_url_state(X_URL)
+    assert state is not None and state.answer is FetchStatus.OK
+    assert state.answered_at == T0 + timedelta(minutes=61, microseconds=400), "B's answer time, to the microsecond"
+    assert state.streak == 0, "A's failure came before B's answer, in the same millisecond"
+
+
 # ---------------------------------------------------------------- times as the stores keep them
 # Found by the model test on the Mongo store: BSON keeps milliseconds, so a call recorded in the same
 # millisecond as the run's start read back as older than it, and the named retry paid again.

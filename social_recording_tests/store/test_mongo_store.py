@@ -169,6 +169,20 @@ def test_a_state_upsert_that_meets_a_newer_holder_reports_its_fence(
     assert el is not None and el.status is FetchStatus.PENDING
 
 
+def test_a_url_states_answer_time_is_kept_to_the_microsecond(any_mongo: MongoStore) -> None:
+    """BSON dates keep milliseconds; the answer time's rest is kept beside it, because the failure
+    streak orders a failed call against an answer given in the same millisecond. A state written
+    before that field reads as its millisecond."""
+    at = T1 + timedelta(microseconds=1_234)
+    any_mongo.create_pending_token(TokenProfile(address="M", urls=[U]))
+    assert any_mongo.apply_url_write(url_write("M", U, 1, FetchStatus.OK, at)).result is WriteResult.APPLIED
+    state = any_mongo.find_url_state(U)
+    assert state is not None and state.answered_at == at
+    any_mongo.db["url_states"].update_one({"url": U}, {"$unset": {"answered_at_us": ""}})
+    state = any_mongo.find_url_state(U)
+    assert state is not None and state.answered_at == T1 + timedelta(milliseconds=1)
+
+
 def test_save_paid_request_retries_a_lost_insert_race(mongo: MongoStore, monkeypatch: pytest.MonkeyPatch) -> None:
     real = mongomock.Collection.update_one
     raced: list[bool] = []
