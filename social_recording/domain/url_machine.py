@@ -334,7 +334,7 @@ def after(
         nxt = replace(base, answer=answer, answered_at=answered_at, source_token=source, streak=0,
                       engine_failures=0, request=None,
                       attempts=base.attempts + int(outcome.called),
-                      attempted_at=now if outcome.called else base.attempted_at)
+                      attempted_at=_last_call(base, now) if outcome.called else base.attempted_at)
         nxt = replace(nxt, status=url_status(nxt, now, rules))
         if kept and rules.reusable:
             assert answer is not None
@@ -352,7 +352,7 @@ def after(
         # many stops the streak sooner, one too few would allow a call too many).
         before_answer = base.answered_at is not None and base.answered_at > now
         streak = base.streak if before_answer else base.streak + 1
-        nxt = replace(base, streak=streak, attempts=base.attempts + 1, attempted_at=now, engine_failures=0,
+        nxt = replace(base, streak=streak, attempts=base.attempts + 1, attempted_at=_last_call(base, now), engine_failures=0,
                       request=request)
         nxt = replace(nxt, status=url_status(nxt, now, rules))
         fresh = fresh_answer(_state_of(nxt), now, rules)
@@ -368,7 +368,8 @@ def after(
         return Transition(NextElement(final, called_attempts, called_at, None, detail), nxt)
 
     if r is Result.UNREADABLE:
-        read = replace(base, attempts=base.attempts + 1, attempted_at=now, request=request) if outcome.called else None
+        read = (replace(base, attempts=base.attempts + 1, attempted_at=_last_call(base, now), request=request)
+                if outcome.called else None)
         if keep:
             return Transition(NextElement(element.status, called_attempts, called_at, element.cause,
                                           f"{outcome.detail}; kept {element.status.value}"), read)
@@ -392,6 +393,12 @@ def after(
         return Transition(_kept(element, state, now, rules, detail), nxt)
     status = FetchStatus.EXHAUSTED if failures >= rules.max_attempts else FetchStatus.ERROR
     return Transition(NextElement(status, element.attempts, element.attempted_at, Cause.ENGINE_FAILURE, detail), nxt)
+
+
+def _last_call(base: NextState, now: datetime) -> datetime:
+    """The URL's last call once this one is counted: a holder whose call went out later may have
+    written first, and the back-off runs from the latest call."""
+    return now if base.attempted_at is None or base.attempted_at < now else base.attempted_at
 
 
 def _kept(element: SocialUrl, state: UrlState | None, now: datetime, rules: Rules, detail: str) -> NextElement:

@@ -600,6 +600,7 @@ def test_a_call_that_failed_before_a_late_holders_answer_does_not_count_on_top_o
     assert state is not None and (state.answer, state.source_token) == (FetchStatus.OK, "B")
     assert state.streak == 0, "A's failure came before B's answer"
     assert state.attempts == 3 and counter.get(X_URL) == 3
+    assert state.attempted_at == T0 + timedelta(minutes=61, seconds=1), "the last call is B's, not A's earlier one"
 
 
 def test_a_call_that_failed_in_the_millisecond_before_a_late_holders_answer_does_not_count_either(
