@@ -60,7 +60,6 @@ from social_recording.domain.models import (
     TokenProfile,
     UnresolvedValue,
     UrlState,
-    as_stored,
     ensure_utc,
     utcnow,
 )
@@ -378,7 +377,7 @@ def _answered_at_in(doc: Mapping[str, Any]) -> datetime | None:
     rest = doc.get("answered_at_us")
     if value is None or not rest:  # a state written before the field: its millisecond
         return value
-    return as_stored(value) + timedelta(microseconds=int(rest))
+    return value + timedelta(microseconds=int(rest))  # a BSON date holds whole milliseconds
 
 
 def _url(el: Mapping[str, Any]) -> SocialUrl:
