@@ -127,6 +127,15 @@ def fresh_answer(state: UrlState | None, now: datetime, rules: Rules) -> tuple[F
     return None if hit is None else (hit.status, hit.source_token)
 
 
+def live_streak(state: UrlState | NextState, now: datetime, rules: Rules) -> int:
+    """The failure streak that still counts: a streak whose last call is older than the reuse window
+    has expired with it, as an answer would have (a provider outage months ago says nothing about the
+    URL now). An element already `exhausted` stays so; only new holders and the URL state start afresh."""
+    if state.streak and state.attempted_at is not None and now - state.attempted_at >= rules.ttl:
+        return 0
+    return state.streak
+
+
 def _called_since(state: UrlState | None, since: datetime) -> bool:
     return state is not None and state.attempted_at is not None and state.attempted_at >= as_stored(since)
 
@@ -162,13 +171,14 @@ def decide(
     if status in ABSORBING:
         return Decision(Act.LEAVE, status, detail=f"already {status.value}")
     s = state or EMPTY
-    if s.streak >= rules.max_attempts:
+    streak = live_streak(s, now, rules)
+    if streak >= rules.max_attempts:
         return _adopt(element, FetchStatus.EXHAUSTED, None,
-                      f"this URL failed its last {s.streak} calls (the budget is {rules.max_attempts})")
+                      f"this URL failed its last {streak} calls (the budget is {rules.max_attempts})")
     if s.engine_failures >= rules.max_attempts:
         return _adopt(element, FetchStatus.EXHAUSTED, Cause.ENGINE_FAILURE,
                       f"our own code failed {s.engine_failures} times on this URL before any request")
-    if s.streak > 0 and (called or not backoff_passed(s.attempted_at, now, rules.min_interval)):
+    if streak > 0 and (called or not backoff_passed(s.attempted_at, now, rules.min_interval)):
         when = s.attempted_at.isoformat() if s.attempted_at else "?"
         who = "this run's call" if called else "another holder's call"
         return _adopt(element, FetchStatus.ERROR, Cause.BACKOFF,
@@ -268,9 +278,10 @@ def url_status(state: UrlState | NextState, now: datetime, rules: Rules) -> Fetc
     answer, anchor = state.answer, state.answered_at
     if answer is not None and (anchor is None or now - anchor < rules.ttl):
         return answer
-    if state.streak >= rules.max_attempts or state.engine_failures >= rules.max_attempts:
+    streak = live_streak(state, now, rules)
+    if streak >= rules.max_attempts or state.engine_failures >= rules.max_attempts:
         return FetchStatus.EXHAUSTED
-    return FetchStatus.ERROR if state.streak else FetchStatus.PENDING
+    return FetchStatus.ERROR if streak else FetchStatus.PENDING
 
 
 def _as_next(s: UrlState) -> NextState:
@@ -351,7 +362,7 @@ def after(
         # millisecond; an answer of this call's very microsecond counts (the safe side: one failure too
         # many stops the streak sooner, one too few would allow a call too many).
         before_answer = base.answered_at is not None and base.answered_at > now
-        streak = base.streak if before_answer else base.streak + 1
+        streak = live_streak(base, now, rules) + (0 if before_answer else 1)
         nxt = replace(base, streak=streak, attempts=base.attempts + 1, attempted_at=_last_call(base, now), engine_failures=0,
                       request=request)
         nxt = replace(nxt, status=url_status(nxt, now, rules))
@@ -361,7 +372,10 @@ def after(
             detail = f"{outcome.detail}; the call failed, the window's {answer.value} stands"
             return Transition(NextElement(answer, called_attempts, called_at, None, detail,
                                           copy_links_from=source), nxt)
-        final = resolve_final_status(streak - 1, FetchStatus.ERROR, True, rules.max_attempts)
+        # A failure that came before an answer the window cannot hand over (a URL whose answers are
+        # never reused) leaves the streak that answer reset: the element failed, and is due again.
+        final = (resolve_final_status(streak - 1, FetchStatus.ERROR, True, rules.max_attempts) if streak
+                 else FetchStatus.ERROR)
         detail = outcome.detail
         if final is FetchStatus.EXHAUSTED:
             detail = f"{detail}; error -> exhausted after {streak} failed calls in a row"

@@ -11,6 +11,7 @@ store (CI: 8). Every counterexample it found is a named test in test_url_machine
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
@@ -137,6 +138,8 @@ class World:
     """Every answer the provider gave, with its time."""
     open_request: dict[str, Any] = field(default_factory=dict)
     """URL -> when its paid request was submitted, until an answer closes it."""
+    last_failed: dict[str, Any] = field(default_factory=dict)
+    """URL -> when its last failed call was made: a streak older than the window has expired."""
     stale_answer: tuple[str, Any, FetchStatus] | None = None
     """What a late holder's call answered, until its write is known to have landed."""
     stale_written: dict[tuple[str, str], Any] = field(default_factory=dict)
@@ -224,6 +227,12 @@ class ModelProvider:
 
     def _fail(self, url: str, code: ErrorCode, message: str, forced: bool) -> GenerateResult:
         w = self.w
+        now = self.clock()
+        last = w.last_failed.get(url)
+        if last is not None and now - last >= DEDUPE_TTL:  # the spent streak expired with the window
+            STATS["streaks expired"] += int(w.streak.get(url, 0) > 0)
+            w.streak[url] = w.budget_streak[url] = 0
+        w.last_failed[url] = now
         w.streak[url] = w.streak.get(url, 0) + 1
         w.peak_streak[url] = max(w.peak_streak.get(url, 0), w.streak[url])
         if not (forced or w.stale):
@@ -232,6 +241,23 @@ class ModelProvider:
                 w.violations.append(f"{url}: failed call {w.budget_streak[url]} in one streak "
                                     f"(budget {MAX_ATTEMPTS})")
         raise ExternalFetchError(code, message)
+
+
+class EngineExceptions(logging.Handler):
+    """Every exception the engine logged while recording: only the model's own `bug` answer (a
+    defect before any request, which the engine must survive and count) is expected; anything else
+    raised inside the engine (a rule that raises on a merge, a store call that blows up) is a failure
+    of the rules, never excused as "the URL said why"."""
+
+    def __init__(self, world: World) -> None:
+        super().__init__(level=logging.ERROR)
+        self.world = world
+
+    def emit(self, record: logging.LogRecord) -> None:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is None or (isinstance(exc, KeyError) and "a defect of ours" in str(exc)):
+            return
+        self.world.violations.append(f"the engine raised {type(exc).__name__}: {exc} ({record.getMessage()[:200]})")
 
 
 class TickingClock(StepClock):
@@ -303,6 +329,8 @@ class UrlRules(RuleBasedStateMachine):
         self.ok_seen: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
         self.exhausted_seen: dict[tuple[str, str], FetchStatus | None] = {}
         self.streak_at_step_start: dict[str, int] = {}
+        self.exceptions = EngineExceptions(self.world)
+        logging.getLogger("social_recording").addHandler(self.exceptions)
 
     def _engine(self, paid: bool) -> Engine:
         timings = Timings(url_lock_wait=0.02, url_lock_ttl=30.0, token_lock_ttl=30.0, write_retry_s=1.0)
@@ -323,6 +351,7 @@ class UrlRules(RuleBasedStateMachine):
         STATS["provider calls"] += self.world.calls
         STATS["paid submissions"] += self.world.submissions
         STATS["tokens"] += len(self.tokens)
+        logging.getLogger("social_recording").removeHandler(self.exceptions)
         self.locks.close()
         self._close_store()
         shutil.rmtree(self.dir, ignore_errors=True)

@@ -36,6 +36,7 @@ from social_recording.store.sqlite import SqliteStore
 from social_recording_tests.mongo_server import MongoServer
 from social_recording_tests.recording.engine_fakes import (
     T0,
+    TG_URL,
     WEB_URL,
     X_URL,
     YT_URL,
@@ -639,3 +640,69 @@ def test_a_named_retry_re_examines_a_url_once_for_all_its_holders_off_the_millis
     retry.record_selection(selection, max_workers=1)
     assert counter.get(X_URL) == 2, "the named retry re-examined the URL once per holder"
     assert (_status(store, "A", X_URL), _status(store, "B", X_URL)) == (FetchStatus.BLOCKED, FetchStatus.BLOCKED)
+
+
+def test_a_failed_call_before_a_late_holders_answer_on_a_never_reused_url_is_recorded_not_raised(
+    store: Store, locks: LockManager
+) -> None:
+    """Found trying the rules from outside: on a URL whose answers are never handed over (Telegram), a
+    call that failed before a late holder's answer left no window answer to take, and the merge asked
+    the budget rule about streak -1 and raised. The failure is recorded: the element fails (due again
+    after the back-off), the streak the answer reset stays 0, both calls are counted."""
+    counter, clock = MemoryCounter(), StepClock(T0)
+    world = Switchable(counter)
+    world.behaviour = Behaviour("error")
+    eng = build_engine(store, locks, world.registry, clock=clock)
+    _token(store, "A", [TG_URL])
+    _token(store, "B", [TG_URL])
+
+    def late_ok(write):  # type: ignore[no-untyped-def]
+        clock.advance(timedelta(seconds=1))  # B's call goes out after A's
+        world.behaviour = Behaviour("ok")
+        late = _late_engine(store, world.registry, write.fence - 1, clock)
+        assert late.recorder.record_url(("B", "B"), TG_URL, RunState()).status is FetchStatus.OK
+        world.behaviour = Behaviour("error")
+
+    assert isinstance(store, _LateHolder)
+    store.late = late_ok
+    out = eng.processor.record("A", "A")
+    assert [(u.status, u.attempted) for u in out.urls] == [(FetchStatus.ERROR, True)], out.urls
+    state = store.find_url_state(TG_URL)
+    assert state is not None and (state.answer, state.streak, state.attempts) == (FetchStatus.OK, 0, 2)
+    assert counter.get(TG_URL) == 2
+    assert (_status(store, "A", TG_URL), _status(store, "B", TG_URL)) == (FetchStatus.ERROR, FetchStatus.OK)
+
+
+# ---------------------------------------------------------------- a spent streak expires with the window
+
+
+@pytest.mark.parametrize(("days", "calls", "status"), [
+    pytest.param(1, 0, FetchStatus.EXHAUSTED, id="day-1-still-spent"),
+    pytest.param(15, 1, FetchStatus.ERROR, id="day-15-a-fresh-streak"),
+    pytest.param(200, 1, FetchStatus.ERROR, id="day-200-a-fresh-streak"),
+])
+def test_a_spent_streak_expires_with_the_reuse_window(
+    store: Store, locks: LockManager, days: int, calls: int, status: FetchStatus
+) -> None:
+    """Found trying the rules from outside: a five-hour outage spent a URL's budget, and every new
+    holder after it got `exhausted` without a call, on day 1 as on day 200, while answers expire after
+    14 days. The streak now expires with the window: a holder after it gets one call and a fresh
+    streak; the holder that exhausted stays `exhausted` (absorbing)."""
+    counter, clock = MemoryCounter(), StepClock(T0)
+    world = Switchable(counter)
+    world.behaviour = Behaviour("error")
+    eng = build_engine(store, locks, world.registry, clock=clock)
+    _token(store, "A", [X_URL])
+    for _ in range(5):  # one call an hour: the outage spends the budget
+        eng.processor.record("A", "A")
+        clock.advance(timedelta(minutes=61))
+    assert _status(store, "A", X_URL) is FetchStatus.EXHAUSTED and counter.get(X_URL) == 5
+    clock.advance(timedelta(days=days) - timedelta(minutes=61))
+    _token(store, "B", [X_URL], at=clock())
+    out = eng.processor.record("B", "B")
+    assert counter.get(X_URL) == 5 + calls
+    assert [(u.status, u.attempted) for u in out.urls] == [(status, bool(calls))]
+    state = store.find_url_state(X_URL)
+    assert state is not None and state.streak == (5 if calls == 0 else 1)
+    eng.processor.record("A", "A")
+    assert _status(store, "A", X_URL) is FetchStatus.EXHAUSTED and counter.get(X_URL) == 5 + calls
