@@ -116,6 +116,9 @@ class Settings(BaseSettings):
     live_poll_seconds: int = Field(default=LIVE_POLL_SECONDS, ge=DAEMON_SENSOR_LOOP_S, le=3600)
     """How often token_flow_sensor reads the tracker (one range request per evaluation): freshness
     against the tracker's load. Nothing shorter than the daemon's sensor loop is possible."""
+    spool_dir: Path | None = None
+    """Where paid answers the store could not take wait for the next run (default: `spool` in the data
+    directory; put it on another disk than a SQLite store's file, so a full disk there does not fill it)."""
     rate_limits: dict[str, str] = Field(default_factory=dict)
     """Per-service rate overrides as JSON, e.g. {"twitterapi": "50/second", "urlscan": "120/minute;1000/hour"}
     ("none" removes a rate); the documented rates apply otherwise (outbound.limits)."""
@@ -218,6 +221,10 @@ class Settings(BaseSettings):
     @property
     def data_dir(self) -> Path:
         return default_data_dir()
+
+    @property
+    def effective_spool_dir(self) -> Path:
+        return self.spool_dir or (self.data_dir / "spool")
 
     @property
     def effective_scenario(self) -> Path:

@@ -88,6 +88,7 @@ def build_resources(settings: Settings) -> dict[str, Any]:
         max_attempts=settings.max_attempts,
         af_investor_threshold=settings.af_investor_threshold,
         max_exhausted_per_hour=settings.max_exhausted_per_hour,
+        spool_dir=str(settings.effective_spool_dir),
     )
     return {
         "store": store,

@@ -5,6 +5,8 @@ and hands them to `recording.engine.build_engine`, the one place the engine is w
 declares one resource instead of listing five and wiring them again.
 """
 
+from pathlib import Path
+
 from dagster import ConfigurableResource, InitResourceContext, ResourceDependency
 from pydantic import PrivateAttr
 
@@ -15,6 +17,7 @@ from social_recording.dagster_defs.resources import (
     StoreResource,
     TrackerResource,
 )
+from social_recording.recording.answer_spool import AnswerSpool
 from social_recording.recording.engine import Engine, build_engine
 
 
@@ -40,5 +43,6 @@ class RecordingEngineResource(ConfigurableResource):
                 self.store.get(), self.locks.get(), self.platforms.registry(), self.tracker.profile_reader(),
                 tracker=self.tracker.client(), enable_paid=self.policy.enable_paid,
                 max_attempts=self.policy.max_attempts,
+                spool=AnswerSpool(Path(self.policy.spool_dir)) if self.policy.spool_dir else None,
             )
         return self._engine

@@ -251,4 +251,6 @@ class RecordingPolicyResource(_SafeRepr, ConfigurableResource):
     af_investor_threshold: int = 3
     max_exhausted_per_hour: int = DEFAULT_MAX_EXHAUSTED_PER_HOUR
     """The health check's bound on `exhausted` growth (a check, never a switch on recording)."""
+    spool_dir: str = ""
+    """Where paid answers the store could not take wait for the next run ("" keeps none)."""
 

@@ -75,6 +75,27 @@ class PaidRequest(BaseModel):
         return ensure_utc(v)
 
 
+class OpenCall(BaseModel):
+    """A paid request about to leave for a URL, recorded before it is sent: until its result is
+    written, the URL state says a payment may be on its way. A holder that finds one past its timeout
+    counts it as a failed call, so a crash or a store that cannot write costs at most the budget
+    (docs/architecture.md, "No payment without a record")."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: str = Field(min_length=1)
+    subject: str = Field(min_length=1)
+    """What the request asks about (the canonical URL being recorded)."""
+    started_at: datetime
+    fence: int = Field(ge=0)
+    """The lease of the holder that opened it: its own result closes it, nobody else's."""
+
+    @field_validator("started_at")
+    @classmethod
+    def _utc(cls, v: datetime) -> datetime:
+        return ensure_utc(v)
+
+
 class UrlState(BaseModel):
     """What is known about one canonical URL across every token holding it: the best answer of its
     window, the current failure streak, the calls spent, an open paid request. One indexed row per
@@ -105,6 +126,8 @@ class UrlState(BaseModel):
     fence: int = Field(default=0, ge=0)
     request: PaidRequest | None = None
     """A submitted two-step paid call not answered yet: a later holder resumes it."""
+    open_call: OpenCall | None = None
+    """A paid request recorded before it left, whose result is not written yet."""
     version: int = Field(default=0, ge=0)
     """Incremented by every write: a write applies only to the version its decision read."""
     updated_at: datetime | None = None

@@ -14,7 +14,7 @@ from enum import StrEnum
 
 from social_recording.domain.dedupe import DEDUPE_TTL
 from social_recording.domain.dedupe import decide as dedupe_decide
-from social_recording.domain.models import PaidRequest, SocialUrl, UrlState, as_stored
+from social_recording.domain.models import OpenCall, PaidRequest, SocialUrl, UrlState, as_stored
 from social_recording.domain.policy import backoff_passed, resolve_final_status
 from social_recording.domain.status import ABSORBING, REUSABLE, Cause, FetchStatus
 
@@ -67,6 +67,12 @@ class Selected:
     checked_at: datetime | None
 
 
+OPEN_CALL_TIMEOUT = timedelta(minutes=5)
+"""How long a paid call recorded before it left may stay without a result before another holder counts
+it as failed: longer than the worst paid call (about 105 s) plus the URL lock's lifetime (180 s), so by
+then the holder that opened it has written its result or lost its lease."""
+
+
 @dataclass(frozen=True)
 class Rules:
     """The numbers the machine judges by (one run's settings and the URL's platform)."""
@@ -78,8 +84,11 @@ class Rules:
     descriptor says so: a key such as a username can change hands, so an old answer may describe
     another target)."""
     ttl: timedelta = DEDUPE_TTL
+    call_timeout: timedelta = OPEN_CALL_TIMEOUT
 
     def __post_init__(self) -> None:
+        if self.call_timeout <= timedelta(0):
+            raise ValueError(f"call_timeout must be > 0, got {self.call_timeout!r}")
         if self.max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts!r}")
         if self.min_interval < timedelta(0):
@@ -109,6 +118,9 @@ class Decision:
     detail: str = ""
     forced: bool = False
     """CALL / RESUME of a named retry re-examining an answer (the gate and the budget were skipped)."""
+    settled: UrlState | None = None
+    """The URL state with an open call past its timeout counted as a failed call, when the decision
+    found one: written with the element, so the count is kept."""
 
     @property
     def calls(self) -> bool:
@@ -136,6 +148,26 @@ def live_streak(state: UrlState | NextState, now: datetime, rules: Rules) -> int
     return state.streak
 
 
+def settle(state: UrlState | None, now: datetime, rules: Rules) -> UrlState | None:
+    """The state once an open call past its timeout is counted: one failed call of the streak (unless
+    an answer came after it went out), made when it was opened. A holder that crashed, or could not
+    write its result, thereby costs at most the budget, never one payment per run."""
+    if state is None or state.open_call is None or now - state.open_call.started_at < rules.call_timeout:
+        return state
+    opened = state.open_call.started_at
+    answered_after = state.answered_at is not None and state.answered_at > opened
+    last = opened if state.attempted_at is None or state.attempted_at < opened else state.attempted_at
+    streak = live_streak(state, opened, rules) + (0 if answered_after else 1)
+    counted = state.model_copy(update={"open_call": None, "streak": streak, "attempts": state.attempts + 1,
+                                       "attempted_at": last})
+    return counted.model_copy(update={"status": url_status(counted, now, rules)})
+
+
+def _open_call_detail(call: OpenCall, rules: Rules) -> str:
+    return (f"a paid {call.provider} call of this URL is open since {call.started_at.isoformat()} (its holder may "
+            f"still answer); counted as failed if it has no result by {(call.started_at + rules.call_timeout).isoformat()}")
+
+
 def _called_since(state: UrlState | None, since: datetime) -> bool:
     return state is not None and state.attempted_at is not None and state.attempted_at >= as_stored(since)
 
@@ -150,6 +182,28 @@ def decide(
     rules: Rules,
 ) -> Decision:
     """What one recording of `element` does, given its URL's `state` (None: nothing recorded yet)."""
+    settled = settle(state, now, rules)
+    decision = _decide(settled, element, request=request, selected=selected, now=now, rules=rules)
+    if settled is not state and decision.act is not Act.LEAVE:
+        decision = replace(decision, settled=settled)
+    if decision.calls and settled is not None and settled.open_call is not None:
+        # Someone's paid call may still be on its way: never a second payment beside it.
+        detail = _open_call_detail(settled.open_call, rules)
+        if element.status in ABSORBING:
+            return Decision(Act.LEAVE, element.status, detail=f"{detail}; kept {element.status.value}")
+        return replace(_adopt(element, FetchStatus.ERROR, Cause.BACKOFF, detail), settled=decision.settled)
+    return decision
+
+
+def _decide(
+    state: UrlState | None,
+    element: SocialUrl,
+    *,
+    request: RunRequest,
+    selected: Selected | None,
+    now: datetime,
+    rules: Rules,
+) -> Decision:
     status = element.status
     if status is FetchStatus.OK:
         return Decision(Act.LEAVE, status, detail="already ok")
@@ -226,6 +280,8 @@ class Outcome:
     """A paid request this attempt submitted (already saved on the URL state)."""
     request_expired: bool = False
     """The URL's open request was past its provider's retention: it is closed."""
+    opened: OpenCall | None = None
+    """The paid call this attempt recorded before sending: its result, whatever it is, closes it."""
 
     def __post_init__(self) -> None:
         if self.result is Result.ANSWER and self.status not in REUSABLE:
@@ -249,6 +305,7 @@ class NextState:
     attempts: int
     engine_failures: int
     request: PaidRequest | None
+    open_call: OpenCall | None = None
 
 
 @dataclass(frozen=True)
@@ -287,17 +344,18 @@ def url_status(state: UrlState | NextState, now: datetime, rules: Rules) -> Fetc
 def _as_next(s: UrlState) -> NextState:
     return NextState(status=s.status, answer=s.answer, answered_at=s.answered_at, source_token=s.source_token,
                      streak=s.streak, attempted_at=s.attempted_at, attempts=s.attempts,
-                     engine_failures=s.engine_failures, request=s.request)
+                     engine_failures=s.engine_failures, request=s.request, open_call=s.open_call)
 
 
 def without_call(decision: Decision, element: SocialUrl, now: datetime) -> Transition:
-    """The write of a REUSE or ADOPT decision: the element only."""
+    """The write of a REUSE or ADOPT decision: the element, and the URL state when the decision
+    counted an open call past its timeout."""
     if decision.act not in (Act.REUSE, Act.ADOPT) or decision.status is None:
         raise ValueError(f"only REUSE and ADOPT are written without a call, got {decision.act.value}")
     return Transition(
         NextElement(decision.status, element.attempts, element.attempted_at, decision.cause, decision.detail,
                     copy_links_from=decision.source_token),
-        None,
+        None if decision.settled is None else _as_next(decision.settled),
     )
 
 
@@ -318,6 +376,30 @@ def after(
     answers merge instead of the last writer winning."""
     if not decision.calls:
         raise ValueError(f"`after` follows a call decision, got {decision.act.value}")
+    transition = _after(settle(state, now, rules), element, outcome, decision=decision, address=address, now=now,
+                        rules=rules)
+    own = outcome.opened
+    if own is None or transition.element is None:
+        return transition
+    # This attempt knows the result of the call it opened: the record is closed (another holder's stays).
+    nxt = transition.state
+    if nxt is None and state is not None and state.open_call == own:
+        nxt = _as_next(state)
+    if nxt is not None and nxt.open_call == own:
+        return Transition(transition.element, replace(nxt, open_call=None))
+    return transition
+
+
+def _after(
+    state: UrlState | None,
+    element: SocialUrl,
+    outcome: Outcome,
+    *,
+    decision: Decision,
+    address: str,
+    now: datetime,
+    rules: Rules,
+) -> Transition:
     base = _as_next(state) if state is not None else _as_next(EMPTY)
     request = outcome.submitted or base.request
     if outcome.request_expired and outcome.submitted is None:
@@ -431,4 +513,5 @@ def _kept(element: SocialUrl, state: UrlState | None, now: datetime, rules: Rule
 def _state_of(n: NextState) -> UrlState:
     return UrlState(url="", platform="", status=n.status, answer=n.answer, answered_at=n.answered_at,
                     source_token=n.source_token, streak=n.streak, attempted_at=n.attempted_at,
-                    attempts=n.attempts, engine_failures=n.engine_failures, request=n.request)
+                    attempts=n.attempts, engine_failures=n.engine_failures, request=n.request,
+                    open_call=n.open_call)

@@ -43,7 +43,8 @@ from social_recording.platforms.base import (
 )
 from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.recording._text import describe_error, kv, safe_url
-from social_recording.recording.call_guard import LeaseGuard, StoredPaidRequests
+from social_recording.recording.answer_spool import AnswerSpool, SpooledAnswer
+from social_recording.recording.call_guard import LeaseGuard, PaidCallNotRecorded, StoredPaidRequests
 from social_recording.recording.outcomes import EngineOutcome, OutcomeStatus, UrlOutcome, Written
 from social_recording.recording.run_state import RunState
 from social_recording.recording.writer import GraphWriter
@@ -98,7 +99,9 @@ class UrlAttempt:
         run: RunState,
         now: datetime,
         started: float,
+        spool: AnswerSpool | None = None,
     ) -> None:
+        self._spool = spool
         self._store = store
         self._writer = writer
         self._registry = registry
@@ -136,6 +139,9 @@ class UrlAttempt:
     # ------------------------------------------------------------------ the decision
 
     def run(self) -> UrlOutcome:
+        waiting = self._write_spooled_answer()
+        if waiting is not None:
+            return waiting
         for _ in range(STALE_ROUNDS):
             read = self._read()
             if isinstance(read, UrlOutcome):
@@ -153,6 +159,35 @@ class UrlAttempt:
             if written.result is not WriteResult.STALE:
                 return self._written(written, decision.status, attempted=False, reused=decision.act is Act.REUSE,
                                      detail=self._with_links(written, decision.detail, decision.source_token))
+        return self._gave_up()
+
+    def _write_spooled_answer(self) -> UrlOutcome | None:
+        """A paid answer the store could not take earlier is written before anything is decided (so
+        nothing pays for it again); None when there was none, or it is written now."""
+        spooled = None if self._spool is None else self._spool.find(self.url)
+        if spooled is None or self._spool is None:
+            return None
+        outcome, decision, links = spooled.outcome(), spooled.decision(), spooled.planned()
+        for _ in range(STALE_ROUNDS):
+            element = self._store.find_element(spooled.address, self.url)
+            if element is None:  # its token is gone: nobody to write it for
+                self._spool.done(self.url)
+                return None
+            state = self._store.find_url_state(self.url)
+            transition = after(state, element, outcome, decision=decision, address=spooled.address,
+                               now=spooled.called_at, rules=self._rules)
+            try:
+                written = self._write(transition, state, links=links, address=spooled.address)
+            except Exception as exc:
+                return self.outcome(EngineOutcome.DEFERRED,
+                                    detail=f"a paid answer for this URL waits in the spool and the store still "
+                                           f"cannot take it ({describe_error(exc)}); nothing sent")
+            if written.result is WriteResult.STALE:
+                continue
+            self._spool.done(self.url)
+            log.info(kv(event="spooled_answer_written", token=spooled.address, url=safe_url(self.url),
+                        status=outcome.status, result=written.result.value))
+            return None
         return self._gave_up()
 
     def _read(self) -> tuple[SocialUrl, UrlState | None] | UrlOutcome:
@@ -182,7 +217,9 @@ class UrlAttempt:
             try:
                 written = self._write(transition, state, links=links)
             except Exception as exc:
-                return self._unwritten(exc, outcome, state)
+                return self._unwritten(exc, outcome, state, SpooledAnswer.of(
+                    self.address, self.url, self._now, outcome, decision, links)
+                    if outcome.result is Result.ANSWER and outcome.called else None)
             if written.result is WriteResult.STALE:
                 read = self._read()
                 if isinstance(read, UrlOutcome):
@@ -202,10 +239,12 @@ class UrlAttempt:
             return result
         return self._gave_up(attempted=outcome.called)
 
-    def _unwritten(self, exc: Exception, outcome: Outcome, state: UrlState | None) -> UrlOutcome:
+    def _unwritten(self, exc: Exception, outcome: Outcome, state: UrlState | None,
+                   answer: SpooledAnswer | None) -> UrlOutcome:
         """The store refused the result of a call (a full disk past the write retry, a store gone):
-        the URL fails, truthfully `attempted`, and an open paid request, saved when it was submitted,
-        stays on the URL for the next run to resume instead of buying it again."""
+        the URL fails, truthfully `attempted`; an answer is kept in the spool for the next run to
+        write before any new call, and an open paid request, saved when it was submitted, stays on
+        the URL for the next run to resume instead of buying it again."""
         log.error(kv(event="result_not_written", token=self.address, url=safe_url(self.url), called=outcome.called,
                      error=type(exc).__name__), exc_info=True)
         why = f"its disk is full: {describe_error(exc)}" if is_disk_full(exc) else describe_error(exc)
@@ -214,6 +253,8 @@ class UrlAttempt:
             request = state.request
         kept = (f"; the paid {request.provider} request {request.request_id} stays open for the next run to resume"
                 if request is not None else "; left for the next run")
+        if answer is not None and self._spool is not None and self._spool.put(answer):
+            kept = "; its answer is kept in the spool, written by the next run before any new call"
         return self.outcome(EngineOutcome.FAILED, attempted=outcome.called,
                             detail=f"the store did not take the result of {outcome.detail or 'the call'} "
                                    f"({why}){kept}")
@@ -240,9 +281,10 @@ class UrlAttempt:
                                     f"{provider} quota exhausted earlier in this run")
         if self._lease.lost:
             return self.outcome(EngineOutcome.LOST, detail=f"URL lock lost before the call: {self._lease.lost_reason}")
-        guard = LeaseGuard(self._lease)
         requests = StoredPaidRequests(self._store, self.url, self.platform.value, self._lease,
-                                      state.request if state is not None else None, lambda: self._now)
+                                      state.request if state is not None else None, lambda: self._now,
+                                      retry_s=self._writer.retry_s)
+        guard = LeaseGuard(self._lease, record_paid=requests.open_call)
         symbol = self._symbol
         if symbol is None:  # the caller knew only the address: the symbol comes from our own document
             doc = self._store.find_token(self.address)
@@ -260,7 +302,8 @@ class UrlAttempt:
             if result is Result.ANSWER and status is None:
                 status = FetchStatus.OK
             return Outcome(result, status=status, called=called, cause=cause, detail=detail,
-                           submitted=requests.submitted_request, request_expired=requests.expired), links, engine
+                           submitted=requests.submitted_request, request_expired=requests.expired,
+                           opened=requests.opened), links, engine
 
         try:
             # The provider's call slot is taken here, inside the URL lock: the wait is for calls of other
@@ -268,6 +311,10 @@ class UrlAttempt:
             with self._run.calls.slot(provider), observing(guard):
                 generated = generator.generate(self.url, ctx)
             links = self._writer.plan(generated.graph)
+        except PaidCallNotRecorded as exc:
+            self._run.note_paid_requests(guard.paid_sent)
+            log.error(kv(event="paid_call_not_recorded", token=self.address, url=safe_url(self.url)))
+            return self.outcome(EngineOutcome.DEFERRED, attempted=guard.sent > 0, detail=str(exc))
         except CallVetoed as exc:
             self._run.note_paid_requests(guard.paid_sent)
             return self.outcome(EngineOutcome.LOST, attempted=guard.sent > 0, detail=str(exc))
@@ -306,13 +353,13 @@ class UrlAttempt:
     # ------------------------------------------------------------------ the write
 
     def _write(self, transition: Transition, state: UrlState | None, *,
-               links: list[PlannedLink] | None) -> WriteOutcome:
+               links: list[PlannedLink] | None, address: str | None = None) -> WriteOutcome:
         el = transition.element
         assert el is not None
         element = ElementWrite(status=el.status, attempts=el.attempts, attempted_at=el.attempted_at,
                                checked_at=self._now, cause=el.cause, detail=el.detail)
         return self._writer.record(
-            address=self.address, url=self.url, platform=self.platform.value, fence=self._lease.fence,
+            address=address or self.address, url=self.url, platform=self.platform.value, fence=self._lease.fence,
             now=self._now, element=element, state=transition.state,
             expect_version=0 if state is None else state.version,
             graph_links=links if el.own_links else None, copy_links_from=el.copy_links_from,

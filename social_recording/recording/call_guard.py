@@ -15,22 +15,28 @@ import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from social_recording.domain.models import PaidRequest
+from social_recording.domain.models import OpenCall, PaidRequest, as_stored
 from social_recording.locks.base import Lease
 from social_recording.outbound.observe import CallVetoed
-from social_recording.recording.store_retry import write_through_outages
+from social_recording.recording.store_retry import WRITE_RETRY_S, write_through_outages
 from social_recording.store.base import Store
+
+
+class PaidCallNotRecorded(CallVetoed):
+    """The store could not take the record of a paid call about to leave: the call is not sent."""
 
 
 class LeaseGuard:
     """A RequestObserver bound to one URL lease.
 
     `sent` counts the requests handed to the transport during this invocation (the one source of
-    truth for `attempted`); `paid_sent` those of paid providers.
+    truth for `attempted`); `paid_sent` those of paid providers. `record_paid` is asked before the
+    first paid request leaves: no paid request without a durable record of it.
     """
 
-    def __init__(self, lease: Lease) -> None:
+    def __init__(self, lease: Lease, record_paid: Callable[[str], None] | None = None) -> None:
         self._lease = lease
+        self._record_paid = record_paid
         self._lock = threading.Lock()
         self.sent = 0
         self.paid_sent = 0
@@ -44,6 +50,9 @@ class LeaseGuard:
             reason = self._lease.lost_reason or "the lock backend could not confirm it"
             self.vetoed = f"URL lock no longer ours right before a paid {service} request ({reason}); nothing sent"
             raise CallVetoed(self.vetoed)
+        if paid and self._record_paid is not None:
+            record, self._record_paid = self._record_paid, None  # one record covers the attempt's calls
+            record(service)
 
     def request_sent(self, *, service: str, paid: bool) -> None:
         with self._lock:
@@ -65,7 +74,9 @@ class StoredPaidRequests:
         lease: Lease,
         request: PaidRequest | None,
         clock: Callable[[], datetime],
+        retry_s: float = WRITE_RETRY_S,
     ) -> None:
+        self._retry_s = retry_s
         self._store = store
         self._url = url
         self._platform = platform
@@ -77,6 +88,26 @@ class StoredPaidRequests:
         """The request this attempt submitted (saved on the URL state)."""
         self.expired = False
         """The open request was past its provider's retention: closed, not resumed."""
+        self.opened: OpenCall | None = None
+        """The paid call this attempt recorded before sending it."""
+
+    def open_call(self, provider: str) -> None:
+        """Record the paid call about to leave on the URL state, durably, or refuse to send it: a
+        store that cannot write would otherwise turn every run into a new payment nobody counts."""
+        call = OpenCall(provider=provider, subject=self._url, started_at=as_stored(self._clock()),
+                        fence=self._lease.fence)
+        try:
+            result = write_through_outages(
+                lambda: self._store.save_open_call(self._url, self._platform, self._lease.fence, call),
+                what="open_call", url=self._url, retry_s=self._retry_s,
+            )
+        except Exception as exc:
+            raise PaidCallNotRecorded(
+                f"the store could not record the paid {provider} call before sending it "
+                f"({type(exc).__name__}: {exc}); nothing sent, the URL is left as it was") from exc
+        if not result.applied:
+            raise CallVetoed(f"a newer holder of the URL wrote first; the paid {provider} call is left to it")
+        self.opened = call
 
     def previous(self, provider: str, retention: timedelta) -> str | None:
         request = self._request
@@ -92,7 +123,7 @@ class StoredPaidRequests:
         request = PaidRequest(provider=provider, request_id=request_id, submitted_at=self._clock())
         result = write_through_outages(
             lambda: self._store.save_paid_request(self._url, self._platform, self._lease.fence, request),
-            what="paid_request", url=self._url,
+            what="paid_request", url=self._url, retry_s=self._retry_s,
         )
         if not result.applied:
             # A newer holder owns the URL: it will resume or decide; stop here without writing more.

@@ -16,6 +16,7 @@ from social_recording.domain.urls import parse_canonical
 from social_recording.locks.base import LockBackendUnavailable, LockManager
 from social_recording.platforms.base import GeneratorRegistry
 from social_recording.recording._text import describe_error, kv, safe_url
+from social_recording.recording.answer_spool import AnswerSpool
 from social_recording.recording.attempt import Settings, UrlAttempt
 from social_recording.recording.outcomes import EngineOutcome, UrlOutcome
 from social_recording.recording.run_state import RunState
@@ -80,6 +81,7 @@ class UrlRecorder:
         url_lock_wait: float = URL_LOCK_WAIT_S,
         url_lock_ttl: float = URL_LOCK_TTL_S,
         clock: Callable[[], datetime] = utcnow,
+        spool: AnswerSpool | None = None,
     ) -> None:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts!r}")
@@ -95,6 +97,7 @@ class UrlRecorder:
         self._url_lock_wait = url_lock_wait
         self._url_lock_ttl = url_lock_ttl
         self._clock = clock
+        self._spool = spool
 
     @property
     def store(self) -> Store:
@@ -155,6 +158,7 @@ class UrlRecorder:
                         store=self._store, writer=self._writer, registry=self._registry,
                         settings=self._settings, address=address, symbol=symbol, url=url, platform=platform,
                         selected=selected, lease=lease, run=run, now=self._clock(), started=started,
+                        spool=self._spool,
                     )
                     outcome = emit(run, attempt.run())
         except LockBackendUnavailable as exc:

@@ -32,6 +32,11 @@ class GraphWriter:
         self._retry_s = retry_s
         self._sleep = sleep
 
+    @property
+    def retry_s(self) -> float:
+        """How long a write is repeated through a store outage (every write of a recording alike)."""
+        return self._retry_s
+
     @staticmethod
     def plan(graph: SocialGraph) -> list[PlannedLink]:
         """The links the graph yields (raises SocialContractError on a broken graph)."""

@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from social_recording.domain.graph import ObjectKind, PlannedLink, SocialObject
 from social_recording.domain.models import (
+    OpenCall,
     PaidRequest,
     SocialUrl,
     TokenDoc,
@@ -239,6 +240,12 @@ class Store(Protocol):
         """Record a submitted two-step paid request on the URL state (created `pending` if absent),
         fenced like `apply_url_write`, whatever its version (the request is paid for: it must not be
         lost); the version moves on, so the recording that follows reads the state again."""
+        ...
+
+    def save_open_call(self, url: str, platform: str, fence: int, call: OpenCall) -> WriteResult:
+        """Record a paid call about to leave on the URL state (created `pending` if absent), fenced
+        like `apply_url_write`, whatever its version; the version moves on. Durable before it returns:
+        the request is sent only after it."""
         ...
 
     def select_candidates(self, query: CandidateQuery) -> list[Candidate]:

@@ -53,6 +53,7 @@ from pymongo.errors import DuplicateKeyError, OperationFailure, PyMongoError
 
 from social_recording.domain.graph import ObjectKind, PlannedLink, SocialObject
 from social_recording.domain.models import (
+    OpenCall,
     PaidRequest,
     SocialUrl,
     TokenDoc,
@@ -394,6 +395,13 @@ def _url(el: Mapping[str, Any]) -> SocialUrl:
     )
 
 
+def _open_call_out(call: OpenCall | None) -> dict[str, Any] | None:
+    if call is None:
+        return None
+    return {"provider": call.provider, "subject": call.subject, "started_at": ensure_utc(call.started_at),
+            "fence": call.fence}
+
+
 def _state(doc: Mapping[str, Any]) -> UrlState:
     req = doc.get("request")
     request = None
@@ -401,8 +409,14 @@ def _state(doc: Mapping[str, Any]) -> UrlState:
         request = PaidRequest(
             provider=req["provider"], request_id=req["request_id"], submitted_at=ensure_utc(req["submitted_at"])
         )
+    call = doc.get("open_call")
+    open_call = None
+    if isinstance(call, dict) and call.get("provider") and call.get("started_at"):
+        open_call = OpenCall(provider=call["provider"], subject=call.get("subject") or doc["url"],
+                             started_at=ensure_utc(call["started_at"]), fence=int(call.get("fence", 0)))
     return UrlState(
         url=doc["url"],
+        open_call=open_call,
         platform=doc.get("platform") or "unknown",
         status=FetchStatus(doc["status"]),
         attempted_at=_opt_utc(doc.get("attempted_at")),
@@ -855,6 +869,7 @@ class MongoStore:
                 **_answered_at_out(s.answered_at), "streak": s.streak, "engine_failures": s.engine_failures,
                 "request": None if req is None else {"provider": req.provider, "request_id": req.request_id,
                                                      "submitted_at": ensure_utc(req.submitted_at)},
+                "open_call": _open_call_out(s.open_call),
             }
             committed = self._update_state(write.url, f, {"$set": fields, "$inc": {"version": 1}},
                                            write.expect_version)
@@ -970,12 +985,30 @@ class MongoStore:
                     "fence": fence,
                     "request": {"provider": request.provider, "request_id": request.request_id,
                                 "submitted_at": ensure_utc(request.submitted_at)},
+                    "open_call": None,
                     "updated_at": utcnow(),
                 },
                 "$inc": {"version": 1},
                 "$setOnInsert": {"platform": platform, "status": FetchStatus.PENDING.value,
                                  "attempted_at": None, "attempts": 0, "source_token": None, "answer": None,
                                  "answered_at": None, "streak": 0, "engine_failures": 0},
+            },
+            None,
+        )
+        return WriteResult.APPLIED if applied else WriteResult.FENCED
+
+    def save_open_call(self, url: str, platform: str, fence: int, call: OpenCall) -> WriteResult:
+        # Acknowledged by the server before the request leaves (the client's write concern; a replica
+        # set's majority in production, see docs/architecture.md, "No payment without a record").
+        applied = self._update_state(
+            url,
+            fence,
+            {
+                "$set": {"fence": fence, "open_call": _open_call_out(call), "updated_at": utcnow()},
+                "$inc": {"version": 1},
+                "$setOnInsert": {"platform": platform, "status": FetchStatus.PENDING.value,
+                                 "attempted_at": None, "attempts": 0, "source_token": None, "answer": None,
+                                 "answered_at": None, "streak": 0, "engine_failures": 0, "request": None},
             },
             None,
         )

@@ -35,6 +35,7 @@ from typing import Any
 
 from social_recording.domain.graph import ObjectKind, PlannedLink, SocialObject
 from social_recording.domain.models import (
+    OpenCall,
     PaidRequest,
     SocialUrl,
     TokenDoc,
@@ -322,8 +323,13 @@ def _migrate_to_v5(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO store_counts (key, n) " + q_recount()[0])
 
 
+def _migrate_to_v6(conn: sqlite3.Connection) -> None:
+    """A paid call recorded before it leaves (`OpenCall`, as JSON), on the URL state."""
+    conn.execute("ALTER TABLE url_states ADD COLUMN open_call TEXT")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
-    _migrate_to_v1, _migrate_to_v2, _migrate_to_v3, _migrate_to_v4, _migrate_to_v5,
+    _migrate_to_v1, _migrate_to_v2, _migrate_to_v3, _migrate_to_v4, _migrate_to_v5, _migrate_to_v6,
 )
 """MIGRATIONS[i] upgrades a file at `user_version` i to i + 1; append, never edit a released step."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -333,7 +339,7 @@ _URL_COLS = "address, url, status, attempted_at, attempts, checked_at, cause, de
 _LINK_COLS = "token_address, object, object_id, entry_url, platform, subtype, link_depth, created_at"
 _STATE_COLS = (
     "url, platform, status, attempted_at, attempts, source_token, fence, request_provider, request_id, "
-    "request_submitted_at, updated_at, answer, answered_at, streak, engine_failures, version"
+    "request_submitted_at, updated_at, answer, answered_at, streak, engine_failures, version, open_call"
 )
 _CANDIDATE_COLS = "address, url, status, attempts, checked_at, platform, detail"
 
@@ -595,7 +601,7 @@ def _url_from_row(row: Sequence[Any]) -> SocialUrl:
 
 def _state_from_row(row: Sequence[Any]) -> UrlState:
     (url, platform, status, attempted_at, attempts, source_token, fence, provider, request_id, submitted_at,
-     updated_at, answer, answered_at, streak, engine_failures, version) = row
+     updated_at, answer, answered_at, streak, engine_failures, version, open_call) = row
     request = None
     if provider and request_id and submitted_at:
         request = PaidRequest(provider=provider, request_id=request_id, submitted_at=dt_from_text(submitted_at))
@@ -608,6 +614,7 @@ def _state_from_row(row: Sequence[Any]) -> UrlState:
         source_token=source_token,
         fence=fence,
         request=request,
+        open_call=None if not open_call else OpenCall.model_validate_json(open_call),
         updated_at=opt_dt_from_text(updated_at),
         answer=FetchStatus(answer) if answer else None,
         answered_at=opt_dt_from_text(answered_at),
@@ -928,20 +935,21 @@ class SqliteStore:
                 conn.execute(
                     "INSERT INTO url_states (url, platform, status, attempted_at, attempts, source_token, fence, "
                     "request_provider, request_id, request_submitted_at, updated_at, answer, answered_at, streak, "
-                    "engine_failures, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) "
+                    "engine_failures, open_call, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) "
                     "ON CONFLICT (url) DO UPDATE SET status = excluded.status, "
                     "attempted_at = excluded.attempted_at, attempts = excluded.attempts, "
                     "source_token = excluded.source_token, fence = excluded.fence, "
                     "request_provider = excluded.request_provider, request_id = excluded.request_id, "
                     "request_submitted_at = excluded.request_submitted_at, updated_at = excluded.updated_at, "
                     "answer = excluded.answer, answered_at = excluded.answered_at, streak = excluded.streak, "
-                    "engine_failures = excluded.engine_failures, version = url_states.version + 1",
+                    "engine_failures = excluded.engine_failures, open_call = excluded.open_call, "
+                    "version = url_states.version + 1",
                     [write.url, write.platform, s.status.value, opt_dt_to_text(s.attempted_at), s.attempts,
                      s.source_token, write.fence, None if req is None else req.provider,
                      None if req is None else req.request_id,
                      None if req is None else dt_to_text(req.submitted_at), stamp,
                      None if s.answer is None else s.answer.value, opt_dt_to_text(s.answered_at), s.streak,
-                     s.engine_failures],
+                     s.engine_failures, None if s.open_call is None else s.open_call.model_dump_json()],
                 )
             else:
                 conn.execute("UPDATE url_states SET fence = max(fence, ?) WHERE url = ?", [write.fence, write.url])
@@ -1046,9 +1054,23 @@ class SqliteStore:
                 "ON CONFLICT (url) DO UPDATE SET fence = excluded.fence, "
                 "request_provider = excluded.request_provider, request_id = excluded.request_id, "
                 "request_submitted_at = excluded.request_submitted_at, updated_at = excluded.updated_at, "
-                "version = url_states.version + 1",
+                "open_call = NULL, version = url_states.version + 1",
                 [url, platform, FetchStatus.PENDING.value, fence, request.provider, request.request_id,
                  dt_to_text(request.submitted_at), dt_to_text(utcnow())],
+            )
+        return WriteResult.APPLIED
+
+    def save_open_call(self, url: str, platform: str, fence: int, call: OpenCall) -> WriteResult:
+        with self._write() as conn:
+            row = conn.execute("SELECT fence FROM url_states WHERE url = ?", [url]).fetchone()
+            if row is not None and row[0] > fence:
+                return WriteResult.FENCED
+            conn.execute(
+                "INSERT INTO url_states (url, platform, status, attempted_at, attempts, source_token, fence, "
+                "open_call, updated_at, version) VALUES (?, ?, ?, NULL, 0, NULL, ?, ?, ?, 1) "
+                "ON CONFLICT (url) DO UPDATE SET fence = excluded.fence, open_call = excluded.open_call, "
+                "updated_at = excluded.updated_at, version = url_states.version + 1",
+                [url, platform, FetchStatus.PENDING.value, fence, call.model_dump_json(), dt_to_text(utcnow())],
             )
         return WriteResult.APPLIED
 

@@ -9,6 +9,9 @@ one), `url_lock_ttl`, `token_lock_ttl`, `enable_paid`, `rate_limit_url` (when se
 asks the shared rate limiter on that lock backend, with the scenario's rates), `write_retry_s`,
 `fill_disk` (a SQLite store only: a file on the store's filesystem, written until that filesystem is
 full right after a paid request is saved: the disk fills between a paid submission and its result's write),
+`fill_at` ("paid_request", the default: right after a two-step paid request is saved; "open_call_refused":
+right before a paid call's record is written, so that record is refused; "open_call_saved": right after
+it is written, so the call's answer cannot be), `spool_dir` (where unwritten paid answers wait),
 `free_disk_after_s` (the filler is deleted that long after, from another thread; without it, between
 runs), `runs` (how many runs record the tokens, one after another; default 1). Prints one JSON line
 per token and run.
@@ -32,6 +35,7 @@ from social_recording.locks.rate_limits import open_rate_limiter
 from social_recording.outbound.limits import Rate
 from social_recording.platforms.base import ProviderKeys
 from social_recording.platforms.registry import build_registry
+from social_recording.recording.answer_spool import AnswerSpool
 from social_recording.recording.engine import Timings, build_engine
 from social_recording.sandbox.ledger import Ledger
 from social_recording.sandbox.scenario import load_scenario
@@ -46,24 +50,37 @@ DISK_FULL = threading.Event()
 
 
 class FillingStore(SqliteStore):
-    """The real store, whose filesystem fills up right after a paid request is saved."""
+    """The real store, whose filesystem fills up at the moment `fill_at` names."""
 
     filler: Path | None = None
+    fill_at = "paid_request"
+    filled = False
+
+    def _fill(self, moment: str) -> None:
+        """Once: a freed disk stays free."""
+        if moment == self.fill_at and self.filler is not None and not self.filled:
+            self.filled = True
+            fill(self.filler)
 
     def save_paid_request(self, *args: Any, **kwargs: Any) -> WriteOutcome:
         saved = super().save_paid_request(*args, **kwargs)
-        if self.filler is not None and not self.filler.exists():
-            fill(self.filler)
+        self._fill("paid_request")
+        return saved
+
+    def save_open_call(self, *args: Any, **kwargs: Any) -> Any:
+        self._fill("open_call_refused")
+        saved = super().save_open_call(*args, **kwargs)
+        self._fill("open_call_saved")
         return saved
 
 
 def fill(path: Path) -> None:
     """Write `path` until its filesystem has no space left."""
-    with open(path, "wb") as f:
+    # Unbuffered: a buffered file would keep the bytes that did not fit and fail again when closed.
+    with open(path, "wb", buffering=0) as f:
         try:
             while True:
                 f.write(b"\0" * 65536)
-                f.flush()
         except OSError as exc:
             if exc.errno != errno.ENOSPC:
                 raise
@@ -86,6 +103,7 @@ def _open(cfg: dict[str, Any]) -> tuple[Store, Path | None]:
         raise ValueError(f"fill_disk needs a SQLite store, got {url!r}")
     store = FillingStore(Path(url[len("sqlite:///"):]))
     store.filler = Path(cfg["fill_disk"])
+    store.fill_at = cfg.get("fill_at", "paid_request")
     return store, store.filler
 
 
@@ -116,12 +134,15 @@ def main(raw: str) -> int:
         timings=Timings(url_lock_ttl=cfg.get("url_lock_ttl", 30.0), url_lock_wait=cfg.get("url_lock_wait", 30.0),
                         token_lock_ttl=cfg.get("token_lock_ttl", 30.0),
                         write_retry_s=cfg.get("write_retry_s", Timings.write_retry_s)),
+        spool=AnswerSpool(Path(cfg["spool_dir"])) if cfg.get("spool_dir") else None,
     ).processor
     free_after = cfg.get("free_disk_after_s")
     if filler is not None and free_after is not None:
         threading.Thread(target=_free_once_full, args=(filler, float(free_after)), daemon=True).start()
+    full_runs = cfg.get("full_runs")
+    """With `full_runs` N: the disk stays full for the first N runs, freed before the next."""
     for n in range(int(cfg.get("runs", 1))):
-        if n and filler is not None:
+        if n and filler is not None and (full_runs is None or n == full_runs):
             free(filler)
         run = processor.new_run()
         for address, symbol in cfg["tokens"]:

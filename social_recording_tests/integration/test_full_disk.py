@@ -28,6 +28,9 @@ from social_recording_tests.integration.conftest import GUARD, REPO
 pytestmark = pytest.mark.integration
 
 SITE = "https://full-disk.example/launch"
+TWEET = "https://x.com/i/status/1790000000000000001"
+"""A one-step paid URL (twitterapi.io): no request id to resume, so only the record of the call made
+before it left, and the spool, keep a full disk from costing one payment per run."""
 DISK_SIZE = "4m"
 """Room for the store's schema and a few writes; the filler takes the rest."""
 
@@ -43,7 +46,7 @@ def _record_on_a_small_disk(tmp_path: Path, **options: object) -> tuple[list[dic
     cfg = {"store_url": f"sqlite:///{disk / 'store.db'}", "lock_url": f"sqlite:///{tmp_path / 'locks.db'}",
            "scenario": str(write_scenario(tmp_path / "scenario.json", [])), "ledger": str(ledger_path),
            "profiles": {"A": [SITE]}, "tokens": [["A", "a"]], "fill_disk": str(disk / "filler"),
-           "sleep_scale": 0.01, **options}
+           "sleep_scale": 0.01, "spool_dir": str(tmp_path / "spool"), **options}
     # The worker also opens the store to print what it holds at the end (the tmpfs dies with it).
     script = f'mount -t tmpfs -o size={DISK_SIZE} tmpfs "$1" && shift && exec "$@"'
     proc = subprocess.run(
@@ -71,7 +74,8 @@ def test_a_disk_freed_within_the_write_retry_costs_nothing(tmp_path: Path) -> No
 def test_a_disk_full_past_the_write_retry_fails_the_url_truthfully_and_the_next_run_resumes_the_paid_scan(
     tmp_path: Path,
 ) -> None:
-    lines, ledger, _ = _record_on_a_small_disk(tmp_path, write_retry_s=0.5, runs=2, final_state=True)
+    # No spool: the scan's saved id alone must keep the answer from being bought twice.
+    lines, ledger, _ = _record_on_a_small_disk(tmp_path, write_retry_s=0.5, runs=2, final_state=True, spool_dir="")
     first, second = (line for line in lines if "token" in line)
     url = first["urls"][0]
     assert url["status"] == "failed" and url["attempted"], url  # the call was made: never attempted=False
@@ -81,3 +85,35 @@ def test_a_disk_full_past_the_write_retry_fails_the_url_truthfully_and_the_next_
     assert _submissions(ledger) == [f"scan:{SITE}"]  # one scan bought across both runs
     state = next(line for line in lines if line.get("event") == "final_state")
     assert state["element"]["status"] == FetchStatus.OK.value and state["request"] is None, state
+
+
+def _tweet_requests(ledger: Ledger) -> list[str]:
+    return [e.subject for e in ledger.read() if e.service == "twitterapi" and e.paid]
+
+
+@pytest.mark.parametrize("fill_at", ["open_call_refused", "open_call_saved"])
+def test_runs_while_the_store_cannot_write_pay_for_a_tweet_at_most_once(tmp_path: Path, fill_at: str) -> None:
+    """Found trying a full disk from outside: six runs while the store's disk was full and one after
+    it was freed paid 7 requests for one tweet, as nothing recorded the calls. Now a paid call is
+    recorded before it leaves: a store that cannot take that record sends nothing (the URL is left
+    as it was, the run says why); an answer that came back when the store could no longer write is
+    kept in the spool (on another disk) and written by the first run after the disk is freed, which
+    pays nothing again. Six runs on a full disk, then one."""
+    lines, ledger, _ = _record_on_a_small_disk(tmp_path, profiles={"A": [TWEET]}, fill_at=fill_at,
+                                               write_retry_s=0.2, runs=7, full_runs=6, final_state=True)
+    runs = [line for line in lines if "token" in line]
+    assert len(runs) == 7, lines
+    assert len(_tweet_requests(ledger)) <= 1, _tweet_requests(ledger)
+    for line in runs[:6]:
+        (url,) = line["urls"]
+        assert url["status"] in ("deferred", "failed"), url
+        if url["status"] == "deferred":
+            assert ("could not record the paid" in url["detail"] or "waits in the spool" in url["detail"]), url
+        else:  # the one run whose call went out before the disk filled
+            assert url["attempted"] and "kept in the spool" in url["detail"], url
+    (last,) = runs[6]["urls"]
+    assert last["status"] == "ok", last
+    assert len(_tweet_requests(ledger)) == 1, "the answer was written without paying again"
+    state = next(line for line in lines if line.get("event") == "final_state")
+    assert state["element"]["status"] == FetchStatus.OK.value, state
+    assert not list((tmp_path / "spool").glob("*.json")), "the spooled answer was written and removed"

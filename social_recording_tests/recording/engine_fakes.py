@@ -32,6 +32,7 @@ from social_recording.platforms.base import (
     GenerateResult,
     GeneratorRegistry,
 )
+from social_recording.recording.answer_spool import AnswerSpool
 from social_recording.recording.candidates import DEFAULT_LIMIT
 from social_recording.recording.engine import Timings
 from social_recording.recording.engine import build_engine as build_recording_engine
@@ -354,6 +355,7 @@ def build_engine(
     min_interval: timedelta = timedelta(minutes=60),
     clock: Callable[[], datetime] | None = None,
     monotonic: Callable[[], float] = time.monotonic,
+    spool: AnswerSpool | None = None,
 ) -> Engine:
     """The production engine (`recording.engine.build_engine`) with test timings and a step clock
     (a locked-out token's second look and a held job lock wait `token_lock_wait` / `job_lock_wait`,
@@ -363,7 +365,7 @@ def build_engine(
     tracker = tracker if tracker is not None else FakeTracker()
     engine = build_recording_engine(
         store, locks, registry, profiles, tracker=tracker, enable_paid=enable_paid, max_attempts=max_attempts,
-        min_interval=min_interval, clock=clock, monotonic=monotonic,
+        min_interval=min_interval, clock=clock, monotonic=monotonic, spool=spool,
         timings=Timings(url_lock_wait=url_lock_wait, url_lock_ttl=url_lock_ttl, token_lock_ttl=token_lock_ttl,
                         token_lock_wait=token_lock_wait, job_lock_wait=job_lock_wait),
     )

@@ -482,8 +482,10 @@ def test_an_answer_recorded_without_a_call_is_anchored_to_no_call(store: Store, 
 
 # ---------------------------------------------------------------- a late holder in the in-flight window
 # Found by the model test: a holder whose lease ran out writes between another holder's decision and
-# its write. Its result was paid for, so it lands when no newer holder wrote; the newer holder's write
-# is then refused as stale, the state read again, and its answer merged by the rules.
+# its write. Its result was called for, so it lands when no newer holder wrote; the newer holder's write
+# is then refused as stale, the state read again, and its answer merged by the rules. On a paid URL the
+# late holder cannot call at all any more: the newer holder recorded its paid call, under a larger
+# fence, before sending it (the last test of this section); the merges are shown on a free URL.
 
 
 def _late_engine(store: Store, registry: GeneratorRegistry, fence: int, clock: StepClock):  # type: ignore[no-untyped-def]
@@ -517,13 +519,13 @@ def test_a_late_holders_worse_answer_landing_during_a_call_is_merged_not_kept_ov
     counter, clock = MemoryCounter(), StepClock(T0)
     world = Switchable(counter)
     eng = build_engine(store, locks, world.registry, clock=clock)
-    _token(store, "A", [X_URL])
-    _token(store, "B", [X_URL])
+    _token(store, "A", [YT_URL])
+    _token(store, "B", [YT_URL])
 
     def late_not_found(write):  # type: ignore[no-untyped-def]
         world.behaviour = Behaviour("not_found")  # the provider answers the late call differently
         late = _late_engine(store, world.registry, write.fence - 1, clock)
-        out = late.recorder.record_url(("B", "B"), X_URL, RunState())
+        out = late.recorder.record_url(("B", "B"), YT_URL, RunState())
         assert out.status is FetchStatus.NOT_FOUND  # it landed: nobody newer had written
         world.behaviour = Behaviour("ok")
 
@@ -531,11 +533,11 @@ def test_a_late_holders_worse_answer_landing_during_a_call_is_merged_not_kept_ov
     store.late = late_not_found
     out = eng.processor.record("A", "A")
     assert [u.status for u in out.urls] == [FetchStatus.OK]
-    state = store.find_url_state(X_URL)
+    state = store.find_url_state(YT_URL)
     assert state is not None and (state.answer, state.source_token, state.streak) == (FetchStatus.OK, "A", 0)
-    assert state.attempts == 2 and counter.get(X_URL) == 2  # both calls counted, the in-flight window
-    assert _status(store, "B", X_URL) is FetchStatus.NOT_FOUND  # the late holder's own answer
-    _token(store, "C", [X_URL])
+    assert state.attempts == 2 and counter.get(YT_URL) == 2  # both calls counted, the in-flight window
+    assert _status(store, "B", YT_URL) is FetchStatus.NOT_FOUND  # the late holder's own answer
+    _token(store, "C", [YT_URL])
     later = eng.processor.record("C", "C")
     assert [(u.status, u.reused) for u in later.urls] == [(FetchStatus.OK, True)]
 
@@ -586,8 +588,8 @@ def test_a_call_that_failed_before_a_late_holders_answer_does_not_count_on_top_o
     world = Switchable(counter)
     world.behaviour = Behaviour("error")
     eng = build_engine(store, locks, world.registry, clock=clock)
-    _token(store, "A", [X_URL])
-    _token(store, "B", [X_URL])
+    _token(store, "A", [YT_URL])
+    _token(store, "B", [YT_URL])
     assert [u.status for u in eng.processor.record("A", "A").urls] == [FetchStatus.ERROR]
     clock.advance(timedelta(minutes=61))  # past the back-off
     b_called = start + timedelta(minutes=61) + gap
@@ -596,20 +598,49 @@ def test_a_call_that_failed_before_a_late_holders_answer_does_not_count_on_top_o
         clock.advance(gap)  # B's call goes out after A's
         world.behaviour = Behaviour("ok")
         late = _late_engine(store, world.registry, write.fence - 1, clock)
-        assert late.recorder.record_url(("B", "B"), X_URL, RunState()).status is FetchStatus.OK
+        assert late.recorder.record_url(("B", "B"), YT_URL, RunState()).status is FetchStatus.OK
         world.behaviour = Behaviour("error")
 
     assert isinstance(store, _LateHolder)
     store.late = late_ok
     out = eng.processor.record("A", "A")
     assert [(u.status, u.reused) for u in out.urls] == [(FetchStatus.OK, True)]  # the window's ok stands
-    state = store.find_url_state(X_URL)
+    state = store.find_url_state(YT_URL)
     assert state is not None and (state.answer, state.source_token) == (FetchStatus.OK, "B")
     assert state.answered_at == b_called, "B's answer time, to the microsecond"
     assert state.streak == 0, "A's failure came before B's answer"
-    assert state.attempts == 3 and counter.get(X_URL) == 3
+    assert state.attempts == 3 and counter.get(YT_URL) == 3
     # the last call is B's, not A's earlier one (a call time is kept to the millisecond on the Mongo store)
     assert state.attempted_at in (b_called, as_stored(b_called)), state.attempted_at
+
+
+def test_a_late_holder_never_pays_beside_a_paid_call_recorded_before_it_left(
+    store: Store, locks: LockManager
+) -> None:
+    """Two holders of one paid URL: A recorded its paid call (under its fence) before sending it; a
+    holder whose lease ran out, deciding while A's call is in flight, finds the open call and does not
+    pay beside it. One payment; A's answer closes the open call."""
+    counter, clock = MemoryCounter(), StepClock(T0)
+    world = Switchable(counter)
+    eng = build_engine(store, locks, world.registry, clock=clock)
+    _token(store, "A", [X_URL])
+    _token(store, "B", [X_URL])
+    late: list[object] = []
+
+    def late_holder(write):  # type: ignore[no-untyped-def]
+        state = store.find_url_state(X_URL)
+        assert state is not None and state.open_call is not None and state.open_call.fence == write.fence
+        out = _late_engine(store, world.registry, write.fence - 1, clock).recorder.record_url(("B", "B"), X_URL,
+                                                                                             RunState())
+        late.append((out.status, out.attempted))
+
+    assert isinstance(store, _LateHolder)
+    store.late = late_holder
+    out = eng.processor.record("A", "A")
+    assert [u.status for u in out.urls] == [FetchStatus.OK]
+    assert late == [(EngineOutcome.LOST, False)] and counter.get(X_URL) == 1
+    state = store.find_url_state(X_URL)
+    assert state is not None and state.open_call is None and state.answer is FetchStatus.OK
 
 
 # ---------------------------------------------------------------- times as the stores keep them

@@ -1,0 +1,109 @@
+"""A paid call recorded before it left (`OpenCall`): the rules that read it, as pure functions.
+
+A holder finding another's open call never pays beside it; past the call's timeout the open call is
+one failed call of the streak (made when it was opened), so a crash or a store that could not write
+costs at most the budget; the holder that opened a call closes it with its result, whatever it is.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from social_recording.domain.models import OpenCall, SocialUrl, UrlState
+from social_recording.domain.status import Cause, FetchStatus
+from social_recording.domain.url_machine import (
+    OPEN_CALL_TIMEOUT,
+    Act,
+    Decision,
+    Outcome,
+    Result,
+    Rules,
+    RunRequest,
+    Why,
+    after,
+    decide,
+    settle,
+    without_call,
+)
+
+T = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+URL = "https://x.com/i/status/7"
+RULES = Rules(max_attempts=3, min_interval=timedelta(minutes=60))
+CALL = OpenCall(provider="twitterapi", subject=URL, started_at=T, fence=4)
+PENDING = SocialUrl(url=URL, status=FetchStatus.PENDING)
+LIVE = RunRequest(Why.LIVE, since=T)
+
+
+def _state(**fields: object) -> UrlState:
+    return UrlState(url=URL, platform="x", status=FetchStatus.PENDING, open_call=CALL, fence=4, version=2,
+                    **fields)  # type: ignore[arg-type]
+
+
+def test_the_default_timeout_outlasts_the_worst_call_and_the_url_lock() -> None:
+    assert timedelta(seconds=105 + 180) <= OPEN_CALL_TIMEOUT
+
+
+@pytest.mark.parametrize(("age", "counted"), [
+    (timedelta(seconds=1), False),
+    (OPEN_CALL_TIMEOUT - timedelta(microseconds=1), False),
+    (OPEN_CALL_TIMEOUT, True),
+    (timedelta(days=3), True),
+])
+def test_an_open_call_counts_as_one_failed_call_once_past_its_timeout(age: timedelta, counted: bool) -> None:
+    state = _state(streak=1, attempts=1, attempted_at=T - timedelta(hours=2))
+    settled = settle(state, T + age, RULES)
+    assert settled is not None
+    if not counted:
+        assert settled is state
+        return
+    assert (settled.open_call, settled.streak, settled.attempts, settled.attempted_at) == (None, 2, 2, T)
+
+
+def test_an_open_call_answered_by_a_later_call_costs_no_streak() -> None:
+    state = _state(answer=FetchStatus.OK, answered_at=T + timedelta(seconds=5), attempted_at=T + timedelta(seconds=5),
+                   attempts=1)
+    settled = settle(state, T + OPEN_CALL_TIMEOUT, RULES)
+    assert settled is not None and (settled.open_call, settled.streak, settled.attempts) == (None, 0, 2)
+    assert settled.attempted_at == T + timedelta(seconds=5), "the last call moves only forward"
+
+
+def test_a_holder_never_pays_beside_an_open_call() -> None:
+    decision = decide(_state(), PENDING, request=LIVE, selected=None, now=T + timedelta(seconds=30), rules=RULES)
+    assert (decision.act, decision.status, decision.cause) == (Act.ADOPT, FetchStatus.ERROR, Cause.BACKOFF)
+    assert "open since" in decision.detail
+    named = SocialUrl(url=URL, status=FetchStatus.NOT_FOUND)
+    retry = RunRequest(Why.RETRY_NAMED, since=T, named=frozenset({FetchStatus.NOT_FOUND}))
+    kept = decide(_state(), named, request=retry, selected=None, now=T + timedelta(seconds=30), rules=RULES)
+    assert (kept.act, kept.status) == (Act.LEAVE, FetchStatus.NOT_FOUND)
+
+
+def test_a_timed_out_open_call_is_counted_and_written_with_the_decision() -> None:
+    """The third failure spends the budget: the holder adopts `exhausted` and writes the count."""
+    state = _state(streak=2, attempts=2, attempted_at=T - timedelta(hours=2))
+    decision = decide(state, PENDING, request=LIVE, selected=None, now=T + OPEN_CALL_TIMEOUT, rules=RULES)
+    assert (decision.act, decision.status) == (Act.ADOPT, FetchStatus.EXHAUSTED)
+    transition = without_call(decision, PENDING, T + OPEN_CALL_TIMEOUT)
+    assert transition.state is not None
+    assert (transition.state.streak, transition.state.open_call, transition.state.status) == (
+        3, None, FetchStatus.EXHAUSTED)
+
+
+def test_past_the_back_off_a_timed_out_open_call_leaves_the_url_due() -> None:
+    state = _state(attempts=0)
+    later = T + timedelta(hours=2)
+    decision = decide(state, PENDING, request=RunRequest(Why.LIVE, since=later), selected=None, now=later,
+                      rules=RULES)
+    assert decision.act is Act.CALL and decision.settled is not None and decision.settled.streak == 1
+
+
+@pytest.mark.parametrize("result", [Result.ANSWER, Result.FAILED])
+def test_the_holder_that_opened_a_call_closes_it_with_its_result(result: Result) -> None:
+    mine = OpenCall(provider="twitterapi", subject=URL, started_at=T, fence=5)
+    state = UrlState(url=URL, platform="x", status=FetchStatus.PENDING, open_call=mine, fence=5, version=3)
+    outcome = Outcome(result, status=FetchStatus.OK if result is Result.ANSWER else None, called=True, opened=mine)
+    transition = after(state, PENDING, outcome, decision=Decision(Act.CALL), address="A", now=T, rules=RULES)
+    assert transition.state is not None and transition.state.open_call is None
+    others = after(_state(), PENDING, outcome, decision=Decision(Act.CALL), address="A", now=T, rules=RULES)
+    assert others.state is not None and others.state.open_call == CALL, "another holder's record stays"
