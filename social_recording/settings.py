@@ -22,7 +22,11 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from social_recording.domain.policy import DEFAULT_MAX_EXHAUSTED_PER_HOUR
+from social_recording.domain.policy import (
+    DEFAULT_AF_INVESTOR_THRESHOLD,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MAX_EXHAUSTED_PER_HOUR,
+)
 from social_recording.locks import open_lock_manager
 from social_recording.locks.rate_limits import parse_rate_overrides
 from social_recording.platforms.catalogue import CATALOGUE
@@ -107,9 +111,9 @@ class Settings(BaseSettings):
     tracker_url: str | None = None
     tracker_api_key: SecretStr | None = None
     af_group_ids: Annotated[list[str], NoDecode] = Field(default_factory=list)
-    af_investor_threshold: int = Field(default=3, ge=1)
+    af_investor_threshold: int = Field(default=DEFAULT_AF_INVESTOR_THRESHOLD, ge=1)
     enable_paid: bool = False
-    max_attempts: int = Field(default=5, ge=1, le=100)
+    max_attempts: int = Field(default=DEFAULT_MAX_ATTEMPTS, ge=1, le=100)
     max_exhausted_per_hour: int = Field(default=DEFAULT_MAX_EXHAUSTED_PER_HOUR, ge=0)
     env: Literal["dev", "stage", "prod"] = "dev"
     partition_start: date = DEFAULT_PARTITION_START

@@ -14,7 +14,11 @@ import httpx
 from dagster import ConfigurableResource, EnvVar, InitResourceContext, ResourceDependency
 from pydantic import PrivateAttr, SecretStr
 
-from social_recording.domain.policy import DEFAULT_MAX_EXHAUSTED_PER_HOUR
+from social_recording.domain.policy import (
+    DEFAULT_AF_INVESTOR_THRESHOLD,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MAX_EXHAUSTED_PER_HOUR,
+)
 from social_recording.locks import open_lock_manager
 from social_recording.locks.base import LockManager
 from social_recording.locks.rate_limits import SharedRateLimiter, open_rate_limiter, parse_rate_overrides
@@ -247,8 +251,8 @@ class RecordingPolicyResource(_SafeRepr, ConfigurableResource):
     spend before it is `exhausted`, and the AF investor floor."""
 
     enable_paid: bool = False
-    max_attempts: int = 5
-    af_investor_threshold: int = 3
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    af_investor_threshold: int = DEFAULT_AF_INVESTOR_THRESHOLD
     max_exhausted_per_hour: int = DEFAULT_MAX_EXHAUSTED_PER_HOUR
     """The health check's bound on `exhausted` growth (a check, never a switch on recording)."""
     spool_dir: str = ""

@@ -9,6 +9,9 @@ from social_recording.domain.status import ABSORBING, FetchStatus
 DEFAULT_MAX_ATTEMPTS = 5
 """Calls a failing URL may cost in total, across every token holding it, before it is `exhausted`."""
 
+DEFAULT_AF_INVESTOR_THRESHOLD = 3
+"""Alpha-finder investors who must have bought a token before it is recorded (the reconcile's floor)."""
+
 DEFAULT_MIN_INTERVAL_MINUTES = 60
 DEFAULT_MIN_INTERVAL = timedelta(minutes=DEFAULT_MIN_INTERVAL_MINUTES)
 """The back-off between two recordings of one element, and between two calls of one URL: the live

@@ -26,6 +26,9 @@ from social_recording.domain.urls import Platform
 from social_recording.store.base import Candidate, CandidateQuery, Store
 
 DEFAULT_LIMIT = 50
+MAX_LIMIT = 200
+"""The most URLs one retry run may take: a run's spend and duration stay bounded (each URL may be one
+paid call), and the hourly schedule takes what is left. The original system's bound, kept."""
 
 
 def parse_retry_statuses(statuses: Collection[FetchStatus | str]) -> frozenset[FetchStatus]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from social_recording.domain.models import ensure_utc
+from social_recording.domain.policy import DEFAULT_AF_INVESTOR_THRESHOLD
 from social_recording.domain.url_machine import Why
 from social_recording.locks.base import Lease, LockManager
 from social_recording.recording._text import kv
@@ -45,7 +46,7 @@ from social_recording.store.base import Store
 log = logging.getLogger("social_recording.recording")
 
 JOB_LOCK_PREFIX = "social-reconcile:reconcile"
-DEFAULT_MIN_AF_COUNT = 3
+DEFAULT_MIN_AF_COUNT = DEFAULT_AF_INVESTOR_THRESHOLD
 
 
 def reconcile_lock_key(partition_key: str | None) -> str:

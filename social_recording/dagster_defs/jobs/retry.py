@@ -63,6 +63,7 @@ from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
 from social_recording.recording.candidates import (
     DEFAULT_LIMIT,
+    MAX_LIMIT,
     by_status,
     describe_default,
     retry_query,
@@ -123,7 +124,7 @@ class RetrySelectConfig(Config):
 
     statuses: list[RetryableStatus] | None = Field(default=None, description=STATUSES_HELP)
     token_addresses: list[str] | None = Field(default=None, description="Only these tokens.")
-    limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=10_000, description="Cap on URLs.")
+    limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description=f"Cap on URLs (1-{MAX_LIMIT}).")
     min_interval_minutes: int = Field(
         default=DEFAULT_MIN_INTERVAL_MINUTES, ge=0,
         description="Back-off since the element's last recording (0: retry everything due now).",
