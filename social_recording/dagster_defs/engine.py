@@ -39,6 +39,6 @@ class RecordingEngineResource(ConfigurableResource):
             self._engine = build_engine(
                 self.store.get(), self.locks.get(), self.platforms.registry(), self.tracker.profile_reader(),
                 tracker=self.tracker.client(), enable_paid=self.policy.enable_paid,
-                max_attempts=self.policy.max_attempts,
+                max_attempts=self.policy.max_attempts, spend_budgets=self.platforms.budgets(),
             )
         return self._engine

@@ -37,10 +37,7 @@ def period_key(period: str, now: datetime) -> str:
 def resets_at(period: str, now: datetime) -> datetime:
     """When the period `now` falls in ends: the next 00:00 UTC, or the first of the next month."""
     d = ensure_utc(now).date()
-    if period == DAY:
-        nxt = d + timedelta(days=1)
-    else:
-        nxt = date(d.year + (d.month == 12), d.month % 12 + 1, 1)
+    nxt = d + timedelta(days=1) if period == DAY else date(d.year + (d.month == 12), d.month % 12 + 1, 1)
     return datetime(nxt.year, nxt.month, nxt.day, tzinfo=UTC)
 
 

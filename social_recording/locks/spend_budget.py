@@ -27,7 +27,16 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from social_recording.domain.models import utcnow
-from social_recording.domain.spend import DAY, MONTH, PERIODS, Budget, BudgetReached, period_key, resets_at, seconds_left
+from social_recording.domain.spend import (
+    DAY,
+    MONTH,
+    PERIODS,
+    Budget,
+    BudgetReached,
+    period_key,
+    resets_at,
+    seconds_left,
+)
 from social_recording.locks._urls import mask_url, scrub
 from social_recording.locks.base import LockBackendUnavailable
 from social_recording.locks.outage import OUTAGE_S, is_redis_outage, ride_out

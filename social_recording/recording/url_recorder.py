@@ -14,9 +14,9 @@ from social_recording.domain.policy import DEFAULT_MAX_ATTEMPTS
 from social_recording.domain.url_machine import Selected
 from social_recording.domain.urls import parse_canonical
 from social_recording.locks.base import LockBackendUnavailable, LockManager
+from social_recording.locks.spend_budget import SpendBudgets
 from social_recording.platforms.base import GeneratorRegistry
 from social_recording.recording._text import describe_error, kv, safe_url
-from social_recording.locks.spend_budget import SpendBudgets
 from social_recording.recording.attempt import Settings, UrlAttempt
 from social_recording.recording.outcomes import EngineOutcome, UrlOutcome
 from social_recording.recording.run_state import RunState

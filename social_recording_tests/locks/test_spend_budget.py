@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from social_recording.domain.spend import DAY, MONTH, Budget, BudgetReached, parse_budget, parse_budgets, resets_at
+from social_recording.domain.spend import (
+    DAY,
+    MONTH,
+    Budget,
+    BudgetReached,
+    parse_budget,
+    parse_budgets,
+    resets_at,
+)
 from social_recording.locks.spend_budget import SpendCounterUnavailable, open_spend_budgets
 from social_recording_tests.redis_server import free_port
 
