@@ -63,9 +63,9 @@ def spend_metadata(figures: SpendFigures) -> dict[str, Any]:
     meta: dict[str, Any] = {"day": MetadataValue.text(figures.day)}
     for a in figures.accounts:
         meta[f"{a.account}_requests_today"] = MetadataValue.int(a.requests[DAY])
-        meta[f"{a.account}_cost_usd_today"] = MetadataValue.float(round(a.cost_usd[DAY], 6))
+        meta[f"{a.account}_cost_usd_today"] = MetadataValue.float(round(float(a.cost_usd[DAY]), 6))
         meta[f"{a.account}_requests_this_month"] = MetadataValue.int(a.requests[MONTH])
-        meta[f"{a.account}_cost_usd_this_month"] = MetadataValue.float(round(a.cost_usd[MONTH], 6))
+        meta[f"{a.account}_cost_usd_this_month"] = MetadataValue.float(round(float(a.cost_usd[MONTH]), 6))
         for period in (DAY, MONTH):
             limit = None if a.budget is None else a.budget.limit(period)
             if limit is not None:

@@ -56,7 +56,7 @@ class SpendFigures:
             accounts.append(AccountSpend(
                 account.name,
                 {DAY: sum(r.requests for r in today), MONTH: sum(r.requests for r in mine)},
-                {DAY: sum(r.cost_usd for r in today), MONTH: sum(r.cost_usd for r in mine)},
+                {DAY: float(sum(r.cost_usd for r in today)), MONTH: float(sum(r.cost_usd for r in mine))},
                 budgets.get(account.name),
             ))
         return cls(day, month, tuple(accounts), {p: resets_at(p, now) for p in PERIODS})
