@@ -98,12 +98,12 @@ class SqliteSpendCounters:
         if parent:
             os.makedirs(parent, exist_ok=True)
         conn = connect(self.path, self._busy_timeout)
-        conn.execute(self._SCHEMA)
         self._local.conn = (os.getpid(), conn)
         return conn
 
     def take(self, keys: tuple[str, str], limits: tuple[int, int], ttls: tuple[int, int]) -> int:
         with immediate(self._conn()) as conn:
+            conn.execute(self._SCHEMA)  # here, not on connecting: a reader (the status command) writes nothing
             for i, key in enumerate(keys):
                 row = conn.execute("SELECT n FROM spend_budget_counts WHERE key = ?", (key,)).fetchone()
                 if limits[i] != UNBOUNDED and (0 if row is None else int(row[0])) >= limits[i]:
@@ -113,8 +113,13 @@ class SqliteSpendCounters:
         return 0
 
     def read(self, keys: tuple[str, str]) -> tuple[int, int]:
-        conn = self._conn()
-        found = dict(conn.execute("SELECT key, n FROM spend_budget_counts WHERE key IN (?, ?)", keys).fetchall())
+        try:
+            found = dict(self._conn().execute("SELECT key, n FROM spend_budget_counts WHERE key IN (?, ?)",
+                                              keys).fetchall())
+        except sqlite3.OperationalError as exc:
+            if "no such table" not in str(exc):
+                raise
+            return 0, 0  # nothing was ever counted here
         return int(found.get(keys[0], 0)), int(found.get(keys[1], 0))
 
     def close(self) -> None:
