@@ -204,9 +204,10 @@ def finish_recording(context: OpExecutionContext, recorded: RecordedRun, store: 
                                                            "detail": t.detail}))
     context.log.info(kv_fields(f"{recorded.job}_done", recorded.counters))
     if recorded.summary.budget_held:
-        context.log.warning(f"{recorded.summary.budget_held} URL(s) held back by the spend budget: their paid request "
-                            "was not sent and they wait as skipped_paid (zero calls) for the retry job after the "
-                            "budget resets (see provider_spend and its spend_within_budget check)")
+        context.log.warning(kv_fields("urls_held_by_spend_budget", {
+            "urls": recorded.summary.budget_held,
+            "why": "their paid request was not sent: they wait as skipped_paid (zero calls) for the retry job after "
+                   "the budget resets (see provider_spend and its spend_within_budget check)"}))
     if recorded.summary.lost:
         context.log.warning(
             f"{recorded.summary.lost} URL(s) met a lost lock (nothing paid twice: writes are fenced); the next run "

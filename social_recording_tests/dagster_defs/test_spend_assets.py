@@ -54,7 +54,7 @@ def test_a_run_over_the_budget_holds_back_materializes_spend_and_fails_the_budge
     statuses = sorted(s for urls in env.statuses().values() for s in urls.values())
     assert statuses == ["ok", "skipped_paid"]
     assert output_metadata(result, "reconcile_window")["urls_held_by_budget"] == 1
-    assert len(log_lines(instance, result.run_id, "1 URL(s) held back by the spend budget")) == 1
+    assert len(log_lines(instance, result.run_id, "urls_held_by_spend_budget urls=1 ")) == 1
 
     spend, checks = _spend_events(instance, result.run_id)
     assert spend["twitterapi_requests_today"] == 1 and spend["twitterapi_budget_per_day"] == 1
