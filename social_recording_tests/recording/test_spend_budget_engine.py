@@ -134,3 +134,51 @@ def test_polls_of_a_paid_request_are_never_held_back(service: str, holds_open: b
     assert budgets.asked == asked
     assert guard.new_paid == len(asked) and inner.sent == 2 and inner.paid_sent == 1
     assert issubclass(SpendHeld, Exception)
+
+
+def test_on_the_sandbox_the_submission_is_counted_and_its_polls_go_through(
+    store: SqliteStore, any_locks: LockManager, tmp_path: Path
+) -> None:
+    """The real urlscan and Apify generators on the sandbox, a budget of one paid request per account:
+    the scan's and the run's follow-up reads are not new spending, so the first URL of each account is
+    answered; the second is held back with nothing sent."""
+    import json
+
+    from pydantic import SecretStr
+
+    from social_recording.platforms.base import ProviderKeys
+    from social_recording.platforms.registry import build_registry
+    from social_recording.sandbox.ledger import POLL_PREFIXES, Ledger
+    from social_recording.sandbox.scenario import load_scenario
+    from social_recording.sandbox.transport import SandboxTransport, sandbox_resolve_host
+
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps({"tokens": [], "default_latency_ms": 0, "targets": {}}))
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    transport = SandboxTransport(load_scenario(scenario), ledger)
+    key = SecretStr("sandbox-key")
+    registry = build_registry(ProviderKeys(urlscan_api_key=key, apify_token=key, twitterapi_io_key=key),
+                              transport=transport, sleep=lambda s: None, resolve_host=sandbox_resolve_host)
+    clock = StepClock(T0)
+    budgets = open_spend_budgets(f"sqlite:///{tmp_path / 'budget.db'}",
+                                 {a: Budget(a, per_day=1) for a in ("urlscan", "apify", "twitterapi")}, clock=clock)
+    eng = build_engine(store, any_locks, registry, FakeProfiles(), tracker=FakeTracker(), enable_paid=True,
+                       clock=clock, spend_budgets=budgets, timings=Timings(token_lock_wait=0.3, job_lock_wait=0.3))
+    first = ["https://budget-one.example", "https://tiktok.com/@/video/7100000000000000001",
+             "https://x.com/i/status/7001"]
+    second = ["https://budget-two.example", "https://tiktok.com/@/video/7100000000000000002",
+              "https://x.com/i/status/7002"]
+    assert store.create_pending_token(TokenProfile(address="A", symbol="A", urls=first + second), T0)
+    run = RunState()  # a token's URLs are recorded side by side: the first ones first, to know who pays
+    outcomes = {o.url: o for urls in (first, second) for o in eng.processor.record_urls("A", urls, run)}
+    assert {outcomes[u].status for u in first} == {FetchStatus.OK}
+    assert {outcomes[u].status for u in second} == {FetchStatus.SKIPPED_PAID}
+    entries = ledger.read()
+    paid = [e for e in entries if e.paid and not e.subject.startswith(POLL_PREFIXES)]
+    assert sorted(e.service for e in paid) == ["apify", "twitterapi", "urlscan"]
+    assert any(e.subject.startswith("result:") for e in entries)  # urlscan's polls went out, on its paid client
+    assert not any("budget-two" in e.url or "7100000000000000002" in e.url or "7002" in e.url for e in entries)
+    assert {r.account: r.requests for r in store.spend_rows("2026-01-01")} == {"apify": 1, "twitterapi": 1,
+                                                                            "urlscan": 1}
+    transport.close()
+    budgets.close()
