@@ -338,7 +338,8 @@ class UrlAttempt:
             address=self.address, url=self.url, platform=self.platform.value, fence=self._lease.fence,
             now=self._now, element=element, state=transition.state,
             expect_version=0 if state is None else state.version,
-            graph_links=links if el.own_links else None, copy_links_from=el.copy_links_from, spend=spend,
+            graph_links=links if el.own_links else None, copy_links_from=el.copy_links_from,
+            spend=spend if transition.state is not None else None,  # counted on the URL state it goes with
         )
 
     @staticmethod
