@@ -6,8 +6,8 @@ Config: store_path, lock_url, scenario, ledger, tokens ([[address, [canonical ur
 url_lock_ttl, token_lock_ttl, max_workers, marker (a file touched once the run is inside its first
 call), unsafe (the benchmark-only switch: no dedupe gate, no URL lock), barrier ([path, n]: wait until n
 workers have touched files under that path before starting, so they record at the same moment),
-store_busy_timeout (the store's busy timeout) and write_retry_s (how long a write is repeated while
-the store is busy).
+store_busy_timeout (the store's busy timeout), write_retry_s (how long a write is repeated while
+the store is busy) and spend_budgets (account -> "N/day", held on the lock backend by every worker).
 Prints one JSON summary line.
 """
 
@@ -30,7 +30,10 @@ from _common import ForgetfulStore, NoLocks  # noqa: E402, I001  (bench/ on sys.
 from pydantic import SecretStr  # noqa: E402
 
 from social_recording.domain.models import TokenProfile  # noqa: E402
+from social_recording.domain.spend import parse_budgets  # noqa: E402
 from social_recording.locks import open_lock_manager  # noqa: E402
+from social_recording.locks.spend_budget import open_spend_budgets  # noqa: E402
+from social_recording.platforms.catalogue import CATALOGUE  # noqa: E402
 from social_recording.platforms.base import ProviderKeys  # noqa: E402
 from social_recording.platforms.registry import build_registry  # noqa: E402
 from social_recording.recording.engine import Timings, build_engine  # noqa: E402
@@ -76,7 +79,12 @@ def main(raw: str) -> int:
     timings = Timings(url_lock_ttl=cfg["url_lock_ttl"], url_lock_wait=cfg.get("url_lock_wait", 30.0),
                       token_lock_ttl=cfg["token_lock_ttl"],
                       **({"write_retry_s": cfg["write_retry_s"]} if "write_retry_s" in cfg else {}))
-    processor = build_engine(store, locks, registry, Profiles(tokens), enable_paid=True, timings=timings).processor
+    budgets = None
+    if cfg.get("spend_budgets"):
+        paid = frozenset(a.name for a in CATALOGUE.paid_accounts())
+        budgets = open_spend_budgets(cfg["lock_url"], parse_budgets(cfg["spend_budgets"], paid))
+    processor = build_engine(store, locks, registry, Profiles(tokens), enable_paid=True, timings=timings,
+                             spend_budgets=budgets).processor
     if cfg.get("barrier"):
         folder, n = Path(cfg["barrier"][0]), int(cfg["barrier"][1])
         (folder / f"ready-{os.getpid()}").touch()
@@ -87,7 +95,9 @@ def main(raw: str) -> int:
     with ThreadPoolExecutor(max_workers=cfg.get("max_workers", 4)) as pool:
         outcomes = list(pool.map(lambda t: processor.record(t[0], t[0][:6], run), tokens))
     statuses = Counter(str(u.status) for o in outcomes for u in o.urls)
-    print(json.dumps({"statuses": dict(statuses), "lost": run.lost}), flush=True)
+    print(json.dumps({"statuses": dict(statuses), "lost": run.lost, "budget_held": run.budget_held}), flush=True)
+    if budgets is not None:
+        budgets.close()
     transport.close()
     locks.close()
     store.close()

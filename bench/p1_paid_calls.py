@@ -1,6 +1,7 @@
 """P1 — paid calls per distinct paid subject, four processes at once (a benchmark, not a test).
 
-    python bench/p1_paid_calls.py [--tokens 48] [--holders 4] [--procs 4] [--latency-ms 50]
+    python bench/p1_paid_calls.py [--tokens 48] [--holders 4] [--procs 4] [--latency-ms 50] [--budget 5]
+        [--budget-only]
 
 N tokens share paid URLs: every X post, website (an urlscan scan: submit, then poll) and TikTok video
 (an Apify actor run: start, then read) is held by `--holders` tokens, spread over `--procs` OS
@@ -14,6 +15,11 @@ scenario: paid requests (second steps such as polls aside), distinct paid subjec
 (1.00 = nothing paid twice), the most any one subject was paid, and the final statuses. The
 baseline, in the same run: the same workload with the dedupe gate and the URL locks switched off
 (a benchmark-only switch), where every holder pays.
+
+P1-budget: the ok-only workload again with a spend budget of `--budget` paid requests per UTC day on
+each paid billing account (twitterapi, apify, urlscan), held on the Redis lock backend by the four
+racing processes: the paid requests each account sent, beside the same run without a budget, and the
+URLs the budget held back (`skipped_paid`, zero calls). `--budget-only` runs just these two.
 """
 
 from __future__ import annotations
@@ -30,11 +36,13 @@ from typing import Any
 
 from _common import REPO, Table  # noqa: I001  (bench/ on sys.path)
 
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.sandbox.ledger import POLL_PREFIXES, Ledger
 from social_recording.sandbox.scenario import Outcome, unservable_reason
 from social_recording.store.sqlite import SqliteStore
 
 WORKER = Path(__file__).with_name("_fault_worker.py")
+PAID_ACCOUNTS = tuple(a.name for a in CATALOGUE.paid_accounts())
 GUARD_S = 600.0
 
 
@@ -59,7 +67,8 @@ def mixed_targets(groups: list[list[str]]) -> dict[str, dict[str, str]]:
     return targets
 
 
-def run_scenario(root: Path, redis_url: str, args: argparse.Namespace, *, mixed: bool, unsafe: bool) -> dict[str, Any]:
+def run_scenario(root: Path, redis_url: str, args: argparse.Namespace, *, mixed: bool, unsafe: bool,
+                 budget: int | None = None) -> dict[str, Any]:
     import redis
 
     client = redis.Redis.from_url(redis_url)
@@ -67,7 +76,7 @@ def run_scenario(root: Path, redis_url: str, args: argparse.Namespace, *, mixed:
     client.close()
     n_groups = max(1, args.tokens // args.holders)
     groups = subjects(n_groups)
-    work = root / f"{'mixed' if mixed else 'ok'}-{'unsafe' if unsafe else 'engine'}"
+    work = root / f"{'mixed' if mixed else 'ok'}-{'unsafe' if unsafe else 'engine'}-{budget}"
     (work / "barrier").mkdir(parents=True)
     scenario = work / "scenario.json"
     scenario.write_text(json.dumps({"tokens": [], "default_latency_ms": args.latency_ms,
@@ -81,13 +90,16 @@ def run_scenario(root: Path, redis_url: str, args: argparse.Namespace, *, mixed:
         cfg = {"store_path": str(store), "lock_url": redis_url, "scenario": str(scenario),
                "ledger": str(work / "ledger.jsonl"), "tokens": tokens[p::args.procs], "sleep_scale": 0.01,
                "url_lock_ttl": 60.0, "token_lock_ttl": 60.0, "url_lock_wait": 120.0, "max_workers": 4,
-               "unsafe": unsafe, "barrier": [str(work / "barrier"), args.procs]}
+               "unsafe": unsafe, "barrier": [str(work / "barrier"), args.procs],
+               **({"spend_budgets": dict.fromkeys(PAID_ACCOUNTS, f"{budget}/day")} if budget is not None else {})}
         procs.append(subprocess.Popen([sys.executable, str(WORKER), json.dumps(cfg)], cwd=REPO,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    held = 0
     for proc in procs:
-        _out, err = proc.communicate(timeout=GUARD_S)
+        out, err = proc.communicate(timeout=GUARD_S)
         if proc.returncode != 0:
             raise SystemExit(f"P1 worker failed ({proc.returncode}):\n{err[-3000:]}")
+        held += int(json.loads(out.strip().splitlines()[-1]).get("budget_held", 0))
     wall = time.monotonic() - started
     paid = Counter((e.service, e.subject) for e in Ledger(work / "ledger.jsonl").read()
                    if e.paid and not e.subject.startswith(POLL_PREFIXES))
@@ -97,8 +109,10 @@ def run_scenario(root: Path, redis_url: str, args: argparse.Namespace, *, mixed:
     finally:
         s.close()
     requests, distinct = sum(paid.values()), len(paid)
+    by_account = Counter(service for service, _subject in paid.elements())
     return {"paid": requests, "distinct": distinct, "ratio": requests / distinct if distinct else float("nan"),
-            "max": max(paid.values(), default=0), "wall": wall, "statuses": counts}
+            "max": max(paid.values(), default=0), "wall": wall, "statuses": counts, "by_account": by_account,
+            "held": held}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,18 +121,38 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--holders", type=int, default=4, help="tokens holding each paid URL")
     parser.add_argument("--procs", type=int, default=4)
     parser.add_argument("--latency-ms", type=int, default=50)
+    parser.add_argument("--budget", type=int, default=5, help="paid requests per UTC day per account (P1-budget)")
+    parser.add_argument("--budget-only", action="store_true", help="run only P1-budget")
     args = parser.parse_args(argv)
-    if args.tokens < 1 or args.holders < 1 or args.procs < 1 or args.latency_ms < 0:
-        parser.error("--tokens, --holders, --procs >= 1 and --latency-ms >= 0")
+    if args.tokens < 1 or args.holders < 1 or args.procs < 1 or args.latency_ms < 0 or args.budget < 0:
+        parser.error("--tokens, --holders, --procs >= 1 and --latency-ms, --budget >= 0")
     from social_recording_tests.redis_server import running_redis
 
     table = Table("P1", f"paid calls per distinct paid subject ({args.tokens} tokens, each paid URL held by "
                         f"{args.holders}, {args.procs} processes, sandbox latency {args.latency_ms} ms)",
                   ["scenario", "mode", "paid", "distinct", "paid/distinct", "max", "wall_s", "final statuses"])
+    budget_table = Table("P1-budget", f"paid requests sent under a spend budget of {args.budget} per UTC day per "
+                                      f"account, {args.procs} processes racing ({args.tokens} tokens)",
+                         ["account", "budget/day", "sent without budget", "sent with budget", "URLs held back"])
     with tempfile.TemporaryDirectory(prefix="bench-p1-") as tmp, running_redis() as redis_url:
+        free = run_scenario(Path(tmp), redis_url, args, mixed=False, unsafe=False)
+        capped = run_scenario(Path(tmp), redis_url, args, mixed=False, unsafe=False, budget=args.budget)
+        for account in PAID_ACCOUNTS:
+            budget_table.add(account, args.budget, free["by_account"][account], capped["by_account"][account],
+                             "")
+        budget_table.add("all", args.budget * len(PAID_ACCOUNTS), free["paid"], capped["paid"], capped["held"])
+        budget_table.notes.append("sent = billed requests in the sandbox ledger (second steps aside); held back = URLs "
+                                  "recorded skipped_paid by the budget (zero calls; the retry job takes them after the "
+                                  "reset)")
+        budget_table.notes.append("final statuses with the budget: " + json.dumps(
+            dict(sorted(capped["statuses"].items())), separators=(",", ":")))
+        budget_table.print()
+        if args.budget_only:
+            return 0
         for mixed in (False, True):
             for unsafe in (False, True):
-                r = run_scenario(Path(tmp), redis_url, args, mixed=mixed, unsafe=unsafe)
+                r = free if not (mixed or unsafe) else run_scenario(Path(tmp), redis_url, args, mixed=mixed,
+                                                                    unsafe=unsafe)
                 table.add("mixed outcomes" if mixed else "ok-only", "baseline: no gate, no lock" if unsafe
                           else "pipeline", r["paid"], r["distinct"], r["ratio"], r["max"], r["wall"],
                           json.dumps(dict(sorted(r["statuses"].items())), separators=(",", ":")))

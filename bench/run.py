@@ -33,7 +33,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 PARTS: dict[str, tuple[str, list[str] | None]] = {
-    "P1": ("p1_paid_calls.py", ["--tokens", "8", "--holders", "2", "--procs", "2", "--latency-ms", "0"]),
+    "P1": ("p1_paid_calls.py", ["--tokens", "8", "--holders", "2", "--procs", "2", "--latency-ms", "0",
+                                "--budget", "2"]),
     "P2": ("p2_bookkeeping.py", ["--threads", "1", "4", "--urls", "24", "--latency-ms", "1", "--repeat", "1"]),
     "P3": ("p3_throughput.py", ["--concurrency", "4", "16", "--urls", "32", "--latency-ms", "20",
                                          "--defaults-urls", "30"]),

@@ -6,6 +6,7 @@ URLs that may carry a password (store, lock) are masked in `repr` and in error m
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import date
 from functools import lru_cache
@@ -27,6 +28,7 @@ from social_recording.domain.policy import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_MAX_EXHAUSTED_PER_HOUR,
 )
+from social_recording.domain.spend import Budget, parse_budgets
 from social_recording.locks import open_lock_manager
 from social_recording.locks.rate_limits import parse_rate_overrides
 from social_recording.platforms.catalogue import CATALOGUE
@@ -66,6 +68,11 @@ def provider_keys_from_env() -> dict[str, SecretStr]:
         for name in CATALOGUE.key_variables()
         if (value := os.environ.get(name, "")).strip()
     }
+
+
+def paid_account_names() -> frozenset[str]:
+    """The billing accounts a spend budget may name (the descriptors' paid accounts)."""
+    return frozenset(a.name for a in CATALOGUE.paid_accounts())
 
 
 DEV_HOME = Path(".social_recording") / "dagster_home"
@@ -127,6 +134,11 @@ class Settings(BaseSettings):
     """Per-service rate overrides as JSON, e.g. {"twitterapi": "50/second", "urlscan": "120/minute;1000/hour"}
     ("none" removes a rate); the documented rates apply otherwise (outbound.limits)."""
 
+    spend_budgets: Annotated[dict[str, str], NoDecode] = Field(default_factory=dict)
+    """Per paid billing account, its paid requests per UTC day and/or month, as JSON, e.g.
+    {"twitterapi": "500/day;10000/month", "urlscan": "200/day"}. An account left out (the default: all
+    of them) has no budget (docs/architecture.md, "Spend budgets")."""
+
     provider_keys: dict[str, SecretStr] = Field(default_factory=provider_keys_from_env)
     """Provider keys by variable (the descriptors' `key_variable`s: TWITTERAPI_IO_KEY, ...)."""
 
@@ -158,6 +170,27 @@ class Settings(BaseSettings):
     def _rate_limits(cls, v: dict[str, str]) -> dict[str, str]:
         parse_rate_overrides(v)  # service names and notation checked; parsed again where used
         return v
+
+    @field_validator("spend_budgets", mode="before")
+    @classmethod
+    def _spend_budgets_json(cls, v: object) -> object:
+        if not isinstance(v, str):
+            return v
+        try:
+            return json.loads(v)
+        except ValueError:
+            raise ValueError('expected a JSON object of account -> budget, e.g. {"twitterapi": "500/day;10000/month"}') from None
+
+    @field_validator("spend_budgets")
+    @classmethod
+    def _spend_budgets(cls, v: dict[str, str]) -> dict[str, str]:
+        parse_budgets(v, paid_account_names())  # account names and notation checked; parsed again where used
+        return v
+
+    @property
+    def budgets(self) -> dict[str, Budget]:
+        """The spend budgets, parsed (accounts without one left out)."""
+        return parse_budgets(self.spend_budgets, paid_account_names())
 
     @field_validator("tracker_url")
     @classmethod

@@ -48,6 +48,7 @@ from social_recording.settings import (
     data_dir_of,
     load_settings,
 )
+from social_recording.status_spend import read_spend, render_spend
 from social_recording.store import mask_url_password, open_store, parse_store_url
 from social_recording.store.base import WaitingElement
 
@@ -399,7 +400,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m social_record
             text = json.dumps(one.as_json(), indent=2) if args.json else render_url(one)
         else:
             report = read_report(settings, oldest=args.oldest)
-            text = json.dumps(report.as_json(), indent=2) if args.json else render_text(report)
+            located = locate_store(settings)[0]
+            spend = read_spend(located.store_url, located.effective_lock_url, settings.budgets, report.at)
+            text = (json.dumps({**report.as_json(), "spend": spend.as_json()}, indent=2) if args.json
+                    else f"{render_text(report)}\n\n{render_spend(spend)}")
     except BadUrl as exc:
         print(exc, file=sys.stderr)
         return 2

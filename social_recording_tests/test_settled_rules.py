@@ -38,7 +38,7 @@ def test_the_budget_and_the_af_floor_are_defined_once() -> None:
 
 
 def test_the_reuse_window_is_fourteen_days_and_the_rules_default_to_it() -> None:
-    assert DEDUPE_TTL == timedelta(days=14)
+    assert timedelta(days=14) == DEDUPE_TTL
     assert Rules(max_attempts=1, min_interval=timedelta(0)).ttl == DEDUPE_TTL
 
 

@@ -37,6 +37,7 @@ from social_recording.dagster_defs.resources import (
     UpstreamResource,
 )
 from social_recording.dagster_defs.sandbox_upstream import SandboxUpstreamResource
+from social_recording.dagster_defs.spend import PROVIDER_SPEND_SPEC
 from social_recording.dagster_defs.stages import default_status
 from social_recording.settings import PREFIX, Settings
 
@@ -82,6 +83,7 @@ def build_resources(settings: Settings) -> dict[str, Any]:
         key_variables=sorted(settings.provider_keys),
         rate_limit_url=_env_or(f"{PREFIX}LOCK_URL", settings.effective_lock_url),
         rate_limits=dict(settings.rate_limits),
+        spend_budgets=dict(settings.spend_budgets),
     )
     policy = RecordingPolicyResource.configure_at_launch(
         enable_paid=settings.enable_paid,
@@ -110,7 +112,7 @@ def build_definitions(settings: Settings) -> Definitions:
     health_checks = make_health_checks(sandbox=settings.upstream == "sandbox")
     health_job = make_health_job(health_checks)
     return Definitions(
-        assets=ASSET_SPECS,
+        assets=[*ASSET_SPECS, PROVIDER_SPEND_SPEC],
         asset_checks=[health_checks],
         jobs=[reconcile_job, retry_job, live_tokens_job, health_job],
         schedules=[

@@ -144,6 +144,13 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         store.close()
 
+    if settings.budgets:  # SOCIAL_RECORDING_SPEND_BUDGETS: what the budgets let through, and held back
+        from social_recording.domain.models import utcnow
+        from social_recording.status_spend import read_spend, render_spend
+
+        print("\n" + render_spend(read_spend(settings.store_url, settings.effective_lock_url, settings.budgets,
+                                             utcnow())))
+
     ledger = Ledger(settings.effective_ledger)
     entries = ledger.read()
     billable = [e for e in entries if e.paid and not e.subject.startswith("result:")]

@@ -21,6 +21,8 @@ from dagster import Failure, MetadataValue, OpExecutionContext, Output, TableCol
 
 from social_recording.dagster_defs.jobs.health import HealthInputs, report_health
 from social_recording.dagster_defs.run_log import LEFT_BEHIND, OutcomeRows, RunLog
+from social_recording.dagster_defs.spend import report_spend
+from social_recording.domain.models import utcnow
 from social_recording.recording.health import RunFigures
 from social_recording.recording.job_pool import JOB_LOCK_TTL_S
 from social_recording.recording.log_line import kv_fields
@@ -142,6 +144,8 @@ def report_to_assets(context: OpExecutionContext, store: Store, health: HealthIn
         paid_calls=run_summary.paid_requests,
     )
     report_health(context, store, health, figures, job=recorded.job, written=recorded.written)
+    if run_summary.paid_requests or run_summary.budget_held:
+        report_spend(context, store, health.budgets, utcnow(), held=run_summary.budget_held)
 
 
 def _typed(value: Any) -> Any:
@@ -163,6 +167,7 @@ def outcome_metadata(recorded: RecordedRun) -> dict[str, Any]:
     meta["urls_reused"] = MetadataValue.int(summary.reused)
     meta["urls_converged"] = MetadataValue.int(summary.converged)
     meta["paid_requests"] = MetadataValue.int(summary.paid_requests)
+    meta["urls_held_by_budget"] = MetadataValue.int(summary.budget_held)
     table = recorded.table
     meta["url_outcomes"] = MetadataValue.table(records=[TableRecord(r) for r in table.rows], schema=OUTCOME_SCHEMA)
     meta["url_outcomes_shown"] = MetadataValue.text(table.caption())
@@ -198,6 +203,11 @@ def finish_recording(context: OpExecutionContext, recorded: RecordedRun, store: 
             context.log.warning(kv_fields("token_outcome", {"token": t.address, "status": t.status.value,
                                                            "detail": t.detail}))
     context.log.info(kv_fields(f"{recorded.job}_done", recorded.counters))
+    if recorded.summary.budget_held:
+        context.log.warning(kv_fields("urls_held_by_spend_budget", {
+            "urls": recorded.summary.budget_held,
+            "why": "their paid request was not sent: they wait as skipped_paid (zero calls) for the retry job after "
+                   "the budget resets (see provider_spend and its spend_within_budget check)"}))
     if recorded.summary.lost:
         context.log.warning(
             f"{recorded.summary.lost} URL(s) met a lost lock (nothing paid twice: writes are fenced); the next run "

@@ -19,9 +19,11 @@ from social_recording.domain.policy import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_MAX_EXHAUSTED_PER_HOUR,
 )
+from social_recording.domain.spend import Budget, parse_budgets
 from social_recording.locks import open_lock_manager
 from social_recording.locks.base import LockManager
 from social_recording.locks.rate_limits import SharedRateLimiter, open_rate_limiter, parse_rate_overrides
+from social_recording.locks.spend_budget import SpendBudgets, open_spend_budgets
 from social_recording.outbound.limits import Rate, provider_rates
 from social_recording.platforms.base import GeneratorRegistry, ProviderKeys
 from social_recording.platforms.catalogue import CATALOGUE
@@ -196,15 +198,18 @@ class PlatformsResource(_SafeRepr, ConfigurableResource):
     `key_variables` names the provider key variables that are set (the descriptors'); their values
     are read from the run process's environment when the registry is built, so no key is ever part
     of a run's config. With `rate_limit_url` (the lock backend's URL) every provider request first
-    asks the shared rate limiter: the upstream's rates, then `rate_limits` overrides."""
+    asks the shared rate limiter: the upstream's rates, then `rate_limits` overrides; and every new
+    paid request asks the spend budget of its account (`spend_budgets`, on the same backend)."""
 
     upstream: ResourceDependency[UpstreamResource]
     key_variables: list[str] = []
     rate_limit_url: str | None = None
     rate_limits: dict[str, str] = {}
+    spend_budgets: dict[str, str] = {}
 
     _registry: GeneratorRegistry | None = PrivateAttr(default=None)
     _limiter: SharedRateLimiter | None = PrivateAttr(default=None)
+    _budgets: SpendBudgets | None = PrivateAttr(default=None)
 
     def setup_for_execution(self, context: InitResourceContext) -> None:
         self.registry()
@@ -221,6 +226,10 @@ class PlatformsResource(_SafeRepr, ConfigurableResource):
             with contextlib.suppress(Exception):
                 self._limiter.close()
             self._limiter = None
+        if self._budgets is not None:
+            with contextlib.suppress(Exception):
+                self._budgets.close()
+            self._budgets = None
 
     def provider_keys(self) -> ProviderKeys:
         """The provider keys the generators run with (the upstream decides what unset ones mean)."""
@@ -233,6 +242,19 @@ class PlatformsResource(_SafeRepr, ConfigurableResource):
             rates = self.upstream.rates(self.provider_keys(), parse_rate_overrides(self.rate_limits))
             self._limiter = open_rate_limiter(self.rate_limit_url, rates, penalty_scale=self.upstream.penalty_scale())
         return self._limiter
+
+    def parsed_budgets(self) -> dict[str, Budget]:
+        return parse_budgets(self.spend_budgets, frozenset(a.name for a in CATALOGUE.paid_accounts()))
+
+    def budgets(self) -> SpendBudgets | None:
+        """The shared spend budgets (None without a budget or without `rate_limit_url`)."""
+        budgets = self.parsed_budgets()
+        if self._budgets is None and budgets:
+            if not self.rate_limit_url:
+                raise ValueError("spend budgets need the shared lock backend (SOCIAL_RECORDING_LOCK_URL or the "
+                                 "store's SQLite file) to count across processes")
+            self._budgets = open_spend_budgets(self.rate_limit_url, budgets)
+        return self._budgets
 
     def registry(self) -> GeneratorRegistry:
         if self._registry is None:

@@ -62,12 +62,22 @@ class ProviderAccount:
     rates_without_key: tuple[Rate, ...] | None = None
     concurrency: int | None = None
     second_steps: tuple[str, ...] = ()
+    paid_polls: bool = False
+    """Its two-step call's polls go out on the paid client (urlscan's result reads): a paid request
+    made while the call's submitted request is open is a poll, never new spending (docs/architecture.md,
+    "Spend budgets")."""
+    unit_price_usd: float | None = None
+    """The estimated price of one paid request, in US dollars (the spend ledger's estimated cost);
+    None for a free account. Each descriptor names the price's source beside it."""
     package: str = ""
     """Where its sandbox fake lives (`<package>.fake.make_fakes`); empty: no fake of its own."""
 
     def __post_init__(self) -> None:
         if self.key_optional and self.key_variable is None:
             raise ValueError(f"account {self.name!r}: an optional key needs a key_variable")
+        if self.paid != (self.unit_price_usd is not None) or (self.unit_price_usd or 0.0) < 0:
+            raise ValueError(f"account {self.name!r}: a paid account declares a unit price >= 0, a free one none, "
+                             f"got {self.unit_price_usd!r}")
         if self.concurrency is not None and self.concurrency < 1:
             raise ValueError(f"account {self.name!r}: concurrency must be >= 1, got {self.concurrency!r}")
 
@@ -153,6 +163,10 @@ class Catalogue:
     def second_steps(self) -> tuple[str, ...]:
         """Ledger subject prefixes of two-step calls' follow-up requests, every account's."""
         return tuple(p for a in self.accounts() for p in a.second_steps)
+
+    def paid_accounts(self) -> tuple[ProviderAccount, ...]:
+        """The billing accounts that charge per request (the ones a spend budget can bound)."""
+        return tuple(a for a in self.accounts() if a.paid)
 
     def key_variables(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(a.key_variable for a in self.accounts() if a.key_variable))

@@ -62,6 +62,9 @@ class Cause(StrEnum):
     RATE_LIMIT = "rate_limit"
     """The provider's shared rate (or a wait it asked for) would have held the request too long: not
     sent, tried again after the back-off."""
+    SPEND_BUDGET = "spend_budget"
+    """The account's spend budget for the UTC day or month was used up: the paid request was not sent
+    (`skipped_paid`, picked up again by the default retry selection once the budget resets)."""
     ENGINE_FAILURE = "engine_failure"
     """Our own code failed before any request: counted per URL, and `exhausted` once the count reaches
     the budget, so a defect is never selected forever."""

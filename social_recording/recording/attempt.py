@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 
 from social_recording.domain.graph import PlannedLink, SocialContractError
 from social_recording.domain.models import SocialUrl, UrlState
+from social_recording.domain.spend import SpendLine, day_key
 from social_recording.domain.status import Cause, FetchStatus
 from social_recording.domain.url_machine import (
     Act,
@@ -33,6 +34,7 @@ from social_recording.domain.url_machine import (
 )
 from social_recording.domain.urls import Platform
 from social_recording.locks.base import Lease
+from social_recording.locks.spend_budget import SpendBudgets
 from social_recording.outbound.observe import CallVetoed, observing
 from social_recording.platforms.base import (
     PROVIDER_OF,
@@ -47,6 +49,7 @@ from social_recording.recording.answer_spool import AnswerSpool, SpooledAnswer
 from social_recording.recording.call_guard import LeaseGuard, PaidCallNotRecorded, StoredPaidRequests
 from social_recording.recording.outcomes import EngineOutcome, OutcomeStatus, UrlOutcome, Written
 from social_recording.recording.run_state import RunState
+from social_recording.recording.spend_check import SpendGuard, SpendHeld
 from social_recording.recording.writer import GraphWriter
 from social_recording.store.base import ElementWrite, Store, WriteOutcome, WriteResult
 from social_recording.store.transient import is_disk_full
@@ -78,6 +81,8 @@ class Settings:
 
     enable_paid: bool
     max_attempts: int
+    budgets: SpendBudgets | None = None
+    """The shared spend budgets asked before each new paid request (None: no budget anywhere)."""
 
 
 class UrlAttempt:
@@ -118,6 +123,7 @@ class UrlAttempt:
         self._rules = rules_for(platform, max_attempts=settings.max_attempts, min_interval=run.min_interval)
         self._request: RunRequest = run.request_or_live(now)
         self._previous: FetchStatus | None = None
+        self._spend: SpendGuard | None = None
 
     def outcome(self, status: OutcomeStatus, *, attempted: bool = False, reused: bool = False,
                 detail: str = "", written: frozenset[Written] = frozenset()) -> UrlOutcome:
@@ -215,7 +221,7 @@ class UrlAttempt:
             if transition.element is None:  # deferred: nothing sent, nothing learned
                 return self.outcome(EngineOutcome.DEFERRED, detail=f"{outcome.detail}; left as it was")
             try:
-                written = self._write(transition, state, links=links)
+                written = self._write(transition, state, links=links, spend=self._spend_line())
             except Exception as exc:
                 return self._unwritten(exc, outcome, state, SpooledAnswer.of(
                     self.address, self.url, self._now, outcome, decision, links)
@@ -285,6 +291,8 @@ class UrlAttempt:
                                       state.request if state is not None else None, lambda: self._now,
                                       retry_s=self._writer.retry_s)
         guard = LeaseGuard(self._lease, record_paid=requests.open_call)
+        spend = self._spend = SpendGuard(guard, self._settings.budgets,
+                                         lambda: requests.resumed is not None or requests.submitted_request is not None)
         symbol = self._symbol
         if symbol is None:  # the caller knew only the address: the symbol comes from our own document
             doc = self._store.find_token(self.address)
@@ -308,9 +316,16 @@ class UrlAttempt:
         try:
             # The provider's call slot is taken here, inside the URL lock: the wait is for calls of other
             # URLs, which never wait for a lock themselves, so it cannot deadlock.
-            with self._run.calls.slot(provider), observing(guard):
+            with self._run.calls.slot(provider), observing(spend):
                 generated = generator.generate(self.url, ctx)
             links = self._writer.plan(generated.graph)
+        except SpendHeld as exc:  # docs/architecture.md, "Spend budgets": nothing sent for this request
+            if guard.sent:
+                return done(Result.FAILED, detail=f"{exc} (after {guard.sent} request(s) of this call)")
+            if exc.reached is None:
+                return done(Result.DEFERRED, detail=str(exc))
+            self._run.note_budget_held()
+            return self._not_called(FetchStatus.SKIPPED_PAID, Cause.SPEND_BUDGET, str(exc))
         except PaidCallNotRecorded as exc:
             self._run.note_paid_requests(guard.paid_sent)
             log.error(kv(event="paid_call_not_recorded", token=self.address, url=safe_url(self.url)))
@@ -352,8 +367,17 @@ class UrlAttempt:
 
     # ------------------------------------------------------------------ the write
 
+    def _spend_line(self) -> SpendLine | None:
+        """The ledger line of this call: its new paid requests, written with its outcome."""
+        n = 0 if self._spend is None else self._spend.new_paid
+        if not n:
+            return None
+        account = CATALOGUE[self.platform].account
+        return SpendLine(account.name, day_key(self._now), n, n * (account.unit_price_usd or 0.0))
+
     def _write(self, transition: Transition, state: UrlState | None, *,
-               links: list[PlannedLink] | None, address: str | None = None) -> WriteOutcome:
+               links: list[PlannedLink] | None, address: str | None = None,
+               spend: SpendLine | None = None) -> WriteOutcome:
         el = transition.element
         assert el is not None
         element = ElementWrite(status=el.status, attempts=el.attempts, attempted_at=el.attempted_at,
@@ -363,6 +387,7 @@ class UrlAttempt:
             now=self._now, element=element, state=transition.state,
             expect_version=0 if state is None else state.version,
             graph_links=links if el.own_links else None, copy_links_from=el.copy_links_from,
+            spend=spend if transition.state is not None else None,  # counted on the URL state it goes with
         )
 
     @staticmethod

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from social_recording.domain.models import utcnow
 from social_recording.domain.policy import DEFAULT_MAX_ATTEMPTS, DEFAULT_MIN_INTERVAL
 from social_recording.locks.base import LockManager
+from social_recording.locks.spend_budget import SpendBudgets
 from social_recording.malloc_arenas import cap_malloc_arenas
 from social_recording.platforms.base import GeneratorRegistry
 from social_recording.recording.answer_spool import AnswerSpool
@@ -71,18 +72,21 @@ def build_engine(
     monotonic: Callable[[], float] = time.monotonic,
     recorder_type: Callable[..., UrlRecorder] = UrlRecorder,
     spool: AnswerSpool | None = None,
+    spend_budgets: SpendBudgets | None = None,
 ) -> Engine:
     """Wire the engine. `tracker` is the reconcile's range source (the profile source often is one);
     `clock` dates what is recorded, `monotonic` measures run deadlines; `recorder_type` lets a test
-    put a recorder subclass in (same arguments as `UrlRecorder`). The process's malloc arenas are
-    capped here, before any recording thread starts (malloc_arenas.py). `spool` keeps paid answers the
-    store could not take (answer_spool.py); without it such an answer is lost and its open call counts
-    as one failed call."""
+    put a recorder subclass in (same arguments as `UrlRecorder`); `spend_budgets` are asked before
+    every new paid request (docs/architecture.md, "Spend budgets"); `spool` keeps paid answers the
+    store could not take (answer_spool.py; without it such an answer is lost and its open call counts
+    as one failed call). The process's malloc arenas are capped here, before any recording thread
+    starts (malloc_arenas.py)."""
     cap_malloc_arenas()
     recorder = recorder_type(
         store, locks, GraphWriter(store, retry_s=timings.write_retry_s), registry,
         enable_paid=enable_paid, max_attempts=max_attempts, url_lock_wait=timings.url_lock_wait,
         url_lock_ttl=timings.url_lock_ttl, clock=clock, spool=spool,
+        **({"spend_budgets": spend_budgets} if spend_budgets is not None else {}),
     )
     processor = TokenProcessor(store, locks, profiles, recorder, token_lock_ttl=timings.token_lock_ttl,
                                token_lock_wait=timings.token_lock_wait, min_interval=min_interval, clock=clock)

@@ -39,6 +39,9 @@ class RunSummary:
     """Requests sent to paid providers (each one billed)."""
     lost: int = 0
     """URLs whose lock was reported lost."""
+    budget_held: int = 0
+    """URLs whose paid request the spend budget held back (`skipped_paid`, docs/architecture.md,
+    "Spend budgets")."""
     engine_failures: int = 0
     """URLs that ended in a defect of ours (nothing written)."""
     written: dict[Written, int] = field(default_factory=dict)
@@ -89,6 +92,7 @@ class RunState:
         self._attempted = 0
         self._reused = 0
         self._paid_requests = 0
+        self._budget_held = 0
         self._lost = 0
         self._engine_failures = 0
         self._converged = 0
@@ -141,6 +145,16 @@ class RunState:
     def note_paid_requests(self, n: int) -> None:
         with self._lock:
             self._paid_requests += n
+
+    def note_budget_held(self) -> None:
+        """One more URL whose paid request the spend budget held back."""
+        with self._lock:
+            self._budget_held += 1
+
+    @property
+    def budget_held(self) -> int:
+        with self._lock:
+            return self._budget_held
 
     def interrupted(self, message: str) -> None:
         """The run was interrupted (terminated, Ctrl-C): say what it leaves, to the listener, or
@@ -213,6 +227,7 @@ class RunState:
                 reused=self._reused,
                 paid_requests=self._paid_requests,
                 lost=self._lost,
+                budget_held=self._budget_held,
                 engine_failures=self._engine_failures,
                 written=dict(self._written),
             )

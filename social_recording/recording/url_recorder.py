@@ -14,6 +14,7 @@ from social_recording.domain.policy import DEFAULT_MAX_ATTEMPTS
 from social_recording.domain.url_machine import Selected
 from social_recording.domain.urls import parse_canonical
 from social_recording.locks.base import LockBackendUnavailable, LockManager
+from social_recording.locks.spend_budget import SpendBudgets
 from social_recording.platforms.base import GeneratorRegistry
 from social_recording.recording._text import describe_error, kv, safe_url
 from social_recording.recording.answer_spool import AnswerSpool
@@ -82,6 +83,7 @@ class UrlRecorder:
         url_lock_ttl: float = URL_LOCK_TTL_S,
         clock: Callable[[], datetime] = utcnow,
         spool: AnswerSpool | None = None,
+        spend_budgets: SpendBudgets | None = None,
     ) -> None:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts!r}")
@@ -93,7 +95,7 @@ class UrlRecorder:
         self._locks = locks
         self._writer = writer
         self._registry = registry
-        self._settings = Settings(enable_paid=enable_paid, max_attempts=max_attempts)
+        self._settings = Settings(enable_paid=enable_paid, max_attempts=max_attempts, budgets=spend_budgets)
         self._url_lock_wait = url_lock_wait
         self._url_lock_ttl = url_lock_ttl
         self._clock = clock

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from social_recording.domain.graph import PlannedLink, SocialGraph, plan, planned_links
+from social_recording.domain.spend import SpendLine
 from social_recording.domain.url_machine import NextState
 from social_recording.recording.store_retry import WRITE_RETRY_S, write_through_outages
 from social_recording.store.base import ElementWrite, Store, UrlWrite, WriteOutcome
@@ -55,6 +56,7 @@ class GraphWriter:
         state: NextState | None = None,
         graph_links: list[PlannedLink] | None = None,
         copy_links_from: str | None = None,
+        spend: SpendLine | None = None,
     ) -> WriteOutcome:
         """Apply one recording; refused (nothing changed) when a newer holder wrote, the element is ok,
         or the URL state moved on from `expect_version` (STALE: the caller reads it again).
@@ -73,6 +75,7 @@ class GraphWriter:
             state=state,
             graph_links=graph_links,
             copy_links_from=copy_links_from,
+            spend=spend,
         )
         return write_through_outages(lambda: self._store.apply_url_write(write), what="recording", url=url,
                                      retry_s=self._retry_s, sleep=self._sleep)

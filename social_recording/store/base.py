@@ -27,6 +27,7 @@ from social_recording.domain.models import (
     UnresolvedValue,
     UrlState,
 )
+from social_recording.domain.spend import SpendLine, SpendRow
 from social_recording.domain.status import Cause, FetchStatus
 from social_recording.domain.url_machine import NextState
 from social_recording.store.counts import CountDrift, StoreCounts
@@ -95,6 +96,10 @@ class UrlWrite:
     state: NextState | None = None
     graph_links: Sequence[PlannedLink] | None = None
     copy_links_from: str | None = None
+    spend: SpendLine | None = None
+    """The call's new paid requests: added to the spend ledger (and to the URL state's own count of
+    them) by this very write, so the ledger reconciles against the URL states (docs/architecture.md,
+    "Spend budgets"). Only with `state`."""
     expect_version: int | None = None
     """The URL state's version the decision was made on (0: there was no state): the write is refused
     as STALE when the state moved on since. None applies it whatever the version (seeding, tools);
@@ -107,6 +112,8 @@ class UrlWrite:
             raise ValueError("a UrlWrite takes graph_links or copy_links_from, not both")
         if self.fence < 1:
             raise ValueError(f"a UrlWrite needs the URL lock's fencing token (>= 1), got {self.fence!r}")
+        if self.spend is not None and self.state is None:
+            raise ValueError("a UrlWrite's spend line goes with the URL state it is counted on")
 
 
 @dataclass(frozen=True)
@@ -116,6 +123,15 @@ class WriteOutcome:
     """The links written (empty when refused or when links were left as they were)."""
     applied_fence: int = 0
     """On FENCED: the larger token found (for the log line)."""
+
+
+@dataclass(frozen=True)
+class SpendTotals:
+    """Paid requests as the spend ledger counts them (by billing account) and as the URL states
+    written in the same writes count them (by platform)."""
+
+    ledger: Mapping[str, int] = field(default_factory=dict)
+    url_states: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -306,6 +322,17 @@ class Store(Protocol):
         to `count_bound`, with the `query.limit` longest-waiting. `canonical_only` leaves out elements
         holding a non-canonical URL, as the retry selection does. `query.addresses` must be None: this
         looks at every token."""
+        ...
+
+    # ------------------------------------------------------------------ spend ledger
+    def spend_rows(self, since_day: str) -> list[SpendRow]:
+        """The spend ledger's counters of every account from UTC day `since_day` ("2026-12-01") on,
+        by account then day."""
+        ...
+
+    def spend_totals(self) -> SpendTotals:
+        """The ledger's paid requests by account and the URL states' by platform, over all time: the
+        two sides the hourly reconciliation compares (read only)."""
         ...
 
     # ------------------------------------------------------------------ objects, metrics, links

@@ -64,6 +64,7 @@ from social_recording.domain.models import (
     ensure_utc,
     utcnow,
 )
+from social_recording.domain.spend import SpendLine, SpendRow
 from social_recording.domain.status import Cause, FetchStatus
 from social_recording.store._codec import (
     OBJECT_COLLECTIONS,
@@ -83,6 +84,7 @@ from social_recording.store.base import (
     Candidate,
     CandidateQuery,
     SchemaVersionError,
+    SpendTotals,
     StatusCounts,
     UrlWrite,
     WaitingElement,
@@ -109,12 +111,15 @@ TOKEN_LINKS = "token_links"
 METRICS = "metrics"
 META = "meta"
 STORE_COUNTS = "store_counts"
+SPEND_LEDGER = "spend_ledger"
+"""One document per (billing account, UTC day): paid requests and their estimated cost, moved with
+`$inc` right after the URL state that counts the same requests (docs/architecture.md, "Spend budgets")."""
 COUNTS_DOC = "counts"
 """The counters (`store/counts.py`) are the fields of ONE document in `store_counts`, under `n`: a
 write moves all of its counters in one atomic update (an element's status change takes one from a
 counter and gives it to another at once) and a read is one document."""
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 log = logging.getLogger("social_recording.store")
 
@@ -146,6 +151,7 @@ INDEXES: dict[str, list[tuple[str, list[tuple[str, int]], bool]]] = {
          False),
     ],
     URL_STATES: [("uniq_url_states_url", [("url", ASCENDING)], True)],
+    SPEND_LEDGER: [("uniq_spend_ledger_account_day", [("account", ASCENDING), ("day", ASCENDING)], True)],
     TOKEN_LINKS: [
         ("idx_links_token_linked", [("token_address", ASCENDING), ("created_at", ASCENDING)], False),
     ],
@@ -585,6 +591,8 @@ class MongoStore:
             self._migrate_url_state_fields()
         if version < 4:
             self._build_counts()
+        # Version 5 brings the spend ledger: a new collection (its index is made above) and a count
+        # on URL states that reads as zero where absent; nothing to rewrite.
         record = ({"_id": "schema"}, {"$max": {"version": SCHEMA_VERSION}})
         try:
             self.db[META].update_one(*record, upsert=True)
@@ -871,8 +879,10 @@ class MongoStore:
                                                      "submitted_at": ensure_utc(req.submitted_at)},
                 "open_call": _open_call_out(s.open_call),
             }
-            committed = self._update_state(write.url, f, {"$set": fields, "$inc": {"version": 1}},
-                                           write.expect_version)
+            moves = {"version": 1, **({"paid_requests": write.spend.requests} if write.spend else {})}
+            committed = self._update_state(write.url, f, {"$set": fields, "$inc": moves}, write.expect_version)
+            if committed and write.spend is not None:
+                self._add_spend(write.spend)
         elif write.expect_version:
             committed = self.db[URL_STATES].update_one(
                 {"url": write.url, "fence": {"$lte": f}, "version": write.expect_version},
@@ -1052,6 +1062,37 @@ class MongoStore:
     def status_counts(self) -> StatusCounts:
         counts = self.counts()
         return StatusCounts(counts.by_platform, counts.tokens)
+
+    # ----------------------------------------------------------------- spend ledger
+
+    def _add_spend(self, line: SpendLine) -> None:
+        """The ledger's `$inc`, right after the URL state that counts the same requests committed.
+        Without multi-document transactions a crash between the two leaves them apart: the hourly
+        reconciliation reports it. A server gone mid-write fails neither the recorded result nor
+        repeats its write for a figure (as the counters)."""
+        flt = {"account": line.account, "day": line.day}
+        moves = {"$inc": {"requests": line.requests, "cost_usd": line.cost_usd}}
+        coll = self.db[SPEND_LEDGER]
+        try:
+            try:
+                coll.update_one(flt, moves, upsert=True)
+            except DuplicateKeyError:  # the day's first upsert lost a race to another writer's
+                coll.update_one(flt, moves)
+        except PyMongoError as exc:
+            log.warning("spend ledger not moved (%s: %s): %s %s +%d; the hourly reconciliation reports it",
+                        type(exc).__name__, exc, line.account, line.day, line.requests)
+
+    def spend_rows(self, since_day: str) -> list[SpendRow]:
+        docs = self.db[SPEND_LEDGER].find({"day": {"$gte": since_day}}).sort([("account", ASCENDING), ("day", ASCENDING)])
+        return [SpendRow(str(d["account"]), str(d["day"]), int(d.get("requests", 0)), float(d.get("cost_usd", 0.0)))
+                for d in docs]
+
+    def spend_totals(self) -> SpendTotals:
+        ledger = {str(r["_id"]): int(r["n"]) for r in self.db[SPEND_LEDGER].aggregate(
+            [{"$group": {"_id": "$account", "n": {"$sum": "$requests"}}}])}
+        states = {str(r["_id"]): int(r["n"]) for r in self.db[URL_STATES].aggregate(
+            [{"$match": {"paid_requests": {"$gt": 0}}}, {"$group": {"_id": "$platform", "n": {"$sum": "$paid_requests"}}}])}
+        return SpendTotals(ledger, states)
 
     # ----------------------------------------------------------------- counters
 

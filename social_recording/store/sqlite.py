@@ -45,6 +45,7 @@ from social_recording.domain.models import (
     UrlState,
     utcnow,
 )
+from social_recording.domain.spend import SpendRow
 from social_recording.domain.status import Cause, FetchStatus
 from social_recording.sqlite_file import connect, immediate
 from social_recording.store._codec import (
@@ -70,6 +71,7 @@ from social_recording.store.base import (
     Candidate,
     CandidateQuery,
     SchemaVersionError,
+    SpendTotals,
     StatusCounts,
     UrlWrite,
     WaitingElement,
@@ -328,8 +330,17 @@ def _migrate_to_v6(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE url_states ADD COLUMN open_call TEXT")
 
 
+def _migrate_to_v7(conn: sqlite3.Connection) -> None:
+    """The spend ledger (one counter per billing account and UTC day) and each URL state's count of
+    the paid requests behind it, moved together by the write that records a call
+    (docs/architecture.md, "Spend budgets"). Nothing was counted before: both start at zero."""
+    conn.execute("CREATE TABLE spend_ledger (account TEXT NOT NULL, day TEXT NOT NULL, requests INTEGER NOT NULL, "
+                 "cost_usd REAL NOT NULL, PRIMARY KEY (account, day)) WITHOUT ROWID")
+    conn.execute("ALTER TABLE url_states ADD COLUMN paid_requests INTEGER NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
-    _migrate_to_v1, _migrate_to_v2, _migrate_to_v3, _migrate_to_v4, _migrate_to_v5, _migrate_to_v6,
+    _migrate_to_v1, _migrate_to_v2, _migrate_to_v3, _migrate_to_v4, _migrate_to_v5, _migrate_to_v6, _migrate_to_v7,
 )
 """MIGRATIONS[i] upgrades a file at `user_version` i to i + 1; append, never edit a released step."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -932,10 +943,12 @@ class SqliteStore:
             if write.state is not None:
                 s = write.state
                 req = s.request
+                paid = 0 if write.spend is None else write.spend.requests
                 conn.execute(
                     "INSERT INTO url_states (url, platform, status, attempted_at, attempts, source_token, fence, "
                     "request_provider, request_id, request_submitted_at, updated_at, answer, answered_at, streak, "
-                    "engine_failures, open_call, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) "
+                    "engine_failures, open_call, paid_requests, version) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) "
                     "ON CONFLICT (url) DO UPDATE SET status = excluded.status, "
                     "attempted_at = excluded.attempted_at, attempts = excluded.attempts, "
                     "source_token = excluded.source_token, fence = excluded.fence, "
@@ -943,14 +956,20 @@ class SqliteStore:
                     "request_submitted_at = excluded.request_submitted_at, updated_at = excluded.updated_at, "
                     "answer = excluded.answer, answered_at = excluded.answered_at, streak = excluded.streak, "
                     "engine_failures = excluded.engine_failures, open_call = excluded.open_call, "
-                    "version = url_states.version + 1",
+                    "paid_requests = url_states.paid_requests + excluded.paid_requests, version = url_states.version + 1",
                     [write.url, write.platform, s.status.value, opt_dt_to_text(s.attempted_at), s.attempts,
                      s.source_token, write.fence, None if req is None else req.provider,
                      None if req is None else req.request_id,
                      None if req is None else dt_to_text(req.submitted_at), stamp,
                      None if s.answer is None else s.answer.value, opt_dt_to_text(s.answered_at), s.streak,
-                     s.engine_failures, None if s.open_call is None else s.open_call.model_dump_json()],
+                     s.engine_failures, None if s.open_call is None else s.open_call.model_dump_json(), paid],
                 )
+                if write.spend is not None:
+                    line = write.spend
+                    conn.execute("INSERT INTO spend_ledger (account, day, requests, cost_usd) VALUES (?, ?, ?, ?) "
+                                 "ON CONFLICT (account, day) DO UPDATE SET requests = requests + excluded.requests, "
+                                 "cost_usd = cost_usd + excluded.cost_usd",
+                                 [line.account, line.day, line.requests, line.cost_usd])
             else:
                 conn.execute("UPDATE url_states SET fence = max(fence, ?) WHERE url = ?", [write.fence, write.url])
             e = write.element
@@ -1159,6 +1178,18 @@ class SqliteStore:
             )
             took = time.perf_counter() - started
         return CountDrift(found, frozenset(), took)
+
+    def spend_rows(self, since_day: str) -> list[SpendRow]:
+        rows = self._conn().execute("SELECT account, day, requests, cost_usd FROM spend_ledger WHERE day >= ? "
+                                    "ORDER BY account, day", [since_day]).fetchall()
+        return [SpendRow(str(a), str(d), int(n), float(c)) for a, d, n, c in rows]
+
+    def spend_totals(self) -> SpendTotals:
+        with self._read() as conn:
+            ledger = conn.execute("SELECT account, SUM(requests) FROM spend_ledger GROUP BY account").fetchall()
+            states = conn.execute("SELECT platform, SUM(paid_requests) FROM url_states WHERE paid_requests > 0 "
+                                  "GROUP BY platform").fetchall()
+        return SpendTotals({str(a): int(n) for a, n in ledger}, {str(p): int(n) for p, n in states})
 
     def waiting_elements(
         self, query: CandidateQuery, *, canonical_only: bool = True, count_bound: int = WAITING_COUNT_BOUND

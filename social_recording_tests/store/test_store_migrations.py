@@ -33,6 +33,7 @@ from social_recording.store import (
     WriteResult,
 )
 from social_recording.store._mongomock import SerializedMongomockClient
+from social_recording.store.base import SpendTotals
 from social_recording.store.mongo import SCHEMA_VERSION as MONGO_SCHEMA_VERSION
 from social_recording.store.sqlite import MIGRATIONS, SCHEMA_VERSION
 from social_recording_tests.mongo_server import MongoServer
@@ -289,9 +290,11 @@ def migrated_sqlite(v1_path: Path) -> Iterator[SqliteStore]:
 
 
 def test_sqlite_upgrade_reaches_the_current_version(migrated_sqlite: SqliteStore, v1_path: Path) -> None:
-    assert SCHEMA_VERSION == 6
+    assert SCHEMA_VERSION == 7
     assert migrated_sqlite.schema_version() == SCHEMA_VERSION
     assert dump(v1_path)["_version"] == SCHEMA_VERSION
+    # v6: the spend ledger and the URL states' paid requests, nothing counted before the upgrade.
+    assert migrated_sqlite.spend_totals() == SpendTotals({}, {}) and migrated_sqlite.spend_rows("2000-01-01") == []
 
 
 def test_sqlite_upgrade_keeps_every_element(migrated_sqlite: SqliteStore) -> None:

@@ -16,7 +16,7 @@ No `from __future__ import annotations`: Dagster reads annotations at decoration
 
 import logging
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +46,9 @@ from social_recording.dagster_defs.assets import (
     materializations_for_run,
     observations_for_run,
 )
+from social_recording.dagster_defs.spend import SPEND_CHECK_SPECS, spend_check_results
 from social_recording.domain.models import utcnow
+from social_recording.domain.spend import Budget
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
 from social_recording.platforms.catalogue import CATALOGUE
@@ -147,6 +149,8 @@ class HealthInputs:
     usable_platforms: frozenset[Platform]
     max_exhausted_per_hour: int
     ledger: "Ledger | None"
+    budgets: Mapping[str, Budget] = field(default_factory=dict)
+    """The spend budgets (the `provider_spend` check)."""
 
     @classmethod
     def of(cls, policy: Any, platforms: Any) -> "HealthInputs":
@@ -157,6 +161,7 @@ class HealthInputs:
             usable_platforms=frozenset(platforms.registry().usable_platforms()),
             max_exhausted_per_hour=policy.max_exhausted_per_hour,
             ledger=platforms.upstream.ledger(),
+            budgets=platforms.parsed_budgets(),
         )
 
 
@@ -290,11 +295,12 @@ def make_health_checks(*, sandbox: bool) -> AssetChecksDefinition:
 
     @multi_asset_check(
         name="health_checks",
-        specs=check_specs(sandbox=sandbox),
+        specs=[*check_specs(sandbox=sandbox), *SPEND_CHECK_SPECS],
         required_resource_keys={"store", "platforms", "policy"},
         description="Convergence health of the recorded data: stuck pending elements, starved retries, "
         "exhausted growth" + (", paid requests per distinct paid subject (sandbox)" if sandbox else "")
-        + ", and the store's counters against a recount (repaired when they drifted).",
+        + ", the store's counters against a recount (repaired when they drifted), and spend: the budgets and "
+        "the spend ledger reconciled with the URL states.",
     )
     def health_checks(context: AssetCheckExecutionContext) -> Iterator[AssetCheckResult]:
         store = context.resources.store.get()
@@ -309,6 +315,7 @@ def make_health_checks(*, sandbox: bool) -> AssetChecksDefinition:
         _log_failures(checks, context.log.warning)
         for check in checks:
             yield to_result(check)
+        yield from spend_check_results(store, inputs.budgets, now)
 
     return health_checks
 

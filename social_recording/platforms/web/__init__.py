@@ -15,6 +15,10 @@ URLSCAN = ProviderAccount(
     # Scans have per-minute quotas and each is polled for tens of seconds.
     concurrency=4,
     second_steps=("result:",),
+    paid_polls=True,
+    # urlscan sells scan quotas by subscription, not per scan (https://urlscan.io/pricing/): this is an
+    # estimate, a Pro plan's monthly price over its monthly private-scan quota, about $0.002 per scan.
+    unit_price_usd=0.002,
     package=__name__,
 )
 RDAP = ProviderAccount(name="rdap", paid=False)

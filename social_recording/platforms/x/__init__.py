@@ -13,6 +13,9 @@ TWITTERAPI = ProviderAccount(
     rates=(Rate(20, 1),),
     # One to three requests per URL: 8 calls in flight stay well inside the rate.
     concurrency=8,
+    # twitterapi.io bills credits (100,000 to the dollar) with a minimum of 15 credits per request, which
+    # a one-tweet or one-user lookup costs (https://twitterapi.io/pricing): $0.00015 per request.
+    unit_price_usd=0.00015,
     package=__name__,
 )
 
