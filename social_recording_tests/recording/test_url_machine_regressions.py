@@ -614,6 +614,36 @@ def test_a_call_that_failed_before_a_late_holders_answer_does_not_count_on_top_o
     assert state.attempted_at in (b_called, as_stored(b_called)), state.attempted_at
 
 
+def test_a_worse_answer_merged_after_a_late_holders_fresh_ok_does_not_replace_it(
+    store: Store, locks: LockManager
+) -> None:
+    """Found by mutating the machine (a later `not_found` replacing a fresh `ok` survived every test):
+    A's call answers not_found while a holder whose lease ran out records ok first. A's answer is
+    merged, not written over the ok: the URL keeps ok, and A gets the window's ok with B's links."""
+    counter, clock = MemoryCounter(), StepClock(T0)
+    world = Switchable(counter)
+    world.behaviour = Behaviour("not_found")
+    eng = build_engine(store, locks, world.registry, clock=clock)
+    _token(store, "A", [YT_URL])
+    _token(store, "B", [YT_URL])
+
+    def late_ok(write):  # type: ignore[no-untyped-def]
+        world.behaviour = Behaviour("ok")
+        late = _late_engine(store, world.registry, write.fence - 1, clock)
+        assert late.recorder.record_url(("B", "B"), YT_URL, RunState()).status is FetchStatus.OK
+        world.behaviour = Behaviour("not_found")
+
+    assert isinstance(store, _LateHolder)
+    store.late = late_ok
+    out = eng.processor.record("A", "A")
+    assert [u.status for u in out.urls] == [FetchStatus.OK], out.urls
+    state = store.find_url_state(YT_URL)
+    assert state is not None and (state.answer, state.source_token) == (FetchStatus.OK, "B")
+    assert store.find_links("A", YT_URL), "A holds the window's ok with its source's links"
+    _token(store, "C", [YT_URL])
+    assert [(u.status, u.reused) for u in eng.processor.record("C", "C").urls] == [(FetchStatus.OK, True)]
+
+
 def test_a_late_holder_never_pays_beside_a_paid_call_recorded_before_it_left(
     store: Store, locks: LockManager
 ) -> None:
