@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -36,6 +37,8 @@ BY_ADDRESS_BODY = json.dumps({"data": [
      "discord": None, "firstTransferAt": "2026-11-09T00:00:00Z"},
 ]}).encode()
 LOCATION = b"https://example.com/landing?from=t.co"
+_STRING_OR_OPEN = re.compile(rb'"(?:[^"\\]|\\.)*"|\{')
+"""An object's opening brace, and the strings to skip (a URL template's `{` is not one)."""
 
 
 def public_dns(host: str) -> list[str]:
@@ -69,7 +72,7 @@ def mutate(body: bytes, case: dict[str, Any], html: bool = False) -> bytes:
         "bad_utf8": b'"' + raw + b'"',
         "value": raw,
     }[kind]
-    opens = [i for i, byte in enumerate(body) if byte == ord("{")]
+    opens = [m.start() for m in _STRING_OR_OPEN.finditer(body) if m.group() == b"{"]
     if not opens:
         return value
     where = opens[min(int(at * len(opens)), len(opens) - 1)] + 1
@@ -113,11 +116,12 @@ def tracker(case: dict[str, Any], by_address: bool) -> Any:
 
 def shortlink(case: dict[str, Any]) -> Any:
     """The resolver's parser is the Location header of a shortener's redirect (no body is read)."""
-    answers = Answers(lambda request: httpx.Response(301, headers=[(b"location", LOCATION)]), case)
+    answers = Answers(lambda request: httpx.Response(200), case)
+    location = mutate(LOCATION, case)
 
     def handler(request: httpx.Request) -> httpx.Response:
-        answer = answers(request)
-        return httpx.Response(301, headers=[(b"location", answer.content)]) if answers.mutated else answer
+        answers.mutated = True
+        return httpx.Response(301, headers=[(b"location", location)])
 
     with ShortlinkResolver(transport=Network(httpx.MockTransport(handler), resolve_host=public_dns)) as resolver:
         return resolver.resolve("https://t.co/abc123")

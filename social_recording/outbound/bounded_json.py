@@ -53,7 +53,7 @@ class JsonBounds:
     def __init__(self) -> None:
         self._in_string = False
         self._escaped = False  # the last chunk ended on a string's lone backslash
-        self._string_bytes = 0
+        self._string_bytes = 0  # of the string being read: its bytes between the quotes, as sent
         self._number_tail = b""  # the number characters that ended the last chunk, outside a string
         self._depth = 0
         self._utf8 = codecs.getincrementaldecoder("utf-8")()
@@ -87,7 +87,6 @@ class JsonBounds:
             self._grow_string(1)
             return end + 1
         self._in_string = False  # chunk[end] is the closing quote
-        self._grow_string(1)
         return end + 1
 
     def _grow_string(self, size: int) -> None:
@@ -109,7 +108,7 @@ class JsonBounds:
                 self._grow_string(max(map(len, inside[:-1] if ends_inside else inside)))
             if ends_inside:
                 self._in_string, self._string_bytes = True, 0
-                self._grow_string(len(inside[-1]) + 1)
+                self._grow_string(len(inside[-1]))
                 self._escaped = inside[-1].endswith(b"\\")  # a lone one: pairs were blanked
         between = tail + b" ".join(pieces[0::2])
         shapes = between.translate(_NUMBER_SHAPES)

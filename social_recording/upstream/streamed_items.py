@@ -72,12 +72,12 @@ class _ChunkReader:
 def iter_data_items(chunks: Iterable[bytes]) -> Iterator[Any]:
     """Each item of the body's top-level `data` array, as `json.loads` would give it, in order.
     Raises NotJson or BadEnvelope; the items before the fault were already given."""
-    events = _events(chunks)
     keys: list[str] = []
     depth = 0  # containers open outside the data array's items
     key: str | None = None
     data_seen = False
     try:
+        events = _events(chunks)  # ijson's C parser reads its first chunk at once
         for event, value in events:
             if depth == 0:
                 if event != "start_map":
