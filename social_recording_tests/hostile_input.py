@@ -36,6 +36,8 @@ _json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=12,
 )
+_ZERO = st.just(0)
+_NO_BYTES = st.just(b"")
 _non_finite = st.sampled_from([b"1e999", b"-1e999", b"1E400", b"NaN", b"Infinity", b"-Infinity", b"1e308e1"])
 
 LIMITS = {
@@ -53,7 +55,7 @@ def mutations(body_cap: int, *, steps: int = 1, location: bool = False) -> st.Se
     bound, invalid UTF-8 in a string, a value of any JSON type put where the parser reads, the answer
     cut anywhere, replaced by another JSON value or by random bytes, or padded past the body cap; in
     the answer to one of the first `steps` requests of the call."""
-    def case(kind: str, n: st.SearchStrategy[int] = st.just(0), raw: st.SearchStrategy[bytes] = st.just(b"")) -> Any:
+    def case(kind: str, n: st.SearchStrategy[int] = _ZERO, raw: st.SearchStrategy[bytes] = _NO_BYTES) -> Any:
         return st.fixed_dictionaries({
             "kind": st.just(kind), "n": n, "raw": raw.map(lambda b: base64.b64encode(b).decode()),
             "at": st.floats(0, 1), "step": st.integers(0, steps - 1),

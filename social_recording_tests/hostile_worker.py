@@ -149,6 +149,7 @@ EXPECTED = (TrackerError, ShortlinkError, ExternalFetchError, SocialContractErro
 def run(case: dict[str, Any]) -> dict[str, Any]:
     parser: str = case["parser"]
     Answers.last = None
+    out: dict[str, Any]
     try:
         if parser.startswith("tracker_"):
             value = tracker(case, by_address=parser == "tracker_by_address")

@@ -5,6 +5,7 @@ bound it passed. The named regression test is the crash found on the tracker's r
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -93,12 +94,22 @@ def test_a_hostile_shortener_location_is_a_location_or_a_shortlink_error(case: d
 
 
 def test_nesting_at_the_bound_still_reads_and_one_more_level_is_refused() -> None:
-    inner = "[" * (MAX_DEPTH - 3) + "]" * (MAX_DEPTH - 3)
+    """The value goes into an item, three levels down (the envelope, `data`, the item)."""
     worker = WORKERS.setdefault("tracker_range", Worker())
     for depth, refused in ((MAX_DEPTH - 3, False), (MAX_DEPTH - 2, True)):
         raw = ("[" * depth + "]" * depth).encode()
-        import base64
         case = {"kind": "value", "n": 0, "raw": base64.b64encode(raw).decode(), "at": 0.5, "step": 0}
         answer = worker.run("tracker_range", case)
         assert (answer["outcome"] == "error") is refused, (depth, answer)
-    assert inner
+        if refused:
+            assert f"nesting over the limit of {MAX_DEPTH} levels" in answer["message"]
+
+
+def test_a_utf8_encoded_surrogate_in_a_range_answer_is_a_tracker_error() -> None:
+    """Found by the fuzz test: ijson's C parser let `\\xed\\xa0\\x80` through its own UTF-8 check and
+    raised Python's UnicodeDecodeError from inside its callbacks, past the tracker client."""
+    worker = WORKERS.setdefault("tracker_range", Worker())
+    case = {"kind": "bad_utf8", "n": 0, "raw": base64.b64encode(b"\xed\xa0\x80").decode(), "at": 0.0, "step": 0}
+    answer = worker.run("tracker_range", case)
+    assert answer["outcome"] == "error" and answer["type"] == "TrackerError", answer
+    assert "body is not JSON" in answer["message"]
