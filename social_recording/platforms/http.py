@@ -4,7 +4,6 @@ redirect guard, on the shared outbound core (docs/architecture.md, "Outbound req
 
 from __future__ import annotations
 
-import json as _json
 import logging
 import time
 from collections.abc import Callable, Collection, Mapping
@@ -13,6 +12,8 @@ from typing import Any
 
 import httpx
 
+from social_recording.outbound.bounded_json import load_json
+from social_recording.outbound.bounds import PROVIDER_BODY_BYTES, OutOfBounds
 from social_recording.outbound.client import BadRedirect, OutboundClient, SentCount, TooManyRedirects
 from social_recording.outbound.guard import ResolveHost, UnresolvedHost, UnsafeTarget, check_target, wire_host
 from social_recording.outbound.limits import RateLimited, RequestLimiter
@@ -21,8 +22,8 @@ from social_recording.outbound.reader import ResponseTooLarge
 from social_recording.outbound.retry import FREE_PROVIDER, PAID_PROVIDER, RetryPolicy, run_with_retries
 from social_recording.platforms.base import ErrorCode, ExternalFetchError
 
-MAX_RESPONSE_BYTES = 5 * 1024 * 1024
-"""Largest body we read from any provider: a bigger one is a provider bug or an attack, not data."""
+MAX_RESPONSE_BYTES = PROVIDER_BODY_BYTES
+"""Largest body we read from any provider (`outbound.bounds`, with the other bounds of an answer)."""
 
 log = logging.getLogger(__name__)
 
@@ -72,9 +73,14 @@ class HttpResponse:
     """HTTP requests this logical request sent (redirect hops and retries included)."""
 
     def json(self) -> Any:
-        """The body parsed as JSON; a body that is not JSON is an upstream fault (UPSTREAM)."""
+        """The body parsed as JSON within the bounds of an answer (`outbound.bounds`); a body that is
+        not JSON, or goes past a bound (named in the message), is an upstream fault (UPSTREAM)."""
         try:
-            return _json.loads(self.body)
+            return load_json(self.body)
+        except OutOfBounds as exc:
+            raise ExternalFetchError(
+                ErrorCode.UPSTREAM, f"{self.service} answer refused (HTTP {self.status}): {exc}"
+            ) from None
         except (ValueError, UnicodeDecodeError):
             raise ExternalFetchError(
                 ErrorCode.UPSTREAM, f"malformed JSON from {self.service} (HTTP {self.status})"

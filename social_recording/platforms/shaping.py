@@ -18,6 +18,8 @@ from pydantic import BaseModel, ValidationError
 
 from social_recording.domain.graph import GraphGroup, SocialContractError, SocialGraph, SocialObject, plan
 from social_recording.domain.urls import CanonicalUrl, Platform, parse_canonical, to_canonical_all
+from social_recording.outbound.bounded_json import finite
+from social_recording.outbound.bounds import MAX_NUMBER_CHARS
 from social_recording.platforms.base import (
     ErrorCode,
     ExternalFetchError,
@@ -384,19 +386,21 @@ def as_dict(value: object) -> dict[str, Any]:
 def to_number(value: object, *, commas: bool = True) -> float | None:
     """A metric value as float: numbers and numeric strings ("123"; with `commas`, "1,234" too, as
     scrapers render counts), and a one-element list of either (a retweet's `viewCount` arrives as
-    `[0]`); None for anything else. APIs that never group digits pass `commas=False`."""
+    `[0]`); None for anything else. APIs that never group digits pass `commas=False`. A number past
+    the bounds of an answer (`outbound.bounds`: longer than MAX_NUMBER_CHARS, or not finite: "NaN",
+    "1e999") holds no count either."""
     if isinstance(value, list | tuple) and len(value) == 1:
         value = value[0]
     if isinstance(value, bool) or value is None:
         return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        text = value.replace(",", "") if commas else value
-        try:
-            return float(text.strip())
-        except ValueError:
-            return None
+    try:
+        if isinstance(value, int | float):
+            return finite(float(value))
+        if isinstance(value, str):
+            text = (value.replace(",", "") if commas else value).strip()
+            return finite(float(text)) if len(text) <= MAX_NUMBER_CHARS else None
+    except (ValueError, OverflowError):
+        return None
     return None
 
 
@@ -409,7 +413,8 @@ def metrics(values: Mapping[str, Any], *, commas: bool = True) -> dict[str, floa
         if number is not None:
             out[name] = number
         elif raw is not None:
-            log.warning("metric %r arrived as %s, which holds no number: not recorded", name, _shape(raw))
+            log.warning("metric %r arrived as %s, which holds no finite number of at most %d characters: not recorded",
+                        name, _shape(raw), MAX_NUMBER_CHARS)
     return out
 
 

@@ -14,8 +14,8 @@ Why these rules:
   and the pool wait).
 - HEAD first (no body); GET when HEAD is not a redirect with a Location (some shorteners answer HEAD
   with 405/403/400 or 200). The GET body is never read.
-- A Location must be http(s) (javascript:, file:, data: … are refused); a relative one is resolved
-  against the current URL.
+- A Location must be http(s) (javascript:, file:, data: … are refused) and at most
+  MAX_LOCATION_CHARS long (`outbound.bounds`); a relative one is resolved against the current URL.
 - SSRF: before every request the host passes the shared outbound guard (`outbound.guard`): it is
   resolved with `resolve_host` and refused if ANY address is not public. A literal IP host or a
   `localhost` name is checked directly, and that check also applies to the final Location, which is
@@ -32,6 +32,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import httpx
 
 from social_recording.domain.urls import is_shortlink
+from social_recording.outbound.bounds import MAX_LOCATION_CHARS, OverLimit
 from social_recording.outbound.client import REDIRECT_STATUSES, OutboundClient
 from social_recording.outbound.guard import (
     ALLOWED_SCHEMES,
@@ -191,7 +192,11 @@ class ShortlinkResolver:
             raise ShortlinkError(
                 origin, f"{method} {_display(current)} failed: {type(exc).__name__}"
             ) from None
-        return exchange.status, exchange.headers.get("location")
+        location = exchange.headers.get("location")
+        if location is not None and len(location) > MAX_LOCATION_CHARS:
+            bound = OverLimit("a Location", MAX_LOCATION_CHARS, "characters")
+            raise ShortlinkError(origin, f"refused Location from {_display(current)}: {bound}")
+        return exchange.status, location
 
     def _check(self, origin: str, target: str, *, resolve: bool) -> None:
         """Refuse non-http(s) and non-public targets (the shared redirect guard). Literal IPs and local

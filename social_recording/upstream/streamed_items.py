@@ -8,7 +8,9 @@ item at once, about 2 KB per token, while the run needs an address and a symbol 
 
 Only the top-level object's `data` array is read; the object's other keys are skipped. What
 `json.loads` would refuse (not JSON, trailing garbage, a cut-off body) raises `NotJson`; JSON of
-another shape raises `BadEnvelope` naming the shape, never a value.
+another shape raises `BadEnvelope` naming the shape, never a value. Every chunk passes the bounds
+scan before the C parser reads it (`outbound.bounded_json`): an over-long number, string or nesting
+raises `OutOfBounds` naming the bound, and so does a number that is not finite (1e999).
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from decimal import Decimal
 from typing import Any
 
 import ijson
+
+from social_recording.outbound.bounded_json import checked_chunks, finite
+from social_recording.outbound.bounds import NotUtf8
 
 
 class NotJson(ValueError):
@@ -67,12 +72,12 @@ class _ChunkReader:
 def iter_data_items(chunks: Iterable[bytes]) -> Iterator[Any]:
     """Each item of the body's top-level `data` array, as `json.loads` would give it, in order.
     Raises NotJson or BadEnvelope; the items before the fault were already given."""
-    events = _events(chunks)
     keys: list[str] = []
     depth = 0  # containers open outside the data array's items
     key: str | None = None
     data_seen = False
     try:
+        events = _events(chunks)  # ijson's C parser reads its first chunk at once
         for event, value in events:
             if depth == 0:
                 if event != "start_map":
@@ -92,15 +97,16 @@ def iter_data_items(chunks: Iterable[bytes]) -> Iterator[Any]:
                 depth += 1
             elif event in _CLOSES:
                 depth -= 1
-    except ijson.JSONError:
+    except (ijson.JSONError, NotUtf8):
         raise NotJson("not one JSON document") from None  # ijson's message quotes the body: not kept
     if not data_seen:
         raise BadEnvelope(f"object with keys {sorted(keys)[:10]}")
 
 
 def _events(chunks: Iterable[bytes]) -> Iterator[tuple[str, Any]]:
-    """(event, value) of the body, as ijson's C parser reads it."""
-    return ijson.basic_parse(_ChunkReader(chunks))  # type: ignore[no-any-return]
+    """(event, value) of the body, as ijson's C parser reads it, each chunk scanned for the bounds
+    first: the C parser never sees an integer it would fail to make."""
+    return ijson.basic_parse(_ChunkReader(checked_chunks(chunks)))  # type: ignore[no-any-return]
 
 
 def _items(events: Iterator[tuple[str, Any]]) -> Iterator[Any]:
@@ -114,8 +120,8 @@ def _items(events: Iterator[tuple[str, Any]]) -> Iterator[Any]:
 def _value(event: str, value: Any, events: Iterator[tuple[str, Any]]) -> Any:
     """The value that starts with (event, value), its container's events read from `events`. A
     non-integer number is a float, as `json.loads` gives it (ijson gives a Decimal; its float option
-    would refuse an integer beyond 64 bits, which json.loads takes). Nesting is as deep as an item's
-    (`json.loads` recurses likewise)."""
+    would refuse an integer beyond 64 bits, which json.loads takes); one beyond a float's range is
+    refused (NotFinite). Nesting is within the scan's bound, so the recursion is too."""
     if event == "start_map":
         obj: dict[str, Any] = {}
         for inner, key in events:
@@ -129,5 +135,5 @@ def _value(event: str, value: Any, events: Iterator[tuple[str, Any]]) -> Any:
                 return items
             items.append(_value(inner, got, events))
     elif event == "number" and isinstance(value, Decimal):
-        return float(value)
+        return finite(float(value))
     return value

@@ -15,7 +15,9 @@ One malformed item never sinks a batch: it is skipped with a warning naming its 
 reason, and reported (`range_report(...).malformed`, `scan_range(...).malformed`, the
 `malformed` list of `tokens_by_addresses`) so reconcile can count and name it. An address whose own
 item is malformed is not "unknown": `token_by_address` raises MalformedTrackerItem for it. A body that
-is not `{"data": [...]}` is a broken upstream, not a bad item, and raises.
+is not `{"data": [...]}` is a broken upstream, not a bad item, and raises; so does one past the
+bounds of an answer (`outbound.bounds`: a number, a string or a nesting too long), whose
+TrackerError names the bound.
 
 Redirects: the tracker's base URL is in-house (it may live on a private address) and is never
 guarded; a redirect is followed only to that same origin (or its http -> https upgrade). Anything
@@ -40,6 +42,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from social_recording.domain.models import ensure_utc
+from social_recording.outbound.bounds import TRACKER_BODY_BYTES, OutOfBounds
 from social_recording.outbound.client import BadRedirect, ConsumeBody, OutboundClient, TooManyRedirects
 from social_recording.outbound.reader import ResponseTooLarge
 from social_recording.outbound.retry import TRACKER, run_with_retries
@@ -60,8 +63,8 @@ MAX_REDIRECTS = 3
 MAX_ADDRESSES_PER_REQUEST = 100
 """Addresses per `by-addresses` POST; longer lists are split. Reconcile caps a batch at 100, so in
 practice one request; the split keeps a caller's big list from becoming one huge body."""
-MAX_RESPONSE_BYTES = 32 * 1024 * 1024
-"""Largest tracker body we read: a range answer is a few thousand small items; more is an upstream bug."""
+MAX_RESPONSE_BYTES = TRACKER_BODY_BYTES
+"""Largest tracker body we read (`outbound.bounds`, with the other bounds of an answer)."""
 
 _RETRYABLE_STATUSES = frozenset({429})
 _JUNK_LOG_CHARS = 200
@@ -500,6 +503,9 @@ class TrackerClient:
                 f"malformed response from tracker {endpoint}: body is not JSON (HTTP {answered[-1]})",
                 endpoint=endpoint, status=answered[-1], attempts=attempt,
             ) from None
+        except OutOfBounds as exc:
+            raise TrackerError(f"malformed response from tracker {endpoint}: {exc}",
+                               endpoint=endpoint, status=answered[-1], attempts=attempt) from None
         except BadEnvelope as exc:
             raise TrackerError(f'malformed response from tracker {endpoint}: expected {{"data": [...]}}, got {exc}',
                                endpoint=endpoint) from None

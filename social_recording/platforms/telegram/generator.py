@@ -18,6 +18,7 @@ from selectolax.lexbor import LexborNode as Node
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.outbound.bounds import MAX_NUMBER_CHARS, OverLimit, check_page
 from social_recording.platforms.base import (
     ErrorCode,
     GenerateContext,
@@ -144,8 +145,9 @@ def _read_preview(html: str) -> _Preview:
 
 
 def _number(raw: str) -> float | None:
+    """A count's digits as a number; None past the bound of a number (`outbound.bounds`)."""
     digits = _SPACES.sub("", raw)
-    return float(digits) if digits.isdigit() else None
+    return float(digits) if digits.isdigit() and len(digits) <= MAX_NUMBER_CHARS else None
 
 
 def _counts(extra: str | None) -> dict[str, float]:
@@ -227,6 +229,10 @@ def _kind(name: str, page: _Preview, extra: str | None, http: ProviderHttp) -> s
 
 
 def _venue_graph(name: str, response: HttpResponse, http: ProviderHttp) -> SocialGraph:
+    try:
+        check_page(response.body)
+    except OverLimit as exc:
+        raise fetch_error(ErrorCode.UPSTREAM, f"telegram: page for @{name} refused: {exc}", http) from None
     page = _read_preview(response.text)
     if not page.og:
         raise fetch_error(
