@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import psycopg2
 import pytest
 from dagster import DagsterInstance, RunsFilter
 
@@ -25,7 +26,6 @@ from social_recording.settings import load_settings
 from social_recording.status import read_report, render_text
 from social_recording_tests.deploy.rehearsal import INSTANCE_CONFIG, postgres_database, process_env
 from social_recording_tests.mongo_server import MongoServer
-from social_recording_tests.postgres_server import create_database, drop_database
 
 REPO = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
@@ -43,6 +43,30 @@ def status_text(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> str:
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     return render_text(read_report(load_settings(), now=NOW))
+
+
+def pg_password(env: dict[str, str]) -> str:
+    """The Dagster role's password, given as a value or as a file (as compose's secret)."""
+    if env.get("DAGSTER_POSTGRES_PASSWORD_FILE"):
+        return Path(env["DAGSTER_POSTGRES_PASSWORD_FILE"]).read_text().strip()
+    return env["DAGSTER_POSTGRES_PASSWORD"]
+
+
+def wipe_postgres(env: dict[str, str]) -> None:
+    """Every table and sequence of Dagster's database dropped, as Dagster's own role (which owns them)."""
+    conn = psycopg2.connect(host=env["DAGSTER_POSTGRES_HOST"], port=env["DAGSTER_POSTGRES_PORT"],
+                            user=env["DAGSTER_POSTGRES_USER"], password=pg_password(env),
+                            dbname=env["DAGSTER_POSTGRES_DB"], connect_timeout=5)
+    conn.autocommit = True
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+            for (table,) in cur.fetchall():
+                cur.execute(f'DROP TABLE IF EXISTS "{table}" CASCADE')
+            cur.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'")
+            assert cur.fetchone() == (0,)
+    finally:
+        conn.close()
 
 
 def run_history(instance: DagsterInstance) -> list[tuple[Any, ...]]:
@@ -97,7 +121,7 @@ def test_backup_wipe_restore_gives_the_same_status_and_run_history(
     done = cli("backup", str(tmp_path / "backup"), env=env)
     took_backup = time.monotonic() - started
     assert done.returncode == 0, done.stderr
-    assert "dagster.pgdump" in done.stdout and env["DAGSTER_POSTGRES_PASSWORD"] not in done.stdout + done.stderr
+    assert "dagster.pgdump" in done.stdout and pg_password(env) not in done.stdout + done.stderr
 
     # Wipe: the store's database and Dagster's database are gone.
     store_db = env["SOCIAL_RECORDING_STORE_URL"].rsplit("/", 1)[1]
@@ -106,8 +130,7 @@ def test_backup_wipe_restore_gives_the_same_status_and_run_history(
         client.drop_database(store_db)
     finally:
         client.close()
-    drop_database(env["DAGSTER_POSTGRES_DB"])
-    create_database(env["DAGSTER_POSTGRES_DB"])
+    wipe_postgres(env)
 
     started = time.monotonic()
     done = cli("restore", str(tmp_path / "backup"), env=env)
