@@ -35,6 +35,9 @@ from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.store import mask_url_password, parse_store_url
 
 PREFIX = "SOCIAL_RECORDING_"
+
+DEFAULT_RETENTION_DAYS = 30
+"""Days a finished run, its event log and its compute logs are kept (`SOCIAL_RECORDING_RETENTION_DAYS`)."""
 DEFAULT_PARTITION_START = date(2026, 11, 1)
 """First day of `reconcile_job`'s daily partitions unless SOCIAL_RECORDING_PARTITION_START says otherwise."""
 STORE_FILE_NAME = "social_recording.db"
@@ -130,6 +133,8 @@ class Settings(BaseSettings):
     spool_dir: Path | None = None
     """Where paid answers the store could not take wait for the next run (default: `spool` in the data
     directory; put it on another disk than a SQLite store's file, so a full disk there does not fill it)."""
+    retention_days: int = Field(default=DEFAULT_RETENTION_DAYS, ge=1, le=3650)
+    """How long finished runs, their event logs and compute logs are kept (housekeeping_schedule)."""
     rate_limits: dict[str, str] = Field(default_factory=dict)
     """Per-service rate overrides as JSON, e.g. {"twitterapi": "50/second", "urlscan": "120/minute;1000/hour"}
     ("none" removes a rate); the documented rates apply otherwise (outbound.limits)."""

@@ -16,6 +16,7 @@ from social_recording.dagster_defs.jobs.health import (
     make_health_job,
     make_health_schedule,
 )
+from social_recording.dagster_defs.jobs.housekeeping import make_housekeeping_job, make_housekeeping_schedule
 from social_recording.dagster_defs.jobs.live import live_tokens_job, make_token_flow_sensor
 from social_recording.dagster_defs.jobs.reconcile import (
     make_catch_up_sensor,
@@ -111,14 +112,16 @@ def build_definitions(settings: Settings) -> Definitions:
     reconcile_job = make_reconcile_job(settings.partition_start)
     health_checks = make_health_checks(sandbox=settings.upstream == "sandbox")
     health_job = make_health_job(health_checks)
+    housekeeping_job = make_housekeeping_job(settings.retention_days)
     return Definitions(
         assets=[*ASSET_SPECS, PROVIDER_SPEND_SPEC],
         asset_checks=[health_checks],
-        jobs=[reconcile_job, retry_job, live_tokens_job, health_job],
+        jobs=[reconcile_job, retry_job, live_tokens_job, health_job, housekeeping_job],
         schedules=[
             make_retry_schedule(retry_job, schedule_status),
             make_reconcile_schedule(reconcile_job, schedule_status),
             make_health_schedule(health_job, schedule_status),
+            make_housekeeping_schedule(housekeeping_job, schedule_status),
         ],
         sensors=[
             make_retry_candidates_sensor(retry_job, sensor_status),

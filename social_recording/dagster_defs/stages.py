@@ -45,6 +45,7 @@ from social_recording.recording.concurrency import (
     check_provider_concurrency,
 )
 from social_recording.recording.engine import Engine
+from social_recording.recording.health import LONGEST_RUN
 from social_recording.recording.job_pool import DEFAULT_MAX_WORKERS, MAX_WORKERS_LIMIT
 from social_recording.recording.outcomes import TokenOutcome
 from social_recording.recording.run_state import RunState
@@ -56,10 +57,20 @@ warnings.filterwarnings("ignore", message="Parameter `owners` of initializer", c
 JOB_TAG = "social_recording/job"
 """dagster.yaml limits runs per value of this tag: retry 1 at a time, reconcile partitions N at a time."""
 
-RUN_RETRY_TAGS = {"dagster/retry_on_asset_or_op_failure": "false"}
-"""Dagster's run retries (dagster.yaml `run_retries`) re-execute a run that failed for an
-infrastructure reason, never one whose stage failed: that failure is a recorded outcome (the tracker
-failed, a URL hit an engine failure) which re-running the same run would not change."""
+MAX_RUNTIME_TAG = "dagster/max_runtime"
+RUN_TAGS = {
+    "dagster/retry_on_asset_or_op_failure": "false",
+    MAX_RUNTIME_TAG: str(int(LONGEST_RUN.total_seconds())),
+}
+"""Tags of every job's runs.
+
+- Dagster's run retries (dagster.yaml `run_retries`) re-execute a run that failed for an
+  infrastructure reason, never one whose stage failed: that failure is a recorded outcome (the
+  tracker failed, a URL hit an engine failure) which re-running the same run would not change.
+- A run still STARTED after the longest run the health checks allow for (`LONGEST_RUN`) is failed by
+  run monitoring: with the default run launcher nothing else notices a run whose process died with
+  its code server (a container recreated by an upgrade), and it would stay STARTED forever; failed,
+  it is retried or caught up like any failed run (docs/operations.md, "Upgrades and draining")."""
 
 PREVIEW_ROWS = 100
 """Rows of the selection / window previews in a stage's metadata."""

@@ -164,6 +164,24 @@ def test_jobs_carry_the_tags_the_limits_use() -> None:
     assert partitions.timezone == "UTC"  # type: ignore[attr-defined]
 
 
+def test_every_job_has_a_max_runtime_so_no_run_stays_started_forever(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run monitoring fails a run STARTED past its `dagster/max_runtime` (the longest run the health
+    checks allow for): with the default launcher, a run whose process died with its code server would
+    otherwise stay STARTED; the upgrade rehearsal (social_recording_tests/operations) sees it happen."""
+    from social_recording.recording.health import LONGEST_RUN
+    from social_recording_tests.dagster_defs.sandbox_env import make_env
+
+    defs = make_env(tmp_path, monkeypatch, []).defs()
+    jobs = [j for j in defs.resolve_all_job_defs() if not j.name.startswith("__")]
+    assert {j.name for j in jobs} == {"reconcile_job", "retry_job", "live_tokens_job", "health_check_job",
+                                      "housekeeping_job"}
+    for job in jobs:
+        if job.name == "health_check_job":  # an asset job: its runs take the instance's default
+            continue
+        assert job.tags["dagster/max_runtime"] == str(int(LONGEST_RUN.total_seconds())), job.name
+
+
 def test_resources_are_built_once_shared_and_closed_after(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from dagster import build_resources
 

@@ -60,7 +60,7 @@ FILLED = {name: f"pw-{i}" for i, name in enumerate(PASSWORDS)}
 LIVE_ONLY = {
     env_var_name(f) for f in ("tracker_url", "tracker_api_key", "af_group_ids", "af_investor_threshold",
                               "max_attempts", "max_exhausted_per_hour", "rate_limits", "live_poll_seconds",
-                              "spend_budgets")
+                              "spend_budgets", "retention_days", "spool_dir")
 } | set(CATALOGUE.key_variables())
 """Passed by compose, not by the rehearsal: the real tracker and providers (the rehearsal runs the
 sandbox) and policy values the rehearsal leaves at the code's defaults, as compose's empty values do.

@@ -81,6 +81,7 @@ from social_recording.store.base import Store
 
 if TYPE_CHECKING:
     from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
+    from dagster._core.event_api import EventLogRecord
 
     from social_recording.sandbox.ledger import Ledger
 
@@ -173,16 +174,22 @@ def ledger_figures(ledger: "Ledger") -> PaidLedgerFigures:
     return PaidTally(ledger, second_steps=CATALOGUE.second_steps()).figures()
 
 
-def exhausted_baseline(instance: DagsterInstance, now: datetime) -> ExhaustedBaseline | None:
-    """The exhausted count of the latest observation at least `EXHAUSTED_WINDOW` old, or of the
-    earliest observation when none is that old yet (None: never observed)."""
+def baseline_observations(instance: DagsterInstance, now: datetime) -> Sequence["EventLogRecord"]:
+    """The observation of `token_social_urls` the growth check compares with: the latest one at least
+    `EXHAUSTED_WINDOW` old, or the earliest when none is that old yet (empty: never observed). The
+    housekeeping job keeps the run that holds it."""
     cutoff = (now - EXHAUSTED_WINDOW).timestamp()
     records = instance.fetch_observations(
         AssetRecordsFilter(asset_key=TOKEN_SOCIAL_URLS, before_timestamp=cutoff), limit=1
     ).records
     if not records:
         records = instance.fetch_observations(TOKEN_SOCIAL_URLS, limit=1, ascending=True).records
-    for record in records:
+    return records
+
+
+def exhausted_baseline(instance: DagsterInstance, now: datetime) -> ExhaustedBaseline | None:
+    """The exhausted count of the baseline observation (`baseline_observations`; None: never observed)."""
+    for record in baseline_observations(instance, now):
         observation = record.asset_observation
         value = observation.metadata.get(_EXHAUSTED_KEY) if observation is not None else None
         if value is not None and isinstance(value.value, int):

@@ -45,7 +45,7 @@ from social_recording.dagster_defs.reporting import RecordedRun
 from social_recording.dagster_defs.resources import RecordingPolicyResource, TrackerResource
 from social_recording.dagster_defs.stages import (
     JOB_TAG,
-    RUN_RETRY_TAGS,
+    RUN_TAGS,
     CallBounds,
     Recorded,
     record_stage,
@@ -163,7 +163,7 @@ def record_tokens() -> Any:
     return report(record_live_tokens())
 
 
-@job(tags={JOB_TAG: "live", **RUN_RETRY_TAGS}, executor_def=in_process_executor,
+@job(tags={JOB_TAG: "live", **RUN_TAGS}, executor_def=in_process_executor,
      description="Records a batch of freshly traded tokens.")
 def live_tokens_job() -> None:
     record_tokens()

@@ -65,7 +65,7 @@ from social_recording.dagster_defs.resources import RecordingPolicyResource
 from social_recording.dagster_defs.stages import (
     JOB_TAG,
     PREVIEW_ROWS,
-    RUN_RETRY_TAGS,
+    RUN_TAGS,
     CallBounds,
     Recorded,
     preview,
@@ -214,7 +214,7 @@ def make_reconcile_job(start: date) -> JobDefinition:
     @job(
         name="reconcile_job",
         partitions_def=daily_partitions(start),
-        tags={JOB_TAG: "reconcile", **RUN_RETRY_TAGS},
+        tags={JOB_TAG: "reconcile", **RUN_TAGS},
         executor_def=in_process_executor,
         description="Backfill: records the tokens of a UTC day (by last transfer) that were never stored.",
     )

@@ -47,7 +47,7 @@ from social_recording.dagster_defs.resources import PlatformsResource, Recording
 from social_recording.dagster_defs.stages import (
     JOB_TAG,
     PREVIEW_ROWS,
-    RUN_RETRY_TAGS,
+    RUN_TAGS,
     CallBounds,
     Recorded,
     preview,
@@ -231,7 +231,7 @@ def retry_urls() -> Any:
     return report(record_retry_candidates(select_retry_candidates()))
 
 
-@job(tags={JOB_TAG: "retry", **RUN_RETRY_TAGS}, executor_def=in_process_executor,
+@job(tags={JOB_TAG: "retry", **RUN_TAGS}, executor_def=in_process_executor,
      description="Re-attempts URLs that have not converged yet.")
 def retry_job() -> None:
     retry_urls()

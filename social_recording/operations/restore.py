@@ -1,0 +1,138 @@
+"""`python -m social_recording restore DIR [--force]`: load a `backup` back into the configured stores.
+
+Restores into the store `SOCIAL_RECORDING_STORE_URL` names (the same kind as the dump: SQLite or
+MongoDB) and, when the backup holds one, into Dagster's PostgreSQL (`DAGSTER_POSTGRES_*`). Both must
+be empty — a fresh volume, a dropped database — unless `--force`, which replaces what they hold with
+the backup: nothing is overwritten by accident. Stop the services (or `drain`) first; afterwards the
+store is opened once, which checks its indexes and runs any migration a backup from an older release
+needs (docs/operations.md, "Backup and restore").
+Exit codes: 0 restored, 2 a bad setting or a target that is not empty without --force, 1 a restore
+that failed (DIR not a backup, a tool or a load that failed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from social_recording.domain.redaction import cap, scrub
+from social_recording.operations import mongo_dump, postgres_dump
+from social_recording.operations.backup import sqlite_tables
+from social_recording.operations.backup_manifest import (
+    MONGO_DIR,
+    POSTGRES_FILE,
+    SQLITE_FILE,
+    BackupError,
+    BackupManifest,
+)
+from social_recording.operations.migrate import migrate, open_store_client
+from social_recording.settings import SettingsError, load_settings
+from social_recording.store import mask_url_password, parse_store_url
+
+
+class TargetNotEmpty(BackupError):
+    """The target holds data and --force was not given."""
+
+
+def restore_store(url: str, manifest: BackupManifest, directory: Path, *, force: bool) -> None:
+    parsed = parse_store_url(url)
+    shown = mask_url_password(url)
+    kind = "sqlite" if parsed.kind == "sqlite" else "mongodb"
+    if kind != manifest.store.kind:
+        raise BackupError(f"the backup holds a {manifest.store.kind} store but SOCIAL_RECORDING_STORE_URL={shown!r} "
+                          f"names a {kind} one: point it at a {manifest.store.kind} store")
+    if parsed.kind == "sqlite":
+        assert parsed.path is not None
+        target = Path(parsed.path)
+        if target.exists() and not force:
+            conn = sqlite3.connect(f"{target.resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                held = {name: n for name, n in sqlite_tables(conn).items() if n}
+            finally:
+                conn.close()
+            if held:
+                raise TargetNotEmpty(f"the store file {target.resolve()} holds data ({_some(held)}): "
+                                     "restore into a new path, or pass --force to replace it")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        src = sqlite3.connect(f"{(directory / SQLITE_FILE).resolve().as_uri()}?mode=ro", uri=True)
+        dst = sqlite3.connect(target)
+        try:
+            src.backup(dst)  # every page replaced under SQLite's own locks (other openers wait)
+        finally:
+            dst.close()
+            src.close()
+        return
+    client = open_store_client(url)
+    try:
+        db = client.get_database(parsed.db_name)
+        names = mongo_dump.dumped_collections(directory / MONGO_DIR)
+        held = {name: db[name].estimated_document_count() for name in names if name in db.list_collection_names()}
+        held = {name: n for name, n in held.items() if n}
+        if held and not force:
+            raise TargetNotEmpty(f"MongoDB database {parsed.db_name!r} holds data ({_some(held)}): restore into an "
+                                 "empty database, or pass --force to replace those collections")
+        for name in names:
+            db.drop_collection(name)
+        mongo_dump.load_database(db, directory / MONGO_DIR)
+    finally:
+        if parsed.kind == "mongodb":
+            client.close()
+
+
+def _some(held: dict[str, int]) -> str:
+    return ", ".join(f"{n} in {name}" for name, n in list(held.items())[:4])
+
+
+def restore(url: str, directory: Path, *, force: bool) -> list[str]:
+    manifest = BackupManifest.read(directory)
+    lines = []
+    target = postgres_dump.target_from_env()
+    if manifest.dagster is not None:
+        if target is None:
+            raise BackupError(f"the backup holds Dagster's PostgreSQL ({manifest.dagster.source}) but "
+                              "DAGSTER_POSTGRES_HOST is not set: set DAGSTER_POSTGRES_* to the database to restore into")
+        if postgres_dump.table_count(target) and not force:
+            raise TargetNotEmpty(f"{target.describe()} already holds tables: restore into a new database, or "
+                                 "pass --force to replace what the dump holds")
+    started = time.monotonic()
+    restore_store(url, manifest, directory, force=force)
+    report = migrate(url)
+    lines.append(f"store {report.store}: restored from {directory}, at schema version {report.after}")
+    if manifest.dagster is not None and target is not None:
+        postgres_dump.restore(target, directory / POSTGRES_FILE, replace=force)
+        lines.append(f"dagster instance {target.describe()}: restored from {POSTGRES_FILE} "
+                     "(run `dagster instance migrate` when the backup comes from an older Dagster)")
+    lines.append(f"restored in {time.monotonic() - started:.2f} s")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "python -m social_recording restore") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("directory", type=Path, metavar="DIR", help="a directory `backup` wrote")
+    parser.add_argument("--force", action="store_true",
+                        help="replace what the store and the instance database hold with the backup")
+    args = parser.parse_args(argv)
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    try:
+        lines = restore(settings.store_url, args.directory, force=args.force)
+    except TargetNotEmpty as exc:
+        print(f"restore refused: {exc}", file=sys.stderr)
+        return 2
+    except (BackupError, postgres_dump.PostgresDumpError) as exc:
+        print(f"restore failed: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        print(f"restore failed: {type(exc).__name__}: {cap(scrub(str(exc), settings.store_url), 500)}", file=sys.stderr)
+        return 1
+    for line in lines:
+        print(line)
+    return 0

@@ -1,0 +1,224 @@
+"""The upgrade rehearsal: a deployment of the previous release with runs in flight is upgraded to this
+one the way compose does it — `drain` (which times out: the runs are still going), the containers
+recreated past their stop grace period (the code server and every run process in it SIGKILLed), the
+one-shot migrate step (`dagster instance migrate`, `python -m social_recording migrate`) on stores
+the previous release wrote (previous_release.py), the services started, `resume`. Nothing may be
+lost and no run may stay STARTED: the runs whose process died are failed by run monitoring at their
+maximum runtime, and the catch-up and the retry sensor record their work. Natively, on the
+deployment rehearsal's real PostgreSQL, redis-server, FerretDB and Dagster services.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from social_recording.domain.status import FetchStatus
+from social_recording.domain.urls import to_canonical
+from social_recording.operations.migrate import schema_version_of
+from social_recording.store import open_store
+from social_recording.store.mongo import SCHEMA_VERSION
+from social_recording_tests.dagster_defs.sandbox_env import token
+from social_recording_tests.deploy.rehearsal import (
+    BACKFILL_JOB,
+    DEPLOY_DIR,
+    M_BACKFILL,
+    Q_SENSOR,
+    REPO,
+    REPO_SELECTOR,
+    TERMINAL,
+    Deployment,
+    GraphQL,
+    RunRecord,
+    deployment,
+    partition_statuses,
+    process_env,
+    runs,
+    wait_location_loaded,
+    wait_until,
+    with_events,
+)
+from social_recording_tests.operations.previous_release import (
+    PREVIOUS_MONGO_SCHEMA,
+    data_migration_markers,
+    instance_before_data_migrations,
+    store_to_previous_schema,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.mongo_server]
+
+DAYS = 3
+TOKENS_PER_DAY = 6
+LATENCY_MS = 10_000
+"""Each token's one Telegram URL answers in 10 s, and a run calls Telegram two at a time: a run
+records for about 30 s, so the backfill's runs are certainly mid-call when the upgrade kills them,
+whatever the machine's load (and each call stays within the provider's 15 s read timeout)."""
+MAX_RUNTIME_S = 60
+"""The backfill's runs are launched with this `dagster/max_runtime` (the jobs' own is the 2 h the
+health checks allow for, too long to wait for in a test)."""
+RECOVERY_TIMEOUT_S = 600.0
+WORKSPACE = DEPLOY_DIR / "workspace.yaml"
+
+
+def cli(args: list[str], env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, env=process_env(env), cwd=REPO, capture_output=True, text=True, timeout=timeout,
+                          check=False)
+
+
+def social_recording(command: str, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return cli([sys.executable, "-m", "social_recording", command, *args], env)
+
+
+def scenario(today: datetime) -> tuple[list[str], list[dict[str, object]], dict[str, dict[str, object]], set[str]]:
+    days = [(today - timedelta(days=3 + i)).date().isoformat() for i in range(DAYS)]
+    tokens = [token(f"RhU{d}{i}token", f"{day}T{8 + i:02d}:00:00Z", telegram=f"https://t.me/upgrade_d{d}t{i}")
+              for d, day in enumerate(days) for i in range(TOKENS_PER_DAY)]
+    urls = {to_canonical(str(t["telegram"])) for t in tokens}
+    return days, tokens, {u: {"latency_ms": LATENCY_MS} for u in urls}, urls
+
+
+def in_progress(gql: GraphQL) -> list[RunRecord]:
+    return [r for r in runs(gql, {}) if r.status not in TERMINAL]
+
+
+def store_recorded(store_url: str, tokens: list[dict[str, object]]) -> dict[str, str] | None:
+    """url -> status of every scenario token's element once every token is stored and none is left
+    pending or waiting for a retry; None before."""
+    store = open_store(store_url)
+    try:
+        addresses = [str(t["address"]) for t in tokens]
+        if len(store.find_existing_addresses(addresses)) < len(addresses):
+            return None
+        statuses = {el.url: el.status.value for a in addresses if (doc := store.find_token(a))
+                    for el in doc.social_urls}
+    finally:
+        store.close()
+    waiting = {FetchStatus.PENDING.value, FetchStatus.ERROR.value}
+    return None if waiting & set(statuses.values()) else statuses
+
+
+def stop_for_upgrade(dep: Deployment) -> None:
+    """`docker compose up -d` recreating the containers with runs still going past the grace period:
+    the code server's container, with every run process in it, is killed; the daemon and the
+    webserver stop."""
+    user_code = dep.services["user_code"]
+    assert user_code.proc is not None
+    os.killpg(user_code.proc.pid, signal.SIGKILL)
+    user_code.proc.wait(timeout=30)
+    dep.services["daemon"].stop()
+    dep.services["webserver"].stop()
+
+
+def start_after_upgrade(dep: Deployment) -> None:
+    dep.services["user_code"].start()
+    dep.wait_healthy("user_code")
+    dep.services["daemon"].start()
+    dep.services["webserver"].start()
+    dep.wait_healthy("webserver")
+    dep.wait_healthy("daemon")
+
+
+def test_upgrade_with_runs_in_flight_loses_nothing_and_leaves_no_run_started(
+        tmp_path: Path) -> None:
+    days, tokens, targets, urls = scenario(datetime.now(UTC))
+    with deployment(tmp_path, tokens, datetime.fromisoformat(days[-1]).date(), targets) as dep:
+        gql = GraphQL(dep.cfg.webserver_port)
+        try:
+            wait_location_loaded(gql, dep)
+            code_env, daemon_env = dep.services["user_code"].env, dep.services["daemon"].env
+
+            # The previous release at work: a backfill whose runs are mid-call.
+            launched = gql(M_BACKFILL, params={
+                "selector": {"partitionSetName": f"{BACKFILL_JOB}_partition_set", "repositorySelector": REPO_SELECTOR},
+                "partitionNames": days, "tags": [{"key": "dagster/max_runtime", "value": str(MAX_RUNTIME_S)}],
+            })["launchPartitionBackfill"]
+            assert launched["__typename"] == "LaunchBackfillSuccess", launched
+
+            def recording() -> list[RunRecord] | None:
+                found = [with_events(gql, r) for r in runs(gql, {"tags": [{"key": "dagster/backfill",
+                                                                          "value": launched["backfillId"]}]})]
+                assert not [r.run_id for r in found if r.status in TERMINAL], "a run ended before the upgrade"
+                started = [r for r in found if r.status == "STARTED"]
+                busy = any(any(m.startswith("record_window ") for m in r.messages) for r in started)
+                return started if len(started) == DAYS and busy else None
+
+            in_flight = wait_until("every backfill run started, one mid-recording", recording, dep, 180)
+
+            # 1. drain: schedules and sensors stop at once; the runs do not finish within its timeout.
+            drained = social_recording("drain", "--timeout", "3", "--poll", "1", "--workspace", str(WORKSPACE),
+                                       env=daemon_env)
+            assert drained.returncode == 1, drained.stdout + drained.stderr
+            assert "sensor token_flow_sensor: stopped" in drained.stdout
+            assert "sensor reconcile_catch_up_sensor: stopped" in drained.stdout
+            assert in_flight
+            sensor = gql(Q_SENSOR, selector={**REPO_SELECTOR, "sensorName": "token_flow_sensor"})["sensorOrError"]
+            assert sensor["sensorState"]["status"] == "STOPPED"
+
+            # 2. The upgrade, with those runs still in flight.
+            killed = runs(gql, {"statuses": ["STARTED"]})
+            assert killed, "every run finished before the upgrade"
+            for run in killed:
+                assert run.run_id in drained.stderr  # drain named each run still going
+            upgrade_started = time.monotonic()
+            stop_for_upgrade(dep)
+            store_to_previous_schema(dep.cfg.store_url)
+            removed = instance_before_data_migrations(dep.cfg.postgres)
+            assert schema_version_of(dep.cfg.store_url) == PREVIOUS_MONGO_SCHEMA and removed
+
+            migrate_started = time.monotonic()
+            dagster_migrate = cli([str(Path(sys.executable).parent / "dagster"), "instance", "migrate"], daemon_env)
+            assert dagster_migrate.returncode == 0, dagster_migrate.stderr
+            dagster_migrate_s = time.monotonic() - migrate_started
+            store_migrate = social_recording("migrate", env=code_env)
+            assert store_migrate.returncode == 0, store_migrate.stderr
+            migrate_s = time.monotonic() - migrate_started
+            assert f"migrated from schema version {PREVIOUS_MONGO_SCHEMA} to {SCHEMA_VERSION}" in store_migrate.stdout
+            assert data_migration_markers(dep.cfg.postgres) >= removed
+            store = open_store(dep.cfg.store_url)
+            try:  # the counters the migration built from the data match a recount (nothing writes now)
+                assert not store.reconcile_counts().differences
+            finally:
+                store.close()
+            again = social_recording("migrate", env=code_env)
+            assert again.returncode == 0 and "nothing to do" in again.stdout, again.stdout + again.stderr
+
+            start_after_upgrade(dep)
+            upgrade_s = time.monotonic() - upgrade_started
+            resumed = social_recording("resume", "--workspace", str(WORKSPACE), env=daemon_env)
+            assert resumed.returncode == 0, resumed.stderr
+            assert "sensor reconcile_catch_up_sensor: running (its default)" in resumed.stdout
+
+            # 3. Self-healing: the dead runs are failed, their work recorded, nothing left in progress.
+            def recovered() -> dict[str, str] | None:
+                if in_progress(gql):
+                    return None
+                if set(partition_statuses(gql).get(d) for d in days) != {"SUCCESS"}:
+                    return None
+                return store_recorded(dep.cfg.store_url, tokens)
+
+            statuses = wait_until("the upgrade's lost work recorded", recovered, dep, RECOVERY_TIMEOUT_S, every=2)
+            recovered_s = time.monotonic() - upgrade_started
+
+            assert set(statuses) == urls and set(statuses.values()) == {"ok"}  # nothing lost
+            for run in killed:
+                (after,) = runs(gql, {"runIds": [run.run_id]})
+                after = with_events(gql, after)
+                assert after.status == "FAILURE", (after.status, after.messages[-5:])
+                assert any("maximum runtime" in m for m in after.messages), after.messages[-5:]
+
+            # 4. With nothing in flight, drain ends at once.
+            drained = social_recording("drain", "--timeout", "60", "--workspace", str(WORKSPACE), env=daemon_env)
+            assert drained.returncode == 0 and "drained" in drained.stdout, drained.stdout + drained.stderr
+        finally:
+            gql.close()
+    line = (f"upgrade with {len(killed)} runs in flight: stop -> migrated -> services healthy {upgrade_s:.1f} s "
+            f"(migrations {migrate_s:.1f} s: dagster instance migrate {dagster_migrate_s:.1f} s; load {os.getloadavg()[0]:.1f}); the killed runs failed at their max runtime and every token recorded "
+            f"{recovered_s:.1f} s after the stop; lost: nothing ({len(statuses)} URLs ok)")
+    print(line)
