@@ -770,6 +770,12 @@ class MongoStore:
         doc = self.db[q.collection].find_one(q.filter, q.projection)
         return None if doc is None else _url(doc)
 
+    def addresses_with_fingerprint(self, fingerprint: str, limit: int = 100) -> list[str]:
+        """The tokens carrying `fingerprint` (by the multikey index on `fingerprints`), in address order."""
+        docs = self.db[TOKENS].find({"fingerprints": fingerprint}, {"address": 1, "_id": 0}).sort(
+            "address", ASCENDING).limit(limit)
+        return [doc["address"] for doc in docs]
+
     def find_url_state(self, url: str) -> UrlState | None:
         q = q_url_state(url)
         doc = self.db[q.collection].find_one(q.filter, q.projection)

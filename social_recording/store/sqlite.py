@@ -339,8 +339,29 @@ def _migrate_to_v7(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE url_states ADD COLUMN paid_requests INTEGER NOT NULL DEFAULT 0")
 
 
+_FINGERPRINTS_OF = "SELECT DISTINCT j.value, {row}.address FROM json_each({row}.fingerprints) j WHERE j.type = 'text'"
+
+
+def _migrate_to_v8(conn: sqlite3.Connection) -> None:
+    """The tokens' fingerprints indexed, as the Mongo store's multikey index on `fingerprints` does: a
+    side table of (fingerprint, address) kept by triggers in the writing transaction, so finding the
+    tokens that share a fingerprint reads an index, however many tokens there are."""
+    conn.execute("CREATE TABLE token_fingerprints (fingerprint TEXT NOT NULL, address TEXT NOT NULL, "
+                 "PRIMARY KEY (fingerprint, address)) WITHOUT ROWID")
+    conn.execute("INSERT INTO token_fingerprints (fingerprint, address) "
+                 "SELECT DISTINCT j.value, t.address FROM tokens t, json_each(t.fingerprints) j WHERE j.type = 'text'")
+    conn.execute("CREATE TRIGGER fingerprints_insert AFTER INSERT ON tokens BEGIN "
+                 f"INSERT OR IGNORE INTO token_fingerprints {_FINGERPRINTS_OF.format(row='new')}; END")
+    conn.execute("CREATE TRIGGER fingerprints_update AFTER UPDATE OF fingerprints ON tokens BEGIN "
+                 "DELETE FROM token_fingerprints WHERE address = old.address; "
+                 f"INSERT OR IGNORE INTO token_fingerprints {_FINGERPRINTS_OF.format(row='new')}; END")
+    conn.execute("CREATE TRIGGER fingerprints_delete AFTER DELETE ON tokens BEGIN "
+                 "DELETE FROM token_fingerprints WHERE address = old.address; END")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _migrate_to_v1, _migrate_to_v2, _migrate_to_v3, _migrate_to_v4, _migrate_to_v5, _migrate_to_v6, _migrate_to_v7,
+    _migrate_to_v8,
 )
 """MIGRATIONS[i] upgrades a file at `user_version` i to i + 1; append, never edit a released step."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -896,6 +917,12 @@ class SqliteStore:
     def find_element(self, address: str, url: str) -> SocialUrl | None:
         row = self._conn().execute(*q_element(address, url)).fetchone()
         return None if row is None else _url_from_row(row)
+
+    def addresses_with_fingerprint(self, fingerprint: str, limit: int = 100) -> list[str]:
+        """The tokens carrying `fingerprint` (by the fingerprints index), in address order."""
+        return [row[0] for row in self._conn().execute(
+            "SELECT address FROM token_fingerprints WHERE fingerprint = ? ORDER BY address LIMIT ?",
+            [fingerprint, limit])]
 
     def find_url_state(self, url: str) -> UrlState | None:
         row = self._conn().execute(*q_url_state(url)).fetchone()
