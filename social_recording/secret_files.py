@@ -42,7 +42,8 @@ def read_secret_file(name: str, path: str) -> str:
 
 def load_secret_files(names: Iterable[str], environ: MutableMapping[str, str] | None = None) -> list[str]:
     """For each NAME with NAME_FILE set, put the file's value into `environ` (os.environ by default);
-    the names set. NAME set as well to another value is an error: which one counts would be a guess."""
+    the names set. The file wins over a NAME already there: a run process inherits the value its code
+    server read at start, and after a rotation the file holds the new one. An empty file means unset."""
     env = os.environ if environ is None else environ
     loaded = []
     for name in names:
@@ -50,10 +51,9 @@ def load_secret_files(names: Iterable[str], environ: MutableMapping[str, str] | 
         if not path:
             continue
         value = read_secret_file(name, path)
-        current = env.get(name, "")
-        if current.strip() and current != value:
-            raise SecretFileError(f"{name} and {name}{FILE_SUFFIX} are both set, to different values; set only one")
         if value.strip():
             env[name] = value
             loaded.append(name)
+        else:
+            env.pop(name, None)
     return loaded

@@ -94,15 +94,8 @@ def test_a_file_that_is_not_text_is_refused_without_its_content(tmp_path: Path) 
     assert "not UTF-8" in str(caught.value) and SECRET not in str(caught.value)
 
 
-def test_both_set_to_different_values_is_an_error_that_shows_neither(tmp_path: Path) -> None:
-    env = {TRACKER_KEY: "other-value-9", f"{TRACKER_KEY}_FILE": _write(tmp_path / "k", SECRET)}
-    with pytest.raises(SecretFileError, match="both set") as caught:
-        load_secret_files([TRACKER_KEY], env)
-    assert SECRET not in str(caught.value) and "other-value-9" not in str(caught.value)
-
-
-def test_the_same_value_inherited_by_a_run_process_is_accepted_and_an_empty_file_is_unset(tmp_path: Path) -> None:
-    env = {TRACKER_KEY: SECRET, f"{TRACKER_KEY}_FILE": _write(tmp_path / "k", SECRET + "\n")}
-    assert load_secret_files([TRACKER_KEY], env) == [TRACKER_KEY]
-    empty = {f"{TRACKER_KEY}_FILE": _write(tmp_path / "empty", "")}
+def test_the_file_wins_over_a_value_inherited_from_before_a_rotation_and_an_empty_file_is_unset(tmp_path: Path) -> None:
+    env = {TRACKER_KEY: "old-value-9", f"{TRACKER_KEY}_FILE": _write(tmp_path / "k", SECRET + "\n")}
+    assert load_secret_files([TRACKER_KEY], env) == [TRACKER_KEY] and env[TRACKER_KEY] == SECRET
+    empty = {TRACKER_KEY: "old-value-9", f"{TRACKER_KEY}_FILE": _write(tmp_path / "empty", "")}
     assert load_secret_files([TRACKER_KEY], empty) == [] and TRACKER_KEY not in empty
