@@ -3,6 +3,8 @@
 # ENTRYPOINT) and so does the deployment rehearsal test, so their commands cannot drift apart.
 #
 #   entrypoint.sh migrate                                   the one-shot upgrade step (below)
+#   entrypoint.sh migrate-store                             its application part alone (Kubernetes:
+#                                                           the chart's migrate job does Dagster's)
 #   entrypoint.sh code-server | daemon | webserver | webserver-readonly
 #                                                           start that service
 #   entrypoint.sh check code-server | daemon | webserver | webserver-readonly
@@ -59,7 +61,7 @@ from_file() {
 }
 
 usage() {
-  echo "usage: $0 migrate, $0 [check] code-server|daemon|webserver|webserver-readonly, or $0 dagster… ARGS" >&2
+  echo "usage: $0 migrate|migrate-store, $0 [check] code-server|daemon|webserver|webserver-readonly, or $0 dagster… ARGS" >&2
   exit 64
 }
 
@@ -111,6 +113,9 @@ start() {
       # store's own migrations, as that user.
       from_file DAGSTER_POSTGRES_PASSWORD
       dagster instance migrate
+      start migrate-store
+      ;;
+    migrate-store)
       python -m social_recording.store.mongo_app_user
       exec python -m social_recording migrate
       ;;
@@ -186,7 +191,7 @@ check() {
 
 case "${1:-}" in
   check) [ $# -eq 2 ] || usage; check "$2" ;;
-  migrate|code-server|daemon|webserver|webserver-readonly) [ $# -eq 1 ] || usage; start "$1" ;;
+  migrate|migrate-store|code-server|daemon|webserver|webserver-readonly) [ $# -eq 1 ] || usage; start "$1" ;;
   dagster|dagster-*) exec "$@" ;;
   *) usage ;;
 esac
