@@ -43,7 +43,7 @@ def _clean_env(extra: dict[str, str]) -> dict[str, str]:
     names = set(secret_variables())
     base = {k: v for k, v in os.environ.items()
             if not k.startswith(("SOCIAL_RECORDING_", "DAGSTER_")) and k not in names
-            and not k.removesuffix("_FILE") in names}
+            and k.removesuffix("_FILE") not in names}
     return {**base, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), **extra}
 
 

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 import shlex
 import shutil
 import subprocess
 import time
-import tomllib
 from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
