@@ -9,7 +9,10 @@
 #                                                           start that service
 #   entrypoint.sh check code-server | daemon | webserver | webserver-readonly
 #                                                           its health check (exit 0 = healthy)
-#   entrypoint.sh dagster… ARGS                             run that Dagster command as given
+#   entrypoint.sh dagster… ARGS | python ARGS               run that command as given, Dagster's
+#                                                           password read from its file first (an
+#                                                           operator's `docker compose run --rm
+#                                                           user_code python -m social_recording …`)
 #
 # The last form is how Dagster's Helm chart and its Kubernetes run launcher use the image: they pass
 # `dagster api grpc …` (the user-code deployment) and `dagster api execute_run …` (each run's pod) as
@@ -61,7 +64,7 @@ from_file() {
 }
 
 usage() {
-  echo "usage: $0 migrate|migrate-store, $0 [check] code-server|daemon|webserver|webserver-readonly, or $0 dagster… ARGS" >&2
+  echo "usage: $0 migrate|migrate-store, $0 [check] code-server|daemon|webserver|webserver-readonly, or $0 dagster…|python ARGS" >&2
   exit 64
 }
 
@@ -192,6 +195,6 @@ check() {
 case "${1:-}" in
   check) [ $# -eq 2 ] || usage; check "$2" ;;
   migrate|migrate-store|code-server|daemon|webserver|webserver-readonly) [ $# -eq 1 ] || usage; start "$1" ;;
-  dagster|dagster-*) exec "$@" ;;
+  dagster|dagster-*|python) from_file DAGSTER_POSTGRES_PASSWORD; exec "$@" ;;
   *) usage ;;
 esac

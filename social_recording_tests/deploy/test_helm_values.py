@@ -252,3 +252,34 @@ def test_the_values_pass_the_check_against_a_schema_of_their_own_shape(tmp_path:
     done = subprocess.run([sys.executable, "-m", "social_recording_tests.deploy.helm_schema", str(schema)],
                           cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 1 and "telemetry:" in done.stdout
+
+
+def _section(text: str, title: str) -> str:
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:] if end < 0 else text[start:end]
+
+
+def test_the_cutover_stops_compose_before_the_charts_daemon_starts() -> None:
+    """docs/operations.md's move from compose: drain, stop compose's Dagster services and copy the
+    stores before any chart install, install with the daemon off, and only then start it."""
+    steps = _section((REPO / "docs" / "operations.md").read_text(), "Moving from Docker Compose to Kubernetes")
+    at = {what: steps.index(what) for what in (
+        "python -m social_recording drain",
+        "docker compose stop proxy webserver webserver_readonly daemon user_code",
+        "python -m social_recording backup",
+        "--set dagsterDaemon.enabled=false",
+    )}
+    assert list(at) == sorted(at, key=at.__getitem__), at
+    installs = [i for i in range(len(steps)) if steps.startswith("helm upgrade --install", i)]
+    assert len(installs) == 2 and installs[0] > at["python -m social_recording backup"]
+    first_install = steps[installs[0]:installs[1]]
+    assert "--set dagsterDaemon.enabled=false" in first_install
+    assert "dagsterDaemon.enabled=false" not in steps[installs[1]:]
+    # Nothing of the chart (a second daemon) is installed before compose's daemon is stopped.
+    assert "helm upgrade" not in steps[:at["docker compose stop proxy webserver webserver_readonly daemon user_code"]]
+    # The compose stop names every service that runs Dagster code.
+    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
+    stopped = {"proxy", "webserver", "webserver_readonly", "daemon", "user_code"}
+    assert {n for n, svc in compose.items() if svc.get("command") and n != "migrate" and n not in
+            ("postgres", "mongodb", "redis")} <= stopped
