@@ -29,7 +29,7 @@ COPY deploy ./deploy
 # here so that the named volumes start owned by the unprivileged user; the root filesystem is
 # read-only in compose, see docker-compose.yml).
 RUN mkdir -p "$DAGSTER_HOME/storage" "$DAGSTER_HOME/social_recording" "$DAGSTER_HOME/run" \
-        "$DAGSTER_HOME/.nux" "$DAGSTER_HOME/.logs_queue" \
+        "$DAGSTER_HOME/.nux" "$DAGSTER_HOME/.logs_queue" "$DAGSTER_HOME/.telemetry" \
     && cp deploy/dagster.yaml "$DAGSTER_HOME/dagster.yaml" \
     && chown -R dagster:dagster "$DAGSTER_HOME"
 

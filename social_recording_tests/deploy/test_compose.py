@@ -639,7 +639,8 @@ def test_runs_whose_worker_died_cannot_stay_started_forever() -> None:
 
 
 def test_every_container_runs_with_least_privilege(compose: Compose) -> None:
-    for name, service in compose.resolved()["services"].items():
+    services = compose.resolved()["services"]
+    for name, service in services.items():
         assert service.get("cap_drop") == ["ALL"] and "cap_add" not in service, name
         assert "no-new-privileges:true" in service.get("security_opt", []), name
         assert service.get("read_only") is True, name
@@ -651,8 +652,16 @@ def test_every_container_runs_with_least_privilege(compose: Compose) -> None:
         assert user is None or not user.startswith(("0:", "root")), name
     dockerfile = DOCKERFILE.read_text()
     assert "USER dagster" in dockerfile  # the Dagster services' user comes from the image
+    # The writable directories under DAGSTER_HOME (the daemon's pid file among them) are tmpfs
+    # mounts on directories the image creates for its user.
+    for name in DAGSTER_SERVICES:
+        mounts = [t.split(":")[0] for t in services[name]["tmpfs"]]
+        assert "/opt/dagster/home/run" in mounts, name
+        for mount in mounts:
+            if mount.startswith("/opt/dagster/home/"):
+                assert f'"$DAGSTER_HOME/{mount.removeprefix("/opt/dagster/home/")}"' in dockerfile, mount
     for name in DATA_SERVICES + ("proxy",):
-        assert compose.resolved()["services"][name]["user"] not in (None, "0", "root"), name
+        assert services[name]["user"] not in (None, "0", "root"), name
 
 
 def test_dagster_connects_as_its_own_role_not_the_superuser(compose: Compose) -> None:
