@@ -25,11 +25,18 @@ RUN pip install --no-deps --no-build-isolation . && pip check
 
 COPY deploy ./deploy
 
-# The production instance config, and the directories the compose volumes mount (created here so
-# that the named volumes start owned by the unprivileged user).
-RUN mkdir -p "$DAGSTER_HOME/storage" "$DAGSTER_HOME/social_recording" \
+# The production instance config, and the directories the compose volumes and tmpfs mount (created
+# here so that the named volumes start owned by the unprivileged user; the root filesystem is
+# read-only in compose, see docker-compose.yml).
+RUN mkdir -p "$DAGSTER_HOME/storage" "$DAGSTER_HOME/social_recording" "$DAGSTER_HOME/run" \
+        "$DAGSTER_HOME/.nux" "$DAGSTER_HOME/.logs_queue" "$DAGSTER_HOME/.telemetry" \
     && cp deploy/dagster.yaml "$DAGSTER_HOME/dagster.yaml" \
     && chown -R dagster:dagster "$DAGSTER_HOME"
+
+# The build's identity: the commit it was built from (`make image`; IMAGE_TAG in docker-compose.yml).
+ARG REVISION=local
+LABEL org.opencontainers.image.revision=$REVISION \
+      org.opencontainers.image.source="social_recording"
 
 USER dagster
 

@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEV_HOME ?= $(CURDIR)/.social_recording/dagster_home
 
-.PHONY: install test lint dev demo-run status test-mongo lock ferretdb test-ferretdb clean
+.PHONY: install test lint dev demo-run status test-mongo lock ferretdb test-ferretdb clean image up secrets login helm-values
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -74,13 +74,14 @@ status: install
 # Every test that reaches a Mongo-protocol server (the store's contract and index checks, the state
 # machine's tests, the multi-process and fault runs on the Mongo store) against the docker-compose
 # `mongodb` service, which only docker-compose.test.yml publishes (on MONGO_PUBLISH, default
-# 127.0.0.1:27017), as the root user of .env (each test creates and drops a database of its own, which
-# the application's user may not). The tests that stop and restart their store's server, and the
+# 127.0.0.1:27017), as the root user (MONGO_ROOT_USER of .env, its password from the secret file of
+# `make secrets`; each test creates and drops a database of its own, which the application's user may not). The tests that stop and restart their store's server, and the
 # deployment rehearsal, still start a FerretDB of their own:
 #   docker compose -f docker-compose.yml -f docker-compose.test.yml up -d --wait mongodb && make test-mongo
 test-mongo: install $(FERRETDB)
 	set -a && . ./.env && set +a && \
-	SOCIAL_RECORDING_TEST_MONGO_URL="mongodb://$${MONGO_ROOT_USER:-social_recording}:$${MONGO_ROOT_PASSWORD:?set MONGO_ROOT_PASSWORD in .env}@$${MONGO_PUBLISH:-127.0.0.1:27017}/?authSource=admin" \
+	root_password="$$(cat $(SECRETS_DIR)/mongo_root_password)" && \
+	SOCIAL_RECORDING_TEST_MONGO_URL="mongodb://$${MONGO_ROOT_USER:-social_recording}:$$root_password@$${MONGO_PUBLISH:-127.0.0.1:27017}/?authSource=admin" \
 	SOCIAL_RECORDING_TEST_FERRETDB=$(FERRETDB) $(BIN)/python -m pytest -q -m mongo_server
 
 # The image's lock file: pyproject.toml's dependencies with the `deploy` extra, plus what builds the
@@ -93,6 +94,43 @@ lock: install
 	$(BIN)/uv pip compile pyproject.toml deploy/requirements.in --extra deploy --generate-hashes \
 		--python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
 		--custom-compile-command "make lock" --quiet -o $(LOCK)
+
+# The deployment (docker-compose.yml; docs/operations.md). Every build is tagged with the commit it
+# was built from (`-dirty` when the working tree has uncommitted changes), so `docker compose ps` and
+# the Helm values name the code that runs; IMAGE_TAG=... overrides it.
+IMAGE_TAG ?= $(shell git rev-parse --short HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+SECRETS_DIR ?= ./secrets
+export IMAGE_TAG
+
+image:
+	docker compose build
+	@echo "built social-recording:$(IMAGE_TAG)"
+
+# Build and start (or upgrade: the one-shot migrate service runs first, the rest wait for it).
+up:
+	docker compose up -d --build
+
+# The secret files compose mounts: passwords and URLs generated, empty files for the keys and logins
+# (an existing file is never overwritten).
+secrets:
+	sh deploy/make-secrets.sh $(SECRETS_DIR)
+
+# A login for the proxy in front of the webservers: `make login LOGIN=alice ROLE=operators` (or
+# viewers); openssl asks for the password twice and stores its SHA-512 crypt hash.
+ROLE ?= viewers
+login:
+	@test -n "$(LOGIN)" || { echo "usage: make login LOGIN=name ROLE=operators|viewers" >&2; exit 64; }
+	@case "$(ROLE)" in operators|viewers) ;; *) echo "ROLE must be operators or viewers" >&2; exit 64;; esac
+	@printf '%s:%s\n' "$(LOGIN)" "$$(openssl passwd -6)" >> $(SECRETS_DIR)/proxy_$(ROLE)_htpasswd
+	@echo "added $(LOGIN) to $(SECRETS_DIR)/proxy_$(ROLE)_htpasswd"
+
+# deploy/helm/values.yaml with this build's tag in place of its placeholder (build/helm-values.yaml,
+# for `helm upgrade -f`): a values overlay or `--set` on a list element would replace the whole
+# user-deployments list, so the tag goes into a copy of the file instead.
+helm-values:
+	mkdir -p build
+	sed 's/set-at-install-to-the-commit/$(IMAGE_TAG)/g' deploy/helm/values.yaml > build/helm-values.yaml
+	@echo "build/helm-values.yaml: image tag $(IMAGE_TAG)"
 
 clean:
 	rm -rf $(VENV) .social_recording .pytest_cache .mypy_cache .ruff_cache

@@ -32,6 +32,7 @@ from social_recording.domain.spend import Budget, parse_budgets
 from social_recording.locks import open_lock_manager
 from social_recording.locks.rate_limits import parse_rate_overrides
 from social_recording.platforms.catalogue import CATALOGUE
+from social_recording.secret_files import SecretFileError, load_secret_files
 from social_recording.store import mask_url_password, parse_store_url
 
 PREFIX = "SOCIAL_RECORDING_"
@@ -76,6 +77,13 @@ def provider_keys_from_env() -> dict[str, SecretStr]:
 def paid_account_names() -> frozenset[str]:
     """The billing accounts a spend budget may name (the descriptors' paid accounts)."""
     return frozenset(a.name for a in CATALOGUE.paid_accounts())
+
+
+def secret_variables() -> list[str]:
+    """The variables that may carry a secret, each of which may be given as NAME_FILE instead
+    (secret_files.py): the secret fields', the URLs' (a password inside) and every provider key."""
+    names = [env_var_name(f) for f in sorted((SECRET_FIELDS | URL_FIELDS) - {"provider_keys"})]
+    return names + list(CATALOGUE.key_variables())
 
 
 DEV_HOME = Path(".social_recording") / "dagster_home"
@@ -286,7 +294,12 @@ def _shown(field: str, value: object) -> str:
 
 
 def load_settings() -> Settings:
-    """Read the environment; raise SettingsError naming every wrong variable (secret values omitted)."""
+    """Read the environment (secrets given as NAME_FILE first); raise SettingsError naming every wrong
+    variable (secret values omitted)."""
+    try:
+        load_secret_files(secret_variables())
+    except SecretFileError as exc:
+        raise SettingsError(f"invalid social_recording settings:\n  {exc}") from None
     try:
         return Settings()
     except ValidationError as exc:

@@ -76,8 +76,11 @@ def find_binary() -> Path | None:
 class FerretDB:
     """One FerretDB process on its own PostgreSQL database; `url` is `mongodb://127.0.0.1:<port>/`."""
 
-    def __init__(self, binary: Path) -> None:
+    def __init__(self, binary: Path, admin: tuple[str, str] | None = None) -> None:
         self.binary = binary
+        self.admin = admin
+        """(user, password): FerretDB's SCRAM authentication on, with this administrator (the users
+        test); None: no authentication, as every other test runs it."""
         self.port = free_port()
         self.url = f"mongodb://127.0.0.1:{self.port}/"
         self.pg_database = f"sr_ferretdb_{uuid.uuid4().hex[:12]}"
@@ -98,14 +101,21 @@ class FerretDB:
 
     def start(self) -> None:
         """Start (or restart, after stop()) the process on this server's port and database."""
+        auth: list[str] = []
+        env = dict(os.environ)
+        if self.admin is not None:
+            # The password through the environment, never on the command line.
+            auth = ["--test-enable-new-auth", f"--setup-username={self.admin[0]}", "--setup-database=admin"]
+            env["FERRETDB_SETUP_PASSWORD"] = self.admin[1]
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
                 [str(self.binary), f"--listen-addr=127.0.0.1:{self.port}", "--debug-addr=-",
                  f"--postgresql-url={self._postgresql_url()}", "--handler=postgresql",
-                 f"--state-dir={self.workdir}", "--telemetry=disable", "--log-level=error"],
-                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                 f"--state-dir={self.workdir}", "--telemetry=disable", "--log-level=error", *auth],
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env,
             )
-        client: MongoClient[dict[str, Any]] = MongoClient(self.url, serverSelectionTimeoutMS=500)
+        credentials = {} if self.admin is None else {"username": self.admin[0], "password": self.admin[1]}
+        client: MongoClient[dict[str, Any]] = MongoClient(self.url, serverSelectionTimeoutMS=500, **credentials)
         deadline = time.monotonic() + START_TIMEOUT_S
         try:
             while True:
@@ -147,13 +157,13 @@ class FerretDB:
 
 
 @contextlib.contextmanager
-def running_ferretdb(binary: Path | None = None) -> Iterator[FerretDB]:
+def running_ferretdb(binary: Path | None = None, admin: tuple[str, str] | None = None) -> Iterator[FerretDB]:
     """A started FerretDB on a fresh PostgreSQL database; stopped and dropped afterwards. Fails (never
-    skips) when there is no binary: `make ferretdb` builds it."""
+    skips) when there is no binary: `make ferretdb` builds it. `admin`: see FerretDB.admin."""
     found = binary or find_binary()
     if found is None:
         raise FerretDBError(f"no FerretDB binary: run `make ferretdb` (needs Go) or set {BINARY_ENV}")
-    server = FerretDB(found)
+    server = FerretDB(found, admin)
     try:
         server.create()
         yield server

@@ -70,7 +70,7 @@ RUN_TAGS = {
 - A run still STARTED after the longest run the health checks allow for (`LONGEST_RUN`) is failed by
   run monitoring: with the default run launcher nothing else notices a run whose process died with
   its code server (a container recreated by an upgrade), and it would stay STARTED forever; failed,
-  it is retried or caught up like any failed run (docs/operations.md, "Upgrades and draining")."""
+  it is retried or caught up like any failed run (docs/operations.md, "Migrations and draining")."""
 
 PREVIEW_ROWS = 100
 """Rows of the selection / window previews in a stage's metadata."""

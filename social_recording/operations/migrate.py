@@ -5,7 +5,7 @@ Opening a store already upgrades it in place (SQLite: ordered steps in one trans
 do it at its start. Running it once, as a one-shot step before the code server, the daemon and the
 webserver start, makes the upgrade happen in one place and fail loudly there — a store newer than the
 code, a server that refuses the credentials — instead of in the first run (docs/operations.md,
-"Upgrades and draining"). Idempotent: on a current store it changes nothing and says so.
+"Migrations and draining"). Idempotent: on a current store it changes nothing and says so.
 Exit codes: 0 done, 2 a bad setting, 1 the store could not be migrated.
 """
 

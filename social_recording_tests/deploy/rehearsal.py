@@ -27,6 +27,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -38,6 +39,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from psycopg2 import sql
 
 from social_recording.domain.urls import to_canonical
 from social_recording.sandbox.ledger import Ledger
@@ -47,8 +49,8 @@ from social_recording_tests.ferretdb_server import running_ferretdb
 from social_recording_tests.mongo_server import mongo_url_with_db
 from social_recording_tests.postgres_server import (
     PostgresUnavailable,
+    admin_connection,
     admin_params,
-    create_database,
     database_exists,
     drop_database,
 )
@@ -66,14 +68,22 @@ DOCKERFILE = REPO / "Dockerfile"
 ENV_EXAMPLE = REPO / ".env.example"
 
 SERVICES: dict[str, list[str]] = {
+    "migrate": ["migrate"],
     "user_code": ["code-server"],
     "daemon": ["daemon"],
     "webserver": ["webserver"],
+    "webserver_readonly": ["webserver-readonly"],
 }
 """Compose service -> the arguments it passes to deploy/entrypoint.sh (its `command`)."""
 
 START_ORDER = ("user_code", "daemon", "webserver")
-"""As compose's depends_on: the daemon and the webserver wait for a healthy code server."""
+"""As compose's depends_on: the daemon and the webserver wait for a healthy code server. The
+rehearsal's database is created by the compose postgres service's init script (postgres_database);
+the viewers' webserver and the proxy are exercised by test_proxy.py."""
+
+HEARTBEAT_TOLERANCE_S = 120
+"""DAGSTER_DAEMON_HEARTBEAT_TOLERANCE as docker-compose.yml and the Helm values set it (a test
+checks both); the hung-daemon test passes a shorter one."""
 
 LOCATION = "social_recording"
 REPOSITORY = "__repository__"
@@ -124,6 +134,17 @@ class RehearsalConfig:
     partition_start: date
     code_server_port: int
     webserver_port: int
+    secrets_dir: Path = Path("/run/secrets")
+    """Where the store and lock URLs are, one file each, as compose's `secrets:` mount them."""
+    heartbeat_tolerance_s: int = HEARTBEAT_TOLERANCE_S
+
+    def write_secrets(self) -> None:
+        """The URL files the code server reads (SOCIAL_RECORDING_*_URL_FILE), readable by their owner only."""
+        self.secrets_dir.mkdir(parents=True, exist_ok=True)
+        for name, value in (("store_url", self.store_url), ("lock_url", self.lock_url)):
+            path = self.secrets_dir / name
+            path.write_text(value + "\n")
+            path.chmod(0o600)
 
 
 def service_env(service: str, cfg: RehearsalConfig) -> dict[str, str]:
@@ -141,16 +162,22 @@ def service_env(service: str, cfg: RehearsalConfig) -> dict[str, str]:
             "SOCIAL_RECORDING_CODE_SERVER_PORT": str(cfg.code_server_port),
             "SOCIAL_RECORDING_ENV": "prod",
             "SOCIAL_RECORDING_UPSTREAM": "sandbox",
-            "SOCIAL_RECORDING_STORE_URL": cfg.store_url,
-            "SOCIAL_RECORDING_LOCK_URL": cfg.lock_url,
+            "SOCIAL_RECORDING_STORE_URL_FILE": str(cfg.secrets_dir / "store_url"),
+            "SOCIAL_RECORDING_LOCK_URL_FILE": str(cfg.secrets_dir / "lock_url"),
             "SOCIAL_RECORDING_PARTITION_START": cfg.partition_start.isoformat(),
             "SOCIAL_RECORDING_SANDBOX_SCENARIO": str(cfg.scenario),
             "SOCIAL_RECORDING_SANDBOX_LEDGER": str(cfg.ledger),
             "SOCIAL_RECORDING_ENABLE_PAID": "true",
         }
+    if service == "migrate":
+        return {
+            **common,
+            "SOCIAL_RECORDING_STORE_URL_FILE": str(cfg.secrets_dir / "store_url"),
+            "SOCIAL_RECORDING_LOCK_URL_FILE": str(cfg.secrets_dir / "lock_url"),
+        }
     if service == "daemon":
-        return {**common, **code_server}
-    if service == "webserver":
+        return {**common, **code_server, "DAGSTER_DAEMON_HEARTBEAT_TOLERANCE": str(cfg.heartbeat_tolerance_s)}
+    if service in ("webserver", "webserver_readonly"):
         return {
             **common,
             **code_server,
@@ -173,27 +200,64 @@ def process_env(extra: Mapping[str, str]) -> dict[str, str]:
 # --------------------------------------------------------------------------- PostgreSQL
 
 
+POSTGRES_INIT = DEPLOY_DIR / "postgres-init" / "10-dagster-role.sh"
+"""The compose postgres service's init script: Dagster's own role, owning only its database."""
+
+
+def drop_role(name: str) -> None:
+    conn = admin_connection()
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(name)))
+    finally:
+        conn.close()
+
+
 @contextlib.contextmanager
-def postgres_database() -> Iterator[dict[str, str]]:
-    """A fresh database on the local PostgreSQL (or SOCIAL_RECORDING_TEST_POSTGRES_URL's server),
-    dropped afterwards; yields the DAGSTER_POSTGRES_* variables that reach it."""
+def postgres_database(secrets_dir: Path | None = None) -> Iterator[dict[str, str]]:
+    """A fresh database and a role of its own on the local PostgreSQL (or SOCIAL_RECORDING_TEST_POSTGRES_URL's
+    server), both created by the compose postgres service's init script and dropped afterwards; yields
+    the DAGSTER_POSTGRES_* variables that reach it, the password in a file (as compose's secret)."""
     admin = admin_params()
     name = f"sr_rehearsal_{uuid.uuid4().hex[:12]}"
+    own_dir = secrets_dir is None
+    directory = Path(tempfile.mkdtemp(prefix="sr-pg-secret-")) if secrets_dir is None else secrets_dir
+    directory.mkdir(parents=True, exist_ok=True)
+    password_file = directory / "dagster_postgres_password"
+    password_file.write_text(uuid.uuid4().hex + "\n")
+    password_file.chmod(0o600)
+    env = process_env({
+        "POSTGRES_USER": str(admin["user"]), "POSTGRES_DB": str(admin["dbname"]),
+        "PGHOST": str(admin["host"]), "PGPORT": str(admin["port"]), "PGPASSWORD": str(admin["password"]),
+        "DAGSTER_POSTGRES_USER": name, "DAGSTER_POSTGRES_DB": name,
+        "DAGSTER_POSTGRES_PASSWORD_FILE": str(password_file),
+    })
     try:
-        create_database(name)
-    except PostgresUnavailable as exc:
-        raise RehearsalError(str(exc)) from None
-    try:
+        try:
+            done = subprocess.run(["sh", str(POSTGRES_INIT)], env=env, capture_output=True, text=True, timeout=60,
+                                  check=False)
+        except FileNotFoundError as exc:
+            raise RehearsalError(f"cannot run {POSTGRES_INIT.name}: {exc}") from None
+        if done.returncode != 0:
+            raise RehearsalError(f"{POSTGRES_INIT.name} failed (is PostgreSQL up? `.ci/run` starts it):\n{done.stderr}")
         yield {
             "DAGSTER_POSTGRES_HOST": str(admin["host"]),
             "DAGSTER_POSTGRES_PORT": str(admin["port"]),
-            "DAGSTER_POSTGRES_USER": str(admin["user"]),
-            # Trust auth ignores it; a password-protected server gets the URL's.
-            "DAGSTER_POSTGRES_PASSWORD": str(admin["password"] or "unused-with-trust-auth"),
+            "DAGSTER_POSTGRES_USER": name,
+            "DAGSTER_POSTGRES_PASSWORD_FILE": str(password_file),
             "DAGSTER_POSTGRES_DB": name,
         }
     finally:
-        drop_database(name)
+        with contextlib.suppress(PostgresUnavailable):
+            drop_database(name)
+            drop_role(name)
+        if own_dir:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+def postgres_password(pg_env: Mapping[str, str]) -> str:
+    """The password of the rehearsal's Dagster role (from its file, as the services read it)."""
+    return Path(pg_env["DAGSTER_POSTGRES_PASSWORD_FILE"]).read_text().strip()
 
 
 # --------------------------------------------------------------------------- processes
@@ -268,6 +332,46 @@ def processes_marked(marker: str) -> list[int]:
     return found
 
 
+@dataclass(frozen=True)
+class Restart:
+    exited_at: float
+    """time.monotonic() when the supervisor found the process gone."""
+    restarted_at: float
+
+
+class Supervisor:
+    """What compose does for a service with `restart: unless-stopped` and a healthcheck: every
+    `interval_s` it runs the service's health check (the daemon's ends a hung daemon, see
+    deploy/entrypoint.sh), and a service whose process has exited is started again at once."""
+
+    def __init__(self, service: Service, interval_s: float) -> None:
+        self.service = service
+        self.interval_s = interval_s
+        self.restarts: list[Restart] = []
+        self.checks_failed = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"supervise-{service.name}", daemon=True)
+        self._thread.start()
+
+    def _restart_if_exited(self) -> None:
+        if not self.service.alive():
+            exited = time.monotonic()
+            self.service.start()
+            self.restarts.append(Restart(exited, time.monotonic()))
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._restart_if_exited()
+            if not self.service.healthy():
+                self.checks_failed += 1
+            self._restart_if_exited()
+            self._stop.wait(self.interval_s)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=120)
+
+
 @dataclass
 class Deployment:
     cfg: RehearsalConfig
@@ -302,6 +406,10 @@ class Deployment:
         self.wait_healthy(name)
         return time.monotonic() - killed
 
+    def supervise(self, name: str, interval_s: float) -> Supervisor:
+        """Restart `name` when it exits and run its health check every `interval_s` (stop() it)."""
+        return Supervisor(self.services[name], interval_s)
+
     def logs(self) -> str:
         return "\n".join(f"--- {n} ---\n{s.tail()}" for n, s in self.services.items())
 
@@ -317,15 +425,16 @@ class Deployment:
 @contextlib.contextmanager
 def deployment(workdir: Path, scenario_tokens: list[dict[str, Any]], partition_start: date,
                targets: Mapping[str, dict[str, Any]] | None = None, *, instance_config: Path = INSTANCE_CONFIG,
-               code_env: Mapping[str, str] | None = None) -> Iterator[Deployment]:
+               code_env: Mapping[str, str] | None = None,
+               heartbeat_tolerance_s: int = HEARTBEAT_TOLERANCE_S) -> Iterator[Deployment]:
     """PostgreSQL database, redis-server, FerretDB, code server, daemon and webserver; all stopped
     afterwards. `instance_config` and `code_env` (more variables for the code server) let a benchmark
-    compare settings."""
+    compare settings; `heartbeat_tolerance_s` is the daemon's (a test of a hung daemon shortens it)."""
     home = workdir / "dagster_home"
     home.mkdir(parents=True)
     shutil.copy(instance_config, home / "dagster.yaml")  # as the Dockerfile does
     scenario = write_scenario(workdir / "scenario.json", scenario_tokens, targets)
-    with postgres_database() as pg_env, running_ferretdb() as ferret, \
+    with postgres_database(workdir / "secrets") as pg_env, running_ferretdb() as ferret, \
             restartable_redis(workdir / "redis", password=REDIS_PASSWORD, include=DEPLOY_DIR / "redis.conf") as redis:
         cfg = RehearsalConfig(
             dagster_home=home,
@@ -337,7 +446,10 @@ def deployment(workdir: Path, scenario_tokens: list[dict[str, Any]], partition_s
             partition_start=partition_start,
             code_server_port=free_port(),
             webserver_port=free_port(),
+            secrets_dir=workdir / "secrets",
+            heartbeat_tolerance_s=heartbeat_tolerance_s,
         )
+        cfg.write_secrets()
         services = {
             name: Service(name, SERVICES[name], service_env(name, cfg), workdir / f"{name}.log")
             for name in START_ORDER

@@ -44,3 +44,14 @@ def test_a_dagster_command_runs_as_given(tmp_path: Path) -> None:
     `dagster api execute_run …` as the container's arguments."""
     done = _run(tmp_path, "dagster", "--version")
     assert done.returncode == 0 and "dagster" in done.stdout.lower(), done.stderr
+
+
+def test_a_command_gets_dagsters_password_from_its_file_and_a_missing_file_is_named(tmp_path: Path) -> None:
+    secret = tmp_path / "dagster_postgres_password"
+    secret.write_text("pg-Secret-9")
+    done = _run(tmp_path, "python", "-c", "import os; print(os.environ['DAGSTER_POSTGRES_PASSWORD'])",
+                DAGSTER_POSTGRES_PASSWORD_FILE=str(secret))
+    assert done.returncode == 0 and done.stdout.strip() == "pg-Secret-9", done.stderr
+    done = _run(tmp_path, "daemon", SOCIAL_RECORDING_CODE_SERVER_HOST="127.0.0.1", SOCIAL_RECORDING_CODE_SERVER_PORT="1",
+                DAGSTER_POSTGRES_PASSWORD_FILE=str(tmp_path / "missing"))
+    assert done.returncode == 64 and "DAGSTER_POSTGRES_PASSWORD_FILE: cannot read" in done.stderr

@@ -1,15 +1,19 @@
 """deploy/helm/values.yaml, the values for Dagster's official Helm chart, says what the compose
-deployment says: the chart version of the locked Dagster, this image and code location as the
-user-code deployment, the Kubernetes run launcher with the application's Secret, external stores,
-and the instance settings of deploy/dagster.yaml (run queue limits, run monitoring, run retries)."""
+deployment says: the chart version of the locked Dagster, this image (by its build's tag) and code
+location as the user-code deployment, the Kubernetes run launcher with the application's Secret,
+external stores, the instance settings of deploy/dagster.yaml (run queue limits, run monitoring, run
+retries), the migrate job, kept compute logs, security contexts and a login in front. It is checked
+against the chart's own values.schema.json, read from `../shared/helm/` beside the repository (the
+chart's file unmodified, its source and checksum in SOURCES.md there): missing, the check fails."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +24,11 @@ from social_recording_tests.deploy.rehearsal import DEPLOY_DIR, INSTANCE_CONFIG,
 
 VALUES_FILE = DEPLOY_DIR / "helm" / "values.yaml"
 SECRET = "social-recording-env"
+CHART_SCHEMA_ENV = "SOCIAL_RECORDING_HELM_SCHEMA"
+CHART_SCHEMA = Path(os.environ.get(CHART_SCHEMA_ENV) or REPO.parent / "shared" / "helm" / "values.schema.json")
+"""The chart's own schema: `../shared/helm/values.schema.json` from the repository root (CI), or the
+file SOCIAL_RECORDING_HELM_SCHEMA names (`helm pull dagster/dagster --version 1.13.27 --untar`)."""
+TAG_PLACEHOLDER = "set-at-install-to-the-commit"
 
 
 def _values() -> dict[str, Any]:
@@ -45,8 +54,6 @@ def test_the_chart_version_is_the_locked_dagster() -> None:
 
 def test_the_user_code_deployment_is_this_image_and_code_location() -> None:
     (deployment,) = _values()["dagster-user-deployments"]["deployments"]
-    project_version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
-    assert deployment["image"]["tag"] == project_version  # the tag compose builds
     args = deployment["dagsterApiGrpcArgs"]
     entrypoint = (DEPLOY_DIR / "entrypoint.sh").read_text()
     # The same code location as the compose code server.
@@ -64,6 +71,10 @@ def test_runs_are_kubernetes_jobs_with_the_applications_secret() -> None:
     config = launcher["config"]["k8sRunLauncher"]
     assert config["envSecrets"] == [{"name": SECRET}]
     assert config["runK8sConfig"]["containerConfig"]["resources"]["limits"]
+    # A drained node lets a run's tokens in flight finish, as compose's stop grace period does.
+    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
+    grace = int(compose["services"]["user_code"]["stop_grace_period"].removesuffix("s"))
+    assert config["runK8sConfig"]["podSpecConfig"]["terminationGracePeriodSeconds"] == grace
 
 
 def test_the_stores_are_external_and_no_secret_is_written_here() -> None:
@@ -105,6 +116,98 @@ def test_a_dead_or_hung_daemon_is_restarted() -> None:
     daemon = _values()["dagsterDaemon"]
     assert daemon["heartbeatTolerance"] <= 300
     assert daemon["livenessProbe"]["exec"]["command"] == ["dagster-daemon", "liveness-check"]
+
+
+def test_images_are_pulled_by_the_builds_tag() -> None:
+    values = _values()
+    (deployment,) = values["dagster-user-deployments"]["deployments"]
+    assert deployment["image"]["tag"] == TAG_PLACEHOLDER and deployment["image"]["pullPolicy"] == "Always"
+    (init,) = deployment["initContainers"]
+    assert init["image"] == f"{deployment['image']['repository']}:{TAG_PLACEHOLDER}"
+    assert init["imagePullPolicy"] == "Always"
+    assert values["runLauncher"]["config"]["k8sRunLauncher"]["imagePullPolicy"] == "Always"
+    # `make helm-values` puts the build's tag in every place of a copy of the file.
+    makefile = (REPO / "Makefile").read_text()
+    assert f"sed 's/{TAG_PLACEHOLDER}/$(IMAGE_TAG)/g' deploy/helm/values.yaml > build/helm-values.yaml" in makefile
+
+
+def test_upgrades_migrate_the_instance_and_the_store_first() -> None:
+    values = _values()
+    assert values["migrate"] == {"enabled": True}
+    (deployment,) = values["dagster-user-deployments"]["deployments"]
+    (init,) = deployment["initContainers"]
+    assert init["args"] == ["migrate-store"]
+    # The MongoDB administrator's Secret reaches the init container only, never the code server or a run.
+    assert {"secretRef": {"name": "social-recording-mongo-admin"}} in init["envFrom"]
+    assert deployment["envSecrets"] == [{"name": SECRET}]
+    assert values["runLauncher"]["config"]["k8sRunLauncher"]["envSecrets"] == [{"name": SECRET}]
+    assert "migrate-store)" in (DEPLOY_DIR / "entrypoint.sh").read_text()
+
+
+def test_run_output_is_kept_on_a_shared_volume() -> None:
+    values = _values()
+    manager = values["computeLogManager"]
+    assert manager["type"] == "CustomComputeLogManager"
+    custom = manager["config"]["customComputeLogManager"]
+    assert custom["class"] == "LocalComputeLogManager"
+    base = custom["config"]["base_dir"]
+    launcher = values["runLauncher"]["config"]["k8sRunLauncher"]
+    claim = yaml.safe_load((DEPLOY_DIR / "helm" / "compute-logs-pvc.yaml").read_text())
+    assert claim["spec"]["accessModes"] == ["ReadWriteMany"]
+    for holder in (launcher, values["dagsterWebserver"]):
+        (volume,) = holder["volumes"]
+        assert volume["persistentVolumeClaim"]["claimName"] == claim["metadata"]["name"]
+        assert [m["mountPath"] for m in holder["volumeMounts"]] == [base]
+
+
+def test_every_pod_runs_unprivileged() -> None:
+    values = _values()
+    (deployment,) = values["dagster-user-deployments"]["deployments"]
+    pods = [values["dagsterWebserver"]["podSecurityContext"], values["dagsterDaemon"]["podSecurityContext"],
+            deployment["podSecurityContext"],
+            values["runLauncher"]["config"]["k8sRunLauncher"]["runK8sConfig"]["podSpecConfig"]["securityContext"]]
+    for pod in pods:
+        assert pod["runAsNonRoot"] is True and pod["runAsUser"] == 1000  # the image's `dagster` user
+        assert pod["seccompProfile"] == {"type": "RuntimeDefault"}
+    containers = [values["dagsterWebserver"]["securityContext"], values["dagsterDaemon"]["securityContext"],
+                  deployment["securityContext"], deployment["initContainers"][0]["securityContext"],
+                  values["runLauncher"]["config"]["k8sRunLauncher"]["securityContext"]]
+    for container in containers:
+        assert container["allowPrivilegeEscalation"] is False and container["capabilities"] == {"drop": ["ALL"]}
+    assert "useradd --create-home --uid 1000 dagster" in (REPO / "Dockerfile").read_text()
+
+
+def test_the_webservers_are_behind_a_login_and_a_read_only_one_is_there_for_viewers() -> None:
+    values = _values()
+    ingress = values["ingress"]
+    assert ingress["enabled"] is True
+    annotations = ingress["annotations"]
+    assert annotations["nginx.ingress.kubernetes.io/auth-type"] == "basic"
+    assert annotations["nginx.ingress.kubernetes.io/auth-secret"]
+    assert values["dagsterWebserver"]["enableReadOnly"] is True
+    for host in ("dagsterWebserver", "readOnlyDagsterWebserver"):
+        assert ingress[host]["tls"]["enabled"] is True, host
+
+
+def test_a_network_policy_shuts_the_namespace_to_the_outside() -> None:
+    policies = list(yaml.safe_load_all((DEPLOY_DIR / "helm" / "networkpolicy.yaml").read_text()))
+    assert all(p["kind"] == "NetworkPolicy" for p in policies)
+    default, webservers = policies
+    assert default["spec"]["podSelector"] == {} and default["spec"]["ingress"] == [{"from": [{"podSelector": {}}]}]
+    assert webservers["spec"]["ingress"][0]["from"][0]["namespaceSelector"]
+
+
+def test_the_values_are_valid_against_the_charts_own_schema() -> None:
+    assert CHART_SCHEMA.is_file(), (
+        f"the Dagster chart's values.schema.json is not at {CHART_SCHEMA} (../shared/helm/ beside the "
+        f"repository in CI); set {CHART_SCHEMA_ENV} to the file `helm pull dagster/dagster --version "
+        f"{_locked_dagster()} --untar` unpacks")
+    sources = CHART_SCHEMA.parent / "SOURCES.md"
+    if sources.is_file():  # the shared copy says what it is: it must be that file, unmodified
+        (digest,) = re.findall(r"sha256\s+`([0-9a-f]{64})`", sources.read_text())
+        assert hashlib.sha256(CHART_SCHEMA.read_bytes()).hexdigest() == digest
+    errors = list(override_errors(_values(), json.loads(CHART_SCHEMA.read_text())))
+    assert errors == []
 
 
 # --------------------------------------------------------------------------- the schema check
@@ -149,3 +252,34 @@ def test_the_values_pass_the_check_against_a_schema_of_their_own_shape(tmp_path:
     done = subprocess.run([sys.executable, "-m", "social_recording_tests.deploy.helm_schema", str(schema)],
                           cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 1 and "telemetry:" in done.stdout
+
+
+def _section(text: str, title: str) -> str:
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:] if end < 0 else text[start:end]
+
+
+def test_the_cutover_stops_compose_before_the_charts_daemon_starts() -> None:
+    """docs/operations.md's move from compose: drain, stop compose's Dagster services and copy the
+    stores before any chart install, install with the daemon off, and only then start it."""
+    steps = _section((REPO / "docs" / "operations.md").read_text(), "Moving from Docker Compose to Kubernetes")
+    at = {what: steps.index(what) for what in (
+        "python -m social_recording drain",
+        "docker compose stop proxy webserver webserver_readonly daemon user_code",
+        "python -m social_recording backup",
+        "--set dagsterDaemon.enabled=false",
+    )}
+    assert list(at) == sorted(at, key=at.__getitem__), at
+    installs = [i for i in range(len(steps)) if steps.startswith("helm upgrade --install", i)]
+    assert len(installs) == 2 and installs[0] > at["python -m social_recording backup"]
+    first_install = steps[installs[0]:installs[1]]
+    assert "--set dagsterDaemon.enabled=false" in first_install
+    assert "dagsterDaemon.enabled=false" not in steps[installs[1]:]
+    # Nothing of the chart (a second daemon) is installed before compose's daemon is stopped.
+    assert "helm upgrade" not in steps[:at["docker compose stop proxy webserver webserver_readonly daemon user_code"]]
+    # The compose stop names every service that runs Dagster code.
+    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
+    stopped = {"proxy", "webserver", "webserver_readonly", "daemon", "user_code"}
+    assert {n for n, svc in compose.items() if svc.get("command") and n != "migrate" and n not in
+            ("postgres", "mongodb", "redis")} <= stopped

@@ -1,0 +1,80 @@
+"""The model and regression tests are only as good as the defects they catch: each named mutant of
+`domain/url_machine.py` (a plausible wrong rule) is applied to a copy of the package, and the
+regression tests, then the model test, must fail on it (docs/architecture.md, "The per-URL state
+machine"). A mutant that survives means a rule nothing checks.
+
+Each mutant runs in its own process on a copy of the package put first on PYTHONPATH, SQLite only
+(the Mongo runs of the same tests add nothing a mutant could hide behind), with `-x`: the first
+failing test kills it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+MACHINE = Path("social_recording/domain/url_machine.py")
+
+MUTANTS: dict[str, tuple[str, str]] = {
+    "answers spend the budget": (
+        "source_token=source, streak=0,", "source_token=source, streak=base.streak + 1,"),
+    "a later not_found replaces a fresh ok": (
+        "kept = base.answer is not None and rank(base.answer) > rank(own) and (",
+        "kept = own is not FetchStatus.NOT_FOUND and base.answer is not None and rank(base.answer) > rank(own) and ("),
+    "the streak survives an answer": (
+        "source_token=source, streak=0,", "source_token=source, streak=base.streak,"),
+    "an open paid request is dropped on a failed call": (
+        "engine_failures=0,\n                      request=request)\n        nxt = replace(nxt, status=url_status(nxt, now, rules))\n        fresh",
+        "engine_failures=0,\n                      request=None)\n        nxt = replace(nxt, status=url_status(nxt, now, rules))\n        fresh"),
+    "the selection's copy is ignored": (
+        "if selected is not None and (status, element.checked_at)", "if False and (status, element.checked_at)"),
+    "a forced call past a better fresh answer": (
+        "if forced and not called and (fresh is None or rank(fresh[0]) <= rank(status)):",
+        "if forced and not called:"),
+    "the streak never expires": (
+        "if state.streak and state.attempted_at is not None and now - state.attempted_at >= rules.ttl:",
+        "if False:"),
+    "a holder pays beside an open call": (
+        "if decision.calls and settled is not None and settled.open_call is not None:", "if False:"),
+    "an open call never times out": (
+        "if state is None or state.open_call is None or now - state.open_call.started_at < rules.call_timeout:",
+        "if True:"),
+}
+"""name -> (the line as written, the mutant's line): each original appears exactly once."""
+
+TESTS = (
+    "social_recording_tests/recording/test_url_machine_regressions.py",
+    "social_recording_tests/domain/test_open_calls.py",
+    "social_recording_tests/domain/test_url_machine_times.py",
+    "social_recording_tests/recording/test_url_machine_model.py",
+)
+
+
+def test_every_mutant_names_one_line_of_the_machine() -> None:
+    source = (REPO / MACHINE).read_text()
+    for name, (original, _) in MUTANTS.items():
+        assert source.count(original) == 1, f"{name}: {original!r} found {source.count(original)} times"
+
+
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_the_tests_kill_the_mutant(name: str, tmp_path: Path) -> None:
+    original, mutant = MUTANTS[name]
+    copy = tmp_path / "social_recording"
+    shutil.copytree(REPO / "social_recording", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    path = tmp_path / MACHINE
+    path.write_text(path.read_text().replace(original, mutant))
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{REPO}", "SOCIAL_RECORDING_MODEL_EXAMPLES": "100"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not mongo_server",
+         "-k", "not mongo", *TESTS],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False,
+    )
+    assert "social_recording" in proc.stdout or proc.stdout, proc.stderr[-2000:]
+    assert proc.returncode == 1, (
+        f"mutant {name!r} survived (pytest exit {proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}")
