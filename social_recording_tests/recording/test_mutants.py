@@ -69,12 +69,16 @@ def test_the_tests_kill_the_mutant(name: str, tmp_path: Path) -> None:
     shutil.copytree(REPO / "social_recording", copy, ignore=shutil.ignore_patterns("__pycache__"))
     path = tmp_path / MACHINE
     path.write_text(path.read_text().replace(original, mutant))
+    # The copy comes first on the path: the child runs outside the repository (a `python -m` puts its
+    # working directory first) and pytest appends the test's root instead of prepending it.
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{REPO}", "SOCIAL_RECORDING_MODEL_EXAMPLES": "100"}
+    loaded = subprocess.run([sys.executable, "-c", "import social_recording.domain.url_machine as m; print(m.__file__)"],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == str(path), f"the child would test {loaded}, not the mutant"
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not mongo_server",
-         "-k", "not mongo", *TESTS],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False,
+        [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--import-mode=append",
+         "-m", "not mongo_server", "-k", "not mongo", *(str(REPO / t) for t in TESTS)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900, check=False,
     )
-    assert "social_recording" in proc.stdout or proc.stdout, proc.stderr[-2000:]
     assert proc.returncode == 1, (
         f"mutant {name!r} survived (pytest exit {proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}")

@@ -39,6 +39,7 @@ from hypothesis.stateful import (
 )
 
 from social_recording.domain.dedupe import DEDUPE_TTL
+from social_recording.domain.models import OpenCall, as_stored
 from social_recording.domain.status import ABSORBING, REUSABLE, FetchStatus
 from social_recording.domain.url_machine import Why, fresh_answer, rank
 from social_recording.domain.urls import Platform, parse_canonical
@@ -52,11 +53,13 @@ from social_recording.platforms.base import (
     GenerateResult,
     GeneratorRegistry,
 )
+from social_recording.recording import attempt as attempt_module
 from social_recording.recording.attempt import rules_for
 from social_recording.recording.concurrency import CallSlots
 from social_recording.recording.engine import Engine, Timings, build_engine
 from social_recording.recording.outcomes import EngineOutcome, TokenStatus, UrlOutcome
 from social_recording.recording.run_state import RunState
+from social_recording.recording.url_recorder import URL_LOCK_PREFIX
 from social_recording.store.base import Store, UrlWrite, WriteOutcome
 from social_recording.store.mongo import MongoStore
 from social_recording.store.sqlite import SqliteStore
@@ -260,6 +263,31 @@ class EngineExceptions(logging.Handler):
         self.world.violations.append(f"the engine raised {type(exc).__name__}: {exc} ({record.getMessage()[:200]})")
 
 
+def _counting(real_decide: Callable[..., Any], real_after: Callable[..., Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """`decide` and `after` as the recorder calls them, counting which rule fired (bench/model_test.py
+    prints the counts: how often each interleaving met each rule)."""
+
+    def decide(state: Any, element: Any, **kw: Any) -> Any:
+        d = real_decide(state, element, **kw)
+        STATS[f"rule: decide {d.act.value}{' forced' if d.forced else ''}"] += 1
+        if d.settled is not None:
+            STATS["rule: an open call past its timeout counted as a failed call"] += 1
+        if "is open since" in d.detail:
+            STATS["rule: no payment beside an open call"] += 1
+        return d
+
+    def after(state: Any, element: Any, outcome: Any, **kw: Any) -> Any:
+        t = real_after(state, element, outcome, **kw)
+        now = kw["now"]
+        if state is not None and state.answered_at is not None and state.answered_at > now:
+            STATS[f"rule: {outcome.result.value} merged after a later holder's answer"] += 1
+        if t.element is not None and "stands" in t.element.detail:
+            STATS["rule: the window's better answer stands against this call's"] += 1
+        return t
+
+    return decide, after
+
+
 class TickingClock(StepClock):
     """The test's clock: moved by the test, and a microsecond further at every reading, so two
     recordings within one step are still ordered in time, as they are on a real clock."""
@@ -331,6 +359,8 @@ class UrlRules(RuleBasedStateMachine):
         self.streak_at_step_start: dict[str, int] = {}
         self.exceptions = EngineExceptions(self.world)
         logging.getLogger("social_recording").addHandler(self.exceptions)
+        self._real = (attempt_module.decide, attempt_module.after)
+        attempt_module.decide, attempt_module.after = _counting(*self._real)
 
     def _engine(self, paid: bool) -> Engine:
         timings = Timings(url_lock_wait=0.02, url_lock_ttl=30.0, token_lock_ttl=30.0, write_retry_s=1.0)
@@ -352,6 +382,7 @@ class UrlRules(RuleBasedStateMachine):
         STATS["paid submissions"] += self.world.submissions
         STATS["tokens"] += len(self.tokens)
         logging.getLogger("social_recording").removeHandler(self.exceptions)
+        attempt_module.decide, attempt_module.after = self._real
         self.locks.close()
         self._close_store()
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -412,6 +443,34 @@ class UrlRules(RuleBasedStateMachine):
         with self.doing("live"):
             self._arm(interleave, data)
             self._check_token_outcome(self.engine.processor.record(address, address, self._run(Why.LIVE)))
+
+    @precondition(lambda self: self.tokens)
+    @rule(url=st.sampled_from([u for u in POOL if _paid(u)]))
+    def a_holder_dies_after_paying(self, url: str) -> None:
+        """A holder recorded its paid call, sent it and died (SIGKILL, a store that could not take the
+        answer): the provider was paid, the open call stays, the URL lock expires. The next holders pay
+        nothing beside it; past its timeout it is one failed call of the streak."""
+        state = self.store.find_url_state(url)
+        rules = rules_for(_platform(url), max_attempts=MAX_ATTEMPTS, min_interval=timedelta(minutes=60))
+        now = self.clock()
+        if state is not None and (state.open_call is not None or state.request is not None
+                                  or fresh_answer(state, now, rules) is not None
+                                  or state.streak >= MAX_ATTEMPTS):
+            return  # the engine itself would not call now
+        with self.locks.try_hold(URL_LOCK_PREFIX + url, 30.0) as lease:
+            if not lease.held:
+                return
+            call = OpenCall(provider=_platform(url).value, subject=url, started_at=as_stored(now), fence=lease.fence)
+            assert self.store.save_open_call(url, _platform(url).value, lease.fence, call).applied
+        STATS["holders died after paying"] += 1
+        w = self.world
+        w.calls += 1
+        w.last_failed[url] = now
+        w.streak[url] = w.streak.get(url, 0) + 1
+        w.peak_streak[url] = max(w.peak_streak.get(url, 0), w.streak[url])
+        w.budget_streak[url] = w.budget_streak.get(url, 0) + 1
+        if w.budget_streak[url] > MAX_ATTEMPTS:
+            w.violations.append(f"{url}: failed call {w.budget_streak[url]} in one streak (budget {MAX_ATTEMPTS})")
 
     @precondition(lambda self: self.tokens)
     @rule()

@@ -734,6 +734,27 @@ def test_a_failed_call_before_a_late_holders_answer_on_a_never_reused_url_is_rec
     assert (_status(store, "A", TG_URL), _status(store, "B", TG_URL)) == (FetchStatus.ERROR, FetchStatus.OK)
 
 
+def test_an_answer_resets_the_streak_and_spends_none_of_the_budget(store: Store, locks: LockManager) -> None:
+    """Found by mutating the machine (an answer that kept the streak, or added to it, survived the
+    model test once a late holder could no longer pay beside a recorded call): two failed calls, an
+    answer, then one more failure. The budget of three counts failures since the last answer only, so
+    the URL is `error` with a streak of one, never `exhausted`. On a never-reused URL, so every holder
+    calls."""
+    counter, clock = MemoryCounter(), StepClock(T0)
+    world = Switchable(counter)
+    eng = build_engine(store, locks, world.registry, clock=clock, max_attempts=3)
+    for address, behaviour in (("A", "error"), ("B", "error"), ("C", "ok"), ("D", "error")):
+        _token(store, address, [TG_URL], at=clock())
+        world.behaviour = Behaviour(behaviour)
+        eng.processor.record(address, address)
+        clock.advance(timedelta(minutes=61))
+    assert counter.get(TG_URL) == 4
+    state = store.find_url_state(TG_URL)
+    assert state is not None and (state.streak, state.answer) == (1, FetchStatus.OK)
+    assert [_status(store, a, TG_URL) for a in "ABCD"] == [
+        FetchStatus.ERROR, FetchStatus.ERROR, FetchStatus.OK, FetchStatus.ERROR]
+
+
 # ---------------------------------------------------------------- a spent streak expires with the window
 
 
