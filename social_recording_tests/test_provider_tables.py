@@ -48,8 +48,14 @@ def test_readme_configuration_rows_name_every_key_and_every_paid_platform() -> N
     assert f"allow paid platforms ({paid}:" in readme
 
 
-def test_env_example_lists_exactly_the_provider_keys() -> None:
-    text = (ROOT / ".env.example").read_text(encoding="utf-8")
-    section = text.split("# --- Provider keys", 1)[1]
-    assigned = [line.split("=", 1)[0] for line in section.splitlines() if re.match(r"^[A-Z_]+=", line)]
-    assert assigned == list(CATALOGUE.key_variables())
+def test_compose_reads_exactly_the_provider_keys_from_secret_files() -> None:
+    """A provider key is a secret file, never an environment value: compose declares one secret per
+    key the descriptors name and hands the code server each as `<KEY>_FILE`; .env.example names none."""
+    compose = (ROOT / "docker-compose.yml").read_text(encoding="utf-8")
+    declared = re.findall(r"^  ([a-z0-9_]+):\n    file: \$\{SECRETS_DIR:-\./secrets\}/\1$", compose, re.M)
+    passed = re.findall(r"^      ([A-Z0-9_]+)_FILE: /run/secrets/([a-z0-9_]+)$", compose, re.M)
+    for key in CATALOGUE.key_variables():
+        assert key.lower() in declared, f"no secret file declared for {key}"
+        assert (key, key.lower()) in passed, f"{key} is not handed to the code server as {key}_FILE"
+    env_example = (ROOT / ".env.example").read_text(encoding="utf-8")
+    assert not [k for k in CATALOGUE.key_variables() if re.search(rf"^{k}=", env_example, re.M)]
