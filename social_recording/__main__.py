@@ -37,6 +37,11 @@ COMMANDS = {
 }
 """Each command's module, imported only when that command runs (`status` never loads Dagster)."""
 
+INSTANCE_SECRETS = ("DAGSTER_POSTGRES_PASSWORD",)
+"""Read by Dagster's instance configuration (deploy/dagster.yaml) from the environment: a command that
+opens the instance (drain, resume, backup, restore) takes it from DAGSTER_POSTGRES_PASSWORD_FILE too,
+as the services do (the settings' own secrets are read with the settings)."""
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
@@ -47,6 +52,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     module = COMMANDS.get(command)
     if module is None:
         print(f"unknown command {command!r}\n{USAGE}", file=sys.stderr)
+        return 2
+    from social_recording.secret_files import SecretFileError, load_secret_files
+
+    try:
+        load_secret_files(INSTANCE_SECRETS)
+    except SecretFileError as exc:
+        print(f"{command}: {exc}", file=sys.stderr)
         return 2
     run = importlib.import_module(module).main
     return int(run(rest, prog=f"python -m social_recording {command}"))

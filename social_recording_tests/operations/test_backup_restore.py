@@ -83,6 +83,8 @@ def record_demo(env: dict[str, str], home: Path, monkeypatch: pytest.MonkeyPatch
     """The demo's backfill (every day of the bundled scenario) and one retry, in-process on the instance."""
     for key, value in env.items():
         monkeypatch.setenv(key, value)
+    if env.get("DAGSTER_POSTGRES_PASSWORD_FILE"):  # this process opens the instance too
+        monkeypatch.setenv("DAGSTER_POSTGRES_PASSWORD", pg_password(env))
     scenario = load_scenario(DEMO_SCENARIO_PATH)
     days = sorted({t.last_transfer_at.date() for t in scenario.tokens})
     defs = build_definitions(load_settings().model_copy(update={"partition_start": days[0]}))
