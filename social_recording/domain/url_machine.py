@@ -282,6 +282,8 @@ class Outcome:
     """The URL's open request was past its provider's retention: it is closed."""
     opened: OpenCall | None = None
     """The paid call this attempt recorded before sending: its result, whatever it is, closes it."""
+    replaced: OpenCall | None = None
+    """A timed-out open call `opened` was written over: still one failed call to count."""
 
     def __post_init__(self) -> None:
         if self.result is Result.ANSWER and self.status not in REUSABLE:
@@ -376,18 +378,21 @@ def after(
     answers merge instead of the last writer winning."""
     if not decision.calls:
         raise ValueError(f"`after` follows a call decision, got {decision.act.value}")
-    transition = _after(settle(state, now, rules), element, outcome, decision=decision, address=address, now=now,
-                        rules=rules)
     own = outcome.opened
-    if own is None or transition.element is None:
+    if own is not None and outcome.replaced is not None and state is not None and state.open_call == own:
+        # This attempt's record was written over a timed-out one its decision counted: count it here.
+        state = state.model_copy(update={"open_call": outcome.replaced})
+    settled = settle(state, now, rules)
+    transition = _after(settled, element, outcome, decision=decision, address=address, now=now, rules=rules)
+    if transition.element is None:
         return transition
-    # This attempt knows the result of the call it opened: the record is closed (another holder's stays).
     nxt = transition.state
-    if nxt is None and state is not None and state.open_call == own:
-        nxt = _as_next(state)
-    if nxt is not None and nxt.open_call == own:
-        return Transition(transition.element, replace(nxt, open_call=None))
-    return transition
+    if nxt is None and settled is not None and (settled is not state or (own is not None and settled.open_call == own)):
+        nxt = _as_next(settled)  # a count, or this attempt's own record, to write even when nothing else is
+    if nxt is not None and own is not None and nxt.open_call == own:
+        # This attempt knows the result of the call it opened: the record is closed (another holder's stays).
+        nxt = replace(nxt, open_call=None)
+    return Transition(transition.element, nxt)
 
 
 def _after(

@@ -289,7 +289,8 @@ class UrlAttempt:
             return self.outcome(EngineOutcome.LOST, detail=f"URL lock lost before the call: {self._lease.lost_reason}")
         requests = StoredPaidRequests(self._store, self.url, self.platform.value, self._lease,
                                       state.request if state is not None else None, lambda: self._now,
-                                      retry_s=self._writer.retry_s)
+                                      retry_s=self._writer.retry_s,
+                                      open_call=state.open_call if state is not None else None)
         guard = LeaseGuard(self._lease, record_paid=requests.open_call)
         spend = self._spend = SpendGuard(guard, self._settings.budgets,
                                          lambda: requests.resumed is not None or requests.submitted_request is not None)
@@ -311,7 +312,7 @@ class UrlAttempt:
                 status = FetchStatus.OK
             return Outcome(result, status=status, called=called, cause=cause, detail=detail,
                            submitted=requests.submitted_request, request_expired=requests.expired,
-                           opened=requests.opened), links, engine
+                           opened=requests.opened, replaced=requests.replaced), links, engine
 
         try:
             # The provider's call slot is taken here, inside the URL lock: the wait is for calls of other

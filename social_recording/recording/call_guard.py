@@ -75,7 +75,9 @@ class StoredPaidRequests:
         request: PaidRequest | None,
         clock: Callable[[], datetime],
         retry_s: float = WRITE_RETRY_S,
+        open_call: OpenCall | None = None,
     ) -> None:
+        self._seen_open_call = open_call
         self._retry_s = retry_s
         self._store = store
         self._url = url
@@ -90,6 +92,8 @@ class StoredPaidRequests:
         """The open request was past its provider's retention: closed, not resumed."""
         self.opened: OpenCall | None = None
         """The paid call this attempt recorded before sending it."""
+        self.replaced: OpenCall | None = None
+        """The timed-out open call (the decision counted it) that record was written over."""
 
     def open_call(self, provider: str) -> None:
         """Record the paid call about to leave on the URL state, durably, or refuse to send it: a
@@ -107,7 +111,7 @@ class StoredPaidRequests:
                 f"({type(exc).__name__}: {exc}); nothing sent, the URL is left as it was") from exc
         if not result.applied:
             raise CallVetoed(f"a newer holder of the URL wrote first; the paid {provider} call is left to it")
-        self.opened = call
+        self.opened, self.replaced = call, self._seen_open_call
 
     def previous(self, provider: str, retention: timedelta) -> str | None:
         request = self._request

@@ -755,6 +755,34 @@ def test_an_answer_resets_the_streak_and_spends_none_of_the_budget(store: Store,
         FetchStatus.ERROR, FetchStatus.ERROR, FetchStatus.OK, FetchStatus.ERROR]
 
 
+def test_a_holder_that_died_after_paying_is_one_failed_call_of_the_budget(store: Store, locks: LockManager) -> None:
+    """Found by the model test: a holder recorded its paid call, sent it and died. The next holder,
+    past the call's timeout, counted the open call and called, but its own record replaced the dead
+    one before the count was written, so the dead holder's payment was never counted and a failing
+    tweet was paid four times on a budget of three. Now the replaced record is counted with the call."""
+    from social_recording.domain.models import OpenCall, as_stored
+    from social_recording.recording.url_recorder import URL_LOCK_PREFIX
+
+    counter, clock = MemoryCounter(), StepClock(T0)
+    world = Switchable(counter)
+    world.behaviour = Behaviour("error")
+    eng = build_engine(store, locks, world.registry, clock=clock, max_attempts=3)
+    _token(store, "A", [X_URL])
+    with locks.try_hold(URL_LOCK_PREFIX + X_URL, 30.0) as lease:  # the holder that died after paying
+        assert lease.held
+        store.save_open_call(X_URL, "x", lease.fence, OpenCall(provider="twitterapi", subject=X_URL,
+                                                              started_at=as_stored(clock()), fence=lease.fence))
+    out = eng.processor.record("A", "A")
+    assert [(u.status, u.attempted) for u in out.urls] == [(FetchStatus.ERROR, False)]  # nothing paid beside it
+    for _ in range(4):
+        clock.advance(timedelta(minutes=61))
+        eng.processor.record("A", "A")
+    assert counter.get(X_URL) == 2, "the dead holder's payment was the first of three"
+    state = store.find_url_state(X_URL)
+    assert state is not None and (state.streak, state.attempts, state.open_call) == (3, 3, None)
+    assert _status(store, "A", X_URL) is FetchStatus.EXHAUSTED
+
+
 # ---------------------------------------------------------------- a spent streak expires with the window
 
 
