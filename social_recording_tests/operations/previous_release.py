@@ -1,9 +1,10 @@
 """The stores as the previous release left them, built from the current ones.
 
-The store: the previous release's MongoDB schema is version 3 — the same collections without the
-health counters (`store_counts`, which version 4 added and builds from a recount). Dropping that
-collection and recording version 3 in `meta` leaves exactly what that release wrote; the migration
-must rebuild the counters from the data.
+The store: a MongoDB store at schema version 3 — the same collections without the health counters
+(`store_counts`, which version 4 added and builds from a recount) and without the spend ledger
+(version 5, nothing to rewrite): what a release before the counters wrote, so the upgrade crosses
+two versions, as one that skipped a release does. Dropping that collection and recording version 3
+in `meta` leaves exactly that; the migration must rebuild the counters from the data.
 
 Dagster's instance: the previous release ran the same Dagster, so its schema is the current one;
 `dagster instance migrate` is given real work by removing the markers of Dagster's data migrations
@@ -21,9 +22,10 @@ from dagster._core.storage.runs.migration import REQUIRED_DATA_MIGRATIONS
 from pymongo import MongoClient
 
 from social_recording.store import parse_store_url
-from social_recording.store.mongo import META, SCHEMA_VERSION, STORE_COUNTS
+from social_recording.store.mongo import META, STORE_COUNTS
 
-PREVIOUS_MONGO_SCHEMA = SCHEMA_VERSION - 1
+PREVIOUS_MONGO_SCHEMA = 3
+"""Before the counters: the migration has a step that rewrites data to take."""
 
 
 def store_to_previous_schema(store_url: str) -> None:

@@ -159,7 +159,7 @@ def test_upgrade_with_runs_in_flight_loses_nothing_and_leaves_no_run_started(
             assert "sensor reconcile_catch_up_sensor: stopped" in drained.stdout
             assert in_flight
             sensor = gql(Q_SENSOR, selector={**REPO_SELECTOR, "sensorName": "token_flow_sensor"})["sensorOrError"]
-            assert sensor["sensorState"]["status"] == "STOPPED"
+            assert sensor["sensorState"]["status"] == "STOPPED", (drained.stdout, drained.stderr[-3000:])
 
             # 2. The upgrade, with those runs still in flight.
             killed = runs(gql, {"statuses": ["STARTED"]})
@@ -173,7 +173,9 @@ def test_upgrade_with_runs_in_flight_loses_nothing_and_leaves_no_run_started(
             assert schema_version_of(dep.cfg.store_url) == PREVIOUS_MONGO_SCHEMA and removed
 
             migrate_started = time.monotonic()
-            dagster_migrate = cli([str(Path(sys.executable).parent / "dagster"), "instance", "migrate"], daemon_env)
+            # As compose's migrate service runs it: the entry point reads Dagster's password from its file.
+            dagster_migrate = cli(["sh", str(DEPLOY_DIR / "entrypoint.sh"), "dagster", "instance", "migrate"],
+                                  daemon_env)
             assert dagster_migrate.returncode == 0, dagster_migrate.stderr
             dagster_migrate_s = time.monotonic() - migrate_started
             store_migrate = social_recording("migrate", env=code_env)
