@@ -41,7 +41,7 @@ from hypothesis.stateful import (
 from social_recording.domain.dedupe import DEDUPE_TTL
 from social_recording.domain.models import OpenCall, as_stored
 from social_recording.domain.status import ABSORBING, REUSABLE, FetchStatus
-from social_recording.domain.url_machine import Why, fresh_answer, rank
+from social_recording.domain.url_machine import Why, fresh_answer, live_streak, rank
 from social_recording.domain.urls import Platform, parse_canonical
 from social_recording.locks.base import Lease
 from social_recording.locks.sqlite import SqliteLockManager
@@ -151,6 +151,22 @@ class World:
     submissions: int = 0
     on_call: Callable[[str], None] | None = None
 
+    def failed(self, url: str, now: Any, *, budgeted: bool) -> None:
+        """One failed call (a paid one the provider was paid for, whatever came back): the streaks grow,
+        after expiring with the window; the budget bounds the calls it counts."""
+        last = self.last_failed.get(url)
+        if last is not None and now - last >= DEDUPE_TTL:  # the spent streak expired with the window
+            STATS["streaks expired"] += int(self.streak.get(url, 0) > 0)
+            self.streak[url] = self.budget_streak[url] = 0
+        self.last_failed[url] = now
+        self.streak[url] = self.streak.get(url, 0) + 1
+        self.peak_streak[url] = max(self.peak_streak.get(url, 0), self.streak[url])
+        if budgeted:
+            self.budget_streak[url] = self.budget_streak.get(url, 0) + 1
+            if self.budget_streak[url] > MAX_ATTEMPTS:
+                self.violations.append(f"{url}: failed call {self.budget_streak[url]} in one streak "
+                                       f"(budget {MAX_ATTEMPTS})")
+
     def answered(self, url: str, at: Any, status: FetchStatus) -> None:
         """The provider's answer was recorded: the streaks end, an open request is closed."""
         self.budget_streak[url] = self.streak[url] = 0
@@ -229,20 +245,7 @@ class ModelProvider:
             self.w.calls += 1
 
     def _fail(self, url: str, code: ErrorCode, message: str, forced: bool) -> GenerateResult:
-        w = self.w
-        now = self.clock()
-        last = w.last_failed.get(url)
-        if last is not None and now - last >= DEDUPE_TTL:  # the spent streak expired with the window
-            STATS["streaks expired"] += int(w.streak.get(url, 0) > 0)
-            w.streak[url] = w.budget_streak[url] = 0
-        w.last_failed[url] = now
-        w.streak[url] = w.streak.get(url, 0) + 1
-        w.peak_streak[url] = max(w.peak_streak.get(url, 0), w.streak[url])
-        if not (forced or w.stale):
-            w.budget_streak[url] = w.budget_streak.get(url, 0) + 1
-            if w.budget_streak[url] > MAX_ATTEMPTS:
-                w.violations.append(f"{url}: failed call {w.budget_streak[url]} in one streak "
-                                    f"(budget {MAX_ATTEMPTS})")
+        self.w.failed(url, self.clock(), budgeted=not (forced or self.w.stale))
         raise ExternalFetchError(code, message)
 
 
@@ -455,7 +458,7 @@ class UrlRules(RuleBasedStateMachine):
         now = self.clock()
         if state is not None and (state.open_call is not None or state.request is not None
                                   or fresh_answer(state, now, rules) is not None
-                                  or state.streak >= MAX_ATTEMPTS):
+                                  or live_streak(state, now, rules) >= MAX_ATTEMPTS):
             return  # the engine itself would not call now
         with self.locks.try_hold(URL_LOCK_PREFIX + url, 30.0) as lease:
             if not lease.held:
@@ -463,14 +466,8 @@ class UrlRules(RuleBasedStateMachine):
             call = OpenCall(provider=_platform(url).value, subject=url, started_at=as_stored(now), fence=lease.fence)
             assert self.store.save_open_call(url, _platform(url).value, lease.fence, call).applied
         STATS["holders died after paying"] += 1
-        w = self.world
-        w.calls += 1
-        w.last_failed[url] = now
-        w.streak[url] = w.streak.get(url, 0) + 1
-        w.peak_streak[url] = max(w.peak_streak.get(url, 0), w.streak[url])
-        w.budget_streak[url] = w.budget_streak.get(url, 0) + 1
-        if w.budget_streak[url] > MAX_ATTEMPTS:
-            w.violations.append(f"{url}: failed call {w.budget_streak[url]} in one streak (budget {MAX_ATTEMPTS})")
+        self.world.calls += 1
+        self.world.failed(url, now, budgeted=True)
 
     @precondition(lambda self: self.tokens)
     @rule()
