@@ -84,3 +84,14 @@ def test_a_backfill_the_daemon_already_started_is_left_alone(tmp_path: Path, mon
         instance.add_backfill(_backfill("daemonbf"))
         instance.create_run_for_job(defs.resolve_job_def("reconcile_job"), tags={"dagster/backfill": "daemonbf"})
         assert _evaluate(instance, defs).run_requests == []
+
+
+def test_it_runs_in_every_environment_for_the_partitioned_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It starts only what an operator launched: running by default in dev too (the other sensors,
+    which spend, start stopped there)."""
+    from dagster import DefaultSensorStatus
+
+    defs = make_env(tmp_path, monkeypatch, [], extra={"SOCIAL_RECORDING_ENV": "dev"}).defs()
+    sensor = defs.resolve_sensor_def("backfill_start_sensor")
+    assert sensor.default_status == DefaultSensorStatus.RUNNING
+    assert [t.job_name for t in sensor.targets] == ["reconcile_job"]
