@@ -27,6 +27,9 @@ from social_recording.recording.outcomes import EngineOutcome, UrlOutcome
 
 URL_LINE_EVENT = "url_outcome"
 """The first word of every per-URL line (what operators and the deployment rehearsal grep for)."""
+QUEUED_LINES = 10_000
+"""Lines waiting for the writer at most (about 3 MB): past it a recording thread waits for the event
+log, so a run's memory stays bounded however far the event log falls behind."""
 WHY_CHARS = 160
 """The `why` of a per-URL line is cut here (the table keeps it whole): one line in the log table."""
 TABLE_ROWS = 500
@@ -98,7 +101,7 @@ class UrlLog:
 
     def __init__(self, log: Any) -> None:
         self._log = log
-        self._queue: queue.SimpleQueue[tuple[_Write, str] | None] = queue.SimpleQueue()
+        self._queue: queue.Queue[tuple[_Write, str] | None] = queue.Queue(maxsize=QUEUED_LINES)
         self._thread: threading.Thread | None = None
         self._count_lock = threading.Lock()
         self.lines = 0
@@ -119,6 +122,10 @@ class UrlLog:
         if thread is not None:
             self._queue.put(None)
             thread.join()
+        while not self._queue.empty():  # a line queued as the writer stopped
+            item = self._queue.get_nowait()
+            if item is not None:
+                self._write(*item)
 
     def add(self, outcome: UrlOutcome) -> None:
         with self._count_lock:
