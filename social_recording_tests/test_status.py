@@ -392,7 +392,7 @@ def test_the_next_step_of_a_url_in_every_state() -> None:
 def test_the_command_never_imports_dagster_and_starts_within_a_second(seeded: Path) -> None:
     """`status` answers at any store size in a fraction of a second: most of a Dagster import's
     second and more would be spent before the store is read (python -X importtime names every module
-    loaded)."""
+    loaded). Timed against importing Dagster alone at the same moment, so a busy machine slows both."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     for args in (["status"], ["status", "--json"], ["status", "--url", GH]):
         done = subprocess.run([sys.executable, "-X", "importtime", "-m", "social_recording", *args], cwd=REPO,
@@ -400,8 +400,12 @@ def test_the_command_never_imports_dagster_and_starts_within_a_second(seeded: Pa
         assert done.returncode == 0, done.stderr[-2000:]
         loaded = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
         assert len(loaded) > 100 and not [m for m in loaded if m.split(".")[0] in ("dagster", "dagster_shared")], args
-    started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "social_recording", "status"], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=120)
-    took = time.perf_counter() - started
-    assert done.returncode == 0 and took < 3.0, (took, done.stderr[-2000:])  # ~0.4 s idle; slack for a busy CI
+
+    def timed(*args: str) -> float:
+        started = time.perf_counter()
+        subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, timeout=120, check=True)
+        return time.perf_counter() - started
+
+    status = min(timed("-m", "social_recording", "status") for _ in range(2))
+    dagster = min(timed("-c", "import dagster") for _ in range(2))
+    assert status < dagster, (status, dagster)  # about 0.4 s against 1.4 s on a quiet machine
