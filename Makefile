@@ -75,8 +75,9 @@ dev: install
 demo-run: install
 	$(BIN)/python -m social_recording.demo
 
-# Where convergence stands in the store `make dev` writes (or the one SOCIAL_RECORDING_STORE_URL names):
-# token URLs by status and platform, the longest-waiting elements, the next retry.
+# Where convergence stands in the store `make dev` writes (or the one SOCIAL_RECORDING_STORE_URL names),
+# with the settings `make dev` started Dagster with ($(DEV_HOME)/.env, under this shell's environment):
+# token URLs by status and platform, what the retry job takes next, the next retry.
 # `make status STATUS_ARGS=--json` for scripts.
 status: install
 	DAGSTER_HOME=$(DEV_HOME) $(BIN)/python -m social_recording status $(STATUS_ARGS)
