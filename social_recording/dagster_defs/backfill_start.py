@@ -36,8 +36,12 @@ from dagster import (
 from dagster._core.execution.backfill import BulkActionsFilter, BulkActionStatus, PartitionBackfill
 from dagster._core.storage.tags import BACKFILL_ID_TAG
 
-BACKFILL_START_INTERVAL_S = 5
-"""Every loop of the sensor daemon (Dagster's shortest)."""
+from social_recording.dagster_defs.jobs.live import live_minimum_interval
+from social_recording.settings import DAEMON_SENSOR_LOOP_S
+
+BACKFILL_START_INTERVAL_S = live_minimum_interval(DAEMON_SENSOR_LOOP_S)
+"""Every loop of the sensor daemon (every 5 s, Dagster's shortest; a minimum of exactly 5 s would
+skip every other loop, see `live_minimum_interval`)."""
 FRESH_S = 20
 """Backfills launched at most this long ago are this sensor's; older ones, the daemon's (it looks
 every 30 s, so a backfill this sensor missed, say while the code server restarted, waits no longer

@@ -95,3 +95,4 @@ def test_it_runs_in_every_environment_for_the_partitioned_job(tmp_path: Path, mo
     sensor = defs.resolve_sensor_def("backfill_start_sensor")
     assert sensor.default_status == DefaultSensorStatus.RUNNING
     assert [t.job_name for t in sensor.targets] == ["reconcile_job"]
+    assert sensor.minimum_interval_seconds == 4  # every 5 s loop of the sensor daemon, none skipped
