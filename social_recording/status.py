@@ -69,8 +69,9 @@ def provider_keys(settings: Settings) -> ProviderKeys:
     return configured
 
 
-SHOWN_SETTINGS = ("store_url", "enable_paid", "max_attempts", "upstream", "env")
-"""The settings the command's answers depend on, printed with where each came from."""
+SHOWN_SETTINGS = ("enable_paid", "max_attempts", "upstream", "env")
+"""The settings the command's answers depend on, printed with where each came from (the store, and
+how it was found, is the report's first line)."""
 
 
 @dataclass(frozen=True)
@@ -119,8 +120,7 @@ def deployment_settings() -> SettingsUsed:
     for field in SHOWN_SETTINGS:
         name = f"{PREFIX}{field.upper()}"
         value = getattr(settings, field)
-        shown = mask_url_password(value) if field == "store_url" else str(value).lower() if isinstance(value, bool) \
-            else str(value)
+        shown = str(value).lower() if isinstance(value, bool) else str(value)
         source = ("environment" if os.environ.get(name, "").strip() else str(env_file) if name in in_file
                   else "default")
         sources.append((name, shown, source))
