@@ -45,3 +45,20 @@ def test_make_dev_runs_at_info_and_debug_on_request() -> None:
         assert f"python_log_level: {expected}/' dagster.yaml" in commands
         assert f"--log-level {level or 'info'}" in commands and f"PYTHONPATH={REPO}/dev" in commands
         assert "-m social_recording record-settings" in commands and "/.social_recording/dagster_home/.env" in commands
+
+
+def test_make_dev_refuses_a_wrong_setting_before_starting_dagster(tmp_path: Path) -> None:
+    import os
+
+    target = tmp_path / "home" / ".env"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "SOCIAL_RECORDING_MAX_ATTEMPTS": "0"}
+    bad = subprocess.run([sys.executable, "-m", "social_recording", "record-settings", str(target)], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "SOCIAL_RECORDING_MAX_ATTEMPTS" in bad.stderr and not target.exists()
+    env.update({"SOCIAL_RECORDING_MAX_ATTEMPTS": "7", "SOCIAL_RECORDING_TRACKER_API_KEY": "tracker-S3cret"})
+    good = subprocess.run([sys.executable, "-m", "social_recording", "record-settings", str(target)], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert good.returncode == 0, good.stderr
+    written = target.read_text()
+    assert "SOCIAL_RECORDING_MAX_ATTEMPTS=7\n" in written and "S3cret" not in written + good.stdout
+    assert oct(target.stat().st_mode & 0o777) == "0o600"
