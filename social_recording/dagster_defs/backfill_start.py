@@ -11,8 +11,10 @@ and completes the backfill as usual; it keeps everything this sensor leaves: a r
 failure, a backfill with run config of its own, an asset backfill, one older than FRESH_S.
 
 The daemon and this sensor can both act on a backfill only if the daemon's look falls within the
-second it takes the sensor's runs to be created; a partition then gets a second run, which waits
-for the first one's window lock and records nothing new (docs/architecture.md, "Reconcile").
+second it takes the sensor's runs to be created, or after the daemon process was killed in the
+middle of this sensor's tick (the resumed tick and the backfill daemon's first look both create the
+runs left); a partition then gets a second run, which waits for the first one's window lock and
+records nothing new (docs/architecture.md, "Reconcile").
 
 No `from __future__ import annotations`: Dagster reads the sensor function's annotations.
 """

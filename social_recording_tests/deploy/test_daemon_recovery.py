@@ -42,6 +42,7 @@ from social_recording_tests.deploy.rehearsal import (
     backfill_status,
     deployment,
     runs,
+    stop_backfill_start_sensor,
     wait_location_loaded,
     wait_until,
     with_events,
@@ -157,26 +158,10 @@ def crash_daemon_mid_backfill(root: Path) -> CrashReport:
             gql.close()
 
 
-Q_SENSOR_ID = """query($selector: SensorSelector!) { sensorOrError(sensorSelector: $selector) { __typename
-  ... on Sensor { id } } }"""
-M_STOP_SENSOR = """mutation($id: String!) { stopSensor(id: $id) { __typename
-  ... on StopSensorMutationResult { instigationState { status } } ... on PythonError { message } } }"""
-
-
-def _stop_backfill_start_sensor(gql: GraphQL) -> None:
-    """This test is about the backfill daemon's own submission: backfill_start_sensor, which would
-    create the runs first, is stopped (its own crash is a sensor tick's, resumed by the sensor daemon)."""
-    sensor = gql(Q_SENSOR_ID, selector={**REPO_SELECTOR, "sensorName": "backfill_start_sensor"})["sensorOrError"]
-    stopped = gql(M_STOP_SENSOR, id=sensor["id"])["stopSensor"]
-    if stopped["__typename"] != "StopSensorMutationResult":
-        raise RehearsalError(f"stopSensor: {stopped}")
-    time.sleep(6)  # a loop of the sensor daemon, so no evaluation of it is still under way
-
-
 def _crash_and_recover(gql: GraphQL, dep: Deployment, partitions: list[str]) -> CrashReport:
     daemon = dep.services["daemon"]
     assert daemon.proc is not None
-    _stop_backfill_start_sensor(gql)
+    stop_backfill_start_sensor(gql)  # this test is about the backfill daemon's own submission
     result = gql(M_BACKFILL, params={
         "selector": {"partitionSetName": f"{BACKFILL_JOB}_partition_set", "repositorySelector": REPO_SELECTOR},
         "partitionNames": partitions,
