@@ -56,17 +56,28 @@ test-ferretdb: install $(FERRETDB)
 # Every run is a new process that imports the code location: byte-compiled once here (as the
 # image's `pip install` does), a run starts without compiling it again, even where
 # PYTHONDONTWRITEBYTECODE keeps Python from caching it.
+# The settings it starts with (the SOCIAL_RECORDING_* variables of its environment, secrets left out)
+# are validated and written to $(DEV_HOME)/.env, where `make status` reads them.
+# The terminal shows INFO and above: the services' own lines (`dg dev --log-level`), each run's log
+# (the copy of dagster.yaml's python_log_level), and nothing for a sensor tick that launches nothing
+# (dev/sitecustomize.py). `make dev DEV_LOG_LEVEL=debug` shows every run event and every tick.
 DEV_ARGS ?=
+DEV_LOG_LEVEL ?= info
 dev: install
 	$(BIN)/python -m compileall -q social_recording
-	mkdir -p $(DEV_HOME) && cp dagster.yaml $(DEV_HOME)/dagster.yaml
-	cd $(DEV_HOME) && DAGSTER_HOME=$(DEV_HOME) $(abspath $(BIN))/dg dev -w $(CURDIR)/workspace.yaml $(DEV_ARGS)
+	mkdir -p $(DEV_HOME)
+	sed 's/^  python_log_level: INFO$$/  python_log_level: $(shell echo $(DEV_LOG_LEVEL) | tr a-z A-Z)/' dagster.yaml > $(DEV_HOME)/dagster.yaml
+	$(BIN)/python -m social_recording record-settings $(DEV_HOME)/.env
+	cd $(DEV_HOME) && DAGSTER_HOME=$(DEV_HOME) SOCIAL_RECORDING_DEV_LOG_LEVEL=$(DEV_LOG_LEVEL) \
+		PYTHONPATH=$(CURDIR)/dev$${PYTHONPATH:+:$$PYTHONPATH} \
+		$(abspath $(BIN))/dg dev -w $(CURDIR)/workspace.yaml --log-level $(DEV_LOG_LEVEL) $(DEV_ARGS)
 
 demo-run: install
 	$(BIN)/python -m social_recording.demo
 
-# Where convergence stands in the store `make dev` writes (or the one SOCIAL_RECORDING_STORE_URL names):
-# token URLs by status and platform, the longest-waiting elements, the next retry.
+# Where convergence stands in the store `make dev` writes (or the one SOCIAL_RECORDING_STORE_URL names),
+# with the settings `make dev` started Dagster with ($(DEV_HOME)/.env, under this shell's environment):
+# token URLs by status and platform, what the retry job takes next, the next retry.
 # `make status STATUS_ARGS=--json` for scripts.
 status: install
 	DAGSTER_HOME=$(DEV_HOME) $(BIN)/python -m social_recording status $(STATUS_ARGS)

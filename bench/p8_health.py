@@ -17,7 +17,8 @@ Timed (median of `--repeat`, after a warm-up):
 - its parts: the store figures (`StoreFigures.read`, from the store's counters), the waiting-element
   checks (stuck pending, starved retries: index reads that stop at their bound) and the ledger check
   after such a run;
-- the status command's read (`status.read_report`);
+- the status command's read (`status.read_report`), and the whole command as a process, beside
+  `python -c 'import dagster'` (what it cost at least when it imported Dagster);
 - the hourly health job's reconciliation of the counters (`Store.reconcile_counts`: the recount and
   the repair, in one write transaction on SQLite).
 `--store mongo`: the same on the Mongo store over the wire (a FerretDB started for the run, or
@@ -40,6 +41,7 @@ import os
 import random
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -320,11 +322,30 @@ def measure_store(store: Store, store_url: str, recount: Callable[[], object], l
              "whole ledger re-read", reread_ms),
             ("status command's read", median_ms(lambda _: read_report(settings), max(1, repeat // 2)),
              "full recount", recount_ms),
+            ("status command, the whole process (python -m social_recording status)",
+             median_ms(lambda _: status_process(store_url), max(1, repeat // 2)),
+             "python -c 'import dagster'", median_ms(lambda _: import_dagster(), max(1, repeat // 2))),
             ("hourly job: reconcile_counts (recount + repair)",
              median_ms(lambda _: store.reconcile_counts(), max(1, repeat // 2)), "full recount", recount_ms),
         ]
         for what, ms, baseline, base_ms in rows:
             table.add(n_tokens, what, ms, base_ms, baseline, f"{os.getloadavg()[0]:.2f}")
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def status_process(store_url: str) -> None:
+    """`python -m social_recording status` from start to exit: what an operator waits for."""
+    env = {**os.environ, "SOCIAL_RECORDING_STORE_URL": store_url, "PYTHONPATH": str(REPO)}
+    env.pop("DAGSTER_HOME", None)
+    subprocess.run([sys.executable, "-m", "social_recording", "status"], env=env, check=True,
+                   stdout=subprocess.DEVNULL, cwd=REPO)
+
+
+def import_dagster() -> None:
+    """What the command cost before it stopped importing Dagster, at least."""
+    subprocess.run([sys.executable, "-c", "import dagster"], check=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,6 +19,8 @@ fails on a number, only on a part that could not run.
 - P8 `p8_health.py`      the report stage's health figures and the status read at 100k and 1M tokens
   (P8-mongo: the same on the Mongo store over the wire)
 - P9 `p9_connections.py` the GitHub client per URL on real sockets: one shared transport against one per call
+- P10 `p10_run_log.py`   one run-log event per URL against 50 lines per event, on both instance configs
+- P11 `p11_backfill_start.py` launch of a backfill -> its first run, under the real daemon, both instance configs
 - faults `faults.py`     paid calls per distinct paid subject under faults (full runs only)
 """
 
@@ -45,6 +47,8 @@ PARTS: dict[str, tuple[str, list[str] | None]] = {
     "P7": ("p7_freshness.py", ["--instances", "dev", "--settings", "new", "--tokens", "2", "--gap", "2", "--idle", "5"]),
     "P8": ("p8_health.py", ["--tokens", "500", "--repeat", "1"]),
     "P8-mongo": ("p8_health.py", ["--tokens", "200", "--repeat", "1"]),
+    "P10": ("p10_run_log.py", ["--urls", "50", "--repeat", "1"]),
+    "P11": ("p11_backfill_start.py", ["--instances", "dev", "--repeat", "1"]),
     "P9": ("p9_connections.py", ["--urls", "10", "--threads", "1", "2", "--repeat", "1"]),
     "faults": ("faults.py", None),
 }

@@ -1,8 +1,12 @@
 """`python -m social_recording <command>`: the project's command line.
 
 Commands:
-  status   where convergence stands: token URLs by status and platform, the longest-waiting
-           elements, the next retry (`--json` for scripts); `--url URL` for one URL's state
+  status   where convergence stands: the settings read, token URLs by status and platform, what the
+           retry job takes next, the next retry (`--json` for scripts); `--url URL` for one URL's
+           state and next step
+  record-settings PATH
+           validate the environment's settings and write them to PATH, secrets left out (`make dev`
+           does, into its Dagster instance directory, where `status` reads them)
   migrate  bring the store's schema up to this release (idempotent; run before the services start)
   drain    stop every schedule and sensor of the code location and wait until no run is queued or
            in progress (`--timeout S`); before an upgrade or a move
@@ -20,7 +24,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-USAGE = ("usage: python -m social_recording status [--json] [--oldest N | --url URL [--holders N]]\n"
+USAGE = ("usage: python -m social_recording status [--json] [--next N | --url URL [--holders N]]\n"
+         "       python -m social_recording record-settings PATH\n"
          "       python -m social_recording migrate\n"
          "       python -m social_recording drain [--timeout S] [--poll S]\n"
          "       python -m social_recording resume\n"
@@ -29,6 +34,7 @@ USAGE = ("usage: python -m social_recording status [--json] [--oldest N | --url 
 
 COMMANDS = {
     "status": "social_recording.status",
+    "record-settings": "social_recording.record_settings",
     "migrate": "social_recording.operations.migrate",
     "drain": "social_recording.operations.drain",
     "resume": "social_recording.operations.resume",

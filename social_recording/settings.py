@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import date
+import re
+from datetime import UTC, date, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -293,15 +294,15 @@ def _shown(field: str, value: object) -> str:
     return f" (got {value!r})"
 
 
-def load_settings() -> Settings:
-    """Read the environment (secrets given as NAME_FILE first); raise SettingsError naming every wrong
-    variable (secret values omitted)."""
+def load_settings(env_file: Path | None = None) -> Settings:
+    """Read the environment (secrets given as NAME_FILE first; and `env_file`, a `.env` whose values the
+    environment overrides); raise SettingsError naming every wrong variable (secret values omitted)."""
     try:
         load_secret_files(secret_variables())
     except SecretFileError as exc:
         raise SettingsError(f"invalid social_recording settings:\n  {exc}") from None
     try:
-        return Settings()
+        return Settings(_env_file=env_file) if env_file is not None else Settings()
     except ValidationError as exc:
         lines = []
         for err in exc.errors():
@@ -320,6 +321,54 @@ def load_settings() -> Settings:
             else:
                 lines.append(msg)
         raise SettingsError("invalid social_recording settings:\n  " + "\n  ".join(lines)) from None
+
+
+INSTANCE_ENV_FILE = ".env"
+"""The settings file beside a Dagster instance (in DAGSTER_HOME): `make dev` writes into it the
+settings it starts Dagster with, so that `status` reads what the running deployment reads."""
+
+
+def instance_env_file(dagster_home: Path) -> Path:
+    return dagster_home / INSTANCE_ENV_FILE
+
+
+def recordable_variables(environ: dict[str, str]) -> dict[str, str]:
+    """The settings variables of `environ` that may be written to a file: every non-blank
+    SOCIAL_RECORDING_* variable but the secrets and a store or lock URL carrying a password (those
+    stay in the environment only)."""
+    secret = {env_var_name(f) for f in SECRET_FIELDS if f != "provider_keys"}
+    urls = {env_var_name(f) for f in URL_FIELDS}
+    return {name: value for name, value in sorted(environ.items())
+            if name.startswith(PREFIX) and value.strip() and name not in secret
+            and not (name in urls and mask_url_password(value) != value)}
+
+
+def _dotenv_value(value: str) -> str:
+    return value if re.fullmatch(r"[\w./:@,-]*", value) else json.dumps(value)
+
+
+def record_settings(path: Path) -> dict[str, str]:
+    """Validate the environment's settings and write the recordable ones to `path` (`make dev`,
+    before it starts Dagster); SettingsError, naming the variable, when one is wrong."""
+    load_settings()
+    values = recordable_variables(dict(os.environ))
+    stamp = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    lines = [f"# The settings `make dev` started Dagster with at {stamp}, rewritten at every start (secrets",
+             "# and URLs with a password stay in the environment only). `status` reads this file.",
+             *(f"{name}={_dotenv_value(value)}" for name, value in values.items())]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("\n".join(lines) + "\n")
+    tmp.chmod(0o600)
+    tmp.replace(path)
+    return values
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """The variables a `.env` file sets (as pydantic-settings reads it: python-dotenv)."""
+    from dotenv import dotenv_values
+
+    return {k: v for k, v in dotenv_values(path).items() if v is not None}
 
 
 @lru_cache(maxsize=1)

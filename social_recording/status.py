@@ -1,11 +1,15 @@
 """`python -m social_recording status`: where convergence stands, for terminals and scripts.
 
-Reads the configured store (SOCIAL_RECORDING_STORE_URL and the other settings, validated as for the
-jobs) and prints the token URLs by status and by platform, the longest-waiting elements a retry can
-still change (with their detail), and when the retry job next has work; `--url URL` prints one URL's
-state instead (docs/architecture.md, "The per-URL state machine"). `--json` prints the same as one
+Reads the store with the settings the deployment runs with (the environment, over the `.env` that
+`make dev` writes beside its Dagster instance; validated as for the jobs, and printed with where each
+came from) and prints the token URLs by status and by platform, what the retry job takes next in
+the order it takes them, and when it next has work; `--url URL` prints one URL's state and its next
+step instead (docs/architecture.md, "The per-URL state machine"). `--json` prints the same as one
 JSON document. Nothing is written: a SQLite store that does not exist is reported, not created.
 Exit codes: 0 printed, 2 a bad setting or URL, 1 the store could not be read.
+
+Dagster is never imported here: the command starts in a fraction of a second at any store size
+(a test keeps it so).
 """
 
 from __future__ import annotations
@@ -14,9 +18,9 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,21 +28,15 @@ from social_recording.domain.dedupe import DEDUPE_TTL
 from social_recording.domain.models import SocialUrl, UrlState, ensure_utc, utcnow
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.redaction import scrub
-from social_recording.domain.status import ABSORBING, RETRYABLE, FetchStatus
-from social_recording.domain.url_machine import url_status
+from social_recording.domain.status import ABSORBING, FetchStatus
 from social_recording.domain.urls import platform_of, to_canonical
-from social_recording.platforms.base import ProviderKeys
+from social_recording.next_step import NextStep, next_step
+from social_recording.platforms.base import PAID_PLATFORMS, ProviderKeys
 from social_recording.platforms.registry import usable_platforms
 from social_recording.recording._text import safe_url
 from social_recording.recording.attempt import rules_for
-from social_recording.recording.candidates import default_statuses, describe_default
-from social_recording.recording.health import (
-    NextRetry,
-    StoreFigures,
-    next_retry,
-    oldest_waiting,
-    status_rows,
-)
+from social_recording.recording.candidates import default_statuses, describe_default, retry_query, select
+from social_recording.recording.health import NextRetry, StoreFigures, next_retry, status_rows
 from social_recording.settings import (
     DEV_HOME,
     PREFIX,
@@ -46,23 +44,88 @@ from social_recording.settings import (
     Settings,
     SettingsError,
     data_dir_of,
+    instance_env_file,
     load_settings,
+    read_env_file,
 )
 from social_recording.status_spend import read_spend, render_spend
 from social_recording.store import mask_url_password, open_store, parse_store_url
-from social_recording.store.base import WaitingElement
+from social_recording.store.base import Candidate
 
-DEFAULT_OLDEST = 10
+DEFAULT_NEXT = 10
+
+
 class StatusError(Exception):
     """The store could not be read; the message names the variable and never a password."""
 
 
 def provider_keys(settings: Settings) -> ProviderKeys:
-    """The keys the jobs would run with: asked of the upstream the code location chooses (in the
-    sandbox, a placeholder for every required key left unset)."""
-    from social_recording.dagster_defs.definitions_builder import upstream_resource
+    """The keys the jobs would run with: in the sandbox, a placeholder for every required key left
+    unset (what the code location's sandbox upstream hands its platforms), else those configured."""
+    configured = ProviderKeys(dict(settings.provider_keys))
+    if settings.upstream == "sandbox":
+        from social_recording.sandbox.upstream import sandbox_keys
 
-    return upstream_resource(settings).provider_keys(ProviderKeys(dict(settings.provider_keys)))
+        return sandbox_keys(configured)
+    return configured
+
+
+SHOWN_SETTINGS = ("enable_paid", "max_attempts", "upstream", "env")
+"""The settings the command's answers depend on, printed with where each came from (the store, and
+how it was found, is the report's first line)."""
+
+
+@dataclass(frozen=True)
+class SettingsUsed:
+    """The settings the command read, and where each shown one came from."""
+
+    settings: Settings
+    env_file: Path | None = None
+    """The `.env` read under the environment (None: the environment alone)."""
+    sources: tuple[tuple[str, str, str], ...] = ()
+    """(variable, value shown, where from: "environment", the file, or "default")."""
+
+    def lines(self) -> list[str]:
+        origin = "the environment" + (f", over {self.env_file} (what `make dev` started Dagster with)"
+                                      if self.env_file else "")
+        lines = [f"settings ({origin})"]
+        lines += [f"  {name}={value}  ({source})" for name, value, source in self.sources]
+        return lines
+
+    def as_json(self) -> dict[str, Any]:
+        return {"env_file": None if self.env_file is None else str(self.env_file),
+                "values": {name: {"value": value, "from": source} for name, value, source in self.sources}}
+
+
+def _env_file_for(settings: Settings) -> Path | None:
+    """The `.env` beside the Dagster instance whose store the command reads: $DAGSTER_HOME's, or,
+    with neither DAGSTER_HOME nor a store named, the one `make dev` writes from this directory."""
+    home = os.environ.get("DAGSTER_HOME")
+    if home:
+        path = instance_env_file(Path(home))
+    elif "store_url" not in settings.model_fields_set:
+        path = instance_env_file(Path.cwd() / DEV_HOME)
+    else:
+        return None
+    return path if path.is_file() else None
+
+
+def deployment_settings() -> SettingsUsed:
+    """The settings the deployment runs with: the environment over the instance's `.env`;
+    SettingsError naming a wrong variable (in either)."""
+    from_env = load_settings()
+    env_file = _env_file_for(from_env)
+    settings = load_settings(env_file) if env_file else from_env
+    in_file = read_env_file(env_file) if env_file else {}
+    sources = []
+    for field in SHOWN_SETTINGS:
+        name = f"{PREFIX}{field.upper()}"
+        value = getattr(settings, field)
+        shown = str(value).lower() if isinstance(value, bool) else str(value)
+        source = ("environment" if os.environ.get(name, "").strip() else str(env_file) if name in in_file
+                  else "default")
+        sources.append((name, shown, source))
+    return SettingsUsed(settings, env_file, tuple(sources))
 
 
 MAKE_DEV_STORE = "the store `make dev` writes"
@@ -103,19 +166,22 @@ class StatusReport:
     """The store URL, password masked."""
     at: datetime
     figures: StoreFigures
-    oldest: tuple[WaitingElement, ...]
+    takes_next: tuple[Candidate, ...]
+    """What the retry job takes next, in its order (due now first, then as they come due)."""
     retry: NextRetry
     retry_statuses: tuple[str, ...]
     retry_takes: str = ""
     """What the default selection takes under these settings, in words."""
     store_found: str = ""
     """How the store was found when the settings did not name it (empty otherwise)."""
+    used: SettingsUsed | None = None
 
     def as_json(self) -> dict[str, Any]:
         f = self.figures
         return {
             "store": self.store,
             "store_found": self.store_found or None,
+            "settings": None if self.used is None else self.used.as_json(),
             "at": _iso(self.at),
             "tokens": f.tokens,
             "urls": f.urls,
@@ -126,8 +192,8 @@ class StatusReport:
             "objects": {kind.value: n for kind, n in f.objects.items()},
             "metrics": f.metrics,
             "links": f.links,
-            "oldest_waiting": [_element_json(e) for e in self.oldest],
             "next_retry": {
+                "takes_next": [_candidate_json(c, self.at) for c in self.takes_next],
                 "statuses": list(self.retry_statuses),
                 "takes": self.retry_takes,
                 "due_now": self.retry.due_now,
@@ -143,21 +209,37 @@ def _iso(value: datetime) -> str:
     return ensure_utc(value).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _element_json(e: WaitingElement) -> dict[str, Any]:
+def due_at(c: Candidate, now: datetime) -> datetime:
+    """When the retry job's default back-off lets it take `c` (never recorded: now)."""
+    return ensure_utc(now) if c.checked_at is None else max(ensure_utc(now), ensure_utc(c.checked_at) + DEFAULT_MIN_INTERVAL)
+
+
+def _candidate_json(c: Candidate, now: datetime) -> dict[str, Any]:
     return {
-        "token": e.address,
-        "url": safe_url(e.url),
-        "status": e.status.value,
-        "platform": e.platform,
-        "attempts": e.attempts,
-        "waiting_since": _iso(e.since),
-        "recorded": e.recorded,
-        "cause": None if e.cause is None else e.cause.value,
-        "detail": None if e.detail is None else safe_url(e.detail),
+        "token": c.address,
+        "url": safe_url(c.url),
+        "status": c.status.value,
+        "platform": c.platform,
+        "attempts": c.attempts,
+        "recorded_at": None if c.checked_at is None else _iso(c.checked_at),
+        "due_at": _iso(due_at(c, now)),
+        "detail": None if c.detail is None else safe_url(c.detail),
     }
 
 
-def read_report(settings: Settings, *, oldest: int = DEFAULT_OLDEST, now: datetime | None = None) -> StatusReport:
+def retry_takes_next(store: Any, now: datetime, limit: int, *, enable_paid: bool,
+                     usable: frozenset[Any]) -> tuple[Candidate, ...]:
+    """The next `limit` elements of the retry job's default selection in its order (oldest recording
+    first, never-recorded first): the same query the job runs, past any back-off, so the ones due
+    now come first and the others follow as they come due."""
+    far = datetime.max.replace(tzinfo=UTC)
+    query = retry_query(now=far, min_interval=timedelta(0), limit=limit, enable_paid=enable_paid,
+                        usable_platforms=usable)
+    return select(store, query).candidates
+
+
+def read_report(settings: Settings, *, next_n: int = DEFAULT_NEXT, now: datetime | None = None,
+                used: SettingsUsed | None = None) -> StatusReport:
     """Read everything the command prints; StatusError when the store cannot be read."""
     settings, found = locate_store(settings)
     url = settings.store_url
@@ -166,15 +248,16 @@ def read_report(settings: Settings, *, oldest: int = DEFAULT_OLDEST, now: dateti
     store, shown = _open_for_reading(settings)
     try:
         figures = StoreFigures.read(store)
-        waiting = oldest_waiting(store, moment, oldest) if oldest > 0 else ()
+        takes = (retry_takes_next(store, moment, next_n, enable_paid=settings.enable_paid, usable=usable)
+                 if next_n > 0 else ())
         retry = next_retry(store, moment, enable_paid=settings.enable_paid, usable_platforms=usable)
     except Exception as exc:
         raise StatusError(f"{PREFIX}STORE_URL={shown!r}: cannot read the store: {_why(exc, url)}") from None
     finally:
         store.close()
     statuses = default_statuses(enable_paid=settings.enable_paid, usable_platforms=usable)
-    return StatusReport(shown, moment, figures, waiting, retry, tuple(sorted(s.value for s in statuses)),
-                        describe_default(enable_paid=settings.enable_paid, usable_platforms=usable), found)
+    return StatusReport(shown, moment, figures, takes, retry, tuple(sorted(s.value for s in statuses)),
+                        describe_default(enable_paid=settings.enable_paid, usable_platforms=usable), found, used)
 
 
 DEFAULT_HOLDERS = 20
@@ -194,11 +277,13 @@ class UrlReport:
     """Canonical."""
     platform: str
     state: UrlState | None
-    stands_at: FetchStatus
-    """What a new holder would be recorded as now (the state machine's reading of the state)."""
+    next: NextStep
+    """What a new holder is recorded as now, and what happens next (the state machine's `decide`
+    and the recorder's gates, under the deployment's settings)."""
     max_attempts: int
     holders: tuple[tuple[str, SocialUrl], ...]
     store_found: str = ""
+    used: SettingsUsed | None = None
 
     def as_json(self) -> dict[str, Any]:
         s = self.state
@@ -211,7 +296,10 @@ class UrlReport:
             "at": _iso(self.at),
             "url": safe_url(self.url),
             "platform": self.platform,
-            "stands_at": self.stands_at.value,
+            "settings": None if self.used is None else self.used.as_json(),
+            "stands_at": self.next.new_holder.value,
+            "calls": self.next.calls,
+            "next_step": self.next.action,
             "state": None if s is None else {
                 "answer": None if s.answer is None else s.answer.value,
                 "answered_at": None if s.answered_at is None else _iso(s.answered_at),
@@ -238,7 +326,7 @@ class UrlReport:
 
 
 def read_url_report(settings: Settings, raw_url: str, *, holders: int = DEFAULT_HOLDERS,
-                    now: datetime | None = None) -> UrlReport:
+                    now: datetime | None = None, used: SettingsUsed | None = None) -> UrlReport:
     """One URL's state (the value is canonicalised as the pipeline does); BadUrl for a value that is not
     an http(s) URL, StatusError when the store cannot be read."""
     try:
@@ -258,14 +346,19 @@ def read_url_report(settings: Settings, raw_url: str, *, holders: int = DEFAULT_
     moment = ensure_utc(now or utcnow())
     platform = platform_of(url)
     rules = rules_for(platform, max_attempts=settings.max_attempts, min_interval=DEFAULT_MIN_INTERVAL)
-    stands = FetchStatus.PENDING if state is None else url_status(state, moment, rules)
-    return UrlReport(shown, moment, url, platform.value, state, stands, settings.max_attempts, held, found)
+    step = next_step(state, url, platform, now=moment, rules=rules, enable_paid=settings.enable_paid,
+                     paid=platform in PAID_PLATFORMS, usable=usable_platforms(provider_keys(settings)), holders=held)
+    return UrlReport(shown, moment, url, platform.value, state, step, settings.max_attempts, held, found, used)
 
 
 def render_url(report: UrlReport) -> str:
     s = report.state
+    step = report.next
     lines = [_store_line(report.store, report.store_found, report.at),
-             f"url {safe_url(report.url)} ({report.platform}): a new holder now gets {report.stands_at.value}"]
+             *(report.used.lines() if report.used else []), "",
+             f"url {safe_url(report.url)} ({report.platform}): a new holder now gets {step.new_holder.value}"
+             + (" (its recording calls)" if step.calls else " without a call"),
+             f"  next: {step.action}"]
     if s is None:
         lines.append("  nothing recorded for this URL yet")
     else:
@@ -328,40 +421,58 @@ def _ago(now: datetime, then: datetime) -> str:
     return f"{hours} h {minutes:02d} min" if hours < 48 else f"{hours // 24} days"
 
 
-def render_text(report: StatusReport) -> str:
+def _summary(report: StatusReport) -> list[str]:
     f = report.figures
     final = f.urls - f.not_converged
-    lines = [
+    return [
         _store_line(report.store, report.store_found, report.at),
         f"{f.tokens} tokens, {f.urls} token URLs: {final} final, {f.not_converged} a retry can still change",
         f"objects: {', '.join(f'{n} {kind.value}s' for kind, n in f.objects.items())}; "
         f"{f.metrics} metric points; {f.links} token links",
-        "",
-        "by status",
     ]
+
+
+def _settings(report: StatusReport) -> list[str]:
+    return report.used.lines() if report.used else []
+
+
+def _by_status(report: StatusReport) -> list[str]:
+    lines = ["by status"]
     for status in FetchStatus:
         kind = "final" if status in ABSORBING else "retryable"
-        lines.append(f"  {status.value:<13} {f.by_status.get(status, 0):>7}   {kind}")
-    rows = list(status_rows(f))
-    if rows:
-        header = ["platform", *(s.value for s in FetchStatus), "total"]
-        table = [[platform, *(str(row[s.value]) for s in FetchStatus), str(row["total"])] for platform, row in rows]
-        widths = [max(len(r[i]) for r in [header, *table]) for i in range(len(header))]
-        lines += ["", "by platform"]
-        for cells in [header, *table]:
-            lines.append("  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
-                                          enumerate(zip(cells, widths, strict=True))))
-    lines += ["", "oldest waiting elements (statuses a retry can change: "
-              + ", ".join(s.value for s in FetchStatus if s in RETRYABLE) + ")"]
-    if not report.oldest:
+        lines.append(f"  {status.value:<13} {report.figures.by_status.get(status, 0):>7}   {kind}")
+    return lines
+
+
+def _by_platform(report: StatusReport) -> list[str]:
+    rows = list(status_rows(report.figures))
+    if not rows:
+        return []
+    header = ["platform", *(s.value for s in FetchStatus), "total"]
+    table = [[platform, *(str(row[s.value]) for s in FetchStatus), str(row["total"])] for platform, row in rows]
+    widths = [max(len(r[i]) for r in [header, *table]) for i in range(len(header))]
+    return ["by platform"] + ["  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
+                                                enumerate(zip(cells, widths, strict=True)))
+                              for cells in [header, *table]]
+
+
+def _takes_next(report: StatusReport) -> list[str]:
+    lines = [f"what the retry job takes next, in its order (the default selection: {report.retry_takes})"]
+    if not report.takes_next:
         lines.append("  none")
-    for e in report.oldest:
-        since = _ago(report.at, e.since) + ("" if e.recorded else ", never recorded")
-        detail = f" — {safe_url(e.detail)}" if e.detail else ""
-        lines.append(f"  {e.status.value:<12} {e.platform or '(not canonical)':<10} attempts={e.attempts} "
-                     f"waiting {since}  {e.address}  {safe_url(e.url)}{detail}")
+    for c in report.takes_next:
+        due = due_at(c, report.at)
+        when = "due now" if due <= report.at else f"due in {_ago(due, report.at)}"
+        recorded = "never recorded" if c.checked_at is None else f"recorded {_ago(report.at, c.checked_at)} ago"
+        detail = f" — {safe_url(c.detail)}" if c.detail else ""
+        lines.append(f"  {when:<16} {c.status.value:<12} {c.platform or '(not canonical)':<10} attempts={c.attempts} "
+                     f"{recorded}  {c.address}  {safe_url(c.url)}{detail}")
+    return lines
+
+
+def _next_retry(report: StatusReport) -> list[str]:
     r = report.retry
-    lines += ["", "next retry", f"  the default selection takes {report.retry_takes}"]
+    lines = ["next retry"]
     if r.due_now:
         shown = ", ".join(f"{n} {s}" for s, n in r.due_by_status.items())
         lines.append(f"  {'at least ' if r.due_now_capped else ''}{r.due_now} element(s) due now: {shown}")
@@ -371,37 +482,48 @@ def render_text(report: StatusReport) -> str:
     else:
         lines.append("  nothing left for the retry job under this configuration")
     lines.append(f"  retry_schedule's next tick: {_iso(r.next_tick)} (hourly, when the schedule is running)")
-    return "\n".join(lines)
+    return lines
+
+
+TEXT_SECTIONS: tuple[Callable[[StatusReport], list[str]], ...] = (
+    _summary, _settings, _by_status, _by_platform, _takes_next, _next_retry)
+"""The text report, section by section (an empty section is left out); a new section is one more
+function here."""
+
+
+def render_text(report: StatusReport) -> str:
+    sections = [lines for section in TEXT_SECTIONS if (lines := section(report))]
+    return "\n\n".join("\n".join(lines) for lines in sections)
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m social_recording status") -> int:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", action="store_true", help="print one JSON document (for scripts)")
-    parser.add_argument("--oldest", type=int, default=DEFAULT_OLDEST,
-                        help=f"how many waiting elements to list (default {DEFAULT_OLDEST})")
+    parser.add_argument("--next", "--oldest", dest="next", type=int, default=DEFAULT_NEXT,
+                        help=f"how many of the elements the retry job takes next to list (default {DEFAULT_NEXT})")
     parser.add_argument("--url", help="show one URL's state instead: its answer and anchor, failure streak, calls, "
                                       "open paid request, and its holders (canonicalised as the pipeline does)")
     parser.add_argument("--holders", type=int, default=DEFAULT_HOLDERS,
                         help=f"with --url, how many holders to list (default {DEFAULT_HOLDERS})")
     args = parser.parse_args(argv)
-    if args.oldest < 0:
-        parser.error(f"--oldest must be >= 0, got {args.oldest}")
+    if args.next < 0:
+        parser.error(f"--next must be >= 0, got {args.next}")
     if args.holders < 0:
         parser.error(f"--holders must be >= 0, got {args.holders}")
     try:
-        settings = load_settings()
+        used = deployment_settings()
     except SettingsError as exc:
         print(exc, file=sys.stderr)
         return 2
     try:
         if args.url is not None:
-            one = read_url_report(settings, args.url, holders=args.holders)
+            one = read_url_report(used.settings, args.url, holders=args.holders, used=used)
             text = json.dumps(one.as_json(), indent=2) if args.json else render_url(one)
         else:
-            report = read_report(settings, oldest=args.oldest)
-            located = locate_store(settings)[0]
-            spend = read_spend(located.store_url, located.effective_lock_url, settings.budgets, report.at)
+            report = read_report(used.settings, next_n=args.next, used=used)
+            located = locate_store(used.settings)[0]
+            spend = read_spend(located.store_url, located.effective_lock_url, used.settings.budgets, report.at)
             text = (json.dumps({**report.as_json(), "spend": spend.as_json()}, indent=2) if args.json
                     else f"{render_text(report)}\n\n{render_spend(spend)}")
     except BadUrl as exc:

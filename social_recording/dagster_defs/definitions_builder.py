@@ -10,6 +10,7 @@ from typing import Any
 from dagster import Definitions, EnvVar
 
 from social_recording.dagster_defs.assets import ASSET_SPECS
+from social_recording.dagster_defs.backfill_start import make_backfill_start_sensor
 from social_recording.dagster_defs.engine import RecordingEngineResource
 from social_recording.dagster_defs.jobs.health import (
     make_health_checks,
@@ -128,6 +129,7 @@ def build_definitions(settings: Settings) -> Definitions:
             make_token_flow_sensor(live_tokens_job, sensor_status, settings.live_poll_seconds),
             make_stranded_runs_sensor(sensor_status),
             make_catch_up_sensor(reconcile_job, sensor_status),
+            make_backfill_start_sensor([reconcile_job]),
         ],
         resources=build_resources(settings),
     )

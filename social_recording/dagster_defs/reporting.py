@@ -31,8 +31,11 @@ from social_recording.recording.processor import TOKEN_LOCK_WAIT_S
 from social_recording.recording.run_state import RunState, RunSummary
 from social_recording.store.base import Store
 
-OUTCOME_COLUMNS = ("token", "url", "platform", "status", "attempted", "reused", "waited_ms", "took_ms", "detail")
-_COLUMN_TYPES = {"attempted": "bool", "reused": "bool", "waited_ms": "float", "took_ms": "float"}
+OUTCOME_COLUMNS = ("status", "platform", "url", "token", "call", "why", "waited_ms", "took_ms")
+"""The per-URL table's columns, in the order of the per-URL run-log line (run_log.table_row)."""
+_COLUMN_TYPES = {"waited_ms": "float", "took_ms": "float"}
+MARKDOWN_COLUMNS = ("status", "platform", "url", "token", "call", "why")
+"""The markdown copy of the table: the URL a link, no timings (readable in the metadata's viewer)."""
 OUTCOME_SCHEMA = TableSchema(columns=[TableColumn(c, _COLUMN_TYPES.get(c, "string")) for c in OUTCOME_COLUMNS])
 MAX_DROPPED_ROWS = 200
 """Dropped tracker values listed in the metadata (each one is in the run log)."""
@@ -170,6 +173,8 @@ def outcome_metadata(recorded: RecordedRun) -> dict[str, Any]:
     meta["urls_held_by_budget"] = MetadataValue.int(summary.budget_held)
     table = recorded.table
     meta["url_outcomes"] = MetadataValue.table(records=[TableRecord(r) for r in table.rows], schema=OUTCOME_SCHEMA)
+    if table.rows:
+        meta["url_outcomes_md"] = MetadataValue.md(outcomes_markdown(table.rows))
     meta["url_outcomes_shown"] = MetadataValue.text(table.caption())
     if table.total > len(table.rows):
         meta["url_outcomes_truncated"] = MetadataValue.int(table.total - len(table.rows))
@@ -182,6 +187,20 @@ def outcome_metadata(recorded: RecordedRun) -> dict[str, Any]:
     for key, value in recorded.extra.items():
         meta[key] = value
     return meta
+
+
+def _md_cell(column: str, value: object) -> str:
+    text = str(value).replace("|", "\\|").replace("\n", " ")
+    if column == "url" and text.startswith(("http://", "https://")):
+        return f"[{text}]({text.replace(' ', '%20').replace(')', '%29')})"
+    return text
+
+
+def outcomes_markdown(rows: Sequence[Mapping[str, object]]) -> str:
+    """The per-URL table as markdown: the URL a link, each row one line."""
+    lines = ["| " + " | ".join(MARKDOWN_COLUMNS) + " |", "|" + "---|" * len(MARKDOWN_COLUMNS)]
+    lines += ["| " + " | ".join(_md_cell(c, r.get(c, "")) for c in MARKDOWN_COLUMNS) + " |" for r in rows]
+    return "\n".join(lines)
 
 
 def finish_recording(context: OpExecutionContext, recorded: RecordedRun, store: Store, health: HealthInputs,

@@ -1,17 +1,21 @@
-"""What a recording stage keeps while its URLs finish, as the listener of the run's state: the run
-log's per-URL lines, written in batches, and a bounded table of outcomes for the run's metadata.
+"""What a recording stage keeps while its URLs finish, as the listener of the run's state: one
+run-log event per URL, and a bounded table of outcomes for the run's metadata.
 
-One run-log line per URL stays (operators read them), but each Dagster log call is one event-log
-write; at zero provider latency writing every line on its own cost about half of a run's wall time.
-So lines are buffered and written as one message every FLUSH_LINES lines or FLUSH_SECONDS, each URL
-still on its own line, and always flushed before the stage returns. Warning lines (an engine
-failure, a URL that is not canonical, a lost lock) go out as warning messages.
+Each URL gets an event of its own, one short line (status, platform, URL, token, the call, why), so
+the run log's filter finds one URL or one status and the log table shows the line without
+expanding it (docs/architecture.md, "The run log"). Each Dagster log call is one event-log write
+(a row in the run's SQLite file or in PostgreSQL), so the lines are written by a writer thread of
+their own, in the order they came: the recording threads only queue a line and never wait for the
+event log. Lines of the outcomes an operator must look at (an engine failure, a URL that is not
+canonical, a lost lock, work left behind) are warnings.
 
 The outcome table keeps every non-ok row up to PROBLEM_ROWS and a sample of ok rows up to
 TABLE_ROWS in all, as the run goes, so a run of any size keeps the same few hundred rows; the
 counters (the run's `RunState`) cover every URL.
 """
 
+import contextlib
+import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,8 +27,11 @@ from social_recording.recording.outcomes import EngineOutcome, UrlOutcome
 
 URL_LINE_EVENT = "url_outcome"
 """The first word of every per-URL line (what operators and the deployment rehearsal grep for)."""
-FLUSH_LINES = 50
-FLUSH_SECONDS = 0.5
+QUEUED_LINES = 10_000
+"""Lines waiting for the writer at most (about 3 MB): past it a recording thread waits for the event
+log, so a run's memory stays bounded however far the event log falls behind."""
+WHY_CHARS = 160
+"""The `why` of a per-URL line is cut here (the table keeps it whole): one line in the log table."""
 TABLE_ROWS = 500
 """Rows of the per-URL table in the run's metadata."""
 PROBLEM_ROWS = 400
@@ -38,30 +45,72 @@ LEFT_BEHIND = (EngineOutcome.LOCKED, EngineOutcome.DEFERRED, EngineOutcome.LOCKE
 not answer: work this run did not do (docs/architecture.md, "Runs tell the truth")."""
 
 
+def call_of(outcome: UrlOutcome) -> str:
+    """How the URL's answer came: `made` (a provider call went out), `reused` (the window's answer of
+    another holder, no call) or `none`."""
+    if outcome.attempted:
+        return "made"
+    return "reused" if outcome.reused else "none"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def url_line(outcome: UrlOutcome) -> str:
-    """The one run-log line of a URL (its URL made log-safe)."""
-    return kv_fields(URL_LINE_EVENT, outcome.as_row())
+    """The one run-log line of a URL, status first (its URL made log-safe)."""
+    row = outcome.as_row()
+    return kv_fields(URL_LINE_EVENT, {
+        "status": row["status"],
+        "platform": row["platform"] or "-",
+        "url": row["url"],
+        "token": row["token"],
+        "call": call_of(outcome),
+        "why": _cut(str(row["detail"] or ""), WHY_CHARS),
+    })
+
+
+EVENT_CONNECTION_RECYCLE_S = 600
+EVENT_CONNECTION_OVERFLOW = 20
+"""Threads that write events at the same moment beyond the held connection each get a connection of
+their own for that write, as before, never a wait."""
+
+
+def hold_event_connection(instance: Any) -> None:
+    """Make the run process keep one connection to the instance's event-log database for its writes.
+
+    Dagster's PostgreSQL event log opens a new connection for every event it stores (a connection is
+    a new server process: about 10 ms, several times the insert), so a thousand per-URL events would
+    cost a thousand connections. Its storage can instead hold one pooled connection, as the webserver
+    does for its reads (`optimize_for_webserver`, no statement timeout here: a write is never cut
+    short); the SQLite event log has no such setting (it is a no-op there). Best effort: an instance
+    that refuses keeps writing as before."""
+    with contextlib.suppress(Exception):  # the run log must never break a recording
+        instance.event_log_storage.optimize_for_webserver(
+            statement_timeout=0, pool_recycle=EVENT_CONNECTION_RECYCLE_S, max_overflow=EVENT_CONNECTION_OVERFLOW)
+
+
+_Write = Callable[[str], Any]
 
 
 class UrlLog:
-    """Buffers per-URL lines and writes them to `write(level, message)` in batches. A context
-    manager: entering starts the timer thread, leaving stops it and flushes what is left. A failing
+    """Writes each URL's line to `log` (`info` / `warning`) as an event of its own, from a writer
+    thread, in the order the lines came. A context manager: entering starts the writer, leaving
+    writes what is queued and stops it. Outside the context a line is written at once. A failing
     write never disturbs recording."""
 
-    def __init__(self, log: Any, *, max_lines: int = FLUSH_LINES, interval_s: float = FLUSH_SECONDS) -> None:
+    def __init__(self, log: Any) -> None:
         self._log = log
-        self._max_lines = max_lines
-        self._interval_s = interval_s
-        self._lock = threading.Lock()
-        self._info: list[str] = []
-        self._warn: list[str] = []
-        self._stop = threading.Event()
+        self._queue: queue.Queue[tuple[_Write, str] | None] = queue.Queue(maxsize=QUEUED_LINES)
         self._thread: threading.Thread | None = None
+        self._count_lock = threading.Lock()
         self.lines = 0
+        """URL lines handed to the log."""
         self.messages = 0
+        """Events written."""
 
     def __enter__(self) -> "UrlLog":
-        self._thread = threading.Thread(target=self._tick, name="url-log", daemon=True)
+        self._thread = threading.Thread(target=self._drain, name="url-log", daemon=True)
         self._thread.start()
         return self
 
@@ -69,45 +118,40 @@ class UrlLog:
         self.close()
 
     def close(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        self.flush()
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            self._queue.put(None)
+            thread.join()
+        while not self._queue.empty():  # a line queued as the writer stopped
+            item = self._queue.get_nowait()
+            if item is not None:
+                self._write(*item)
 
     def add(self, outcome: UrlOutcome) -> None:
-        line = url_line(outcome)
-        with self._lock:
-            (self._warn if outcome.status in _WARN else self._info).append(line)
+        with self._count_lock:
             self.lines += 1
-            full = len(self._info) + len(self._warn) >= self._max_lines
-        if full:
-            self.flush()
+        self._send(self._log.warning if outcome.status in _WARN else self._log.info, url_line(outcome))
 
     def warn(self, message: str) -> None:
-        """A warning of the run's own (not a URL's), written at once after the lines before it."""
-        self.flush()
-        self._write(self._log.warning, [message])
+        """A warning of the run's own (not a URL's), written after the lines before it."""
+        self._send(self._log.warning, message)
 
-    def flush(self) -> None:
-        with self._lock:
-            info, self._info = self._info, []
-            warn, self._warn = self._warn, []
-        self._write(self._log.warning, warn)
-        self._write(self._log.info, info)
+    def _send(self, method: _Write, line: str) -> None:
+        if self._thread is None:
+            self._write(method, line)
+        else:
+            self._queue.put((method, line))
 
-    def _write(self, method: Callable[[str], Any], lines: list[str]) -> None:
-        if not lines:
-            return
+    def _write(self, method: _Write, line: str) -> None:
         try:
-            method("\n".join(lines))
+            method(line)
             self.messages += 1
         except Exception:  # pragma: no cover - the run log must never break a recording
             pass
 
-    def _tick(self) -> None:
-        while not self._stop.wait(self._interval_s):
-            self.flush()
+    def _drain(self) -> None:
+        while (item := self._queue.get()) is not None:
+            self._write(*item)
 
 
 @dataclass(frozen=True)
@@ -133,12 +177,29 @@ class OutcomeRows:
                 f"{self.shown_ok} of {self.ok} ok")
 
 
+ADDRESS_ENDS = 6
+"""A token address in the table keeps this many characters at each end (the run log has it whole)."""
+
+
+def short_address(address: str) -> str:
+    """`AbCdEf…WxYz12`: enough to tell a run's tokens apart in a table column."""
+    return address if len(address) <= 2 * ADDRESS_ENDS + 1 else f"{address[:ADDRESS_ENDS]}…{address[-ADDRESS_ENDS:]}"
+
+
 def table_row(outcome: UrlOutcome) -> dict[str, str | int | float | bool | None]:
-    """The engine's log-safe row (URL credentials removed), typed for a Dagster table."""
-    row: dict[str, str | int | float | bool | None] = {}
-    for key, value in outcome.as_row().items():
-        row[key] = value if isinstance(value, str | int | float | bool) or value is None else str(value)
-    return row
+    """A row of the per-URL table: the log line's fields (the address shortened, `why` whole), then
+    the URL's time waiting for a call slot and its own time, typed for a Dagster table."""
+    row = outcome.as_row()
+    return {
+        "status": str(row["status"]),
+        "platform": str(row["platform"] or "-"),
+        "url": str(row["url"]),
+        "token": short_address(outcome.token),
+        "call": call_of(outcome),
+        "why": str(row["detail"] or ""),
+        "waited_ms": round(outcome.waited_ms, 1),
+        "took_ms": round(outcome.took_ms, 1),
+    }
 
 
 class RunLog:

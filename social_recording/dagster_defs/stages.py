@@ -3,7 +3,7 @@ call-bound config of a recording stage, the recording stages' common opening and
 one report stage.
 
 A job (jobs/<job>.py) is a graph of stages: one that reads or selects (writes nothing), one that
-records (`record_stage`: the batched run log as the run's listener, the config's call bounds, the
+records (`record_stage`: the per-URL run log as the run's listener, the config's call bounds, the
 engine; then the run's report to the assets, and the stage's own failure when its work was not
 done), and `report`, whose output is the run's counters (docs/architecture.md, "Jobs").
 
@@ -35,7 +35,7 @@ from pydantic import Field, field_validator
 from social_recording.dagster_defs.engine import RecordingEngineResource
 from social_recording.dagster_defs.jobs.health import HealthInputs
 from social_recording.dagster_defs.reporting import RecordedRun, finish_recording, recorded_run, report_output
-from social_recording.dagster_defs.run_log import RunLog, UrlLog
+from social_recording.dagster_defs.run_log import RunLog, UrlLog, hold_event_connection
 from social_recording.dagster_defs.termination import sigterm_terminates
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.locks.base import LockBackendUnavailable
@@ -174,11 +174,12 @@ def record_stage(
 ) -> RecordedRun:
     """The opening and closing every recording stage shares around `record(engine, run)`: a SIGTERM
     is a termination, a lock server gone past its bound fails the stage naming it, every URL
-    outcome goes to the batched run log (the run's listener), the run's calls are bounded by
-    `provider_concurrency`; then the run is reported to the assets and the stage fails if its work
+    outcome goes to the run log as an event of its own (the run's listener), the run's calls are
+    bounded by `provider_concurrency`; then the run is reported to the assets and the stage fails if its work
     was not done (reporting.py)."""
     with sigterm_terminates(context), lock_server_failures():
         engine = recording.get()
+        hold_event_connection(context.instance)
         with UrlLog(context.log) as url_log:
             log = RunLog(url_log)
             run = RunState(min_interval, listener=log)

@@ -66,15 +66,15 @@ def test_reconcile_records_exactly_the_window_then_a_rerun_calls_nothing(env: Sa
     # One structured run-log line per URL, and the per-URL table + counters on the op's output.
     lines = log_lines(instance, first.run_id, "url_outcome ")
     assert len(lines) == 6
-    assert any(f"token={A}" in ln and "status=error" in ln and "platform=x" in ln and "attempted=True" in ln
+    assert any(f"token={A}" in ln and "status=error" in ln and "platform=x" in ln and "call=made" in ln
                for ln in lines)
     meta = output_metadata(first, "reconcile_window")
     assert meta["processed"] == 2 and meta["urls_ok"] == 4 and meta.get("urls_unsupported", 0) == 0
     table = meta["url_outcomes"]
     assert len(table.records) == 6
     assert {r.data["url"] for r in table.records} == set(statuses[A]) | set(statuses[B])
-    assert {c.name for c in table.schema.columns} >= {"token", "url", "platform", "status", "attempted",
-                                                        "reused", "waited_ms", "took_ms"}
+    assert {c.name for c in table.schema.columns} >= {"token", "url", "platform", "status", "call", "why",
+                                                        "waited_ms", "took_ms"}
 
     before = env.ledger()
     docs_before = env.tokens()

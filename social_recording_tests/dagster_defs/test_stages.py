@@ -1,8 +1,9 @@
-"""The jobs as stages: what each stage shows, the run config users already use, the batched per-URL
-run log, the bounded outcome table, the report hook, and the descriptions."""
+"""The jobs as stages: what each stage shows, the run config users already use, the per-URL run-log
+events, the bounded outcome table, the report hook, and the descriptions."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -89,14 +90,27 @@ def test_every_stage_shows_its_own_typed_output(env: SandboxEnv) -> None:
     assert retry.output_for_node("retry_urls")["processed"] == 1
 
 
-def test_url_lines_are_batched_one_line_per_url(env: SandboxEnv) -> None:
+def test_each_url_is_one_run_log_event_of_one_short_line_status_first(env: SandboxEnv) -> None:
     instance = DagsterInstance.ephemeral()
     result = env.defs().resolve_job_def("reconcile_job").execute_in_process(partition_key="2026-11-10",
                                                                             instance=instance)
-    lines = log_lines(instance, result.run_id, "url_outcome ")
-    assert len(lines) == 3 and all(line.count("url_outcome ") == 1 for line in lines)
-    messages = [e.user_message for e in instance.all_logs(result.run_id) if e.user_message.startswith("url_outcome ")]
-    assert 1 <= len(messages) <= 3 and sum(m.count("\n") + 1 for m in messages) == 3
+    events = [e for e in instance.all_logs(result.run_id) if e.user_message.startswith("url_outcome ")]
+    messages = [e.user_message for e in events]
+    assert len(messages) == 3 and all("\n" not in m and len(m) < 300 for m in messages), messages
+    error = next(e for e in events if "status=error" in e.user_message)
+    assert error.user_message == ("url_outcome status=error platform=youtube url=https://youtube.com/watch?v=Err0rVideo1 "
+                                  f"token={B} call=made why=\"ExternalFetchError: UPSTREAM: youtube: HTTP 503 from www.googleapis.com "
+                                  "after 3 attempt(s)\""), error.user_message
+    assert {m.split()[1] for m in messages} == {"status=ok", "status=error"}
+    report = output_metadata(result, "reconcile_window")
+    table = report["url_outcomes"]
+    assert [c.name for c in table.schema.columns] == ["status", "platform", "url", "token", "call", "why",
+                                                      "waited_ms", "took_ms"]
+    assert {r.data["token"] for r in table.records} == {"TokSta…111111", "TokSta…222222"}
+    markdown = report["url_outcomes_md"]
+    assert ("| error | youtube | [https://youtube.com/watch?v=Err0rVideo1](https://youtube.com/watch?v=Err0rVideo1) "
+            "| TokSta…222222 | made | ExternalFetchError: UPSTREAM: youtube: HTTP 503 from www.googleapis.com after 3 "
+            "attempt(s) |") in markdown.splitlines(), markdown
 
 
 def _outcome(i: int, status: FetchStatus | EngineOutcome) -> UrlOutcome:
@@ -106,29 +120,46 @@ def _outcome(i: int, status: FetchStatus | EngineOutcome) -> UrlOutcome:
 class _Log:
     def __init__(self) -> None:
         self.sent: list[tuple[str, str]] = []
+        self.threads: set[str] = set()
 
     def info(self, message: str) -> None:
+        self.threads.add(threading.current_thread().name)
         self.sent.append(("info", message))
 
     def warning(self, message: str) -> None:
+        self.threads.add(threading.current_thread().name)
         self.sent.append(("warning", message))
 
 
-def test_url_log_flushes_every_n_lines_and_on_close_with_warnings_apart() -> None:
+def test_url_log_writes_one_event_per_url_in_order_from_its_writer_thread_with_warnings_as_warnings() -> None:
     log = _Log()
-    with UrlLog(log, max_lines=3, interval_s=3600) as url_log:
+    with UrlLog(log) as url_log:
         for i in range(7):
             url_log.add(_outcome(i, EngineOutcome.FAILED if i == 4 else FetchStatus.OK))
-        assert len(log.sent) == 3  # two full batches: 3 + 3 lines (the warning went out on its own)
-    assert [level for level, _ in log.sent].count("warning") == 1
-    lines = [line for _, m in log.sent for line in m.split("\n")]
-    assert len(lines) == 7 and all(line.startswith("url_outcome token=T") for line in lines)
-    assert url_log.lines == 7 and url_log.messages == len(log.sent)
+        url_log.warn("the run's own warning")
+    assert [m.split()[4] for _, m in log.sent[:7]] == [f"token=T{i}" for i in range(7)]
+    assert [level for level, _ in log.sent] == ["info"] * 4 + ["warning"] + ["info"] * 2 + ["warning"]
+    assert log.sent[4][1].startswith("url_outcome status=failed platform=github url=https://github.com/o/r4 ")
+    assert log.sent[-1] == ("warning", "the run's own warning")
+    assert log.threads == {"url-log"}  # the recording threads never wait for the event log
+    assert url_log.lines == 7 and url_log.messages == 8
+
+
+def test_the_call_word_and_a_long_why_cut_to_one_line() -> None:
+    log = _Log()
+    url_log = UrlLog(log)  # outside the context: written at once
+    url_log.add(UrlOutcome("T", "https://github.com/o/r", "github", FetchStatus.OK, False, True, 0.0, 0.1,
+                           "reused ok of T2"))
+    url_log.add(UrlOutcome("T", "https://github.com/o/s", "github", FetchStatus.ERROR, False, False, 0.0, 0.1,
+                           "x" * 500))
+    reused, long = (m for _, m in log.sent)
+    assert " call=reused why=\"reused ok of T2\"" in reused
+    assert " call=none why=" in long and len(long) < 300 and long.endswith("…")
 
 
 def test_the_outcome_table_keeps_every_problem_up_to_a_bound_then_a_sample_of_ok_rows() -> None:
     """The run log listens to the run's state: it sees every outcome the state counts."""
-    log = RunLog(UrlLog(_Log(), max_lines=10_000, interval_s=3600))
+    log = RunLog(UrlLog(_Log()))
     run = RunState(listener=log)
     for i in range(PROBLEM_ROWS + 50):
         run.note(_outcome(i, FetchStatus.ERROR))

@@ -864,6 +864,24 @@ def _drive(gql: GraphQL, dep: Deployment, scenario: Scenario, startup: dict[str,
     )
 
 
+Q_SENSOR_ID = """query($selector: SensorSelector!) { sensorOrError(sensorSelector: $selector) { __typename
+  ... on Sensor { id } } }"""
+M_STOP_SENSOR = """mutation($id: String!) { stopSensor(id: $id) { __typename
+  ... on StopSensorMutationResult { instigationState { status } } ... on PythonError { message } } }"""
+
+
+def stop_backfill_start_sensor(gql: GraphQL) -> None:
+    """For a test of the backfill daemon's own submission: backfill_start_sensor, which would create a
+    new backfill's runs first, is stopped. (A daemon killed in the middle of that sensor's tick is a
+    case of its own: the resumed tick and the backfill daemon can then both create a partition's run,
+    the second recording nothing; docs/architecture.md, "Reconcile".)"""
+    sensor = gql(Q_SENSOR_ID, selector={**REPO_SELECTOR, "sensorName": "backfill_start_sensor"})["sensorOrError"]
+    stopped = gql(M_STOP_SENSOR, id=sensor["id"])["stopSensor"]
+    if stopped["__typename"] != "StopSensorMutationResult":
+        raise RehearsalError(f"stopSensor: {stopped}")
+    time.sleep(6)  # a loop of the sensor daemon: no evaluation of it still under way
+
+
 def launch_retry_schedule(gql: GraphQL) -> list[str]:
     """Evaluate retry_schedule now on the code server and launch what it requests, as the UI's "Test
     schedule" + "Launch run" (the hourly cron tick cannot be waited for in a test); the run ids."""

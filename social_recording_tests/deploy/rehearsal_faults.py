@@ -49,6 +49,7 @@ from social_recording_tests.deploy.rehearsal import (
     launch_retry_schedule,
     partition_statuses,
     runs,
+    stop_backfill_start_sensor,
     wait_until,
     with_events,
 )
@@ -331,7 +332,9 @@ def _kill_a_run(gql: GraphQL, dep: Deployment, scenario: FaultScenario, report: 
 def _kill_the_daemon_mid_backfill(gql: GraphQL, dep: Deployment, scenario: FaultScenario,
                                   report: FaultReport) -> tuple[float, str]:
     """Launch the backfill, SIGKILL the daemon once it created the backfill's first run, start it
-    again. Returns when it was killed (monotonic) and the backfill's id."""
+    again. Returns when it was killed (monotonic) and the backfill's id. The backfill daemon's crash:
+    backfill_start_sensor is stopped first."""
+    stop_backfill_start_sensor(gql)
     result = gql(M_BACKFILL, params={
         "selector": {"partitionSetName": f"{BACKFILL_JOB}_partition_set", "repositorySelector": REPO_SELECTOR},
         "partitionNames": scenario.backfill_days,

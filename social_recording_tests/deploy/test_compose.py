@@ -339,7 +339,7 @@ def test_production_instance_config() -> None:
     assert prod["concurrency"] == dev["concurrency"]
     assert prod["run_coordinator"]["class"] == "QueuedRunCoordinator"
     # Freshness: the same run queue, sensor threads and tick retention in development and production.
-    for block in ("run_coordinator", "sensors", "retention"):
+    for block in ("run_coordinator", "sensors", "retention", "python_logs"):
         assert prod[block] == dev[block], block
     assert prod["run_coordinator"]["config"]["dequeue_interval_seconds"] == 1
     assert prod["sensors"]["use_threads"] is True

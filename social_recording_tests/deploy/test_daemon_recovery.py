@@ -46,6 +46,7 @@ from social_recording_tests.deploy.rehearsal import (
     deployment,
     postgres_password,
     runs,
+    stop_backfill_start_sensor,
     wait_location_loaded,
     wait_until,
     with_events,
@@ -182,6 +183,7 @@ def crash_daemon_mid_backfill(root: Path) -> CrashReport:
 def _crash_and_recover(gql: GraphQL, dep: Deployment, partitions: list[str]) -> CrashReport:
     daemon = dep.services["daemon"]
     assert daemon.proc is not None
+    stop_backfill_start_sensor(gql)  # this test is about the backfill daemon's own submission
     result = gql(M_BACKFILL, params={
         "selector": {"partitionSetName": f"{BACKFILL_JOB}_partition_set", "repositorySelector": REPO_SELECTOR},
         "partitionNames": partitions,

@@ -141,7 +141,7 @@ def test_the_killed_run_failed_and_dagsters_run_retry_recorded_its_partition(rep
     assert faults.retry_runs and {r.status for r in faults.retry_runs} == {"SUCCESS"}
     address, url = faults.left_pending
     assert faults.statuses[address][url] == "ok"
-    assert any(f"token={address} url={url} " in line and "status=ok " in line
+    assert any(line.startswith("url_outcome status=ok ") and f" url={url} " in line and f" token={address} " in line
                for r in faults.retry_runs for line in r.url_lines)
 
 

@@ -278,14 +278,12 @@ def make_token_flow_sensor(
         if waiting:
             reason = (f"{waiting} {job.name} run(s) not started yet (queued or starting): the tokens traded since "
                       "then go out together, in as few runs as possible, once they have (the tracker is read then)")
-            context.log.info(f"{reason}; cursor {cursor.dump()}")
             return SensorResult(skip_reason=SkipReason(reason), cursor=cursor.dump())
         now = datetime.now(UTC)
         result = evaluate_token_flow(cursor, tracker.client(), policy.af_investor_threshold, now)
         for note in result.notes:
             context.log.info(note)
-        if not result.run_requests:
-            context.log.info(f"{result.skip_reason}; cursor {result.cursor.dump()}")
+        if not result.run_requests:  # said on the tick (the sensor's page), not in the terminal
             return SensorResult(skip_reason=SkipReason(result.skip_reason), cursor=result.cursor.dump())
         context.log.info(f"launching {len(result.run_requests)} live run(s) for "
                          f"{sum(int(r.tags['social_recording/tokens']) for r in result.run_requests)} token(s) "

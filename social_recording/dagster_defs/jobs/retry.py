@@ -341,14 +341,12 @@ def make_retry_candidates_sensor(job: JobDefinition, status: DefaultSensorStatus
         active = active_retry_run(context, job.name)
         if active:
             reason = f"a {job.name} run is already {active} (one at a time); the next evaluation looks again"
-            context.log.info(f"{reason}; cursor {context.cursor or 'none'}")
             return SensorResult(skip_reason=SkipReason(reason), cursor=context.cursor)
         cursor = RetryCursor.parse(context.cursor)
         now = datetime.now(UTC)
         result = evaluate_retry_candidates(store.get(), cursor, now, enable_paid=policy.enable_paid,
                                            usable_platforms=platforms.registry().usable_platforms())
-        if isinstance(result, SkipReason):
-            context.log.info(f"{result.skip_message}; cursor {cursor.dump()}")
+        if isinstance(result, SkipReason):  # said on the tick (the sensor's page), not in the terminal
             return SensorResult(skip_reason=result, cursor=cursor.dump())
         count = int(result.tags.get("social_recording/candidate_urls", "0"))
         new_cursor = RetryCursor(digest=result.run_key.split(":")[1] if result.run_key else None, launched_at=now,
