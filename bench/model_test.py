@@ -33,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=60, help="steps per example")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--mongo", action="store_true", help="on the Mongo store over the wire (FerretDB)")
+    parser.add_argument("--deaths", action="store_true",
+                        help="let holders die after paying (their open call left behind): still finds defects")
     parser.add_argument("--log", action="store_true", help="show the engine's log lines (thousands per run)")
     args = parser.parse_args(argv)
     if args.examples < 1 or args.steps < 1 or args.runs < 1:
@@ -41,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["SOCIAL_RECORDING_MODEL_EXAMPLES"] = str(args.examples)
     os.environ["SOCIAL_RECORDING_MODEL_STEPS"] = str(args.steps)
     os.environ["SOCIAL_RECORDING_MODEL_SEED"] = "random"
+    os.environ["SOCIAL_RECORDING_MODEL_DEATHS"] = "1" if args.deaths else "0"
     if not args.log:
         # The defects the model provokes log a traceback each: kept off the terminal, but still handed
         # to the model's own handler, which fails the run on any exception it did not provoke.

@@ -96,3 +96,15 @@ def pytest_report_header(config: pytest.Config) -> str:
         return f"Mongo store over the wire: FerretDB {FERRETDB_VERSION} on PostgreSQL, started for the session"
     return (f"Mongo store over the wire: no server: its tests fail; `make ferretdb` builds FerretDB (or set "
             f"{BINARY_ENV} or {MONGO_URL_ENV})")
+
+
+@pytest.fixture(autouse=True)
+def _environment_restored() -> Iterator[None]:
+    """Each test leaves the process environment as it found it: reading settings puts the values of
+    secret files (NAME_FILE) into os.environ, as the services need, and a test's monkeypatched *_FILE
+    would otherwise leak its value (a compose lock URL, say) into every later test of the session."""
+    saved = dict(os.environ)
+    yield
+    if os.environ != saved:
+        os.environ.clear()
+        os.environ.update(saved)

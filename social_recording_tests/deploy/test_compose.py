@@ -111,9 +111,12 @@ class Compose:
             files: tuple[Path, ...] = (COMPOSE_FILE,)) -> subprocess.CompletedProcess[str]:
         self.env_file.write_text("".join(f"{k}={v}\n" for k, v in env_file.items()))
         file_args = [arg for path in files for arg in ("-f", str(self._v1_copy(path)))]
+        # The shell's values win over the env file in compose: drop what the launching shell exported
+        # for the same names (`make test` exports IMAGE_TAG), so the test's file decides.
+        env = {k: v for k, v in process_env({}).items() if k not in env_file}
         return subprocess.run(
             [self.binary, "--project-directory", str(REPO), *file_args, "--env-file", str(self.env_file), *args],
-            env=process_env(dict(shell_env or {})), capture_output=True, text=True, timeout=120, check=False,
+            env={**env, **(shell_env or {})}, capture_output=True, text=True, timeout=120, check=False,
         )
 
     def resolved(self, shell_env: Mapping[str, str] | None = None, files: tuple[Path, ...] = (COMPOSE_FILE,),

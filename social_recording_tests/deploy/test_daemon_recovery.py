@@ -282,9 +282,10 @@ def test_a_dead_daemon_fails_its_health_check_at_once(report: CrashReport) -> No
 
 
 def test_a_hung_daemon_is_ended_by_its_check_and_replaced_within_its_tolerance(report: CrashReport) -> None:
-    # Not before its heartbeats could be stale (the tolerance), not after the bound; then one restart.
-    assert report.heartbeat_tolerance_s <= report.hung_to_killed_s <= hung_bound(report.heartbeat_tolerance_s,
-                                                                                  CHECK_INTERVAL_S)
+    # Not after the bound; then one restart. The check judges the last heartbeat, which may already be
+    # most of the tolerance old when the daemon stops (a loaded machine delays heartbeats), so the kill
+    # can come well before `tolerance` seconds after the stop: only the upper bound is the promise.
+    assert 0 < report.hung_to_killed_s <= hung_bound(report.heartbeat_tolerance_s, CHECK_INTERVAL_S)
     assert report.restarts == 1
     assert report.hung_to_replaced_s - report.hung_to_killed_s < 5.0
 

@@ -77,21 +77,23 @@ def test_a_holder_paused_before_its_paid_call_makes_no_call_and_writes_nothing(e
 
 
 def test_a_holder_paused_after_its_paid_call_writes_nothing(env: Env) -> None:
-    """The documented residual window: a pause between the provider receiving the request and our
-    write costs one more call (the second worker could not know an answer was on its way), but the
-    stale result is refused by the store: the element stays the newer `ok`, never overwritten."""
+    """A pause between the provider receiving the request and our write used to cost one more call:
+    the second worker could not know an answer was on its way. The paused holder recorded its paid
+    call before sending it, so the second worker finds the open call and pays nothing beside it (`error`,
+    due again once the call's timeout has passed); the stale holder's late result is refused by the
+    fence the second worker wrote with."""
     first, second = _stop_then_let_another_process_win(env, "stop_after_call")
-    assert second[0]["urls"][0]["status"] == "ok"
+    newer = second[0]["urls"][0]
+    assert newer["status"] == "error" and not newer["attempted"] and "open since" in newer["detail"], newer
     resumed = first[0]["urls"][0]
-    assert resumed["status"] in ("lost", "ok") and resumed["attempted"]
-    if resumed["status"] == "ok":  # refused as "already ok": reported ok, nothing of ours written
-        assert "not written" in resumed["detail"]
-    assert RedisCounter(env.redis_url).get(X_URL) == 2
+    assert resumed["status"] == "lost" and resumed["attempted"], resumed
+    assert RedisCounter(env.redis_url).get(X_URL) == 1
     store = env.open_store()
     try:
         el = element(store, "A", X_URL)
-        assert (el.status, el.attempts) == (FetchStatus.OK, 1)
-        assert len(store.find_links("A", X_URL)) == 4  # no duplicates from the stale holder
+        assert (el.status, el.attempts) == (FetchStatus.ERROR, 0)
+        state = store.find_url_state(X_URL)
+        assert state is not None and state.open_call is not None  # counted as failed after its timeout
     finally:
         store.close()
 
@@ -179,14 +181,16 @@ def test_a_busy_store_does_not_throw_away_a_paid_result(redis_url: str, tmp_path
 def test_a_store_busy_past_the_write_retry_fails_the_url_and_the_next_run_records_it(
     redis_url: str, tmp_path: Path
 ) -> None:
-    """Without repeating the write (retry 0 s), the paid result is lost: the URL is an engine failure
-    with attempts unchanged, and the next run pays again (what the retry above prevents)."""
+    """Without repeating the write (retry 0 s) and without a spool, the paid result is lost: the URL
+    fails, attempted. The call was recorded before it left, so the next run pays nothing beside it
+    (`error`, cause backoff) until the call's timeout counts it as one failed call."""
     url_out, env = _store_blocked_while_the_result_is_written(redis_url, tmp_path, write_retry_s=0.0)
     assert url_out["status"] == "failed", url_out
     assert "OperationalError" in url_out["detail"]
     out = finish(env.spawn("again", profiles={"A": [X_URL]}, tokens=[["A", "a"]]))
-    assert out[0]["urls"][0]["status"] == "ok"
-    assert RedisCounter(redis_url).get(X_URL) == 2
+    again = out[0]["urls"][0]
+    assert again["status"] == "error" and not again["attempted"] and "open since" in again["detail"], again
+    assert RedisCounter(redis_url).get(X_URL) == 1
 
 
 def _pings(client: redis.Redis) -> bool:
