@@ -338,6 +338,9 @@ REPO = Path(__file__).resolve().parents[1]
 def status_process(store_url: str) -> None:
     """`python -m social_recording status` from start to exit: what an operator waits for."""
     env = {**os.environ, "SOCIAL_RECORDING_STORE_URL": store_url, "PYTHONPATH": str(REPO)}
+    if store_url.startswith("mongodb") and not env.get("SOCIAL_RECORDING_LOCK_URL"):
+        # The settings ask a Mongo store for its lock server; status itself never connects to it.
+        env["SOCIAL_RECORDING_LOCK_URL"] = "redis://127.0.0.1:6379/0"
     env.pop("DAGSTER_HOME", None)
     subprocess.run([sys.executable, "-m", "social_recording", "status"], env=env, check=True,
                    stdout=subprocess.DEVNULL, cwd=REPO)

@@ -333,13 +333,14 @@ def instance_env_file(dagster_home: Path) -> Path:
 
 
 def recordable_variables(environ: dict[str, str]) -> dict[str, str]:
-    """The settings variables of `environ` that may be written to a file: every non-blank
-    SOCIAL_RECORDING_* variable but the secrets and a store or lock URL carrying a password (those
-    stay in the environment only)."""
+    """The settings variables of `environ` that may be written to a file: every non-blank variable
+    of a settings field but the secrets and a store or lock URL carrying a password (those stay in
+    the environment only). Other SOCIAL_RECORDING_* variables (a test's, a tool's) are not settings."""
     secret = {env_var_name(f) for f in SECRET_FIELDS if f != "provider_keys"}
     urls = {env_var_name(f) for f in URL_FIELDS}
+    fields = {env_var_name(f) for f in Settings.model_fields if f != "provider_keys"}
     return {name: value for name, value in sorted(environ.items())
-            if name.startswith(PREFIX) and value.strip() and name not in secret
+            if name in fields and value.strip() and name not in secret
             and not (name in urls and mask_url_password(value) != value)}
 
 

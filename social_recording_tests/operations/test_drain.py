@@ -15,7 +15,17 @@ from dagster._core.scheduler.instigation import InstigatorStatus
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEDULES = ("health_schedule", "housekeeping_schedule", "reconcile_schedule", "retry_schedule")
-SENSORS = ("reconcile_catch_up_sensor", "retry_candidates_sensor", "stranded_runs_sensor", "token_flow_sensor")
+SENSORS = ("backfill_start_sensor", "reconcile_catch_up_sensor", "retry_candidates_sensor", "stranded_runs_sensor",
+           "token_flow_sensor")
+
+
+def test_the_lists_above_are_every_schedule_and_sensor_of_the_code_location() -> None:
+    """A schedule or sensor added later is drained too: the lists this test checks are complete."""
+    from social_recording.definitions import defs
+
+    repo = defs.get_repository_def()
+    assert {s.name for s in repo.schedule_defs} == set(SCHEDULES)
+    assert {s.name for s in repo.sensor_defs} == set(SENSORS)
 
 
 def command(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
