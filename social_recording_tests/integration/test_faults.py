@@ -258,7 +258,8 @@ def test_a_lock_server_restarted_empty_mid_run_overwrites_nothing(
         for e in finished:  # every recorded answer is whole: one set of links, attempts counted once
             assert len(store.find_links("A", e.url)) == 4
             assert e.attempts == 1
-        assert all(e.status in (FetchStatus.OK, FetchStatus.PENDING) for e in doc.social_urls)
+        assert all(e.status in (FetchStatus.OK, FetchStatus.PENDING) for e in doc.social_urls), \
+            [(e.url, e.status, e.cause, e.detail) for e in doc.social_urls]
     finally:
         store.close()
     counter = RedisCounter(redis_url)
