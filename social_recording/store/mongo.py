@@ -287,13 +287,22 @@ def q_waiting(
         flt.update(platform=platform, cause=Cause.NO_GENERATOR.value)
     elif canonical_only:
         flt["platform"] = {"$ne": None}
+    # Recorded ones in the full fair order (the index's): which of equal times make the limit never
+    # depends on the order documents happen to be stored in (a restored store lists what the original
+    # did). Never-recorded ones in creation order; `q_waiting_ties` completes the ties at the limit.
     if recorded:
         flt["checked_at"] = {"$gt": NEVER, "$lte": since_before}
-        order = "checked_at"
-    else:
-        flt.update(checked_at=NEVER, created_at={"$lte": since_before})
-        order = "created_at"
-    return MongoQuery(TOKEN_URLS, flt, _WAITING_PROJECTION, [(order, ASCENDING)], limit)
+        return MongoQuery(TOKEN_URLS, flt, _WAITING_PROJECTION, _FAIR_SORT, limit)
+    flt.update(checked_at=NEVER, created_at={"$lte": since_before})
+    return MongoQuery(TOKEN_URLS, flt, _WAITING_PROJECTION, [("created_at", ASCENDING)], limit)
+
+
+def q_waiting_ties(status: str, created_at: datetime, platform: str | None = None,
+                   canonical_only: bool = True) -> MongoQuery:
+    """Never-recorded elements created at exactly `created_at` (the last one `q_waiting` listed):
+    with them, the oldest are the same whatever order equal creation times are stored in."""
+    q = q_waiting(status, created_at, 0, False, platform, canonical_only)
+    return MongoQuery(TOKEN_URLS, {**q.filter, "created_at": created_at}, _WAITING_PROJECTION, None, None)
 
 
 def q_object_id_by_platform_key(kind: ObjectKind | str, platform_key: str) -> MongoQuery:
@@ -1225,8 +1234,13 @@ class MongoStore:
                 q = q_waiting(status.value, cutoff, query.limit, recorded, platform, canonical_only)
                 if count < count_bound:
                     count += int(self.db[q.collection].count_documents(q.filter, limit=count_bound - count))
-                docs += list(self._find(q))
-        oldest = sorted(map(_waiting, docs), key=lambda e: (e.since, e.address, e.url))
+                got = list(self._find(q))
+                if not recorded and len(got) >= query.limit:
+                    got += list(self._find(q_waiting_ties(status.value, got[-1]["created_at"], platform,
+                                                          canonical_only)))
+                docs += got
+        unique = {(e.address, e.url): e for e in map(_waiting, docs)}
+        oldest = sorted(unique.values(), key=lambda e: (e.since, e.address, e.url))
         return WaitingElements(min(count, count_bound), count >= count_bound, tuple(oldest[: query.limit]))
 
     # ----------------------------------------------------------------- unresolved raw values

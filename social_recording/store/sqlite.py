@@ -517,8 +517,21 @@ def q_waiting(
     """Health: the longest-waiting elements of one range (see `_waiting_where`), oldest first."""
     where, args = _waiting_where(status, since_before, recorded=recorded, platform=platform,
                                  canonical_only=canonical_only)
-    order = "checked_at" if recorded else "created_at"
+    # Recorded ones in the full fair order (the index's): which of equal times make the limit never
+    # depends on the order rows happen to be stored in (a restored store lists what the original did).
+    # Never-recorded ones in creation order; `q_waiting_ties` completes the ties at the limit.
+    order = "checked_at, address, url" if recorded else "created_at"
     return f"SELECT {_WAITING_COLS} FROM token_urls WHERE {where} ORDER BY {order} LIMIT ?", [*args, limit]
+
+
+def q_waiting_ties(
+    status: str, created_at: str, platform: str | None = None, canonical_only: bool = True,
+) -> Sql:
+    """Never-recorded elements created at exactly `created_at` (the last one `q_waiting` listed):
+    with them, the oldest are the same whatever order equal creation times are stored in."""
+    where, args = _waiting_where(status, created_at, recorded=False, platform=platform,
+                                 canonical_only=canonical_only)
+    return f"SELECT {_WAITING_COLS} FROM token_urls WHERE {where} AND created_at = ?", [*args, created_at]
 
 
 def q_count_waiting(
@@ -1236,8 +1249,13 @@ class SqliteStore:
                                                   canonical_only)
                         count += int(conn.execute(*counted).fetchone()[0])
                     listed = q_waiting(status.value, cutoff, query.limit, recorded, platform, canonical_only)
-                    rows += conn.execute(*listed).fetchall()
-        oldest = sorted(map(_waiting_from_row, rows), key=lambda e: (e.since, e.address, e.url))
+                    got = conn.execute(*listed).fetchall()
+                    if not recorded and len(got) >= query.limit:
+                        got += conn.execute(*q_waiting_ties(status.value, got[-1][5], platform,
+                                                            canonical_only)).fetchall()
+                    rows += got
+        unique = {(e.address, e.url): e for e in map(_waiting_from_row, rows)}
+        oldest = sorted(unique.values(), key=lambda e: (e.since, e.address, e.url))
         return WaitingElements(min(count, count_bound), count >= count_bound, tuple(oldest[: query.limit]))
 
     # ----------------------------------------------------------------- unresolved raw values

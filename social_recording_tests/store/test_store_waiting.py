@@ -75,6 +75,25 @@ def test_recorded_elements_wait_since_their_last_recording(store: Store) -> None
     assert only.platform == "x"
 
 
+
+def test_equal_times_make_the_limit_the_same_whatever_the_storage_order(store: Store) -> None:
+    """Regression (a backup restored into Mongo listed other elements than the original): many elements
+    waiting since the same instant, created and recorded in reverse order of address, and a limit
+    that cuts through them. The oldest listed are the first by (since, address, url), as a store
+    restored in another insertion order lists them too."""
+    addresses = [f"T{i:02d}" for i in range(12)]
+    for address in reversed(addresses):
+        store.create_pending_token(TokenProfile(address=address, urls=[X1, GH]), now=T0)
+    for address in reversed(addresses):
+        _write(store, address, X1, FetchStatus.ERROR, T0 + HOUR)
+
+    never = store.waiting_elements(_query({FetchStatus.PENDING}, T0 + 2 * HOUR, limit=5))
+    recorded = store.waiting_elements(_query({FetchStatus.ERROR}, T0 + 2 * HOUR, limit=5))
+
+    assert (never.count, recorded.count) == (12, 12)
+    assert [(e.address, e.url) for e in never.oldest] == [(a, GH) for a in addresses[:5]]
+    assert [(e.address, e.url) for e in recorded.oldest] == [(a, X1) for a in addresses[:5]]
+
 def test_unsupported_is_narrowed_like_the_retry_selection(store: Store) -> None:
     store.create_pending_token(TokenProfile(address="A", urls=[DISCORD, YT, GH]), now=T0)
     _write(store, "A", DISCORD, FetchStatus.UNSUPPORTED, T0, cause=Cause.NO_GENERATOR)
