@@ -16,8 +16,8 @@ without statistics, as in production.
 or, by default, a FerretDB started for the run (the test suite's, on a PostgreSQL database of its own:
 see social_recording_tests/ferretdb_server.py). The database (`--mongo-db`) is reused when it holds
 the same sizes. The plans printed are the server's own: MongoDB's winning-plan stages, or the
-PostgreSQL plan FerretDB answers with and what it pushed down to PostgreSQL (README, "Benchmarks",
-says how they differ).
+PostgreSQL plan FerretDB answers with and what it pushed down to PostgreSQL (bench/README.md,
+"Reading the figures", says how they differ).
 
 Then it times, median of `--repeat` runs each, and prints the plans beside:
 - the retry candidate query (the default selection, limit 50) against the baseline of reading every

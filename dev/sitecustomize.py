@@ -5,7 +5,7 @@ Dagster's sensor daemon logs two INFO lines for every sensor evaluation, also fo
 launch nothing: with token_flow_sensor on, two lines every 5 s. Those are dropped here (a skipped
 tick's reason stays on the sensor's page in the UI); the daemon's other lines, every warning and the
 lines of a tick that launches runs are kept. `make dev DEV_LOG_LEVEL=debug` keeps them too.
-(README, "Quickstart"; no other process loads this file.)
+(docs/quickstart.md, "Starting and stopping"; no other process loads this file.)
 """
 
 import logging

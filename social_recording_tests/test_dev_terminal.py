@@ -1,5 +1,5 @@
 """`make dev`'s terminal: INFO and above by default, DEBUG on request, and nothing for a sensor
-tick that launches nothing (README, "Quickstart")."""
+tick that launches nothing (docs/quickstart.md, "Starting and stopping")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The tables about providers outside the code are checked against the descriptors: README's
-"Providers" table and configuration rows, and .env.example's provider keys."""
+"""The tables about providers outside the code are checked against the descriptors: docs/operations.md's
+"Providers" table and "Configuration" rows, and .env.example's provider keys."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from social_recording.domain.platform import Rate
 from social_recording.platforms.catalogue import CATALOGUE
 
 ROOT = Path(__file__).resolve().parent.parent
+OPERATIONS = ROOT / "docs" / "operations.md"
 UNITS = {1: "second", 60: "minute", 3600: "hour", 86_400: "day"}
 
 
@@ -18,7 +19,7 @@ def _rate(rates: tuple[Rate, ...]) -> str:
 
 
 def providers_table() -> str:
-    """README's "Providers" table, as the descriptors say it."""
+    """docs/operations.md's "Providers" table, as the descriptors say it."""
     rows = ["| platform | provider account | paid | key | documented rate | calls at once per run |",
             "|---|---|---|---|---|---|"]
     for d in CATALOGUE:
@@ -33,15 +34,15 @@ def providers_table() -> str:
     return "\n".join(rows)
 
 
-def test_readme_providers_table_is_the_descriptors() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_operations_providers_table_is_the_descriptors() -> None:
+    readme = OPERATIONS.read_text(encoding="utf-8")
     found = re.search(r"<!-- providers: generated from the descriptors -->\n(.*?)\n<!-- /providers -->", readme, re.S)
-    assert found is not None, "README.md lost its Providers table markers"
-    assert found.group(1) == providers_table(), "README's Providers table drifted; paste:\n" + providers_table()
+    assert found is not None, "docs/operations.md lost its Providers table markers"
+    assert found.group(1) == providers_table(), "docs/operations.md's Providers table drifted; paste:\n" + providers_table()
 
 
-def test_readme_configuration_rows_name_every_key_and_every_paid_platform() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_operations_configuration_rows_name_every_key_and_every_paid_platform() -> None:
+    readme = OPERATIONS.read_text(encoding="utf-8")
     keys = ", ".join(f"`{v}`" for v in CATALOGUE.key_variables())
     assert f"\n| {keys} | — | provider keys" in readme
     paid = ", ".join(d.platform.value for d in CATALOGUE if d.paid)

@@ -87,7 +87,7 @@ def recorded_run(
 ) -> RecordedRun:
     """Keep what the report needs of a finished recording stage; URL outcomes are already counted.
     `tokens_total` and `created` count the tokens when `tokens` holds only those worth a line (a
-    reconcile window's, docs/architecture.md "Run memory")."""
+    reconcile window's, docs/architecture.md, "Run memory")."""
     worth = tuple(t for t in tokens if t.dropped or t.status in _WORTH_REPORTING)
     summary = run.summary()
     written = Counter(summary.written)

@@ -4,7 +4,7 @@ Stops every schedule and sensor of the code location (their state is stored in t
 the daemon launches nothing new from them, whichever daemon reads it), then waits until no run of
 its jobs is queued, starting, in progress or canceling, and no backfill of it is still creating
 runs, printing what is still going. With nothing in flight, the store and the instance can be
-migrated, dumped or moved without a run writing underneath (docs/operations.md, "Upgrades and
+migrated, dumped or moved without a run writing underneath (docs/operations.md, "Migrations and
 draining"). `python -m social_recording resume` gives schedules and sensors their default status back.
 
 Reads the Dagster instance of DAGSTER_HOME. Exit codes: 0 drained, 1 timed out (the runs still

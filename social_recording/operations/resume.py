@@ -1,9 +1,9 @@
 """`python -m social_recording resume`: undo `drain` — every schedule and sensor back to its default status.
 
 Resets each one's stored state, so the code's default applies again: running in prod, stopped
-elsewhere (`SOCIAL_RECORDING_ENV`; README, "Sensor and schedules"). A schedule or sensor an operator
-had turned on or off by hand before the drain comes back at its default too: each one's line says
-what it is now (docs/operations.md, "Migrations and draining").
+elsewhere (`SOCIAL_RECORDING_ENV`; docs/quickstart.md, "Sensor and schedules"). A schedule or sensor
+an operator had turned on or off by hand before the drain comes back at its default too: each one's
+line says what it is now (docs/operations.md, "Migrations and draining").
 Exit codes: 0 done, 2 an instance or code location that cannot be loaded.
 """
 

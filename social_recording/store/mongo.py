@@ -381,7 +381,7 @@ def _answered_at_out(value: datetime | None) -> dict[str, Any]:
     """A URL state's answer time to the microsecond: a BSON date keeps milliseconds, so the rest
     goes in `answered_at_us`. A failed call is counted in the streak only when it went out after the
     answer the state holds, and two calls of one URL can fall in one millisecond
-    (docs/architecture.md, "The rules")."""
+    (docs/architecture.md, "Mongo-protocol servers")."""
     if value is None:
         return {"answered_at": None, "answered_at_us": None}
     value = ensure_utc(value)

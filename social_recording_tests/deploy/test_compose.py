@@ -311,7 +311,7 @@ def test_live_without_a_tracker_fails_at_load_naming_the_variables(
 def test_the_dry_run_line_switches_to_the_sandbox_and_a_database_of_its_own(
     compose: Compose, secrets_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (line,) = [ln for ln in (REPO / "README.md").read_text().splitlines()
+    (line,) = [ln for ln in (REPO / "docs" / "operations.md").read_text().splitlines()
                if ln.startswith("SOCIAL_RECORDING_UPSTREAM=sandbox ") and ln.endswith(" make up")]
     shell = dict(word.split("=", 1) for word in line.removesuffix(" make up").split())
     # The line's ./secrets/ is the test's secrets directory.

@@ -5,7 +5,7 @@ between a paid urlscan submission and the write of its result.
 What must hold: the write is repeated while the disk stays full (bounded, like any store outage), so
 space freed within the bound costs nothing; past the bound the URL fails, reported as attempted, and
 the scan's id — saved when it was submitted — stays on the URL, so the next run polls that scan
-instead of buying a second one (docs/architecture.md, "Nothing is lost").
+instead of buying a second one (docs/architecture.md, "The three promises").
 """
 
 from __future__ import annotations

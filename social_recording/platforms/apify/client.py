@@ -1,8 +1,7 @@
 """The Apify client TikTok, Instagram and Reddit share: one actor run per call, through Apify's
 asynchronous run API (its start is the billed request, recorded so a later holder resumes it).
 
-URL shapes, requests, status mapping and the decisions behind them: docs/architecture.md,
-"Platforms", TikTok, Instagram, Reddit (Apify)."""
+URL shapes, requests, status mapping and the decisions behind them: social_recording/platforms/apify/README.md."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Discord generator: an invite -> its server (guild) as a venue, through Discord's public invite
 endpoint (free, no key).
 
-URL shapes, requests, status mapping and the decisions behind them: docs/architecture.md,
-"Platforms", Discord."""
+URL shapes, requests, status mapping and the decisions behind them: social_recording/platforms/discord/README.md."""
 
 from __future__ import annotations
 
@@ -87,7 +86,8 @@ def _route(parsed: CanonicalUrl) -> _InviteTarget | ZeroCallShape | NoCallShape:
 
 
 class DiscordGenerator(PerCallHttpGenerator[_InviteTarget]):
-    """canonical Discord invite URL -> the guild it invites to, as a venue (docs/architecture.md, "Platforms")."""
+    """canonical Discord invite URL -> the guild it invites to, as a venue
+    (social_recording/platforms/discord/README.md)."""
 
     platform: Platform = Platform.DISCORD
     default_base_url = API_BASE

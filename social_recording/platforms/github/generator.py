@@ -1,7 +1,6 @@
 """GitHub generator: REST API (free; 60 requests/h anonymous, 5000/h with a token), `https://api.github.com`.
 
-URL shapes, requests, status mapping and the decisions behind them: docs/architecture.md,
-"Platforms", GitHub."""
+URL shapes, requests, status mapping and the decisions behind them: social_recording/platforms/github/README.md."""
 
 from __future__ import annotations
 

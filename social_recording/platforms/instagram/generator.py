@@ -1,7 +1,6 @@
 """Instagram generator, via the Apify actor apify~instagram-scraper (paid: one run per URL).
 
-URL shapes, requests, status mapping and the decisions behind them: docs/architecture.md,
-"Platforms", Instagram."""
+URL shapes, requests, status mapping and the decisions behind them: social_recording/platforms/instagram/README.md."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Reddit generator, via the Apify actor trudax~reddit-scraper-lite (paid: one run per URL).
 
-URL shapes, requests, status mapping and the decisions behind them: docs/architecture.md,
-"Platforms", Reddit."""
+URL shapes, requests, status mapping and the decisions behind them: social_recording/platforms/reddit/README.md."""
 
 from __future__ import annotations
 

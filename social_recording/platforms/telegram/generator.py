@@ -1,7 +1,6 @@
 """Telegram generator: the public preview page `https://t.me/<name>` (free, HTML, no key).
 
-URL shapes, requests, status mapping and the decisions behind them: docs/architecture.md,
-"Platforms", Telegram."""
+URL shapes, requests, status mapping and the decisions behind them: social_recording/platforms/telegram/README.md."""
 
 from __future__ import annotations
 

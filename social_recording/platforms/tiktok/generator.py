@@ -1,7 +1,6 @@
 """TikTok generator, via the Apify actor clockworks~tiktok-scraper (paid: one run per URL).
 
-URL shapes, requests, status mapping and the decisions behind them: docs/architecture.md,
-"Platforms", TikTok."""
+URL shapes, requests, status mapping and the decisions behind them: social_recording/platforms/tiktok/README.md."""
 
 from __future__ import annotations
 

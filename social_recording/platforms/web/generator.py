@@ -1,7 +1,6 @@
 """Web generator: urlscan.io (paid per scan) + RDAP (free enrichment) for any other website URL.
 
-URL shapes, requests, status mapping and the decisions behind them: docs/architecture.md,
-"Platforms", Websites."""
+URL shapes, requests, status mapping and the decisions behind them: social_recording/platforms/web/README.md."""
 
 from __future__ import annotations
 
@@ -264,7 +263,7 @@ _SUBMIT_STATUS = StatusTable(
     fallback="urlscan: HTTP {status} on scan submission",
     details=lambda response, body: {"window": _window(response), "window_shown": _window(response) or "unknown"},
 )
-"""A non-200 scan submission (docs/architecture.md, "Platforms")."""
+"""A non-200 scan submission (social_recording/platforms/web/README.md, "Submit failures")."""
 
 _POLL_STATUS = StatusTable(
     rules=(StatusRule(ErrorCode.RATE_LIMITED, "urlscan: result polling rate limited (HTTP 429)", frozenset({429})),),

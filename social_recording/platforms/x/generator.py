@@ -1,7 +1,6 @@
 """X (Twitter) generator, via twitterapi.io (paid per call: exactly one request per URL).
 
-URL shapes, requests, status mapping and the decisions behind them: docs/architecture.md,
-"Platforms", X."""
+URL shapes, requests, status mapping and the decisions behind them: social_recording/platforms/x/README.md."""
 
 from __future__ import annotations
 

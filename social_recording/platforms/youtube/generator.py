@@ -1,7 +1,6 @@
 """YouTube generator: YouTube Data API v3 (free, daily quota), `https://www.googleapis.com/youtube/v3`.
 
-URL shapes, requests, status mapping and the decisions behind them: docs/architecture.md,
-"Platforms", YouTube."""
+URL shapes, requests, status mapping and the decisions behind them: social_recording/platforms/youtube/README.md."""
 
 from __future__ import annotations
 
@@ -87,7 +86,8 @@ class _Fetch:
 
 
 def _no_lookup(reason: str) -> NoCallShape:
-    """A channel / video the Data API cannot look up (docs/architecture.md, "Platforms"): UNSUPPORTED, no call."""
+    """A channel / video the Data API cannot look up: UNSUPPORTED, no call
+    (social_recording/platforms/youtube/README.md, "Decisions")."""
     return unsupported_shape(reason)
 
 
@@ -128,7 +128,8 @@ def _route(parsed: CanonicalUrl) -> _Fetch | ZeroCallShape | NoCallShape:
 
 
 class YouTubeGenerator(PerCallHttpGenerator[_Fetch]):
-    """canonical YouTube URL -> video / playlist content and channel venue (docs/architecture.md, "Platforms").
+    """canonical YouTube URL -> video / playlist content and channel venue
+    (social_recording/platforms/youtube/README.md, "Decisions").
 
     Constructed as `YouTubeGenerator(api_key | None, *, transport=None, sleep=time.sleep, api_base=API_BASE)`."""
 
@@ -215,7 +216,8 @@ def _best_thumbnail(snippet: _Snippet) -> str | None:
 
 
 def _channel_stub(channel_id: str, title: str | None) -> SocialObject:
-    """A channel venue from a video/playlist snippet alone (no extra call: docs/architecture.md, "Platforms")."""
+    """A channel venue from a video/playlist snippet alone, no extra call
+    (social_recording/platforms/youtube/README.md, "Decisions")."""
     return SocialObject(
         platform=Platform.YOUTUBE,
         platform_key=f"youtube:{channel_id}",
@@ -236,7 +238,7 @@ def _playlist_graph(item: _Item, http: ProviderHttp) -> SocialGraph:
 
 def _content_graph(item: _Item, http: ProviderHttp, subtype: str, numbers: dict[str, float]) -> SocialGraph:
     """A video or playlist as content (`<subtype>_id` field) with its channel as the venue, all from
-    the item's own snippet (one call: docs/architecture.md, "Platforms")."""
+    the item's own snippet (one call: social_recording/platforms/youtube/README.md, "Decisions")."""
     snippet = item.snippet
     if not snippet.channelId:
         raise fetch_error(ErrorCode.UPSTREAM, "unexpected youtube payload shape (snippet.channelId)", http)
