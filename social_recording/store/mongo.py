@@ -103,6 +103,14 @@ from social_recording.store.counts import (
     parse_url_key,
     url_key,
 )
+from social_recording.store.write_refusal import (
+    KEPT_STATUS,
+    NO_STATE,
+    StoredElement,
+    StoredState,
+    state_refusal,
+    url_write_refusal,
+)
 
 TOKENS = "tokens"
 TOKEN_URLS = "token_urls"
@@ -212,6 +220,23 @@ def _ref(object_id: str) -> ObjectId | str:
 
 _CANDIDATE_PROJECTION = {"_id": 0, "address": 1, "url": 1, "status": 1, "attempts": 1, "checked_at": 1,
                          "platform": 1, "detail": 1, "cause": 1}
+
+
+def element_filter(address: str, url: str, fence: int) -> dict[str, Any]:
+    """A fenced element update's filter: it matches exactly the elements `write_refusal.element_admits`
+    lets a write with `fence` change (checks 1 and 2), so the rule holds however holders race."""
+    return {"address": address, "url": url, "fence": {"$lte": fence}, "status": {"$ne": KEPT_STATUS.value}}
+
+
+def state_filter(url: str, fence: int, expect_version: int | None) -> dict[str, Any]:
+    """A fenced URL-state update's filter: it matches exactly the states `write_refusal.state_admits`
+    lets a write with `fence` on `expect_version` change (checks 3 and 4); with no state there is
+    nothing to match and an upsert inserts it. Version 0 is "no version yet": every write moves it
+    to 1 or more."""
+    flt: dict[str, Any] = {"url": url, "fence": {"$lte": fence}}
+    if expect_version is not None:
+        flt["version"] = expect_version if expect_version else {"$exists": False}
+    return flt
 
 
 def q_token_by_address(address: str) -> MongoQuery:
@@ -795,28 +820,17 @@ class MongoStore:
             return []
         return [(doc["address"], _url(doc)) for doc in self._find(q_holders(url, limit))]
 
-    def _state_fence_version(self, url: str) -> tuple[int, int]:
+    def _stored_state(self, url: str) -> StoredState:
         doc = self.db[URL_STATES].find_one({"url": url}, {"fence": 1, "version": 1})
-        return (0, 0) if doc is None else (int(doc.get("fence", 0)), int(doc.get("version", 0)))
+        return NO_STATE if doc is None else StoredState(int(doc.get("fence", 0)), int(doc.get("version", 0)))
 
     def _refusal(self, address: str, url: str, fence: int, expect_version: int | None = None) -> WriteOutcome | None:
         """Why a write with `fence` (made on the state's `expect_version`) may not touch (address, url),
         or None when it may (a read: the conditional writes that follow still decide when another
         holder races this one)."""
         doc = self.db[TOKEN_URLS].find_one({"address": address, "url": url}, {"status": 1, "fence": 1})
-        if doc is None:
-            return WriteOutcome(WriteResult.NO_ELEMENT)
-        element_fence = int(doc.get("fence", 0))
-        if element_fence > fence:
-            return WriteOutcome(WriteResult.FENCED, applied_fence=element_fence)
-        if doc.get("status") == FetchStatus.OK.value:
-            return WriteOutcome(WriteResult.OK_KEPT)
-        state_fence, version = self._state_fence_version(url)
-        if state_fence > fence:
-            return WriteOutcome(WriteResult.FENCED, applied_fence=state_fence)
-        if expect_version is not None and version != expect_version:
-            return WriteOutcome(WriteResult.STALE)
-        return None
+        element = None if doc is None else StoredElement(str(doc.get("status")), int(doc.get("fence", 0)))
+        return url_write_refusal(element, self._stored_state(url), fence, expect_version)
 
     def _refused(self, address: str, url: str, fence: int, expect_version: int | None = None) -> WriteOutcome:
         """The refusal of a conditional write that matched nothing."""
@@ -833,33 +847,26 @@ class MongoStore:
         still at that version, inserting it when absent; False when refused. Two holders writing a
         URL's first state race to insert it, and the loser's upsert fails on the unique url whatever
         its fence; it is retried as a plain conditional update."""
-        flt: dict[str, Any] = {"url": url, "fence": {"$lte": fence}}
-        if expect_version is not None:
-            flt["version"] = expect_version if expect_version else {"$exists": False}
+        flt = state_filter(url, fence, expect_version)
         try:
             self.db[URL_STATES].update_one(flt, update, upsert=True)
         except DuplicateKeyError:
             return self.db[URL_STATES].update_one(flt, update).matched_count == 1
         return True
 
-    def _state_refusal(self, url: str, fence: int) -> WriteOutcome:
-        """Why a conditional state write matched nothing: a newer holder's fence, or a version moved on."""
-        state_fence, _version = self._state_fence_version(url)
-        if state_fence > fence:
-            return WriteOutcome(WriteResult.FENCED, applied_fence=state_fence)
-        return WriteOutcome(WriteResult.STALE)
+    def _state_refusal(self, url: str, fence: int, expect_version: int | None) -> WriteOutcome:
+        """Why a conditional state write matched nothing: a newer holder's fence, or a version moved on
+        (also when the state read now admits the write: another holder moved it on in between)."""
+        return state_refusal(self._stored_state(url), fence, expect_version) or WriteOutcome(WriteResult.STALE)
 
     def apply_url_write(self, write: UrlWrite) -> WriteOutcome:
         f = write.fence
         elements = self.db[TOKEN_URLS]
-        key = {"address": write.address, "url": write.url}
         # A stale holder is refused before it changes anything, the element's fence included.
         refusal = self._refusal(write.address, write.url, f, write.expect_version)
         if refusal is not None:
             return refusal
-        claimed = elements.update_one(
-            {**key, "fence": {"$lte": f}, "status": {"$ne": FetchStatus.OK.value}}, {"$set": {"fence": f}}
-        )
+        claimed = elements.update_one(element_filter(write.address, write.url, f), {"$set": {"fence": f}})
         if claimed.matched_count != 1:
             return self._refused(write.address, write.url, f)
         deltas: Counter[str] = Counter()
@@ -900,8 +907,7 @@ class MongoStore:
                 self._add_spend(write.spend)
         elif write.expect_version:
             committed = self.db[URL_STATES].update_one(
-                {"url": write.url, "fence": {"$lte": f}, "version": write.expect_version},
-                {"$set": {"fence": f}, "$inc": {"version": 1}},
+                state_filter(write.url, f, write.expect_version), {"$set": {"fence": f}, "$inc": {"version": 1}},
             ).matched_count == 1
         elif write.expect_version == 0:
             committed = self.db[URL_STATES].find_one({"url": write.url}, {"_id": 1}) is None
@@ -915,12 +921,12 @@ class MongoStore:
                 deltas[LINKS_KEY] -= self.db[TOKEN_LINKS].delete_many(
                     {"token_address": write.address, "entry_url": write.url, "write": write_id}
                 ).deleted_count
-            return self._state_refusal(write.url, f)
+            return self._state_refusal(write.url, f, write.expect_version)
         e = write.element
         # The element as it was before this update (findAndModify, without a projection: not every
         # Mongo-protocol server takes one): its status is the counter this write moves away from.
         before = self.db[TOKEN_URLS].find_one_and_update(
-            {**key, "fence": f, "status": {"$ne": FetchStatus.OK.value}},
+            {**key, "fence": f, "status": {"$ne": KEPT_STATUS.value}},
             {"$set": {
                 "status": e.status.value, "attempts": e.attempts, "attempted_at": _opt_utc(e.attempted_at),
                 "checked_at": ensure_utc(e.checked_at), "cause": None if e.cause is None else e.cause.value,

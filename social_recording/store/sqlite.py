@@ -90,6 +90,14 @@ from social_recording.store.counts import (
     differences,
     object_key,
 )
+from social_recording.store.write_refusal import (
+    NO_STATE,
+    StoredElement,
+    StoredState,
+    fence_refusal,
+    state_refusal,
+    url_write_refusal,
+)
 
 BUSY_TIMEOUT_SECONDS = 30.0
 """How long a writer waits for another process's write transaction before failing."""
@@ -954,17 +962,10 @@ class SqliteStore:
             "WHERE u.address = ? AND u.url = ?", [write.address, write.url]
         ).fetchone()
         if row is None:
-            return WriteOutcome(WriteResult.NO_ELEMENT)
+            return url_write_refusal(None, NO_STATE, write.fence, write.expect_version)
         status, element_fence, state_fence, version = row
-        if element_fence > write.fence:
-            return WriteOutcome(WriteResult.FENCED, applied_fence=element_fence)
-        if status == FetchStatus.OK.value:
-            return WriteOutcome(WriteResult.OK_KEPT)
-        if state_fence is not None and state_fence > write.fence:
-            return WriteOutcome(WriteResult.FENCED, applied_fence=state_fence)
-        if write.expect_version is not None and (version or 0) != write.expect_version:
-            return WriteOutcome(WriteResult.STALE)
-        return None
+        state = NO_STATE if state_fence is None else StoredState(state_fence, version or 0)
+        return url_write_refusal(StoredElement(status, element_fence), state, write.fence, write.expect_version)
 
     def apply_url_write(self, write: UrlWrite) -> WriteOutcome:
         stamp = dt_to_text(write.now)
@@ -1101,11 +1102,18 @@ class SqliteStore:
                 [_link_row(link) for link in links],
             )
 
+    @staticmethod
+    def _state_fence_refusal(conn: sqlite3.Connection, url: str, fence: int) -> WriteResult | None:
+        """The URL state's own writes are fenced whatever its version (write_refusal.py)."""
+        row = conn.execute("SELECT fence FROM url_states WHERE url = ?", [url]).fetchone()
+        refused = state_refusal(NO_STATE if row is None else StoredState(fence=row[0]), fence, None)
+        return None if refused is None else refused.result
+
     def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest) -> WriteResult:
         with self._write() as conn:
-            row = conn.execute("SELECT fence FROM url_states WHERE url = ?", [url]).fetchone()
-            if row is not None and row[0] > fence:
-                return WriteResult.FENCED
+            refused = self._state_fence_refusal(conn, url, fence)
+            if refused is not None:
+                return refused
             conn.execute(
                 "INSERT INTO url_states (url, platform, status, attempted_at, attempts, source_token, fence, "
                 "request_provider, request_id, request_submitted_at, updated_at, version) "
@@ -1121,9 +1129,9 @@ class SqliteStore:
 
     def save_open_call(self, url: str, platform: str, fence: int, call: OpenCall) -> WriteResult:
         with self._write() as conn:
-            row = conn.execute("SELECT fence FROM url_states WHERE url = ?", [url]).fetchone()
-            if row is not None and row[0] > fence:
-                return WriteResult.FENCED
+            refused = self._state_fence_refusal(conn, url, fence)
+            if refused is not None:
+                return refused
             conn.execute(
                 "INSERT INTO url_states (url, platform, status, attempted_at, attempts, source_token, fence, "
                 "open_call, updated_at, version) VALUES (?, ?, ?, NULL, 0, NULL, ?, ?, ?, 1) "
@@ -1264,8 +1272,9 @@ class SqliteStore:
         row = conn.execute("SELECT fence FROM tokens WHERE address = ?", [address]).fetchone()
         if row is None:
             return WriteResult.NO_ELEMENT
-        if row[0] > fence:
-            return WriteResult.FENCED
+        refused = fence_refusal(row[0], fence)
+        if refused is not None:
+            return refused.result
         conn.execute("UPDATE tokens SET fence = ? WHERE address = ?", [fence, address])
         return None
 
