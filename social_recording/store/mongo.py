@@ -91,6 +91,7 @@ from social_recording.store.base import (
     WaitingElements,
     WriteOutcome,
     WriteResult,
+    longest_waiting,
 )
 from social_recording.store.counts import (
     LINKS_KEY,
@@ -322,12 +323,11 @@ def q_waiting(
     return MongoQuery(TOKEN_URLS, flt, _WAITING_PROJECTION, [("created_at", ASCENDING)], limit)
 
 
-def q_waiting_ties(status: str, created_at: datetime, platform: str | None = None,
-                   canonical_only: bool = True) -> MongoQuery:
-    """Never-recorded elements created at exactly `created_at` (the last one `q_waiting` listed):
-    with them, the oldest are the same whatever order equal creation times are stored in."""
-    q = q_waiting(status, created_at, 0, False, platform, canonical_only)
-    return MongoQuery(TOKEN_URLS, {**q.filter, "created_at": created_at}, _WAITING_PROJECTION, None, None)
+def q_waiting_ties(listing: MongoQuery, created_at: datetime) -> MongoQuery:
+    """The never-recorded elements of `listing` (a `q_waiting` of them) created at exactly
+    `created_at`, the last one it listed: with them, the oldest are the same whatever order equal
+    creation times are stored in."""
+    return MongoQuery(listing.collection, {**listing.filter, "created_at": created_at}, listing.projection)
 
 
 def q_object_id_by_platform_key(kind: ObjectKind | str, platform_key: str) -> MongoQuery:
@@ -1242,12 +1242,9 @@ class MongoStore:
                     count += int(self.db[q.collection].count_documents(q.filter, limit=count_bound - count))
                 got = list(self._find(q))
                 if not recorded and len(got) >= query.limit:
-                    got += list(self._find(q_waiting_ties(status.value, got[-1]["created_at"], platform,
-                                                          canonical_only)))
+                    got += list(self._find(q_waiting_ties(q, got[-1]["created_at"])))
                 docs += got
-        unique = {(e.address, e.url): e for e in map(_waiting, docs)}
-        oldest = sorted(unique.values(), key=lambda e: (e.since, e.address, e.url))
-        return WaitingElements(min(count, count_bound), count >= count_bound, tuple(oldest[: query.limit]))
+        return longest_waiting(map(_waiting, docs), count, count_bound, query.limit)
 
     # ----------------------------------------------------------------- unresolved raw values
 

@@ -78,6 +78,7 @@ from social_recording.store.base import (
     WaitingElements,
     WriteOutcome,
     WriteResult,
+    longest_waiting,
 )
 from social_recording.store.counts import (
     LINKS_KEY,
@@ -1262,9 +1263,7 @@ class SqliteStore:
                         got += conn.execute(*q_waiting_ties(status.value, got[-1][5], platform,
                                                             canonical_only)).fetchall()
                     rows += got
-        unique = {(e.address, e.url): e for e in map(_waiting_from_row, rows)}
-        oldest = sorted(unique.values(), key=lambda e: (e.since, e.address, e.url))
-        return WaitingElements(min(count, count_bound), count >= count_bound, tuple(oldest[: query.limit]))
+        return longest_waiting(map(_waiting_from_row, rows), count, count_bound, query.limit)
 
     # ----------------------------------------------------------------- unresolved raw values
 
