@@ -866,6 +866,8 @@ def _drive(gql: GraphQL, dep: Deployment, scenario: Scenario, startup: dict[str,
 
 Q_SENSOR_ID = """query($selector: SensorSelector!) { sensorOrError(sensorSelector: $selector) { __typename
   ... on Sensor { id } } }"""
+Q_SENSOR_TICK = """query($selector: SensorSelector!) { sensorOrError(sensorSelector: $selector) { __typename
+  ... on Sensor { sensorState { ticks(limit: 1) { id status } } } } }"""
 M_STOP_SENSOR = """mutation($id: String!) { stopSensor(id: $id) { __typename
   ... on StopSensorMutationResult { instigationState { status } } ... on PythonError { message } } }"""
 
@@ -879,7 +881,30 @@ def stop_backfill_start_sensor(gql: GraphQL) -> None:
     stopped = gql(M_STOP_SENSOR, id=sensor["id"])["stopSensor"]
     if stopped["__typename"] != "StopSensorMutationResult":
         raise RehearsalError(f"stopSensor: {stopped}")
-    time.sleep(6)  # a loop of the sensor daemon: no evaluation of it still under way
+    _wait_no_tick_under_way(gql, "backfill_start_sensor")
+
+
+def _latest_tick(gql: GraphQL, sensor_name: str) -> tuple[str, str] | None:
+    """(id, status) of the sensor's latest tick, or None before its first."""
+    data = gql(Q_SENSOR_TICK, selector={**REPO_SELECTOR, "sensorName": sensor_name})["sensorOrError"]
+    ticks = data["sensorState"]["ticks"]
+    return (ticks[0]["id"], ticks[0]["status"]) if ticks else None
+
+
+def _wait_no_tick_under_way(gql: GraphQL, sensor_name: str, quiet_s: float = 6.0, timeout_s: float = 120.0) -> None:
+    """After a stop: wait until the sensor's latest tick has ended and no new one began for `quiet_s` (a
+    loop of the sensor daemon). A fixed sleep was not enough on a loaded machine: an evaluation begun
+    before the stop ran past it and requested the runs of the backfill launched next."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        before = _latest_tick(gql, sensor_name)
+        if before is not None and before[1] == "STARTED":
+            time.sleep(0.5)
+            continue
+        time.sleep(quiet_s)
+        if _latest_tick(gql, sensor_name) == before:
+            return
+    raise RehearsalError(f"{sensor_name} still ticking {timeout_s:g} s after it was stopped")
 
 
 def launch_retry_schedule(gql: GraphQL) -> list[str]:

@@ -268,7 +268,10 @@ def test_the_backfill_completes_after_the_daemon_was_killed_mid_submission(repor
     assert report.backfill_status == "COMPLETED_SUCCESS", [(r.tags.get("dagster/partition"), r.status)
                                                            for r in report.runs]
     by_partition = {r.tags["dagster/partition"]: r for r in report.runs}
-    assert sorted(by_partition) == report.partitions and len(report.runs) == len(report.partitions)
+    # Who made each run (a sensor's name and run key, a retry's parent) says where a second one came from.
+    made_by = [(r.tags.get("dagster/partition"), r.status, r.tags.get("dagster/sensor_name"),
+                r.tags.get("dagster/run_key"), r.tags.get("dagster/parent_run_id")) for r in report.runs]
+    assert sorted(by_partition) == report.partitions and len(report.runs) == len(report.partitions), made_by
     assert all(r.status == "SUCCESS" for r in report.runs)
     # The stranded run is the one the sensor submitted, after the bound and not before.
     stranded = by_partition[report.stranded_partition]
