@@ -1,20 +1,7 @@
-"""The registration of every platform: one line each. Everything else about a provider is read from
-its descriptor (docs/architecture.md, "Providers in one place"). Pure: importing it loads URL rules
-and records, never HTTP or sandbox code."""
+"""The catalogue of every platform, for the layers at and above `platforms`: it is registered in
+`social_recording/domain/specs/catalogue.py`, at the bottom layer, so the canonicaliser reads it
+without importing upward (docs/architecture.md, "Layers")."""
 
-from social_recording.domain.platform import Catalogue
-from social_recording.platforms import discord, github, instagram, reddit, telegram, tiktok, web, x, youtube
+from social_recording.domain.specs.catalogue import CATALOGUE
 
-CATALOGUE = Catalogue(
-    (
-        x.DESCRIPTOR,
-        tiktok.DESCRIPTOR,
-        instagram.DESCRIPTOR,
-        reddit.DESCRIPTOR,
-        youtube.DESCRIPTOR,
-        github.DESCRIPTOR,
-        telegram.DESCRIPTOR,
-        discord.DESCRIPTOR,
-        web.DESCRIPTOR,
-    )
-)
+__all__ = ["CATALOGUE"]

@@ -1,16 +1,7 @@
-"""Discord invites, through Discord's public invite endpoint: free, no key. Its descriptor; see
-docs/architecture.md, "Providers in one place"."""
+"""Discord invites, through Discord's public invite endpoint: free, no key: its generator and sandbox fake.
+Its descriptor and URL rules are pure data in `social_recording/domain/specs/discord.py`, re-exported here
+(docs/architecture.md, "Layers")."""
 
-from social_recording.domain.platform import Platform, PlatformDescriptor, ProviderAccount
-from social_recording.platforms.discord.urls import URL_RULES
+from social_recording.domain.specs.discord import DESCRIPTOR, DISCORD
 
-DISCORD = ProviderAccount(
-    name="discord",
-    paid=False,
-    # Unauthenticated limits are low and undocumented: few at once, and every 429's `retry-after`
-    # holds every process until then.
-    concurrency=2,
-    package=__name__,
-)
-
-DESCRIPTOR = PlatformDescriptor(Platform.DISCORD, DISCORD, URL_RULES, package=__name__)
+__all__ = ["DESCRIPTOR", "DISCORD"]

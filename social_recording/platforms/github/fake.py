@@ -13,8 +13,8 @@ from urllib.parse import unquote
 
 import httpx
 
+from social_recording.domain.specs.github import GITHUB_RESERVED
 from social_recording.domain.urls import CanonicalUrl
-from social_recording.platforms.github.urls import GITHUB_RESERVED
 from social_recording.sandbox._det import EPOCH_END, Det, iso_s
 from social_recording.sandbox.providers import _text as fake
 from social_recording.sandbox.providers._common import (

@@ -1,8 +1,7 @@
-"""Reddit, through an Apify actor: paid per run. Its descriptor; see docs/architecture.md, "Providers in
-one place"."""
+"""Reddit, through an Apify actor: paid per run: its generator and sandbox fake. Its descriptor and URL rules
+are pure data in `social_recording/domain/specs/reddit.py`, re-exported here (docs/architecture.md,
+"Layers")."""
 
-from social_recording.domain.platform import Platform, PlatformDescriptor
-from social_recording.platforms.apify import APIFY
-from social_recording.platforms.reddit.urls import URL_RULES
+from social_recording.domain.specs.reddit import DESCRIPTOR
 
-DESCRIPTOR = PlatformDescriptor(Platform.REDDIT, APIFY, URL_RULES, package=__name__)
+__all__ = ["DESCRIPTOR"]

@@ -92,7 +92,7 @@ def classify_reddit_url(parsed: CanonicalUrl) -> tuple[str, str]:
     if first == "search":
         return ("zero", "search")
     if first == "comments" and len(seg) == 2 and _POST_ID.match(seg[1]):
-        return ("post", seg[1])  # reddit.com/comments/<id>: every post URL folds to this (urls.py)
+        return ("post", seg[1])  # reddit.com/comments/<id>: every post URL folds to this (its URL rules)
     if first == "r" and len(seg) >= 2 and _SUB.match(seg[1]):
         rest = [s.lower() for s in seg[2:]]
         if not rest or rest[0] in _LISTINGS:

@@ -13,12 +13,12 @@ from urllib.parse import unquote
 
 import httpx
 
-from social_recording.domain.urls import CanonicalUrl
-from social_recording.platforms.telegram.urls import (
+from social_recording.domain.specs.telegram import (
     TELEGRAM_NON_CHAT_PATHS,
     TELEGRAM_PRIVATE_PATHS,
     TELEGRAM_VENUE_PREFIXES,
 )
+from social_recording.domain.urls import CanonicalUrl
 from social_recording.sandbox._det import Det
 from social_recording.sandbox.providers import _text as fake
 from social_recording.sandbox.providers._common import (

@@ -15,9 +15,9 @@ from typing import Any
 
 import httpx
 
+from social_recording.domain.specs.x import X_RESERVED
 from social_recording.domain.urls import CanonicalUrl
 from social_recording.platforms.x.generator import classify_x_url
-from social_recording.platforms.x.urls import X_RESERVED
 from social_recording.sandbox._det import Det, twitter_date
 from social_recording.sandbox.providers import _text as fake
 from social_recording.sandbox.providers._common import (

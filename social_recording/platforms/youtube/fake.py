@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 
+from social_recording.domain.specs.youtube import YOUTUBE_VIDEO_PATHS
 from social_recording.domain.urls import CanonicalUrl
-from social_recording.platforms.youtube.urls import YOUTUBE_VIDEO_PATHS
 from social_recording.sandbox._det import Det, iso_ms, iso_s
 from social_recording.sandbox.providers import _text as fake
 from social_recording.sandbox.providers._common import (

@@ -1,10 +1,19 @@
-"""instagram.com path rules: one form per media (`instagram.com/p/<code>`), usernames lower-cased."""
+"""Instagram, through an Apify actor: paid per run. Its descriptor and URL rules; its generator and sandbox
+fake are in `social_recording.platforms.instagram` (`PACKAGE`).
+Pure data: docs/architecture.md, "Providers in one place" and "Layers".
+
+URL rules: instagram.com path rules: one form per media (`instagram.com/p/<code>`), usernames lower-cased."""
 
 from __future__ import annotations
 
 import re
 
+from social_recording.domain.platform import Platform, PlatformDescriptor
+from social_recording.domain.specs.apify import APIFY
 from social_recording.domain.url_rules import Pairs, UrlRules
+
+PACKAGE = "social_recording.platforms.instagram"
+"""The platform's package: its generator and its sandbox fake."""
 
 _IG_MEDIA = frozenset({"p", "reel", "reels", "tv"})
 INSTAGRAM_RESERVED: frozenset[str] = _IG_MEDIA | frozenset(
@@ -47,3 +56,5 @@ URL_RULES = UrlRules(
     path=rules,
     is_shortlink=_is_share_link,
 )
+
+DESCRIPTOR = PlatformDescriptor(Platform.INSTAGRAM, APIFY, URL_RULES, package=PACKAGE)

@@ -1,10 +1,19 @@
-"""reddit.com path rules: one form per post (`reddit.com/comments/<id>`), names lower-cased."""
+"""Reddit, through an Apify actor: paid per run. Its descriptor and URL rules; its generator and sandbox fake
+are in `social_recording.platforms.reddit` (`PACKAGE`).
+Pure data: docs/architecture.md, "Providers in one place" and "Layers".
+
+URL rules: reddit.com path rules: one form per post (`reddit.com/comments/<id>`), names lower-cased."""
 
 from __future__ import annotations
 
 import re
 
+from social_recording.domain.platform import Platform, PlatformDescriptor
+from social_recording.domain.specs.apify import APIFY
 from social_recording.domain.url_rules import Pairs, UrlRules, strip_params
+
+PACKAGE = "social_recording.platforms.reddit"
+"""The platform's package: its generator and its sandbox fake."""
 
 _REDDIT_ID_RE = re.compile(r"^[a-z0-9]{1,12}\Z")  # as platforms/reddit.py reads it
 REDDIT_POST_VIEW_PARAMS: frozenset[str] = frozenset({"context", "sort", "depth"})
@@ -56,3 +65,5 @@ URL_RULES = UrlRules(
     shortlink_hosts=frozenset({"redd.it", "reddit.app.link"}),
     is_shortlink=_is_share_link,
 )
+
+DESCRIPTOR = PlatformDescriptor(Platform.REDDIT, APIFY, URL_RULES, package=PACKAGE)

@@ -1,10 +1,19 @@
-"""youtube.com path rules: every video URL folds to `watch?v=<id>`; handles lower-cased; channel tabs dropped."""
+"""YouTube, through the Data API v3: free, a daily quota. Its descriptor and URL rules; its generator and
+sandbox fake are in `social_recording.platforms.youtube` (`PACKAGE`).
+Pure data: docs/architecture.md, "Providers in one place" and "Layers".
+
+URL rules: youtube.com path rules: every video URL folds to `watch?v=<id>`; handles lower-cased; channel
+tabs dropped."""
 
 from __future__ import annotations
 
 import re
 
+from social_recording.domain.platform import Platform, PlatformDescriptor, ProviderAccount, Rate
 from social_recording.domain.url_rules import Pairs, UrlRules, strip_params
+
+PACKAGE = "social_recording.platforms.youtube"
+"""The platform's package: its generator and its sandbox fake."""
 
 YOUTUBE_VIDEO_TARGET_PARAMS: frozenset[str] = frozenset({"t", "list", "index", "ab_channel"})
 """Stripped when a youtube URL targets a video (watch?v=...): start time and playlist context."""
@@ -66,3 +75,17 @@ URL_RULES = UrlRules(
     tracking_params=frozenset({"si", "feature", "pp", "kw"}),
     path=rules,
 )
+
+YOUTUBE = ProviderAccount(
+    name="youtube",
+    paid=False,
+    key_variable="YOUTUBE_API_KEY",
+    # 10,000 quota units a day by default; the list calls we make cost 1 unit each (search.list, 100
+    # units, is never used). Its day ends at midnight Pacific: a moving 24-hour window never exceeds
+    # the quota of any such day.
+    rates=(Rate(10_000, 86_400),),
+    concurrency=16,
+    package=PACKAGE,
+)
+
+DESCRIPTOR = PlatformDescriptor(Platform.YOUTUBE, YOUTUBE, URL_RULES, package=PACKAGE)

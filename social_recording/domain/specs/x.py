@@ -1,10 +1,19 @@
-"""x.com path rules: one form per tweet (`x.com/i/status/<id>`), one per profile (`x.com/<handle>`)."""
+"""X (twitter), through twitterapi.io: paid per request. Its descriptor and URL rules; its generator and
+sandbox fake are in `social_recording.platforms.x` (`PACKAGE`).
+Pure data: docs/architecture.md, "Providers in one place" and "Layers".
+
+URL rules: x.com path rules: one form per tweet (`x.com/i/status/<id>`), one per profile
+(`x.com/<handle>`)."""
 
 from __future__ import annotations
 
 import re
 
+from social_recording.domain.platform import Platform, PlatformDescriptor, ProviderAccount, Rate
 from social_recording.domain.url_rules import DIGITS_RE, Pairs, UrlRules
+
+PACKAGE = "social_recording.platforms.x"
+"""The platform's package: its generator and its sandbox fake."""
 
 X_HANDLE_RE = re.compile(r"^[A-Za-z0-9_]{1,50}\Z")
 """A handle as written in a URL (legacy handles exceed the 15 characters X allows today)."""
@@ -62,3 +71,20 @@ URL_RULES = UrlRules(
     path=rules,
     path_in_fragment=True,
 )
+
+TWITTERAPI = ProviderAccount(
+    name="twitterapi",
+    paid=True,
+    key_variable="TWITTERAPI_IO_KEY",
+    # Per key, per second: 20 for any topped-up account (Starter, Builder, Pro), 50 on Scale, 500 on
+    # Business; a never-topped-up account gets 1 per 5 s (set it with SOCIAL_RECORDING_RATE_LIMITS).
+    rates=(Rate(20, 1),),
+    # One to three requests per URL: 8 calls in flight stay well inside the rate.
+    concurrency=8,
+    # twitterapi.io bills credits (100,000 to the dollar) with a minimum of 15 credits per request, which
+    # a one-tweet or one-user lookup costs (https://twitterapi.io/pricing): $0.00015 per request.
+    unit_price_usd=0.00015,
+    package=PACKAGE,
+)
+
+DESCRIPTOR = PlatformDescriptor(Platform.X, TWITTERAPI, URL_RULES, package=PACKAGE)

@@ -1,10 +1,19 @@
-"""tiktok.com path rules: one form per post (`tiktok.com/@/video/<id>`), handles lower-cased."""
+"""TikTok, through an Apify actor: paid per run. Its descriptor and URL rules; its generator and sandbox fake
+are in `social_recording.platforms.tiktok` (`PACKAGE`).
+Pure data: docs/architecture.md, "Providers in one place" and "Layers".
+
+URL rules: tiktok.com path rules: one form per post (`tiktok.com/@/video/<id>`), handles lower-cased."""
 
 from __future__ import annotations
 
 import re
 
+from social_recording.domain.platform import Platform, PlatformDescriptor
+from social_recording.domain.specs.apify import APIFY
 from social_recording.domain.url_rules import DIGITS_RE, Pairs, UrlRules
+
+PACKAGE = "social_recording.platforms.tiktok"
+"""The platform's package: its generator and its sandbox fake."""
 
 TIKTOK_NON_POST_PATHS: frozenset[str] = frozenset(
     {"tag", "discover", "search", "explore", "foryou", "following", "friends", "live", "music", "channel"}
@@ -60,3 +69,5 @@ URL_RULES = UrlRules(
     shortlink_hosts=frozenset({"vm.tiktok.com", "vt.tiktok.com"}),
     is_shortlink=_is_share_link,
 )
+
+DESCRIPTOR = PlatformDescriptor(Platform.TIKTOK, APIFY, URL_RULES, package=PACKAGE)
