@@ -13,9 +13,8 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from pydantic import SecretStr
-
 from social_recording.domain.graph import SocialGraph
+from social_recording.domain.provider_keys import ProviderKeys as ProviderKeys  # its public name here too
 from social_recording.domain.urls import Platform
 from social_recording.platforms.catalogue import CATALOGUE
 
@@ -24,33 +23,6 @@ PAID_PLATFORMS: frozenset[Platform] = frozenset(d.platform for d in CATALOGUE if
 
 PROVIDER_OF: dict[Platform, str] = {d.platform: d.account.name for d in CATALOGUE}
 """Which provider account answers a platform: credit / quota exhaustion is a provider's condition."""
-
-
-class ProviderKeys:
-    """Provider credentials by the environment variable that holds them (`ProviderKeys({"APIFY_TOKEN":
-    ...})`, or `apify_token=...`: the variable's name in lower case). Each is sent only to its own
-    provider's host and never shown: the repr names the variables that are set."""
-
-    def __init__(self, values: Mapping[str, SecretStr | str | None] | None = None, /,
-                 **by_name: SecretStr | str | None) -> None:
-        merged = {**(values or {}), **{name.upper(): value for name, value in by_name.items()}}
-        self._values = {
-            variable: value if isinstance(value, SecretStr) else SecretStr(value)
-            for variable, value in merged.items() if value is not None
-        }
-
-    def secret(self, variable: str | None) -> SecretStr | None:
-        return None if variable is None else self._values.get(variable)
-
-    def value(self, variable: str | None) -> str | None:
-        """The key held by `variable` (None when unset or blank)."""
-        secret = self.secret(variable)
-        if secret is None:
-            return None
-        return secret.get_secret_value().strip() or None
-
-    def __repr__(self) -> str:
-        return f"ProviderKeys(set={sorted(v for v in self._values if self.value(v))})"
 
 
 class ErrorCode(StrEnum):

@@ -27,7 +27,7 @@ from pydantic import (
 from social_recording.domain.models import ensure_utc
 from social_recording.domain.urls import parse_canonical, to_canonical
 from social_recording.sandbox.ledger import SERVICES
-from social_recording.sandbox.subjects import target_subjects
+from social_recording.sandbox.subjects import platform_fake, target_subjects
 
 DEMO_SCENARIO_PATH: Path = Path(__file__).resolve().parent / "scenarios" / "demo.json"
 """The bundled demo scenario (shipped as package data)."""
@@ -285,14 +285,18 @@ def format_validation_error(source: str, exc: ValidationError) -> str:
     return "\n".join(lines)
 
 
+INVALID_UNSERVABLE = (
+    "only an X tweet's quote chain can carry a payload that breaks the graph contract; every other "
+    "provider answers `invalid` as ok. Put `invalid` on an X tweet (https://x.com/i/status/<id>)"
+)
+"""Why `invalid` cannot be served on any target but an X tweet (the fakes say it too)."""
+
+
 def unservable_reason(target: str, outcome: Outcome | OutcomeKind) -> str | None:
     """Why the sandbox cannot serve `outcome` for canonical `target` the way the provider's real API
     would (it would silently answer something else), and what to use instead; None when it can.
     Each platform's fake says what its provider cannot express (`unservable`). A key that is not
     canonical returns None: the target-key check reports it."""
-    from social_recording.sandbox.providers._common import INVALID_UNSERVABLE
-    from social_recording.sandbox.subjects import platform_fake
-
     kind = outcome.kind if isinstance(outcome, Outcome) else outcome
     if kind is OutcomeKind.OK:
         return None

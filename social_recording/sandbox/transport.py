@@ -22,11 +22,11 @@ import httpx
 
 from social_recording.domain.specs.catalogue import CATALOGUE
 from social_recording.outbound.guard import wire_host
+from social_recording.sandbox.fake_api import FakeWorld
 from social_recording.sandbox.ledger import Ledger
 from social_recording.sandbox.providers._common import (
     SANDBOX_PUBLIC_ADDRESS,
     Call,
-    FakeWorld,
     Outcomes,
     Provider,
     RateWindow,

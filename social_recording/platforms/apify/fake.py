@@ -29,21 +29,22 @@ from urllib.parse import unquote
 import httpx
 
 from social_recording.domain.urls import parse_canonical
-from social_recording.sandbox._det import Det, iso_ms
-from social_recording.sandbox.providers import _text as fake
-from social_recording.sandbox.providers._common import (
+from social_recording.sandbox.fake_api import (
     Call,
+    Det,
     FakeWorld,
+    OutcomeKind,
     Outcomes,
     Provider,
     RateWindow,
     Reply,
     TargetProvider,
     body_json,
+    canonical_or_none,
+    iso_ms,
     json_reply,
 )
-from social_recording.sandbox.scenario import OutcomeKind
-from social_recording.sandbox.subjects import canonical_or_none
+from social_recording.sandbox.fake_api import fake_content as fake
 
 APIFY_HOST = "api.apify.com"
 TIKTOK_ACTOR = "clockworks~tiktok-scraper"

@@ -14,18 +14,19 @@ from urllib.parse import unquote
 import httpx
 
 from social_recording.domain.urls import CanonicalUrl
-from social_recording.sandbox._det import Det, iso_s
-from social_recording.sandbox.providers import _text as fake
-from social_recording.sandbox.providers._common import (
+from social_recording.sandbox.fake_api import (
     Call,
+    Det,
     FakeWorld,
+    OutcomeKind,
     Provider,
     RateWindow,
     Reply,
     TargetProvider,
+    iso_s,
     json_reply,
 )
-from social_recording.sandbox.scenario import OutcomeKind
+from social_recording.sandbox.fake_api import fake_content as fake
 
 DISCORD_HOSTS = frozenset({"discord.com"})
 _INVITE_PATH = re.compile(r"^/api/v\d+/invites/([^/]+)/?$")

@@ -15,19 +15,21 @@ import httpx
 
 from social_recording.domain.specs.github import GITHUB_RESERVED
 from social_recording.domain.urls import CanonicalUrl
-from social_recording.sandbox._det import EPOCH_END, Det, iso_s
-from social_recording.sandbox.providers import _text as fake
-from social_recording.sandbox.providers._common import (
+from social_recording.sandbox.fake_api import (
+    EPOCH_END,
     SANDBOX_PUBLIC_ADDRESS,
     Call,
+    Det,
     FakeWorld,
+    OutcomeKind,
     Provider,
     RateWindow,
     Reply,
     TargetProvider,
+    iso_s,
     json_reply,
 )
-from social_recording.sandbox.scenario import OutcomeKind
+from social_recording.sandbox.fake_api import fake_content as fake
 
 GITHUB_HOST = "api.github.com"
 """The one address every sandbox host resolves to (the rate-limit message names the caller's address)."""

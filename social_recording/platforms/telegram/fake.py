@@ -19,11 +19,11 @@ from social_recording.domain.specs.telegram import (
     TELEGRAM_VENUE_PREFIXES,
 )
 from social_recording.domain.urls import CanonicalUrl
-from social_recording.sandbox._det import Det
-from social_recording.sandbox.providers import _text as fake
-from social_recording.sandbox.providers._common import (
+from social_recording.sandbox.fake_api import (
     Call,
+    Det,
     FakeWorld,
+    OutcomeKind,
     Provider,
     RateWindow,
     Reply,
@@ -31,7 +31,7 @@ from social_recording.sandbox.providers._common import (
     html_reply,
     plain_error_page,
 )
-from social_recording.sandbox.scenario import OutcomeKind
+from social_recording.sandbox.fake_api import fake_content as fake
 
 TELEGRAM_HOSTS = frozenset({"t.me", "www.t.me", "telegram.me", "telegram.dog"})
 

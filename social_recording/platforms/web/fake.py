@@ -20,20 +20,21 @@ import httpx
 from social_recording.domain.urls import CanonicalUrl
 from social_recording.outbound.guard import wire_host
 from social_recording.platforms.web.generator import registrable_domain
-from social_recording.sandbox._det import Det, iso_ms
-from social_recording.sandbox.providers import _text as fake
-from social_recording.sandbox.providers._common import (
+from social_recording.sandbox.fake_api import (
     Call,
+    Det,
     FakeWorld,
+    OutcomeKind,
     Provider,
     RateWindow,
     Reply,
     TargetProvider,
     body_json,
+    canonical_or_none,
+    iso_ms,
     json_reply,
 )
-from social_recording.sandbox.scenario import OutcomeKind
-from social_recording.sandbox.subjects import canonical_or_none
+from social_recording.sandbox.fake_api import fake_content as fake
 
 URLSCAN_HOST = "urlscan.io"
 _RESULT_PATH = re.compile(r"^/api/v1/result/([0-9a-fA-F-]{36})/?$")

@@ -13,10 +13,17 @@ import httpx
 
 from social_recording.domain.urls import parse_canonical
 from social_recording.platforms.web.generator import registrable_domain
-from social_recording.sandbox._det import Det, iso_s
-from social_recording.sandbox.providers._common import Call, Provider, Reply, json_reply
-from social_recording.sandbox.scenario import OutcomeKind, Scenario
-from social_recording.sandbox.subjects import target_subjects
+from social_recording.sandbox.fake_api import (
+    Call,
+    Det,
+    OutcomeKind,
+    Provider,
+    Reply,
+    Scenario,
+    iso_s,
+    json_reply,
+    target_subjects,
+)
 
 RDAP_HOST = "rdap.org"
 _RDAP_JSON = "application/rdap+json"

@@ -18,22 +18,24 @@ import httpx
 from social_recording.domain.specs.x import X_RESERVED
 from social_recording.domain.urls import CanonicalUrl
 from social_recording.platforms.x.generator import classify_x_url
-from social_recording.sandbox._det import Det, twitter_date
-from social_recording.sandbox.providers import _text as fake
-from social_recording.sandbox.providers._common import (
+from social_recording.sandbox.fake_api import (
     INVALID_UNSERVABLE,
     MISSING,
     Call,
+    Det,
     FakeWorld,
+    OutcomeKind,
     Outcomes,
     Provider,
     RateWindow,
+    Redirects,
     Reply,
+    Scenario,
     TargetProvider,
     json_reply,
+    twitter_date,
 )
-from social_recording.sandbox.providers.shortlink import Redirects
-from social_recording.sandbox.scenario import OutcomeKind, Scenario
+from social_recording.sandbox.fake_api import fake_content as fake
 
 
 def x_user_id(handle: str) -> str:

@@ -14,20 +14,22 @@ import httpx
 
 from social_recording.domain.specs.youtube import YOUTUBE_VIDEO_PATHS
 from social_recording.domain.urls import CanonicalUrl
-from social_recording.sandbox._det import Det, iso_ms, iso_s
-from social_recording.sandbox.providers import _text as fake
-from social_recording.sandbox.providers._common import (
+from social_recording.sandbox.fake_api import (
     MISSING,
     Call,
+    Det,
     FakeWorld,
+    OutcomeKind,
     Outcomes,
     Provider,
     RateWindow,
     Reply,
     TargetProvider,
+    iso_ms,
+    iso_s,
     json_reply,
 )
-from social_recording.sandbox.scenario import OutcomeKind
+from social_recording.sandbox.fake_api import fake_content as fake
 
 YOUTUBE_HOSTS = frozenset({"www.googleapis.com", "youtube.googleapis.com"})
 _KINDS = {"videos": "video", "channels": "channel", "playlists": "playlist"}

@@ -14,7 +14,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import httpx
 
@@ -24,9 +24,6 @@ from social_recording.sandbox.scenario import OutcomeKind, Scenario
 from social_recording.sandbox.state import SandboxState
 from social_recording.sandbox.subjects import subject_key, target_subjects
 
-if TYPE_CHECKING:
-    from social_recording.sandbox.providers.shortlink import Redirects
-
 SANDBOX_PUBLIC_ADDRESS = "93.184.216.34"
 """The one public address every sandbox host resolves to (the redirect guard's DNS in the sandbox)."""
 
@@ -35,10 +32,6 @@ HTTP_FAILURES = (OutcomeKind.ERROR, OutcomeKind.RATE_LIMITED, OutcomeKind.CREDIT
 MISSING = (OutcomeKind.NOT_FOUND, OutcomeKind.BLOCKED)
 NO_CALL = ("zero", "none")
 """The Apify routers' kinds that make no request."""
-INVALID_UNSERVABLE = (
-    "only an X tweet's quote chain can carry a payload that breaks the graph contract; every other "
-    "provider answers `invalid` as ok. Put `invalid` on an X tweet (https://x.com/i/status/<id>)"
-)
 
 
 @dataclass
@@ -199,12 +192,3 @@ class TargetProvider(Provider, ABC):
     def __init__(self, outcomes: Outcomes) -> None:
         self._outcomes = outcomes
         self._state = outcomes.state
-
-
-@dataclass(frozen=True)
-class FakeWorld:
-    """What a provider account's fakes are built from (`<package>.fake.make_fakes(world)`)."""
-
-    scenario: Scenario
-    outcomes: Outcomes
-    redirects: Redirects
