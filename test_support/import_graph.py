@@ -7,7 +7,8 @@ parent packages an import runs on the way are not edges of their own. A *package
 subpackage (`domain`, `sandbox`, ...) or a top-level module (`settings`, `status`, ...); the root
 `__init__` is `social_recording`. docs/architecture.md, "Layers".
 
-`python -m test_support.import_graph` prints the package graph and the cycles between modules.
+`python -m test_support.import_graph` prints the package graph and the cycles between modules
+(`-v`: every import behind each edge; `--type-checking`: the TYPE_CHECKING imports counted too).
 """
 
 from __future__ import annotations
@@ -40,20 +41,20 @@ def _is_type_checking(test: ast.expr) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _import_nodes(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import under `node`, at any depth, except those under `if TYPE_CHECKING:`."""
+def _import_nodes(node: ast.AST, type_checking: bool) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import under `node`, at any depth; those under `if TYPE_CHECKING:` only if `type_checking`."""
     for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.If) and _is_type_checking(child.test):
+        if isinstance(child, ast.If) and _is_type_checking(child.test) and not type_checking:
             for other in child.orelse:
-                yield from _import_nodes_of(other)
+                yield from _import_nodes_of(other, type_checking)
             continue
-        yield from _import_nodes_of(child)
+        yield from _import_nodes_of(child, type_checking)
 
 
-def _import_nodes_of(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+def _import_nodes_of(node: ast.AST, type_checking: bool) -> Iterator[ast.Import | ast.ImportFrom]:
     if isinstance(node, ast.Import | ast.ImportFrom):
         yield node
-    yield from _import_nodes(node)
+    yield from _import_nodes(node, type_checking)
 
 
 def _absolute(module: str, node: ast.ImportFrom, is_package: bool) -> str:
@@ -63,10 +64,10 @@ def _absolute(module: str, node: ast.ImportFrom, is_package: bool) -> str:
     return ".".join([*base, *([node.module] if node.module else [])])
 
 
-def imports_of(module: str, path: Path, known: set[str]) -> set[str]:
+def imports_of(module: str, path: Path, known: set[str], type_checking: bool = False) -> set[str]:
     """The modules of `social_recording` that `module` imports (its own name left out)."""
     found: set[str] = set()
-    for node in _import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _import_nodes(ast.parse(path.read_text(encoding="utf-8")), type_checking):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
             continue
@@ -76,10 +77,11 @@ def imports_of(module: str, path: Path, known: set[str]) -> set[str]:
     return {name for name in found if name in known and name != module}
 
 
-def module_graph() -> dict[str, set[str]]:
+def module_graph(type_checking: bool = False) -> dict[str, set[str]]:
+    """module -> the modules it imports; `type_checking` counts the `if TYPE_CHECKING:` ones too."""
     files = module_files()
     known = set(files)
-    return {module: imports_of(module, path, known) for module, path in files.items()}
+    return {module: imports_of(module, path, known, type_checking) for module, path in files.items()}
 
 
 def package_graph(modules: dict[str, set[str]]) -> dict[str, dict[str, list[tuple[str, str]]]]:
@@ -129,7 +131,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def main() -> None:
-    modules = module_graph()
+    modules = module_graph(type_checking="--type-checking" in sys.argv)
     packages = package_graph(modules)
     edges = sum(len(targets) for targets in packages.values())
     print(f"{len(modules)} modules, {len(packages)} packages, {edges} package -> package edges")
