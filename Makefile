@@ -19,7 +19,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 install: $(VENV)/.installed
 
 lint: install
-	$(BIN)/ruff check social_recording social_recording_tests bench
+	$(BIN)/ruff check social_recording social_recording_tests test_support bench
 	$(BIN)/mypy social_recording
 
 # FerretDB, a MongoDB wire-protocol server on PostgreSQL: the Mongo store's tests run against it (the

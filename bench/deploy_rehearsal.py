@@ -2,7 +2,7 @@
 
     python bench/deploy_rehearsal.py
 
-Runs the deployment rehearsal (social_recording_tests/deploy/rehearsal.py: deploy/entrypoint.sh's
+Runs the deployment rehearsal (test_support/rehearsal.py: deploy/entrypoint.sh's
 code server, daemon and webserver on the production deploy/dagster.yaml, a local PostgreSQL, a
 redis-server it starts, the sandbox upstream) and prints:
 - the time from `launchPartitionBackfill` (two reconcile_job partitions) to both runs succeeded,
@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from social_recording_tests.deploy.rehearsal import run_rehearsal  # noqa: E402
+from test_support.rehearsal import run_rehearsal  # noqa: E402
 
 
 def main() -> int:

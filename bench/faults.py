@@ -53,7 +53,7 @@ import redis  # noqa: E402
 
 from social_recording.sandbox.ledger import POLL_PREFIXES, Ledger  # noqa: E402
 from social_recording.store.sqlite import SqliteStore  # noqa: E402
-from social_recording_tests.sqlite_faults import hold_write_lock  # noqa: E402
+from test_support.sqlite_faults import hold_write_lock  # noqa: E402
 
 WORKER = Path(__file__).with_name("_fault_worker.py")
 GUARD_S = 120.0

@@ -52,15 +52,15 @@ def main(argv: list[str] | None = None) -> int:
     from hypothesis import HealthCheck, settings
     from hypothesis.stateful import run_state_machine_as_test
 
-    from social_recording_tests.recording import test_url_machine_model as model
+    from test_support import url_machine_model as model
 
     failed = 0
     for run in range(1, args.runs + 1):
         started = time.monotonic()
         try:
             if args.mongo:
-                from social_recording_tests.ferretdb_server import running_ferretdb
-                from social_recording_tests.mongo_server import MongoServer
+                from test_support.ferretdb_server import running_ferretdb
+                from test_support.mongo_server import MongoServer
 
                 with running_ferretdb() as ferret:
                     model.UrlRulesOnMongo.server = MongoServer(ferret.url, True)

@@ -116,7 +116,7 @@ def instance_home(config: str) -> Iterator[None]:
         if config == "dev":
             shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")
         else:
-            from social_recording_tests.postgres_server import admin_params, create_database
+            from test_support.postgres_server import admin_params, create_database
 
             shutil.copy(REPO / "deploy" / "dagster.yaml", home / "dagster.yaml")
             admin = admin_params()
@@ -130,7 +130,7 @@ def instance_home(config: str) -> Iterator[None]:
         os.environ.clear()
         os.environ.update(saved)
         if config == "deploy":
-            from social_recording_tests.postgres_server import drop_database
+            from test_support.postgres_server import drop_database
 
             drop_database(database)
         shutil.rmtree(home, ignore_errors=True)

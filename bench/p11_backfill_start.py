@@ -23,7 +23,7 @@ from pathlib import Path
 from _common import Table, median  # noqa: I001  (bench/ on sys.path)
 from p7_freshness import deploy_services, dev_services
 
-from social_recording_tests.deploy.rehearsal import (
+from test_support.rehearsal import (
     BACKFILL_JOB,
     M_BACKFILL,
     M_START_SENSOR,

@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.tokens < 1 or args.holders < 1 or args.procs < 1 or args.latency_ms < 0 or args.budget < 0:
         parser.error("--tokens, --holders, --procs >= 1 and --latency-ms, --budget >= 0")
-    from social_recording_tests.redis_server import running_redis
+    from test_support.redis_server import running_redis
 
     table = Table("P1", f"paid calls per distinct paid subject ({args.tokens} tokens, each paid URL held by "
                         f"{args.holders}, {args.procs} processes, sandbox latency {args.latency_ms} ms)",

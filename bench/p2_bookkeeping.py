@@ -269,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         for kind in args.locks:
             lock_url: str | None = None
             if kind == "redis":
-                from social_recording_tests.redis_server import running_redis
+                from test_support.redis_server import running_redis
 
                 lock_url = stack.enter_context(running_redis())
             for t in args.threads:

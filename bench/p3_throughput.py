@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     latency = args.latency_ms / 1000.0
     redis_cm: AbstractContextManager[str | None] = nullcontext(None)
     if args.locks == "redis":
-        from social_recording_tests.redis_server import running_redis
+        from test_support.redis_server import running_redis
 
         redis_cm = running_redis()
     table = Table("P3", f"ratio to the latency bound ceil(N/C) x {args.latency_ms:g} ms "

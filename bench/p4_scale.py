@@ -14,7 +14,7 @@ without statistics, as in production.
 
 `--store mongo` (100k tokens): a database on a Mongo-protocol server, `--mongo-url` (a real MongoDB)
 or, by default, a FerretDB started for the run (the test suite's, on a PostgreSQL database of its own:
-see social_recording_tests/ferretdb_server.py). The database (`--mongo-db`) is reused when it holds
+see test_support/ferretdb_server.py). The database (`--mongo-db`) is reused when it holds
 the same sizes. The plans printed are the server's own: MongoDB's winning-plan stages, or the
 PostgreSQL plan FerretDB answers with and what it pushed down to PostgreSQL (bench/README.md,
 "Reading the figures", says how they differ).
@@ -272,7 +272,7 @@ def mongo_server(url: str | None) -> Iterator[str]:
         yield url
         return
     sys.path.insert(0, str(REPO))
-    from social_recording_tests.ferretdb_server import running_ferretdb
+    from test_support.ferretdb_server import running_ferretdb
 
     with running_ferretdb() as ferret:
         yield ferret.url

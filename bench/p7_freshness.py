@@ -43,8 +43,8 @@ from _common import REPO, Table, median, percentile  # noqa: I001  (bench/ on sy
 from social_recording.domain.models import ensure_utc
 from social_recording.sandbox.ledger import Ledger
 from social_recording.store import open_store
-from social_recording_tests.dagster_defs.sandbox_env import token, write_scenario
-from social_recording_tests.deploy.rehearsal import (
+from test_support.redis_server import free_port
+from test_support.rehearsal import (
     LOCATION,
     M_START_SENSOR,
     Q_LOCATIONS,
@@ -56,7 +56,7 @@ from social_recording_tests.deploy.rehearsal import (
     process_env,
     processes_marked,
 )
-from social_recording_tests.redis_server import free_port
+from test_support.sandbox_env import token, write_scenario
 
 SENSOR = "token_flow_sensor"
 RECORD_STEP = "record_tokens.record_live_tokens"

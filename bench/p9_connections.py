@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     table = Table("P9", f"the GitHub client per URL on real sockets ({args.urls} URLs, a local HTTP server answering "
                         "as the sandbox)", ["transport", "threads", "CPU ms/URL", "wall ms/URL", "connections/URL"])
     with tempfile.TemporaryDirectory(prefix="bench-p9-") as tmp, subprocess.Popen(
-        [sys.executable, "-m", "social_recording_tests.http_front", "https://api.github.com",
+        [sys.executable, "-m", "test_support.http_front", "https://api.github.com",
          str(Path(tmp) / "ledger.jsonl")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO,
     ) as server:
         assert server.stdout is not None and server.stdin is not None

@@ -10,9 +10,9 @@ import pytest
 import redis
 
 from social_recording_tests.ferretdb_differences import Difference
-from social_recording_tests.ferretdb_server import BINARY_ENV, FERRETDB_VERSION, running_ferretdb
-from social_recording_tests.mongo_server import MONGO_URL_ENV, MongoServer, describe, server_available
-from social_recording_tests.redis_server import running_redis
+from test_support.ferretdb_server import BINARY_ENV, FERRETDB_VERSION, running_ferretdb
+from test_support.mongo_server import MONGO_URL_ENV, MongoServer, describe, server_available
+from test_support.redis_server import running_redis
 
 MONGO_SERVER_MARK = "mongo_server"
 

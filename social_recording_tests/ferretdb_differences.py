@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from social_recording_tests.ferretdb_server import FERRETDB_VERSION
+from test_support.ferretdb_server import FERRETDB_VERSION
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import pytest
 from social_recording import demo
 from social_recording.domain.status import FetchStatus
 from social_recording.store import open_store
-from social_recording_tests.dagster_defs.sandbox_env import ENV_KEYS, token, write_scenario
+from test_support.sandbox_env import ENV_KEYS, token, write_scenario
 
 YT = "https://youtube.com/watch?v=dQw4w9WgXcQ"
 GH = "https://github.com/solana-labs/solana"

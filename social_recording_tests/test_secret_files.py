@@ -15,7 +15,7 @@ import pytest
 from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.secret_files import SecretFileError, load_secret_files
 from social_recording.settings import SettingsError, load_settings, secret_variables
-from social_recording_tests.dagster_defs.sandbox_env import apply_env
+from test_support.sandbox_env import apply_env
 
 TRACKER_KEY = "SOCIAL_RECORDING_TRACKER_API_KEY"
 SECRET = "s3cret-Value-7f1c"

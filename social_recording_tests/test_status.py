@@ -17,7 +17,7 @@ from social_recording.domain.status import Cause, FetchStatus
 from social_recording.status import main
 from social_recording.store import SqliteStore
 from social_recording.store.base import ElementWrite, UrlWrite
-from social_recording_tests.dagster_defs.sandbox_env import apply_env
+from test_support.sandbox_env import apply_env
 
 REPO = Path(__file__).resolve().parents[1]
 HOUR = timedelta(hours=1)
@@ -257,7 +257,7 @@ def test_url_shows_one_urls_state_and_holders(seeded: Path, capsys: pytest.Captu
     from dataclasses import replace
 
     from social_recording.domain.models import PaidRequest
-    from social_recording_tests.url_states import state_write
+    from test_support.url_states import state_write
 
     now = utcnow()
     store = SqliteStore(seeded)

@@ -18,8 +18,8 @@ from social_recording.domain.status import FetchStatus
 from social_recording.locks.spend_budget import open_spend_budgets
 from social_recording.status import main
 from social_recording.store import SqliteStore
-from social_recording_tests.dagster_defs.sandbox_env import apply_env
 from social_recording_tests.store._seed import url_write
+from test_support.sandbox_env import apply_env
 
 REPO = Path(__file__).resolve().parents[1]
 X1, X2 = "https://x.com/i/status/1", "https://x.com/i/status/2"

@@ -19,7 +19,7 @@ from dagster._core.remote_origin import (
 )
 
 from social_recording.dagster_defs.backfill_start import FRESH_S, start_backfills
-from social_recording_tests.dagster_defs.sandbox_env import make_env
+from test_support.sandbox_env import make_env
 
 JOBS = ["reconcile_job"]
 DAYS = ["2026-11-01", "2026-11-02", "2026-11-03"]

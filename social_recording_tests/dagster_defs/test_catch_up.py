@@ -31,8 +31,8 @@ from social_recording.dagster_defs.partitions import daily_partitions
 from social_recording.locks import open_lock_manager
 from social_recording.recording.engine import Timings
 from social_recording.recording.reconcile import reconcile_lock_key
-from social_recording_tests.dagster_defs.sandbox_env import make_env, token
 from social_recording_tests.dagster_defs.short_timings import use_timings
+from test_support.sandbox_env import make_env, token
 
 FAILED_DAY, LIMITED_DAY, DONE_DAY = "2026-11-05", "2026-11-06", "2026-11-07"
 PARTITIONS = daily_partitions(datetime(2026, 11, 1).date())

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance, DagsterRunStatus
 
-from social_recording_tests.dagster_defs.sandbox_env import SandboxEnv, make_env, token
+from test_support.sandbox_env import SandboxEnv, make_env, token
 
 pytestmark = pytest.mark.integration
 

@@ -171,7 +171,7 @@ def test_every_job_has_a_max_runtime_so_no_run_stays_started_forever(tmp_path: P
     checks allow for): with the default launcher, a run whose process died with its code server would
     otherwise stay STARTED; the upgrade rehearsal (social_recording_tests/operations) sees it happen."""
     from social_recording.recording.health import LONGEST_RUN
-    from social_recording_tests.dagster_defs.sandbox_env import make_env
+    from test_support.sandbox_env import make_env
 
     defs = make_env(tmp_path, monkeypatch, []).defs()
     jobs = [j for j in defs.resolve_all_job_defs() if not j.name.startswith("__")]
@@ -186,7 +186,7 @@ def test_every_job_has_a_max_runtime_so_no_run_stays_started_forever(tmp_path: P
 def test_resources_are_built_once_shared_and_closed_after(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from dagster import build_resources
 
-    from social_recording_tests.dagster_defs.sandbox_env import make_env
+    from test_support.sandbox_env import make_env
 
     env = make_env(tmp_path, monkeypatch, [])
     with build_resources(env.resources()) as res:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance
 
-from social_recording_tests.dagster_defs.sandbox_env import log_lines, make_env, output_metadata, token
+from test_support.sandbox_env import log_lines, make_env, output_metadata, token
 
 A = "TokDrop11111111111111111111111111111111111"
 B = "TokDrop22222222222222222222222222222222222"

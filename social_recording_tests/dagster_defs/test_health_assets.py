@@ -50,7 +50,7 @@ from social_recording.recording.health import (
 from social_recording.sandbox.ledger import POLL_PREFIXES, Ledger
 from social_recording.store import open_store
 from social_recording.store.base import ElementWrite, UrlWrite
-from social_recording_tests.dagster_defs.sandbox_env import (
+from test_support.sandbox_env import (
     SandboxEnv,
     log_lines,
     make_env,

@@ -15,7 +15,7 @@ from social_recording.dagster_defs.assets import ASSET_SPECS
 from social_recording.dagster_defs.jobs.health import HEALTH_JOB, exhausted_baseline
 from social_recording.dagster_defs.jobs.housekeeping import HOUSEKEEPING_CRON, HOUSEKEEPING_JOB
 from social_recording.domain.models import utcnow
-from social_recording_tests.dagster_defs.sandbox_env import SandboxEnv, make_env, token
+from test_support.sandbox_env import SandboxEnv, make_env, token
 
 A = "TokHouse1111111111111111111111111111111111"
 B = "TokHouse2222222222222222222222222222222222"

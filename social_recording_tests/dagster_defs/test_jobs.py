@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance, DagsterInvalidConfigError
 
-from social_recording_tests.dagster_defs.sandbox_env import (
+from test_support.sandbox_env import (
     SandboxEnv,
     log_lines,
     make_env,

@@ -25,8 +25,8 @@ from social_recording.recording.engine import Timings
 from social_recording.recording.outcomes import EngineOutcome, TokenOutcome, TokenStatus, UrlOutcome
 from social_recording.recording.reconcile import reconcile_lock_key
 from social_recording.recording.run_state import RunState, RunSummary
-from social_recording_tests.dagster_defs.sandbox_env import SandboxEnv, make_env, step_metadata, token
 from social_recording_tests.dagster_defs.short_timings import SHORT, use_timings
+from test_support.sandbox_env import SandboxEnv, make_env, step_metadata, token
 
 pytestmark = pytest.mark.integration
 
@@ -146,7 +146,7 @@ def test_a_lock_server_gone_past_the_bound_fails_the_run_naming_it_without_its_p
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import social_recording.dagster_defs.resources as resources
-    from social_recording_tests.redis_server import restartable_redis
+    from test_support.redis_server import restartable_redis
 
     env, _ = _kill_env(tmp_path, monkeypatch)
     monkeypatch.setattr(resources, "open_lock_manager", lambda url: open_lock_manager(url, outage_s=0.5))

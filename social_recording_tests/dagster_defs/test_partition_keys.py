@@ -19,7 +19,7 @@ from dagster_graphql.test.utils import define_out_of_process_context, execute_da
 from social_recording.dagster_defs.definitions_builder import build_definitions
 from social_recording.dagster_defs.partitions import PartitionKeyError, check_partition_key, daily_partitions
 from social_recording.settings import load_settings
-from social_recording_tests.dagster_defs.sandbox_env import SandboxEnv, make_env, token
+from test_support.sandbox_env import SandboxEnv, make_env, token
 
 START = "2026-11-01"
 A = "TokPart11111111111111111111111111111111111"

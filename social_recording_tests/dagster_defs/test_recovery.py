@@ -10,7 +10,7 @@ import pytest
 from dagster import DagsterInstance, DagsterRunStatus, build_sensor_context
 
 from social_recording.dagster_defs.recovery import STRANDED_AFTER_S, submit_stranded_runs
-from social_recording_tests.dagster_defs.sandbox_env import make_env
+from test_support.sandbox_env import make_env
 
 QUEUED = {"run_coordinator": {"module": "dagster._core.run_coordinator", "class": "QueuedRunCoordinator"}}
 

@@ -13,7 +13,7 @@ from dagster import DagsterEventType, DagsterInstance, Failure, TimeWindow
 from social_recording.dagster_defs.jobs.reconcile import partition_window
 from social_recording.dagster_defs.partitions import daily_partitions
 from social_recording.domain.status import Cause
-from social_recording_tests.dagster_defs.sandbox_env import log_lines, make_env, token
+from test_support.sandbox_env import log_lines, make_env, token
 
 A = "TokFail111111111111111111111111111111111111"
 
@@ -96,7 +96,7 @@ def test_reexecuting_from_failure_runs_the_recording_stage_again_and_records_wha
         return read(self, address)
 
     monkeypatch.setattr(TokenProfileReader, "read", tracker_down_for_a)
-    job = build_reconstructable_job("social_recording_tests.dagster_defs.sandbox_env", "job_named",
+    job = build_reconstructable_job("test_support.sandbox_env", "job_named",
                                     reconstructable_args=("reconcile_job",))
     (tmp_path / "instance").mkdir()
     with DagsterInstance.local_temp(str(tmp_path / "instance")) as instance:

@@ -14,7 +14,7 @@ from dagster import DagsterInstance, job, op
 from sqlalchemy import event
 
 from social_recording.dagster_defs.run_log import hold_event_connection
-from social_recording_tests.postgres_server import admin_params, create_database, drop_database
+from test_support.postgres_server import admin_params, create_database, drop_database
 
 REPO = Path(__file__).resolve().parents[2]
 EVENTS = 30

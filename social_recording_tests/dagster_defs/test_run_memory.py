@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from social_recording.malloc_arenas import MALLOC_ARENAS
-from social_recording_tests.dagster_defs.sandbox_env import make_env, token
+from test_support.sandbox_env import make_env, token
 
 REPO = Path(__file__).resolve().parents[2]
 DAY = "2026-11-06"

@@ -10,7 +10,7 @@ from dagster import DefaultScheduleStatus, RunRequest, build_schedule_context
 
 from social_recording.dagster_defs.definitions_builder import build_definitions
 from social_recording.settings import load_settings
-from social_recording_tests.dagster_defs.sandbox_env import make_env
+from test_support.sandbox_env import make_env
 
 
 def test_reconcile_schedule_requests_yesterday_and_today(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

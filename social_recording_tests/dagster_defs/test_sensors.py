@@ -33,7 +33,7 @@ from social_recording.dagster_defs.jobs.live import (
     evaluate_token_flow,
 )
 from social_recording.settings import load_settings
-from social_recording_tests.dagster_defs.sandbox_env import SandboxEnv, make_env, token
+from test_support.sandbox_env import SandboxEnv, make_env, token
 
 
 def _addr(i: int) -> str:

@@ -17,7 +17,7 @@ from social_recording.dagster_defs.spend import LEDGER_MATCHES, PROVIDER_SPEND, 
 from social_recording.domain.spend import Budget
 from social_recording.recording.spend_report import AccountSpend, SpendFigures, budget_verdict
 from social_recording.store import open_store
-from social_recording_tests.dagster_defs.sandbox_env import log_lines, make_env, output_metadata, token
+from test_support.sandbox_env import log_lines, make_env, output_metadata, token
 
 A = "TokSpendA111111111111111111111111111111111"
 B = "TokSpendB222222222222222222222222222222222"

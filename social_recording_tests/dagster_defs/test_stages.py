@@ -15,7 +15,7 @@ from social_recording.dagster_defs.run_log import PROBLEM_ROWS, TABLE_ROWS, RunL
 from social_recording.domain.status import FetchStatus
 from social_recording.recording.outcomes import EngineOutcome, UrlOutcome
 from social_recording.recording.run_state import RunState, RunSummary
-from social_recording_tests.dagster_defs.sandbox_env import (
+from test_support.sandbox_env import (
     SandboxEnv,
     log_lines,
     make_env,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from social_recording_tests.deploy.rehearsal import RECOVERY_TIMINGS, REHEARSAL_TIMINGS
+from test_support.rehearsal import RECOVERY_TIMINGS, REHEARSAL_TIMINGS
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

@@ -33,8 +33,8 @@ from social_recording.platforms.apify.client import ACTOR_TIMEOUT_S, CONNECT_TIM
 from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.recording.store_retry import WRITE_RETRY_S
 from social_recording.settings import Settings, env_var_name, load_settings, secret_variables
-from social_recording_tests.dagster_defs.sandbox_env import apply_env
-from social_recording_tests.deploy.rehearsal import (
+from test_support.redis_server import free_port
+from test_support.rehearsal import (
     COMPOSE_FILE,
     DEPLOY_DIR,
     DOCKERFILE,
@@ -48,7 +48,7 @@ from social_recording_tests.deploy.rehearsal import (
     process_env,
     service_env,
 )
-from social_recording_tests.redis_server import free_port
+from test_support.sandbox_env import apply_env
 
 DAGSTER_SERVICES = tuple(SERVICES)
 LONG_RUNNING = tuple(name for name in SERVICES if name != "migrate")

@@ -30,8 +30,7 @@ import pytest
 import yaml
 
 from social_recording.dagster_defs.recovery import STRANDED_AFTER_S, STRANDED_SENSOR_INTERVAL_S, SUBMITTED_BY
-from social_recording_tests.dagster_defs.sandbox_env import token
-from social_recording_tests.deploy.rehearsal import (
+from test_support.rehearsal import (
     BACKFILL_JOB,
     BACKFILL_RUNNING,
     INSTANCE_CONFIG,
@@ -51,6 +50,7 @@ from social_recording_tests.deploy.rehearsal import (
     wait_until,
     with_events,
 )
+from test_support.sandbox_env import token
 
 pytestmark = pytest.mark.integration
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from social_recording_tests.deploy.rehearsal import ENTRYPOINT, process_env
+from test_support.rehearsal import ENTRYPOINT, process_env
 
 
 def _run(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:

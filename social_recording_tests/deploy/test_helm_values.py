@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from social_recording_tests.deploy.helm_schema import override_errors
-from social_recording_tests.deploy.rehearsal import DEPLOY_DIR, INSTANCE_CONFIG, REPO
+from test_support.rehearsal import DEPLOY_DIR, INSTANCE_CONFIG, REPO
 
 VALUES_FILE = DEPLOY_DIR / "helm" / "values.yaml"
 SECRET = "social-recording-env"

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from social_recording_tests.deploy.rehearsal import DOCKERFILE, REPO
+from test_support.rehearsal import DOCKERFILE, REPO
 
 pytestmark = pytest.mark.integration
 

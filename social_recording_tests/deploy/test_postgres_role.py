@@ -10,8 +10,8 @@ from typing import Any
 import psycopg2
 import pytest
 
-from social_recording_tests.deploy.rehearsal import postgres_database, postgres_password
-from social_recording_tests.postgres_server import admin_connection
+from test_support.postgres_server import admin_connection
+from test_support.rehearsal import postgres_database, postgres_password
 
 pytestmark = pytest.mark.integration
 

@@ -25,7 +25,8 @@ from typing import Any
 import httpx
 import pytest
 
-from social_recording_tests.deploy.rehearsal import (
+from test_support.redis_server import free_port
+from test_support.rehearsal import (
     DEPLOY_DIR,
     REPO,
     REPO_SELECTOR,
@@ -33,7 +34,6 @@ from social_recording_tests.deploy.rehearsal import (
     Service,
     port_open,
 )
-from social_recording_tests.redis_server import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from social_recording_tests.deploy.rehearsal import (
+from test_support.rehearsal import (
     REHEARSAL_TIMINGS,
     RehearsalReport,
     RunRecord,

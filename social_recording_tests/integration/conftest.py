@@ -19,7 +19,7 @@ import pytest
 from social_recording.domain.models import SocialUrl
 from social_recording.store import Store, open_store
 from social_recording.store.sqlite import SqliteStore
-from social_recording_tests.mongo_server import MongoServer
+from test_support.mongo_server import MongoServer
 
 REPO = Path(__file__).resolve().parents[2]
 GUARD = 60.0

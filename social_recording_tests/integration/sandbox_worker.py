@@ -43,7 +43,7 @@ from social_recording.sandbox.transport import SandboxTransport, sandbox_resolve
 from social_recording.store import Store, open_store
 from social_recording.store.base import WriteOutcome
 from social_recording.store.sqlite import SqliteStore
-from social_recording_tests.recording.engine_fakes import FakeProfiles
+from test_support.engine_fakes import FakeProfiles
 
 SANDBOX_KEY = SecretStr("sandbox-key")
 DISK_FULL = threading.Event()

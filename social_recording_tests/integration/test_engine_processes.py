@@ -20,7 +20,7 @@ from social_recording.recording.outcomes import TokenStatus
 from social_recording.recording.run_state import RunState
 from social_recording.store import Store
 from social_recording_tests.integration.conftest import GUARD, Env, element, finish, kill, wait_until
-from social_recording_tests.recording.engine_fakes import (
+from test_support.engine_fakes import (
     GH_URL,
     WEB_URL,
     X_URL,

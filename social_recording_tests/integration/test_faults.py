@@ -24,12 +24,12 @@ import redis
 
 from social_recording.domain.status import FetchStatus
 from social_recording.store import open_store
-from social_recording_tests.ferretdb_server import running_ferretdb
 from social_recording_tests.integration.conftest import GUARD, Env, element, finish, store_url_of, wait_until
-from social_recording_tests.mongo_server import mongo_url_with_db
-from social_recording_tests.recording.engine_fakes import GH_URL, WEB_URL, X_URL, YT_URL, RedisCounter
-from social_recording_tests.redis_server import free_port
-from social_recording_tests.sqlite_faults import hold_write_lock
+from test_support.engine_fakes import GH_URL, WEB_URL, X_URL, YT_URL, RedisCounter
+from test_support.ferretdb_server import running_ferretdb
+from test_support.mongo_server import mongo_url_with_db
+from test_support.redis_server import free_port
+from test_support.sqlite_faults import hold_write_lock
 
 pytestmark = pytest.mark.integration
 
@@ -349,7 +349,7 @@ def test_killed_while_polling_a_paid_scan_the_next_run_resumes_it_without_paying
     scan's id was recorded right after submission, so the next holder polls that scan instead of
     submitting again. The ledger shows one paid submission and the scan's result is recorded."""
     from social_recording.sandbox.ledger import Ledger
-    from social_recording_tests.dagster_defs.sandbox_env import write_scenario
+    from test_support.sandbox_env import write_scenario
 
     site = "https://kill-mid-poll.example/launch"
     scenario = write_scenario(tmp_path / "scenario.json", [])
@@ -408,8 +408,8 @@ def test_a_lock_server_restarted_for_two_seconds_mid_run_costs_a_wait_not_a_fail
     fails, no URL ends `error` or left behind, nothing is paid twice, no key is left to block a re-run
     for its TTL, and the re-run right after finds everything done."""
     from social_recording.sandbox.ledger import Ledger
-    from social_recording_tests.dagster_defs.sandbox_env import write_scenario
-    from social_recording_tests.redis_server import restartable_redis
+    from test_support.redis_server import restartable_redis
+    from test_support.sandbox_env import write_scenario
 
     shared = [[f"https://x.com/i/status/{99100 + k}", f"https://blip{k}.example/page",
                f"https://tiktok.com/@/video/{7199000000000000000 + k}"] for k in range(3)]

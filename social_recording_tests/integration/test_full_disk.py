@@ -22,8 +22,8 @@ import pytest
 
 from social_recording.domain.status import FetchStatus
 from social_recording.sandbox.ledger import Ledger
-from social_recording_tests.dagster_defs.sandbox_env import write_scenario
 from social_recording_tests.integration.conftest import GUARD, REPO
+from test_support.sandbox_env import write_scenario
 
 pytestmark = pytest.mark.integration
 

@@ -16,7 +16,7 @@ import pytest
 import redis
 
 from social_recording.locks import LockManager, open_lock_manager
-from social_recording_tests.redis_server import running_redis
+from test_support.redis_server import running_redis
 
 PASSWORD = "s3cr3t-lock-pw"
 GUARD = 20.0

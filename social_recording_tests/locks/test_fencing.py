@@ -23,7 +23,7 @@ from social_recording.locks import LockManager, open_lock_manager
 from social_recording.locks.sqlite import SqliteLockManager
 from social_recording_tests.locks import workers
 from social_recording_tests.locks.conftest import SPAWN, Backend
-from social_recording_tests.sqlite_faults import hold_write_lock
+from test_support.sqlite_faults import hold_write_lock
 
 Spawn = Callable[..., BaseProcess]
 
@@ -113,7 +113,7 @@ def test_confirm_is_false_after_delete(lm: LockManager, backend: Backend) -> Non
 
 
 def test_confirm_is_false_when_the_backend_is_unreachable() -> None:
-    from social_recording_tests.redis_server import running_redis
+    from test_support.redis_server import running_redis
 
     server = running_redis()
     url = server.__enter__()

@@ -18,7 +18,7 @@ import pytest
 from social_recording.locks import LockBackendUnavailable, open_lock_manager
 from social_recording.locks.rate_limits import open_rate_limiter
 from social_recording.outbound.limits import Rate, RateLimited
-from social_recording_tests.redis_server import RedisProcess, restartable_redis
+from test_support.redis_server import RedisProcess, restartable_redis
 
 PASSWORD = "outage-pw-s3cr3t"
 DOWN_S = 2.0

@@ -14,7 +14,7 @@ import redis
 
 from social_recording.locks.redis import RedisLockManager
 from social_recording.locks.redis_client import ThreadRedis
-from social_recording_tests.redis_server import RedisProcess
+from test_support.redis_server import RedisProcess
 
 ECHO = "return ARGV[1]"
 

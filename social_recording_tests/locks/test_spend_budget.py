@@ -20,7 +20,7 @@ from social_recording.domain.spend import (
     resets_at,
 )
 from social_recording.locks.spend_budget import SpendCounterUnavailable, open_spend_budgets
-from social_recording_tests.redis_server import free_port
+from test_support.redis_server import free_port
 
 NOW = datetime(2026, 12, 31, 23, 0, tzinfo=UTC)
 

@@ -24,8 +24,8 @@ from social_recording.dagster_defs.definitions_builder import build_definitions
 from social_recording.sandbox.scenario import DEMO_SCENARIO_PATH, load_scenario
 from social_recording.settings import load_settings
 from social_recording.status import read_report, render_text
-from social_recording_tests.deploy.rehearsal import INSTANCE_CONFIG, postgres_database, process_env
-from social_recording_tests.mongo_server import MongoServer
+from test_support.mongo_server import MongoServer
+from test_support.rehearsal import INSTANCE_CONFIG, postgres_database, process_env
 
 REPO = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)

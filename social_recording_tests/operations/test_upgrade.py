@@ -25,8 +25,13 @@ from social_recording.domain.urls import to_canonical
 from social_recording.operations.migrate import schema_version_of
 from social_recording.store import open_store
 from social_recording.store.mongo import SCHEMA_VERSION
-from social_recording_tests.dagster_defs.sandbox_env import token
-from social_recording_tests.deploy.rehearsal import (
+from social_recording_tests.operations.previous_release import (
+    PREVIOUS_MONGO_SCHEMA,
+    data_migration_markers,
+    instance_before_data_migrations,
+    store_to_previous_schema,
+)
+from test_support.rehearsal import (
     BACKFILL_JOB,
     DEPLOY_DIR,
     M_BACKFILL,
@@ -45,12 +50,7 @@ from social_recording_tests.deploy.rehearsal import (
     wait_until,
     with_events,
 )
-from social_recording_tests.operations.previous_release import (
-    PREVIOUS_MONGO_SCHEMA,
-    data_migration_markers,
-    instance_before_data_migrations,
-    store_to_previous_schema,
-)
+from test_support.sandbox_env import token
 
 pytestmark = [pytest.mark.integration, pytest.mark.mongo_server]
 

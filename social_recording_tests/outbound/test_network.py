@@ -21,7 +21,7 @@ from social_recording.sandbox.ledger import Ledger
 from social_recording.sandbox.scenario import Scenario
 from social_recording.sandbox.transport import SandboxTransport
 from social_recording.upstream.tracker import TrackerClient, TrackerError
-from social_recording_tests.http_front import serving
+from test_support.http_front import serving
 
 
 class RecordingTransport(httpx.BaseTransport):

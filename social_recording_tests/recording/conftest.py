@@ -10,7 +10,7 @@ import pytest
 from social_recording.locks import open_lock_manager
 from social_recording.locks.base import LockManager
 from social_recording.store.sqlite import SqliteStore
-from social_recording_tests.recording.engine_fakes import MemoryCounter, StepClock
+from test_support.engine_fakes import MemoryCounter, StepClock
 
 
 @pytest.fixture()

@@ -42,7 +42,7 @@ from social_recording.recording.run_state import RunState
 from social_recording.recording.url_recorder import TokenRef, UrlRecorder
 from social_recording.store import Store, open_store
 from social_recording.store.sqlite import SqliteStore
-from social_recording_tests.recording.engine_fakes import (
+from test_support.engine_fakes import (
     Behaviour,
     FakeProfiles,
     RedisCounter,

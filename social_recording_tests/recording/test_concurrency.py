@@ -23,7 +23,7 @@ from social_recording.recording.concurrency import (
 from social_recording.recording.outcomes import EngineOutcome, TokenStatus
 from social_recording.recording.run_state import RunState
 from social_recording.store.sqlite import SqliteStore
-from social_recording_tests.recording.engine_fakes import (
+from test_support.engine_fakes import (
     YT_URL,
     MemoryCounter,
     build_engine,

@@ -11,7 +11,7 @@ from social_recording.locks.base import LockManager
 from social_recording.recording.outcomes import UrlOutcome
 from social_recording.recording.run_state import RunState
 from social_recording.store.sqlite import SqliteStore
-from social_recording_tests.recording.engine_fakes import (
+from test_support.engine_fakes import (
     T0,
     TG_URL,
     X_URL,

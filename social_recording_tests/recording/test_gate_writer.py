@@ -17,7 +17,7 @@ from social_recording.recording.attempt import rules_for
 from social_recording.recording.writer import GraphWriter
 from social_recording.store.base import ElementWrite, WriteOutcome, WriteResult
 from social_recording.store.sqlite import SqliteStore
-from social_recording_tests.recording.engine_fakes import (
+from test_support.engine_fakes import (
     T0,
     TG_URL,
     X_URL,
@@ -26,7 +26,7 @@ from social_recording_tests.recording.engine_fakes import (
     graph_for,
     seed_result,
 )
-from social_recording_tests.url_states import state_write
+from test_support.url_states import state_write
 
 
 def _token(store: SqliteStore, address: str, urls: list[str]) -> None:

@@ -18,7 +18,7 @@ from social_recording.recording.outcomes import EngineOutcome, TokenOutcome, Tok
 from social_recording.recording.processor import TOKEN_LOCK_TTL_S
 from social_recording.recording.run_state import RunState
 from social_recording.store.sqlite import SqliteStore
-from social_recording_tests.recording.engine_fakes import (
+from test_support.engine_fakes import (
     DISCORD_URL,
     GH_URL,
     T0,

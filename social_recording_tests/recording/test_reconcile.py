@@ -15,7 +15,7 @@ from social_recording.locks.extender import LeasingLockManager
 from social_recording.recording.processor import TokenStatus
 from social_recording.recording.reconcile import reconcile_lock_key
 from social_recording.store.sqlite import SqliteStore
-from social_recording_tests.recording.engine_fakes import (
+from test_support.engine_fakes import (
     DISCORD_URL,
     GH_URL,
     T0,

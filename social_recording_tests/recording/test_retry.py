@@ -15,7 +15,7 @@ from social_recording.recording.outcomes import EngineOutcome
 from social_recording.recording.retry import RETRY_LOCK_KEY
 from social_recording.recording.run_state import RunState
 from social_recording.store.sqlite import SqliteStore
-from social_recording_tests.recording.engine_fakes import (
+from test_support.engine_fakes import (
     DISCORD_URL,
     GH_URL,
     T0,

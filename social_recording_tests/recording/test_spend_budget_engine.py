@@ -20,7 +20,7 @@ from social_recording.recording.engine import Engine, Timings, build_engine
 from social_recording.recording.run_state import RunState
 from social_recording.recording.spend_check import SpendGuard, SpendHeld
 from social_recording.store.sqlite import SqliteStore
-from social_recording_tests.recording.engine_fakes import (
+from test_support.engine_fakes import (
     T0,
     FakeProfiles,
     FakeTracker,
@@ -28,7 +28,7 @@ from social_recording_tests.recording.engine_fakes import (
     StepClock,
     counting_registry,
 )
-from social_recording_tests.redis_server import free_port
+from test_support.redis_server import free_port
 
 URLS = [f"https://x.com/i/status/{k}" for k in range(1, 5)]
 

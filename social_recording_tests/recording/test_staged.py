@@ -16,7 +16,7 @@ from social_recording.recording.reconcile import ReconcileOutcome, reconcile_loc
 from social_recording.recording.retry import RETRY_LOCK_KEY
 from social_recording.recording.run_state import RunState
 from social_recording.store.sqlite import SqliteStore
-from social_recording_tests.recording.engine_fakes import (
+from test_support.engine_fakes import (
     GH_URL,
     T0,
     TG_URL,

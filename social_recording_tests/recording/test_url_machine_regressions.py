@@ -33,8 +33,7 @@ from social_recording.recording.run_state import RunState
 from social_recording.store.base import Store, UrlWrite, WriteOutcome
 from social_recording.store.mongo import MongoStore
 from social_recording.store.sqlite import SqliteStore
-from social_recording_tests.mongo_server import MongoServer
-from social_recording_tests.recording.engine_fakes import (
+from test_support.engine_fakes import (
     T0,
     TG_URL,
     WEB_URL,
@@ -49,6 +48,7 @@ from social_recording_tests.recording.engine_fakes import (
     graph_for,
     seed_result,
 )
+from test_support.mongo_server import MongoServer
 
 
 class _LateHolder:
@@ -436,7 +436,7 @@ def test_the_max_attempts_setting_bounds_shortlink_values_too(
     from dagster import build_resources
 
     from social_recording.domain.models import UnresolvedValue
-    from social_recording_tests.dagster_defs.sandbox_env import make_env
+    from test_support.sandbox_env import make_env
 
     env = make_env(tmp_path, monkeypatch, [], extra={"SOCIAL_RECORDING_MAX_ATTEMPTS": "2"})
     profile = TokenProfile(address="A", symbol="A", image="https://img/x.png", urls=[],
@@ -508,7 +508,7 @@ def _late_engine(store: Store, registry: GeneratorRegistry, fence: int, clock: S
         def close(self) -> None:
             pass
 
-    from social_recording_tests.recording.engine_fakes import FakeProfiles
+    from test_support.engine_fakes import FakeProfiles
 
     return build_real_engine(store, Late(), registry, FakeProfiles(), enable_paid=True, clock=clock)  # type: ignore[arg-type]
 

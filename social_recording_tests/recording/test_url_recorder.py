@@ -21,7 +21,7 @@ from social_recording.recording.outcomes import EngineOutcome, OutcomeStatus, To
 from social_recording.recording.run_state import RunState
 from social_recording.recording.url_recorder import URL_LOCK_TTL_S, URL_LOCK_WAIT_S, UrlRecorder
 from social_recording.store.sqlite import SqliteStore
-from social_recording_tests.recording.engine_fakes import (
+from test_support.engine_fakes import (
     DISCORD_URL,
     GH_URL,
     T0,

@@ -14,7 +14,7 @@ from social_recording.domain.url_machine import RunRequest, Why
 from social_recording.locks.base import LockManager
 from social_recording.recording.run_state import RunState
 from social_recording.store.sqlite import SqliteStore
-from social_recording_tests.recording.engine_fakes import (
+from test_support.engine_fakes import (
     T0,
     X_URL,
     Behaviour,

@@ -20,7 +20,7 @@ from social_recording.domain.status import Cause, FetchStatus
 from social_recording.domain.urls import Platform
 from social_recording.store import ElementWrite, Store, UrlWrite, WriteOutcome
 from social_recording.store._codec import platform_or_none
-from social_recording_tests.url_states import state_write
+from test_support.url_states import state_write
 
 _FENCES = itertools.count(1)
 

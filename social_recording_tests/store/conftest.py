@@ -18,8 +18,8 @@ from social_recording.domain.graph import ObjectKind
 from social_recording.store import MongoStore, SqliteStore, Store
 from social_recording.store._codec import OBJECT_COLLECTIONS, json_dumps
 from social_recording.store._mongomock import SerializedMongomockClient
-from social_recording_tests.mongo_server import MongoServer
 from social_recording_tests.store._mongo_shape import check_mongomock_writes
+from test_support.mongo_server import MongoServer
 
 
 @dataclass

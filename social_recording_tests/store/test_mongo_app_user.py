@@ -17,7 +17,7 @@ from pymongo import MongoClient
 from pymongo.errors import OperationFailure
 
 from social_recording.store.mongo_app_user import AppUser, app_user_from_url, user_command
-from social_recording_tests.ferretdb_server import running_ferretdb
+from test_support.ferretdb_server import running_ferretdb
 
 pytestmark = pytest.mark.integration
 

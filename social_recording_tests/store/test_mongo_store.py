@@ -19,9 +19,9 @@ from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
 from social_recording.store import MongoStore, WriteResult
 from social_recording.store.mongo import NEVER, QUERIES, IndexConflictError
-from social_recording_tests.mongo_server import MongoServer
 from social_recording_tests.store._mongo_shape import check_mongomock_writes
 from social_recording_tests.store._seed import planned, url_write
+from test_support.mongo_server import MongoServer
 
 U = "https://x.com/i/status/1"
 T1 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)

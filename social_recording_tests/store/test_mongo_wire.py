@@ -29,10 +29,10 @@ from social_recording.store import (
     open_store,
 )
 from social_recording.store.mongo import INDEXES, IndexConflictError
-from social_recording_tests.mongo_server import MongoServer, PrefixedClient
-from social_recording_tests.redis_server import free_port
 from social_recording_tests.store._seed import planned, record_call, url_write
 from social_recording_tests.store.test_store_migrations import OLD_TOKENS, make_v1_mongo
+from test_support.mongo_server import MongoServer, PrefixedClient
+from test_support.redis_server import free_port
 
 pytestmark = pytest.mark.mongo_server
 

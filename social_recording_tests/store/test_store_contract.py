@@ -26,7 +26,7 @@ from social_recording_tests.store._seed import (
     url_write,
 )
 from social_recording_tests.store.conftest import Backend, seed_web_and_fingerprints
-from social_recording_tests.url_states import state_write
+from test_support.url_states import state_write
 
 # Millisecond-precise instants: BSON keeps milliseconds, and the contract is exact equality.
 T0 = datetime(2025, 3, 1, 12, 0, 0, 123000, tzinfo=UTC)

@@ -18,8 +18,8 @@ from social_recording.domain.urls import Platform
 from social_recording.store import CandidateQuery, MongoStore, SqliteStore
 from social_recording.store.sqlite import QUERIES
 from social_recording_tests.ferretdb_differences import NO_SECONDARY_INDEX_IN_PLANS
-from social_recording_tests.mongo_server import MongoServer
 from social_recording_tests.store._seed import planned, record_call, record_no_call, url_write
+from test_support.mongo_server import MongoServer
 
 T0 = datetime(2025, 3, 1, tzinfo=UTC)
 T1 = datetime(2025, 3, 2, tzinfo=UTC)

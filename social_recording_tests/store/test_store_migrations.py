@@ -36,9 +36,9 @@ from social_recording.store._mongomock import SerializedMongomockClient
 from social_recording.store.base import SpendTotals
 from social_recording.store.mongo import SCHEMA_VERSION as MONGO_SCHEMA_VERSION
 from social_recording.store.sqlite import MIGRATIONS, SCHEMA_VERSION
-from social_recording_tests.mongo_server import MongoServer
 from social_recording_tests.store._mongo_shape import check_mongomock_writes
 from social_recording_tests.store._seed import planned, record_call, record_no_call, url_write
+from test_support.mongo_server import MongoServer
 
 T0 = datetime(2025, 1, 10, 8, 0, 0, 250000, tzinfo=UTC)
 T1 = T0 + timedelta(hours=1)

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pymongo import MongoClient
 
-from social_recording_tests.ferretdb_server import find_binary, is_ferretdb
+from test_support.ferretdb_server import find_binary, is_ferretdb
 
 MONGO_URL_ENV = "SOCIAL_RECORDING_TEST_MONGO_URL"
 

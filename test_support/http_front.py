@@ -76,7 +76,7 @@ def serving(transport: httpx.BaseTransport, origin: str) -> Iterator[FrontServer
 
 
 def main() -> None:
-    """`python -m social_recording_tests.http_front ORIGIN LEDGER`: serve the sandbox (an empty scenario)
+    """`python -m test_support.http_front ORIGIN LEDGER`: serve the sandbox (an empty scenario)
     for ORIGIN in a process of its own, print the base URL, and stop when stdin closes."""
     import sys
 

@@ -44,7 +44,7 @@ from social_recording.recording.retry import RetryOutcome, RetryService
 from social_recording.recording.run_state import RunState
 from social_recording.recording.url_recorder import UrlRecorder
 from social_recording.store.base import Store
-from social_recording_tests.url_states import state_write
+from test_support.url_states import state_write
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 

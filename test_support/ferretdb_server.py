@@ -33,13 +33,13 @@ from typing import Any
 from pymongo import MongoClient
 from pymongo.errors import PyMongoError
 
-from social_recording_tests.postgres_server import (
+from test_support.postgres_server import (
     PostgresUnavailable,
     admin_params,
     create_database,
     drop_database,
 )
-from social_recording_tests.redis_server import free_port
+from test_support.redis_server import free_port
 
 FERRETDB_VERSION = "v1.24.2"
 """The pinned release (the Makefile's FERRETDB_VERSION builds the same)."""

@@ -44,22 +44,22 @@ from psycopg2 import sql
 from social_recording.domain.urls import to_canonical
 from social_recording.sandbox.ledger import Ledger
 from social_recording.store import open_store
-from social_recording_tests.dagster_defs.sandbox_env import token, write_scenario
-from social_recording_tests.ferretdb_server import running_ferretdb
-from social_recording_tests.mongo_server import mongo_url_with_db
-from social_recording_tests.postgres_server import (
+from test_support.ferretdb_server import running_ferretdb
+from test_support.mongo_server import mongo_url_with_db
+from test_support.postgres_server import (
     PostgresUnavailable,
     admin_connection,
     admin_params,
     database_exists,
     drop_database,
 )
-from social_recording_tests.redis_server import RedisProcess, free_port, restartable_redis
+from test_support.redis_server import RedisProcess, free_port, restartable_redis
+from test_support.sandbox_env import token, write_scenario
 
 if TYPE_CHECKING:
-    from social_recording_tests.deploy.rehearsal_faults import FaultReport, FaultScenario
+    from test_support.rehearsal_faults import FaultReport, FaultScenario
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 DEPLOY_DIR = REPO / "deploy"
 ENTRYPOINT = DEPLOY_DIR / "entrypoint.sh"
 INSTANCE_CONFIG = DEPLOY_DIR / "dagster.yaml"
@@ -715,7 +715,7 @@ def rehearsal_scenario(now: datetime) -> Scenario:
     by_day = {d.isoformat(): set().union(*(urls(t) for t in tokens if t["last_transfer_at"].startswith(d.isoformat())))
               for d in days}
     slow_urls = set().union(*(urls(t) for t in slow))
-    from social_recording_tests.deploy.rehearsal_faults import fault_scenario  # it builds on this module
+    from test_support.rehearsal_faults import fault_scenario  # it builds on this module
 
     faults = fault_scenario(today)
     targets = {u: {"latency_ms": SLOW_LATENCY_MS} for u in slow_urls} | faults.targets
@@ -853,7 +853,7 @@ def _drive(gql: GraphQL, dep: Deployment, scenario: Scenario, startup: dict[str,
     slow_statuses, slow_requests = _slow_outcomes(dep, scenario.slow_addresses, scenario.slow_urls)
 
     # 5. The faults of an operator's first month, in the middle of runs.
-    from social_recording_tests.deploy.rehearsal_faults import run_faults  # it builds on this module
+    from test_support.rehearsal_faults import run_faults  # it builds on this module
 
     faults = run_faults(gql, dep, scenario.faults, scenario.tokens)
     return RehearsalReport(

@@ -33,8 +33,7 @@ from social_recording.domain.urls import to_canonical
 from social_recording.sandbox.ledger import POLL_PREFIXES, Ledger
 from social_recording.store import open_store
 from social_recording.store.base import Store
-from social_recording_tests.dagster_defs.sandbox_env import token
-from social_recording_tests.deploy.rehearsal import (
+from test_support.rehearsal import (
     BACKFILL_JOB,
     BACKFILL_RUNNING,
     M_BACKFILL,
@@ -53,6 +52,7 @@ from social_recording_tests.deploy.rehearsal import (
     wait_until,
     with_events,
 )
+from test_support.sandbox_env import token
 
 FAULT_DAYS_BACK = (5, 6, 7)
 """The backfilled partitions of the fault phase."""
