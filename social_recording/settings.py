@@ -29,10 +29,10 @@ from social_recording.domain.policy import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_MAX_EXHAUSTED_PER_HOUR,
 )
+from social_recording.domain.specs.catalogue import CATALOGUE
 from social_recording.domain.spend import Budget, parse_budgets
 from social_recording.locks import open_lock_manager
 from social_recording.locks.rate_limits import parse_rate_overrides
-from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.secret_files import SecretFileError, load_secret_files
 from social_recording.store import mask_url_password, parse_store_url
 
