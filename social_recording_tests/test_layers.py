@@ -1,6 +1,9 @@
-"""The dependency direction holds: `domain` imports nothing above it, a platform's URL rules and
-descriptor are pure (domain-level), and reading canonical URLs loads no HTTP, sandbox or Dagster code.
-See docs/architecture.md, "Providers in one place"."""
+"""The dependency direction holds. `ALLOWED` is the one table of which package of `social_recording`
+may import which: every package has its row, every import in the source (at module level or inside a
+function; only type hints are left out) is one the table allows, and neither packages nor modules
+form a cycle. Beside it: `domain` imports nothing above it, a platform's URL rules and descriptor are
+pure (domain-level), and reading canonical URLs loads no HTTP, sandbox or Dagster code.
+See docs/architecture.md, "Layers" and "Providers in one place"."""
 
 from __future__ import annotations
 
@@ -10,12 +13,74 @@ import subprocess
 import sys
 from pathlib import Path
 
+from test_support.import_graph import cycles, module_graph, package_graph
+
 PACKAGE = Path(__file__).resolve().parent.parent / "social_recording"
 PLATFORM_PACKAGES = sorted(p.parent.name for p in (PACKAGE / "platforms").glob("*/__init__.py"))
 PURE_PLATFORM_MODULES = {"social_recording.platforms", "social_recording.platforms.catalogue",
                          *(f"social_recording.platforms.{n}" for n in PLATFORM_PACKAGES),
                          *(f"social_recording.platforms.{n}.urls" for n in PLATFORM_PACKAGES)}
 """Domain-level although they live with their platform: URL rules and descriptors."""
+
+
+ALLOWED: dict[str, set[str]] = {
+    # the bottom: pure rules and the platform specs (domain/specs), and three leaf helpers
+    "social_recording": set(),
+    "domain": set(),
+    "secret_files": set(),
+    "sqlite_file": set(),
+    "malloc_arenas": set(),
+    # what every HTTP client shares
+    "outbound": {"domain"},
+    # the backends and the entry of upstream data; the sandbox stands in for the internet
+    "store": {"domain", "secret_files", "sqlite_file"},
+    "locks": {"domain", "outbound", "sqlite_file"},
+    "upstream": {"domain", "outbound"},
+    "sandbox": {"domain", "outbound", "sqlite_file"},
+    # one package per platform: its generator and its sandbox fake
+    "platforms": {"domain", "outbound", "sandbox"},
+    # the use cases
+    "recording": {"domain", "outbound", "store", "locks", "upstream", "platforms", "malloc_arenas"},
+    # the settings of a deployment and the operator's commands
+    "settings": {"domain", "secret_files", "store", "locks", "sandbox"},
+    "record_settings": {"settings"},
+    "next_step": {"domain"},
+    "status_spend": {"domain", "locks", "recording", "store"},
+    "operations": {"domain", "settings", "store"},
+    "status": {"domain", "next_step", "platforms", "recording", "sandbox", "settings", "status_spend", "store"},
+    # the Dagster shell and its entry points
+    "dagster_defs": {"domain", "locks", "outbound", "platforms", "recording", "sandbox", "settings",
+                     "status_spend", "store", "upstream"},
+    "definitions": {"dagster_defs", "settings"},
+    "demo": {"dagster_defs"},
+    "__main__": {"secret_files"},
+}
+"""package -> the packages it may import. A new package needs its row; a new arrow, a reason."""
+
+
+def test_every_package_has_its_row_in_the_table() -> None:
+    packages = set(package_graph(module_graph()))
+    assert sorted(packages - set(ALLOWED)) == [], "packages without a row in ALLOWED"
+    assert sorted(set(ALLOWED) - packages) == [], "rows of ALLOWED for packages that no longer exist"
+
+
+def test_the_table_is_a_layer_order() -> None:
+    assert cycles(ALLOWED) == []
+    assert all(target in ALLOWED for targets in ALLOWED.values() for target in targets)
+
+
+def test_every_import_is_one_the_table_allows() -> None:
+    wrong = [f"{importer} imports {imported}"
+             for package, targets in package_graph(module_graph()).items()
+             for target, pairs in targets.items() if target not in ALLOWED.get(package, set())
+             for importer, imported in pairs]
+    assert wrong == []
+
+
+def test_no_cycle_between_packages_or_modules() -> None:
+    modules = module_graph()
+    assert cycles({p: set(t) for p, t in package_graph(modules).items()}) == []
+    assert cycles(modules) == []
 
 
 def _module(path: Path) -> str:
