@@ -38,7 +38,7 @@ from _common import REPO, Table  # noqa: I001  (bench/ on sys.path)
 
 from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.sandbox.ledger import POLL_PREFIXES, Ledger
-from social_recording.sandbox.scenario import Outcome, unservable_reason
+from social_recording.sandbox.scenario import ScriptedOutcome, unservable_reason
 from social_recording.store.sqlite import SqliteStore
 
 WORKER = Path(__file__).with_name("_fault_worker.py")
@@ -61,7 +61,7 @@ def mixed_targets(groups: list[list[str]]) -> dict[str, dict[str, str]]:
             continue
         for j, url in enumerate(group):
             kind = kinds[(k // 4 + j) % len(kinds)]
-            if unservable_reason(url, Outcome.parse(kind)) is not None:
+            if unservable_reason(url, ScriptedOutcome.parse(kind)) is not None:
                 kind = "not_found"  # a provider with no shape for it (only X's quote chain can be invalid, ...)
             targets[url] = {"outcome": kind}
     return targets

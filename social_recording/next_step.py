@@ -16,7 +16,7 @@ from datetime import datetime
 
 from social_recording.domain.models import SocialUrl, UrlState, ensure_utc
 from social_recording.domain.status import ABSORBING, FetchStatus
-from social_recording.domain.url_machine import Act, Rules, RunRequest, Why, decide
+from social_recording.domain.url_machine import Act, Rules, RunIntent, Why, decide
 from social_recording.domain.urls import Platform
 
 ENABLE_PAID = "SOCIAL_RECORDING_ENABLE_PAID"
@@ -49,7 +49,7 @@ def next_step(state: UrlState | None, url: str, platform: Platform, *, now: date
               holders: Sequence[tuple[str, SocialUrl]] = ()) -> NextStep:
     """The next step of `url` for a new holder now, and for the holders already there."""
     now = ensure_utc(now)
-    decision = decide(state, SocialUrl(url=url), request=RunRequest(Why.LIVE, since=now), selected=None, now=now,
+    decision = decide(state, SocialUrl(url=url), request=RunIntent(Why.LIVE, since=now), selected=None, now=now,
                       rules=rules)
     if decision.act is Act.REUSE and decision.status is not None:
         until = ("" if state is None or state.answered_at is None

@@ -33,6 +33,7 @@ from dagster import (
 from pydantic import Field, field_validator
 
 from social_recording.dagster_defs.engine import RecordingEngineResource
+from social_recording.dagster_defs.job_kind import JobKind
 from social_recording.dagster_defs.jobs.health import HealthInputs
 from social_recording.dagster_defs.reporting import RecordedRun, finish_recording, recorded_run, report_output
 from social_recording.dagster_defs.run_log import RunLog, UrlLog, hold_event_connection
@@ -53,9 +54,6 @@ from social_recording.recording.run_state import RunState
 # Dagster's own @sensor decorator passes its beta `owners` parameter to SensorDefinition and warns
 # about itself on every load; nothing of ours uses `owners`.
 warnings.filterwarnings("ignore", message="Parameter `owners` of initializer", category=Warning)
-
-JOB_TAG = "social_recording/job"
-"""dagster.yaml limits runs per value of this tag: retry 1 at a time, reconcile partitions N at a time."""
 
 MAX_RUNTIME_TAG = "dagster/max_runtime"
 RUN_TAGS = {
@@ -149,8 +147,7 @@ def lock_server_failures() -> Iterator[None]:
 class Recorded:
     """What a recording stage's use case returns to `record_stage`."""
 
-    job: str
-    """retry | reconcile | live."""
+    job: JobKind
     counters: Mapping[str, Any]
     tokens: Sequence[TokenOutcome] = ()
     skipped: str = ""

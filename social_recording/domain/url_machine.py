@@ -41,7 +41,7 @@ class Why(StrEnum):
 
 
 @dataclass(frozen=True)
-class RunRequest:
+class RunIntent:
     """What the run was asked to do, fixed when it starts."""
 
     why: Why
@@ -176,7 +176,7 @@ def decide(
     state: UrlState | None,
     element: SocialUrl,
     *,
-    request: RunRequest,
+    request: RunIntent,
     selected: Selected | None,
     now: datetime,
     rules: Rules,
@@ -199,7 +199,7 @@ def _decide(
     state: UrlState | None,
     element: SocialUrl,
     *,
-    request: RunRequest,
+    request: RunIntent,
     selected: Selected | None,
     now: datetime,
     rules: Rules,

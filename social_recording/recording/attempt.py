@@ -25,7 +25,7 @@ from social_recording.domain.url_machine import (
     Outcome,
     Result,
     Rules,
-    RunRequest,
+    RunIntent,
     Selected,
     Transition,
     after,
@@ -76,7 +76,7 @@ def rules_for(platform: Platform, *, max_attempts: int, min_interval: timedelta)
 
 
 @dataclass(frozen=True)
-class Settings:
+class RecorderSwitches:
     """The recorder's switches, shared by every attempt."""
 
     enable_paid: bool
@@ -94,7 +94,7 @@ class UrlAttempt:
         store: Store,
         writer: GraphWriter,
         registry: GeneratorRegistry,
-        settings: Settings,
+        settings: RecorderSwitches,
         address: str,
         symbol: str | None,
         url: str,
@@ -121,7 +121,7 @@ class UrlAttempt:
         self._now = now
         self._started = started
         self._rules = rules_for(platform, max_attempts=settings.max_attempts, min_interval=run.min_interval)
-        self._request: RunRequest = run.request_or_live(now)
+        self._request: RunIntent = run.request_or_live(now)
         self._previous: FetchStatus | None = None
         self._spend: SpendGuard | None = None
 

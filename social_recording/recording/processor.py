@@ -25,7 +25,7 @@ from typing import TypeVar
 from social_recording.domain.models import TokenDoc, UnresolvedValue, utcnow
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL, backoff_passed
 from social_recording.domain.status import REALTIME
-from social_recording.domain.url_machine import RunRequest, Selected, Why
+from social_recording.domain.url_machine import RunIntent, Selected, Why
 from social_recording.domain.urls import Platform, platform_of
 from social_recording.locks.base import Lease, LockManager
 from social_recording.recording._text import describe_error, kv, safe_url
@@ -121,9 +121,9 @@ class TokenProcessor:
         """A run state with this processor's back-off (the live path's), starting now."""
         return RunState(self._min_interval, request=self.request(why))
 
-    def request(self, why: Why) -> RunRequest:
+    def request(self, why: Why) -> RunIntent:
         """What a live or reconcile run asks for, starting now (this processor's clock)."""
-        return RunRequest(why, since=self._clock())
+        return RunIntent(why, since=self._clock())
 
     # ------------------------------------------------------------------ live path and reconcile
     def record_batch(

@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from social_recording.domain.models import utcnow
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL_MINUTES
 from social_recording.domain.status import FetchStatus
-from social_recording.domain.url_machine import RunRequest, Selected, Why
+from social_recording.domain.url_machine import RunIntent, Selected, Why
 from social_recording.locks.base import Lease, LockManager
 from social_recording.recording._text import describe_error, kv
 from social_recording.recording.candidates import (
@@ -117,12 +117,12 @@ class RetrySelection:
     def tokens(self) -> int:
         return len({c.address for c in self.candidates})
 
-    def request(self) -> RunRequest:
+    def request(self) -> RunIntent:
         """What a run recording this selection was asked for: the statuses named (if any) belong to
         the run, and every element is judged as of the selection."""
         if self.named is None:
-            return RunRequest(Why.RETRY, since=self.selected_at)
-        return RunRequest(Why.RETRY_NAMED, since=self.selected_at, named=frozenset(FetchStatus(s) for s in self.named))
+            return RunIntent(Why.RETRY, since=self.selected_at)
+        return RunIntent(Why.RETRY_NAMED, since=self.selected_at, named=frozenset(FetchStatus(s) for s in self.named))
 
 
 @dataclass(frozen=True)

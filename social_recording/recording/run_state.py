@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
-from social_recording.domain.url_machine import RunRequest, Why
+from social_recording.domain.url_machine import RunIntent, Why
 from social_recording.recording.concurrency import CallSlots
 from social_recording.recording.outcomes import UrlOutcome, Written
 
@@ -76,7 +76,7 @@ class RunState:
         min_interval: timedelta = DEFAULT_MIN_INTERVAL,
         *,
         calls: CallSlots | None = None,
-        request: RunRequest | None = None,
+        request: RunIntent | None = None,
         listener: RunListener | None = None,
     ) -> None:
         if min_interval < timedelta(0):
@@ -106,18 +106,18 @@ class RunState:
             raise RuntimeError("limit_calls must be called before the run records any URL")
         self.calls = CallSlots(provider_concurrency, per_token=self.calls.per_token)
 
-    def ask(self, request: RunRequest) -> None:
+    def ask(self, request: RunIntent) -> None:
         """Say what the run was asked to do, before it records anything."""
         with self._lock:
             if self._urls:
                 raise RuntimeError("a run's request is set before the run records any URL")
             self._request = request
 
-    def request_or_live(self, now: datetime) -> RunRequest:
+    def request_or_live(self, now: datetime) -> RunIntent:
         """The run's request; a run started without one is a live run that started now."""
         with self._lock:
             if self._request is None:
-                self._request = RunRequest(Why.LIVE, since=now)
+                self._request = RunIntent(Why.LIVE, since=now)
             return self._request
 
     @property

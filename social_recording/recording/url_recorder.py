@@ -18,7 +18,7 @@ from social_recording.locks.spend_budget import SpendBudgets
 from social_recording.platforms.base import GeneratorRegistry
 from social_recording.recording._text import describe_error, kv, safe_url
 from social_recording.recording.answer_spool import AnswerSpool
-from social_recording.recording.attempt import Settings, UrlAttempt
+from social_recording.recording.attempt import RecorderSwitches, UrlAttempt
 from social_recording.recording.outcomes import EngineOutcome, UrlOutcome
 from social_recording.recording.run_state import RunState
 from social_recording.recording.writer import GraphWriter
@@ -95,7 +95,7 @@ class UrlRecorder:
         self._locks = locks
         self._writer = writer
         self._registry = registry
-        self._settings = Settings(enable_paid=enable_paid, max_attempts=max_attempts, budgets=spend_budgets)
+        self._settings = RecorderSwitches(enable_paid=enable_paid, max_attempts=max_attempts, budgets=spend_budgets)
         self._url_lock_wait = url_lock_wait
         self._url_lock_ttl = url_lock_ttl
         self._clock = clock

@@ -6,10 +6,10 @@ generators run unchanged against it, and it records every answered request in a 
 from social_recording.sandbox.ledger import Ledger, LedgerEntry
 from social_recording.sandbox.scenario import (
     DEMO_SCENARIO_PATH,
-    Outcome,
     OutcomeKind,
     Scenario,
     ScenarioError,
+    ScriptedOutcome,
     load_scenario,
 )
 from social_recording.sandbox.transport import (
@@ -25,7 +25,7 @@ __all__ = [
     "TRACKER_BASE_URL",
     "Ledger",
     "LedgerEntry",
-    "Outcome",
+    "ScriptedOutcome",
     "OutcomeKind",
     "SandboxTransport",
     "Scenario",

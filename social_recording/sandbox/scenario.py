@@ -53,15 +53,15 @@ _OUTCOME_HELP = "ok, not_found, blocked, error, flaky:N (N >= 1), invalid, rate_
 
 
 @dataclass(frozen=True)
-class Outcome:
+class ScriptedOutcome:
     """What the sandbox answers for one target. `flaky_calls` is N of `flaky:N` (0 otherwise)."""
 
     kind: OutcomeKind
     flaky_calls: int = 0
 
     @classmethod
-    def parse(cls, text: object) -> Outcome:
-        if isinstance(text, Outcome):
+    def parse(cls, text: object) -> ScriptedOutcome:
+        if isinstance(text, ScriptedOutcome):
             return text
         if not isinstance(text, str):
             raise ValueError(f"outcome must be a string, got {text!r}")
@@ -80,7 +80,7 @@ class Outcome:
         return f"flaky:{self.flaky_calls}" if self.kind is OutcomeKind.FLAKY else self.kind.value
 
 
-OK = Outcome(OutcomeKind.OK)
+OK = ScriptedOutcome(OutcomeKind.OK)
 
 RawValue = str | int | float | bool | None
 """A social field exactly as the tracker may send it (junk included: "TBA", "-", 0, …)."""
@@ -143,16 +143,16 @@ class TargetSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
-    outcome: Outcome = OK
+    outcome: ScriptedOutcome = OK
     latency_ms: int | None = Field(default=None, ge=0)
 
     @field_validator("outcome", mode="before")
     @classmethod
-    def _outcome(cls, v: Any) -> Outcome:
-        return Outcome.parse(v)
+    def _outcome(cls, v: Any) -> ScriptedOutcome:
+        return ScriptedOutcome.parse(v)
 
     @field_serializer("outcome")
-    def _dump_outcome(self, v: Outcome) -> str:
+    def _dump_outcome(self, v: ScriptedOutcome) -> str:
         return str(v)
 
 
@@ -256,7 +256,7 @@ class Scenario(BaseModel):
             return spec.latency_ms
         return self.default_latency_ms
 
-    def outcome(self, target: str | None) -> Outcome:
+    def outcome(self, target: str | None) -> ScriptedOutcome:
         spec = self.targets.get(target) if target is not None else None
         return spec.outcome if spec is not None else OK
 
@@ -292,12 +292,12 @@ INVALID_UNSERVABLE = (
 """Why `invalid` cannot be served on any target but an X tweet (the fakes say it too)."""
 
 
-def unservable_reason(target: str, outcome: Outcome | OutcomeKind) -> str | None:
+def unservable_reason(target: str, outcome: ScriptedOutcome | OutcomeKind) -> str | None:
     """Why the sandbox cannot serve `outcome` for canonical `target` the way the provider's real API
     would (it would silently answer something else), and what to use instead; None when it can.
     Each platform's fake says what its provider cannot express (`unservable`). A key that is not
     canonical returns None: the target-key check reports it."""
-    kind = outcome.kind if isinstance(outcome, Outcome) else outcome
+    kind = outcome.kind if isinstance(outcome, ScriptedOutcome) else outcome
     if kind is OutcomeKind.OK:
         return None
     try:

@@ -151,10 +151,10 @@ def test_dagster_yaml_limits_retry_runs_to_one_and_reconcile_partitions(tmp_path
 
 
 def test_jobs_carry_the_tags_the_limits_use() -> None:
+    from social_recording.dagster_defs.job_kind import JOB_TAG
     from social_recording.dagster_defs.jobs.live import live_tokens_job
     from social_recording.dagster_defs.jobs.reconcile import make_reconcile_job
     from social_recording.dagster_defs.jobs.retry import retry_job
-    from social_recording.dagster_defs.stages import JOB_TAG
     from social_recording.settings import DEFAULT_PARTITION_START
 
     reconcile = make_reconcile_job(DEFAULT_PARTITION_START)

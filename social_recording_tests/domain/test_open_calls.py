@@ -20,7 +20,7 @@ from social_recording.domain.url_machine import (
     Outcome,
     Result,
     Rules,
-    RunRequest,
+    RunIntent,
     Why,
     after,
     decide,
@@ -33,7 +33,7 @@ URL = "https://x.com/i/status/7"
 RULES = Rules(max_attempts=3, min_interval=timedelta(minutes=60))
 CALL = OpenCall(provider="twitterapi", subject=URL, started_at=T, fence=4)
 PENDING = SocialUrl(url=URL, status=FetchStatus.PENDING)
-LIVE = RunRequest(Why.LIVE, since=T)
+LIVE = RunIntent(Why.LIVE, since=T)
 
 
 def _state(**fields: object) -> UrlState:
@@ -74,7 +74,7 @@ def test_a_holder_never_pays_beside_an_open_call() -> None:
     assert (decision.act, decision.status, decision.cause) == (Act.ADOPT, FetchStatus.ERROR, Cause.BACKOFF)
     assert "open since" in decision.detail
     named = SocialUrl(url=URL, status=FetchStatus.NOT_FOUND)
-    retry = RunRequest(Why.RETRY_NAMED, since=T, named=frozenset({FetchStatus.NOT_FOUND}))
+    retry = RunIntent(Why.RETRY_NAMED, since=T, named=frozenset({FetchStatus.NOT_FOUND}))
     kept = decide(_state(), named, request=retry, selected=None, now=T + timedelta(seconds=30), rules=RULES)
     assert (kept.act, kept.status) == (Act.LEAVE, FetchStatus.NOT_FOUND)
 
@@ -93,7 +93,7 @@ def test_a_timed_out_open_call_is_counted_and_written_with_the_decision() -> Non
 def test_past_the_back_off_a_timed_out_open_call_leaves_the_url_due() -> None:
     state = _state(attempts=0)
     later = T + timedelta(hours=2)
-    decision = decide(state, PENDING, request=RunRequest(Why.LIVE, since=later), selected=None, now=later,
+    decision = decide(state, PENDING, request=RunIntent(Why.LIVE, since=later), selected=None, now=later,
                       rules=RULES)
     assert decision.act is Act.CALL and decision.settled is not None and decision.settled.streak == 1
 

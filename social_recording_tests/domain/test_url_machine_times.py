@@ -15,7 +15,7 @@ from social_recording.domain.url_machine import (
     Outcome,
     Result,
     Rules,
-    RunRequest,
+    RunIntent,
     Why,
     after,
     decide,
@@ -41,7 +41,7 @@ def test_a_named_retry_takes_a_call_in_its_first_millisecond_as_its_own(called_a
     state = UrlState(url=URL, platform="x", status=FetchStatus.BLOCKED, answer=FetchStatus.BLOCKED,
                      answered_at=stored, attempted_at=stored, attempts=2, version=2)
     element = SocialUrl(url=URL, status=FetchStatus.BLOCKED, attempted_at=stored, attempts=1, checked_at=stored)
-    request = RunRequest(Why.RETRY_NAMED, since=START, named=frozenset({FetchStatus.BLOCKED}))
+    request = RunIntent(Why.RETRY_NAMED, since=START, named=frozenset({FetchStatus.BLOCKED}))
     decision = decide(state, element, request=request, selected=None, now=START + timedelta(seconds=1),
                       rules=Rules(max_attempts=5, min_interval=timedelta(0)))
     assert decision.act is act, decision

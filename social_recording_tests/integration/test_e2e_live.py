@@ -26,7 +26,7 @@ from social_recording.domain.models import TokenDoc
 from social_recording.domain.urls import Platform, platform_of
 from social_recording.platforms.base import PAID_PLATFORMS
 from social_recording.sandbox import DEMO_SCENARIO_PATH, Ledger, OutcomeKind, load_scenario
-from social_recording.sandbox.scenario import Outcome, Scenario
+from social_recording.sandbox.scenario import Scenario, ScriptedOutcome
 from social_recording.sandbox.subjects import canonical_or_none, subject_key, target_subjects
 from social_recording.store import open_store
 
@@ -85,7 +85,7 @@ def _batches(addresses: list[str]) -> list[list[str]]:
     return batches
 
 
-def _outcome_of(scenario: Scenario, url: str) -> Outcome | None:
+def _outcome_of(scenario: Scenario, url: str) -> ScriptedOutcome | None:
     """The scenario outcome the sandbox applies to `url`'s requests (matched by provider subject)."""
     if url in scenario.targets:
         return scenario.targets[url].outcome

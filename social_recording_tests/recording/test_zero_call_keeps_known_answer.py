@@ -10,7 +10,7 @@ import pytest
 
 from social_recording.domain.models import TokenProfile
 from social_recording.domain.status import FetchStatus
-from social_recording.domain.url_machine import RunRequest, Why
+from social_recording.domain.url_machine import RunIntent, Why
 from social_recording.locks.base import LockManager
 from social_recording.recording.run_state import RunState
 from social_recording.store.sqlite import SqliteStore
@@ -27,7 +27,7 @@ from test_support.engine_fakes import (
 
 
 def named_retry(*named: FetchStatus) -> RunState:
-    return RunState(request=RunRequest(Why.RETRY_NAMED, since=T0, named=frozenset(named)))
+    return RunState(request=RunIntent(Why.RETRY_NAMED, since=T0, named=frozenset(named)))
 
 
 def test_the_same_element_without_a_named_retry_is_left_as_it_is(

@@ -20,7 +20,7 @@ from social_recording.sandbox import (
     load_scenario,
     sandbox_resolve_host,
 )
-from social_recording.sandbox.scenario import Outcome, parse_scenario, unservable_reason
+from social_recording.sandbox.scenario import ScriptedOutcome, parse_scenario, unservable_reason
 from social_recording.upstream.profile import TokenProfileReader
 from social_recording.upstream.shortlinks import ShortlinkResolver
 from social_recording.upstream.tracker import TrackerClient
@@ -55,7 +55,7 @@ def load_error(tmp_path: Path, data: Any) -> str:
      ("credit_exhausted", OutcomeKind.CREDIT_EXHAUSTED, 0)],
 )
 def test_outcome_parse_round_trips(text: str, kind: OutcomeKind, n: int) -> None:
-    outcome = Outcome.parse(text)
+    outcome = ScriptedOutcome.parse(text)
     assert (outcome.kind, outcome.flaky_calls) == (kind, n)
     assert str(outcome) == text
 
@@ -207,7 +207,7 @@ def test_outcome_the_sandbox_cannot_serve_is_rejected(
     assert f"outcome {outcome!r} cannot be served" in message  # the outcome
     assert why in message and instead in message  # why, and what to use instead
     # the same data is accepted by the lenient parser (the transport's own tests rely on it) ...
-    assert parse_scenario({"targets": {key: {"outcome": outcome}}}).outcome(key) == Outcome.parse(outcome)
+    assert parse_scenario({"targets": {key: {"outcome": outcome}}}).outcome(key) == ScriptedOutcome.parse(outcome)
     # ... and rejected by the strict one
     with pytest.raises(ScenarioError, match="cannot be served"):
         parse_scenario({"targets": {key: {"outcome": outcome}}}, servable_only=True)
@@ -233,9 +233,9 @@ SERVABLE = [
 @pytest.mark.parametrize(("raw", "outcome"), SERVABLE)
 def test_outcome_the_sandbox_serves_is_accepted(tmp_path: Path, raw: str, outcome: str) -> None:
     key = to_canonical(raw)
-    assert unservable_reason(key, Outcome.parse(outcome)) is None
+    assert unservable_reason(key, ScriptedOutcome.parse(outcome)) is None
     sc = load_scenario(write(tmp_path, {"targets": {key: {"outcome": outcome, "latency_ms": 5}}}))
-    assert sc.outcome(key) == Outcome.parse(outcome)
+    assert sc.outcome(key) == ScriptedOutcome.parse(outcome)
 
 
 def test_every_unservable_target_is_reported_at_once(tmp_path: Path) -> None:
@@ -293,13 +293,13 @@ def test_demo_scenario_loads_and_covers_what_it_claims(tmp_path: Path) -> None:
     assert 1 <= sum(1 for t in sc.tokens if not t.image_url) <= 3
     kinds = {spec.outcome.kind for spec in sc.targets.values()}
     assert kinds >= set(OutcomeKind), set(OutcomeKind) - kinds
-    assert any(spec.outcome == Outcome(OutcomeKind.FLAKY, 2) for spec in sc.targets.values())
+    assert any(spec.outcome == ScriptedOutcome(OutcomeKind.FLAKY, 2) for spec in sc.targets.values())
     # every free platform has a target that fails past one call's retries and recovers on a retry, and
     # one that never recovers: with paid calls off the retry job visibly converges and exhausts
     for free in (Platform.GITHUB, Platform.YOUTUBE, Platform.TELEGRAM):
         outcomes = [spec.outcome for url, spec in sc.targets.items() if platform_of(url) is free]
-        assert Outcome(OutcomeKind.FLAKY, 3) in outcomes, free
-        assert Outcome(OutcomeKind.ERROR) in outcomes, free
+        assert ScriptedOutcome(OutcomeKind.FLAKY, 3) in outcomes, free
+        assert ScriptedOutcome(OutcomeKind.ERROR) in outcomes, free
     assert any(spec.latency_ms for spec in sc.targets.values())
     junk = {v for t in sc.tokens for v in t.social_values().values() if isinstance(v, str) and not v.startswith("http")}
     assert {"TBA", "none", "-"} <= junk

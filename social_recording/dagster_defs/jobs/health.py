@@ -46,6 +46,7 @@ from social_recording.dagster_defs.assets import (
     materializations_for_run,
     observations_for_run,
 )
+from social_recording.dagster_defs.job_kind import JobKind
 from social_recording.dagster_defs.spend import SPEND_CHECK_SPECS, spend_check_results
 from social_recording.domain.models import utcnow
 from social_recording.domain.spend import Budget
@@ -331,6 +332,7 @@ def make_health_job(checks: AssetChecksDefinition) -> "UnresolvedAssetJobDefinit
     return define_asset_job(
         HEALTH_JOB,
         selection=AssetSelection.checks(checks),
+        tags=JobKind.HEALTH.tag,
         description="Evaluate the health checks of the recorded data (no recording, no upstream call).",
     )
 

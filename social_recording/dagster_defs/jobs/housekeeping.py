@@ -25,8 +25,9 @@ from dagster import (
     op,
 )
 
+from social_recording.dagster_defs.job_kind import JobKind
 from social_recording.dagster_defs.retention import DEFAULT_MAX_RUNS, describe, purge_old_runs
-from social_recording.dagster_defs.stages import JOB_TAG, RUN_TAGS
+from social_recording.dagster_defs.stages import RUN_TAGS
 from social_recording.domain.models import utcnow
 
 HOUSEKEEPING_JOB = "housekeeping_job"
@@ -58,7 +59,7 @@ def make_housekeeping_job(retention_days: int) -> JobDefinition:
             "more_left": MetadataValue.bool(report.more_left),
         })
 
-    @job(name=HOUSEKEEPING_JOB, tags={JOB_TAG: "housekeeping", **RUN_TAGS}, executor_def=in_process_executor,
+    @job(name=HOUSEKEEPING_JOB, tags={**JobKind.HOUSEKEEPING.tag, **RUN_TAGS}, executor_def=in_process_executor,
          description=f"Purges runs that finished more than {retention_days} days ago, with their event logs and "
          "compute logs, keeping the runs the asset pages, the health checks and the partition status still read.")
     def housekeeping_job() -> None:

@@ -41,10 +41,10 @@ from dagster import (
 from pydantic import Field
 
 from social_recording.dagster_defs.engine import RecordingEngineResource
+from social_recording.dagster_defs.job_kind import JobKind
 from social_recording.dagster_defs.reporting import RecordedRun
 from social_recording.dagster_defs.resources import RecordingPolicyResource, TrackerResource
 from social_recording.dagster_defs.stages import (
-    JOB_TAG,
     RUN_TAGS,
     CallBounds,
     Recorded,
@@ -145,7 +145,7 @@ def record_live_tokens(
     def record(engine: Engine, run: RunState) -> Recorded:
         results = engine.processor.record_batch([(t.address, t.symbol or None) for t in tokens], run,
                                                 max_workers=min(config.max_workers, max(1, len(tokens))))
-        return Recorded("live", live_counters(results, run.status_counts()), results)
+        return Recorded(JobKind.LIVE, live_counters(results, run.status_counts()), results)
 
     return record_stage(context, recording, config.provider_concurrency, record)
 
@@ -163,7 +163,7 @@ def record_tokens() -> Any:
     return report(record_live_tokens())
 
 
-@job(tags={JOB_TAG: "live", **RUN_TAGS}, executor_def=in_process_executor,
+@job(tags={**JobKind.LIVE.tag, **RUN_TAGS}, executor_def=in_process_executor,
      description="Records a batch of freshly traded tokens.")
 def live_tokens_job() -> None:
     record_tokens()

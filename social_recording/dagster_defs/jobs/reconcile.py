@@ -59,11 +59,11 @@ from dagster import (
 from pydantic import Field
 
 from social_recording.dagster_defs.engine import RecordingEngineResource
+from social_recording.dagster_defs.job_kind import JobKind
 from social_recording.dagster_defs.partitions import PartitionKeyError, check_partition_key, daily_partitions
 from social_recording.dagster_defs.reporting import RecordedRun, skipped_note
 from social_recording.dagster_defs.resources import RecordingPolicyResource
 from social_recording.dagster_defs.stages import (
-    JOB_TAG,
     PREVIEW_ROWS,
     RUN_TAGS,
     CallBounds,
@@ -187,7 +187,7 @@ def record_window_tokens(
         extra: dict[str, Any] = {}
         if outcome.malformed_items:
             extra["malformed_items"] = MetadataValue.md("\n".join(f"- `{m}`" for m in outcome.malformed_items[:200]))
-        return Recorded("reconcile", outcome.metadata(), outcome.tokens,
+        return Recorded(JobKind.RECONCILE, outcome.metadata(), outcome.tokens,
                         skipped=skipped_note(f"reconcile of {window.partition_key}", outcome.skipped,
                                              outcome.job_lock_waited_s),
                         extra=extra, run_tags={REMAINING_TAG: str(outcome.remaining)},
@@ -214,7 +214,7 @@ def make_reconcile_job(start: date) -> JobDefinition:
     @job(
         name="reconcile_job",
         partitions_def=daily_partitions(start),
-        tags={JOB_TAG: "reconcile", **RUN_TAGS},
+        tags={**JobKind.RECONCILE.tag, **RUN_TAGS},
         executor_def=in_process_executor,
         description="Backfill: records the tokens of a UTC day (by last transfer) that were never stored.",
     )

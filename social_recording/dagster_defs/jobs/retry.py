@@ -42,10 +42,10 @@ from dagster import (
 from pydantic import Field
 
 from social_recording.dagster_defs.engine import RecordingEngineResource
+from social_recording.dagster_defs.job_kind import JobKind
 from social_recording.dagster_defs.reporting import RecordedRun, skipped_note
 from social_recording.dagster_defs.resources import PlatformsResource, RecordingPolicyResource, StoreResource
 from social_recording.dagster_defs.stages import (
-    JOB_TAG,
     PREVIEW_ROWS,
     RUN_TAGS,
     CallBounds,
@@ -210,7 +210,7 @@ def record_retry_candidates(
     def record(engine: Engine, run: RunState) -> Recorded:
         outcome = engine.retry.record_selection(selection, deadline_seconds=config.deadline_seconds,
                                                 max_workers=config.max_workers, run=run, keep_url_outcomes=False)
-        return Recorded("retry", outcome.metadata(),
+        return Recorded(JobKind.RETRY, outcome.metadata(),
                         skipped=skipped_note("retry", outcome.skipped, outcome.job_lock_waited_s))
 
     return record_stage(context, recording, config.provider_concurrency, record,
@@ -231,7 +231,7 @@ def retry_urls() -> Any:
     return report(record_retry_candidates(select_retry_candidates()))
 
 
-@job(tags={JOB_TAG: "retry", **RUN_TAGS}, executor_def=in_process_executor,
+@job(tags={**JobKind.RETRY.tag, **RUN_TAGS}, executor_def=in_process_executor,
      description="Re-attempts URLs that have not converged yet.")
 def retry_job() -> None:
     retry_urls()
@@ -318,7 +318,7 @@ def evaluate_retry_candidates(
     return RunRequest(
         run_key=f"retry:{digest}:{bucket}",
         run_config=RunConfig(ops={"retry_urls": RetryConfig()}),
-        tags={"social_recording/candidate_urls": str(len(found)), JOB_TAG: "retry"},
+        tags={"social_recording/candidate_urls": str(len(found)), **JobKind.RETRY.tag},
     )
 
 
