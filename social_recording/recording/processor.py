@@ -2,7 +2,7 @@
 
 The token lock is try-once: another worker holding it is doing the same work, so waiting would only
 tie up a slot. A run records the tokens it found locked out once more at its end, each waiting for its
-lock up to TOKEN_LOCK_WAIT_S (`record_locked_out_again`): a live holder has finished by then and the
+lock up to TOKEN_LOCK_WAIT_S (recording/run_driver.py): a live holder has finished by then and the
 token is up to date, a crashed one's lock has expired and the run does the work; only what is still
 held is reported left behind. The lock is renewed while held, so URL-lock waits inside it never erode it. A new token is
 pre-created with every URL `pending` right after the upstream read (its existence means "seen", not
@@ -20,7 +20,6 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import TypeVar
 
 from social_recording.domain.models import TokenDoc, UnresolvedValue, utcnow
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL, backoff_passed
@@ -30,8 +29,8 @@ from social_recording.domain.urls import Platform, platform_of
 from social_recording.locks.base import Lease, LockManager
 from social_recording.recording._text import describe_error, kv, safe_url
 from social_recording.recording.concurrency import url_pool
-from social_recording.recording.job_pool import Interruption, check_max_workers, run_bounded
 from social_recording.recording.outcomes import EngineOutcome, TokenOutcome, TokenStatus, UrlOutcome
+from social_recording.recording.run_driver import RunDriver
 from social_recording.recording.run_state import RunState
 from social_recording.recording.sources import ProfileSource
 from social_recording.recording.url_recorder import TokenRef, UrlRecorder, emit
@@ -47,8 +46,6 @@ TOKEN_LOCK_WAIT_S = TOKEN_LOCK_TTL_S + 15.0
 """How long a run's second look at a locked-out token waits for its lock: past a crashed holder's TTL."""
 TOKEN_LOCK_PREFIX = "social-record:"
 
-U = TypeVar("U")
-R = TypeVar("R")
 
 
 def _check_address(address: object) -> str:
@@ -133,49 +130,13 @@ class TokenProcessor:
         their per-URL outcomes (counted in `run`), so a batch of any size costs the same memory.
         Interrupted, it finishes the tokens in flight and starts no other."""
 
-        def one(token: tuple[str, str | None], wait: float = 0.0) -> TokenOutcome:
+        def one(token: tuple[str, str | None], wait: float) -> TokenOutcome:
             return replace(self.record(token[0], token[1], run, lock_wait=wait), urls=())
 
-        def on_interrupt(i: Interruption) -> None:
-            run.interrupted(i.describe("token(s)", "the token_flow_sensor's next batches or the daily reconcile "
-                                                   "record them"))
-
-        results = run_bounded(
-            tokens, one, lambda token, exc: failed_token(token[0], exc),
-            max_workers=check_max_workers(max_workers), limit=None,
-            deadline_reached=lambda: False, lock_lost=lambda: False, on_interrupt=on_interrupt,
-        ).results
-        return self.record_locked_out_again(
-            tokens, results, lambda token: one(token, self.token_lock_wait),
-            lambda token, exc: failed_token(token[0], exc), max_workers=max_workers, stop=lambda: False,
-            on_interrupt=on_interrupt, status=lambda outcome: outcome,
-        )
-
-    def record_locked_out_again(
-        self,
-        units: Sequence[U],
-        results: list[R],
-        again: Callable[[U], R],
-        on_error: Callable[[U, Exception], R],
-        *,
-        max_workers: int,
-        stop: Callable[[], bool],
-        on_interrupt: Callable[[Interruption], None],
-        status: Callable[[R], TokenOutcome],
-    ) -> list[R]:
-        """The run's second look at the tokens it found locked out (`results[i]` is the result of
-        `units[i]`; `status` reads its token outcome): `again` records each one once more, waiting
-        for its lock (TOKEN_LOCK_WAIT_S), unless `stop()`. Returns the results with those replaced."""
-        locked = [i for i, r in enumerate(results) if status(r).status is TokenStatus.LOCKED_OUT]
-        if not locked or self.token_lock_wait <= 0 or stop():
-            return results
-        log.info(kv(event="locked_out_again", tokens=len(locked), wait_s=self.token_lock_wait))
-        second = run_bounded([units[i] for i in locked], again, on_error, max_workers=check_max_workers(max_workers),
-                             limit=None, deadline_reached=stop, lock_lost=lambda: False, on_interrupt=on_interrupt)
-        merged = list(results)
-        for i, result in zip(locked, second.results, strict=False):
-            merged[i] = result
-        return merged
+        driver = RunDriver(run, max_workers, self.token_lock_wait)
+        return driver.drive(tokens, one, lambda token, exc: failed_token(token[0], exc), status=lambda outcome: outcome,
+                            unit_name="token(s)",
+                            then="the token_flow_sensor's next batches or the daily reconcile record them")[1]
 
     def _token_lock(self, address: str, wait: float) -> AbstractContextManager[Lease]:
         """Try once (wait 0), or wait up to `wait` seconds for the token's lock."""

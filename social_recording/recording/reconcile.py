@@ -31,14 +31,13 @@ from social_recording.recording.job_pool import (
     DEFAULT_MAX_WORKERS,
     JOB_LOCK_TTL_S,
     JOB_LOCK_WAIT_S,
-    Interruption,
     check_deadline,
     check_limit,
     check_max_workers,
-    run_bounded,
 )
 from social_recording.recording.outcomes import TokenOutcome, TokenStatus, UrlOutcome
 from social_recording.recording.processor import TokenProcessor, failed_token
+from social_recording.recording.run_driver import RunDriver
 from social_recording.recording.run_state import RunState
 from social_recording.recording.sources import TokenRangeSource
 from social_recording.store.base import Store
@@ -318,11 +317,10 @@ class ReconcileService:
     ) -> ReconcileOutcome:
         targets = window.targets
         tally = _Tally()
+        driver = RunDriver(run, max_workers, self._processor.token_lock_wait, deadline=deadline, job=job,
+                           monotonic=self._monotonic, entered=entered)
 
-        def deadline_reached() -> bool:
-            return deadline is not None and self._monotonic() - entered >= deadline
-
-        def work(t: WindowTarget, wait: float = 0.0) -> TokenOutcome | None:
+        def work(t: WindowTarget, wait: float) -> TokenOutcome | None:
             """The token's outcome, or None when it was only counted (`keep_url_outcomes=False`
             and not worth a line). A token locked out is kept: the second look records it again."""
             outcome = self._processor.record(t.address, t.symbol, run, lock_wait=wait)
@@ -334,24 +332,12 @@ class ReconcileService:
         def on_error(t: WindowTarget, exc: Exception) -> TokenOutcome | None:
             return failed_token(t.address, exc)
 
-        def on_interrupt(i: Interruption) -> None:
-            run.interrupted(i.describe(
-                "token(s)", f"the next run of partition {window.partition_key} (or the daily reconcile) records them"))
+        def status(result: TokenOutcome | None) -> TokenOutcome:
+            return result if result is not None else _COUNTED
 
-        pool = run_bounded(
-            targets,
-            work,
-            on_error,
-            max_workers=max_workers,
-            limit=limit,
-            deadline_reached=deadline_reached,
-            lock_lost=lambda: job.lost,
-            on_interrupt=on_interrupt,
-        )
-        results = self._processor.record_locked_out_again(
-            targets, pool.results, lambda t: work(t, self._processor.token_lock_wait), on_error,
-            max_workers=max_workers, stop=lambda: deadline_reached() or job.lost, on_interrupt=on_interrupt,
-            status=lambda result: result if result is not None else _COUNTED,
+        pool, results = driver.drive(
+            targets, work, on_error, limit=limit, status=status, unit_name="token(s)",
+            then=f"the next run of partition {window.partition_key} (or the daily reconcile) records them",
         )
         tokens = tuple(t for t in results if t is not None)
         outcome = ReconcileOutcome(

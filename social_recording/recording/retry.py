@@ -42,14 +42,13 @@ from social_recording.recording.job_pool import (
     STOPPED_BY_DRAINED,
     STOPPED_BY_LIMIT,
     STOPPED_BY_LOCK_LOST,
-    Interruption,
     check_deadline,
     check_limit,
     check_max_workers,
-    run_bounded,
 )
 from social_recording.recording.outcomes import EngineOutcome, TokenOutcome, TokenStatus, UrlOutcome
 from social_recording.recording.processor import TokenProcessor
+from social_recording.recording.run_driver import RunDriver
 from social_recording.recording.run_state import RunState
 from social_recording.recording.url_recorder import emit
 from social_recording.store.base import Candidate, Store
@@ -310,19 +309,19 @@ class RetryService:
             by_token.setdefault(c.address, []).append(c)
         units = list(by_token.items())
 
-        def deadline_reached() -> bool:
-            return deadline is not None and self._monotonic() - entered >= deadline
+        driver = RunDriver(run, max_workers, self._processor.token_lock_wait, deadline=deadline, job=job,
+                           monotonic=self._monotonic, entered=entered)
 
-        def work(unit: tuple[str, list[Candidate]], wait: float = 0.0) -> _Batch:
+        def work(unit: tuple[str, list[Candidate]], wait: float) -> _Batch:
             address, candidates = unit
             batch = _Batch(keep_url_outcomes)
-            if deadline_reached() or job.lost:
+            if driver.stopped():
                 return batch
             # One token lock for the token's batch; its URLs side by side, one URL lock each. Each
             # element is judged against how the selection saw it, not how the token lock finds it.
             # A token locked out is looked at again at the end (its outcomes not counted yet).
             seen = {c.url: Selected(c.status, c.checked_at) for c in candidates}
-            outcomes = self._processor.record_urls(address, list(seen), run, lambda: deadline_reached() or job.lost,
+            outcomes = self._processor.record_urls(address, list(seen), run, driver.stopped,
                                                    seen, lock_wait=wait, emit_locked_out=wait > 0)
             if wait == 0 and outcomes and all(o.status is EngineOutcome.LOCKED_OUT for o in outcomes):
                 batch.locked_out = tuple(outcomes)
@@ -339,29 +338,13 @@ class RetryService:
                                                describe_error(exc))))
             return batch
 
-        def on_interrupt(i: Interruption) -> None:
-            run.interrupted(i.describe("token batch(es)", "the next retry run selects their URLs again"))
-
-        pool = run_bounded(
-            units,
-            work,
-            on_error,
-            max_workers=max_workers,
-            limit=None,
-            deadline_reached=deadline_reached,
-            lock_lost=lambda: job.lost,
-            on_interrupt=on_interrupt,
-        )
-        batches = self._processor.record_locked_out_again(
-            units, pool.results, lambda unit: work(unit, self._processor.token_lock_wait), on_error,
-            max_workers=max_workers, stop=lambda: deadline_reached() or job.lost, on_interrupt=on_interrupt,
-            status=_Batch.token_status,
-        )
+        pool, batches = driver.drive(units, work, on_error, status=_Batch.token_status, unit_name="token batch(es)",
+                                     then="the next retry run selects their URLs again")
         for batch in batches:  # not looked at again (the run stopped): counted as they were
             batch.count_locked_out(run)
         interval = timedelta(minutes=selection.min_interval_minutes)
         unresolved = self._retry_unresolved(selection.selected_at - interval, selection.limit, run,
-                                            deadline_reached, lambda: job.lost)
+                                            driver.deadline_reached, driver.lock_lost)
         lost = job.lost
 
         total = _Batch(keep_url_outcomes)
