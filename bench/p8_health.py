@@ -58,7 +58,7 @@ from urllib.parse import urlsplit, urlunsplit
 from _common import Table  # noqa: I001  (bench/ on sys.path)
 from p4_scale import NOW, _mongo_reusable, _sqlite_reusable, generate_mongo, generate_sqlite, mongo_server
 
-from social_recording.dagster_defs.jobs.health import HealthInputs, ledger_figures, report_health
+from social_recording.dagster_defs.health_report import HealthInputs, ledger_figures, report_health
 from social_recording.dagster_defs.resources import (
     PlatformsResource,
     RecordingPolicyResource,

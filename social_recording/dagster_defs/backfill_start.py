@@ -38,7 +38,7 @@ from dagster import (
 from dagster._core.execution.backfill import BulkActionsFilter, BulkActionStatus, PartitionBackfill
 from dagster._core.storage.tags import BACKFILL_ID_TAG
 
-from social_recording.dagster_defs.jobs.live import live_minimum_interval
+from social_recording.dagster_defs.sensor_interval import live_minimum_interval
 from social_recording.settings import DAEMON_SENSOR_LOOP_S
 
 BACKFILL_START_INTERVAL_S = live_minimum_interval(DAEMON_SENSOR_LOOP_S)

@@ -10,25 +10,8 @@ from typing import Any
 from dagster import Definitions, EnvVar
 
 from social_recording.dagster_defs.assets import ASSET_SPECS
-from social_recording.dagster_defs.backfill_start import make_backfill_start_sensor
 from social_recording.dagster_defs.engine import RecordingEngineResource
-from social_recording.dagster_defs.jobs.health import (
-    make_health_checks,
-    make_health_job,
-    make_health_schedule,
-)
-from social_recording.dagster_defs.jobs.housekeeping import make_housekeeping_job, make_housekeeping_schedule
-from social_recording.dagster_defs.jobs.live import live_tokens_job, make_token_flow_sensor
-from social_recording.dagster_defs.jobs.reconcile import (
-    make_catch_up_sensor,
-    make_reconcile_job,
-    make_reconcile_schedule,
-)
-from social_recording.dagster_defs.jobs.retry import (
-    make_retry_candidates_sensor,
-    make_retry_schedule,
-    retry_job,
-)
+from social_recording.dagster_defs.jobs import health, housekeeping, live, reconcile, retry
 from social_recording.dagster_defs.recovery import make_stranded_runs_sensor
 from social_recording.dagster_defs.resources import (
     LockManagerResource,
@@ -109,27 +92,18 @@ def build_resources(settings: Settings) -> dict[str, Any]:
 
 
 def build_definitions(settings: Settings) -> Definitions:
-    schedule_status, sensor_status = default_status(settings.env)
-    reconcile_job = make_reconcile_job(settings.partition_start)
-    health_checks = make_health_checks(sandbox=settings.upstream == "sandbox")
-    health_job = make_health_job(health_checks)
-    housekeeping_job = make_housekeeping_job(settings.retention_days)
-    return Definitions(
-        assets=[*ASSET_SPECS, PROVIDER_SPEND_SPEC],
-        asset_checks=[health_checks],
-        jobs=[reconcile_job, retry_job, live_tokens_job, health_job, housekeeping_job],
-        schedules=[
-            make_retry_schedule(retry_job, schedule_status),
-            make_reconcile_schedule(reconcile_job, schedule_status),
-            make_health_schedule(health_job, schedule_status),
-            make_housekeeping_schedule(housekeeping_job, schedule_status),
-        ],
-        sensors=[
-            make_retry_candidates_sensor(retry_job, sensor_status),
-            make_token_flow_sensor(live_tokens_job, sensor_status, settings.live_poll_seconds),
-            make_stranded_runs_sensor(sensor_status),
-            make_catch_up_sensor(reconcile_job, sensor_status),
-            make_backfill_start_sensor([reconcile_job]),
-        ],
-        resources=build_resources(settings),
+    """The code location: the recorded data as assets, the resources, and each job's own definitions
+    (its job, schedule, sensors and checks, from its module in `jobs/`)."""
+    _, sensor_status = default_status(settings.env)
+    return Definitions.merge(
+        Definitions(
+            assets=[*ASSET_SPECS, PROVIDER_SPEND_SPEC],
+            sensors=[make_stranded_runs_sensor(sensor_status)],
+            resources=build_resources(settings),
+        ),
+        reconcile.definitions(settings),
+        retry.definitions(settings),
+        live.definitions(settings),
+        health.definitions(settings),
+        housekeeping.definitions(settings),
     )

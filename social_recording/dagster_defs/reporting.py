@@ -19,7 +19,7 @@ from typing import Any
 
 from dagster import Failure, MetadataValue, OpExecutionContext, Output, TableColumn, TableRecord, TableSchema
 
-from social_recording.dagster_defs.jobs.health import HealthInputs, report_health
+from social_recording.dagster_defs.health_report import HealthInputs, report_health
 from social_recording.dagster_defs.run_log import LEFT_BEHIND, OutcomeRows, RunLog
 from social_recording.dagster_defs.spend import report_spend
 from social_recording.domain.models import utcnow

@@ -27,7 +27,7 @@ from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 from dagster._core.storage.tags import PARTITION_NAME_TAG
 
 from social_recording.dagster_defs.assets import ASSET_SPECS
-from social_recording.dagster_defs.jobs.health import baseline_observations
+from social_recording.dagster_defs.health_report import baseline_observations
 
 DEFAULT_MAX_RUNS = 5_000
 FINISHED = [DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]

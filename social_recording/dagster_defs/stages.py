@@ -33,8 +33,8 @@ from dagster import (
 from pydantic import Field, field_validator
 
 from social_recording.dagster_defs.engine import RecordingEngineResource
+from social_recording.dagster_defs.health_report import HealthInputs
 from social_recording.dagster_defs.job_kind import JobKind
-from social_recording.dagster_defs.jobs.health import HealthInputs
 from social_recording.dagster_defs.reporting import RecordedRun, finish_recording, recorded_run, report_output
 from social_recording.dagster_defs.run_log import RunLog, UrlLog, hold_event_connection
 from social_recording.dagster_defs.termination import sigterm_terminates

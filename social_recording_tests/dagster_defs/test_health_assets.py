@@ -32,7 +32,8 @@ from social_recording.dagster_defs.assets import (
     TRACKER_TOKENS,
     VENUES,
 )
-from social_recording.dagster_defs.jobs.health import HEALTH_JOB, check_names
+from social_recording.dagster_defs.health_report import check_names
+from social_recording.dagster_defs.jobs.health import HEALTH_JOB
 from social_recording.dagster_defs.spend import PROVIDER_SPEND
 from social_recording.domain.graph import ObjectKind
 from social_recording.domain.models import TokenProfile, utcnow

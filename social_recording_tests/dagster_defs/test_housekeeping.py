@@ -12,7 +12,8 @@ from dagster import DagsterInstance, DagsterRun, DagsterRunStatus, DefaultSchedu
 from dagster._core.storage.runs.schema import RunsTable
 
 from social_recording.dagster_defs.assets import ASSET_SPECS
-from social_recording.dagster_defs.jobs.health import HEALTH_JOB, exhausted_baseline
+from social_recording.dagster_defs.health_report import exhausted_baseline
+from social_recording.dagster_defs.jobs.health import HEALTH_JOB
 from social_recording.dagster_defs.jobs.housekeeping import HOUSEKEEPING_CRON, HOUSEKEEPING_JOB
 from social_recording.domain.models import utcnow
 from test_support.sandbox_env import SandboxEnv, make_env, token

@@ -381,7 +381,7 @@ def test_the_daemon_evaluates_the_live_sensor_on_every_one_of_its_loops(started_
     from dagster._core.scheduler.instigation import InstigatorState, InstigatorStatus, SensorInstigatorData
     from dagster._daemon.sensor import is_under_min_interval
 
-    from social_recording.dagster_defs.jobs.live import live_minimum_interval
+    from social_recording.dagster_defs.sensor_interval import live_minimum_interval
     from social_recording.settings import DAEMON_SENSOR_LOOP_S, LIVE_POLL_SECONDS
 
     @dataclass

@@ -13,6 +13,7 @@ from datetime import timedelta
 
 from dagster import (
     DefaultScheduleStatus,
+    Definitions,
     Field,
     IntSource,
     JobDefinition,
@@ -27,8 +28,9 @@ from dagster import (
 
 from social_recording.dagster_defs.job_kind import JobKind
 from social_recording.dagster_defs.retention import DEFAULT_MAX_RUNS, describe, purge_old_runs
-from social_recording.dagster_defs.stages import RUN_TAGS
+from social_recording.dagster_defs.stages import RUN_TAGS, default_status
 from social_recording.domain.models import utcnow
+from social_recording.settings import Settings
 
 HOUSEKEEPING_JOB = "housekeeping_job"
 HOUSEKEEPING_CRON = "40 3 * * *"
@@ -77,3 +79,10 @@ def make_housekeeping_schedule(job_def: JobDefinition, status: DefaultScheduleSt
         default_status=status,
         description="Daily purge of old runs, event logs and compute logs (SOCIAL_RECORDING_RETENTION_DAYS).",
     )
+
+
+def definitions(settings: Settings) -> Definitions:
+    """The housekeeping job and its daily schedule; merged by the builder."""
+    schedule_status, _ = default_status(settings.env)
+    job = make_housekeeping_job(settings.retention_days)
+    return Definitions(jobs=[job], schedules=[make_housekeeping_schedule(job, schedule_status)])

@@ -22,6 +22,7 @@ from dagster import (
     Config,
     DagsterRunStatus,
     DefaultSensorStatus,
+    Definitions,
     JobDefinition,
     OpExecutionContext,
     RunConfig,
@@ -44,10 +45,12 @@ from social_recording.dagster_defs.engine import RecordingEngineResource
 from social_recording.dagster_defs.job_kind import JobKind
 from social_recording.dagster_defs.reporting import RecordedRun
 from social_recording.dagster_defs.resources import RecordingPolicyResource, TrackerResource
+from social_recording.dagster_defs.sensor_interval import live_minimum_interval
 from social_recording.dagster_defs.stages import (
     RUN_TAGS,
     CallBounds,
     Recorded,
+    default_status,
     record_stage,
     report,
     seconds,
@@ -67,7 +70,7 @@ from social_recording.recording.live_feed import (
 from social_recording.recording.log_line import kv_fields
 from social_recording.recording.outcomes import TokenOutcome, TokenStatus
 from social_recording.recording.run_state import RunState
-from social_recording.settings import DAEMON_SENSOR_LOOP_S, LIVE_POLL_SECONDS
+from social_recording.settings import LIVE_POLL_SECONDS, Settings
 
 __all__ = [
     "LIVE_BATCH_SIZE",
@@ -77,7 +80,6 @@ __all__ = [
     "LiveCursor",
     "evaluate_token_flow",
     "live_tokens_job",
-    "live_minimum_interval",
     "make_token_flow_sensor",
     "runs_on_their_way",
 ]
@@ -245,19 +247,6 @@ def runs_on_their_way(context: SensorEvaluationContext, job_name: str) -> int:
     return context.instance.get_runs_count(RunsFilter(job_name=job_name, statuses=NOT_STARTED_YET))
 
 
-def live_minimum_interval(poll_seconds: int) -> int:
-    """The sensor's `minimum_interval_seconds` for one evaluation every `poll_seconds`.
-
-    The daemon skips a sensor while less than its minimum interval has passed since its last tick
-    *started*; it looks every DAEMON_SENSOR_LOOP_S seconds, and a tick starts a few milliseconds
-    into a loop, so the loop `poll_seconds` later finds a little less than `poll_seconds` elapsed: a
-    minimum of exactly 5 would tick every 10 s. One second less keeps every due loop (docs/architecture.md,
-    "Live")."""
-    if poll_seconds < DAEMON_SENSOR_LOOP_S:
-        raise ValueError(f"poll_seconds must be >= {DAEMON_SENSOR_LOOP_S} (the daemon's sensor loop), got {poll_seconds!r}")
-    return poll_seconds - 1
-
-
 def make_token_flow_sensor(
     job: JobDefinition, status: DefaultSensorStatus, poll_seconds: int = LIVE_POLL_SECONDS
 ) -> SensorDefinition:
@@ -291,3 +280,12 @@ def make_token_flow_sensor(
         return SensorResult(run_requests=result.run_requests, cursor=result.cursor.dump())
 
     return token_flow_sensor
+
+
+def definitions(settings: Settings) -> Definitions:
+    """The live job with the token-flow sensor that launches it; merged by the builder."""
+    _, sensor_status = default_status(settings.env)
+    return Definitions(
+        jobs=[live_tokens_job],
+        sensors=[make_token_flow_sensor(live_tokens_job, sensor_status, settings.live_poll_seconds)],
+    )

@@ -32,6 +32,7 @@ from dagster import (
     DagsterRunStatus,
     DefaultScheduleStatus,
     DefaultSensorStatus,
+    Definitions,
     Failure,
     JobDefinition,
     MetadataValue,
@@ -58,6 +59,7 @@ from dagster import (
 )
 from pydantic import Field
 
+from social_recording.dagster_defs.backfill_start import make_backfill_start_sensor
 from social_recording.dagster_defs.engine import RecordingEngineResource
 from social_recording.dagster_defs.job_kind import JobKind
 from social_recording.dagster_defs.partitions import PartitionKeyError, check_partition_key, daily_partitions
@@ -68,6 +70,7 @@ from social_recording.dagster_defs.stages import (
     RUN_TAGS,
     CallBounds,
     Recorded,
+    default_status,
     preview,
     record_stage,
     report,
@@ -79,6 +82,7 @@ from social_recording.recording.engine import Engine
 from social_recording.recording.log_line import kv_fields
 from social_recording.recording.reconcile import ReconcileWindow
 from social_recording.recording.run_state import RunState
+from social_recording.settings import Settings
 
 RECONCILE_CRON = "30 0 * * *"
 """Half an hour into each UTC day: yesterday is complete, late trades have reached the tracker."""
@@ -431,3 +435,15 @@ def make_catch_up_sensor(job: JobDefinition, status: DefaultSensorStatus) -> Sen
         return SensorResult(run_requests=result.run_requests, cursor=result.cursor.dump())
 
     return reconcile_catch_up_sensor
+
+
+def definitions(settings: Settings) -> Definitions:
+    """The reconcile job with its daily schedule, its catch-up sensor and the sensor that starts a
+    backfill's runs at once; merged into the code location by the builder."""
+    schedule_status, sensor_status = default_status(settings.env)
+    job = make_reconcile_job(settings.partition_start)
+    return Definitions(
+        jobs=[job],
+        schedules=[make_reconcile_schedule(job, schedule_status)],
+        sensors=[make_catch_up_sensor(job, sensor_status), make_backfill_start_sensor([job])],
+    )

@@ -20,6 +20,7 @@ from dagster import (
     DagsterRunStatus,
     DefaultScheduleStatus,
     DefaultSensorStatus,
+    Definitions,
     JobDefinition,
     MetadataValue,
     OpExecutionContext,
@@ -50,6 +51,7 @@ from social_recording.dagster_defs.stages import (
     RUN_TAGS,
     CallBounds,
     Recorded,
+    default_status,
     preview,
     record_stage,
     report,
@@ -73,6 +75,7 @@ from social_recording.recording.engine import Engine
 from social_recording.recording.log_line import kv_fields
 from social_recording.recording.retry import RetrySelection
 from social_recording.recording.run_state import RunState
+from social_recording.settings import Settings
 from social_recording.store.base import Store
 
 RETRY_CRON = "0 * * * *"
@@ -355,3 +358,13 @@ def make_retry_candidates_sensor(job: JobDefinition, status: DefaultSensorStatus
         return SensorResult(run_requests=[result], cursor=new_cursor.dump())
 
     return retry_candidates_sensor
+
+
+def definitions(settings: Settings) -> Definitions:
+    """The retry job with its hourly schedule and its candidates sensor; merged by the builder."""
+    schedule_status, sensor_status = default_status(settings.env)
+    return Definitions(
+        jobs=[retry_job],
+        schedules=[make_retry_schedule(retry_job, schedule_status)],
+        sensors=[make_retry_candidates_sensor(retry_job, sensor_status)],
+    )
