@@ -20,7 +20,7 @@ from social_recording.domain.status import FetchStatus
 from social_recording.recording.health import RunFigures, StoreFigures
 from social_recording.recording.outcomes import Written
 from social_recording.recording.run_state import RunState
-from social_recording.store.base import Store
+from social_recording.store.base import HealthStore
 
 GROUP = "social_recording"
 PREFIX = "social_recording"
@@ -115,7 +115,7 @@ def _run_figures(run: RunState | RunFigures | None) -> RunFigures | None:
 
 
 def observations_for_run(
-    store: Store, run: RunState | RunFigures | None = None, *, figures: StoreFigures | None = None
+    store: HealthStore, run: RunState | RunFigures | None = None, *, figures: StoreFigures | None = None
 ) -> list[AssetObservation]:
     """One observation per recorded-data asset, from the store now and the run's counters.
 

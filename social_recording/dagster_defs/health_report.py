@@ -65,7 +65,7 @@ from social_recording.recording.health import (
 )
 from social_recording.recording.outcomes import Written
 from social_recording.recording.run_state import RunState
-from social_recording.store.base import Store
+from social_recording.store.base import HealthStore, Store
 
 if TYPE_CHECKING:
     from dagster._core.event_api import EventLogRecord
@@ -181,7 +181,7 @@ def exhausted_baseline(instance: DagsterInstance, now: datetime) -> ExhaustedBas
 
 
 def evaluate_health(
-    store: Store,
+    store: HealthStore,
     inputs: HealthInputs,
     *,
     now: datetime,

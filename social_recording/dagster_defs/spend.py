@@ -27,7 +27,7 @@ from dagster import (
 from social_recording.dagster_defs.assets import GROUP, PREFIX, TOKEN_SOCIAL_URLS
 from social_recording.domain.spend import DAY, MONTH, Budget
 from social_recording.recording.spend_report import SpendFigures, budget_verdict, spend_drift
-from social_recording.store.base import Store
+from social_recording.store.base import SpendStore
 
 log = logging.getLogger("social_recording.spend")
 
@@ -80,7 +80,7 @@ def _budget_fields(figures: SpendFigures) -> dict[str, Any]:
             "description": verdict.summary, "metadata": spend_metadata(figures)}
 
 
-def report_spend(context: Any, store: Store, budgets: Mapping[str, Budget], now: datetime, *,
+def report_spend(context: Any, store: SpendStore, budgets: Mapping[str, Budget], now: datetime, *,
                  held: int = 0) -> None:
     """A paying run's hook: materialize `provider_spend` and evaluate the budget check into the run.
     Never raises: spend describes the data, the run that recorded it did its job."""
@@ -96,7 +96,7 @@ def report_spend(context: Any, store: Store, budgets: Mapping[str, Budget], now:
         log.warning("spend report failed", exc_info=True)
 
 
-def spend_check_results(store: Store, budgets: Mapping[str, Budget], now: datetime) -> list[AssetCheckResult]:
+def spend_check_results(store: SpendStore, budgets: Mapping[str, Budget], now: datetime) -> list[AssetCheckResult]:
     """The hourly health job's spend checks: the budgets, and the ledger reconciled with the URL states."""
     drift = spend_drift(store.spend_totals())
     shown = "; ".join(f"{a}: ledger {led}, URL states {st}" for a, (led, st) in drift.items())

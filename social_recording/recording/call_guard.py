@@ -19,7 +19,7 @@ from social_recording.domain.models import OpenCall, PaidRequest, as_stored
 from social_recording.locks.base import Lease
 from social_recording.outbound.observe import CallVetoed
 from social_recording.recording.store_retry import WRITE_RETRY_S, write_through_outages
-from social_recording.store.base import Store
+from social_recording.store.base import PaidRequestStore
 
 
 class PaidCallNotRecorded(CallVetoed):
@@ -68,7 +68,7 @@ class StoredPaidRequests:
 
     def __init__(
         self,
-        store: Store,
+        store: PaidRequestStore,
         url: str,
         platform: str,
         lease: Lease,

@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 
 from social_recording.domain.status import FetchStatus, parse_status
 from social_recording.domain.urls import Platform
-from social_recording.store.base import Candidate, CandidateQuery, Store
+from social_recording.store.base import Candidate, CandidateQuery, SelectionStore
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
@@ -142,5 +142,5 @@ class CandidateSet:
         return len(self.candidates)
 
 
-def select(store: Store, query: CandidateQuery) -> CandidateSet:
+def select(store: SelectionStore, query: CandidateQuery) -> CandidateSet:
     return CandidateSet(query, tuple(store.select_candidates(query)))

@@ -40,7 +40,13 @@ from social_recording.recording._text import safe_url
 from social_recording.recording.candidates import by_status, retry_query
 from social_recording.recording.run_state import RunState
 from social_recording.recording.url_recorder import URL_LOCK_TTL_S
-from social_recording.store.base import CandidateQuery, Store, WaitingElement, WaitingElements
+from social_recording.store.base import (
+    CandidateQuery,
+    HealthStore,
+    SelectionStore,
+    WaitingElement,
+    WaitingElements,
+)
 from social_recording.store.counts import CountDrift
 
 RETRY_CYCLE = timedelta(hours=1)
@@ -112,7 +118,7 @@ class StoreFigures:
     links: int
 
     @classmethod
-    def read(cls, store: Store) -> StoreFigures:
+    def read(cls, store: HealthStore) -> StoreFigures:
         """From the store's counters: one small read whatever the store's size (docs/architecture.md,
         "Health figures")."""
         counts = store.counts()
@@ -205,7 +211,7 @@ def _waiting_figures(found: WaitingElements, now: datetime) -> dict[str, int | f
     return {"elements": found.count, "oldest_hours": round(oldest_h, 2)}
 
 
-def check_stuck_pending(store: Store, now: datetime, *, after: timedelta = STUCK_PENDING_AFTER) -> HealthCheck:
+def check_stuck_pending(store: HealthStore, now: datetime, *, after: timedelta = STUCK_PENDING_AFTER) -> HealthCheck:
     """ERROR: nothing at all, not even a failure, is recorded for these URLs, and since the retry job
     takes never-recorded elements before any other, one surviving past the bound means nothing is
     recording them (runs dying, retry stopped, or a stored URL no run can take). Non-canonical URLs
@@ -223,7 +229,7 @@ def check_stuck_pending(store: Store, now: datetime, *, after: timedelta = STUCK
 
 
 def check_starved_retries(
-    store: Store,
+    store: HealthStore,
     now: datetime,
     *,
     enable_paid: bool,
@@ -375,7 +381,7 @@ def next_tick(now: datetime) -> datetime:
 
 
 def next_retry(
-    store: Store, now: datetime, *, enable_paid: bool, usable_platforms: Collection[Platform]
+    store: SelectionStore, now: datetime, *, enable_paid: bool, usable_platforms: Collection[Platform]
 ) -> NextRetry:
     """What the default retry selection (the schedule's) would take now, and when it next has work."""
     due = store.select_candidates(retry_query(now=now, min_interval=DEFAULT_MIN_INTERVAL, limit=DUE_PROBE,
@@ -394,7 +400,7 @@ def next_retry(
     return NextRetry(len(due), len(due) >= DUE_PROBE, next_due, next_tick(now), by_status(due))
 
 
-def oldest_waiting(store: Store, now: datetime, limit: int) -> tuple[WaitingElement, ...]:
+def oldest_waiting(store: HealthStore, now: datetime, limit: int) -> tuple[WaitingElement, ...]:
     """The longest-waiting elements a retry could still change (every retryable status, non-canonical
     URLs included), oldest first."""
     query = CandidateQuery(RETRYABLE, ensure_utc(now), limit)

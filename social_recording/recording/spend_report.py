@@ -13,7 +13,7 @@ from datetime import datetime
 from social_recording.domain.spend import DAY, MONTH, PERIODS, Budget, day_key, month_key, resets_at
 from social_recording.domain.urls import Platform
 from social_recording.platforms.catalogue import CATALOGUE
-from social_recording.store.base import SpendTotals, Store
+from social_recording.store.base import SpendStore, SpendTotals
 
 WARN_AT = 0.8
 """A budget used to this fraction warns; used up (1.0) it fails: the paid requests past it wait."""
@@ -45,7 +45,7 @@ class SpendFigures:
     resets: Mapping[str, datetime]
 
     @classmethod
-    def read(cls, store: Store, budgets: Mapping[str, Budget], now: datetime) -> SpendFigures:
+    def read(cls, store: SpendStore, budgets: Mapping[str, Budget], now: datetime) -> SpendFigures:
         """Every paid account (with or without a budget), from this month's ledger rows."""
         day, month = day_key(now), month_key(now)
         rows = store.spend_rows(f"{month}-01")

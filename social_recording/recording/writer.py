@@ -18,14 +18,14 @@ from social_recording.domain.graph import PlannedLink, SocialGraph, plan, planne
 from social_recording.domain.spend import SpendLine
 from social_recording.domain.url_machine import NextState
 from social_recording.recording.store_retry import WRITE_RETRY_S, write_through_outages
-from social_recording.store.base import ElementWrite, Store, UrlWrite, WriteOutcome
+from social_recording.store.base import ElementWrite, UrlWrite, UrlWriteStore, WriteOutcome
 
 
 class GraphWriter:
     """Plans graphs and applies one recording of one (token, URL) under its URL lock's fence."""
 
     def __init__(
-        self, store: Store, *, retry_s: float = WRITE_RETRY_S, sleep: Callable[[float], None] = time.sleep
+        self, store: UrlWriteStore, *, retry_s: float = WRITE_RETRY_S, sleep: Callable[[float], None] = time.sleep
     ) -> None:
         if not retry_s >= 0:
             raise ValueError(f"retry_s must be >= 0 seconds, got {retry_s!r}")

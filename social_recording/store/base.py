@@ -226,9 +226,9 @@ WAITING_COUNT_BOUND = 10_000
 bounded however large a backlog grows."""
 
 
-@runtime_checkable
-class Store(Protocol):
-    # ------------------------------------------------------------------ tokens
+class TokenStore(Protocol):
+    """Tokens and their raw values: the entry of a token and what its profile could not resolve yet."""
+
     def find_token(self, address: str) -> TokenDoc | None:
         """The whole token document (elements in their original order), or None."""
         ...
@@ -240,47 +240,6 @@ class Store(Protocol):
     def create_pending_token(self, profile: TokenProfile, now: datetime | None = None) -> bool:
         """Insert a token whose every URL is `pending` (and its unresolved raw values). Insert-only:
         returns False, and changes nothing, when the address exists."""
-        ...
-
-    # ------------------------------------------------------------------ elements and URL states
-    def find_element(self, address: str, url: str) -> SocialUrl | None:
-        """One element by its key (the recorder's re-read inside the URL lock)."""
-        ...
-
-    def find_url_state(self, url: str) -> UrlState | None:
-        """The URL's cross-token state: one indexed lookup, whatever the number of holders."""
-        ...
-
-    def find_holders(self, url: str, limit: int) -> list[tuple[str, SocialUrl]]:
-        """Up to `limit` tokens holding `url`, by address, with their element (the status command)."""
-        ...
-
-    def apply_url_write(self, write: UrlWrite) -> WriteOutcome:
-        """Apply one recording of one (token, URL), fenced: refused (changing nothing) when a larger
-        fencing token was applied to the element or the URL state, when the element is `ok`, or when
-        the URL state is not at `write.expect_version` any more (STALE)."""
-        ...
-
-    def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest) -> WriteResult:
-        """Record a submitted two-step paid request on the URL state (created `pending` if absent),
-        fenced like `apply_url_write`, whatever its version (the request is paid for: it must not be
-        lost); the version moves on, so the recording that follows reads the state again."""
-        ...
-
-    def save_open_call(self, url: str, platform: str, fence: int, call: OpenCall) -> WriteResult:
-        """Record a paid call about to leave on the URL state (created `pending` if absent), fenced
-        like `apply_url_write`, whatever its version; the version moves on. Durable before it returns:
-        the request is sent only after it."""
-        ...
-
-    def select_candidates(self, query: CandidateQuery) -> list[Candidate]:
-        """The retry selection (see CandidateQuery): one indexed, limited query per status."""
-        ...
-
-    def count_held_back(self, query: CandidateQuery, bound: int) -> int:
-        """Elements the selection `query` describes (its statuses, addresses and narrowing of
-        `unsupported`) that are not due yet: recorded after `query.checked_before`. Counted up to
-        `bound` (what the retry job reports as skipped by the back-off)."""
         ...
 
     def add_resolved_url(self, address: str, field: str, url: str, fence: int, now: datetime) -> WriteResult:
@@ -295,9 +254,61 @@ class Store(Protocol):
         """Store a raw value's new attempt count / reason, or drop it for good (`drop=True`)."""
         ...
 
+
+class UrlWriteStore(Protocol):
+    """An element and its URL's cross-token state, and the one fenced write of a recording."""
+
+    def find_element(self, address: str, url: str) -> SocialUrl | None:
+        """One element by its key (the recorder's re-read inside the URL lock)."""
+        ...
+
+    def find_url_state(self, url: str) -> UrlState | None:
+        """The URL's cross-token state: one indexed lookup, whatever the number of holders."""
+        ...
+
+    def apply_url_write(self, write: UrlWrite) -> WriteOutcome:
+        """Apply one recording of one (token, URL), fenced: refused (changing nothing) when a larger
+        fencing token was applied to the element or the URL state, when the element is `ok`, or when
+        the URL state is not at `write.expect_version` any more (STALE)."""
+        ...
+
+
+class PaidRequestStore(Protocol):
+    """The paid calls on record: a two-step request to resume, a call about to leave."""
+
+    def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest) -> WriteResult:
+        """Record a submitted two-step paid request on the URL state (created `pending` if absent),
+        fenced like `apply_url_write`, whatever its version (the request is paid for: it must not be
+        lost); the version moves on, so the recording that follows reads the state again."""
+        ...
+
+    def save_open_call(self, url: str, platform: str, fence: int, call: OpenCall) -> WriteResult:
+        """Record a paid call about to leave on the URL state (created `pending` if absent), fenced
+        like `apply_url_write`, whatever its version; the version moves on. Durable before it returns:
+        the request is sent only after it."""
+        ...
+
+
+class SelectionStore(Protocol):
+    """What the retry job takes next, and what waits for the back-off."""
+
+    def select_candidates(self, query: CandidateQuery) -> list[Candidate]:
+        """The retry selection (see CandidateQuery): one indexed, limited query per status."""
+        ...
+
+    def count_held_back(self, query: CandidateQuery, bound: int) -> int:
+        """Elements the selection `query` describes (its statuses, addresses and narrowing of
+        `unsupported`) that are not due yet: recorded after `query.checked_before`. Counted up to
+        `bound` (what the retry job reports as skipped by the back-off)."""
+        ...
+
     def select_unresolved(self, checked_before: datetime, limit: int) -> list[tuple[str, UnresolvedValue]]:
         """(address, value) pairs due for another resolution, oldest first."""
         ...
+
+
+class HealthStore(Protocol):
+    """The figures health, the run reports and the status command read (from counters, never a scan)."""
 
     def status_counts(self) -> StatusCounts:
         """URL elements by platform and status, and the number of tokens (health and the UI), from the
@@ -333,7 +344,14 @@ class Store(Protocol):
         looks at every token."""
         ...
 
-    # ------------------------------------------------------------------ spend ledger
+    def find_holders(self, url: str, limit: int) -> list[tuple[str, SocialUrl]]:
+        """Up to `limit` tokens holding `url`, by address, with their element (the status command)."""
+        ...
+
+
+class SpendStore(Protocol):
+    """The spend ledger, read by the spend budgets' report and the hourly reconciliation."""
+
     def spend_rows(self, since_day: str) -> list[SpendRow]:
         """The spend ledger's counters of every account from UTC day `since_day` ("2026-12-01") on,
         by account then day."""
@@ -344,7 +362,10 @@ class Store(Protocol):
         two sides the hourly reconciliation compares (read only)."""
         ...
 
-    # ------------------------------------------------------------------ objects, metrics, links
+
+class GraphStore(Protocol):
+    """The social graph a recording writes: objects, first metrics, links back to the token."""
+
     def upsert_object(self, kind: ObjectKind, obj: SocialObject, now: datetime | None = None) -> str:
         """Atomic insert-if-absent by `platform_key` (unique per collection); returns the row id.
         An existing row is never overwritten."""
@@ -377,5 +398,12 @@ class Store(Protocol):
     def count_links(self) -> int:
         """Token links stored (from the counters)."""
         ...
+
+
+@runtime_checkable
+class Store(TokenStore, UrlWriteStore, PaidRequestStore, SelectionStore, HealthStore, SpendStore, GraphStore,
+            Protocol):
+    """A whole store: every capability, and `close`. Backends implement this; a use case asks for the
+    capabilities it uses (docs/architecture.md, "Layers")."""
 
     def close(self) -> None: ...

@@ -76,7 +76,7 @@ from social_recording.recording.log_line import kv_fields
 from social_recording.recording.retry import RetrySelection
 from social_recording.recording.run_state import RunState
 from social_recording.settings import Settings
-from social_recording.store.base import Store
+from social_recording.store.base import SelectionStore
 
 RETRY_CRON = "0 * * * *"
 """Hourly, at the top of the hour (the status command's next tick and the health checks' retry cycle)."""
@@ -291,7 +291,7 @@ def active_retry_run(context: SensorEvaluationContext, job_name: str) -> str | N
 
 
 def evaluate_retry_candidates(
-    store: Store, cursor: RetryCursor, now: datetime, *, enable_paid: bool, usable_platforms: Collection[Platform]
+    store: SelectionStore, cursor: RetryCursor, now: datetime, *, enable_paid: bool, usable_platforms: Collection[Platform]
 ) -> RunRequest | SkipReason:
     """Launch retry_job when the retry job's own selection (the same query) finds due elements. The
     run key is the selection's digest: it changes whenever the set changes (every recording moves an
