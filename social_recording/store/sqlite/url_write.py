@@ -1,0 +1,143 @@
+"""One recording of one URL is ONE write transaction (`apply_url_write`): the fencing check, object
+upserts, first metrics, the link replacement, the URL state and the element all commit together or
+not at all, which also keeps the write lock short. Also the paid calls recorded on the URL state.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from social_recording.domain.models import OpenCall, PaidRequest, SocialUrl, TokenLink, UrlState, utcnow
+from social_recording.domain.status import FetchStatus
+from social_recording.store._codec import dt_to_text, opt_dt_to_text
+from social_recording.store.base import UrlWrite, WriteOutcome, WriteResult
+from social_recording.store.sqlite.graph_write import GraphWriteMixin, _PreparedObject
+from social_recording.store.sqlite.queries import q_element, q_url_state
+from social_recording.store.sqlite.rows import _state_from_row, _url_from_row
+from social_recording.store.write_refusal import (
+    NO_STATE,
+    StoredElement,
+    StoredState,
+    state_refusal,
+    url_write_refusal,
+)
+
+
+class UrlWriteMixin(GraphWriteMixin):
+    """UrlWriteStore and PaidRequestStore (store/base.py)."""
+
+    def find_element(self, address: str, url: str) -> SocialUrl | None:
+        row = self._conn().execute(*q_element(address, url)).fetchone()
+        return None if row is None else _url_from_row(row)
+    def find_url_state(self, url: str) -> UrlState | None:
+        row = self._conn().execute(*q_url_state(url)).fetchone()
+        return None if row is None else _state_from_row(row)
+    def _refusal(self, conn: sqlite3.Connection, write: UrlWrite) -> WriteOutcome | None:
+        """Why `write` may not touch its (address, url), or None when it may: the element's and its URL
+        state's fences and the state's version, read in one statement."""
+        row = conn.execute(
+            "SELECT u.status, u.fence, s.fence, s.version FROM token_urls u LEFT JOIN url_states s ON s.url = u.url "
+            "WHERE u.address = ? AND u.url = ?", [write.address, write.url]
+        ).fetchone()
+        if row is None:
+            return url_write_refusal(None, NO_STATE, write.fence, write.expect_version)
+        status, element_fence, state_fence, version = row
+        state = NO_STATE if state_fence is None else StoredState(state_fence, version or 0)
+        return url_write_refusal(StoredElement(status, element_fence), state, write.fence, write.expect_version)
+
+    def apply_url_write(self, write: UrlWrite) -> WriteOutcome:
+        stamp = dt_to_text(write.now)
+        # Everything that needs no database is prepared before the write lock is taken (object bodies,
+        # metric values, link fields), so the transaction only runs statements.
+        graph = None if write.graph_links is None else [_PreparedObject.of(pl, stamp) for pl in write.graph_links]
+        with self._write() as conn:
+            refused = self._refusal(conn, write)
+            if refused is not None:
+                return refused
+            links: tuple[TokenLink, ...] = ()
+            if graph is not None:
+                links = tuple(self._write_graph(conn, write.address, write.url, graph, write.now))
+            elif write.copy_links_from is not None:
+                links = tuple(self._copy_links(conn, write.address, write.url, write.copy_links_from, write.now))
+            if write.state is not None:
+                s = write.state
+                req = s.request
+                paid = 0 if write.spend is None else write.spend.requests
+                conn.execute(
+                    "INSERT INTO url_states (url, platform, status, attempted_at, attempts, source_token, fence, "
+                    "request_provider, request_id, request_submitted_at, updated_at, answer, answered_at, streak, "
+                    "engine_failures, open_call, paid_requests, version) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) "
+                    "ON CONFLICT (url) DO UPDATE SET status = excluded.status, "
+                    "attempted_at = excluded.attempted_at, attempts = excluded.attempts, "
+                    "source_token = excluded.source_token, fence = excluded.fence, "
+                    "request_provider = excluded.request_provider, request_id = excluded.request_id, "
+                    "request_submitted_at = excluded.request_submitted_at, updated_at = excluded.updated_at, "
+                    "answer = excluded.answer, answered_at = excluded.answered_at, streak = excluded.streak, "
+                    "engine_failures = excluded.engine_failures, open_call = excluded.open_call, "
+                    "paid_requests = url_states.paid_requests + excluded.paid_requests, version = url_states.version + 1",
+                    [write.url, write.platform, s.status.value, opt_dt_to_text(s.attempted_at), s.attempts,
+                     s.source_token, write.fence, None if req is None else req.provider,
+                     None if req is None else req.request_id,
+                     None if req is None else dt_to_text(req.submitted_at), stamp,
+                     None if s.answer is None else s.answer.value, opt_dt_to_text(s.answered_at), s.streak,
+                     s.engine_failures, None if s.open_call is None else s.open_call.model_dump_json(), paid],
+                )
+                if write.spend is not None:
+                    line = write.spend
+                    conn.execute("INSERT INTO spend_ledger (account, day, requests, cost_usd) VALUES (?, ?, ?, ?) "
+                                 "ON CONFLICT (account, day) DO UPDATE SET requests = requests + excluded.requests, "
+                                 "cost_usd = cost_usd + excluded.cost_usd",
+                                 [line.account, line.day, line.requests, line.cost_usd])
+            else:
+                conn.execute("UPDATE url_states SET fence = max(fence, ?) WHERE url = ?", [write.fence, write.url])
+            e = write.element
+            cur = conn.execute(
+                "UPDATE token_urls SET status = ?, attempts = ?, attempted_at = ?, checked_at = ?, cause = ?, "
+                "detail = ?, fence = ? WHERE address = ? AND url = ? AND fence <= ? AND status <> ?",
+                [e.status.value, e.attempts, opt_dt_to_text(e.attempted_at), dt_to_text(e.checked_at),
+                 None if e.cause is None else e.cause.value, e.detail, write.fence, write.address, write.url,
+                 write.fence, FetchStatus.OK.value],
+            )
+            if cur.rowcount != 1:  # cannot happen inside this transaction after _refusal; never half-apply
+                raise RuntimeError(f"element {write.address}/{write.url} changed inside its own write transaction")
+            conn.execute("UPDATE tokens SET updated_at = ? WHERE address = ?", [stamp, write.address])
+        return WriteOutcome(WriteResult.APPLIED, links=links)
+    @staticmethod
+    def _state_fence_refusal(conn: sqlite3.Connection, url: str, fence: int) -> WriteResult | None:
+        """The URL state's own writes are fenced whatever its version (write_refusal.py)."""
+        row = conn.execute("SELECT fence FROM url_states WHERE url = ?", [url]).fetchone()
+        refused = state_refusal(NO_STATE if row is None else StoredState(fence=row[0]), fence, None)
+        return None if refused is None else refused.result
+
+    def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest) -> WriteResult:
+        with self._write() as conn:
+            refused = self._state_fence_refusal(conn, url, fence)
+            if refused is not None:
+                return refused
+            conn.execute(
+                "INSERT INTO url_states (url, platform, status, attempted_at, attempts, source_token, fence, "
+                "request_provider, request_id, request_submitted_at, updated_at, version) "
+                "VALUES (?, ?, ?, NULL, 0, NULL, ?, ?, ?, ?, ?, 1) "
+                "ON CONFLICT (url) DO UPDATE SET fence = excluded.fence, "
+                "request_provider = excluded.request_provider, request_id = excluded.request_id, "
+                "request_submitted_at = excluded.request_submitted_at, updated_at = excluded.updated_at, "
+                "open_call = NULL, version = url_states.version + 1",
+                [url, platform, FetchStatus.PENDING.value, fence, request.provider, request.request_id,
+                 dt_to_text(request.submitted_at), dt_to_text(utcnow())],
+            )
+        return WriteResult.APPLIED
+
+    def save_open_call(self, url: str, platform: str, fence: int, call: OpenCall) -> WriteResult:
+        with self._write() as conn:
+            refused = self._state_fence_refusal(conn, url, fence)
+            if refused is not None:
+                return refused
+            conn.execute(
+                "INSERT INTO url_states (url, platform, status, attempted_at, attempts, source_token, fence, "
+                "open_call, updated_at, version) VALUES (?, ?, ?, NULL, 0, NULL, ?, ?, ?, 1) "
+                "ON CONFLICT (url) DO UPDATE SET fence = excluded.fence, open_call = excluded.open_call, "
+                "updated_at = excluded.updated_at, version = url_states.version + 1",
+                [url, platform, FetchStatus.PENDING.value, fence, call.model_dump_json(), dt_to_text(utcnow())],
+            )
+        return WriteResult.APPLIED
