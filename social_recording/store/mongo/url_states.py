@@ -1,8 +1,8 @@
 """URL states (one per canonical URL: its last answer, the calls spent on it, an unfinished paid
 request or open call) and their fenced writes: a conditional update whose filter carries the fence;
-a first insert that loses a race is retried as a plain conditional update. The paid request and the
-open call are recorded before the request leaves (PaidRequestStore; docs/architecture.md, "No payment
-without a record").
+a first insert that loses a race is retried as a plain conditional update (its fence may be the larger
+one). The paid calls on record (PaidRequestStore): a submitted two-step request, and a call about to
+leave, recorded before it is sent (docs/architecture.md, "No payment without a record").
 """
 
 from __future__ import annotations
