@@ -1,6 +1,6 @@
 """The Store protocol: everything the use cases need from persistence, in one small surface.
 
-Two backends implement it (sqlite/, mongo.py) and pass one contract suite. Writes that happen under
+Two backends implement it (sqlite/, mongo/) and pass one contract suite. Writes that happen under
 a URL or token lock carry that lock's fencing token, and the store applies them only if no larger
 token was applied to the same element before (a conditional update, never read-then-write): a holder
 that was paused past its lease, or cut off from the lock server, cannot overwrite what a newer holder

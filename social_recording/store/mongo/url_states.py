@@ -1,0 +1,90 @@
+"""URL states (one per canonical URL: its last answer, the calls spent on it, an unfinished paid
+request or open call) and their fenced writes: a conditional update whose filter carries the fence;
+a first insert that loses a race is retried as a plain conditional update (its fence may be the larger
+one). The paid calls on record (PaidRequestStore): a submitted two-step request, and a call about to
+leave, recorded before it is sent (docs/architecture.md, "No payment without a record").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pymongo.errors import DuplicateKeyError
+
+from social_recording.domain.models import OpenCall, PaidRequest, UrlState, ensure_utc, utcnow
+from social_recording.domain.status import FetchStatus
+from social_recording.store.base import WriteOutcome, WriteResult
+from social_recording.store.mongo.connection import MongoConnection
+from social_recording.store.mongo.documents import _open_call_out, _state
+from social_recording.store.mongo.queries import q_url_state, state_filter
+from social_recording.store.mongo.schema import URL_STATES
+from social_recording.store.write_refusal import NO_STATE, StoredState, state_refusal
+
+
+class UrlStatesMixin(MongoConnection):
+    """Read a URL state, write it under a fence, and say why such a write was refused."""
+
+    def find_url_state(self, url: str) -> UrlState | None:
+        q = q_url_state(url)
+        doc = self.db[q.collection].find_one(q.filter, q.projection)
+        return None if doc is None else _state(doc)
+
+    def _stored_state(self, url: str) -> StoredState:
+        doc = self.db[URL_STATES].find_one({"url": url}, {"fence": 1, "version": 1})
+        return NO_STATE if doc is None else StoredState(int(doc.get("fence", 0)), int(doc.get("version", 0)))
+
+    def _update_state(self, url: str, fence: int, update: Mapping[str, Any], expect_version: int | None) -> bool:
+        """Update the URL state if no larger fence was applied to it and (given `expect_version`) it is
+        still at that version, inserting it when absent; False when refused. Two holders writing a
+        URL's first state race to insert it, and the loser's upsert fails on the unique url whatever
+        its fence; it is retried as a plain conditional update."""
+        flt = state_filter(url, fence, expect_version)
+        try:
+            self.db[URL_STATES].update_one(flt, update, upsert=True)
+        except DuplicateKeyError:
+            return self.db[URL_STATES].update_one(flt, update).matched_count == 1
+        return True
+
+    def _state_refusal(self, url: str, fence: int, expect_version: int | None) -> WriteOutcome:
+        """Why a conditional state write matched nothing: a newer holder's fence, or a version moved on
+        (also when the state read now admits the write: another holder moved it on in between)."""
+        return state_refusal(self._stored_state(url), fence, expect_version) or WriteOutcome(WriteResult.STALE)
+
+    def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest) -> WriteResult:
+        applied = self._update_state(
+            url,
+            fence,
+            {
+                "$set": {
+                    "fence": fence,
+                    "request": {"provider": request.provider, "request_id": request.request_id,
+                                "submitted_at": ensure_utc(request.submitted_at)},
+                    "open_call": None,
+                    "updated_at": utcnow(),
+                },
+                "$inc": {"version": 1},
+                "$setOnInsert": {"platform": platform, "status": FetchStatus.PENDING.value,
+                                 "attempted_at": None, "attempts": 0, "source_token": None, "answer": None,
+                                 "answered_at": None, "streak": 0, "engine_failures": 0},
+            },
+            None,
+        )
+        return WriteResult.APPLIED if applied else WriteResult.FENCED
+
+    def save_open_call(self, url: str, platform: str, fence: int, call: OpenCall) -> WriteResult:
+        # Acknowledged by the server before the request leaves (the client's write concern; a replica
+        # set's majority in production, see docs/architecture.md, "No payment without a record").
+        applied = self._update_state(
+            url,
+            fence,
+            {
+                "$set": {"fence": fence, "open_call": _open_call_out(call), "updated_at": utcnow()},
+                "$inc": {"version": 1},
+                "$setOnInsert": {"platform": platform, "status": FetchStatus.PENDING.value,
+                                 "attempted_at": None, "attempts": 0, "source_token": None, "answer": None,
+                                 "answered_at": None, "streak": 0, "engine_failures": 0, "request": None},
+            },
+            None,
+        )
+        return WriteResult.APPLIED if applied else WriteResult.FENCED
