@@ -15,11 +15,14 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from dagster import DagsterInstance
 
+from social_recording.dagster_defs.stages import MAX_RUNTIME_TAG
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import to_canonical
 from social_recording.operations.migrate import schema_version_of
@@ -44,6 +47,7 @@ from test_support.rehearsal import (
     RunRecord,
     deployment,
     partition_statuses,
+    postgres_password,
     process_env,
     runs,
     wait_location_loaded,
@@ -62,7 +66,9 @@ records for about 30 s, so the backfill's runs are certainly mid-call when the u
 whatever the machine's load (and each call stays within the provider's 15 s read timeout)."""
 MAX_RUNTIME_S = 60
 """The backfill's runs are launched with this `dagster/max_runtime` (the jobs' own is the 2 h the
-health checks allow for, too long to wait for in a test)."""
+health checks allow for, too long to wait for in a test); any other run the upgrade kills (a retry
+run the retry sensor launched meanwhile, as it does on a loaded machine) is given it before the
+upgrade, so the test waits for run monitoring the same way for every dead run."""
 RECOVERY_TIMEOUT_S = 600.0
 WORKSPACE = DEPLOY_DIR / "workspace.yaml"
 
@@ -82,6 +88,19 @@ def scenario(today: datetime) -> tuple[list[str], list[dict[str, object]], dict[
               for d, day in enumerate(days) for i in range(TOKENS_PER_DAY)]
     urls = {to_canonical(str(t["telegram"])) for t in tokens}
     return days, tokens, {u: {"latency_ms": LATENCY_MS} for u in urls}, urls
+
+
+def shorten_max_runtime(home: Path, pg_env: Mapping[str, str], monkeypatch: pytest.MonkeyPatch,
+                        run_ids: list[str]) -> None:
+    """Give `run_ids` the test's short `dagster/max_runtime`, on the deployment's instance."""
+    if not run_ids:
+        return
+    for key, value in pg_env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("DAGSTER_POSTGRES_PASSWORD", postgres_password(pg_env))
+    with DagsterInstance.from_config(str(home)) as instance:
+        for run_id in run_ids:
+            instance.add_run_tags(run_id, {MAX_RUNTIME_TAG: str(MAX_RUNTIME_S)})
 
 
 def in_progress(gql: GraphQL) -> list[RunRecord]:
@@ -126,7 +145,7 @@ def start_after_upgrade(dep: Deployment) -> None:
 
 
 def test_upgrade_with_runs_in_flight_loses_nothing_and_leaves_no_run_started(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     days, tokens, targets, urls = scenario(datetime.now(UTC))
     with deployment(tmp_path, tokens, datetime.fromisoformat(days[-1]).date(), targets) as dep:
         gql = GraphQL(dep.cfg.webserver_port)
@@ -137,7 +156,7 @@ def test_upgrade_with_runs_in_flight_loses_nothing_and_leaves_no_run_started(
             # The previous release at work: a backfill whose runs are mid-call.
             launched = gql(M_BACKFILL, params={
                 "selector": {"partitionSetName": f"{BACKFILL_JOB}_partition_set", "repositorySelector": REPO_SELECTOR},
-                "partitionNames": days, "tags": [{"key": "dagster/max_runtime", "value": str(MAX_RUNTIME_S)}],
+                "partitionNames": days, "tags": [{"key": MAX_RUNTIME_TAG, "value": str(MAX_RUNTIME_S)}],
             })["launchPartitionBackfill"]
             assert launched["__typename"] == "LaunchBackfillSuccess", launched
 
@@ -164,6 +183,8 @@ def test_upgrade_with_runs_in_flight_loses_nothing_and_leaves_no_run_started(
             # 2. The upgrade, with those runs still in flight.
             killed = runs(gql, {"statuses": ["STARTED"]})
             assert killed, "every run finished before the upgrade"
+            shorten_max_runtime(dep.cfg.dagster_home, dep.cfg.postgres, monkeypatch,
+                                [r.run_id for r in killed if r.tags.get(MAX_RUNTIME_TAG) != str(MAX_RUNTIME_S)])
             for run in killed:
                 assert run.run_id in drained.stderr  # drain named each run still going
             upgrade_started = time.monotonic()
