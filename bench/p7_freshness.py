@@ -1,6 +1,7 @@
 """P7 — freshness: from a token's trade to its graph recorded, under the real daemon (a benchmark, not a test).
 
     python bench/p7_freshness.py [--instances dev deploy] [--settings new old] [--tokens 12] [--gap 7.3]
+                                 [--busy N]
 
 For each instance config the real services run on this machine: `dev` is what `make dev` starts
 (`dg dev` on a copy of the top-level dagster.yaml: SQLite instance, the sensor turned on as in the
@@ -18,6 +19,10 @@ branch's settings and the old ones in the same run (sensor minimum interval 30 s
 dequeue loop, sensors on the daemon's thread), the machine's load, and the tracker's requests per
 minute while nothing traded (from the sandbox ledger). Every token must be recorded by exactly one
 run (a batch is never launched twice).
+
+`--busy N` is the loaded variant: N CPU-bound processes (one per core: `--busy $(nproc)`) spin for
+the whole measurement of each row, started before its services, so the daemon, the run processes and
+the code server compete for the cores as they would on a busy machine.
 """
 
 from __future__ import annotations
@@ -340,6 +345,19 @@ def _collect_runs(gql: GraphQL, ticks: list[dict[str, Any]], times: Mapping[str,
             t.step_start = first.get("ExecutionStepStartEvent")
 
 
+@contextlib.contextmanager
+def busy_cores(n: int) -> Iterator[None]:
+    """`n` CPU-bound processes spinning until the block ends (the loaded variant)."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for proc in spinners:
+            proc.kill()
+        for proc in spinners:
+            proc.wait()
+
+
 def _load() -> str:
     one, five, fifteen = os.getloadavg()
     return f"{one:.2f} {five:.2f} {fifteen:.2f}"
@@ -355,13 +373,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=12)
     parser.add_argument("--gap", type=float, default=7.3, help="seconds between two trades")
     parser.add_argument("--idle", type=float, default=60.0, help="seconds of an idle tracker before the first trade")
+    parser.add_argument("--busy", type=int, default=0,
+                        help="CPU-bound processes spinning during each measurement (the loaded variant: one per core)")
     parser.add_argument("--verbose", action="store_true", help="print every token's phases")
     args = parser.parse_args(argv)
-    if args.tokens < 1 or args.gap <= 0 or args.idle < 5:
-        parser.error("--tokens >= 1, --gap > 0, --idle >= 5")
-    results = [measure(i, s, args.tokens, args.gap, args.idle) for i in args.instances for s in args.settings]
-    table = Table("P7", f"freshness: trade -> recorded under the daemon, {args.tokens} tokens {args.gap:g} s apart, "
-                        "p50 / p95 seconds", ["instance", "settings", *PHASES, "runs", "idle tracker req/min", "load"])
+    if args.tokens < 1 or args.gap <= 0 or args.idle < 5 or args.busy < 0:
+        parser.error("--tokens >= 1, --gap > 0, --idle >= 5, --busy >= 0")
+    results = []
+    for i in args.instances:
+        for s in args.settings:
+            with busy_cores(args.busy):
+                results.append(measure(i, s, args.tokens, args.gap, args.idle))
+    title = (f"freshness: trade -> recorded under the daemon, {args.tokens} tokens {args.gap:g} s apart"
+             + (f", {args.busy} busy process(es) beside it" if args.busy else "") + ", p50 / p95 seconds")
+    table = Table("P7", title, ["instance", "settings", *PHASES, "runs", "idle tracker req/min", "load"])
     failures = []
     for m in results:
         rows = [p for t in m.tokens if (p := t.phases()) is not None]
