@@ -261,7 +261,15 @@ def test_a_lock_server_restarted_empty_mid_run_overwrites_nothing(
         finished = [e for e in doc.social_urls if e.status is FetchStatus.OK]
         for e in finished:  # every recorded answer is whole: one set of links, attempts counted once
             assert len(store.find_links("A", e.url)) == 4
-            assert e.attempts == 1
+            if e.detail and e.detail.startswith("reused ok of"):
+                # The first run's answer reached the URL state, but its element write was refused by the
+                # second run's newer element fence; the second run adopted that answer without a call.
+                # The one call is counted on the URL state, where the back-off and the budget read it.
+                state = store.find_url_state(e.url)
+                assert e.attempts == 0 and state is not None and state.answer is FetchStatus.OK, (e, state)
+                assert state.attempts >= 1, state
+            else:
+                assert e.attempts == 1, e
         for e in doc.social_urls:
             seen = (e.url, e.status, e.cause, e.detail)
             if e.status is FetchStatus.ERROR:
