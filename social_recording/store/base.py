@@ -212,6 +212,14 @@ class WaitingElements:
     oldest: tuple[WaitingElement, ...] = ()
 
 
+def check_waiting_query(query: CandidateQuery, count_bound: int) -> None:
+    """The arguments `waiting_elements` accepts, on every backend."""
+    if query.addresses is not None:
+        raise ValueError("waiting_elements looks at every token: query.addresses must be None")
+    if count_bound < 1:
+        raise ValueError(f"count_bound must be >= 1, got {count_bound!r}")
+
+
 def longest_waiting(elements: Iterable[WaitingElement], count: int, count_bound: int, limit: int) -> WaitingElements:
     """What a store's per-range health reads add up to: `count` (bounded), and the `limit` elements
     that waited longest, each once (a range may list an element twice), ties ordered by (address,

@@ -24,6 +24,7 @@ from social_recording.store.base import (
     SpendTotals,
     StatusCounts,
     WaitingElements,
+    check_waiting_query,
     longest_waiting,
 )
 from social_recording.store.counts import (
@@ -128,10 +129,7 @@ class CountsMixin(MongoConnection):
     def waiting_elements(
         self, query: CandidateQuery, *, canonical_only: bool = True, count_bound: int = WAITING_COUNT_BOUND
     ) -> WaitingElements:
-        if query.addresses is not None:
-            raise ValueError("waiting_elements looks at every token: query.addresses must be None")
-        if count_bound < 1:
-            raise ValueError(f"count_bound must be >= 1, got {count_bound!r}")
+        check_waiting_query(query, count_bound)
         cutoff = ensure_utc(query.checked_before)
         count = 0
         docs: list[Mapping[str, Any]] = []

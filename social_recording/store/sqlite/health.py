@@ -21,6 +21,7 @@ from social_recording.store.base import (
     SpendTotals,
     StatusCounts,
     WaitingElements,
+    check_waiting_query,
     longest_waiting,
 )
 from social_recording.store.counts import CountDrift, StoreCounts, differences
@@ -48,6 +49,7 @@ class HealthMixin(SqliteBase):
         if limit < 1:
             return []
         return [(row[0], _url_from_row(row)) for row in self._conn().execute(*q_holders(url, limit))]
+
     def oldest_elements(
         self, statuses: Collection[FetchStatus], limit: int, checked_before: datetime | None = None
     ) -> list[Candidate]:
@@ -82,13 +84,11 @@ class HealthMixin(SqliteBase):
             )
             took = time.perf_counter() - started
         return CountDrift(found, frozenset(), took)
+
     def waiting_elements(
         self, query: CandidateQuery, *, canonical_only: bool = True, count_bound: int = WAITING_COUNT_BOUND
     ) -> WaitingElements:
-        if query.addresses is not None:
-            raise ValueError("waiting_elements looks at every token: query.addresses must be None")
-        if count_bound < 1:
-            raise ValueError(f"count_bound must be >= 1, got {count_bound!r}")
+        check_waiting_query(query, count_bound)
         cutoff = dt_to_text(query.checked_before)
         count = 0
         rows: list[Sequence[Any]] = []

@@ -79,6 +79,7 @@ class SelectionMixin(SqliteBase):
                 sql = q_count_held_back(status.value, after, bound - count, platform)
                 count += int(conn.execute(*sql).fetchone()[0])
         return min(count, bound)
+
     def select_unresolved(self, checked_before: datetime, limit: int) -> list[tuple[str, UnresolvedValue]]:
         if limit < 1:  # (SQLite reads a negative LIMIT as "no limit")
             return []

@@ -117,11 +117,13 @@ class TokenMixin(SqliteBase):
                 ],
             )
         return True
+
     def addresses_with_fingerprint(self, fingerprint: str, limit: int = 100) -> list[str]:
         """The tokens carrying `fingerprint` (by the fingerprints index), in address order."""
         return [row[0] for row in self._conn().execute(
             "SELECT address FROM token_fingerprints WHERE fingerprint = ? ORDER BY address LIMIT ?",
             [fingerprint, limit])]
+
     def _token_fence_refusal(self, conn: sqlite3.Connection, address: str, fence: int) -> WriteResult | None:
         row = conn.execute("SELECT fence FROM tokens WHERE address = ?", [address]).fetchone()
         if row is None:

@@ -29,9 +29,11 @@ class UrlWriteMixin(GraphWriteMixin):
     def find_element(self, address: str, url: str) -> SocialUrl | None:
         row = self._conn().execute(*q_element(address, url)).fetchone()
         return None if row is None else _url_from_row(row)
+
     def find_url_state(self, url: str) -> UrlState | None:
         row = self._conn().execute(*q_url_state(url)).fetchone()
         return None if row is None else _state_from_row(row)
+
     def _refusal(self, conn: sqlite3.Connection, write: UrlWrite) -> WriteOutcome | None:
         """Why `write` may not touch its (address, url), or None when it may: the element's and its URL
         state's fences and the state's version, read in one statement."""
@@ -103,6 +105,7 @@ class UrlWriteMixin(GraphWriteMixin):
                 raise RuntimeError(f"element {write.address}/{write.url} changed inside its own write transaction")
             conn.execute("UPDATE tokens SET updated_at = ? WHERE address = ?", [stamp, write.address])
         return WriteOutcome(WriteResult.APPLIED, links=links)
+
     @staticmethod
     def _state_fence_refusal(conn: sqlite3.Connection, url: str, fence: int) -> WriteResult | None:
         """The URL state's own writes are fenced whatever its version (write_refusal.py)."""
