@@ -49,6 +49,7 @@ from typing import Any
 
 from _common import REPO, Table  # noqa: I001  (bench/ on sys.path)
 
+from social_recording.domain.policy import DEFAULT_MIN_INTERVAL, due_by
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
 from social_recording.recording.candidates import retry_query
@@ -84,6 +85,11 @@ def _urls_of(i: int) -> list[tuple[str, str]]:
             (f"https://t.me/channel{i // 20}", Platform.TELEGRAM.value),
             (f"https://github.com/org{i}/repo", Platform.GITHUB.value)]
     return urls[: 2 + i % 3]
+
+
+def _due(checked: datetime | None) -> datetime | None:
+    """The due time the flat back-off gives an element recorded at `checked` (None: never recorded)."""
+    return None if checked is None else checked + DEFAULT_MIN_INTERVAL
 
 
 def _address(i: int) -> str:
@@ -168,9 +174,10 @@ def generate_sqlite(path: Path, n_tokens: int, n_shared: int) -> float:
                      "updated_at, fence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                      ((_address(i), f"T{i}", None, None, "[]", None, created, created, 0) for i in range(n_tokens)))
     conn.executemany("INSERT INTO token_urls (address, url, status, attempted_at, attempts, position, platform, "
-                     "checked_at, cause, detail, fence, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     "checked_at, cause, detail, fence, created_at, due_at) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                      ((e.address, e.url, e.status, opt(e.attempted), e.attempts, e.position, e.platform,
-                       opt(e.checked) or "", e.cause, None, 0, created)
+                       opt(e.checked) or "", e.cause, None, 0, created, opt(_due(e.checked)) or "")
                       for e in elements(n_tokens, n_shared, states)))
     conn.executemany("INSERT INTO url_states (url, platform, status, attempted_at, attempts, source_token, fence, "
                      "request_provider, request_id, request_submitted_at, updated_at) "
@@ -227,7 +234,8 @@ def generate_mongo(store: MongoStore, n_tokens: int, n_shared: int) -> float:
                         "updated_at": CREATED, "fence": 0} for i in range(n_tokens)))
     batched("token_urls", ({"address": e.address, "url": e.url, "position": e.position, "platform": e.platform,
                             "status": e.status, "attempted_at": e.attempted, "attempts": e.attempts,
-                            "checked_at": e.checked or NEVER, "cause": e.cause, "detail": None, "fence": 0,
+                            "checked_at": e.checked or NEVER, "due_at": _due(e.checked) or NEVER,
+                            "cause": e.cause, "detail": None, "fence": 0,
                             "created_at": CREATED} for e in elements(n_tokens, n_shared, states)))
     batched("url_states", ({"url": s.url, "platform": s.platform, "status": s.status, "attempted_at": s.attempted,
                             "attempts": s.attempts, "source_token": s.source_token, "fence": 0, "request": None,
@@ -320,8 +328,8 @@ class SqliteBaselines(Baselines):
 
     def due(self, statuses: list[str], cutoff: datetime) -> list[tuple[str, str, str, datetime | None, str | None]]:
         rows = self.conn.execute(
-            f"SELECT address, url, status, checked_at, cause FROM token_urls "
-            f"WHERE status IN ({','.join('?' * len(statuses))}) AND checked_at <= ?", [*statuses, dt_to_text(cutoff)]
+            f"SELECT address, url, status, due_at, cause FROM token_urls "
+            f"WHERE status IN ({','.join('?' * len(statuses))}) AND due_at <= ?", [*statuses, dt_to_text(cutoff)]
         ).fetchall()
         return [(a, u, s, datetime.fromisoformat(c) if c else None, cause) for a, u, s, c, cause in rows]
 
@@ -346,9 +354,9 @@ class MongoBaselines(Baselines):
         self.db = store.db
 
     def due(self, statuses: list[str], cutoff: datetime) -> list[tuple[str, str, str, datetime | None, str | None]]:
-        docs = self.db["token_urls"].find({"status": {"$in": statuses}, "checked_at": {"$lte": cutoff}},
-                                          {"_id": 0, "address": 1, "url": 1, "status": 1, "checked_at": 1, "cause": 1})
-        return [(d["address"], d["url"], d["status"], None if d["checked_at"] <= NEVER else d["checked_at"],
+        docs = self.db["token_urls"].find({"status": {"$in": statuses}, "due_at": {"$lte": cutoff}},
+                                          {"_id": 0, "address": 1, "url": 1, "status": 1, "due_at": 1, "cause": 1})
+        return [(d["address"], d["url"], d["status"], None if d["due_at"] <= NEVER else d["due_at"],
                  d.get("cause")) for d in docs]
 
     def holders(self, url: str) -> list[tuple[str, str, datetime | None]]:
@@ -376,11 +384,11 @@ def measure(store: Store, base: Baselines, table: Table, n_tokens: int, repeat: 
     statuses = sorted(s.value for s in query.statuses)
 
     def all_then_sort() -> list[Any]:
-        rows = [r for r in base.due(statuses, query.checked_before)
+        rows = [r for r in base.due(statuses, query.due_by)
                 if r[2] != FetchStatus.UNSUPPORTED.value or r[4] == "no_generator"]
         return sorted(rows, key=lambda r: (r[3] or NEVER, r[0], r[1]))[:50]
 
-    due = len(base.due(statuses, query.checked_before))
+    due = len(base.due(statuses, query.due_by))
     if [(c.address, c.url) for c in found] != [(r[0], r[1]) for r in all_then_sort()]:
         raise SystemExit("P4: the pushed-down selection and the baseline disagree")
     table.add("retry candidates (default selection, limit 50)", timed(lambda: store.select_candidates(query), repeat),
@@ -423,11 +431,11 @@ def measure(store: Store, base: Baselines, table: Table, n_tokens: int, repeat: 
     table.add("health: elements by platform and status", timed(store.status_counts, max(1, repeat // 4)),
               timed(lambda: Counter(base.every_element()), max(1, repeat // 4)),
               f"{counts.urls} elements", "every element read, counted in Python")
-    stuck = CandidateQuery(frozenset({FetchStatus.PENDING}), NOW - STUCK_PENDING_AFTER, EXAMPLES)
+    stuck = CandidateQuery(frozenset({FetchStatus.PENDING}), due_by(NOW, STUCK_PENDING_AFTER), EXAMPLES)
     found_stuck = store.waiting_elements(stuck, canonical_only=False)
 
     def every_stuck() -> list[Any]:
-        return sorted(base.never_recorded("pending", stuck.checked_before), key=lambda r: (r[2], r[0], r[1]))
+        return sorted(base.never_recorded("pending", stuck.created_by), key=lambda r: (r[2], r[0], r[1]))
 
     table.add("health: stuck pending (bounded count + 5 oldest)",
               timed(lambda: store.waiting_elements(stuck, canonical_only=False), repeat),
@@ -436,7 +444,7 @@ def measure(store: Store, base: Baselines, table: Table, n_tokens: int, repeat: 
     starved = retry_query(now=NOW, min_interval=STARVED_AFTER, limit=EXAMPLES, enable_paid=True, usable_platforms=USABLE)
     found_starved = store.waiting_elements(starved)
     table.add("health: starved retries (bounded count + 5 oldest)", timed(lambda: store.waiting_elements(starved),
-              repeat), timed(lambda: base.due(sorted(s.value for s in starved.statuses), starved.checked_before),
+              repeat), timed(lambda: base.due(sorted(s.value for s in starved.statuses), starved.due_by),
                              max(1, repeat // 4)),
               f"{found_starved.count}{'+' if found_starved.capped else ''} counted", "every due element read")
 

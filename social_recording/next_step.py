@@ -62,7 +62,7 @@ def next_step(state: UrlState | None, url: str, platform: Platform, *, now: date
                         f"{decision.detail}: no run calls it again; `retry_job` with `statuses: [exhausted]` "
                         "re-examines its holders once (one call)")
     if decision.act is Act.ADOPT and decision.status is not None:
-        due = (state.attempted_at + rules.min_interval) if state and state.attempted_at else now
+        due = (rules.backoff.next_due(state.attempted_at, state.streak) if state and state.attempted_at else now)
         return NextStep(decision.status, False,
                         f"its last call, at {_iso(state.attempted_at) if state and state.attempted_at else '?'}, "
                         f"failed ({state.streak if state else 0} of {rules.max_attempts} failed calls in a row): "

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -26,8 +26,12 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from social_recording.domain.policy import (
     DEFAULT_AF_INVESTOR_THRESHOLD,
+    DEFAULT_BACKOFF_GROWTH,
+    DEFAULT_BACKOFF_MAX_MINUTES,
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_MAX_EXHAUSTED_PER_HOUR,
+    DEFAULT_MIN_INTERVAL_MINUTES,
+    Backoff,
 )
 from social_recording.domain.specs.catalogue import CATALOGUE
 from social_recording.domain.spend import Budget, parse_budgets
@@ -133,6 +137,12 @@ class Settings(BaseSettings):
     af_investor_threshold: int = Field(default=DEFAULT_AF_INVESTOR_THRESHOLD, ge=1)
     enable_paid: bool = False
     max_attempts: int = Field(default=DEFAULT_MAX_ATTEMPTS, ge=1, le=100)
+    backoff_growth: float = Field(default=DEFAULT_BACKOFF_GROWTH, ge=1.0, le=10.0)
+    """How much each further failed call of a URL multiplies its back-off (1: flat; docs/architecture.md,
+    "Back-off: one due time")."""
+    backoff_max_minutes: int = Field(default=DEFAULT_BACKOFF_MAX_MINUTES, ge=DEFAULT_MIN_INTERVAL_MINUTES,
+                                     le=30 * 24 * 60)
+    """The longest wait a growing back-off reaches."""
     max_exhausted_per_hour: int = Field(default=DEFAULT_MAX_EXHAUSTED_PER_HOUR, ge=0)
     env: Literal["dev", "stage", "prod"] = "dev"
     partition_start: date = DEFAULT_PARTITION_START
@@ -155,6 +165,11 @@ class Settings(BaseSettings):
 
     provider_keys: dict[str, SecretStr] = Field(default_factory=provider_keys_from_env)
     """Provider keys by variable (the descriptors' `key_variable`s: TWITTERAPI_IO_KEY, ...)."""
+
+    @property
+    def backoff(self) -> Backoff:
+        """The back-off policy these settings describe."""
+        return Backoff(growth=self.backoff_growth, cap=timedelta(minutes=self.backoff_max_minutes))
 
     @field_validator("af_group_ids", mode="before")
     @classmethod

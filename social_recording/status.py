@@ -210,8 +210,8 @@ def _iso(value: datetime) -> str:
 
 
 def due_at(c: Candidate, now: datetime) -> datetime:
-    """When the retry job's default back-off lets it take `c` (never recorded: now)."""
-    return ensure_utc(now) if c.checked_at is None else max(ensure_utc(now), ensure_utc(c.checked_at) + DEFAULT_MIN_INTERVAL)
+    """When the retry job's default selection takes `c`: its stored due time (never recorded: now)."""
+    return ensure_utc(now) if c.due_at is None else max(ensure_utc(now), ensure_utc(c.due_at))
 
 
 def _candidate_json(c: Candidate, now: datetime) -> dict[str, Any]:
@@ -345,7 +345,8 @@ def read_url_report(settings: Settings, raw_url: str, *, holders: int = DEFAULT_
         store.close()
     moment = ensure_utc(now or utcnow())
     platform = platform_of(url)
-    rules = rules_for(platform, max_attempts=settings.max_attempts, min_interval=DEFAULT_MIN_INTERVAL)
+    rules = rules_for(platform, max_attempts=settings.max_attempts, min_interval=DEFAULT_MIN_INTERVAL,
+                      backoff=settings.backoff)
     step = next_step(state, url, platform, now=moment, rules=rules, enable_paid=settings.enable_paid,
                      paid=platform in PAID_PLATFORMS, usable=usable_platforms(provider_keys(settings)), holders=held)
     return UrlReport(shown, moment, url, platform.value, state, step, settings.max_attempts, held, found, used)

@@ -73,6 +73,8 @@ def build_resources(settings: Settings) -> dict[str, Any]:
     policy = RecordingPolicyResource.configure_at_launch(
         enable_paid=settings.enable_paid,
         max_attempts=settings.max_attempts,
+        backoff_growth=settings.backoff_growth,
+        backoff_max_minutes=settings.backoff_max_minutes,
         af_investor_threshold=settings.af_investor_threshold,
         max_exhausted_per_hour=settings.max_exhausted_per_hour,
         spool_dir=str(settings.effective_spool_dir),

@@ -42,7 +42,8 @@ class RecordingEngineResource(ConfigurableResource):
             self._engine = build_engine(
                 self.store.get(), self.locks.get(), self.platforms.registry(), self.tracker.profile_reader(),
                 tracker=self.tracker.client(), enable_paid=self.policy.enable_paid,
-                max_attempts=self.policy.max_attempts, spend_budgets=self.platforms.budgets(),
+                max_attempts=self.policy.max_attempts, backoff=self.policy.backoff(),
+                spend_budgets=self.platforms.budgets(),
                 spool=AnswerSpool(Path(self.policy.spool_dir)) if self.policy.spool_dir else None,
             )
         return self._engine

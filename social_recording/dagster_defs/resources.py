@@ -8,6 +8,7 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -16,8 +17,11 @@ from pydantic import PrivateAttr, SecretStr
 
 from social_recording.domain.policy import (
     DEFAULT_AF_INVESTOR_THRESHOLD,
+    DEFAULT_BACKOFF_GROWTH,
+    DEFAULT_BACKOFF_MAX_MINUTES,
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_MAX_EXHAUSTED_PER_HOUR,
+    Backoff,
 )
 from social_recording.domain.spend import Budget, parse_budgets
 from social_recording.locks import open_lock_manager
@@ -274,9 +278,15 @@ class RecordingPolicyResource(_SafeRepr, ConfigurableResource):
 
     enable_paid: bool = False
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    backoff_growth: float = DEFAULT_BACKOFF_GROWTH
+    backoff_max_minutes: int = DEFAULT_BACKOFF_MAX_MINUTES
     af_investor_threshold: int = DEFAULT_AF_INVESTOR_THRESHOLD
     max_exhausted_per_hour: int = DEFAULT_MAX_EXHAUSTED_PER_HOUR
     """The health check's bound on `exhausted` growth (a check, never a switch on recording)."""
     spool_dir: str = ""
     """Where paid answers the store could not take wait for the next run ("" keeps none)."""
+
+    def backoff(self) -> Backoff:
+        """The back-off policy every recording dates its element's next due time by."""
+        return Backoff(growth=self.backoff_growth, cap=timedelta(minutes=self.backoff_max_minutes))
 

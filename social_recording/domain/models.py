@@ -44,8 +44,12 @@ class SocialUrl(BaseModel):
     attempts: int = Field(default=0, ge=0)
     """Calls made on this element's behalf (a counter; the budget is the URL's failure streak)."""
     checked_at: datetime | None = None
-    """The last time anything was recorded for this element, with or without a call. The retry
-    selection's fair order and every back-off are measured from it (None: never processed)."""
+    """The last time anything was recorded for this element, with or without a call (None: never
+    processed)."""
+    due_at: datetime | None = None
+    """When the element is next due for another recording: set by each recording from the back-off
+    (`domain/policy.py` `Backoff`), read by the retry selection, the live path, health and `status`
+    (None: never recorded, due at once)."""
     cause: Cause | None = None
     """Why the status was set without a call deciding it (see `Cause`); None after a call."""
     detail: str | None = None
@@ -53,10 +57,14 @@ class SocialUrl(BaseModel):
     fence: int = Field(default=0, ge=0)
     """The highest fencing token applied to this element (a write with a lower one is refused)."""
 
-    @field_validator("attempted_at", "checked_at")
+    @field_validator("attempted_at", "checked_at", "due_at")
     @classmethod
     def _utc(cls, v: datetime | None) -> datetime | None:
         return None if v is None else ensure_utc(v)
+
+    def due_by(self, moment: datetime) -> bool:
+        """True when the element is due at `moment` (never recorded: always)."""
+        return self.due_at is None or self.due_at <= moment
 
 
 class PaidRequest(BaseModel):

@@ -15,7 +15,7 @@ from enum import StrEnum
 from social_recording.domain.dedupe import DEDUPE_TTL
 from social_recording.domain.dedupe import decide as dedupe_decide
 from social_recording.domain.models import OpenCall, PaidRequest, SocialUrl, UrlState, as_stored
-from social_recording.domain.policy import backoff_passed, resolve_final_status
+from social_recording.domain.policy import DEFAULT_BACKOFF, Backoff, due_by, resolve_final_status
 from social_recording.domain.status import ABSORBING, REUSABLE, Cause, FetchStatus
 
 ANSWERS: tuple[FetchStatus, ...] = (FetchStatus.OK, FetchStatus.NOT_FOUND, FetchStatus.BLOCKED, FetchStatus.INVALID)
@@ -85,6 +85,9 @@ class Rules:
     another target)."""
     ttl: timedelta = DEDUPE_TTL
     call_timeout: timedelta = OPEN_CALL_TIMEOUT
+    backoff: Backoff = DEFAULT_BACKOFF
+    """The policy's back-off (its growth with the streak); `min_interval` is this run's interval,
+    which moves every due time by its difference to the policy's base (`policy.due_by`)."""
 
     def __post_init__(self) -> None:
         if self.call_timeout <= timedelta(0):
@@ -232,7 +235,7 @@ def _decide(
     if s.engine_failures >= rules.max_attempts:
         return _adopt(element, FetchStatus.EXHAUSTED, Cause.ENGINE_FAILURE,
                       f"our own code failed {s.engine_failures} times on this URL before any request")
-    if streak > 0 and (called or not backoff_passed(s.attempted_at, now, rules.min_interval)):
+    if streak > 0 and (called or not may_call_again(s, streak, now, rules)):
         when = s.attempted_at.isoformat() if s.attempted_at else "?"
         who = "this run's call" if called else "another holder's call"
         return _adopt(element, FetchStatus.ERROR, Cause.BACKOFF,
@@ -240,6 +243,23 @@ def _decide(
     if s.request is not None:
         return Decision(Act.RESUME, detail=f"resumes {s.request.provider} request {s.request.request_id}")
     return Decision(Act.CALL)
+
+
+def may_call_again(state: UrlState, streak: int, now: datetime, rules: Rules) -> bool:
+    """The back-off between two calls of one URL: its last call plus the policy's wait for the streak
+    it left, asked "due by" the run's moment (never called: at once)."""
+    if state.attempted_at is None:
+        return True
+    return rules.backoff.next_due(state.attempted_at, streak) <= due_by(now, rules.min_interval, rules.backoff)
+
+
+def element_due_at(transition: Transition, state: UrlState | None, now: datetime, rules: Rules) -> datetime:
+    """When the element a transition writes is next due: the policy's wait for the failure streak the
+    URL holds after the write, from this recording. A recording is never earlier than the URL's last
+    call, so a selected element finds its URL past the back-off too."""
+    after: UrlState | NextState | None = transition.state if transition.state is not None else state
+    streak = 0 if after is None else live_streak(after, now, rules)
+    return rules.backoff.next_due(now, streak)
 
 
 def _adopt(element: SocialUrl, status: FetchStatus, cause: Cause | None, detail: str) -> Decision:

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 
 from social_recording.domain.graph import PlannedLink, SocialContractError
 from social_recording.domain.models import SocialUrl, UrlState
+from social_recording.domain.policy import DEFAULT_BACKOFF, Backoff
 from social_recording.domain.spend import SpendLine, day_key
 from social_recording.domain.status import Cause, FetchStatus
 from social_recording.domain.url_machine import (
@@ -30,6 +31,7 @@ from social_recording.domain.url_machine import (
     Transition,
     after,
     decide,
+    element_due_at,
     without_call,
 )
 from social_recording.domain.urls import Platform
@@ -69,10 +71,11 @@ _ANSWER_OF_CODE: dict[ErrorCode, FetchStatus] = {
 (rate limits, timeouts, 5xx, credit) is a transient failure."""
 
 
-def rules_for(platform: Platform, *, max_attempts: int, min_interval: timedelta) -> Rules:
+def rules_for(platform: Platform, *, max_attempts: int, min_interval: timedelta,
+              backoff: Backoff = DEFAULT_BACKOFF) -> Rules:
     """The state machine's rules for one URL of `platform` (whether its answers may be reused is the
     platform descriptor's word)."""
-    return Rules(max_attempts, min_interval, reusable=CATALOGUE[platform].reusable)
+    return Rules(max_attempts, min_interval, reusable=CATALOGUE[platform].reusable, backoff=backoff)
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,8 @@ class RecorderSwitches:
     max_attempts: int
     budgets: SpendBudgets | None = None
     """The shared spend budgets asked before each new paid request (None: no budget anywhere)."""
+    backoff: Backoff = DEFAULT_BACKOFF
+    """The back-off policy every recording dates its element's next due time by."""
 
 
 class UrlAttempt:
@@ -120,7 +125,8 @@ class UrlAttempt:
         self._run = run
         self._now = now
         self._started = started
-        self._rules = rules_for(platform, max_attempts=settings.max_attempts, min_interval=run.min_interval)
+        self._rules = rules_for(platform, max_attempts=settings.max_attempts, min_interval=run.min_interval,
+                                backoff=settings.backoff)
         self._request: RunIntent = run.request_or_live(now)
         self._previous: FetchStatus | None = None
         self._spend: SpendGuard | None = None
@@ -382,7 +388,8 @@ class UrlAttempt:
         el = transition.element
         assert el is not None
         element = ElementWrite(status=el.status, attempts=el.attempts, attempted_at=el.attempted_at,
-                               checked_at=self._now, cause=el.cause, detail=el.detail)
+                               checked_at=self._now, cause=el.cause, detail=el.detail,
+                               due_at=element_due_at(transition, state, self._now, self._rules))
         return self._writer.record(
             address=address or self.address, url=self.url, platform=self.platform.value, fence=self._lease.fence,
             now=self._now, element=element, state=transition.state,

@@ -21,6 +21,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from social_recording.domain.policy import due_by
 from social_recording.domain.status import FetchStatus, parse_status
 from social_recording.domain.urls import Platform
 from social_recording.store.base import Candidate, CandidateQuery, SelectionStore
@@ -121,7 +122,7 @@ def retry_query(
         wanted = parse_retry_statuses(statuses)
         unsupported = None
     among = None if not addresses else tuple(dict.fromkeys(addresses))
-    return CandidateQuery(wanted, now - min_interval, limit, among, unsupported)
+    return CandidateQuery(wanted, due_by(now, min_interval), limit, among, unsupported)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from social_recording.domain.models import utcnow
-from social_recording.domain.policy import DEFAULT_MAX_ATTEMPTS, DEFAULT_MIN_INTERVAL
+from social_recording.domain.policy import (
+    DEFAULT_BACKOFF,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MIN_INTERVAL,
+    Backoff,
+)
 from social_recording.locks.base import LockManager
 from social_recording.locks.spend_budget import SpendBudgets
 from social_recording.malloc_arenas import cap_malloc_arenas
@@ -67,6 +72,7 @@ def build_engine(
     enable_paid: bool,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     min_interval: timedelta = DEFAULT_MIN_INTERVAL,
+    backoff: Backoff = DEFAULT_BACKOFF,
     timings: Timings = Timings(),
     clock: Callable[[], datetime] = utcnow,
     monotonic: Callable[[], float] = time.monotonic,
@@ -85,7 +91,7 @@ def build_engine(
     recorder = recorder_type(
         store, locks, GraphWriter(store, retry_s=timings.write_retry_s), registry,
         enable_paid=enable_paid, max_attempts=max_attempts, url_lock_wait=timings.url_lock_wait,
-        url_lock_ttl=timings.url_lock_ttl, clock=clock, spool=spool,
+        url_lock_ttl=timings.url_lock_ttl, clock=clock, spool=spool, backoff=backoff,
         **({"spend_budgets": spend_budgets} if spend_budgets is not None else {}),
     )
     processor = TokenProcessor(store, locks, profiles, recorder, token_lock_ttl=timings.token_lock_ttl,

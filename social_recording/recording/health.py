@@ -33,7 +33,7 @@ from social_recording.domain.graph import ObjectKind
 from social_recording.domain.models import ensure_utc
 from social_recording.domain.paid import PaidLedgerFigures as PaidLedgerFigures
 from social_recording.domain.paid import paid_ledger_figures as paid_ledger_figures  # the checks' figures
-from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
+from social_recording.domain.policy import DEFAULT_MIN_INTERVAL, due_by
 from social_recording.domain.status import RETRYABLE, FetchStatus
 from social_recording.domain.urls import Platform
 from social_recording.recording._text import safe_url
@@ -216,7 +216,7 @@ def check_stuck_pending(store: HealthStore, now: datetime, *, after: timedelta =
     takes never-recorded elements before any other, one surviving past the bound means nothing is
     recording them (runs dying, retry stopped, or a stored URL no run can take). Non-canonical URLs
     are included: the retry selection leaves them to this check."""
-    query = CandidateQuery(frozenset({FetchStatus.PENDING}), now - after, EXAMPLES)
+    query = CandidateQuery(frozenset({FetchStatus.PENDING}), due_by(now, after), EXAMPLES)
     found = store.waiting_elements(query, canonical_only=False)
     bound = hours_text(after)
     if found.count == 0:
@@ -395,15 +395,15 @@ def next_retry(
         first = store.select_candidates(retry_query(now=far, min_interval=timedelta(0), limit=1,
                                                     enable_paid=enable_paid, usable_platforms=usable_platforms))
         if first:
-            checked = first[0].checked_at
-            next_due = ensure_utc(now) if checked is None else ensure_utc(checked) + DEFAULT_MIN_INTERVAL
+            due_at = first[0].due_at
+            next_due = ensure_utc(now) if due_at is None else max(ensure_utc(now), ensure_utc(due_at))
     return NextRetry(len(due), len(due) >= DUE_PROBE, next_due, next_tick(now), by_status(due))
 
 
 def oldest_waiting(store: HealthStore, now: datetime, limit: int) -> tuple[WaitingElement, ...]:
     """The longest-waiting elements a retry could still change (every retryable status, non-canonical
-    URLs included), oldest first."""
-    query = CandidateQuery(RETRYABLE, ensure_utc(now), limit)
+    URLs included), longest due first, whether due yet or not."""
+    query = CandidateQuery(RETRYABLE, datetime.max.replace(tzinfo=UTC), limit)
     return store.waiting_elements(query, canonical_only=False).oldest
 
 

@@ -22,7 +22,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from social_recording.domain.models import TokenDoc, UnresolvedValue, utcnow
-from social_recording.domain.policy import DEFAULT_MIN_INTERVAL, backoff_passed
+from social_recording.domain.policy import DEFAULT_MIN_INTERVAL, due_by
 from social_recording.domain.status import REALTIME
 from social_recording.domain.url_machine import RunIntent, Selected, Why
 from social_recording.domain.urls import Platform, platform_of
@@ -267,14 +267,10 @@ class TokenProcessor:
 
     def _realtime_targets(self, doc: TokenDoc) -> list[str]:
         """Only pending and error reopen on the live path (skipped_paid / unsupported wait for the retry
-        job), and only past the back-off measured from the element's last recording — whether or not
-        a call was made then, so a live event every minute cannot reopen an element every minute."""
-        now = self._clock()
-        return [
-            el.url
-            for el in doc.social_urls
-            if el.status in REALTIME and backoff_passed(el.checked_at, now, self._min_interval)
-        ]
+        job), and only once due (the element's stored due time, dated from its last recording whether
+        or not a call was made then, so a live event every minute cannot reopen an element every minute)."""
+        moment = due_by(self._clock(), self._min_interval)
+        return [el.url for el in doc.social_urls if el.status in REALTIME and el.due_by(moment)]
 
     def _record_url_isolated(self, token: TokenRef, url: str, run: RunState,
                              selected: Selected | None = None) -> UrlOutcome:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from social_recording.domain.models import TokenDoc, utcnow
-from social_recording.domain.policy import DEFAULT_MAX_ATTEMPTS
+from social_recording.domain.policy import DEFAULT_BACKOFF, DEFAULT_MAX_ATTEMPTS, Backoff
 from social_recording.domain.url_machine import Selected
 from social_recording.domain.urls import parse_canonical
 from social_recording.locks.base import LockBackendUnavailable, LockManager
@@ -84,6 +84,7 @@ class UrlRecorder:
         clock: Callable[[], datetime] = utcnow,
         spool: AnswerSpool | None = None,
         spend_budgets: SpendBudgets | None = None,
+        backoff: Backoff = DEFAULT_BACKOFF,
     ) -> None:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts!r}")
@@ -95,7 +96,8 @@ class UrlRecorder:
         self._locks = locks
         self._writer = writer
         self._registry = registry
-        self._settings = RecorderSwitches(enable_paid=enable_paid, max_attempts=max_attempts, budgets=spend_budgets)
+        self._settings = RecorderSwitches(enable_paid=enable_paid, max_attempts=max_attempts, budgets=spend_budgets,
+                                          backoff=backoff)
         self._url_lock_wait = url_lock_wait
         self._url_lock_ttl = url_lock_ttl
         self._clock = clock

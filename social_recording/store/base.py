@@ -27,6 +27,7 @@ from social_recording.domain.models import (
     UnresolvedValue,
     UrlState,
 )
+from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.spend import SpendLine, SpendRow
 from social_recording.domain.status import Cause, FetchStatus
 from social_recording.domain.url_machine import NextState
@@ -76,6 +77,13 @@ class ElementWrite:
     checked_at: datetime
     cause: Cause | None = None
     detail: str | None = None
+    due_at: datetime | None = None
+    """When the element is next due (the back-off policy's answer, which every recording gives)."""
+
+    @property
+    def next_due(self) -> datetime:
+        """`due_at`, or for a write that does not say (seeding, tools) one base interval after it."""
+        return self.checked_at + DEFAULT_MIN_INTERVAL if self.due_at is None else self.due_at
 
 
 @dataclass(frozen=True)
@@ -136,16 +144,22 @@ class SpendTotals:
 
 @dataclass(frozen=True)
 class CandidateQuery:
-    """The retry selection, pushed into the database: elements with one of `statuses` whose last
-    recording is at or before `checked_before` (never-recorded ones always pass), oldest first,
-    at most `limit`. `unsupported_platforms`, when given, narrows `unsupported` elements to those
-    platforms and to the cause "no generator" (what a new generator or key can change)."""
+    """The retry selection, pushed into the database: elements with one of `statuses` due by
+    `due_by` (their stored `due_at`; never-recorded ones always pass), longest due first, at most
+    `limit`. `unsupported_platforms`, when given, narrows `unsupported` elements to those platforms
+    and to the cause "no generator" (what a new generator or key can change)."""
 
     statuses: frozenset[FetchStatus]
-    checked_before: datetime
+    due_by: datetime
     limit: int
     addresses: tuple[str, ...] | None = None
     unsupported_platforms: frozenset[str] | None = None
+
+    @property
+    def created_by(self) -> datetime:
+        """Never-recorded elements count as due one base interval after their creation (health's
+        waiting listing: the selection takes them at once)."""
+        return self.due_by - DEFAULT_MIN_INTERVAL
 
     def __post_init__(self) -> None:
         if not isinstance(self.limit, int) or isinstance(self.limit, bool) or self.limit < 1:
@@ -165,6 +179,8 @@ class Candidate:
     checked_at: datetime | None
     platform: str | None = None
     detail: str | None = None
+    due_at: datetime | None = None
+    """When it was due (None: never recorded): the selection's order, longest due first."""
 
 
 @dataclass(frozen=True)
@@ -200,6 +216,12 @@ class WaitingElement:
     platform: str | None = None
     cause: Cause | None = None
     detail: str | None = None
+    due: datetime | None = None
+    """When it became due (never recorded: one base interval after its creation): the order."""
+
+    @property
+    def order(self) -> tuple[datetime, str, str]:
+        return (self.since if self.due is None else self.due, self.address, self.url)
 
 
 @dataclass(frozen=True)
@@ -225,7 +247,7 @@ def longest_waiting(elements: Iterable[WaitingElement], count: int, count_bound:
     that waited longest, each once (a range may list an element twice), ties ordered by (address,
     url) so the answer never depends on the order elements are stored in."""
     unique = {(e.address, e.url): e for e in elements}
-    oldest = sorted(unique.values(), key=lambda e: (e.since, e.address, e.url))
+    oldest = sorted(unique.values(), key=lambda e: e.order)
     return WaitingElements(min(count, count_bound), count >= count_bound, tuple(oldest[:limit]))
 
 
@@ -306,7 +328,7 @@ class SelectionStore(Protocol):
 
     def count_held_back(self, query: CandidateQuery, bound: int) -> int:
         """Elements the selection `query` describes (its statuses, addresses and narrowing of
-        `unsupported`) that are not due yet: recorded after `query.checked_before`. Counted up to
+        `unsupported`) that are not due yet: due after `query.due_by`. Counted up to
         `bound` (what the retry job reports as skipped by the back-off)."""
         ...
 
@@ -334,7 +356,7 @@ class HealthStore(Protocol):
         ...
 
     def oldest_elements(
-        self, statuses: Collection[FetchStatus], limit: int, checked_before: datetime | None = None
+        self, statuses: Collection[FetchStatus], limit: int, due_by: datetime | None = None
     ) -> list[Candidate]:
         """The longest-waiting elements with one of `statuses` (never-recorded first), for health
         checks and the status command."""
@@ -344,9 +366,9 @@ class HealthStore(Protocol):
         self, query: CandidateQuery, *, canonical_only: bool = True, count_bound: int = WAITING_COUNT_BOUND
     ) -> WaitingElements:
         """Elements the selection `query` describes (its statuses, and its narrowing of `unsupported`
-        to platforms whose lack of a generator was the cause) that have waited since at or before
-        `query.checked_before`: since their last recording, or since their creation when they were
-        never recorded (where `select_candidates` takes a never-recorded element at once). Counted up
+        to platforms whose lack of a generator was the cause) due by `query.due_by`: by their stored
+        due time, or by `query.created_by` when they were never recorded (where `select_candidates`
+        takes a never-recorded element at once). Counted up
         to `count_bound`, with the `query.limit` longest-waiting. `canonical_only` leaves out elements
         holding a non-canonical URL, as the retry selection does. `query.addresses` must be None: this
         looks at every token."""

@@ -61,9 +61,9 @@ def test_indexes_are_ensured_on_open(any_mongo: MongoStore) -> None:
     assert not any("social_url" in name for name in tokens)  # elements are not embedded any more
     elements = keys("token_urls")
     assert elements["uniq_token_urls_address_url"] == ([("address", 1), ("url", 1)], True)
-    assert elements["idx_token_urls_due"] == ([("status", 1), ("checked_at", 1), ("address", 1), ("url", 1)], False)
+    assert elements["idx_token_urls_due"] == ([("status", 1), ("due_at", 1), ("address", 1), ("url", 1)], False)
     assert elements["idx_token_urls_platform_due"] == (
-        [("status", 1), ("platform", 1), ("cause", 1), ("checked_at", 1), ("address", 1), ("url", 1)],
+        [("status", 1), ("platform", 1), ("cause", 1), ("due_at", 1), ("address", 1), ("url", 1)],
         False,
     )
     assert elements["idx_token_urls_never"] == ([("status", 1), ("checked_at", 1), ("created_at", 1)], False)
@@ -285,7 +285,8 @@ def test_an_index_whose_keys_changed_since_an_older_release_is_rebuilt(monkeypat
     _refuse_renamed_keys(monkeypatch)
     store = MongoStore(client, "older")
     due = store.db["token_urls"].index_information()["idx_token_urls_due"]
-    assert [(k, int(d)) for k, d in due["key"]] == [("status", 1), ("checked_at", 1), ("address", 1), ("url", 1)]
+    # (and version 6 moved it from the last recording to the stored due time)
+    assert [(k, int(d)) for k, d in due["key"]] == [("status", 1), ("due_at", 1), ("address", 1), ("url", 1)]
     unresolved = store.db["tokens"].index_information()["idx_tokens_unresolved_due"]
     assert [(k, int(d)) for k, d in unresolved["key"]] == [("unresolved.checked_at", 1), ("address", 1)]
     MongoStore(client, "older")  # opening again is harmless

@@ -168,7 +168,7 @@ def test_a_database_someone_else_indexed_keeps_their_indexes_and_gets_ours(clien
     assert tokens["address_1"] == ([("address", 1)], True) and "uniq_tokens_address" not in tokens
     assert tokens["their_symbol_index"] == ([("symbol", 1)], False)
     assert _indexes(store.db, "token_urls")["idx_token_urls_due"][0] == [
-        ("status", 1), ("checked_at", 1), ("address", 1), ("url", 1)]
+        ("status", 1), ("due_at", 1), ("address", 1), ("url", 1)]
 
 
 @pytest.mark.parametrize("name", ["uniq_contents_platform_key", "platform_key_1"])

@@ -9,6 +9,7 @@ import pytest
 
 from social_recording.domain.graph import ObjectKind, SocialObject
 from social_recording.domain.models import PaidRequest, TokenProfile, UnresolvedValue
+from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.status import Cause, FetchStatus
 from social_recording.domain.urls import Platform
 from social_recording.store import (
@@ -74,12 +75,15 @@ def obj(key: str = "tweet:1", **fields: object) -> SocialObject:
 
 def query(
     statuses: frozenset[FetchStatus] | set[FetchStatus] = ALL_BUT_OK,
-    checked_before: datetime = T3,
+    recorded_by: datetime = T3,
     limit: int = 100,
     addresses: tuple[str, ...] | None = None,
     unsupported_platforms: frozenset[str] | None = None,
 ) -> CandidateQuery:
-    return CandidateQuery(frozenset(statuses), checked_before, limit, addresses, unsupported_platforms)
+    """The selection of elements recorded at or before `recorded_by`: the writes here give no due
+    time, so each element is due one base interval after its recording."""
+    return CandidateQuery(frozenset(statuses), recorded_by + DEFAULT_MIN_INTERVAL, limit, addresses,
+                          unsupported_platforms)
 
 
 def keys(store: Store, q: CandidateQuery) -> list[tuple[str, str]]:
@@ -672,10 +676,10 @@ def test_candidates_respect_the_back_off_cutoff(store: Store) -> None:
     store.create_pending_token(profile(urls=[U_X, U_TG, U_WEB]), now=T0)
     record_call(store, "Mint1", U_X, FetchStatus.ERROR, T1)
     record_call(store, "Mint1", U_TG, FetchStatus.ERROR, T2)
-    assert keys(store, query(checked_before=T1 - timedelta(milliseconds=1))) == [("Mint1", U_WEB)]
-    assert keys(store, query(checked_before=T1)) == [("Mint1", U_WEB), ("Mint1", U_X)]  # inclusive
-    assert keys(store, query(checked_before=T2)) == [("Mint1", U_WEB), ("Mint1", U_X), ("Mint1", U_TG)]
-    among = query(checked_before=T1, addresses=("Mint1",))
+    assert keys(store, query(recorded_by=T1 - timedelta(milliseconds=1))) == [("Mint1", U_WEB)]
+    assert keys(store, query(recorded_by=T1)) == [("Mint1", U_WEB), ("Mint1", U_X)]  # inclusive
+    assert keys(store, query(recorded_by=T2)) == [("Mint1", U_WEB), ("Mint1", U_X), ("Mint1", U_TG)]
+    among = query(recorded_by=T1, addresses=("Mint1",))
     assert keys(store, among) == [("Mint1", U_WEB), ("Mint1", U_X)]
 
 
@@ -740,30 +744,30 @@ def test_held_back_counts_the_selections_elements_still_inside_their_back_off(st
     record_call(store, "B", U_X, FetchStatus.NOT_FOUND, T2)
     record_call(store, "A", U_WEB, FetchStatus.OK, T2)
     errors = {FetchStatus.ERROR}
-    assert store.count_held_back(query(errors, checked_before=T1), 50) == 1  # T1 itself is due
-    assert store.count_held_back(query(errors, checked_before=T0), 50) == 2
-    assert store.count_held_back(query(errors, checked_before=T2), 50) == 0
-    three = query({FetchStatus.ERROR, FetchStatus.NOT_FOUND, FetchStatus.PENDING}, checked_before=T0)
+    assert store.count_held_back(query(errors, recorded_by=T1), 50) == 1  # T1 itself is due
+    assert store.count_held_back(query(errors, recorded_by=T0), 50) == 2
+    assert store.count_held_back(query(errors, recorded_by=T2), 50) == 0
+    three = query({FetchStatus.ERROR, FetchStatus.NOT_FOUND, FetchStatus.PENDING}, recorded_by=T0)
     assert store.count_held_back(three, 50) == 3  # a never-recorded element is always due
     assert store.count_held_back(three, 2) == 2
     assert store.count_held_back(three, 0) == 0
-    among = query({FetchStatus.ERROR, FetchStatus.NOT_FOUND}, checked_before=T0, addresses=("B", "B", "Z9"))
+    among = query({FetchStatus.ERROR, FetchStatus.NOT_FOUND}, recorded_by=T0, addresses=("B", "B", "Z9"))
     assert store.count_held_back(among, 50) == 1
-    assert store.count_held_back(query(errors, checked_before=T0, addresses=("A", "B")), 1) == 1
-    assert store.count_held_back(query(errors, checked_before=T0, addresses=()), 50) == 0
+    assert store.count_held_back(query(errors, recorded_by=T0, addresses=("A", "B")), 1) == 1
+    assert store.count_held_back(query(errors, recorded_by=T0, addresses=()), 50) == 0
 
 
 def test_held_back_narrows_unsupported_like_the_selection(store: Store) -> None:
     _unsupported_mix(store)
     unsupported = {FetchStatus.UNSUPPORTED}
-    assert store.count_held_back(query(unsupported, checked_before=T0), 50) == 3
-    narrowed = query(unsupported, checked_before=T0, unsupported_platforms=frozenset({"x", "web"}))
+    assert store.count_held_back(query(unsupported, recorded_by=T0), 50) == 3
+    narrowed = query(unsupported, recorded_by=T0, unsupported_platforms=frozenset({"x", "web"}))
     assert store.count_held_back(narrowed, 50) == 1  # web's element is unparseable: no generator helps
-    assert store.count_held_back(query(unsupported, checked_before=T0, unsupported_platforms=frozenset()), 50) == 0
-    both = query({FetchStatus.UNSUPPORTED, FetchStatus.ERROR}, checked_before=T0,
+    assert store.count_held_back(query(unsupported, recorded_by=T0, unsupported_platforms=frozenset()), 50) == 0
+    both = query({FetchStatus.UNSUPPORTED, FetchStatus.ERROR}, recorded_by=T0,
                  unsupported_platforms=frozenset({"github"}))
     assert store.count_held_back(both, 50) == 2  # other statuses are not narrowed
-    among = query({FetchStatus.UNSUPPORTED, FetchStatus.ERROR}, checked_before=T0, addresses=("A",),
+    among = query({FetchStatus.UNSUPPORTED, FetchStatus.ERROR}, recorded_by=T0, addresses=("A",),
                   unsupported_platforms=frozenset({"github", "web"}))
     assert store.count_held_back(among, 50) == 2
 
@@ -832,7 +836,8 @@ def test_oldest_elements(store: Store) -> None:
     exhausted = store.oldest_elements([FetchStatus.EXHAUSTED, FetchStatus.PENDING], 10)
     assert [(c.address, c.url) for c in exhausted] == [("B", U_TG), ("A", U_X), ("B", U_X)]
     assert [(c.address, c.url) for c in store.oldest_elements([FetchStatus.EXHAUSTED], 1)] == [("A", U_X)]
-    before = store.oldest_elements([FetchStatus.EXHAUSTED], 10, checked_before=T2 - timedelta(milliseconds=1))
+    before = store.oldest_elements([FetchStatus.EXHAUSTED], 10,
+                                   due_by=T2 - timedelta(milliseconds=1) + DEFAULT_MIN_INTERVAL)
     assert [(c.address, c.url) for c in before] == [("A", U_X)]
     ok = store.oldest_elements([FetchStatus.OK], 10)  # a health view may look at ok too
     assert [(c.address, c.url, c.status) for c in ok] == [("A", U_WEB, FetchStatus.OK)]

@@ -23,6 +23,7 @@ from pymongo.errors import DuplicateKeyError
 
 from social_recording.domain.graph import ObjectKind
 from social_recording.domain.models import UnresolvedValue
+from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.status import Cause, FetchStatus
 from social_recording.store import (
     CandidateQuery,
@@ -108,6 +109,8 @@ def _check_migrated_elements(store: Store) -> None:
         for (url, status, attempted_at, attempts), el in zip(elements, doc.social_urls, strict=True):
             assert (el.status, el.attempted_at, el.attempts) == (FetchStatus(status), attempted_at, attempts)
             assert el.checked_at == attempted_at  # the last recording we know of: the last call
+            # The due time the flat back-off gave it: that recording plus the base interval.
+            assert el.due_at == (None if attempted_at is None else attempted_at + DEFAULT_MIN_INTERVAL)
             assert (el.cause, el.detail, el.fence) == (OLD_CAUSE.get(status), None, 0), (address, url)
             assert store.find_element(address, url) == el
 
@@ -135,7 +138,7 @@ def _check_retry_after_migration(store: Store) -> None:
     exists and none was the cause) reopens the old unsupported elements; ok stays out."""
     default = CandidateQuery(
         frozenset({FetchStatus.ERROR, FetchStatus.PENDING, FetchStatus.SKIPPED_PAID, FetchStatus.UNSUPPORTED}),
-        T3, 50, None, frozenset({"github"}),
+        T3 + DEFAULT_MIN_INTERVAL, 50, None, frozenset({"github"}),
     )
     got = [(c.address, c.url, c.status, c.checked_at) for c in store.select_candidates(default)]
     assert got == [
@@ -290,7 +293,7 @@ def migrated_sqlite(v1_path: Path) -> Iterator[SqliteStore]:
 
 
 def test_sqlite_upgrade_reaches_the_current_version(migrated_sqlite: SqliteStore, v1_path: Path) -> None:
-    assert SCHEMA_VERSION == 8
+    assert SCHEMA_VERSION == 9
     assert migrated_sqlite.schema_version() == SCHEMA_VERSION
     assert dump(v1_path)["_version"] == SCHEMA_VERSION
     # v6: the spend ledger and the URL states' paid requests, nothing counted before the upgrade.

@@ -12,6 +12,7 @@ import pytest
 
 from social_recording.domain.graph import ObjectKind, SocialObject
 from social_recording.domain.models import TokenProfile
+from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.status import Cause, FetchStatus
 from social_recording.domain.urls import Platform
 from social_recording.store import SqliteStore, Store
@@ -37,14 +38,16 @@ def _write(store: Store, address: str, url: str, status: FetchStatus, at: dateti
     assert element is not None
     written = store.apply_url_write(UrlWrite(
         address=address, url=url, platform=url.split("/")[2].split(".")[0], fence=element.fence + 1, now=at,
-        element=ElementWrite(status, attempts, at if cause is None else None, at, cause, detail),
+        element=ElementWrite(status, attempts, at if cause is None else None, at, cause, detail,
+                             due_at=at + DEFAULT_MIN_INTERVAL),
     ))
     assert written.result.applied, written
 
 
 def _query(statuses: set[FetchStatus], before: datetime, limit: int = 10,
            unsupported: frozenset[str] | None = None) -> CandidateQuery:
-    return CandidateQuery(frozenset(statuses), before, limit, None, unsupported)
+    """Elements that waited since `before`: due one base interval later (as `_write` dates them)."""
+    return CandidateQuery(frozenset(statuses), before + DEFAULT_MIN_INTERVAL, limit, None, unsupported)
 
 
 def test_never_recorded_elements_wait_since_their_creation(store: Store) -> None:

@@ -130,7 +130,9 @@ class RetrySelectConfig(Config):
     limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description=f"Cap on URLs (1-{MAX_LIMIT}).")
     min_interval_minutes: int = Field(
         default=DEFAULT_MIN_INTERVAL_MINUTES, ge=0,
-        description="Back-off since the element's last recording (0: retry everything due now).",
+        description=(f"This run's back-off interval: {DEFAULT_MIN_INTERVAL_MINUTES} takes what is due now; less takes "
+                     "each element that much earlier than its due time (0, with the default flat back-off: "
+                     "everything recorded before now)."),
     )
 
     def fetch_statuses(self) -> list[FetchStatus] | None:
@@ -295,7 +297,7 @@ def evaluate_retry_candidates(
 ) -> RunRequest | SkipReason:
     """Launch retry_job when the retry job's own selection (the same query) finds due elements. The
     run key is the selection's digest: it changes whenever the set changes (every recording moves an
-    element's `checked_at`), and an unchanged set is launched again once per back-off period, so a
+    element's `checked_at` and `due_at`), and an unchanged set is launched again once per back-off period, so a
     selection a run could not finish (locks held elsewhere) is not forgotten."""
     query = retry_query(now=now, min_interval=DEFAULT_MIN_INTERVAL, limit=DEFAULT_LIMIT,
                         enable_paid=enable_paid, usable_platforms=usable_platforms)
@@ -303,8 +305,8 @@ def evaluate_retry_candidates(
     takes = describe_default(enable_paid=enable_paid, usable_platforms=usable_platforms)
     if not found:
         return SkipReason(
-            f"nothing is due: the default selection takes {takes}, and none of it was recorded before "
-            f"{seconds(query.checked_before)} (back-off {DEFAULT_MIN_INTERVAL_MINUTES} min)"
+            f"nothing is due: the default selection takes {takes}, and none of it is due by "
+            f"{seconds(query.due_by)} (each element's back-off dates it when it is recorded)"
         )
     digest = found.digest
     if (

@@ -114,11 +114,11 @@ class CountsMixin(MongoConnection):
         return CountDrift(found, frozenset(unrepaired), time.perf_counter() - started)
 
     def oldest_elements(
-        self, statuses: Collection[FetchStatus], limit: int, checked_before: datetime | None = None
+        self, statuses: Collection[FetchStatus], limit: int, due_by: datetime | None = None
     ) -> list[Candidate]:
         if limit < 1 or not statuses:
             return []
-        cutoff = ensure_utc(checked_before or datetime.max.replace(tzinfo=UTC))
+        cutoff = ensure_utc(due_by or datetime.max.replace(tzinfo=UTC))
         docs: list[Mapping[str, Any]] = []
         for status in sorted({FetchStatus(s) for s in statuses}):
             q = q_due_by_status(status.value, cutoff, limit)
@@ -130,12 +130,12 @@ class CountsMixin(MongoConnection):
         self, query: CandidateQuery, *, canonical_only: bool = True, count_bound: int = WAITING_COUNT_BOUND
     ) -> WaitingElements:
         check_waiting_query(query, count_bound)
-        cutoff = ensure_utc(query.checked_before)
+        cutoffs = {False: ensure_utc(query.created_by), True: ensure_utc(query.due_by)}
         count = 0
         docs: list[Mapping[str, Any]] = []
         for status, platform in waiting_parts(query.statuses, query.unsupported_platforms):
             for recorded in (False, True):
-                q = q_waiting(status.value, cutoff, query.limit, recorded, platform, canonical_only)
+                q = q_waiting(status.value, cutoffs[recorded], query.limit, recorded, platform, canonical_only)
                 if count < count_bound:
                     count += int(self.db[q.collection].count_documents(q.filter, limit=count_bound - count))
                 got = list(self._find(q))

@@ -17,6 +17,7 @@ from social_recording.domain.models import (
     UrlState,
     ensure_utc,
 )
+from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.status import Cause, FetchStatus
 from social_recording.store.base import Candidate, WaitingElement
 from social_recording.store.mongo.schema import NEVER
@@ -64,6 +65,7 @@ def _url(el: Mapping[str, Any]) -> SocialUrl:
         attempted_at=_opt_utc(el.get("attempted_at")),
         attempts=int(el.get("attempts", 0)),
         checked_at=_checked_in(el.get("checked_at")),
+        due_at=_checked_in(el.get("due_at")),
         cause=Cause(cause) if cause else None,
         detail=el.get("detail"),
         fence=int(el.get("fence", 0)),
@@ -117,11 +119,13 @@ def _candidate(doc: Mapping[str, Any]) -> Candidate:
         checked_at=_checked_in(doc.get("checked_at")),
         platform=doc.get("platform"),
         detail=doc.get("detail"),
+        due_at=_checked_in(doc.get("due_at")),
     )
 
 
 def _waiting(doc: Mapping[str, Any]) -> WaitingElement:
     checked = _checked_in(doc.get("checked_at"))
+    due = _checked_in(doc.get("due_at"))
     cause = doc.get("cause")
     return WaitingElement(
         address=doc["address"],
@@ -133,6 +137,7 @@ def _waiting(doc: Mapping[str, Any]) -> WaitingElement:
         platform=doc.get("platform"),
         cause=Cause(cause) if cause else None,
         detail=doc.get("detail"),
+        due=due if due is not None else ensure_utc(doc["created_at"]) + DEFAULT_MIN_INTERVAL,
     )
 
 
@@ -158,5 +163,5 @@ def _write_key(link_doc: Mapping[str, Any]) -> tuple[int, str]:
 
 
 def _fair_order(c: Candidate) -> tuple[datetime, str, str]:
-    """Oldest first; never-recorded elements before all others; address and URL break ties."""
-    return (_checked_out(c.checked_at), c.address, c.url)
+    """Longest due first; never-recorded elements before all others; address and URL break ties."""
+    return (_checked_out(c.due_at), c.address, c.url)

@@ -8,19 +8,23 @@ from __future__ import annotations
 import contextlib
 from datetime import datetime
 
+from pymongo import UpdateOne
 from pymongo.errors import DuplicateKeyError, OperationFailure
 
 from social_recording.domain.models import utcnow
+from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.status import FetchStatus
 from social_recording.store._codec import backfill_url_states, legacy_cause, url_state_fields_from_v2
 from social_recording.store.base import SchemaVersionError
 from social_recording.store.mongo.counts import CountsMixin
-from social_recording.store.mongo.documents import _opt_utc
+from social_recording.store.mongo.documents import _checked_in, _opt_utc
 from social_recording.store.mongo.schema import (
     COUNTS_DOC,
     META,
+    NEVER,
     SCHEMA_VERSION,
     STORE_COUNTS,
+    TOKEN_URLS,
     TOKENS,
     URL_STATES,
 )
@@ -48,6 +52,8 @@ class MigrationsMixin(TokensMixin, CountsMixin):
             self._migrate_url_state_fields()
         if version < 4:
             self._build_counts()
+        if version < 6:
+            self._date_due_times()
         # Version 5 brings the spend ledger: a new collection (its index is made above) and a count
         # on URL states that reads as zero where absent; nothing to rewrite.
         record = ({"_id": "schema"}, {"$max": {"version": SCHEMA_VERSION}})
@@ -102,6 +108,22 @@ class MigrationsMixin(TokensMixin, CountsMixin):
                 {"$set": {"answer": None if answer is None else answer.value, "answered_at": answered_at,
                           "streak": streak, "engine_failures": 0, "version": 1}},
             )
+
+    def _date_due_times(self) -> None:
+        """Version 6: every element's `due_at`, dated as the back-off dated it until now (its last
+        recording plus the base interval; never recorded: `NEVER`, due at once). Each update is
+        conditional on the field being absent, so concurrent openers and a re-run write it once."""
+        elements = self.db[TOKEN_URLS]
+        batch: list[UpdateOne] = []
+        for doc in elements.find({"due_at": {"$exists": False}}, {"_id": 1, "checked_at": 1}):
+            checked = _checked_in(doc.get("checked_at"))
+            due = NEVER if checked is None else checked + DEFAULT_MIN_INTERVAL
+            batch.append(UpdateOne({"_id": doc["_id"], "due_at": {"$exists": False}}, {"$set": {"due_at": due}}))
+            if len(batch) >= 1000:
+                elements.bulk_write(batch, ordered=False)
+                batch = []
+        if batch:
+            elements.bulk_write(batch, ordered=False)
 
     def _build_counts(self) -> None:
         """The upgrade that brings the counters: set from a recount (concurrent openers set the same)."""

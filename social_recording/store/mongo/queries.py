@@ -55,7 +55,7 @@ def _ref(object_id: str) -> ObjectId | str:
 
 
 _CANDIDATE_PROJECTION = {"_id": 0, "address": 1, "url": 1, "status": 1, "attempts": 1, "checked_at": 1,
-                         "platform": 1, "detail": 1, "cause": 1}
+                         "platform": 1, "detail": 1, "cause": 1, "due_at": 1}
 
 
 def element_filter(address: str, url: str, fence: int) -> dict[str, Any]:
@@ -101,32 +101,32 @@ def q_url_state(url: str) -> MongoQuery:
     return MongoQuery(URL_STATES, {"url": url}, {"_id": 0}, limit=1)
 
 
-def q_due_by_status(status: str, checked_before: datetime, limit: int) -> MongoQuery:
+def q_due_by_status(status: str, due_by: datetime, limit: int) -> MongoQuery:
     return MongoQuery(
         TOKEN_URLS,
-        {"status": status, "checked_at": {"$lte": checked_before}, "platform": {"$ne": None}},
+        {"status": status, "due_at": {"$lte": due_by}, "platform": {"$ne": None}},
         _CANDIDATE_PROJECTION,
         _FAIR_SORT,
         limit,
     )
 
 
-def q_due_by_status_platform(status: str, platform: str, checked_before: datetime, limit: int) -> MongoQuery:
+def q_due_by_status_platform(status: str, platform: str, due_by: datetime, limit: int) -> MongoQuery:
     return MongoQuery(
         TOKEN_URLS,
         {"status": status, "platform": platform, "cause": Cause.NO_GENERATOR.value,
-         "checked_at": {"$lte": checked_before}},
+         "due_at": {"$lte": due_by}},
         _CANDIDATE_PROJECTION,
         _FAIR_SORT,
         limit,
     )
 
 
-def q_due_among_addresses(statuses: Sequence[str], addresses: Sequence[str], checked_before: datetime) -> MongoQuery:
+def q_due_among_addresses(statuses: Sequence[str], addresses: Sequence[str], due_by: datetime) -> MongoQuery:
     return MongoQuery(
         TOKEN_URLS,
         {"address": {"$in": list(addresses)}, "status": {"$in": list(statuses)},
-         "checked_at": {"$lte": checked_before}, "platform": {"$ne": None}},
+         "due_at": {"$lte": due_by}, "platform": {"$ne": None}},
         _CANDIDATE_PROJECTION,
     )
 
@@ -139,8 +139,8 @@ def q_waiting(
     canonical_only: bool = True,
 ) -> MongoQuery:
     """Health: elements of one status (and, for `unsupported` narrowed to a platform, that platform
-    with the cause "no generator") that waited since at or before `since_before`, oldest first:
-    recorded ones by their last recording (a (status, checked_at) range), never-recorded ones by
+    with the cause "no generator") due by `since_before`, longest due first: recorded ones by
+    their due time (a (status, due_at) range), never-recorded ones by
     their creation (the `checked_at = NEVER` range, which only holds what no run has reached yet:
     small unless something is stuck, which is what a health check reports)."""
     flt: dict[str, Any] = {"status": status}
@@ -152,7 +152,7 @@ def q_waiting(
     # depends on the order documents happen to be stored in (a restored store lists what the original
     # did). Never-recorded ones in creation order; `q_waiting_ties` completes the ties at the limit.
     if recorded:
-        flt["checked_at"] = {"$gt": NEVER, "$lte": since_before}
+        flt["due_at"] = {"$gt": NEVER, "$lte": since_before}
         return MongoQuery(TOKEN_URLS, flt, _WAITING_PROJECTION, _FAIR_SORT, limit)
     flt.update(checked_at=NEVER, created_at={"$lte": since_before})
     return MongoQuery(TOKEN_URLS, flt, _WAITING_PROJECTION, [("created_at", ASCENDING)], limit)

@@ -32,14 +32,14 @@ COUNTS_DOC = "counts"
 write moves all of its counters in one atomic update (an element's status change takes one from a
 counter and gives it to another at once) and a read is one document."""
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 NEVER = datetime(1970, 1, 1, tzinfo=UTC)
-"""`checked_at` of an element never recorded: sorts before every real time, so one index range
-(`checked_at <= cutoff`) selects never-recorded and due elements alike, oldest first."""
+"""`checked_at` and `due_at` of an element never recorded: sorts before every real time, so one index
+range (`due_at <= due_by`) selects never-recorded and due elements alike, longest due first."""
 
-_FAIR_SORT: list[tuple[str, int]] = [("checked_at", ASCENDING), ("address", ASCENDING), ("url", ASCENDING)]
-"""Oldest first, never-recorded (`NEVER`) first, ties by address and URL: `_fair_order` as a sort."""
+_FAIR_SORT: list[tuple[str, int]] = [("due_at", ASCENDING), ("address", ASCENDING), ("url", ASCENDING)]
+"""Longest due first, never-recorded (`NEVER`) first, ties by address and URL: `_fair_order` as a sort."""
 
 INDEXES: dict[str, list[tuple[str, list[tuple[str, int]], bool]]] = {
     TOKENS: [
@@ -53,6 +53,7 @@ INDEXES: dict[str, list[tuple[str, list[tuple[str, int]], bool]]] = {
         ("idx_token_urls_url", [("url", ASCENDING), ("address", ASCENDING)], False),
         # (address, url) close both retry indexes, so the fair order is the index order (no in-memory
         # sort, and the limit stops the scan early).
+        # Version 6 moved both from `checked_at` to `due_at`: an older store's are rebuilt on opening.
         ("idx_token_urls_due", [("status", ASCENDING), *_FAIR_SORT], False),
         ("idx_token_urls_platform_due", [("status", ASCENDING), ("platform", ASCENDING), ("cause", ASCENDING),
                                          *_FAIR_SORT], False),

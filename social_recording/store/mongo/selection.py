@@ -35,7 +35,7 @@ class SelectionMixin(MongoConnection):
     """Select the due elements and raw values; count those held back."""
 
     def select_candidates(self, query: CandidateQuery) -> list[Candidate]:
-        cutoff = ensure_utc(query.checked_before)
+        cutoff = ensure_utc(query.due_by)
         docs: list[Mapping[str, Any]] = []
         if query.addresses is not None:
             statuses = sorted(s.value for s in query.statuses)
@@ -59,12 +59,12 @@ class SelectionMixin(MongoConnection):
     def count_held_back(self, query: CandidateQuery, bound: int) -> int:
         if bound < 1:
             return 0
-        after = ensure_utc(query.checked_before)
+        after = ensure_utc(query.due_by)
         if query.addresses is not None:
             found = self.db[TOKEN_URLS].find(
                 {"address": {"$in": list(dict.fromkeys(query.addresses))},
                  "status": {"$in": sorted(s.value for s in query.statuses)},
-                 "checked_at": {"$gt": after}, "platform": {"$ne": None}},
+                 "due_at": {"$gt": after}, "platform": {"$ne": None}},
                 {"status": 1, "platform": 1, "cause": 1},
             )
             count = sum(held_back_counts(query, FetchStatus(d["status"]), d.get("platform"), d.get("cause"))
@@ -74,7 +74,7 @@ class SelectionMixin(MongoConnection):
         for status, platform in waiting_parts(query.statuses, query.unsupported_platforms):
             if count >= bound:
                 break
-            flt: dict[str, Any] = {"status": status.value, "checked_at": {"$gt": after}}
+            flt: dict[str, Any] = {"status": status.value, "due_at": {"$gt": after}}
             if platform is not None:
                 flt.update(platform=platform, cause=Cause.NO_GENERATOR.value)
             count += int(self.db[TOKEN_URLS].count_documents(flt, limit=bound - count))

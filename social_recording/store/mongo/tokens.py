@@ -14,6 +14,7 @@ from pymongo import ASCENDING, DESCENDING
 from pymongo.errors import DuplicateKeyError
 
 from social_recording.domain.models import TokenDoc, TokenProfile, UnresolvedValue, ensure_utc, utcnow
+from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.status import Cause, FetchStatus
 from social_recording.store._codec import platform_or_none, unique_urls
 from social_recording.store.base import WriteResult
@@ -118,6 +119,7 @@ class TokensMixin(MongoConnection):
                     "position": position, "platform": platform_or_none(url), "status": status,
                     "attempted_at": attempted_at, "attempts": attempts,
                     "checked_at": attempted_at or NEVER, "cause": None if cause is None else cause.value,
+                    "due_at": NEVER if attempted_at is None else attempted_at + DEFAULT_MIN_INTERVAL,
                     "detail": None, "fence": 0,
                     "created_at": ensure_utc(created_at),
                 }},

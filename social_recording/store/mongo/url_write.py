@@ -127,7 +127,7 @@ class UrlWriteMixin(LinksMixin, UrlStatesMixin):
             {"$set": {
                 "status": e.status.value, "attempts": e.attempts, "attempted_at": _opt_utc(e.attempted_at),
                 "checked_at": ensure_utc(e.checked_at), "cause": None if e.cause is None else e.cause.value,
-                "detail": e.detail,
+                "detail": e.detail, "due_at": ensure_utc(e.next_due),
             }},
             return_document=ReturnDocument.BEFORE,
         )

@@ -51,11 +51,11 @@ class HealthMixin(SqliteBase):
         return [(row[0], _url_from_row(row)) for row in self._conn().execute(*q_holders(url, limit))]
 
     def oldest_elements(
-        self, statuses: Collection[FetchStatus], limit: int, checked_before: datetime | None = None
+        self, statuses: Collection[FetchStatus], limit: int, due_by: datetime | None = None
     ) -> list[Candidate]:
         if limit < 1 or not statuses:
             return []
-        cutoff = dt_to_text(checked_before or datetime.max.replace(tzinfo=utcnow().tzinfo))
+        cutoff = dt_to_text(due_by or datetime.max.replace(tzinfo=utcnow().tzinfo))
         conn = self._conn()
         rows: list[Sequence[Any]] = []
         for status in sorted({FetchStatus(s) for s in statuses}):
@@ -89,12 +89,13 @@ class HealthMixin(SqliteBase):
         self, query: CandidateQuery, *, canonical_only: bool = True, count_bound: int = WAITING_COUNT_BOUND
     ) -> WaitingElements:
         check_waiting_query(query, count_bound)
-        cutoff = dt_to_text(query.checked_before)
+        cutoffs = {False: dt_to_text(query.created_by), True: dt_to_text(query.due_by)}
         count = 0
         rows: list[Sequence[Any]] = []
         with self._read() as conn:
             for status, platform in waiting_parts(query.statuses, query.unsupported_platforms):
                 for recorded in (False, True):
+                    cutoff = cutoffs[recorded]
                     if count < count_bound:
                         counted = q_count_waiting(status.value, cutoff, count_bound - count, recorded, platform,
                                                   canonical_only)

@@ -20,7 +20,7 @@ from social_recording.store.sqlite.queries_selection import (
 from social_recording.store.sqlite.sql import Sql, _marks, _table
 
 _TOKEN_COLS = "address, symbol, image, first_transfer_at, fingerprints, web, created_at, updated_at, fence"
-_URL_COLS = "address, url, status, attempted_at, attempts, checked_at, cause, detail, fence"
+_URL_COLS = "address, url, status, attempted_at, attempts, checked_at, cause, detail, fence, due_at"
 _LINK_COLS = "token_address, object, object_id, entry_url, platform, subtype, link_depth, created_at"
 _STATE_COLS = (
     "url, platform, status, attempted_at, attempts, source_token, fence, request_provider, request_id, "

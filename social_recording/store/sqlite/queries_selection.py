@@ -12,80 +12,80 @@ from social_recording.domain.status import Cause
 from social_recording.store.sqlite.schema import _NEVER_RECORDED, NEVER
 from social_recording.store.sqlite.sql import Sql, _marks
 
-_CANDIDATE_COLS = "address, url, status, attempts, checked_at, platform, detail"
+_CANDIDATE_COLS = "address, url, status, attempts, checked_at, platform, detail, due_at"
 
 
-_FAIR_ORDER = "ORDER BY checked_at, address, url"
-"""Oldest first, never-recorded (`NEVER`) first, ties by address and URL: `_fair_order` in SQL."""
+_FAIR_ORDER = "ORDER BY due_at, address, url"
+"""Longest due first, never-recorded (`NEVER`) first, ties by address and URL: `_fair_order` in SQL."""
 
 
-def q_due_by_status(status: str, checked_before: str, limit: int) -> Sql:
-    """One status of the retry selection: a range of (status, checked_at), in index order, limited.
+def q_due_by_status(status: str, due_by: str, limit: int) -> Sql:
+    """One status of the retry selection: a range of (status, due_at), in index order, limited.
     Elements without a platform hold a non-canonical URL (our bug, isolated by the recorder): a retry
     cannot change them, so they are left to the health checks instead of blocking the queue."""
     return (
-        f"SELECT {_CANDIDATE_COLS} FROM token_urls WHERE status = ? AND checked_at <= ? "
+        f"SELECT {_CANDIDATE_COLS} FROM token_urls WHERE status = ? AND due_at <= ? "
         f"AND platform IS NOT NULL {_FAIR_ORDER} LIMIT ?",
-        [status, checked_before, limit],
+        [status, due_by, limit],
     )
 
 
-def q_oldest_by_status(status: str, checked_before: str, limit: int) -> Sql:
-    """Health: the longest-waiting elements of one status, non-canonical ones included."""
+def q_oldest_by_status(status: str, due_by: str, limit: int) -> Sql:
+    """Health: the longest-due elements of one status, non-canonical ones included."""
     return (
-        f"SELECT {_CANDIDATE_COLS} FROM token_urls WHERE status = ? AND checked_at <= ? {_FAIR_ORDER} LIMIT ?",
-        [status, checked_before, limit],
+        f"SELECT {_CANDIDATE_COLS} FROM token_urls WHERE status = ? AND due_at <= ? {_FAIR_ORDER} LIMIT ?",
+        [status, due_by, limit],
     )
 
 
-def q_due_by_status_platform(status: str, platform: str, checked_before: str, limit: int) -> Sql:
+def q_due_by_status_platform(status: str, platform: str, due_by: str, limit: int) -> Sql:
     return (
         f"SELECT {_CANDIDATE_COLS} FROM token_urls WHERE status = ? AND platform = ? AND cause = ? "
-        f"AND checked_at <= ? {_FAIR_ORDER} LIMIT ?",
-        [status, platform, Cause.NO_GENERATOR.value, checked_before, limit],
+        f"AND due_at <= ? {_FAIR_ORDER} LIMIT ?",
+        [status, platform, Cause.NO_GENERATOR.value, due_by, limit],
     )
 
 
-def q_due_among_addresses(statuses: Sequence[str], addresses: Sequence[str], checked_before: str) -> Sql:
+def q_due_among_addresses(statuses: Sequence[str], addresses: Sequence[str], due_by: str) -> Sql:
     """The retry selection narrowed to a few tokens: their elements by the (address, url) key, then
-    filtered. The unary `+` keeps status and checked_at out of index choice: without statistics the
+    filtered. The unary `+` keeps status and due_at out of index choice: without statistics the
     planner would otherwise range over every due element of those statuses instead of a few tokens'."""
     return (
         f"SELECT {_CANDIDATE_COLS} FROM token_urls WHERE address IN ({_marks(len(addresses))}) "
-        f"AND +status IN ({_marks(len(statuses))}) AND +checked_at <= ? AND platform IS NOT NULL",
-        [*addresses, *statuses, checked_before],
+        f"AND +status IN ({_marks(len(statuses))}) AND +due_at <= ? AND platform IS NOT NULL",
+        [*addresses, *statuses, due_by],
     )
 
 
-def q_count_held_back(status: str, checked_after: str, bound: int, platform: str | None = None) -> Sql:
+def q_count_held_back(status: str, due_after: str, bound: int, platform: str | None = None) -> Sql:
     """Retry: the elements of one status (and platform, for `unsupported` narrowed to the cause "no
-    generator") still inside their back-off, counted up to `bound` along the retry index."""
+    generator") not due yet, counted up to `bound` along the retry index."""
     if platform is None:
-        where, args = "status = ? AND checked_at > ?", [status, checked_after]
+        where, args = "status = ? AND due_at > ?", [status, due_after]
     else:
-        where = "status = ? AND platform = ? AND cause = ? AND checked_at > ?"
-        args = [status, platform, Cause.NO_GENERATOR.value, checked_after]
+        where = "status = ? AND platform = ? AND cause = ? AND due_at > ?"
+        args = [status, platform, Cause.NO_GENERATOR.value, due_after]
     return _bounded_count(where), [*args, bound]
 
 
-def q_count_held_back_among(statuses: Sequence[str], addresses: Sequence[str], checked_after: str) -> Sql:
+def q_count_held_back_among(statuses: Sequence[str], addresses: Sequence[str], due_after: str) -> Sql:
     """`q_count_held_back` for a few tokens: their elements by the (address, url) key."""
     return (
         f"SELECT status, platform, cause FROM token_urls WHERE address IN ({_marks(len(addresses))}) "
-        f"AND +status IN ({_marks(len(statuses))}) AND +checked_at > ? AND platform IS NOT NULL",
-        [*addresses, *statuses, checked_after],
+        f"AND +status IN ({_marks(len(statuses))}) AND +due_at > ? AND platform IS NOT NULL",
+        [*addresses, *statuses, due_after],
     )
 
 
-_WAITING_COLS = "address, url, status, attempts, checked_at, created_at, platform, cause, detail"
+_WAITING_COLS = "address, url, status, attempts, checked_at, created_at, platform, cause, detail, due_at"
 
 
 def _waiting_where(
     status: str, since_before: str, *, recorded: bool, platform: str | None, canonical_only: bool
 ) -> tuple[str, list[Any]]:
     """Elements of one status (and, for `unsupported` narrowed to a platform, that platform with the
-    cause "no generator") that waited since at or before `since_before`: recorded ones by their last
-    recording (a (status, checked_at) range), never-recorded ones by their creation (the range of
+    cause "no generator") due by `since_before`: recorded ones by their due time (a (status, due_at)
+    range), never-recorded ones by their creation (the range of
     `checked_at = NEVER`, which only holds what no run has reached yet: small unless something is
     stuck, which is what a health check reports)."""
     clauses, args = ["status = ?"], [status]
@@ -93,11 +93,11 @@ def _waiting_where(
         clauses += ["platform = ?", "cause = ?"]
         args += [platform, Cause.NO_GENERATOR.value]
     elif canonical_only:
-        # The unary `+` keeps this term out of index choice: the (status, checked_at) range is the
+        # The unary `+` keeps this term out of index choice: the (status, due_at) range is the
         # narrow one, a (status, platform) range would read every element of the status.
         clauses.append("+platform IS NOT NULL")
     if recorded:
-        clauses.append("checked_at > ? AND checked_at <= ?")
+        clauses.append("due_at > ? AND due_at <= ?")
         args += [NEVER, since_before]
     else:
         # NEVER written out, not bound: the planner takes the partial index of never-recorded
@@ -117,7 +117,7 @@ def q_waiting(
     # Recorded ones in the full fair order (the index's): which of equal times make the limit never
     # depends on the order rows happen to be stored in (a restored store lists what the original did).
     # Never-recorded ones in creation order; `q_waiting_ties` completes the ties at the limit.
-    order = "checked_at, address, url" if recorded else "created_at"
+    order = "due_at, address, url" if recorded else "created_at"
     return f"SELECT {_WAITING_COLS} FROM token_urls WHERE {where} ORDER BY {order} LIMIT ?", [*args, limit]
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from social_recording.domain.graph import ObjectKind
 from social_recording.domain.models import OpenCall, PaidRequest, SocialUrl, TokenLink, UrlState
+from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.status import Cause, FetchStatus
 from social_recording.store._codec import dt_from_text, dt_to_text, opt_dt_from_text
 from social_recording.store.base import Candidate, WaitingElement
@@ -25,13 +26,14 @@ def _checked_dt(value: str | None) -> datetime | None:
 
 
 def _url_from_row(row: Sequence[Any]) -> SocialUrl:
-    _address, url, status, attempted_at, attempts, checked_at, cause, detail, fence = row
+    _address, url, status, attempted_at, attempts, checked_at, cause, detail, fence, due_at = row
     return SocialUrl(
         url=url,
         status=FetchStatus(status),
         attempted_at=opt_dt_from_text(attempted_at),
         attempts=attempts,
         checked_at=_checked_dt(checked_at),
+        due_at=_checked_dt(due_at),
         cause=Cause(cause) if cause else None,
         detail=detail,
         fence=fence,
@@ -64,13 +66,15 @@ def _state_from_row(row: Sequence[Any]) -> UrlState:
 
 
 def _candidate_from_row(row: Sequence[Any]) -> Candidate:
-    address, url, status, attempts, checked_at, platform, detail = row
-    return Candidate(address, url, FetchStatus(status), attempts, _checked_dt(checked_at), platform, detail)
+    address, url, status, attempts, checked_at, platform, detail, due_at = row
+    return Candidate(address, url, FetchStatus(status), attempts, _checked_dt(checked_at), platform, detail,
+                     _checked_dt(due_at))
 
 
 def _waiting_from_row(row: Sequence[Any]) -> WaitingElement:
-    address, url, status, attempts, checked_at, created_at, platform, cause, detail = row
+    address, url, status, attempts, checked_at, created_at, platform, cause, detail, due_at = row
     recorded = bool(checked_at)
+    due = dt_from_text(due_at) if due_at else dt_from_text(created_at) + DEFAULT_MIN_INTERVAL
     return WaitingElement(
         address=address,
         url=url,
@@ -81,6 +85,7 @@ def _waiting_from_row(row: Sequence[Any]) -> WaitingElement:
         platform=platform,
         cause=Cause(cause) if cause else None,
         detail=detail,
+        due=due,
     )
 
 
@@ -111,5 +116,5 @@ def _link_row(link: TokenLink) -> tuple[Any, ...]:
 
 
 def _fair_order(c: Candidate) -> tuple[str, str, str]:
-    """Oldest first; never-recorded elements before all others; address and URL break ties."""
-    return (NEVER if c.checked_at is None else dt_to_text(c.checked_at), c.address, c.url)
+    """Longest due first; never-recorded elements before all others; address and URL break ties."""
+    return (NEVER if c.due_at is None else dt_to_text(c.due_at), c.address, c.url)

@@ -9,10 +9,12 @@ import sqlite3
 from collections.abc import Callable
 
 from social_recording.domain.models import utcnow
+from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.status import Cause, FetchStatus
 from social_recording.store._codec import (
     OBJECT_COLLECTIONS,
     backfill_url_states,
+    dt_from_text,
     dt_to_text,
     legacy_cause,
     opt_dt_from_text,
@@ -26,8 +28,8 @@ BUSY_TIMEOUT_SECONDS = 30.0
 """How long a writer waits for another process's write transaction before failing."""
 
 NEVER = ""
-"""`checked_at` of an element never recorded: sorts before every timestamp, so one index range
-(`checked_at <= cutoff`) selects never-recorded and due elements alike, oldest first."""
+"""`checked_at` and `due_at` of an element never recorded: sorts before every timestamp, so one index
+range (`due_at <= due_by`) selects never-recorded and due elements alike, longest due first."""
 _NEVER_RECORDED = f"checked_at = '{NEVER}'"
 
 _SCHEMA_V1: tuple[str, ...] = (
@@ -240,9 +242,31 @@ def _migrate_to_v8(conn: sqlite3.Connection) -> None:
                  "DELETE FROM token_fingerprints WHERE address = old.address; END")
 
 
+def _migrate_to_v9(conn: sqlite3.Connection) -> None:
+    """Back-off as one stored due time: `due_at` on every element, dated as the back-off dated it
+    until now (the last recording plus the base interval; never-recorded: `NEVER`, due at once), and
+    the retry indexes over it instead of `checked_at` (docs/architecture.md, "Back-off: one due time")."""
+    conn.execute(f"ALTER TABLE token_urls ADD COLUMN due_at TEXT NOT NULL DEFAULT '{NEVER}'")
+    rows = conn.execute(f"SELECT rowid, checked_at FROM token_urls WHERE NOT {_NEVER_RECORDED}")
+    while batch := rows.fetchmany(10_000):
+        conn.executemany("UPDATE token_urls SET due_at = ? WHERE rowid = ?",
+                         [(dt_to_text(dt_from_text(checked) + DEFAULT_MIN_INTERVAL), rowid) for rowid, checked in batch])
+    conn.execute("DROP INDEX idx_token_urls_due")
+    conn.execute("DROP INDEX idx_token_urls_platform_due")
+    conn.execute(f"CREATE INDEX idx_token_urls_due ON token_urls ({DUE_INDEX})")
+    conn.execute(f"CREATE INDEX idx_token_urls_platform_due ON token_urls ({PLATFORM_DUE_INDEX})")
+
+
+DUE_INDEX = "status, due_at, address, url, platform"
+"""The retry selection's index: one range per status, in the fair order (longest due first, then
+address and URL), ending with the platform (the canonical filter) so health reads the index only."""
+PLATFORM_DUE_INDEX = "status, platform, cause, due_at, address, url"
+"""The retry selection of `unsupported` narrowed to a platform and the cause "no generator"."""
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _migrate_to_v1, _migrate_to_v2, _migrate_to_v3, _migrate_to_v4, _migrate_to_v5, _migrate_to_v6, _migrate_to_v7,
-    _migrate_to_v8,
+    _migrate_to_v8, _migrate_to_v9,
 )
 """MIGRATIONS[i] upgrades a file at `user_version` i to i + 1; append, never edit a released step."""
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -30,7 +30,7 @@ class SelectionMixin(SqliteBase):
     """SelectionStore (store/base.py)."""
 
     def select_candidates(self, query: CandidateQuery) -> list[Candidate]:
-        cutoff = dt_to_text(query.checked_before)
+        cutoff = dt_to_text(query.due_by)
         rows: list[Sequence[Any]] = []
         with self._read() as conn:
             if query.addresses is not None:
@@ -64,7 +64,7 @@ class SelectionMixin(SqliteBase):
     def count_held_back(self, query: CandidateQuery, bound: int) -> int:
         if bound < 1:
             return 0
-        after = dt_to_text(query.checked_before)
+        after = dt_to_text(query.due_by)
         count = 0
         with self._read() as conn:
             if query.addresses is not None:

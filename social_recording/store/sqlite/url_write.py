@@ -96,9 +96,10 @@ class UrlWriteMixin(GraphWriteMixin):
             e = write.element
             cur = conn.execute(
                 "UPDATE token_urls SET status = ?, attempts = ?, attempted_at = ?, checked_at = ?, cause = ?, "
-                "detail = ?, fence = ? WHERE address = ? AND url = ? AND fence <= ? AND status <> ?",
+                "detail = ?, fence = ?, due_at = ? WHERE address = ? AND url = ? AND fence <= ? AND status <> ?",
                 [e.status.value, e.attempts, opt_dt_to_text(e.attempted_at), dt_to_text(e.checked_at),
-                 None if e.cause is None else e.cause.value, e.detail, write.fence, write.address, write.url,
+                 None if e.cause is None else e.cause.value, e.detail, write.fence,
+                 dt_to_text(e.next_due), write.address, write.url,
                  write.fence, FetchStatus.OK.value],
             )
             if cur.rowcount != 1:  # cannot happen inside this transaction after _refusal; never half-apply
