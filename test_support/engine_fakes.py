@@ -18,7 +18,7 @@ import redis
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.models import TokenProfile
-from social_recording.domain.policy import DEFAULT_MIN_INTERVAL_MINUTES
+from social_recording.domain.policy import DEFAULT_BACKOFF, DEFAULT_MIN_INTERVAL_MINUTES, Backoff
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform, parse_canonical
 from social_recording.locks.base import LockManager
@@ -356,6 +356,7 @@ def build_engine(
     clock: Callable[[], datetime] | None = None,
     monotonic: Callable[[], float] = time.monotonic,
     spool: AnswerSpool | None = None,
+    backoff: Backoff = DEFAULT_BACKOFF,
 ) -> Engine:
     """The production engine (`recording.engine.build_engine`) with test timings and a step clock
     (a locked-out token's second look and a held job lock wait `token_lock_wait` / `job_lock_wait`,
@@ -365,7 +366,7 @@ def build_engine(
     tracker = tracker if tracker is not None else FakeTracker()
     engine = build_recording_engine(
         store, locks, registry, profiles, tracker=tracker, enable_paid=enable_paid, max_attempts=max_attempts,
-        min_interval=min_interval, clock=clock, monotonic=monotonic, spool=spool,
+        min_interval=min_interval, clock=clock, monotonic=monotonic, spool=spool, backoff=backoff,
         timings=Timings(url_lock_wait=url_lock_wait, url_lock_ttl=url_lock_ttl, token_lock_ttl=token_lock_ttl,
                         token_lock_wait=token_lock_wait, job_lock_wait=job_lock_wait),
     )

@@ -41,6 +41,7 @@ from hypothesis.stateful import (
 
 from social_recording.domain.dedupe import DEDUPE_TTL
 from social_recording.domain.models import OpenCall, as_stored
+from social_recording.domain.policy import Backoff
 from social_recording.domain.status import ABSORBING, REUSABLE, FetchStatus
 from social_recording.domain.url_machine import Why, fresh_answer, live_streak, rank
 from social_recording.domain.urls import Platform, parse_canonical
@@ -78,6 +79,8 @@ MAX_ATTEMPTS = 3
 """Small, so streaks are spent within a few steps."""
 RETENTION = timedelta(days=7)
 """The two-step paid provider keeps a submitted request this long (like urlscan)."""
+BACKOFF = Backoff(growth=2.0, cap=timedelta(hours=4))
+"""A back-off that grows with the streak (1 h, 1 h, 2 h, 4 h): every call is checked against it."""
 
 POOL = (
     "https://x.com/i/status/101",  # paid, one step
@@ -88,8 +91,8 @@ POOL = (
 )
 ANSWERS = ("ok", "not_found", "blocked", "5xx", "429", "slow", "bug")
 """What a provider may answer; `bug` is a defect of ours that fails before any request is sent."""
-CLOCK_STEPS = (1, 30, 61, 61, 120, 120, 24 * 60, 7 * 24 * 60, 15 * 24 * 60, 30 * 24 * 60)
-"""Minutes; past the back-off (61, 120) more often than the rest."""
+CLOCK_STEPS = (1, 30, 61, 61, 90, 120, 120, 24 * 60, 7 * 24 * 60, 15 * 24 * 60, 30 * 24 * 60)
+"""Minutes; past the base back-off (61, 120) more often than the rest, and between it and the doubled one (90)."""
 NAMEABLE = sorted(s.value for s in FetchStatus if s is not FetchStatus.OK)
 
 STATS: Counter[str] = Counter()
@@ -193,12 +196,13 @@ class ModelProvider:
         w = self.w
         platform = _platform(url)
         now = self.clock()
-        rules = rules_for(platform, max_attempts=MAX_ATTEMPTS, min_interval=timedelta(minutes=60))
+        rules = rules_for(platform, max_attempts=MAX_ATTEMPTS, min_interval=timedelta(minutes=60), backoff=BACKOFF)
         element = self.store.find_element(ctx.token_address, url)
         assert element is not None
         selected = w.op.selected.get((ctx.token_address, url))
         forced = (w.op.kind == "named_retry" and selected in w.op.named and selected in ABSORBING
                   and element.status is selected and url not in w.op.called)
+        self._check_back_off(url, now, rules, forced)
         if w.on_call is not None:
             hook, w.on_call = w.on_call, None
             hook(url)
@@ -242,6 +246,19 @@ class ModelProvider:
         if answer == "slow":
             time.sleep(0.002)
         return GenerateResult(graph_for(url), attempted=True, requests=1)
+
+    def _check_back_off(self, url: str, now: datetime, rules: Any, forced: bool) -> None:
+        """No call of a failing URL before its back-off (grown with its streak) has passed since its
+        last call, unless an operator named the element or a late holder's call is in flight (every
+        run here takes the policy's base interval)."""
+        state = self.store.find_url_state(url)
+        if forced or self.w.stale or state is None or state.attempted_at is None:
+            return
+        streak = live_streak(state, now, rules)
+        due = BACKOFF.next_due(state.attempted_at, streak)
+        if streak and now < due:
+            self.w.violations.append(f"{url} called at {now} ({self.w.op.kind}) inside its back-off: {streak} failed "
+                                     f"call(s) in a row, the last at {state.attempted_at}, due again at {due}")
 
     def _send(self, url: str, platform: Platform, paid: bool) -> None:
         observe.before_request(service=platform.value, paid=paid)
@@ -373,7 +390,8 @@ class UrlRules(RuleBasedStateMachine):
     def _engine(self, paid: bool) -> Engine:
         timings = Timings(url_lock_wait=0.02, url_lock_ttl=30.0, token_lock_ttl=30.0, write_retry_s=1.0)
         return build_engine(self.store, self.locks, self.registry, self.profiles, tracker=self.tracker,
-                            enable_paid=paid, max_attempts=MAX_ATTEMPTS, timings=timings, clock=self.clock)
+                            enable_paid=paid, max_attempts=MAX_ATTEMPTS, timings=timings, clock=self.clock,
+                            backoff=BACKOFF)
 
     @property
     def engine(self) -> Engine:
@@ -459,7 +477,7 @@ class UrlRules(RuleBasedStateMachine):
         answer): the provider was paid, the open call stays, the URL lock expires. The next holders pay
         nothing beside it; past its timeout it is one failed call of the streak."""
         state = self.store.find_url_state(url)
-        rules = rules_for(_platform(url), max_attempts=MAX_ATTEMPTS, min_interval=timedelta(minutes=60))
+        rules = rules_for(_platform(url), max_attempts=MAX_ATTEMPTS, min_interval=timedelta(minutes=60), backoff=BACKOFF)
         now = self.clock()
         if state is not None and (state.open_call is not None or state.request is not None
                                   or fresh_answer(state, now, rules) is not None
@@ -549,7 +567,7 @@ class UrlRules(RuleBasedStateMachine):
         if not holders:
             return
         late = build_engine(self.store, StaleLocks(write.fence - 1), self.registry, self.profiles,  # type: ignore[arg-type]
-                            enable_paid=self.paid, max_attempts=MAX_ATTEMPTS, clock=self.clock)
+                            enable_paid=self.paid, max_attempts=MAX_ATTEMPTS, clock=self.clock, backoff=BACKOFF)
         STATS["late holder writes"] += 1
         w = self.world
         w.stale = True
@@ -673,13 +691,13 @@ class UrlRules(RuleBasedStateMachine):
     @precondition(lambda self: len(self.tokens) >= 1)
     @rule()
     def a_stable_world_converges(self) -> None:
-        """Freeze the world: repeated default retries, each past the back-off, end with nothing due."""
+        """Freeze the world: repeated default retries, each past the longest back-off, end with nothing due."""
         with self.doing("retry"):
             for _ in range(MAX_ATTEMPTS + 3):
-                self.clock.advance(timedelta(minutes=61))
+                self.clock.advance(BACKOFF.cap + timedelta(minutes=1))
                 self.engine.retry.record_selection(self.engine.retry.select_due(), max_workers=1,
                                                    run=self._run(Why.RETRY))
-            self.clock.advance(timedelta(minutes=61))
+            self.clock.advance(BACKOFF.cap + timedelta(minutes=1))
             left = self.engine.retry.select_due()
         assert not left.candidates, [(c.address, c.url, c.status.value, c.detail) for c in left.candidates]
 

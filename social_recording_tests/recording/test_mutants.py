@@ -45,6 +45,13 @@ MUTANTS: dict[str, tuple[str, str]] = {
     "an open call never times out": (
         "if state is None or state.open_call is None or now - state.open_call.started_at < rules.call_timeout:",
         "if True:"),
+    "a failing URL is called inside its back-off": (
+        "if streak > 0 and (called or not may_call_again(s, streak, now, rules)):", "if streak > 0 and called:"),
+    "the URL's back-off ignores the streak": (
+        "return rules.backoff.next_due(state.attempted_at, streak) <= due_by(",
+        "return rules.backoff.next_due(state.attempted_at, 1) <= due_by("),
+    "an element's due time ignores the streak": (
+        "return rules.backoff.next_due(now, streak)", "return rules.backoff.next_due(now, 0)"),
 }
 """name -> (the line as written, the mutant's line): each original appears exactly once."""
 
@@ -52,6 +59,7 @@ TESTS = (
     "social_recording_tests/recording/test_url_machine_regressions.py",
     "social_recording_tests/domain/test_open_calls.py",
     "social_recording_tests/domain/test_url_machine_times.py",
+    "social_recording_tests/recording/test_backoff_growth.py",
     "social_recording_tests/recording/test_url_machine_model.py",
 )
 
