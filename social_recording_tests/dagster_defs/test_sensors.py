@@ -338,8 +338,8 @@ def test_retry_sensor_skip_reasons_name_the_check_and_keep_the_cursor(
     reason = _skip(result) or ""
     assert reason.startswith("nothing is due: the default selection takes error, pending, unsupported for want "
                              "of a generator that now exists (")
-    assert "github" in reason and "; not skipped_paid: paid calls are off, and none of it was recorded before " in reason
-    assert reason.endswith("(back-off 60 min)")
+    assert "github" in reason and "; not skipped_paid: paid calls are off, and none of it is due by " in reason
+    assert reason.endswith("(each element's back-off dates it when it is recorded)")
     assert isinstance(result, SensorResult) and json.loads(result.cursor or "")["digest"] == "abc"
     assert tick_log.lines == []  # the reason is on the tick only: a skipped tick prints nothing
 

@@ -67,7 +67,8 @@ NOT_SECRET_NAMES = {"SOCIAL_RECORDING_TRACKER_URL", "MONGO_ROOT_USER", "DAGSTER_
 
 LIVE_ONLY = {
     env_var_name(f) for f in ("tracker_url", "af_group_ids", "af_investor_threshold",
-                              "max_attempts", "max_exhausted_per_hour", "rate_limits", "live_poll_seconds",
+                              "max_attempts", "backoff_growth", "backoff_max_minutes", "max_exhausted_per_hour",
+                              "rate_limits", "live_poll_seconds",
                               "spend_budgets", "retention_days", "spool_dir")
 } | {f"{name}_FILE" for name in (env_var_name("tracker_api_key"), *CATALOGUE.key_variables())}
 """Passed by compose, not by the rehearsal: the real tracker and providers (the rehearsal runs the
