@@ -6,6 +6,7 @@ not at all, which also keeps the write lock short. Also the paid calls recorded 
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from social_recording.domain.models import OpenCall, PaidRequest, SocialUrl, TokenLink, UrlState, utcnow
 from social_recording.domain.status import FetchStatus
@@ -115,33 +116,27 @@ class UrlWriteMixin(GraphWriteMixin):
         return None if refused is None else refused.result
 
     def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest) -> WriteResult:
-        with self._write() as conn:
-            refused = self._state_fence_refusal(conn, url, fence)
-            if refused is not None:
-                return refused
-            conn.execute(
-                "INSERT INTO url_states (url, platform, status, attempted_at, attempts, source_token, fence, "
-                "request_provider, request_id, request_submitted_at, updated_at, version) "
-                "VALUES (?, ?, ?, NULL, 0, NULL, ?, ?, ?, ?, ?, 1) "
-                "ON CONFLICT (url) DO UPDATE SET fence = excluded.fence, "
-                "request_provider = excluded.request_provider, request_id = excluded.request_id, "
-                "request_submitted_at = excluded.request_submitted_at, updated_at = excluded.updated_at, "
-                "open_call = NULL, version = url_states.version + 1",
-                [url, platform, FetchStatus.PENDING.value, fence, request.provider, request.request_id,
-                 dt_to_text(request.submitted_at), dt_to_text(utcnow())],
-            )
-        return WriteResult.APPLIED
+        return self._fenced_state_upsert(url, platform, fence, {
+            "request_provider": request.provider, "request_id": request.request_id,
+            "request_submitted_at": dt_to_text(request.submitted_at), "open_call": None})
 
     def save_open_call(self, url: str, platform: str, fence: int, call: OpenCall) -> WriteResult:
+        return self._fenced_state_upsert(url, platform, fence, {"open_call": call.model_dump_json()})
+
+    def _fenced_state_upsert(self, url: str, platform: str, fence: int, fields: dict[str, Any]) -> WriteResult:
+        """Set `fields` of the URL's state (made pending if it has none), whatever its version, unless a
+        larger fence holds it: the one write behind a paid request and an open call."""
+        names = list(fields)
+        columns = ", ".join(["url", "platform", "status", "attempts", "fence", *names, "updated_at", "version"])
+        marks = ", ".join(["?", "?", "?", "0", "?", *("?" for _ in names), "?", "1"])
+        updates = ", ".join(f"{name} = excluded.{name}" for name in ["fence", *names, "updated_at"])
         with self._write() as conn:
             refused = self._state_fence_refusal(conn, url, fence)
             if refused is not None:
                 return refused
             conn.execute(
-                "INSERT INTO url_states (url, platform, status, attempted_at, attempts, source_token, fence, "
-                "open_call, updated_at, version) VALUES (?, ?, ?, NULL, 0, NULL, ?, ?, ?, 1) "
-                "ON CONFLICT (url) DO UPDATE SET fence = excluded.fence, open_call = excluded.open_call, "
-                "updated_at = excluded.updated_at, version = url_states.version + 1",
-                [url, platform, FetchStatus.PENDING.value, fence, call.model_dump_json(), dt_to_text(utcnow())],
+                f"INSERT INTO url_states ({columns}) VALUES ({marks}) "
+                f"ON CONFLICT (url) DO UPDATE SET {updates}, version = url_states.version + 1",
+                [url, platform, FetchStatus.PENDING.value, fence, *fields.values(), dt_to_text(utcnow())],
             )
         return WriteResult.APPLIED
