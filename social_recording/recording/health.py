@@ -67,8 +67,9 @@ STARVED_AFTER_CYCLES = 2
 missed by a run that was skipped (another holds the job lock) or stopped at its limit."""
 
 STARVED_AFTER = DEFAULT_MIN_INTERVAL + STARVED_AFTER_CYCLES * RETRY_CYCLE
-"""Since the element's last recording (or its creation, never recorded): its back-off, then two
-retry cycles in which the hourly retry should have taken it."""
+"""Given as a run interval (`policy.due_by`): elements due for two retry cycles in which the hourly
+retry should have taken them (with the flat back-off: 3 h since the last recording, or since the
+creation of a never-recorded one)."""
 
 EXHAUSTED_WINDOW = timedelta(hours=1)
 """The growth check compares with the figure observed at least this long ago."""
@@ -241,13 +242,12 @@ def check_starved_retries(
     query = retry_query(now=now, min_interval=after, limit=EXAMPLES, enable_paid=enable_paid,
                         usable_platforms=usable_platforms)
     found = store.waiting_elements(query)
-    bound = hours_text(after)
+    late = hours_text(after - DEFAULT_MIN_INTERVAL)
     if found.count == 0:
-        summary = f"every element the retry job would take was taken within {bound} of its last recording"
+        summary = f"every element the retry job would take was taken within {late} of coming due"
     else:
-        summary = (f"{_count_text(found)} element(s) the default retry selection would take have waited more "
-                   f"than {bound} (back-off plus {STARVED_AFTER_CYCLES} retry cycles): the retry job is behind "
-                   "or not running")
+        summary = (f"{_count_text(found)} element(s) the default retry selection would take have been due for "
+                   f"more than {late} ({STARVED_AFTER_CYCLES} retry cycles): the retry job is behind or not running")
     figures = _waiting_figures(found, now)
     return HealthCheck(STARVED_RETRIES, found.count == 0, Severity.WARN, summary, figures,
                        tuple(Example.of(e) for e in found.oldest))
