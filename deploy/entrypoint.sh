@@ -95,7 +95,9 @@ serve_code_location() {
   group="$(own_group)"
   stopping=""
   trap 'stopping=1; trap "" TERM INT; kill -TERM 0 2>/dev/null || true' TERM INT
-  dagster api grpc \
+  # Dagster's `dagster api grpc`, its run processes forked from one that has imported Dagster and the
+  # code location already (social_recording/code_server.py): a run starts in a fraction of a second.
+  python -m social_recording.code_server api grpc \
     --host "$SOCIAL_RECORDING_LISTEN_HOST" --port "$SOCIAL_RECORDING_CODE_SERVER_PORT" \
     --module-name social_recording.definitions --location-name social_recording &
   status=0
