@@ -111,7 +111,8 @@ def due_by(now: datetime, run_interval: timedelta, backoff: Backoff = DEFAULT_BA
 
 
 def backoff_passed(attempted_at: datetime | None, now: datetime, min_interval: timedelta) -> bool:
-    """True when a URL may be called again: never attempted (zero-call paths), or older than the interval."""
+    """True when a URL may be called again under a flat back-off: never attempted (zero-call paths), or
+    older than the interval. The engine asks `Backoff` (the streak's wait); this stays for scripts."""
     if attempted_at is None:
         return True
     return now - attempted_at >= min_interval
