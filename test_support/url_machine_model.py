@@ -470,6 +470,15 @@ class UrlRules(RuleBasedStateMachine):
             self._arm(interleave, data)
             self._check_token_outcome(self.engine.processor.record(address, address, self._run(Why.LIVE)))
 
+    @rule(url=st.sampled_from(POOL))
+    def a_fresh_token_shares_a_url(self, url: str) -> None:
+        """A token traded just now holds a URL others hold: the live run records it at once, whatever
+        the URL's state (inside a grown back-off, beside an answer, spent)."""
+        self.new_token([url])
+        with self.doing("live"):
+            self._check_token_outcome(self.engine.processor.record(self.tokens[-1], self.tokens[-1],
+                                                                   self._run(Why.LIVE)))
+
     @precondition(lambda self: self.tokens and DEATHS)
     @rule(url=st.sampled_from([u for u in POOL if _paid(u)]))
     def a_holder_dies_after_paying(self, url: str) -> None:
