@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -31,6 +31,7 @@ from social_recording.domain.policy import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_MAX_EXHAUSTED_PER_HOUR,
     DEFAULT_MIN_INTERVAL_MINUTES,
+    MAX_BACKOFF_GROWTH,
     Backoff,
 )
 from social_recording.domain.specs.catalogue import CATALOGUE
@@ -137,7 +138,7 @@ class Settings(BaseSettings):
     af_investor_threshold: int = Field(default=DEFAULT_AF_INVESTOR_THRESHOLD, ge=1)
     enable_paid: bool = False
     max_attempts: int = Field(default=DEFAULT_MAX_ATTEMPTS, ge=1, le=100)
-    backoff_growth: float = Field(default=DEFAULT_BACKOFF_GROWTH, ge=1.0, le=10.0)
+    backoff_growth: float = Field(default=DEFAULT_BACKOFF_GROWTH, ge=1.0, le=MAX_BACKOFF_GROWTH)
     """How much each further failed call of a URL multiplies its back-off (1: flat; docs/architecture.md,
     "Back-off: one due time")."""
     backoff_max_minutes: int = Field(default=DEFAULT_BACKOFF_MAX_MINUTES, ge=DEFAULT_MIN_INTERVAL_MINUTES,
@@ -169,7 +170,7 @@ class Settings(BaseSettings):
     @property
     def backoff(self) -> Backoff:
         """The back-off policy these settings describe."""
-        return Backoff(growth=self.backoff_growth, cap=timedelta(minutes=self.backoff_max_minutes))
+        return Backoff.configured(self.backoff_growth, self.backoff_max_minutes)
 
     @field_validator("af_group_ids", mode="before")
     @classmethod

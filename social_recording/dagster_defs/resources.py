@@ -8,7 +8,6 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Sequence
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -288,5 +287,5 @@ class RecordingPolicyResource(_SafeRepr, ConfigurableResource):
 
     def backoff(self) -> Backoff:
         """The back-off policy every recording dates its element's next due time by."""
-        return Backoff(growth=self.backoff_growth, cap=timedelta(minutes=self.backoff_max_minutes))
+        return Backoff.configured(self.backoff_growth, self.backoff_max_minutes)
 

@@ -27,6 +27,9 @@ base interval after the last; 2: 1 h, 2 h, 4 h, ...). Set with SOCIAL_RECORDING_
 DEFAULT_BACKOFF_MAX_MINUTES = 24 * 60
 """The longest wait a growing back-off reaches (SOCIAL_RECORDING_BACKOFF_MAX_MINUTES)."""
 
+MAX_BACKOFF_GROWTH = 10.0
+"""The largest growth accepted: past it the cap is reached by the third failure anyway."""
+
 
 DEFAULT_MAX_EXHAUSTED_PER_HOUR = 25
 """Elements allowed to become `exhausted` per hour before the growth check warns (configurable with
@@ -71,10 +74,15 @@ class Backoff:
     def __post_init__(self) -> None:
         if self.base < timedelta(0):
             raise ValueError(f"the back-off base must be >= 0, got {self.base!r}")
-        if not 1.0 <= self.growth <= 10.0:
-            raise ValueError(f"the back-off growth must be between 1 and 10, got {self.growth!r}")
+        if not 1.0 <= self.growth <= MAX_BACKOFF_GROWTH:
+            raise ValueError(f"the back-off growth must be between 1 and {MAX_BACKOFF_GROWTH:g}, got {self.growth!r}")
         if self.cap < self.base:
             raise ValueError(f"the back-off maximum ({self.cap}) must be at least its base ({self.base})")
+
+    @classmethod
+    def configured(cls, growth: float, max_minutes: int) -> Backoff:
+        """The policy the settings describe (the base is fixed: DEFAULT_MIN_INTERVAL)."""
+        return cls(growth=growth, cap=timedelta(minutes=max_minutes))
 
     def delay(self, streak: int) -> timedelta:
         """The wait after a recording or call that leaves `streak` failures in a row: the base for no
@@ -89,10 +97,6 @@ class Backoff:
     def next_due(self, anchor: datetime, streak: int) -> datetime:
         """When an element recorded (or a URL called) at `anchor` with `streak` is due again."""
         return anchor + self.delay(streak)
-
-    def with_base(self, base: timedelta) -> Backoff:
-        """This rule from another base (a retry run's `min_interval_minutes`), its cap kept above it."""
-        return Backoff(base, self.growth, max(self.cap, base))
 
 
 DEFAULT_BACKOFF = Backoff()
