@@ -16,7 +16,7 @@ from datetime import datetime
 
 from social_recording.domain.models import SocialUrl, UrlState, ensure_utc
 from social_recording.domain.status import ABSORBING, FetchStatus
-from social_recording.domain.url_machine import Act, Rules, RunIntent, Why, decide
+from social_recording.domain.url_machine import Act, Rules, RunIntent, Why, decide, next_call_at
 from social_recording.domain.urls import Platform
 
 ENABLE_PAID = "SOCIAL_RECORDING_ENABLE_PAID"
@@ -62,7 +62,7 @@ def next_step(state: UrlState | None, url: str, platform: Platform, *, now: date
                         f"{decision.detail}: no run calls it again; `retry_job` with `statuses: [exhausted]` "
                         "re-examines its holders once (one call)")
     if decision.act is Act.ADOPT and decision.status is not None:
-        due = (rules.backoff.next_due(state.attempted_at, state.streak) if state and state.attempted_at else now)
+        due = (next_call_at(state, now, rules) if state else None) or now
         return NextStep(decision.status, False,
                         f"its last call, at {_iso(state.attempted_at) if state and state.attempted_at else '?'}, "
                         f"failed ({state.streak if state else 0} of {rules.max_attempts} failed calls in a row): "

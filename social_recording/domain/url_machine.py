@@ -235,7 +235,7 @@ def _decide(
     if s.engine_failures >= rules.max_attempts:
         return _adopt(element, FetchStatus.EXHAUSTED, Cause.ENGINE_FAILURE,
                       f"our own code failed {s.engine_failures} times on this URL before any request")
-    if streak > 0 and (called or not may_call_again(s, streak, now, rules)):
+    if streak > 0 and (called or not may_call_again(s, now, rules)):
         when = s.attempted_at.isoformat() if s.attempted_at else "?"
         who = "this run's call" if called else "another holder's call"
         return _adopt(element, FetchStatus.ERROR, Cause.BACKOFF,
@@ -245,12 +245,18 @@ def _decide(
     return Decision(Act.CALL)
 
 
-def may_call_again(state: UrlState, streak: int, now: datetime, rules: Rules) -> bool:
-    """The back-off between two calls of one URL: its last call plus the policy's wait for the streak
-    it left, asked "due by" the run's moment (never called: at once)."""
+def next_call_at(state: UrlState, now: datetime, rules: Rules) -> datetime | None:
+    """When a URL may be called again: its last call plus the policy's wait for the streak that still
+    counts (never called: None, at once)."""
     if state.attempted_at is None:
-        return True
-    return rules.backoff.next_due(state.attempted_at, streak) <= due_by(now, rules.min_interval, rules.backoff)
+        return None
+    return rules.backoff.next_due(state.attempted_at, live_streak(state, now, rules))
+
+
+def may_call_again(state: UrlState, now: datetime, rules: Rules) -> bool:
+    """The back-off between two calls of one URL (`next_call_at`), asked "due by" the run's moment."""
+    due = next_call_at(state, now, rules)
+    return due is None or due <= due_by(now, rules.min_interval, rules.backoff)
 
 
 def element_due_at(transition: Transition, state: UrlState | None, now: datetime, rules: Rules) -> datetime:

@@ -46,10 +46,10 @@ MUTANTS: dict[str, tuple[str, str]] = {
         "if state is None or state.open_call is None or now - state.open_call.started_at < rules.call_timeout:",
         "if True:"),
     "a failing URL is called inside its back-off": (
-        "if streak > 0 and (called or not may_call_again(s, streak, now, rules)):", "if streak > 0 and called:"),
+        "if streak > 0 and (called or not may_call_again(s, now, rules)):", "if streak > 0 and called:"),
     "the URL's back-off ignores the streak": (
-        "return rules.backoff.next_due(state.attempted_at, streak) <= due_by(",
-        "return rules.backoff.next_due(state.attempted_at, 1) <= due_by("),
+        "return rules.backoff.next_due(state.attempted_at, live_streak(state, now, rules))",
+        "return rules.backoff.next_due(state.attempted_at, 1)"),
     "an element's due time ignores the streak": (
         "return rules.backoff.next_due(now, streak)", "return rules.backoff.next_due(now, 0)"),
 }
