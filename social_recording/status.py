@@ -209,11 +209,6 @@ def _iso(value: datetime) -> str:
     return ensure_utc(value).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def due_at(c: Candidate, now: datetime) -> datetime:
-    """When the retry job's default selection takes `c`: its stored due time (never recorded: now)."""
-    return ensure_utc(now) if c.due_at is None else max(ensure_utc(now), ensure_utc(c.due_at))
-
-
 def _candidate_json(c: Candidate, now: datetime) -> dict[str, Any]:
     return {
         "token": c.address,
@@ -222,7 +217,7 @@ def _candidate_json(c: Candidate, now: datetime) -> dict[str, Any]:
         "platform": c.platform,
         "attempts": c.attempts,
         "recorded_at": None if c.checked_at is None else _iso(c.checked_at),
-        "due_at": _iso(due_at(c, now)),
+        "due_at": _iso(c.due_time(now)),
         "detail": None if c.detail is None else safe_url(c.detail),
     }
 
@@ -462,7 +457,7 @@ def _takes_next(report: StatusReport) -> list[str]:
     if not report.takes_next:
         lines.append("  none")
     for c in report.takes_next:
-        due = due_at(c, report.at)
+        due = c.due_time(report.at)
         when = "due now" if due <= report.at else f"due in {_ago(due, report.at)}"
         recorded = "never recorded" if c.checked_at is None else f"recorded {_ago(report.at, c.checked_at)} ago"
         detail = f" — {safe_url(c.detail)}" if c.detail else ""

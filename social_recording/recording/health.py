@@ -395,8 +395,7 @@ def next_retry(
         first = store.select_candidates(retry_query(now=far, min_interval=timedelta(0), limit=1,
                                                     enable_paid=enable_paid, usable_platforms=usable_platforms))
         if first:
-            due_at = first[0].due_at
-            next_due = ensure_utc(now) if due_at is None else max(ensure_utc(now), ensure_utc(due_at))
+            next_due = first[0].due_time(now)
     return NextRetry(len(due), len(due) >= DUE_PROBE, next_due, next_tick(now), by_status(due))
 
 

@@ -26,6 +26,7 @@ from social_recording.domain.models import (
     TokenProfile,
     UnresolvedValue,
     UrlState,
+    ensure_utc,
 )
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.spend import SpendLine, SpendRow
@@ -182,6 +183,12 @@ class Candidate:
     due_at: datetime | None = None
     """When it was due (None: never recorded): the selection's order, longest due first."""
 
+    def due_time(self, now: datetime) -> datetime:
+        """When the retry job's default selection takes it, as an operator reads it: its due time, or
+        `now` when that has passed or it was never recorded."""
+        now = ensure_utc(now)
+        return now if self.due_at is None else max(now, ensure_utc(self.due_at))
+
 
 @dataclass(frozen=True)
 class StatusCounts:
@@ -217,11 +224,13 @@ class WaitingElement:
     cause: Cause | None = None
     detail: str | None = None
     due: datetime | None = None
-    """When it became due (never recorded: one base interval after its creation): the order."""
+    """Its stored due time (None: never recorded)."""
 
     @property
     def order(self) -> tuple[datetime, str, str]:
-        return (self.since if self.due is None else self.due, self.address, self.url)
+        """Longest due first: a never-recorded element counts as due one base interval after its
+        creation (`CandidateQuery.created_by`, the same rule on the query's side)."""
+        return (self.since + DEFAULT_MIN_INTERVAL if self.due is None else self.due, self.address, self.url)
 
 
 @dataclass(frozen=True)

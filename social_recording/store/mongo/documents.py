@@ -17,7 +17,6 @@ from social_recording.domain.models import (
     UrlState,
     ensure_utc,
 )
-from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.status import Cause, FetchStatus
 from social_recording.store.base import Candidate, WaitingElement
 from social_recording.store.mongo.schema import NEVER
@@ -125,7 +124,6 @@ def _candidate(doc: Mapping[str, Any]) -> Candidate:
 
 def _waiting(doc: Mapping[str, Any]) -> WaitingElement:
     checked = _checked_in(doc.get("checked_at"))
-    due = _checked_in(doc.get("due_at"))
     cause = doc.get("cause")
     return WaitingElement(
         address=doc["address"],
@@ -137,7 +135,7 @@ def _waiting(doc: Mapping[str, Any]) -> WaitingElement:
         platform=doc.get("platform"),
         cause=Cause(cause) if cause else None,
         detail=doc.get("detail"),
-        due=due if due is not None else ensure_utc(doc["created_at"]) + DEFAULT_MIN_INTERVAL,
+        due=_checked_in(doc.get("due_at")),
     )
 
 

@@ -10,7 +10,6 @@ from typing import Any
 
 from social_recording.domain.graph import ObjectKind
 from social_recording.domain.models import OpenCall, PaidRequest, SocialUrl, TokenLink, UrlState
-from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.status import Cause, FetchStatus
 from social_recording.store._codec import dt_from_text, dt_to_text, opt_dt_from_text
 from social_recording.store.base import Candidate, WaitingElement
@@ -74,7 +73,6 @@ def _candidate_from_row(row: Sequence[Any]) -> Candidate:
 def _waiting_from_row(row: Sequence[Any]) -> WaitingElement:
     address, url, status, attempts, checked_at, created_at, platform, cause, detail, due_at = row
     recorded = bool(checked_at)
-    due = dt_from_text(due_at) if due_at else dt_from_text(created_at) + DEFAULT_MIN_INTERVAL
     return WaitingElement(
         address=address,
         url=url,
@@ -85,7 +83,7 @@ def _waiting_from_row(row: Sequence[Any]) -> WaitingElement:
         platform=platform,
         cause=Cause(cause) if cause else None,
         detail=detail,
-        due=due,
+        due=dt_from_text(due_at) if due_at else None,
     )
 
 
