@@ -21,6 +21,7 @@ from social_recording.locks.spend_budget import SpendBudgets
 from social_recording.malloc_arenas import cap_malloc_arenas
 from social_recording.platforms.base import GeneratorRegistry
 from social_recording.recording.answer_spool import AnswerSpool
+from social_recording.recording.job_lock import JobLock
 from social_recording.recording.job_pool import JOB_LOCK_TTL_S, JOB_LOCK_WAIT_S
 from social_recording.recording.processor import TOKEN_LOCK_TTL_S, TOKEN_LOCK_WAIT_S, TokenProcessor
 from social_recording.recording.reconcile import ReconcileService
@@ -96,14 +97,13 @@ def build_engine(
     )
     processor = TokenProcessor(store, locks, profiles, recorder, token_lock_ttl=timings.token_lock_ttl,
                                token_lock_wait=timings.token_lock_wait, min_interval=min_interval, clock=clock)
+    job_lock = JobLock(locks, ttl=timings.job_lock_ttl, wait=timings.job_lock_wait, monotonic=monotonic)
     range_source: TokenRangeSource = tracker if tracker is not None else _NoRangeSource()  # type: ignore[assignment]
     return Engine(
         store=store,
         locks=locks,
         recorder=recorder,
         processor=processor,
-        reconcile=ReconcileService(store, locks, range_source, processor, job_lock_ttl=timings.job_lock_ttl,
-                                   job_lock_wait=timings.job_lock_wait, monotonic=monotonic),
-        retry=RetryService(store, locks, processor, clock=clock, job_lock_ttl=timings.job_lock_ttl,
-                           job_lock_wait=timings.job_lock_wait, monotonic=monotonic),
+        reconcile=ReconcileService(store, range_source, processor, job_lock),
+        retry=RetryService(store, processor, job_lock, clock=clock),
     )

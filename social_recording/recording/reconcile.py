@@ -14,30 +14,25 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import Counter
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from social_recording.domain.models import ensure_utc
 from social_recording.domain.policy import DEFAULT_AF_INVESTOR_THRESHOLD
 from social_recording.domain.url_machine import Why
-from social_recording.locks.base import Lease, LockManager
+from social_recording.locks.base import Lease
 from social_recording.recording._text import kv
+from social_recording.recording.job_lock import JobLock
 from social_recording.recording.job_pool import (
     ALREADY_RUNNING,
     DEFAULT_MAX_WORKERS,
-    JOB_LOCK_TTL_S,
-    JOB_LOCK_WAIT_S,
     check_deadline,
     check_limit,
     check_max_workers,
 )
 from social_recording.recording.outcomes import TokenOutcome, TokenStatus, UrlOutcome
 from social_recording.recording.processor import TokenProcessor, failed_token
-from social_recording.recording.run_driver import RunDriver
 from social_recording.recording.run_state import RunState
 from social_recording.recording.sources import TokenRangeSource
 from social_recording.store.base import Store
@@ -203,23 +198,14 @@ class ReconcileService:
     def __init__(
         self,
         store: Store,
-        locks: LockManager,
         tracker: TokenRangeSource,
         processor: TokenProcessor,
-        *,
-        job_lock_ttl: float = JOB_LOCK_TTL_S,
-        job_lock_wait: float = JOB_LOCK_WAIT_S,
-        monotonic: Callable[[], float] = time.monotonic,
+        job_lock: JobLock,
     ) -> None:
-        if not job_lock_wait >= 0:
-            raise ValueError(f"job_lock_wait must be >= 0 seconds, got {job_lock_wait!r}")
         self._store = store
-        self._locks = locks
         self._tracker = tracker
         self._processor = processor
-        self._job_lock_ttl = job_lock_ttl
-        self._job_lock_wait = job_lock_wait
-        self._monotonic = monotonic
+        self._job_lock = job_lock
 
     def read_window(
         self,
@@ -270,7 +256,7 @@ class ReconcileService:
         the targets stored since the window was read, then record the rest. With
         `keep_url_outcomes=False` the per-URL outcomes are only counted (in `run` and in
         `status_counts`), so a window of any size costs the same memory."""
-        entered = self._monotonic()
+        entered = self._job_lock.monotonic()
         if not isinstance(window, ReconcileWindow):
             raise ValueError(f"window must be a ReconcileWindow, got {window!r}")
         limit = check_limit(limit, allow_none=True)
@@ -278,10 +264,10 @@ class ReconcileService:
         max_workers = check_max_workers(max_workers)
         run = run if run is not None else self._processor.new_run(Why.RECONCILE)
         run.ask(self._processor.request(Why.RECONCILE))
-        with self._job_lock(window.partition_key) as job:
+        with self._job_lock.hold(reconcile_lock_key(window.partition_key)) as job:
             if not job.held:
                 log.info(kv(event="reconcile_skipped", partition=window.partition_key, reason=ALREADY_RUNNING,
-                            waited_s=self._job_lock_wait))
+                            waited_s=self._job_lock.wait))
                 return ReconcileOutcome(
                     window.window_start, window.window_end, window.partition_key, skipped=ALREADY_RUNNING,
                     job_lock_waited_s=job.waited_ms / 1000.0,
@@ -298,11 +284,6 @@ class ReconcileService:
             return self._record_held(window, job, entered, limit=limit, deadline=deadline,
                                      max_workers=max_workers, run=run, keep_url_outcomes=keep_url_outcomes)
 
-    def _job_lock(self, partition_key: str | None) -> AbstractContextManager[Lease]:
-        """The window's lock, waited for: a run re-executed right after a crash waits for the crashed
-        run's lock to expire and then does the work, instead of skipping it."""
-        return self._locks.hold_within(reconcile_lock_key(partition_key), self._job_lock_ttl, self._job_lock_wait)
-
     def _record_held(
         self,
         window: ReconcileWindow,
@@ -317,8 +298,8 @@ class ReconcileService:
     ) -> ReconcileOutcome:
         targets = window.targets
         tally = _Tally()
-        driver = RunDriver(run, max_workers, self._processor.token_lock_wait, deadline=deadline, job=job,
-                           monotonic=self._monotonic, entered=entered)
+        driver = self._job_lock.driver(run, job, entered, max_workers=max_workers, deadline=deadline,
+                                       token_lock_wait=self._processor.token_lock_wait)
 
         def work(t: WindowTarget, wait: float) -> TokenOutcome | None:
             """The token's outcome, or None when it was only counted (`keep_url_outcomes=False`

@@ -14,7 +14,6 @@ unchanged, so an element another run recorded in between is not recorded twice.
 from __future__ import annotations
 
 import logging
-import time
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
@@ -24,7 +23,7 @@ from social_recording.domain.models import utcnow
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL_MINUTES
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.url_machine import RunIntent, Selected, Why
-from social_recording.locks.base import Lease, LockManager
+from social_recording.locks.base import Lease
 from social_recording.recording._text import describe_error, kv
 from social_recording.recording.candidates import (
     DEFAULT_LIMIT,
@@ -33,11 +32,10 @@ from social_recording.recording.candidates import (
     retry_query,
     select,
 )
+from social_recording.recording.job_lock import JobLock
 from social_recording.recording.job_pool import (
     ALREADY_RUNNING,
     DEFAULT_MAX_WORKERS,
-    JOB_LOCK_TTL_S,
-    JOB_LOCK_WAIT_S,
     STOPPED_BY_DEADLINE,
     STOPPED_BY_DRAINED,
     STOPPED_BY_LIMIT,
@@ -48,7 +46,6 @@ from social_recording.recording.job_pool import (
 )
 from social_recording.recording.outcomes import EngineOutcome, TokenOutcome, TokenStatus, UrlOutcome
 from social_recording.recording.processor import TokenProcessor
-from social_recording.recording.run_driver import RunDriver
 from social_recording.recording.run_state import RunState
 from social_recording.recording.url_recorder import emit
 from social_recording.store.base import Candidate, Store
@@ -182,23 +179,15 @@ class RetryService:
     def __init__(
         self,
         store: Store,
-        locks: LockManager,
         processor: TokenProcessor,
+        job_lock: JobLock,
         *,
         clock: Callable[[], datetime] = utcnow,
-        job_lock_ttl: float = JOB_LOCK_TTL_S,
-        job_lock_wait: float = JOB_LOCK_WAIT_S,
-        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
-        if not job_lock_wait >= 0:
-            raise ValueError(f"job_lock_wait must be >= 0 seconds, got {job_lock_wait!r}")
         self._store = store
-        self._locks = locks
         self._processor = processor
+        self._job_lock = job_lock
         self._clock = clock
-        self._job_lock_ttl = job_lock_ttl
-        self._job_lock_wait = job_lock_wait
-        self._monotonic = monotonic
 
     def select_due(
         self,
@@ -257,13 +246,13 @@ class RetryService:
         the selected elements that are still due and unchanged (one query), record them, then
         resolve kept raw values again. With `keep_url_outcomes=False` the per-URL outcomes are only
         counted (in `run` and in the counters), so a selection of any size costs the same memory."""
-        entered = self._monotonic()
+        entered = self._job_lock.monotonic()
         if not isinstance(selection, RetrySelection):
             raise ValueError(f"selection must be a RetrySelection, got {selection!r}")
         deadline = check_deadline(deadline_seconds)
         max_workers = check_max_workers(max_workers)
         run = run if run is not None else RunState(timedelta(minutes=selection.min_interval_minutes))
-        with self._locks.hold_within(RETRY_LOCK_KEY, self._job_lock_ttl, self._job_lock_wait) as job:
+        with self._job_lock.hold(RETRY_LOCK_KEY) as job:
             if not job.held:
                 log.info(kv(event="retry_skipped", reason=ALREADY_RUNNING))
                 return RetryOutcome(selection.takes, skipped=ALREADY_RUNNING, job_lock_waited_s=job.waited_ms / 1000.0,
@@ -309,8 +298,8 @@ class RetryService:
             by_token.setdefault(c.address, []).append(c)
         units = list(by_token.items())
 
-        driver = RunDriver(run, max_workers, self._processor.token_lock_wait, deadline=deadline, job=job,
-                           monotonic=self._monotonic, entered=entered)
+        driver = self._job_lock.driver(run, job, entered, max_workers=max_workers, deadline=deadline,
+                                       token_lock_wait=self._processor.token_lock_wait)
 
         def work(unit: tuple[str, list[Candidate]], wait: float) -> _Batch:
             address, candidates = unit
