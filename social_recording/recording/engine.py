@@ -105,5 +105,5 @@ def build_engine(
         recorder=recorder,
         processor=processor,
         reconcile=ReconcileService(store, range_source, processor, job_lock),
-        retry=RetryService(store, processor, job_lock, clock=clock),
+        retry=RetryService(store, processor, job_lock, clock),
     )

@@ -194,18 +194,14 @@ def _check_partition(partition_key: object) -> str | None:
     return partition_key
 
 
+@dataclass(frozen=True)
 class ReconcileService:
-    def __init__(
-        self,
-        store: Store,
-        tracker: TokenRangeSource,
-        processor: TokenProcessor,
-        job_lock: JobLock,
-    ) -> None:
-        self._store = store
-        self._tracker = tracker
-        self._processor = processor
-        self._job_lock = job_lock
+    """Reconcile's two steps over the engine's store, the tracker's range and the token processor."""
+
+    store: Store
+    tracker: TokenRangeSource
+    processor: TokenProcessor
+    job_lock: JobLock
 
     def read_window(
         self,
@@ -222,7 +218,7 @@ class ReconcileService:
         start, end = _check_window(window_start, window_end)
         partition_key = _check_partition(partition_key)
         min_af_count = _check_min_af(min_af_count)
-        answer = self._tracker.scan_range(
+        answer = self.tracker.scan_range(
             start, end, lambda t: WindowTarget(t.address, t.symbol) if t.investor_count >= min_af_count else None)
         malformed = tuple(
             f"item {m.index}" + (f" ({m.address})" if m.address else "") + f": {m.reason}" for m in answer.malformed
@@ -232,7 +228,7 @@ class ReconcileService:
         kept: dict[str, WindowTarget] = {}
         for target in answer.kept:
             kept.setdefault(target.address, target)
-        existing = self._store.find_existing_addresses(list(kept)) if kept else set()
+        existing = self.store.find_existing_addresses(list(kept)) if kept else set()
         return ReconcileWindow(
             start, end, partition_key, min_af_count,
             scanned=answer.scanned,
@@ -256,18 +252,18 @@ class ReconcileService:
         the targets stored since the window was read, then record the rest. With
         `keep_url_outcomes=False` the per-URL outcomes are only counted (in `run` and in
         `status_counts`), so a window of any size costs the same memory."""
-        entered = self._job_lock.monotonic()
+        entered = self.job_lock.monotonic()
         if not isinstance(window, ReconcileWindow):
             raise ValueError(f"window must be a ReconcileWindow, got {window!r}")
         limit = check_limit(limit, allow_none=True)
         deadline = check_deadline(deadline_seconds)
         max_workers = check_max_workers(max_workers)
-        run = run if run is not None else self._processor.new_run(Why.RECONCILE)
-        run.ask(self._processor.request(Why.RECONCILE))
-        with self._job_lock.hold(reconcile_lock_key(window.partition_key)) as job:
+        run = run if run is not None else self.processor.new_run(Why.RECONCILE)
+        run.ask(self.processor.request(Why.RECONCILE))
+        with self.job_lock.hold(reconcile_lock_key(window.partition_key)) as job:
             if not job.held:
                 log.info(kv(event="reconcile_skipped", partition=window.partition_key, reason=ALREADY_RUNNING,
-                            waited_s=self._job_lock.wait))
+                            waited_s=self.job_lock.wait))
                 return ReconcileOutcome(
                     window.window_start, window.window_end, window.partition_key, skipped=ALREADY_RUNNING,
                     job_lock_waited_s=job.waited_ms / 1000.0,
@@ -275,7 +271,7 @@ class ReconcileService:
                     targeted=len(window.targets), malformed_items=window.malformed_items,
                     remaining=len(window.targets),
                 )
-            stored = self._store.find_existing_addresses([t.address for t in window.targets]) \
+            stored = self.store.find_existing_addresses([t.address for t in window.targets]) \
                 if window.targets else set()
             if stored:
                 log.info(kv(event="reconcile_recorded_meanwhile", partition=window.partition_key, tokens=len(stored)))
@@ -298,13 +294,13 @@ class ReconcileService:
     ) -> ReconcileOutcome:
         targets = window.targets
         tally = _Tally()
-        driver = self._job_lock.driver(run, job, entered, max_workers=max_workers, deadline=deadline,
-                                       token_lock_wait=self._processor.token_lock_wait)
+        driver = self.job_lock.driver(run, job, entered, max_workers=max_workers, deadline=deadline,
+                                       token_lock_wait=self.processor.token_lock_wait)
 
         def work(t: WindowTarget, wait: float) -> TokenOutcome | None:
             """The token's outcome, or None when it was only counted (`keep_url_outcomes=False`
             and not worth a line). A token locked out is kept: the second look records it again."""
-            outcome = self._processor.record(t.address, t.symbol, run, lock_wait=wait)
+            outcome = self.processor.record(t.address, t.symbol, run, lock_wait=wait)
             tally.add(outcome)
             if keep_url_outcomes:
                 return outcome

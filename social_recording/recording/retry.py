@@ -175,19 +175,14 @@ class RetryOutcome:
         }
 
 
+@dataclass(frozen=True)
 class RetryService:
-    def __init__(
-        self,
-        store: Store,
-        processor: TokenProcessor,
-        job_lock: JobLock,
-        *,
-        clock: Callable[[], datetime] = utcnow,
-    ) -> None:
-        self._store = store
-        self._processor = processor
-        self._job_lock = job_lock
-        self._clock = clock
+    """Retry's two steps over the engine's store and token processor; `clock` dates the selection."""
+
+    store: Store
+    processor: TokenProcessor
+    job_lock: JobLock
+    clock: Callable[[], datetime] = utcnow
 
     def select_due(
         self,
@@ -206,8 +201,8 @@ class RetryService:
         checked_limit = check_limit(limit, allow_none=False)
         assert checked_limit is not None
         interval = _check_interval(min_interval_minutes)
-        recorder = self._processor.recorder
-        at = now if now is not None else self._clock()
+        recorder = self.processor.recorder
+        at = now if now is not None else self.clock()
         query = retry_query(
             now=at,
             min_interval=timedelta(minutes=interval),
@@ -217,8 +212,8 @@ class RetryService:
             enable_paid=recorder.enable_paid,
             usable_platforms=recorder.registry.usable_platforms(),
         )
-        found = select(self._store, query).candidates
-        held_back = self._store.count_held_back(query, REMAINING_PROBE)
+        found = select(self.store, query).candidates
+        held_back = self.store.count_held_back(query, REMAINING_PROBE)
         return RetrySelection(
             statuses=tuple(sorted(s.value for s in query.statuses)),
             named=None if statuses is None else tuple(sorted(str(s) for s in query.statuses)),
@@ -246,13 +241,13 @@ class RetryService:
         the selected elements that are still due and unchanged (one query), record them, then
         resolve kept raw values again. With `keep_url_outcomes=False` the per-URL outcomes are only
         counted (in `run` and in the counters), so a selection of any size costs the same memory."""
-        entered = self._job_lock.monotonic()
+        entered = self.job_lock.monotonic()
         if not isinstance(selection, RetrySelection):
             raise ValueError(f"selection must be a RetrySelection, got {selection!r}")
         deadline = check_deadline(deadline_seconds)
         max_workers = check_max_workers(max_workers)
         run = run if run is not None else RunState(timedelta(minutes=selection.min_interval_minutes))
-        with self._job_lock.hold(RETRY_LOCK_KEY) as job:
+        with self.job_lock.hold(RETRY_LOCK_KEY) as job:
             if not job.held:
                 log.info(kv(event="retry_skipped", reason=ALREADY_RUNNING))
                 return RetryOutcome(selection.takes, skipped=ALREADY_RUNNING, job_lock_waited_s=job.waited_ms / 1000.0,
@@ -298,8 +293,8 @@ class RetryService:
             by_token.setdefault(c.address, []).append(c)
         units = list(by_token.items())
 
-        driver = self._job_lock.driver(run, job, entered, max_workers=max_workers, deadline=deadline,
-                                       token_lock_wait=self._processor.token_lock_wait)
+        driver = self.job_lock.driver(run, job, entered, max_workers=max_workers, deadline=deadline,
+                                       token_lock_wait=self.processor.token_lock_wait)
 
         def work(unit: tuple[str, list[Candidate]], wait: float) -> _Batch:
             address, candidates = unit
@@ -310,7 +305,7 @@ class RetryService:
             # element is judged against how the selection saw it, not how the token lock finds it.
             # A token locked out is looked at again at the end (its outcomes not counted yet).
             seen = {c.url: Selected(c.status, c.checked_at) for c in candidates}
-            outcomes = self._processor.record_urls(address, list(seen), run, driver.stopped,
+            outcomes = self.processor.record_urls(address, list(seen), run, driver.stopped,
                                                    seen, lock_wait=wait, emit_locked_out=wait > 0)
             if wait == 0 and outcomes and all(o.status is EngineOutcome.LOCKED_OUT for o in outcomes):
                 batch.locked_out = tuple(outcomes)
@@ -378,11 +373,11 @@ class RetryService:
     ) -> dict[str, int]:
         """Raw values kept because their shortlink failed transiently: resolve them again."""
         counts: Counter[str] = Counter()
-        for address, value in self._store.select_unresolved(checked_before, limit):
+        for address, value in self.store.select_unresolved(checked_before, limit):
             if deadline_reached() or lock_lost():
                 break
             try:
-                counts[self._processor.resolve_unresolved(address, value, run)] += 1
+                counts[self.processor.resolve_unresolved(address, value, run)] += 1
             except Exception as exc:  # a backend failed for this value: the next run tries again
                 log.warning(kv(event="unresolved_failed", token=address, field=value.field, error=type(exc).__name__))
                 counts["failed"] += 1
