@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -40,7 +39,7 @@ from social_recording.domain.spend import (
 from social_recording.locks._urls import mask_url, scrub
 from social_recording.locks.base import LockBackendUnavailable
 from social_recording.locks.outage import OUTAGE_S, is_redis_outage, ride_out
-from social_recording.sqlite_file import connect, immediate, is_busy
+from social_recording.sqlite_file import ThreadConnections, immediate, is_busy
 
 log = logging.getLogger("social_recording.locks")
 
@@ -80,26 +79,14 @@ class SqliteSpendCounters:
     _SCHEMA = "CREATE TABLE IF NOT EXISTS spend_budget_counts (key TEXT PRIMARY KEY, n INTEGER NOT NULL)"
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
-        raw = os.fspath(path)
-        if not raw or raw == ":memory:" or raw.startswith("file:"):
-            raise ValueError(f"SqliteSpendCounters needs a file path shared by every process, got {raw!r}")
-        self.path = os.path.abspath(raw)
-        self._busy_timeout = busy_timeout
-        self._local = threading.local()
+        self._conns = ThreadConnections(path, busy_timeout, owner="SqliteSpendCounters")
+        self.path = self._conns.path
 
     def __repr__(self) -> str:
         return f"SqliteSpendCounters({self.path!r})"
 
     def _conn(self) -> sqlite3.Connection:
-        held: tuple[int, sqlite3.Connection] | None = getattr(self._local, "conn", None)
-        if held is not None and held[0] == os.getpid():
-            return held[1]
-        parent = os.path.dirname(self.path)
-        if parent:
-            os.makedirs(parent, exist_ok=True)
-        conn = connect(self.path, self._busy_timeout)
-        self._local.conn = (os.getpid(), conn)
-        return conn
+        return self._conns.get()
 
     def take(self, keys: tuple[str, str], limits: tuple[int, int], ttls: tuple[int, int]) -> int:
         with immediate(self._conn()) as conn:
@@ -123,10 +110,7 @@ class SqliteSpendCounters:
         return int(found.get(keys[0], 0)), int(found.get(keys[1], 0))
 
     def close(self) -> None:
-        held: tuple[int, sqlite3.Connection] | None = getattr(self._local, "conn", None)
-        if held is not None and held[0] == os.getpid():
-            held[1].close()
-            self._local.conn = None
+        self._conns.close()
 
 
 # KEYS = day counter, month counter; ARGV = their limits (-1: none), then their lifetimes in seconds.
