@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from social_recording.domain.models import ensure_utc
+from social_recording.domain.models import OpenCall, ensure_utc
 
 DAY = "day"
 MONTH = "month"
@@ -95,10 +95,26 @@ class SpendLine:
     day: str
     requests: int
     cost_usd: float
+    unanswered: int = 0
+    """Of `requests`, those whose answer never came (`unanswered_line`)."""
 
     def __post_init__(self) -> None:
         if self.requests < 1:
             raise ValueError(f"a spend line counts at least one paid request, got {self.requests!r}")
+        if not 0 <= self.unanswered <= self.requests:
+            raise ValueError(f"a spend line's unanswered requests are 0 to {self.requests}, got {self.unanswered!r}")
+
+
+def unanswered_line(stored: OpenCall | None, fence: int, kept: OpenCall | None) -> SpendLine | None:
+    """The ledger line of a paid call whose answer never came, or None: a fenced write of the URL
+    state with `fence` that removes (clears, or writes another over) an open call `stored` by a holder
+    of a LOWER fence enters it as one spent request, on the day it left, at its price. Its own holder
+    can no longer enter it: its result write is refused by the larger fence from now on. Whether the
+    request reached the provider before its holder died nobody on our side can tell, so it counts as
+    billed, the side the budget errs on too (docs/architecture.md, "Spend budgets")."""
+    if stored is None or stored.fence >= fence or stored == kept:
+        return None
+    return SpendLine(stored.provider, day_key(stored.started_at), 1, stored.unit_price_usd, unanswered=1)
 
 
 @dataclass(frozen=True)
@@ -109,6 +125,8 @@ class SpendRow:
     day: str
     requests: int
     cost_usd: float
+    unanswered: int = 0
+    """Of `requests`, those entered from calls whose answer never came (`unanswered_line`)."""
 
 
 _ITEM = re.compile(r"^\s*(\d+)\s*(?:/|per)\s*(day|month)\s*$", re.IGNORECASE)

@@ -6,8 +6,9 @@ Why here: a budget per process or per run would let N processes spend N budgets.
 and adding the request to it is ONE atomic step — a Lua script on Redis, one `BEGIN IMMEDIATE`
 transaction on SQLite — so N processes racing at the budget's edge send exactly the budget, never
 one more. A request is counted when it is admitted, right before it is sent; one that is admitted
-and then not sent (its URL lock was lost at that moment) keeps its count: the budget errs on the
-side of spending less.
+and then not sent (its URL lock was lost at that moment, or its process died before recording the
+call) keeps its count until the period ends: the budget errs on the side of spending less. Nothing
+can give such a slot back: no record names its URL (docs/operations.md, "Spend budgets").
 
 The day and the month are read from an injectable clock in UTC and are part of the counter's key,
 so a new period starts at zero by itself, and a process that restarts mid-day finds the day's count

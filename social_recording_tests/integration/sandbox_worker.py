@@ -13,8 +13,12 @@ full right after a paid request is saved: the disk fills between a paid submissi
 right before a paid call's record is written, so that record is refused; "open_call_saved": right after
 it is written, so the call's answer cannot be), `spool_dir` (where unwritten paid answers wait),
 `free_disk_after_s` (the filler is deleted that long after, from another thread; without it, between
-runs), `runs` (how many runs record the tokens, one after another; default 1). Prints one JSON line
-per token and run.
+runs), `runs` (how many runs record the tokens, one after another; default 1), `spend_budgets`
+(account -> "N/day", held on the lock backend), `die_at` (the process SIGKILLs itself at its first
+paid request: "admitted", right after the spend budget admitted it; "opened", right after its open
+call is recorded; "billed", right after the sandbox billed it, before its answer is read) and
+`clock_ahead_s` (the recording's clock runs that far ahead: another process's open call is found past
+its timeout). Prints one JSON line per token and run.
 """
 
 from __future__ import annotations
@@ -22,18 +26,26 @@ from __future__ import annotations
 import errno
 import json
 import math
+import os
+import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from pydantic import SecretStr
 
+from social_recording.domain.models import utcnow
+from social_recording.domain.spend import parse_budgets
 from social_recording.locks import open_lock_manager
 from social_recording.locks.rate_limits import open_rate_limiter
+from social_recording.locks.spend_budget import SpendBudgets, open_spend_budgets
 from social_recording.outbound.limits import Rate
 from social_recording.platforms.base import ProviderKeys
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.platforms.registry import build_registry
 from social_recording.recording.answer_spool import AnswerSpool
 from social_recording.recording.engine import Timings, build_engine
@@ -107,6 +119,39 @@ def _open(cfg: dict[str, Any]) -> tuple[Store, Path | None]:
     return store, store.filler
 
 
+DIE_AT = ("admitted", "opened", "billed")
+
+
+def _die() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _after(call: Callable[..., Any], dies: Callable[[Any, dict[str, Any]], bool]) -> Callable[..., Any]:
+    """`call`, after which the process SIGKILLs itself when `dies(result, kwargs)`."""
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        result = call(*args, **kwargs)
+        if dies(result, kwargs):
+            _die()
+        return result
+    return wrapped
+
+
+def _arm(die_at: str, store: Store, transport: SandboxTransport, budgets: SpendBudgets | None) -> None:
+    """SIGKILL this process at `die_at` of its first paid request (a real kill at a chosen point)."""
+    if die_at == "admitted":
+        assert budgets is not None, "die_at 'admitted' needs spend_budgets"
+        budgets.take = _after(budgets.take, lambda refused, _: refused is None)  # type: ignore[method-assign]
+    elif die_at == "opened":
+        store.save_open_call = _after(store.save_open_call,  # type: ignore[method-assign]
+                                      lambda result, _: bool(result.applied))
+    elif die_at == "billed":
+        ledger = transport.ledger
+        assert ledger is not None
+        ledger.append = _after(ledger.append, lambda _, kw: bool(kw.get("paid")))  # type: ignore[method-assign]
+    else:
+        raise ValueError(f"die_at must be one of {DIE_AT}, got {die_at!r}")
+
+
 def main(raw: str) -> int:
     cfg: dict[str, Any] = json.loads(raw)
     store, filler = _open(cfg)
@@ -129,8 +174,16 @@ def main(raw: str) -> int:
     profiles = FakeProfiles()
     for address, urls in cfg.get("profiles", {}).items():
         profiles.add(address, urls)
+    budgets = None
+    if cfg.get("spend_budgets"):
+        paid = frozenset(a.name for a in CATALOGUE.paid_accounts())
+        budgets = open_spend_budgets(cfg["lock_url"], parse_budgets(cfg["spend_budgets"], paid))
+    if cfg.get("die_at"):
+        _arm(cfg["die_at"], store, transport, budgets)
+    ahead = timedelta(seconds=float(cfg.get("clock_ahead_s", 0.0)))
     processor = build_engine(
         store, locks, registry, profiles, enable_paid=cfg.get("enable_paid", True),
+        clock=lambda: utcnow() + ahead, spend_budgets=budgets,
         timings=Timings(url_lock_ttl=cfg.get("url_lock_ttl", 30.0), url_lock_wait=cfg.get("url_lock_wait", 30.0),
                         token_lock_ttl=cfg.get("token_lock_ttl", 30.0),
                         write_retry_s=cfg.get("write_retry_s", Timings.write_retry_s)),
@@ -166,6 +219,8 @@ def main(raw: str) -> int:
     transport.close()
     if limiter is not None:
         limiter.close()
+    if budgets is not None:
+        budgets.close()
     locks.close()
     store.close()
     return 0
