@@ -14,9 +14,8 @@ right before a paid call's record is written, so that record is refused; "open_c
 it is written, so the call's answer cannot be), `spool_dir` (where unwritten paid answers wait),
 `free_disk_after_s` (the filler is deleted that long after, from another thread; without it, between
 runs), `runs` (how many runs record the tokens, one after another; default 1), `spend_budgets`
-(account -> "N/day", held on the lock backend), `die_at` (the process SIGKILLs itself at its first
-paid request: "admitted", right after the spend budget admitted it; "opened", right after its open
-call is recorded; "billed", right after the sandbox billed it, before its answer is read) and
+(account -> "N/day", held on the lock backend), `die_at` (the process SIGKILLs itself at that point
+of its first paid request: test_support/kill_points.py) and
 `clock_ahead_s` (the recording's clock runs that far ahead: another process's open call is found past
 its timeout). Prints one JSON line per token and run.
 """
@@ -26,12 +25,9 @@ from __future__ import annotations
 import errno
 import json
 import math
-import os
-import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -42,7 +38,7 @@ from social_recording.domain.models import utcnow
 from social_recording.domain.spend import parse_budgets
 from social_recording.locks import open_lock_manager
 from social_recording.locks.rate_limits import open_rate_limiter
-from social_recording.locks.spend_budget import SpendBudgets, open_spend_budgets
+from social_recording.locks.spend_budget import open_spend_budgets
 from social_recording.outbound.limits import Rate
 from social_recording.platforms.base import ProviderKeys
 from social_recording.platforms.catalogue import CATALOGUE
@@ -56,6 +52,7 @@ from social_recording.store import Store, open_store
 from social_recording.store.base import WriteOutcome
 from social_recording.store.sqlite import SqliteStore
 from test_support.engine_fakes import FakeProfiles
+from test_support.kill_points import arm
 
 SANDBOX_KEY = SecretStr("sandbox-key")
 DISK_FULL = threading.Event()
@@ -119,39 +116,6 @@ def _open(cfg: dict[str, Any]) -> tuple[Store, Path | None]:
     return store, store.filler
 
 
-DIE_AT = ("admitted", "opened", "billed")
-
-
-def _die() -> None:
-    os.kill(os.getpid(), signal.SIGKILL)
-
-
-def _after(call: Callable[..., Any], dies: Callable[[Any, dict[str, Any]], bool]) -> Callable[..., Any]:
-    """`call`, after which the process SIGKILLs itself when `dies(result, kwargs)`."""
-    def wrapped(*args: Any, **kwargs: Any) -> Any:
-        result = call(*args, **kwargs)
-        if dies(result, kwargs):
-            _die()
-        return result
-    return wrapped
-
-
-def _arm(die_at: str, store: Store, transport: SandboxTransport, budgets: SpendBudgets | None) -> None:
-    """SIGKILL this process at `die_at` of its first paid request (a real kill at a chosen point)."""
-    if die_at == "admitted":
-        assert budgets is not None, "die_at 'admitted' needs spend_budgets"
-        budgets.take = _after(budgets.take, lambda refused, _: refused is None)  # type: ignore[method-assign]
-    elif die_at == "opened":
-        store.save_open_call = _after(store.save_open_call,  # type: ignore[method-assign]
-                                      lambda result, _: bool(result.applied))
-    elif die_at == "billed":
-        ledger = transport.ledger
-        assert ledger is not None
-        ledger.append = _after(ledger.append, lambda _, kw: bool(kw.get("paid")))  # type: ignore[method-assign]
-    else:
-        raise ValueError(f"die_at must be one of {DIE_AT}, got {die_at!r}")
-
-
 def main(raw: str) -> int:
     cfg: dict[str, Any] = json.loads(raw)
     store, filler = _open(cfg)
@@ -179,7 +143,7 @@ def main(raw: str) -> int:
         paid = frozenset(a.name for a in CATALOGUE.paid_accounts())
         budgets = open_spend_budgets(cfg["lock_url"], parse_budgets(cfg["spend_budgets"], paid))
     if cfg.get("die_at"):
-        _arm(cfg["die_at"], store, transport, budgets)
+        arm(cfg["die_at"], store, transport, budgets)
     ahead = timedelta(seconds=float(cfg.get("clock_ahead_s", 0.0)))
     processor = build_engine(
         store, locks, registry, profiles, enable_paid=cfg.get("enable_paid", True),
