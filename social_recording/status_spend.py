@@ -92,8 +92,8 @@ def render_spend(section: SpendSection) -> str:
                          "had no answer: their process died after recording the call (billed if it had left)")
     for account, used in section.counted.items():
         lines.append(f"  {account}: the shared budget counted {used[DAY]} today, {used[MONTH]} this month "
-                     "(requests admitted; more than the ledger's by any a process admitted and died before "
-                     "recording: kept until the budget resets)")
+                     "(requests admitted; above the ledger's by any whose process died between the budget's "
+                     "answer and the call's record: kept until the budget resets)")
     if section.problem:
         lines.append(f"  {section.problem}")
     if not any(a.budget for a in f.accounts):

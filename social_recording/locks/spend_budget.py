@@ -5,10 +5,11 @@ every process of every run meets — the lock backend, beside the rate limiter (
 Why here: a budget per process or per run would let N processes spend N budgets. Checking the count
 and adding the request to it is ONE atomic step — a Lua script on Redis, one `BEGIN IMMEDIATE`
 transaction on SQLite — so N processes racing at the budget's edge send exactly the budget, never
-one more. A request is counted when it is admitted, right before it is sent; one that is admitted
-and then not sent (its URL lock was lost at that moment, or its process died before recording the
-call) keeps its count until the period ends: the budget errs on the side of spending less. Nothing
-can give such a slot back: no record names its URL (docs/operations.md, "Spend budgets").
+one more. A request is counted when it is admitted, right before it is sent; one that a live process
+then does not send (its URL lock was lost at that moment, its call could not be recorded) is given
+back, in the periods it was counted in. One whose process died between the two keeps its count until
+the period ends (no record names its URL): the budget errs on the side of spending less
+(docs/operations.md, "Spend budgets").
 
 The day and the month are read from an injectable clock in UTC and are part of the counter's key,
 so a new period starts at zero by itself, and a process that restarts mid-day finds the day's count
@@ -70,6 +71,10 @@ class SpendCounters(Protocol):
 
     def read(self, keys: tuple[str, str]) -> tuple[int, int]: ...
 
+    def give_back(self, keys: tuple[str, str]) -> None:
+        """Uncount one request under both keys (never below zero): one step, like `take`."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -99,6 +104,11 @@ class SqliteSpendCounters:
             conn.executemany("INSERT INTO spend_budget_counts (key, n) VALUES (?, 1) "
                              "ON CONFLICT (key) DO UPDATE SET n = n + 1", [(k,) for k in keys])
         return 0
+
+    def give_back(self, keys: tuple[str, str]) -> None:
+        with immediate(self._conn()) as conn:
+            conn.execute(self._SCHEMA)
+            conn.execute("UPDATE spend_budget_counts SET n = n - 1 WHERE key IN (?, ?) AND n > 0", keys)
 
     def read(self, keys: tuple[str, str]) -> tuple[int, int]:
         try:
@@ -131,6 +141,17 @@ return 0
 """
 
 
+# KEYS = day counter, month counter: each moved one down, never below zero.
+_GIVE_BACK_LUA = """
+for i = 1, 2 do
+  if tonumber(redis.call('get', KEYS[i]) or '0') > 0 then
+    redis.call('decr', KEYS[i])
+  end
+end
+return 0
+"""
+
+
 class RedisSpendCounters:
     """The counters on Redis: one script per request, on the process's per-thread connections
     (locks/redis_client.py); the client is imported here, so a process on SQLite never loads it."""
@@ -145,13 +166,16 @@ class RedisSpendCounters:
         except ValueError as exc:
             raise ValueError(f"invalid Redis URL {mask_url(url)} for the spend budget: {scrub(str(exc), url)}") from None
         self._url = url
-        self._redis = ThreadRedis(url, {"take": _TAKE_LUA})
+        self._redis = ThreadRedis(url, {"take": _TAKE_LUA, "give_back": _GIVE_BACK_LUA})
 
     def __repr__(self) -> str:
         return f"RedisSpendCounters({mask_url(self._url)})"
 
     def take(self, keys: tuple[str, str], limits: tuple[int, int], ttls: tuple[int, int]) -> int:
         return int(self._redis.run("take", list(keys), [*limits, *ttls]))
+
+    def give_back(self, keys: tuple[str, str]) -> None:
+        self._redis.run("give_back", list(keys), [])
 
     def read(self, keys: tuple[str, str]) -> tuple[int, int]:
         day, month = self._redis.client().mget(list(keys))
@@ -195,13 +219,18 @@ class SpendBudgets:
     def bounds(self, account: str) -> bool:
         return account in self.budgets
 
-    def take(self, account: str) -> BudgetReached | None:
-        """Count one new paid request of `account`, or say which of its budgets is used up (nothing
-        counted). Raises SpendCounterUnavailable when the counter cannot be asked."""
+    def now(self) -> datetime:
+        """The budget's clock: which day and month a request taken now is counted in."""
+        return self._clock()
+
+    def take(self, account: str, at: datetime | None = None) -> BudgetReached | None:
+        """Count one new paid request of `account` in the periods of `at` (default: now), or say which
+        of its budgets is used up (nothing counted). Raises SpendCounterUnavailable when the counter
+        cannot be asked."""
         budget = self.budgets.get(account)
         if budget is None:
             return None
-        now = self._clock()
+        now = self._clock() if at is None else at
         day, month = (UNBOUNDED if (n := budget.limit(p)) is None else n for p in PERIODS)
         limits = (day, month)
         keys = self._keys(account, now)
@@ -211,6 +240,14 @@ class SpendBudgets:
             return None
         period = PERIODS[refused - 1]
         return BudgetReached(account, period, limits[refused - 1], resets_at(period, now))
+
+    def give_back(self, account: str, at: datetime) -> None:
+        """Uncount a request `take(account, at)` counted that a live process then did not send (its
+        URL lock was lost right then, or its call could not be recorded): in the periods it was
+        counted in, so a give-back across midnight never frees a slot of the new day. Raises
+        SpendCounterUnavailable when the counter cannot be asked (the slot then stays used)."""
+        if account in self.budgets:
+            self._ask(lambda: self.counters.give_back(self._keys(account, at)), f"giving back to the {account} budget")
 
     def used(self, account: str, now: datetime | None = None) -> dict[str, int]:
         """Paid requests counted for `account` in the current day and month."""
