@@ -22,7 +22,6 @@ import sys
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +32,8 @@ if str(REPO) not in sys.path:
 from _common import ForgetfulStore, NoLocks  # noqa: E402, I001  (bench/ on sys.path)
 from pydantic import SecretStr  # noqa: E402
 
-from social_recording.domain.models import TokenProfile, utcnow  # noqa: E402
-from social_recording.domain.spend import parse_budgets  # noqa: E402
+from social_recording.domain.models import TokenProfile  # noqa: E402
 from social_recording.locks import open_lock_manager  # noqa: E402
-from social_recording.locks.spend_budget import open_spend_budgets  # noqa: E402
-from social_recording.platforms.catalogue import CATALOGUE  # noqa: E402
 from social_recording.platforms.base import ProviderKeys  # noqa: E402
 from social_recording.platforms.registry import build_registry  # noqa: E402
 from social_recording.recording.engine import Timings, build_engine  # noqa: E402
@@ -45,7 +41,7 @@ from social_recording.sandbox.ledger import Ledger  # noqa: E402
 from social_recording.sandbox.scenario import load_scenario  # noqa: E402
 from social_recording.sandbox.transport import SandboxTransport, sandbox_resolve_host  # noqa: E402
 from social_recording.store.sqlite import SqliteStore  # noqa: E402
-from test_support.kill_points import arm  # noqa: E402
+from test_support.kill_points import worker_money  # noqa: E402
 
 KEY = SecretStr("sandbox-key")
 
@@ -84,15 +80,9 @@ def main(raw: str) -> int:
     timings = Timings(url_lock_ttl=cfg["url_lock_ttl"], url_lock_wait=cfg.get("url_lock_wait", 30.0),
                       token_lock_ttl=cfg["token_lock_ttl"],
                       **({"write_retry_s": cfg["write_retry_s"]} if "write_retry_s" in cfg else {}))
-    budgets = None
-    if cfg.get("spend_budgets"):
-        paid = frozenset(a.name for a in CATALOGUE.paid_accounts())
-        budgets = open_spend_budgets(cfg["lock_url"], parse_budgets(cfg["spend_budgets"], paid))
-    if cfg.get("die_at"):
-        arm(cfg["die_at"], store, transport, budgets)
-    ahead = timedelta(seconds=float(cfg.get("clock_ahead_s", 0.0)))
+    budgets, clock = worker_money(cfg, store, transport)
     processor = build_engine(store, locks, registry, Profiles(tokens), enable_paid=True, timings=timings,
-                             spend_budgets=budgets, clock=lambda: utcnow() + ahead).processor
+                             spend_budgets=budgets, clock=clock).processor
     if cfg.get("barrier"):
         folder, n = Path(cfg["barrier"][0]), int(cfg["barrier"][1])
         (folder / f"ready-{os.getpid()}").touch()

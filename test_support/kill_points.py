@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
-from social_recording.locks.spend_budget import SpendBudgets
+from social_recording.domain.models import utcnow
+from social_recording.domain.spend import parse_budgets
+from social_recording.locks.spend_budget import SpendBudgets, open_spend_budgets
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.sandbox.transport import SandboxTransport
 from social_recording.store import Store
 
@@ -49,3 +53,17 @@ def arm(point: str, store: Store, transport: SandboxTransport, budgets: SpendBud
                                          lambda _, kw: bool(kw.get("paid")))
     else:
         raise ValueError(f"the kill point must be one of {KILL_POINTS}, got {point!r}")
+
+
+def worker_money(cfg: Mapping[str, Any], store: Store,
+                 transport: SandboxTransport) -> tuple[SpendBudgets | None, Callable[[], datetime]]:
+    """What a worker's config says of money: its spend budgets (`spend_budgets`, account -> "N/day",
+    on `lock_url`), its kill point (`die_at`) armed, and its clock (`clock_ahead_s` ahead of now)."""
+    budgets = None
+    if cfg.get("spend_budgets"):
+        paid = frozenset(a.name for a in CATALOGUE.paid_accounts())
+        budgets = open_spend_budgets(cfg["lock_url"], parse_budgets(cfg["spend_budgets"], paid))
+    if cfg.get("die_at"):
+        arm(cfg["die_at"], store, transport, budgets)
+    ahead = timedelta(seconds=float(cfg.get("clock_ahead_s", 0.0)))
+    return budgets, lambda: utcnow() + ahead

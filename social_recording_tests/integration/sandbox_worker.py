@@ -28,20 +28,15 @@ import math
 import sys
 import threading
 import time
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from pydantic import SecretStr
 
-from social_recording.domain.models import utcnow
-from social_recording.domain.spend import parse_budgets
 from social_recording.locks import open_lock_manager
 from social_recording.locks.rate_limits import open_rate_limiter
-from social_recording.locks.spend_budget import open_spend_budgets
 from social_recording.outbound.limits import Rate
 from social_recording.platforms.base import ProviderKeys
-from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.platforms.registry import build_registry
 from social_recording.recording.answer_spool import AnswerSpool
 from social_recording.recording.engine import Timings, build_engine
@@ -52,7 +47,7 @@ from social_recording.store import Store, open_store
 from social_recording.store.base import WriteOutcome
 from social_recording.store.sqlite import SqliteStore
 from test_support.engine_fakes import FakeProfiles
-from test_support.kill_points import arm
+from test_support.kill_points import worker_money
 
 SANDBOX_KEY = SecretStr("sandbox-key")
 DISK_FULL = threading.Event()
@@ -138,16 +133,10 @@ def main(raw: str) -> int:
     profiles = FakeProfiles()
     for address, urls in cfg.get("profiles", {}).items():
         profiles.add(address, urls)
-    budgets = None
-    if cfg.get("spend_budgets"):
-        paid = frozenset(a.name for a in CATALOGUE.paid_accounts())
-        budgets = open_spend_budgets(cfg["lock_url"], parse_budgets(cfg["spend_budgets"], paid))
-    if cfg.get("die_at"):
-        arm(cfg["die_at"], store, transport, budgets)
-    ahead = timedelta(seconds=float(cfg.get("clock_ahead_s", 0.0)))
+    budgets, clock = worker_money(cfg, store, transport)
     processor = build_engine(
         store, locks, registry, profiles, enable_paid=cfg.get("enable_paid", True),
-        clock=lambda: utcnow() + ahead, spend_budgets=budgets,
+        clock=clock, spend_budgets=budgets,
         timings=Timings(url_lock_ttl=cfg.get("url_lock_ttl", 30.0), url_lock_wait=cfg.get("url_lock_wait", 30.0),
                         token_lock_ttl=cfg.get("token_lock_ttl", 30.0),
                         write_retry_s=cfg.get("write_retry_s", Timings.write_retry_s)),
