@@ -7,7 +7,10 @@ url_lock_ttl, token_lock_ttl, max_workers, marker (a file touched once the run i
 call), unsafe (the benchmark-only switch: no dedupe gate, no URL lock), barrier ([path, n]: wait until n
 workers have touched files under that path before starting, so they record at the same moment),
 store_busy_timeout (the store's busy timeout), write_retry_s (how long a write is repeated while
-the store is busy) and spend_budgets (account -> "N/day", held on the lock backend by every worker).
+the store is busy), spend_budgets (account -> "N/day", held on the lock backend by every worker),
+die_at (SIGKILL itself at that point of its first paid request: test_support/kill_points.py) and
+clock_ahead_s (the recording's clock runs that far ahead: a dead worker's open calls are past their
+timeout).
 Prints one JSON summary line.
 """
 
@@ -30,10 +33,7 @@ from _common import ForgetfulStore, NoLocks  # noqa: E402, I001  (bench/ on sys.
 from pydantic import SecretStr  # noqa: E402
 
 from social_recording.domain.models import TokenProfile  # noqa: E402
-from social_recording.domain.spend import parse_budgets  # noqa: E402
 from social_recording.locks import open_lock_manager  # noqa: E402
-from social_recording.locks.spend_budget import open_spend_budgets  # noqa: E402
-from social_recording.platforms.catalogue import CATALOGUE  # noqa: E402
 from social_recording.platforms.base import ProviderKeys  # noqa: E402
 from social_recording.platforms.registry import build_registry  # noqa: E402
 from social_recording.recording.engine import Timings, build_engine  # noqa: E402
@@ -41,6 +41,7 @@ from social_recording.sandbox.ledger import Ledger  # noqa: E402
 from social_recording.sandbox.scenario import load_scenario  # noqa: E402
 from social_recording.sandbox.transport import SandboxTransport, sandbox_resolve_host  # noqa: E402
 from social_recording.store.sqlite import SqliteStore  # noqa: E402
+from test_support.kill_points import worker_money  # noqa: E402
 
 KEY = SecretStr("sandbox-key")
 
@@ -79,12 +80,9 @@ def main(raw: str) -> int:
     timings = Timings(url_lock_ttl=cfg["url_lock_ttl"], url_lock_wait=cfg.get("url_lock_wait", 30.0),
                       token_lock_ttl=cfg["token_lock_ttl"],
                       **({"write_retry_s": cfg["write_retry_s"]} if "write_retry_s" in cfg else {}))
-    budgets = None
-    if cfg.get("spend_budgets"):
-        paid = frozenset(a.name for a in CATALOGUE.paid_accounts())
-        budgets = open_spend_budgets(cfg["lock_url"], parse_budgets(cfg["spend_budgets"], paid))
+    budgets, clock = worker_money(cfg, store, transport)
     processor = build_engine(store, locks, registry, Profiles(tokens), enable_paid=True, timings=timings,
-                             spend_budgets=budgets).processor
+                             spend_budgets=budgets, clock=clock).processor
     if cfg.get("barrier"):
         folder, n = Path(cfg["barrier"][0]), int(cfg["barrier"][1])
         (folder / f"ready-{os.getpid()}").touch()

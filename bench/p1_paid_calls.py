@@ -1,7 +1,7 @@
 """P1 — paid calls per distinct paid subject, four processes at once (a benchmark, not a test).
 
     python bench/p1_paid_calls.py [--tokens 48] [--holders 4] [--procs 4] [--latency-ms 50] [--budget 5]
-        [--budget-only]
+        [--kill-at billed] [--budget-only]
 
 N tokens share paid URLs: every X post, website (an urlscan scan: submit, then poll) and TikTok video
 (an Apify actor run: start, then read) is held by `--holders` tokens, spread over `--procs` OS
@@ -19,7 +19,11 @@ baseline, in the same run: the same workload with the dedupe gate and the URL lo
 P1-budget: the ok-only workload again with a spend budget of `--budget` paid requests per UTC day on
 each paid billing account (twitterapi, apify, urlscan), held on the Redis lock backend by the four
 racing processes: the paid requests each account sent, beside the same run without a budget, and the
-URLs the budget held back (`skipped_paid`, zero calls). `--budget-only` runs just these two.
+URLs the budget held back (`skipped_paid`, zero calls), and what the store's spend ledger (the
+`provider_spend` figures) holds beside what the sandbox billed. Then the same racing run with one
+process SIGKILLed at `--kill-at` of its first paid request (test_support/kill_points.py) and a
+next run, its clock past the open calls' timeout, recording what is left: billed and ledger again.
+`--budget-only` runs just these three.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.sandbox.ledger import POLL_PREFIXES, Ledger
 from social_recording.sandbox.scenario import ScriptedOutcome, unservable_reason
 from social_recording.store.sqlite import SqliteStore
+from test_support.kill_points import KILL_POINTS
 
 WORKER = Path(__file__).with_name("_fault_worker.py")
 PAID_ACCOUNTS = tuple(a.name for a in CATALOGUE.paid_accounts())
@@ -67,8 +72,19 @@ def mixed_targets(groups: list[list[str]]) -> dict[str, dict[str, str]]:
     return targets
 
 
+NEXT_RUN_AHEAD_S = 3 * 3600.0
+"""The next run's clock after a kill: past the open calls' timeout (5 min) and a failed call's back-off."""
+KILL_TTL_S = 3.0
+"""The URL and token locks' lifetime in a run with a kill: the dead process's run out quickly."""
+
+
+def _spawn(cfg: dict[str, Any]) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, str(WORKER), json.dumps(cfg)], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
 def run_scenario(root: Path, redis_url: str, args: argparse.Namespace, *, mixed: bool, unsafe: bool,
-                 budget: int | None = None) -> dict[str, Any]:
+                 budget: int | None = None, kill_at: str | None = None) -> dict[str, Any]:
     import redis
 
     client = redis.Redis.from_url(redis_url)
@@ -76,7 +92,7 @@ def run_scenario(root: Path, redis_url: str, args: argparse.Namespace, *, mixed:
     client.close()
     n_groups = max(1, args.tokens // args.holders)
     groups = subjects(n_groups)
-    work = root / f"{'mixed' if mixed else 'ok'}-{'unsafe' if unsafe else 'engine'}-{budget}"
+    work = root / f"{'mixed' if mixed else 'ok'}-{'unsafe' if unsafe else 'engine'}-{budget}-{kill_at}"
     (work / "barrier").mkdir(parents=True)
     scenario = work / "scenario.json"
     scenario.write_text(json.dumps({"tokens": [], "default_latency_ms": args.latency_ms,
@@ -86,33 +102,43 @@ def run_scenario(root: Path, redis_url: str, args: argparse.Namespace, *, mixed:
     tokens = [(f"P1Tok{i:04d}", groups[i % n_groups]) for i in range(args.tokens)]
     procs = []
     started = time.monotonic()
+    ttl = KILL_TTL_S if kill_at else 60.0
+    common = {"store_path": str(store), "lock_url": redis_url, "scenario": str(scenario),
+              "ledger": str(work / "ledger.jsonl"), "sleep_scale": 0.01, "url_lock_ttl": ttl, "token_lock_ttl": ttl,
+              "url_lock_wait": 120.0, "max_workers": 4, "unsafe": unsafe,
+              **({"spend_budgets": dict.fromkeys(PAID_ACCOUNTS, f"{budget}/day")} if budget is not None else {})}
     for p in range(args.procs):
-        cfg = {"store_path": str(store), "lock_url": redis_url, "scenario": str(scenario),
-               "ledger": str(work / "ledger.jsonl"), "tokens": tokens[p::args.procs], "sleep_scale": 0.01,
-               "url_lock_ttl": 60.0, "token_lock_ttl": 60.0, "url_lock_wait": 120.0, "max_workers": 4,
-               "unsafe": unsafe, "barrier": [str(work / "barrier"), args.procs],
-               **({"spend_budgets": dict.fromkeys(PAID_ACCOUNTS, f"{budget}/day")} if budget is not None else {})}
-        procs.append(subprocess.Popen([sys.executable, str(WORKER), json.dumps(cfg)], cwd=REPO,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        procs.append(_spawn({**common, "tokens": tokens[p::args.procs], "barrier": [str(work / "barrier"), args.procs],
+                             **({"die_at": kill_at} if kill_at and p == 0 else {})}))
     held = 0
-    for proc in procs:
+    for p, proc in enumerate(procs):
         out, err = proc.communicate(timeout=GUARD_S)
+        if kill_at and p == 0 and proc.returncode == -9:
+            continue  # killed where it was told to die
         if proc.returncode != 0:
             raise SystemExit(f"P1 worker failed ({proc.returncode}):\n{err[-3000:]}")
         held += int(json.loads(out.strip().splitlines()[-1]).get("budget_held", 0))
+    if kill_at:  # the next run, once the dead process's locks ran out, records what is left
+        time.sleep(KILL_TTL_S * 1.5)
+        out, err = _spawn({**common, "tokens": tokens, "clock_ahead_s": NEXT_RUN_AHEAD_S}).communicate(timeout=GUARD_S)
+        if not out.strip():
+            raise SystemExit(f"P1 next run failed:\n{err[-3000:]}")
     wall = time.monotonic() - started
     paid = Counter((e.service, e.subject) for e in Ledger(work / "ledger.jsonl").read()
                    if e.paid and not e.subject.startswith(POLL_PREFIXES))
     s = SqliteStore(store)
     try:
         counts = {st.value: n for st, n in s.status_counts().by_status().items() if n}
+        rows = s.spend_rows("2000-01-01")
     finally:
         s.close()
+    ledger = Counter({a: sum(r.requests for r in rows if r.account == a) for a in PAID_ACCOUNTS})
+    unanswered = Counter({a: sum(r.unanswered for r in rows if r.account == a) for a in PAID_ACCOUNTS})
     requests, distinct = sum(paid.values()), len(paid)
     by_account = Counter(service for service, _subject in paid.elements())
     return {"paid": requests, "distinct": distinct, "ratio": requests / distinct if distinct else float("nan"),
             "max": max(paid.values(), default=0), "wall": wall, "statuses": counts, "by_account": by_account,
-            "held": held}
+            "held": held, "ledger": ledger, "unanswered": unanswered}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--procs", type=int, default=4)
     parser.add_argument("--latency-ms", type=int, default=50)
     parser.add_argument("--budget", type=int, default=5, help="paid requests per UTC day per account (P1-budget)")
+    parser.add_argument("--kill-at", default="billed", choices=KILL_POINTS,
+                        help="where one racing process of P1-budget's kill run dies")
     parser.add_argument("--budget-only", action="store_true", help="run only P1-budget")
     args = parser.parse_args(argv)
     if args.tokens < 1 or args.holders < 1 or args.procs < 1 or args.latency_ms < 0 or args.budget < 0:
@@ -133,17 +161,26 @@ def main(argv: list[str] | None = None) -> int:
                   ["scenario", "mode", "paid", "distinct", "paid/distinct", "max", "wall_s", "final statuses"])
     budget_table = Table("P1-budget", f"paid requests sent under a spend budget of {args.budget} per UTC day per "
                                       f"account, {args.procs} processes racing ({args.tokens} tokens)",
-                         ["account", "budget/day", "sent without budget", "sent with budget", "URLs held back"])
+                         ["account", "budget/day", "sent without budget", "sent with budget", "ledger", "URLs held back",
+                          f"with a kill at {args.kill_at}: billed", "ledger (unanswered)"])
     with tempfile.TemporaryDirectory(prefix="bench-p1-") as tmp, running_redis() as redis_url:
         free = run_scenario(Path(tmp), redis_url, args, mixed=False, unsafe=False)
         capped = run_scenario(Path(tmp), redis_url, args, mixed=False, unsafe=False, budget=args.budget)
+        killed = run_scenario(Path(tmp), redis_url, args, mixed=False, unsafe=False, budget=args.budget,
+                              kill_at=args.kill_at)
         for account in PAID_ACCOUNTS:
             budget_table.add(account, args.budget, free["by_account"][account], capped["by_account"][account],
-                             "")
-        budget_table.add("all", args.budget * len(PAID_ACCOUNTS), free["paid"], capped["paid"], capped["held"])
-        budget_table.notes.append("sent = billed requests in the sandbox ledger (second steps aside); held back = URLs "
-                                  "recorded skipped_paid by the budget (zero calls; the retry job takes them after the "
-                                  "reset)")
+                             capped["ledger"][account], "", killed["by_account"][account],
+                             f"{killed['ledger'][account]} ({killed['unanswered'][account]})")
+        budget_table.add("all", args.budget * len(PAID_ACCOUNTS), free["paid"], capped["paid"],
+                         sum(capped["ledger"].values()), capped["held"], killed["paid"],
+                         f"{sum(killed['ledger'].values())} ({sum(killed['unanswered'].values())})")
+        budget_table.notes.append("sent = billed requests in the sandbox ledger (second steps aside); ledger = the "
+                                  "store's spend ledger (provider_spend's figures); held back = URLs recorded "
+                                  "skipped_paid by the budget (zero calls; the retry job takes them after the reset)")
+        budget_table.notes.append(f"kill run: process 1 of {args.procs} SIGKILLs itself at '{args.kill_at}' of its "
+                                  "first paid request; a next run, its clock past the open calls' timeout, records "
+                                  "what is left; unanswered = requests entered from a dead process's open call")
         budget_table.notes.append("final statuses with the budget: " + json.dumps(
             dict(sorted(capped["statuses"].items())), separators=(",", ":")))
         budget_table.print()

@@ -35,7 +35,7 @@ from social_recording.domain.policy import (
     Backoff,
 )
 from social_recording.domain.specs.catalogue import CATALOGUE
-from social_recording.domain.spend import Budget, parse_budgets
+from social_recording.domain.spend import Budget, budget_texts, parse_budgets
 from social_recording.locks import open_lock_manager
 from social_recording.locks.rate_limits import parse_rate_overrides
 from social_recording.secret_files import SecretFileError, load_secret_files
@@ -203,13 +203,8 @@ class Settings(BaseSettings):
 
     @field_validator("spend_budgets", mode="before")
     @classmethod
-    def _spend_budgets_json(cls, v: object) -> object:
-        if not isinstance(v, str):
-            return v
-        try:
-            return json.loads(v)
-        except ValueError:
-            raise ValueError('expected a JSON object of account -> budget, e.g. {"twitterapi": "500/day;10000/month"}') from None
+    def _spend_budgets_json(cls, v: object) -> dict[str, str]:
+        return budget_texts(v)  # duplicated accounts and values that are not text refused, naming them
 
     @field_validator("spend_budgets")
     @classmethod
@@ -307,7 +302,12 @@ def _shown(field: str, value: object) -> str:
         return ""
     if field in URL_FIELDS and isinstance(value, str):
         return f" (got {mask_url_password(value)!r})"
-    return f" (got {value!r})"
+    shown = repr(value)
+    return f" (got {shown if len(shown) <= SHOWN_CHARS else shown[:SHOWN_CHARS] + f'… ({len(shown)} characters)'})"
+
+
+SHOWN_CHARS = 200
+"""A wrong value is echoed up to this many characters: a 5,000-character typo is named, not printed."""
 
 
 def load_settings(env_file: Path | None = None) -> Settings:

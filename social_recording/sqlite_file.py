@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import tenacity
@@ -75,3 +76,40 @@ def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+class ThreadConnections:
+    """One connection per thread of this process to a file every process on the machine shares (the
+    rate limiter's windows, the spend budget's counters). A forked child never uses its parent's
+    connection (SQLite forbids carrying one across a fork): it opens its own. `prepare` runs on each
+    new connection (e.g. the owner's schema, made once)."""
+
+    def __init__(self, path: str | os.PathLike[str], busy_timeout: float, *, owner: str,
+                 prepare: Callable[[sqlite3.Connection], None] | None = None) -> None:
+        raw = os.fspath(path)
+        if not raw or raw == ":memory:" or raw.startswith("file:"):
+            raise ValueError(f"{owner} needs a file path shared by every process, got {raw!r}")
+        self.path = os.path.abspath(raw)
+        self._busy_timeout = busy_timeout
+        self._prepare = prepare
+        self._local = threading.local()
+
+    def get(self) -> sqlite3.Connection:
+        held: tuple[int, sqlite3.Connection] | None = getattr(self._local, "conn", None)
+        if held is not None and held[0] == os.getpid():
+            return held[1]
+        parent = os.path.dirname(self.path)
+        if parent:
+            os.makedirs(parent, exist_ok=True)
+        conn = connect(self.path, self._busy_timeout)
+        if self._prepare is not None:
+            self._prepare(conn)
+        self._local.conn = (os.getpid(), conn)
+        return conn
+
+    def close(self) -> None:
+        """Close this thread's connection (a parent's, seen from a forked child, is left alone)."""
+        held: tuple[int, sqlite3.Connection] | None = getattr(self._local, "conn", None)
+        if held is not None and held[0] == os.getpid():
+            held[1].close()
+            self._local.conn = None

@@ -34,6 +34,7 @@ class SpendSection:
             "day": f.day, "month": f.month,
             "accounts": {a.account: {
                 "requests": dict(a.requests), "cost_usd": {p: round(c, 6) for p, c in a.cost_usd.items()},
+                "unanswered": dict(a.unanswered),
                 "budget": None if a.budget is None else {p: a.budget.limit(p) for p in PERIODS},
                 "counted_by_budget": self.counted.get(a.account),
             } for a in f.accounts},
@@ -85,9 +86,14 @@ def render_spend(section: SpendSection) -> str:
     for cells in [header, *rows]:
         lines.append("  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                                       for i, (c, w) in enumerate(zip(cells, widths, strict=True))))
+    for a in f.accounts:
+        if a.unanswered.get(MONTH):
+            lines.append(f"  {a.account}: {a.unanswered[DAY]} of today's requests ({a.unanswered[MONTH]} this month) "
+                         "had no answer: their process died after recording the call (billed if it had left)")
     for account, used in section.counted.items():
         lines.append(f"  {account}: the shared budget counted {used[DAY]} today, {used[MONTH]} this month "
-                     "(requests sent; the ledger counts those whose outcome was recorded)")
+                     "(requests admitted; above the ledger's by any whose process died between the budget's "
+                     "answer and the call's record: kept until the budget resets)")
     if section.problem:
         lines.append(f"  {section.problem}")
     if not any(a.budget for a in f.accounts):

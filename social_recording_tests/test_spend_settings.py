@@ -35,3 +35,39 @@ def test_a_bad_budget_is_an_error_naming_the_variable_and_the_value(
     with pytest.raises(SettingsError) as info:
         load_settings()
     assert VAR in str(info.value) and named in str(info.value)
+
+
+ABSURD = "9" * 5000
+
+
+@pytest.mark.parametrize(("raw", "named"), [
+    # json keeps the last of two keys: here that would silently mean "no budget"
+    ('{"twitterapi": "2/day", "twitterapi": "none"}', "budget for 'twitterapi' given twice ('2/day', then 'none')"),
+    ('{"twitterapi": "20/day;10/month"}', "budget for 'twitterapi': 10 paid requests per month is below 20 per day"),
+    ('{"twitterapi": 5}', "budget for 'twitterapi' is the number 5; expected text such as '500/day;10000/month'"),
+    ('{"apify": 1.5}', "budget for 'apify' is the number 1.5"),
+    ('{"urlscan": null}', "budget for 'urlscan' is null (no value)"),
+    ('{"urlscan": true}', "budget for 'urlscan' is true (a yes/no value)"),
+    ('{"urlscan": ["5/day"]}', "budget for 'urlscan' is a JSON list"),
+    ('["twitterapi"]', "expected a JSON object of account -> budget"),
+    (f'{{"twitterapi": "{ABSURD}/day"}}', "budget for 'twitterapi': a 5000-digit number of paid requests per day"),
+    (f'{{"twitterapi": {ABSURD}}}', "budget for 'twitterapi' is a 5000-digit number"),
+])
+def test_every_refusal_names_the_account_and_the_value_in_plain_words(
+    monkeypatch: pytest.MonkeyPatch, raw: str, named: str
+) -> None:
+    monkeypatch.setenv(VAR, raw)
+    with pytest.raises(SettingsError) as info:
+        load_settings()
+    message = str(info.value)
+    assert VAR in message and named in message
+    assert "Exceeds the limit" not in message and "valid string" not in message  # our words, not Python's
+    assert len(message) < 600  # an absurd value is named, not echoed whole
+
+
+def test_a_month_limit_equal_to_the_day_limit_and_a_twelve_digit_limit_are_accepted(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(VAR, '{"twitterapi": "10/day;10/month", "urlscan": "999999999999/month"}')
+    assert load_settings().budgets == {"twitterapi": Budget("twitterapi", 10, 10),
+                                       "urlscan": Budget("urlscan", per_month=999999999999)}

@@ -66,6 +66,8 @@ def spend_metadata(figures: SpendFigures) -> dict[str, Any]:
         meta[f"{a.account}_cost_usd_today"] = MetadataValue.float(round(float(a.cost_usd[DAY]), 6))
         meta[f"{a.account}_requests_this_month"] = MetadataValue.int(a.requests[MONTH])
         meta[f"{a.account}_cost_usd_this_month"] = MetadataValue.float(round(float(a.cost_usd[MONTH]), 6))
+        meta[f"{a.account}_unanswered_today"] = MetadataValue.int(a.unanswered.get(DAY, 0))
+        meta[f"{a.account}_unanswered_this_month"] = MetadataValue.int(a.unanswered.get(MONTH, 0))
         for period in (DAY, MONTH):
             limit = None if a.budget is None else a.budget.limit(period)
             if limit is not None:

@@ -97,6 +97,9 @@ class OpenCall(BaseModel):
     started_at: datetime
     fence: int = Field(ge=0)
     """The lease of the holder that opened it: its own result closes it, nobody else's."""
+    unit_price_usd: float = Field(default=0.0, ge=0)
+    """What the request costs (its account's unit price): a call whose answer never came is entered in
+    the spend ledger at this price by the write that removes it (domain/spend.py, `unanswered_line`)."""
 
     @field_validator("started_at")
     @classmethod

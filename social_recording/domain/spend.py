@@ -7,12 +7,13 @@ process and lives with the lock backend (locks/spend_budget.py); the ledger live
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from social_recording.domain.models import ensure_utc
+from social_recording.domain.models import OpenCall, ensure_utc
 
 DAY = "day"
 MONTH = "month"
@@ -94,10 +95,26 @@ class SpendLine:
     day: str
     requests: int
     cost_usd: float
+    unanswered: int = 0
+    """Of `requests`, those whose answer never came (`unanswered_line`)."""
 
     def __post_init__(self) -> None:
         if self.requests < 1:
             raise ValueError(f"a spend line counts at least one paid request, got {self.requests!r}")
+        if not 0 <= self.unanswered <= self.requests:
+            raise ValueError(f"a spend line's unanswered requests are 0 to {self.requests}, got {self.unanswered!r}")
+
+
+def unanswered_line(stored: OpenCall | None, fence: int, kept: OpenCall | None) -> SpendLine | None:
+    """The ledger line of a paid call whose answer never came, or None: a fenced write of the URL
+    state with `fence` that removes (clears, or writes another over) an open call `stored` by a holder
+    of a LOWER fence enters it as one spent request, on the day it left, at its price. Its own holder
+    can no longer enter it: its result write is refused by the larger fence from now on. Whether the
+    request reached the provider before its holder died nobody on our side can tell, so it counts as
+    billed, the side the budget errs on too (docs/architecture.md, "Spend budgets")."""
+    if stored is None or stored.fence >= fence or stored == kept:
+        return None
+    return SpendLine(stored.provider, day_key(stored.started_at), 1, stored.unit_price_usd, unanswered=1)
 
 
 @dataclass(frozen=True)
@@ -108,36 +125,109 @@ class SpendRow:
     day: str
     requests: int
     cost_usd: float
+    unanswered: int = 0
+    """Of `requests`, those entered from calls whose answer never came (`unanswered_line`)."""
 
 
 _ITEM = re.compile(r"^\s*(\d+)\s*(?:/|per)\s*(day|month)\s*$", re.IGNORECASE)
 NO_BUDGET = "none"
+MAX_DIGITS = 12
+"""A limit has at most this many digits (under a trillion paid requests): a longer number is a typo,
+refused with its account named before Python's own integer conversion would refuse it obscurely."""
+EXAMPLE = "'500/day;10000/month' or 'none'"
+
+
+def _abridged(text: str) -> str:
+    """`text` as a message shows it: a value of thousands of characters is cut, its length said."""
+    return repr(text) if len(text) <= 60 else f"{text[:24]!r}… ({len(text)} characters)"
+
+
+def _limit(account: str, digits: str, period: str, text: str) -> int:
+    if len(digits) > MAX_DIGITS:
+        raise ValueError(f"budget for {account!r}: a {len(digits)}-digit number of paid requests per {period} in "
+                         f"{_abridged(text)} is too large; at most {MAX_DIGITS} digits")
+    return int(digits)
 
 
 def parse_budget(account: str, text: str) -> Budget:
-    """`"500/day"`, `"500/day;10000/month"`, `"10000 per month"` or `"none"`."""
+    """`"500/day"`, `"500/day;10000/month"`, `"10000 per month"` or `"none"`; a month's limit is never
+    below its day's (that day limit could never be reached, a typo)."""
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"budget for {account!r}: expected e.g. '500/day;10000/month' or 'none', got {text!r}")
+        raise ValueError(f"budget for {account!r}: expected e.g. {EXAMPLE}, got {_described(text)}")
     if text.strip().lower() == NO_BUDGET:
         return Budget(account)
     found: dict[str, int] = {}
     for item in text.split(";"):
         m = _ITEM.match(item)
         if m is None:
-            raise ValueError(f"budget for {account!r}: cannot read {item.strip()!r} in {text!r}; expected "
-                             "'<paid requests>/day' and/or '<paid requests>/month', e.g. '500/day;10000/month'")
+            raise ValueError(f"budget for {account!r}: cannot read {_abridged(item.strip())} in {_abridged(text)}; "
+                             "expected '<paid requests>/day' and/or '<paid requests>/month', e.g. '500/day;10000/month'")
         period = m.group(2).lower()
         if period in found:
             raise ValueError(f"budget for {account!r}: {period} given twice in {text!r}")
-        found[period] = int(m.group(1))
-    return Budget(account, per_day=found.get(DAY), per_month=found.get(MONTH))
+        found[period] = _limit(account, m.group(1), period, text)
+    day, month = found.get(DAY), found.get(MONTH)
+    if day is not None and month is not None and month < day:
+        raise ValueError(f"budget for {account!r}: {month} paid requests per month is below {day} per day in "
+                         f"{text!r}; a month's limit must be at least its day's")
+    return Budget(account, per_day=day, per_month=month)
+
+
+class _JsonNumber(str):
+    """A number in the settings' JSON, kept as its text: its account is named when it is refused."""
+
+
+def _described(value: object) -> str:
+    """A budget value that is not text, in plain words."""
+    if value is None:
+        return "null (no value)"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a yes/no value)"
+    if isinstance(value, _JsonNumber | int | float):
+        shown = str(value)
+        return f"the number {shown}" if len(shown) <= 24 else f"a {len(shown)}-digit number"
+    if isinstance(value, list | dict):
+        return f"a JSON {'list' if isinstance(value, list) else 'object'}"
+    return _abridged(value) if isinstance(value, str) else repr(value)
+
+
+def _refuse_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"budget for {key!r} given twice ({_described(out[key])}, then {_described(value)}); "
+                             "give each account once")
+        out[key] = value
+    return out
+
+
+def budget_texts(raw: object) -> dict[str, str]:
+    """The settings' value (a JSON object's text, or a mapping) as account -> budget text: an account
+    given twice, a value that is not text (a number, null, a list) and a text that is not an object
+    are refused naming the account and the value (json would keep the last of two keys silently)."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw, object_pairs_hook=_refuse_duplicates, parse_int=_JsonNumber,
+                             parse_float=_JsonNumber, parse_constant=_JsonNumber)
+        except json.JSONDecodeError:
+            raise ValueError("expected a JSON object of account -> budget, e.g. {\"twitterapi\": \"500/day;10000/month\"}; "
+                             "this is not JSON") from None
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"expected a JSON object of account -> budget, e.g. {{\"twitterapi\": \"500/day\"}}; "
+                         f"this is {_described(raw)}")
+    out: dict[str, str] = {}
+    for account, text in raw.items():
+        if isinstance(text, _JsonNumber) or not isinstance(text, str):
+            raise ValueError(f"budget for {account!r} is {_described(text)}; expected text such as {EXAMPLE}")
+        out[str(account)] = str(text)
+    return out
 
 
 def parse_budgets(raw: Mapping[str, str] | None, paid_accounts: frozenset[str]) -> dict[str, Budget]:
     """Per-account budgets (account -> `parse_budget` text), account names checked against the paid
     billing accounts of the descriptors. Accounts left out have no budget (the default)."""
     out: dict[str, Budget] = {}
-    for account, text in (raw or {}).items():
+    for account, text in budget_texts(raw or {}).items():
         if account not in paid_accounts:
             raise ValueError(f"spend budget for {account!r}, which is not a paid billing account; expected one of "
                              f"{sorted(paid_accounts)}")

@@ -47,7 +47,7 @@ from social_recording.locks._urls import mask_url, scrub
 from social_recording.locks.base import LockBackendUnavailable
 from social_recording.locks.outage import OUTAGE_S, is_redis_outage, ride_out
 from social_recording.outbound.limits import PROVIDER_SERVICES, Rate, RateLimited
-from social_recording.sqlite_file import connect, immediate, is_busy
+from social_recording.sqlite_file import ThreadConnections, immediate, is_busy
 
 log = logging.getLogger("social_recording.locks")
 
@@ -122,34 +122,24 @@ class SqliteRateWindows:
 
     def __init__(self, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time,
                  busy_timeout: float = _BUSY_TIMEOUT_S) -> None:
-        raw = os.fspath(path)
-        if not raw or raw == ":memory:" or raw.startswith("file:"):
-            raise ValueError(f"SqliteRateWindows needs a file path shared by every process, got {raw!r}")
-        self.path = os.path.abspath(raw)
+        self._conns = ThreadConnections(path, busy_timeout, owner="SqliteRateWindows", prepare=self._make_schema)
+        self.path = self._conns.path
         self._clock = clock
-        self._busy_timeout = busy_timeout
-        self._local = threading.local()
         self._schema_ready = False
         self._schema_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"SqliteRateWindows({self.path!r})"
 
-    def _conn(self) -> sqlite3.Connection:
-        held: tuple[int, sqlite3.Connection] | None = getattr(self._local, "conn", None)
-        if held is not None and held[0] == os.getpid():
-            return held[1]
-        parent = os.path.dirname(self.path)
-        if parent:
-            os.makedirs(parent, exist_ok=True)
-        conn = connect(self.path, self._busy_timeout)
+    def _make_schema(self, conn: sqlite3.Connection) -> None:
         with self._schema_lock:
             if not self._schema_ready:
                 for stmt in self._SCHEMA:
                     conn.execute(stmt)
                 self._schema_ready = True
-        self._local.conn = (os.getpid(), conn)
-        return conn
+
+    def _conn(self) -> sqlite3.Connection:
+        return self._conns.get()
 
     def admit(self, service: str, windows: Sequence[Window]) -> float:
         with immediate(self._conn()) as conn:
@@ -181,10 +171,7 @@ class SqliteRateWindows:
                                  (w.key(service), now - w.seconds)).fetchone()[0]) for w in windows]
 
     def close(self) -> None:
-        held: tuple[int, sqlite3.Connection] | None = getattr(self._local, "conn", None)
-        if held is not None and held[0] == os.getpid():
-            held[1].close()
-            self._local.conn = None
+        self._conns.close()
 
 
 # ------------------------------------------------------------------------------------------ Redis

@@ -5,9 +5,11 @@ every process of every run meets — the lock backend, beside the rate limiter (
 Why here: a budget per process or per run would let N processes spend N budgets. Checking the count
 and adding the request to it is ONE atomic step — a Lua script on Redis, one `BEGIN IMMEDIATE`
 transaction on SQLite — so N processes racing at the budget's edge send exactly the budget, never
-one more. A request is counted when it is admitted, right before it is sent; one that is admitted
-and then not sent (its URL lock was lost at that moment) keeps its count: the budget errs on the
-side of spending less.
+one more. A request is counted when it is admitted, right before it is sent; one that a live process
+then does not send (its URL lock was lost at that moment, its call could not be recorded) is given
+back, in the periods it was counted in. One whose process died between the two keeps its count until
+the period ends (no record names its URL): the budget errs on the side of spending less
+(docs/operations.md, "Spend budgets").
 
 The day and the month are read from an injectable clock in UTC and are part of the counter's key,
 so a new period starts at zero by itself, and a process that restarts mid-day finds the day's count
@@ -20,7 +22,6 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -40,7 +41,7 @@ from social_recording.domain.spend import (
 from social_recording.locks._urls import mask_url, scrub
 from social_recording.locks.base import LockBackendUnavailable
 from social_recording.locks.outage import OUTAGE_S, is_redis_outage, ride_out
-from social_recording.sqlite_file import connect, immediate, is_busy
+from social_recording.sqlite_file import ThreadConnections, immediate, is_busy
 
 log = logging.getLogger("social_recording.locks")
 
@@ -70,6 +71,10 @@ class SpendCounters(Protocol):
 
     def read(self, keys: tuple[str, str]) -> tuple[int, int]: ...
 
+    def give_back(self, keys: tuple[str, str]) -> None:
+        """Uncount one request under both keys (never below zero): one step, like `take`."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -80,26 +85,14 @@ class SqliteSpendCounters:
     _SCHEMA = "CREATE TABLE IF NOT EXISTS spend_budget_counts (key TEXT PRIMARY KEY, n INTEGER NOT NULL)"
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
-        raw = os.fspath(path)
-        if not raw or raw == ":memory:" or raw.startswith("file:"):
-            raise ValueError(f"SqliteSpendCounters needs a file path shared by every process, got {raw!r}")
-        self.path = os.path.abspath(raw)
-        self._busy_timeout = busy_timeout
-        self._local = threading.local()
+        self._conns = ThreadConnections(path, busy_timeout, owner="SqliteSpendCounters")
+        self.path = self._conns.path
 
     def __repr__(self) -> str:
         return f"SqliteSpendCounters({self.path!r})"
 
     def _conn(self) -> sqlite3.Connection:
-        held: tuple[int, sqlite3.Connection] | None = getattr(self._local, "conn", None)
-        if held is not None and held[0] == os.getpid():
-            return held[1]
-        parent = os.path.dirname(self.path)
-        if parent:
-            os.makedirs(parent, exist_ok=True)
-        conn = connect(self.path, self._busy_timeout)
-        self._local.conn = (os.getpid(), conn)
-        return conn
+        return self._conns.get()
 
     def take(self, keys: tuple[str, str], limits: tuple[int, int], ttls: tuple[int, int]) -> int:
         with immediate(self._conn()) as conn:
@@ -112,6 +105,11 @@ class SqliteSpendCounters:
                              "ON CONFLICT (key) DO UPDATE SET n = n + 1", [(k,) for k in keys])
         return 0
 
+    def give_back(self, keys: tuple[str, str]) -> None:
+        with immediate(self._conn()) as conn:
+            conn.execute(self._SCHEMA)
+            conn.execute("UPDATE spend_budget_counts SET n = n - 1 WHERE key IN (?, ?) AND n > 0", keys)
+
     def read(self, keys: tuple[str, str]) -> tuple[int, int]:
         try:
             found = dict(self._conn().execute("SELECT key, n FROM spend_budget_counts WHERE key IN (?, ?)",
@@ -123,10 +121,7 @@ class SqliteSpendCounters:
         return int(found.get(keys[0], 0)), int(found.get(keys[1], 0))
 
     def close(self) -> None:
-        held: tuple[int, sqlite3.Connection] | None = getattr(self._local, "conn", None)
-        if held is not None and held[0] == os.getpid():
-            held[1].close()
-            self._local.conn = None
+        self._conns.close()
 
 
 # KEYS = day counter, month counter; ARGV = their limits (-1: none), then their lifetimes in seconds.
@@ -146,6 +141,17 @@ return 0
 """
 
 
+# KEYS = day counter, month counter: each moved one down, never below zero.
+_GIVE_BACK_LUA = """
+for i = 1, 2 do
+  if tonumber(redis.call('get', KEYS[i]) or '0') > 0 then
+    redis.call('decr', KEYS[i])
+  end
+end
+return 0
+"""
+
+
 class RedisSpendCounters:
     """The counters on Redis: one script per request, on the process's per-thread connections
     (locks/redis_client.py); the client is imported here, so a process on SQLite never loads it."""
@@ -160,13 +166,16 @@ class RedisSpendCounters:
         except ValueError as exc:
             raise ValueError(f"invalid Redis URL {mask_url(url)} for the spend budget: {scrub(str(exc), url)}") from None
         self._url = url
-        self._redis = ThreadRedis(url, {"take": _TAKE_LUA})
+        self._redis = ThreadRedis(url, {"take": _TAKE_LUA, "give_back": _GIVE_BACK_LUA})
 
     def __repr__(self) -> str:
         return f"RedisSpendCounters({mask_url(self._url)})"
 
     def take(self, keys: tuple[str, str], limits: tuple[int, int], ttls: tuple[int, int]) -> int:
         return int(self._redis.run("take", list(keys), [*limits, *ttls]))
+
+    def give_back(self, keys: tuple[str, str]) -> None:
+        self._redis.run("give_back", list(keys), [])
 
     def read(self, keys: tuple[str, str]) -> tuple[int, int]:
         day, month = self._redis.client().mget(list(keys))
@@ -210,13 +219,18 @@ class SpendBudgets:
     def bounds(self, account: str) -> bool:
         return account in self.budgets
 
-    def take(self, account: str) -> BudgetReached | None:
-        """Count one new paid request of `account`, or say which of its budgets is used up (nothing
-        counted). Raises SpendCounterUnavailable when the counter cannot be asked."""
+    def now(self) -> datetime:
+        """The budget's clock: which day and month a request taken now is counted in."""
+        return self._clock()
+
+    def take(self, account: str, at: datetime | None = None) -> BudgetReached | None:
+        """Count one new paid request of `account` in the periods of `at` (default: now), or say which
+        of its budgets is used up (nothing counted). Raises SpendCounterUnavailable when the counter
+        cannot be asked."""
         budget = self.budgets.get(account)
         if budget is None:
             return None
-        now = self._clock()
+        now = self._clock() if at is None else at
         day, month = (UNBOUNDED if (n := budget.limit(p)) is None else n for p in PERIODS)
         limits = (day, month)
         keys = self._keys(account, now)
@@ -226,6 +240,14 @@ class SpendBudgets:
             return None
         period = PERIODS[refused - 1]
         return BudgetReached(account, period, limits[refused - 1], resets_at(period, now))
+
+    def give_back(self, account: str, at: datetime) -> None:
+        """Uncount a request `take(account, at)` counted that a live process then did not send (its
+        URL lock was lost right then, or its call could not be recorded): in the periods it was
+        counted in, so a give-back across midnight never frees a slot of the new day. Raises
+        SpendCounterUnavailable when the counter cannot be asked (the slot then stays used)."""
+        if account in self.budgets:
+            self._ask(lambda: self.counters.give_back(self._keys(account, at)), f"giving back to the {account} budget")
 
     def used(self, account: str, now: datetime | None = None) -> dict[str, int]:
         """Paid requests counted for `account` in the current day and month."""

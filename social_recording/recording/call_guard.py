@@ -18,8 +18,12 @@ from datetime import datetime, timedelta
 from social_recording.domain.models import OpenCall, PaidRequest, as_stored
 from social_recording.locks.base import Lease
 from social_recording.outbound.observe import CallVetoed
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.recording.store_retry import WRITE_RETRY_S, write_through_outages
 from social_recording.store.base import PaidRequestStore
+
+UNIT_PRICES: dict[str, float] = {a.name: a.unit_price_usd or 0.0 for a in CATALOGUE.paid_accounts()}
+"""Each paid account's price per request, carried by its open calls (an unanswered one is billed at it)."""
 
 
 class PaidCallNotRecorded(CallVetoed):
@@ -99,7 +103,7 @@ class StoredPaidRequests:
         """Record the paid call about to leave on the URL state, durably, or refuse to send it: a
         store that cannot write would otherwise turn every run into a new payment nobody counts."""
         call = OpenCall(provider=provider, subject=self._url, started_at=as_stored(self._clock()),
-                        fence=self._lease.fence)
+                        fence=self._lease.fence, unit_price_usd=UNIT_PRICES.get(provider, 0.0))
         try:
             result = write_through_outages(
                 lambda: self._store.save_open_call(self._url, self._platform, self._lease.fence, call),

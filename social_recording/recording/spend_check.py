@@ -6,18 +6,24 @@ the transport knows it is about to leave, and a request's budget must be taken t
 `generate()`, which may need no paid request at all. The budget is asked first, before any record
 of the request is made; a poll of a request this call already submitted or resumed (urlscan's result
 reads, on the paid client) is not new spending and is never held back. The observer also counts the
-new paid requests that left, for the spend ledger line written with the call's outcome.
+new paid requests that left, for the spend ledger line written with the call's outcome. A request
+the budget admitted and the call guard then vetoed (the URL lock lost, the call not recordable) is
+given back to the budget: nothing left for it.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
+from datetime import datetime
 
 from social_recording.domain.spend import BudgetReached
 from social_recording.locks.spend_budget import SpendBudgets, SpendCounterUnavailable
 from social_recording.outbound.observe import CallVetoed, RequestObserver
 from social_recording.platforms.catalogue import CATALOGUE
+
+log = logging.getLogger("social_recording.recording")
 
 POLLS_ON_PAID_CLIENT: frozenset[str] = frozenset(a.name for a in CATALOGUE.accounts() if a.paid_polls)
 """Accounts whose two-step call polls on the paid client: there a paid request made while the call
@@ -52,15 +58,30 @@ class SpendGuard:
 
     def before_request(self, *, service: str, paid: bool) -> None:
         new = self.is_new_spending(service, paid)
+        taken_at = None
         if new and self._budgets is not None and self._budgets.bounds(service):
+            taken_at = self._budgets.now()
             try:
-                reached = self._budgets.take(service)
+                reached = self._budgets.take(service, taken_at)
             except SpendCounterUnavailable as exc:
                 raise SpendHeld(f"{service}: not sent, {exc}") from None
             if reached is not None:
                 raise SpendHeld(str(reached), reached)
-        self._inner.before_request(service=service, paid=paid)
+        try:
+            self._inner.before_request(service=service, paid=paid)
+        except CallVetoed:
+            if taken_at is not None:
+                self._give_back(service, taken_at)
+            raise
         self._new.value = new
+
+    def _give_back(self, service: str, taken_at: datetime) -> None:
+        """The request was admitted, then vetoed before it left: its slot is the budget's again."""
+        assert self._budgets is not None
+        try:
+            self._budgets.give_back(service, taken_at)
+        except SpendCounterUnavailable as exc:  # the slot stays used: the budget errs on spending less
+            log.warning("spend budget slot not given back (%s): %s", service, exc)
 
     def request_sent(self, *, service: str, paid: bool) -> None:
         self._inner.request_sent(service=service, paid=paid)

@@ -7,7 +7,7 @@ Plain Python: no Dagster here (the status command imports it).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from social_recording.domain.spend import DAY, MONTH, PERIODS, Budget, day_key, month_key, resets_at
@@ -28,6 +28,9 @@ class AccountSpend:
     """Period (day, month) -> paid requests recorded."""
     cost_usd: Mapping[str, float]
     budget: Budget | None
+    unanswered: Mapping[str, int] = field(default_factory=dict)
+    """Period -> of `requests`, those whose answer never came: a holder died (or lost its URL) after
+    recording the call. Billed if the request had left, which nothing on our side can tell."""
 
     def used(self, period: str) -> float | None:
         """The fraction of the period's budget used (None: no budget for the period)."""
@@ -58,6 +61,7 @@ class SpendFigures:
                 {DAY: sum(r.requests for r in today), MONTH: sum(r.requests for r in mine)},
                 {DAY: float(sum(r.cost_usd for r in today)), MONTH: float(sum(r.cost_usd for r in mine))},
                 budgets.get(account.name),
+                {DAY: sum(r.unanswered for r in today), MONTH: sum(r.unanswered for r in mine)},
             ))
         return cls(day, month, tuple(accounts), {p: resets_at(p, now) for p in PERIODS})
 

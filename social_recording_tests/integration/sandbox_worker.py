@@ -13,8 +13,11 @@ full right after a paid request is saved: the disk fills between a paid submissi
 right before a paid call's record is written, so that record is refused; "open_call_saved": right after
 it is written, so the call's answer cannot be), `spool_dir` (where unwritten paid answers wait),
 `free_disk_after_s` (the filler is deleted that long after, from another thread; without it, between
-runs), `runs` (how many runs record the tokens, one after another; default 1). Prints one JSON line
-per token and run.
+runs), `runs` (how many runs record the tokens, one after another; default 1), `spend_budgets`
+(account -> "N/day", held on the lock backend), `die_at` (the process SIGKILLs itself at that point
+of its first paid request: test_support/kill_points.py) and
+`clock_ahead_s` (the recording's clock runs that far ahead: another process's open call is found past
+its timeout). Prints one JSON line per token and run.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from social_recording.store import Store, open_store
 from social_recording.store.base import WriteOutcome
 from social_recording.store.sqlite import SqliteStore
 from test_support.engine_fakes import FakeProfiles
+from test_support.kill_points import worker_money
 
 SANDBOX_KEY = SecretStr("sandbox-key")
 DISK_FULL = threading.Event()
@@ -129,8 +133,10 @@ def main(raw: str) -> int:
     profiles = FakeProfiles()
     for address, urls in cfg.get("profiles", {}).items():
         profiles.add(address, urls)
+    budgets, clock = worker_money(cfg, store, transport)
     processor = build_engine(
         store, locks, registry, profiles, enable_paid=cfg.get("enable_paid", True),
+        clock=clock, spend_budgets=budgets,
         timings=Timings(url_lock_ttl=cfg.get("url_lock_ttl", 30.0), url_lock_wait=cfg.get("url_lock_wait", 30.0),
                         token_lock_ttl=cfg.get("token_lock_ttl", 30.0),
                         write_retry_s=cfg.get("write_retry_s", Timings.write_retry_s)),
@@ -166,6 +172,8 @@ def main(raw: str) -> int:
     transport.close()
     if limiter is not None:
         limiter.close()
+    if budgets is not None:
+        budgets.close()
     locks.close()
     store.close()
     return 0

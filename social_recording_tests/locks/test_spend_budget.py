@@ -128,3 +128,27 @@ def test_processes_racing_at_the_edge_send_exactly_the_budget(
     reader = open_spend_budgets(lock_url, {})
     assert reader.used("twitterapi")[DAY] == 25
     reader.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+def test_a_slot_given_back_is_free_again_in_the_periods_it_was_taken_in(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    clock = Clock(datetime(2026, 12, 30, 23, 59, tzinfo=UTC))
+    budgets = open_spend_budgets(_url(backend, tmp_path, request), {"apify": Budget("apify", 2, 10)}, clock=clock)
+    before_midnight = budgets.now()
+    assert budgets.take("apify", before_midnight) is None and budgets.take("apify") is None
+    assert budgets.take("apify") is not None  # the day's 2 are used
+    budgets.give_back("apify", before_midnight)
+    assert budgets.used("apify") == {DAY: 1, MONTH: 1}
+    assert budgets.take("apify") is None  # the slot given back is taken again
+    clock.now += timedelta(minutes=2)  # the next UTC day: a slot taken yesterday is given back to yesterday
+    assert budgets.take("apify") is None
+    budgets.give_back("apify", before_midnight)
+    assert budgets.used("apify") == {DAY: 1, MONTH: 2}
+    assert budgets.used("apify", before_midnight)[DAY] == 1
+    for _ in range(3):  # never below zero
+        budgets.give_back("apify", before_midnight)
+    assert budgets.used("apify", before_midnight) == {DAY: 0, MONTH: 0}
+    budgets.give_back("twitterapi", before_midnight)  # no budget: nothing to give back, never asked
+    budgets.close()

@@ -15,7 +15,7 @@ from social_recording.domain.spend import Budget
 from social_recording.domain.status import Cause, FetchStatus
 from social_recording.locks.base import LockManager
 from social_recording.locks.spend_budget import SpendBudgets, open_spend_budgets
-from social_recording.outbound.observe import CountingObserver
+from social_recording.outbound.observe import CallVetoed, CountingObserver
 from social_recording.recording.engine import Engine, Timings, build_engine
 from social_recording.recording.run_state import RunState
 from social_recording.recording.spend_check import SpendGuard, SpendHeld
@@ -113,8 +113,29 @@ class _Budgets:
     def bounds(self, account: str) -> bool:
         return True
 
-    def take(self, account: str) -> None:
+    def now(self) -> None:
+        return None
+
+    def take(self, account: str, at: object = None) -> None:
         self.asked.append(account)
+
+
+class _Vetoing(CountingObserver):
+    def before_request(self, *, service: str, paid: bool) -> None:
+        raise CallVetoed("URL lock no longer ours right before a paid request; nothing sent")
+
+
+def test_a_request_admitted_then_vetoed_gives_its_slot_back(tmp_path: Path) -> None:
+    """Admitted by the budget, then stopped by the call guard (the URL lock lost, the call not
+    recordable): nothing left, so the budget counts nothing for it."""
+    budgets = open_spend_budgets(f"sqlite:///{tmp_path / 'locks.db'}", {"twitterapi": Budget("twitterapi", 1)})
+    guard = SpendGuard(_Vetoing(), budgets, lambda: False)
+    for _ in range(3):  # a kept slot would hold the second one back as SpendHeld
+        with pytest.raises(CallVetoed) as info:
+            guard.before_request(service="twitterapi", paid=True)
+        assert not isinstance(info.value, SpendHeld)
+    assert budgets.used("twitterapi")["day"] == 0 and guard.new_paid == 0
+    budgets.close()
 
 
 @pytest.mark.parametrize(("service", "holds_open", "asked"), [

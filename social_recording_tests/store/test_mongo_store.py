@@ -131,17 +131,18 @@ def test_a_state_upsert_that_loses_an_insert_race_is_retried_not_refused(
     """Two holders writing a URL's first state race to insert it: the loser's upsert fails with a
     duplicate key although its fence may be the larger one; it must then update, not give up."""
     mongo.create_pending_token(TokenProfile(address="M", urls=[U]))
-    real = mongomock.Collection.update_one
+    real = mongomock.Collection.find_one_and_update
     raced: list[bool] = []
 
-    def update_one(self: Any, flt: Any, update: Any, upsert: bool = False, **kwargs: Any) -> Any:
+    def find_one_and_update(self: Any, flt: Any, update: Any, *args: Any, upsert: bool = False,
+                            **kwargs: Any) -> Any:
         if self.name == "url_states" and upsert and not raced:
             raced.append(True)  # an older holder (fence 3) inserts the state first
-            real(self, {"url": U}, {"$set": {"fence": 3, "status": "error", "attempts": 1}}, upsert=True)
+            self.update_one({"url": U}, {"$set": {"fence": 3, "status": "error", "attempts": 1}}, upsert=True)
             raise DuplicateKeyError("E11000 duplicate key error collection: url_states index: uniq_url_states_url")
-        return real(self, flt, update, upsert=upsert, **kwargs)
+        return real(self, flt, update, *args, upsert=upsert, **kwargs)
 
-    monkeypatch.setattr(mongomock.Collection, "update_one", update_one)
+    monkeypatch.setattr(mongomock.Collection, "find_one_and_update", find_one_and_update)
     out = mongo.apply_url_write(url_write("M", U, 5, FetchStatus.NOT_FOUND, T1, attempts=2))
     assert raced and out.result is WriteResult.APPLIED
     state = mongo.find_url_state(U)
@@ -154,15 +155,16 @@ def test_a_state_upsert_that_meets_a_newer_holder_reports_its_fence(
     mongo: MongoStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     mongo.create_pending_token(TokenProfile(address="M", urls=[U]))
-    real = mongomock.Collection.update_one
+    real = mongomock.Collection.find_one_and_update
 
-    def update_one(self: Any, flt: Any, update: Any, upsert: bool = False, **kwargs: Any) -> Any:
+    def find_one_and_update(self: Any, flt: Any, update: Any, *args: Any, upsert: bool = False,
+                            **kwargs: Any) -> Any:
         if self.name == "url_states" and upsert and mongo.db["url_states"].count_documents({}) == 0:
             # A newer holder (fence 9) writes the state between our check and our write.
-            real(self, {"url": U}, {"$set": {"fence": 9, "status": "ok", "attempts": 1}}, upsert=True)
-        return real(self, flt, update, upsert=upsert, **kwargs)
+            self.update_one({"url": U}, {"$set": {"fence": 9, "status": "ok", "attempts": 1}}, upsert=True)
+        return real(self, flt, update, *args, upsert=upsert, **kwargs)
 
-    monkeypatch.setattr(mongomock.Collection, "update_one", update_one)
+    monkeypatch.setattr(mongomock.Collection, "find_one_and_update", find_one_and_update)
     out = mongo.apply_url_write(url_write("M", U, 5, FetchStatus.ERROR, T1))
     assert (out.result, out.applied_fence) == (WriteResult.FENCED, 9)
     el = mongo.find_element("M", U)

@@ -293,7 +293,7 @@ def migrated_sqlite(v1_path: Path) -> Iterator[SqliteStore]:
 
 
 def test_sqlite_upgrade_reaches_the_current_version(migrated_sqlite: SqliteStore, v1_path: Path) -> None:
-    assert SCHEMA_VERSION == 9
+    assert SCHEMA_VERSION == 10
     assert migrated_sqlite.schema_version() == SCHEMA_VERSION
     assert dump(v1_path)["_version"] == SCHEMA_VERSION
     # v6: the spend ledger and the URL states' paid requests, nothing counted before the upgrade.

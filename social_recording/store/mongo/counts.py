@@ -151,8 +151,8 @@ class CountsMixin(MongoConnection):
 
     def spend_rows(self, since_day: str) -> list[SpendRow]:
         docs = self.db[SPEND_LEDGER].find({"day": {"$gte": since_day}}).sort([("account", ASCENDING), ("day", ASCENDING)])
-        return [SpendRow(str(d["account"]), str(d["day"]), int(d.get("requests", 0)), float(d.get("cost_usd", 0.0)))
-                for d in docs]
+        return [SpendRow(str(d["account"]), str(d["day"]), int(d.get("requests", 0)), float(d.get("cost_usd", 0.0)),
+                         int(d.get("unanswered", 0))) for d in docs]
 
     def spend_totals(self) -> SpendTotals:
         ledger = {str(r["_id"]): int(r["n"]) for r in self.db[SPEND_LEDGER].aggregate(

@@ -75,7 +75,17 @@ def _open_call_out(call: OpenCall | None) -> dict[str, Any] | None:
     if call is None:
         return None
     return {"provider": call.provider, "subject": call.subject, "started_at": ensure_utc(call.started_at),
-            "fence": call.fence}
+            "fence": call.fence, "unit_price_usd": call.unit_price_usd}
+
+
+def _open_call_in(doc: Mapping[str, Any]) -> OpenCall | None:
+    """A URL state document's open call (None: there is none)."""
+    call = doc.get("open_call")
+    if not (isinstance(call, dict) and call.get("provider") and call.get("started_at")):
+        return None
+    return OpenCall(provider=call["provider"], subject=call.get("subject") or doc["url"],
+                    started_at=ensure_utc(call["started_at"]), fence=int(call.get("fence", 0)),
+                    unit_price_usd=float(call.get("unit_price_usd", 0.0)))
 
 
 def _state(doc: Mapping[str, Any]) -> UrlState:
@@ -85,14 +95,9 @@ def _state(doc: Mapping[str, Any]) -> UrlState:
         request = PaidRequest(
             provider=req["provider"], request_id=req["request_id"], submitted_at=ensure_utc(req["submitted_at"])
         )
-    call = doc.get("open_call")
-    open_call = None
-    if isinstance(call, dict) and call.get("provider") and call.get("started_at"):
-        open_call = OpenCall(provider=call["provider"], subject=call.get("subject") or doc["url"],
-                             started_at=ensure_utc(call["started_at"]), fence=int(call.get("fence", 0)))
     return UrlState(
         url=doc["url"],
-        open_call=open_call,
+        open_call=_open_call_in(doc),
         platform=doc.get("platform") or "unknown",
         status=FetchStatus(doc["status"]),
         attempted_at=_opt_utc(doc.get("attempted_at")),

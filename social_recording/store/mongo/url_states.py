@@ -7,19 +7,24 @@ leave, recorded before it is sent (docs/architecture.md, "No payment without a r
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
-from pymongo.errors import DuplicateKeyError
+from pymongo import ReturnDocument
+from pymongo.errors import DuplicateKeyError, PyMongoError
 
 from social_recording.domain.models import OpenCall, PaidRequest, UrlState, ensure_utc, utcnow
+from social_recording.domain.spend import SpendLine, unanswered_line
 from social_recording.domain.status import FetchStatus
 from social_recording.store.base import WriteOutcome, WriteResult
 from social_recording.store.mongo.connection import MongoConnection
-from social_recording.store.mongo.documents import _open_call_out, _state
+from social_recording.store.mongo.documents import _open_call_in, _open_call_out, _state
 from social_recording.store.mongo.queries import q_url_state, state_filter
-from social_recording.store.mongo.schema import URL_STATES
+from social_recording.store.mongo.schema import SPEND_LEDGER, URL_STATES
 from social_recording.store.write_refusal import NO_STATE, StoredState, state_refusal
+
+log = logging.getLogger("social_recording.store")
 
 
 class UrlStatesMixin(MongoConnection):
@@ -34,17 +39,55 @@ class UrlStatesMixin(MongoConnection):
         doc = self.db[URL_STATES].find_one({"url": url}, {"fence": 1, "version": 1})
         return NO_STATE if doc is None else StoredState(int(doc.get("fence", 0)), int(doc.get("version", 0)))
 
-    def _update_state(self, url: str, fence: int, update: Mapping[str, Any], expect_version: int | None) -> bool:
+    def _update_state(self, url: str, fence: int, update: Mapping[str, Any], expect_version: int | None,
+                      kept: OpenCall | None) -> bool:
         """Update the URL state if no larger fence was applied to it and (given `expect_version`) it is
         still at that version, inserting it when absent; False when refused. Two holders writing a
         URL's first state race to insert it, and the loser's upsert fails on the unique url whatever
-        its fence; it is retried as a plain conditional update."""
+        its fence; it is retried as a plain conditional update. Every caller sets the open call to
+        `kept`: the one it replaces, read in the same atomic step, is entered as spent when another
+        holder's (`_enter_unanswered`)."""
         flt = state_filter(url, fence, expect_version)
+        coll = self.db[URL_STATES]
         try:
-            self.db[URL_STATES].update_one(flt, update, upsert=True)
+            before = coll.find_one_and_update(flt, update, upsert=True, return_document=ReturnDocument.BEFORE)
         except DuplicateKeyError:
-            return self.db[URL_STATES].update_one(flt, update).matched_count == 1
+            before = coll.find_one_and_update(flt, update, return_document=ReturnDocument.BEFORE)
+            if before is None:
+                return False
+        if before is not None:
+            self._enter_unanswered(url, fence, _open_call_in(before), kept)
         return True
+
+    def _enter_unanswered(self, url: str, fence: int, stored: OpenCall | None, kept: OpenCall | None) -> None:
+        """Another holder's open call that a write with `fence` removed goes to the ledger and the
+        state's count as spent (domain/spend.py), right after the write, as a spend line does."""
+        line = unanswered_line(stored, fence, kept)
+        if line is None:
+            return
+        self._add_spend(line)
+        try:
+            self.db[URL_STATES].update_one({"url": url}, {"$inc": {"paid_requests": line.requests}})
+        except PyMongoError as exc:
+            log.warning("URL state's paid requests not moved (%s: %s); the hourly reconciliation reports it",
+                        type(exc).__name__, exc)
+
+    def _add_spend(self, line: SpendLine) -> None:
+        """The ledger's `$inc`, right after the URL state that counts the same requests committed.
+        Without multi-document transactions a crash between the two leaves them apart: the hourly
+        reconciliation reports it. A server gone mid-write fails neither the recorded result nor
+        repeats its write for a figure (as the counters)."""
+        flt = {"account": line.account, "day": line.day}
+        moves = {"$inc": {"requests": line.requests, "cost_usd": line.cost_usd, "unanswered": line.unanswered}}
+        coll = self.db[SPEND_LEDGER]
+        try:
+            try:
+                coll.update_one(flt, moves, upsert=True)
+            except DuplicateKeyError:  # the day's first upsert lost a race to another writer's
+                coll.update_one(flt, moves)
+        except PyMongoError as exc:
+            log.warning("spend ledger not moved (%s: %s): %s %s +%d; the hourly reconciliation reports it",
+                        type(exc).__name__, exc, line.account, line.day, line.requests)
 
     def _state_refusal(self, url: str, fence: int, expect_version: int | None) -> WriteOutcome:
         """Why a conditional state write matched nothing: a newer holder's fence, or a version moved on
@@ -69,6 +112,7 @@ class UrlStatesMixin(MongoConnection):
                                  "answered_at": None, "streak": 0, "engine_failures": 0},
             },
             None,
+            None,
         )
         return WriteResult.APPLIED if applied else WriteResult.FENCED
 
@@ -86,5 +130,6 @@ class UrlStatesMixin(MongoConnection):
                                  "answered_at": None, "streak": 0, "engine_failures": 0, "request": None},
             },
             None,
+            call,
         )
         return WriteResult.APPLIED if applied else WriteResult.FENCED

@@ -14,16 +14,14 @@ from typing import Any
 
 from bson import ObjectId
 from pymongo import ReturnDocument
-from pymongo.errors import DuplicateKeyError, PyMongoError
 
 from social_recording.domain.models import SocialUrl, TokenLink, ensure_utc
-from social_recording.domain.spend import SpendLine
 from social_recording.store.base import UrlWrite, WriteOutcome, WriteResult
 from social_recording.store.counts import LINKS_KEY, url_key
 from social_recording.store.mongo.documents import _answered_at_out, _open_call_out, _opt_utc, _url
 from social_recording.store.mongo.links import LinksMixin
 from social_recording.store.mongo.queries import element_filter, q_element, state_filter
-from social_recording.store.mongo.schema import SPEND_LEDGER, TOKEN_LINKS, TOKEN_URLS, TOKENS, URL_STATES
+from social_recording.store.mongo.schema import TOKEN_LINKS, TOKEN_URLS, TOKENS, URL_STATES
 from social_recording.store.mongo.url_states import UrlStatesMixin
 from social_recording.store.write_refusal import KEPT_STATUS, StoredElement, url_write_refusal
 
@@ -99,7 +97,8 @@ class UrlWriteMixin(LinksMixin, UrlStatesMixin):
                 "open_call": _open_call_out(s.open_call),
             }
             moves = {"version": 1, **({"paid_requests": write.spend.requests} if write.spend else {})}
-            committed = self._update_state(write.url, f, {"$set": fields, "$inc": moves}, write.expect_version)
+            committed = self._update_state(write.url, f, {"$set": fields, "$inc": moves}, write.expect_version,
+                                           s.open_call)
             if committed and write.spend is not None:
                 self._add_spend(write.spend)
         elif write.expect_version:
@@ -138,20 +137,3 @@ class UrlWriteMixin(LinksMixin, UrlStatesMixin):
             deltas[url_key(before.get("platform"), e.status.value)] += 1
         self.db[TOKENS].update_one({"address": write.address}, {"$set": {"updated_at": ensure_utc(write.now)}})
         return WriteOutcome(WriteResult.APPLIED, links=links)
-
-    def _add_spend(self, line: SpendLine) -> None:
-        """The ledger's `$inc`, right after the URL state that counts the same requests committed.
-        Without multi-document transactions a crash between the two leaves them apart: the hourly
-        reconciliation reports it. A server gone mid-write fails neither the recorded result nor
-        repeats its write for a figure (as the counters)."""
-        flt = {"account": line.account, "day": line.day}
-        moves = {"$inc": {"requests": line.requests, "cost_usd": line.cost_usd}}
-        coll = self.db[SPEND_LEDGER]
-        try:
-            try:
-                coll.update_one(flt, moves, upsert=True)
-            except DuplicateKeyError:  # the day's first upsert lost a race to another writer's
-                coll.update_one(flt, moves)
-        except PyMongoError as exc:
-            log.warning("spend ledger not moved (%s: %s): %s %s +%d; the hourly reconciliation reports it",
-                        type(exc).__name__, exc, line.account, line.day, line.requests)

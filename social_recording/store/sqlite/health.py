@@ -112,9 +112,9 @@ class SpendMixin(SqliteBase):
     """SpendStore (store/base.py)."""
 
     def spend_rows(self, since_day: str) -> list[SpendRow]:
-        rows = self._conn().execute("SELECT account, day, requests, cost_usd FROM spend_ledger WHERE day >= ? "
-                                    "ORDER BY account, day", [since_day]).fetchall()
-        return [SpendRow(str(a), str(d), int(n), float(c)) for a, d, n, c in rows]
+        rows = self._conn().execute("SELECT account, day, requests, cost_usd, unanswered FROM spend_ledger "
+                                    "WHERE day >= ? ORDER BY account, day", [since_day]).fetchall()
+        return [SpendRow(str(a), str(d), int(n), float(c), int(u)) for a, d, n, c, u in rows]
 
     def spend_totals(self) -> SpendTotals:
         with self._read() as conn:

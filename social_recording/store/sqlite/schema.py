@@ -257,6 +257,12 @@ def _migrate_to_v9(conn: sqlite3.Connection) -> None:
     conn.execute(f"CREATE INDEX idx_token_urls_platform_due ON token_urls ({PLATFORM_DUE_INDEX})")
 
 
+def _migrate_to_v10(conn: sqlite3.Connection) -> None:
+    """The spend ledger's requests whose answer never came (a holder died or lost its URL after
+    recording the call), entered when a newer holder's write removes the open call; none before."""
+    conn.execute("ALTER TABLE spend_ledger ADD COLUMN unanswered INTEGER NOT NULL DEFAULT 0")
+
+
 DUE_INDEX = "status, due_at, address, url, platform"
 """The retry selection's index: one range per status, in the fair order (longest due first, then
 address and URL), ending with the platform (the canonical filter) so health reads the index only."""
@@ -266,7 +272,7 @@ PLATFORM_DUE_INDEX = "status, platform, cause, due_at, address, url"
 
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _migrate_to_v1, _migrate_to_v2, _migrate_to_v3, _migrate_to_v4, _migrate_to_v5, _migrate_to_v6, _migrate_to_v7,
-    _migrate_to_v8, _migrate_to_v9,
+    _migrate_to_v8, _migrate_to_v9, _migrate_to_v10,
 )
 """MIGRATIONS[i] upgrades a file at `user_version` i to i + 1; append, never edit a released step."""
 SCHEMA_VERSION = len(MIGRATIONS)

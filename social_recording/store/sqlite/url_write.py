@@ -9,6 +9,7 @@ import sqlite3
 from typing import Any
 
 from social_recording.domain.models import OpenCall, PaidRequest, SocialUrl, TokenLink, UrlState, utcnow
+from social_recording.domain.spend import SpendLine, unanswered_line
 from social_recording.domain.status import FetchStatus
 from social_recording.store._codec import dt_to_text, opt_dt_to_text
 from social_recording.store.base import UrlWrite, WriteOutcome, WriteResult
@@ -64,6 +65,7 @@ class UrlWriteMixin(GraphWriteMixin):
                 links = tuple(self._copy_links(conn, write.address, write.url, write.copy_links_from, write.now))
             if write.state is not None:
                 s = write.state
+                self._enter_unanswered(conn, write.url, write.fence, s.open_call)
                 req = s.request
                 paid = 0 if write.spend is None else write.spend.requests
                 conn.execute(
@@ -87,11 +89,7 @@ class UrlWriteMixin(GraphWriteMixin):
                      s.engine_failures, None if s.open_call is None else s.open_call.model_dump_json(), paid],
                 )
                 if write.spend is not None:
-                    line = write.spend
-                    conn.execute("INSERT INTO spend_ledger (account, day, requests, cost_usd) VALUES (?, ?, ?, ?) "
-                                 "ON CONFLICT (account, day) DO UPDATE SET requests = requests + excluded.requests, "
-                                 "cost_usd = cost_usd + excluded.cost_usd",
-                                 [line.account, line.day, line.requests, line.cost_usd])
+                    self._add_spend(conn, write.spend)
             else:
                 conn.execute("UPDATE url_states SET fence = max(fence, ?) WHERE url = ?", [write.fence, write.url])
             e = write.element
@@ -107,6 +105,23 @@ class UrlWriteMixin(GraphWriteMixin):
                 raise RuntimeError(f"element {write.address}/{write.url} changed inside its own write transaction")
             conn.execute("UPDATE tokens SET updated_at = ? WHERE address = ?", [stamp, write.address])
         return WriteOutcome(WriteResult.APPLIED, links=links)
+
+    @staticmethod
+    def _add_spend(conn: sqlite3.Connection, line: SpendLine) -> None:
+        conn.execute("INSERT INTO spend_ledger (account, day, requests, cost_usd, unanswered) VALUES (?, ?, ?, ?, ?) "
+                     "ON CONFLICT (account, day) DO UPDATE SET requests = requests + excluded.requests, "
+                     "cost_usd = cost_usd + excluded.cost_usd, unanswered = unanswered + excluded.unanswered",
+                     [line.account, line.day, line.requests, line.cost_usd, line.unanswered])
+
+    def _enter_unanswered(self, conn: sqlite3.Connection, url: str, fence: int, kept: OpenCall | None) -> None:
+        """Inside a state write with `fence` that leaves `kept` as the open call: another holder's open
+        call it removes goes to the ledger and the state's count as spent (domain/spend.py)."""
+        row = conn.execute("SELECT open_call FROM url_states WHERE url = ?", [url]).fetchone()
+        stored = None if row is None or not row[0] else OpenCall.model_validate_json(row[0])
+        line = unanswered_line(stored, fence, kept)
+        if line is not None:
+            self._add_spend(conn, line)
+            conn.execute("UPDATE url_states SET paid_requests = paid_requests + ? WHERE url = ?", [line.requests, url])
 
     @staticmethod
     def _state_fence_refusal(conn: sqlite3.Connection, url: str, fence: int) -> WriteResult | None:
@@ -134,6 +149,8 @@ class UrlWriteMixin(GraphWriteMixin):
             refused = self._state_fence_refusal(conn, url, fence)
             if refused is not None:
                 return refused
+            kept = fields.get("open_call")
+            self._enter_unanswered(conn, url, fence, None if kept is None else OpenCall.model_validate_json(kept))
             conn.execute(
                 f"INSERT INTO url_states ({columns}) VALUES ({marks}) "
                 f"ON CONFLICT (url) DO UPDATE SET {updates}, version = url_states.version + 1",

@@ -1,0 +1,126 @@
+"""Every fenced write refuses a lower fence and changes nothing, on every backend (the `store`
+fixture: SQLite, mongomock, the Mongo-protocol server); and a paid call whose answer never came is
+entered in the spend ledger once, by the newer holder's write that removes its open call
+(docs/architecture.md, "Fencing" and "Spend budgets")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from social_recording.domain.models import OpenCall, PaidRequest, TokenProfile
+from social_recording.domain.spend import SpendLine, SpendRow
+from social_recording.domain.status import FetchStatus
+from social_recording.store import ElementWrite, Store, UrlWrite, WriteResult
+from social_recording.store.base import SpendTotals
+from social_recording_tests.store._seed import url_write
+
+T0 = datetime(2026, 12, 3, 23, 58, 0, 250000, tzinfo=UTC)
+T1 = T0 + timedelta(minutes=1)
+T2 = T0 + timedelta(minutes=10)  # the next UTC day
+U_X = "https://x.com/i/status/1"
+PRICE = 0.00015
+HIGH, LOW = 20, 19
+
+
+def _token(store: Store) -> None:
+    store.create_pending_token(TokenProfile(address="A", symbol="C", urls=[U_X]), now=T0)
+
+
+def _call(fence: int, at: datetime = T1) -> OpenCall:
+    return OpenCall(provider="twitterapi", subject=U_X, started_at=at, fence=fence, unit_price_usd=PRICE)
+
+
+def _paid(write: UrlWrite, n: int = 1) -> UrlWrite:
+    return replace(write, spend=SpendLine("twitterapi", "2026-12-03", n, n * PRICE))
+
+
+def _everything(store: Store) -> tuple[object, ...]:
+    return (store.find_element("A", U_X), store.find_url_state(U_X), store.spend_rows("2026-01-01"),
+            store.spend_totals())
+
+
+LOWER_FENCE_WRITES: dict[str, Callable[[Store], object]] = {
+    "open call": lambda s: s.save_open_call(U_X, "x", LOW, _call(LOW)),
+    "paid request": lambda s: s.save_paid_request(U_X, "x", LOW, PaidRequest(provider="twitterapi", request_id="r",
+                                                                             submitted_at=T1)),
+    "URL write": lambda s: s.apply_url_write(url_write("A", U_X, LOW, FetchStatus.NOT_FOUND, T1, attempts=2)).result,
+    "element write": lambda s: s.apply_url_write(UrlWrite("A", U_X, "x", LOW, T1, ElementWrite(
+        FetchStatus.SKIPPED_PAID, 1, T0, T1))).result,
+    "spend": lambda s: s.apply_url_write(_paid(url_write("A", U_X, LOW, FetchStatus.OK, T1, attempts=2), 3)).result,
+}
+
+
+@pytest.mark.parametrize("kind", list(LOWER_FENCE_WRITES))
+def test_every_fenced_write_refuses_a_lower_fence_and_changes_nothing(store: Store, kind: str) -> None:
+    _token(store)
+    recorded = _paid(url_write("A", U_X, HIGH, FetchStatus.ERROR, T0))
+    assert store.apply_url_write(recorded).result is WriteResult.APPLIED
+    assert store.save_open_call(U_X, "x", HIGH, _call(HIGH)) is WriteResult.APPLIED
+    before = _everything(store)
+    assert LOWER_FENCE_WRITES[kind](store) is WriteResult.FENCED
+    assert _everything(store) == before
+
+
+@pytest.mark.parametrize("kind", ["open call", "paid request"])
+def test_a_paid_call_write_refuses_a_lower_fence_left_by_another_tokens_write(store: Store, kind: str) -> None:
+    """The URL state's fence alone refuses it: no element of the writer is involved."""
+    _token(store)
+    assert store.apply_url_write(url_write("A", U_X, HIGH, FetchStatus.ERROR, T0)).result is WriteResult.APPLIED
+    before = _everything(store)
+    assert LOWER_FENCE_WRITES[kind](store) is WriteResult.FENCED
+    assert _everything(store) == before
+
+
+# ------------------------------------------------------------------------- unanswered paid calls
+
+REMOVALS: dict[str, Callable[[Store, int], WriteResult]] = {
+    "another open call over it": lambda s, f: s.save_open_call(U_X, "x", f, _call(f, T2)),
+    "a resumed paid request over it": lambda s, f: s.save_paid_request(
+        U_X, "x", f, PaidRequest(provider="twitterapi", request_id="r2", submitted_at=T2)),
+    "a URL write clearing it": lambda s, f: s.apply_url_write(url_write("A", U_X, f, FetchStatus.ERROR, T2,
+                                                                        attempts=2)).result,
+}
+
+
+@pytest.mark.parametrize("how", list(REMOVALS))
+def test_a_dead_holders_open_call_is_entered_as_spent_once_by_the_write_that_removes_it(
+    store: Store, how: str
+) -> None:
+    _token(store)
+    assert store.save_open_call(U_X, "x", 5, _call(5)) is WriteResult.APPLIED  # its holder died after this
+    assert store.spend_rows("2026-01-01") == []
+    assert REMOVALS[how](store, 6) is WriteResult.APPLIED
+    # On the day it left, at its price, flagged unanswered; the URL state counts it too.
+    assert store.spend_rows("2026-01-01") == [SpendRow("twitterapi", "2026-12-03", 1, pytest.approx(PRICE), 1)]
+    assert store.spend_totals() == SpendTotals({"twitterapi": 1}, {"x": 1})
+    # Written again (a retried write, the same holder's result), it is not entered twice.
+    assert REMOVALS[how](store, 6) is WriteResult.APPLIED
+    assert store.apply_url_write(url_write("A", U_X, 6, FetchStatus.ERROR, T2, attempts=3)).result.applied
+    assert store.spend_totals() == SpendTotals({"twitterapi": 1}, {"x": 1})
+
+
+def test_a_holders_own_result_and_writes_that_keep_or_are_refused_enter_nothing(store: Store) -> None:
+    _token(store)
+    mine = _call(5)
+    assert store.save_open_call(U_X, "x", 5, mine) is WriteResult.APPLIED
+    # A zero-call write (no URL state written) leaves the open call where it is.
+    assert store.apply_url_write(UrlWrite("A", U_X, "x", 6, T1, ElementWrite(FetchStatus.ERROR, 0, None, T1))).result \
+        is WriteResult.APPLIED
+    state = store.find_url_state(U_X)
+    assert state is not None and state.open_call == mine
+    # A newer holder's state write that keeps it (the call may still answer) enters nothing.
+    keeps = url_write("A", U_X, 7, FetchStatus.ERROR, T1)
+    assert store.apply_url_write(replace(keeps, state=replace(keeps.state, open_call=mine))).result.applied
+    # A stale write that would clear it is refused, and enters nothing either.
+    assert store.apply_url_write(url_write("A", U_X, 5, FetchStatus.OK, T1)).result is WriteResult.FENCED
+    assert store.spend_rows("2026-01-01") == []
+    # Its own holder's result closes it with the call's own spend line: one request, answered.
+    other = OpenCall(provider="twitterapi", subject=U_X, started_at=T1, fence=8, unit_price_usd=PRICE)
+    assert store.save_open_call(U_X, "x", 8, other) is WriteResult.APPLIED  # over `mine`: entered as unanswered
+    assert store.apply_url_write(_paid(url_write("A", U_X, 8, FetchStatus.OK, T1, attempts=2))).result.applied
+    assert store.spend_rows("2026-01-01") == [SpendRow("twitterapi", "2026-12-03", 2, pytest.approx(2 * PRICE), 1)]
+    assert store.spend_totals() == SpendTotals({"twitterapi": 2}, {"x": 2})
