@@ -132,13 +132,12 @@ def main(argv: list[str] | None = None) -> int:
                 for e in result.get_asset_observation_events()
                 if e.asset_observation_data.asset_observation.asset_key == TOKEN_SOCIAL_URLS]
 
-    def spent(result: Any, before: dict[str, Any]) -> dict[str, Any]:
-        found = [{k: v.value for k, v in e.materialization.metadata.items()}
-                 for e in result.get_asset_materialization_events() if e.materialization.asset_key == PROVIDER_SPEND]
-        return found[-1] if found else before
+    def spent(result: Any) -> list[dict[str, Any]]:
+        return [{k: v.value for k, v in e.materialization.metadata.items()}
+                for e in result.get_asset_materialization_events() if e.materialization.asset_key == PROVIDER_SPEND]
 
-    steps: list[tuple[str, list[dict[str, Any]], dict[str, Any]]] = []
-    spend: dict[str, Any] = {}
+    steps: list[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]] = []
+    spend: list[dict[str, Any]] = []
     backfill: list[dict[str, Any]] = []
     say(f"demo: {len(scenario.tokens)} tokens over {len(all_days)} days, paid calls "
           f"{'off' if args.no_paid else 'on'}, data in {data_dir}")
@@ -149,9 +148,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         run_ids.append(result.run_id)
         backfill += observed(result)
-        spend = spent(result, spend)
+        spend += spent(result)
         say(f"  reconcile {day}: {_line(result.output_for_node('reconcile_window'), RECONCILE_KEYS)}")
-    steps.append((BACKFILL, backfill, spend))
+    steps.append((BACKFILL, backfill, list(spend)))
     for i in range(args.retries):
         result = retry.execute_in_process(
             instance=instance,
@@ -159,8 +158,8 @@ def main(argv: list[str] | None = None) -> int:
                                                                   "max_workers": args.max_workers}}}},
         )
         run_ids.append(result.run_id)
-        spend = spent(result, spend)
-        steps.append((retry_step(i + 1), observed(result), spend))
+        spend += spent(result)
+        steps.append((retry_step(i + 1), observed(result), list(spend)))
         say(f"  retry #{i + 1}: {_line(result.output_for_node('retry_urls'), RETRY_KEYS)}")
 
     store = open_store(settings.store_url)

@@ -53,18 +53,23 @@ class Figures:
     """Token URLs by status after the last step (all nine statuses)."""
 
     @classmethod
-    def of_observations(cls, steps: Iterable[tuple[str, Sequence[Mapping[str, Any]], Mapping[str, Any]]],
+    def of_observations(cls, steps: Iterable[tuple[str, Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]]]],
                         statuses: Mapping[str, int]) -> Figures:
         """From each step's observations of token_social_urls in the order they were logged (their
-        numeric metadata) and provider_spend's latest materialization after it."""
+        numeric metadata; the store's figures from the last one, the run's summed over those that
+        carry them: the health job's carry none) and provider_spend's materializations up to it (each
+        account's highest count: the ledger only grows, so the latest whichever run logged it last)."""
         out = []
         for name, observations, spend in steps:
             if not observations:
                 raise ValueError(f"step {name!r} has no observation of token_social_urls")
-            last = observations[-1]
-            figures = {c: int(last[c]) for c in STORE_COLUMNS}
-            figures.update({c: sum(int(o[c]) for o in observations) for c in RUN_COLUMNS})
-            accounts = {k[: -len(SPEND_SUFFIX)]: int(v) for k, v in spend.items() if k.endswith(SPEND_SUFFIX)}
+            figures = {c: int(observations[-1][c]) for c in STORE_COLUMNS}
+            figures.update({c: sum(int(o[c]) for o in observations if c in o) for c in RUN_COLUMNS})
+            accounts: dict[str, int] = {}
+            for materialization in spend:
+                for k, v in materialization.items():
+                    if k.endswith(SPEND_SUFFIX):
+                        accounts[k[: -len(SPEND_SUFFIX)]] = max(accounts.get(k[: -len(SPEND_SUFFIX)], 0), int(v))
             out.append(Step(name, figures, accounts))
         return cls(tuple(out), {s.value: int(statuses.get(s.value, 0)) for s in FetchStatus})
 
