@@ -3,9 +3,9 @@
 Runs `reconcile_job` over every day of the sandbox scenario, then `retry_job` a few times (back-off
 shortened to 0 so flaky targets converge), and prints the per-status counts of every token URL and
 the ledger's paid requests vs distinct paid targets. Each invocation starts from a fresh data
-directory (default `.social_recording/demo/`) and records one token at a time, so its numbers are
-reproducible (with parallel workers, which paid URLs a run-scoped credit exhaustion skips depends
-on timing). The warnings the runs log (the scenario's dropped tracker values, tokens without a
+directory (default `.social_recording/demo/`) and records one token at a time (`--max-workers`: more;
+the bundled scenario's figures do not depend on it). `--print-figures` prints only the walk-through's
+figures block of docs/quickstart.md (walkthrough.py). The warnings the runs log (the scenario's dropped tracker values, tokens without a
 profile, ...) go to `run-warnings.log` in the data directory, counted after the summary;
 `--verbose` shows the runs' logs instead, including the one structured line per URL.
 """
@@ -63,9 +63,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--retries", type=int, default=4, help="retry runs after the backfill (default 4)")
     parser.add_argument("--scenario", default=None, help="scenario JSON (default: the bundled demo)")
     parser.add_argument("--verbose", action="store_true", help="print the runs' logs (one line per URL)")
+    parser.add_argument("--max-workers", type=int, default=1,
+                        help="tokens recorded in parallel by each run (default 1; the figures do not depend on it)")
+    parser.add_argument("--print-figures", action="store_true",
+                        help="print only the walk-through figures block of docs/quickstart.md")
     args = parser.parse_args(argv)
     if args.retries < 0:
         parser.error(f"--retries must be >= 0, got {args.retries}")
+    if args.max_workers < 1:
+        parser.error(f"--max-workers must be >= 1, got {args.max_workers}")
+    say = (lambda *a, **k: None) if args.print_figures else print
 
     # The runs' own log (Dagster's console logger) reports what an operator must see, each dropped
     # tracker value and each warning once; without a handler of their own, the engine's Python
@@ -87,7 +94,10 @@ def main(argv: list[str] | None = None) -> int:
 
     from dagster import DagsterInstance
 
+    from social_recording.dagster_defs.assets import TOKEN_SOCIAL_URLS
     from social_recording.dagster_defs.definitions_builder import build_definitions
+    from social_recording.dagster_defs.spend import PROVIDER_SPEND
+    from social_recording.dagster_defs.walkthrough import BACKFILL, Figures, retry_step
     from social_recording.domain.status import FetchStatus
     from social_recording.sandbox import Ledger, load_scenario
     from social_recording.sandbox.scenario import ScenarioError
@@ -117,27 +127,48 @@ def main(argv: list[str] | None = None) -> int:
     quiet: dict[str, Any] = {} if args.verbose else {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
     run_ids: list[str] = []
 
-    print(f"demo: {len(scenario.tokens)} tokens over {len(all_days)} days, paid calls "
+    def observed(result: Any) -> list[dict[str, Any]]:
+        return [{k: v.value for k, v in e.asset_observation_data.asset_observation.metadata.items()}
+                for e in result.get_asset_observation_events()
+                if e.asset_observation_data.asset_observation.asset_key == TOKEN_SOCIAL_URLS]
+
+    def spent(result: Any) -> list[dict[str, Any]]:
+        return [{k: v.value for k, v in e.materialization.metadata.items()}
+                for e in result.get_asset_materialization_events() if e.materialization.asset_key == PROVIDER_SPEND]
+
+    steps: list[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]] = []
+    spend: list[dict[str, Any]] = []
+    backfill: list[dict[str, Any]] = []
+    say(f"demo: {len(scenario.tokens)} tokens over {len(all_days)} days, paid calls "
           f"{'off' if args.no_paid else 'on'}, data in {data_dir}")
     for day in all_days:
         result = reconcile.execute_in_process(
             partition_key=day.isoformat(), instance=instance,
-            run_config={**quiet, "ops": {"reconcile_window": {"config": {"max_workers": 1}}}},
+            run_config={**quiet, "ops": {"reconcile_window": {"config": {"max_workers": args.max_workers}}}},
         )
         run_ids.append(result.run_id)
-        print(f"  reconcile {day}: {_line(result.output_for_node('reconcile_window'), RECONCILE_KEYS)}")
+        backfill += observed(result)
+        spend += spent(result)
+        say(f"  reconcile {day}: {_line(result.output_for_node('reconcile_window'), RECONCILE_KEYS)}")
+    steps.append((BACKFILL, backfill, list(spend)))
     for i in range(args.retries):
         result = retry.execute_in_process(
             instance=instance,
-            run_config={**quiet, "ops": {"retry_urls": {"config": {"min_interval_minutes": 0, "max_workers": 1}}}},
+            run_config={**quiet, "ops": {"retry_urls": {"config": {"min_interval_minutes": 0,
+                                                                  "max_workers": args.max_workers}}}},
         )
         run_ids.append(result.run_id)
-        print(f"  retry #{i + 1}: {_line(result.output_for_node('retry_urls'), RETRY_KEYS)}")
+        spend += spent(result)
+        steps.append((retry_step(i + 1), observed(result), list(spend)))
+        say(f"  retry #{i + 1}: {_line(result.output_for_node('retry_urls'), RETRY_KEYS)}")
 
     store = open_store(settings.store_url)
     try:
         counts = store.status_counts()
         by_status = counts.by_status()
+        if args.print_figures:
+            print(Figures.of_observations(steps, {s.value: n for s, n in by_status.items()}).render())
+            return 0
         print(f"\nper-status counts over {counts.urls} token URLs of {counts.tokens} tokens:")
         for status in FetchStatus:
             print(f"  {status.value:<13} {by_status[status]}")
