@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import argparse
 import sqlite3
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from social_recording.domain.redaction import cap, scrub
 from social_recording.operations import mongo_dump, postgres_dump
 from social_recording.operations.backup import sqlite_tables
 from social_recording.operations.backup_manifest import (
@@ -30,7 +28,7 @@ from social_recording.operations.backup_manifest import (
     BackupManifest,
 )
 from social_recording.operations.migrate import migrate, open_store_client
-from social_recording.settings import SettingsError, load_settings
+from social_recording.operations.store_command import run_store_command
 from social_recording.store import mask_url_password, parse_store_url
 
 
@@ -111,28 +109,13 @@ def restore(url: str, directory: Path, *, force: bool) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m social_recording restore") -> int:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("directory", type=Path, metavar="DIR", help="a directory `backup` wrote")
-    parser.add_argument("--force", action="store_true",
-                        help="replace what the store and the instance database hold with the backup")
-    args = parser.parse_args(argv)
-    try:
-        settings = load_settings()
-    except SettingsError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    try:
-        lines = restore(settings.store_url, args.directory, force=args.force)
-    except TargetNotEmpty as exc:
-        print(f"restore refused: {exc}", file=sys.stderr)
-        return 2
-    except (BackupError, postgres_dump.PostgresDumpError) as exc:
-        print(f"restore failed: {exc}", file=sys.stderr)
-        return 1
-    except Exception as exc:
-        print(f"restore failed: {type(exc).__name__}: {cap(scrub(str(exc), settings.store_url), 500)}", file=sys.stderr)
-        return 1
-    for line in lines:
-        print(line)
-    return 0
+    def arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("directory", type=Path, metavar="DIR", help="a directory `backup` wrote")
+        parser.add_argument("--force", action="store_true",
+                            help="replace what the store and the instance database hold with the backup")
+
+    def act(args: argparse.Namespace, url: str) -> list[str]:
+        return restore(url, args.directory, force=args.force)
+
+    return run_store_command(argv, prog=prog, doc=__doc__, verb="restore", action=act, arguments=arguments,
+                             refusals=(TargetNotEmpty,), failures=(BackupError, postgres_dump.PostgresDumpError))
