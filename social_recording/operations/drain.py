@@ -107,6 +107,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m social_record
             started = time.monotonic()
             for line in stop_instigators(instance, repositories):
                 say(line)
+            say("holding the stop: waiting out ticks in flight until every schedule and sensor stays stopped")
             stuck = hold_stopped(instance, repositories, timeout_s=args.timeout, poll_s=args.poll, say=say)
             jobs = {job.name for repo in repositories for job in repo.get_all_jobs()}
             going = InFlight((), ()) if stuck else wait_drained(instance, jobs, timeout_s=args.timeout,
