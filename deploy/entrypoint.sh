@@ -68,45 +68,12 @@ usage() {
   exit 64
 }
 
-own_group() {
-  # This shell's process group (field 5 of /proc/PID/stat, counted after the command's closing paren).
-  read -r line < "/proc/$$/stat"
-  set -- ${line##*) }
-  echo "$3"
-}
-
-others_in_group() {
-  # Whether a process other than this shell is still in its process group.
-  for stat in /proc/[0-9]*/stat; do
-    pid="${stat#/proc/}"
-    [ "${pid%/stat}" = "$$" ] && continue
-    read -r line 2>/dev/null < "$stat" || continue
-    set -- ${line##*) }
-    [ "${3:-}" = "$group" ] && return 0
-  done
-  return 1
-}
-
-serve_code_location() {
-  # The code server and every run it starts share this shell's process group. A stop (SIGTERM from
-  # `docker stop` through the container's init, or the rehearsal) goes to the whole group: each run
-  # starts no new token, finishes and writes the ones in flight and ends CANCELED; this shell waits
-  # for all of them before it exits, within the stop grace period (docker-compose.yml).
-  group="$(own_group)"
-  stopping=""
-  trap 'stopping=1; trap "" TERM INT; kill -TERM 0 2>/dev/null || true' TERM INT
-  # Dagster's `dagster api grpc`, its run processes forked from one that has imported Dagster and the
-  # code location already (social_recording/code_server.py): a run starts in a fraction of a second.
-  python -m social_recording.code_server api grpc \
-    --host "$SOCIAL_RECORDING_LISTEN_HOST" --port "$SOCIAL_RECORDING_CODE_SERVER_PORT" \
-    --module-name social_recording.definitions --location-name social_recording &
-  status=0
-  wait $! || status=$?
-  if [ -n "$stopping" ]; then
-    while others_in_group; do sleep 1; done
-    exit 0
-  fi
-  exit "$status"
+serve() {
+  # serve COMMAND…: the service becomes this process (exec), the one a stop's SIGTERM reaches (Docker's
+  # init and Kubernetes signal the container's main process), with SIGINT and SIGTERM at their
+  # defaults: a shell that starts this script in the background (`sh -c '… &'`) makes it ignore
+  # SIGINT, and Dagster's services then ignore SIGTERM too (they map it to SIGINT's disposition).
+  exec env --default-signal=INT,TERM "$@"
 }
 
 start() {
@@ -128,17 +95,24 @@ start() {
       # The only process that imports social_recording: it serves the definitions over gRPC,
       # evaluates schedules and sensors, and starts each run as a child process.
       need SOCIAL_RECORDING_LISTEN_HOST SOCIAL_RECORDING_CODE_SERVER_PORT
+      # A stop (SIGTERM) makes it take no new run and terminate the runs in flight: each starts no
+      # new token, finishes and writes the ones in flight and ends CANCELED; it exits once they have
+      # ended, within the stop grace period (docker-compose.yml; social_recording/code_server_stop.py).
+      # Its run processes are forked from one that has imported Dagster and the code location
+      # already (social_recording/code_server.py): a run starts in a fraction of a second.
       from_file DAGSTER_POSTGRES_PASSWORD
-      serve_code_location
+      serve python -m social_recording.code_server api grpc \
+        --host "$SOCIAL_RECORDING_LISTEN_HOST" --port "$SOCIAL_RECORDING_CODE_SERVER_PORT" \
+        --module-name social_recording.definitions --location-name social_recording
       ;;
     daemon)
       # Schedules, sensors, backfills and the run queue; reaches the code server via workspace.yaml.
       need SOCIAL_RECORDING_CODE_SERVER_HOST SOCIAL_RECORDING_CODE_SERVER_PORT
       from_file DAGSTER_POSTGRES_PASSWORD
       mkdir -p "$run_dir"
-      # exec keeps this pid: `check daemon` reads it.
+      # exec (serve) keeps this pid: `check daemon` reads it.
       echo $$ > "$daemon_pid"
-      exec dagster-daemon run --workspace "$workspace"
+      serve dagster-daemon run --workspace "$workspace"
       ;;
     webserver|webserver-readonly)
       # The operators' webserver, or the viewers' (--read-only: no launch, no termination, no
@@ -148,7 +122,7 @@ start() {
       from_file DAGSTER_POSTGRES_PASSWORD
       read_only=""
       [ "$1" = webserver-readonly ] && read_only="--read-only"
-      exec dagster-webserver --workspace "$workspace" $read_only \
+      serve dagster-webserver --workspace "$workspace" $read_only \
         --host "$SOCIAL_RECORDING_LISTEN_HOST" --port "$SOCIAL_RECORDING_WEBSERVER_PORT"
       ;;
     *) usage ;;
@@ -197,6 +171,6 @@ check() {
 case "${1:-}" in
   check) [ $# -eq 2 ] || usage; check "$2" ;;
   migrate|migrate-store|code-server|daemon|webserver|webserver-readonly) [ $# -eq 1 ] || usage; start "$1" ;;
-  dagster|dagster-*|python) from_file DAGSTER_POSTGRES_PASSWORD; exec "$@" ;;
+  dagster|dagster-*|python) from_file DAGSTER_POSTGRES_PASSWORD; serve "$@" ;;
   *) usage ;;
 esac

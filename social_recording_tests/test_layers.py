@@ -53,7 +53,8 @@ ALLOWED: dict[str, set[str]] = {
                      "status_spend", "store", "upstream"},
     "definitions": {"dagster_defs", "settings"},
     "demo": {"dagster_defs"},
-    "code_server": set(),  # Dagster's server; the code location is preloaded by name, never imported here
+    "code_server_stop": set(),
+    "code_server": {"code_server_stop"},  # Dagster's server; the code location is preloaded by name, never imported here
     "__main__": {"secret_files"},
 }
 """package -> the packages it may import. A new package needs its row; a new arrow, a reason."""

@@ -291,11 +291,16 @@ class Service:
         return self.proc is not None and self.proc.poll() is None
 
     def stop(self) -> None:
+        """As `docker stop`: SIGTERM to the service's main process, then, past the grace period, SIGKILL
+        to everything it started."""
         if self.proc is None:
             return
         for sig, grace in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, STOP_GRACE_S)):
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, sig)
+                if sig == signal.SIGTERM:
+                    os.kill(self.proc.pid, sig)
+                else:
+                    os.killpg(self.proc.pid, sig)
             try:
                 self.proc.wait(timeout=grace)
                 break

@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import argparse
 import sqlite3
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from social_recording.domain.models import utcnow
-from social_recording.domain.redaction import cap, scrub
 from social_recording.operations import mongo_dump, postgres_dump
 from social_recording.operations.backup_manifest import (
     MONGO_DIR,
@@ -34,7 +32,7 @@ from social_recording.operations.backup_manifest import (
     StorePart,
 )
 from social_recording.operations.migrate import open_store_client, schema_version_of
-from social_recording.settings import SettingsError, load_settings
+from social_recording.operations.store_command import run_store_command
 from social_recording.store import mask_url_password, parse_store_url
 
 
@@ -98,22 +96,11 @@ def describe(manifest: BackupManifest, directory: Path) -> str:
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m social_recording backup") -> int:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("directory", type=Path, metavar="DIR", help="a new (or empty) directory for the dump")
-    args = parser.parse_args(argv)
-    try:
-        settings = load_settings()
-    except SettingsError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    try:
-        manifest = backup(settings.store_url, args.directory)
-    except (BackupError, postgres_dump.PostgresDumpError) as exc:
-        print(f"backup failed: {exc}", file=sys.stderr)
-        return 1
-    except Exception as exc:
-        print(f"backup failed: {type(exc).__name__}: {cap(scrub(str(exc), settings.store_url), 500)}", file=sys.stderr)
-        return 1
-    print(describe(manifest, args.directory))
-    return 0
+    def arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("directory", type=Path, metavar="DIR", help="a new (or empty) directory for the dump")
+
+    def act(args: argparse.Namespace, url: str) -> list[str]:
+        return [describe(backup(url, args.directory), args.directory)]
+
+    return run_store_command(argv, prog=prog, doc=__doc__, verb="backup", action=act, arguments=arguments,
+                             failures=(BackupError, postgres_dump.PostgresDumpError))

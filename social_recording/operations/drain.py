@@ -1,14 +1,16 @@
 """`python -m social_recording drain [--timeout S]`: quiesce the code location before an upgrade or a move.
 
 Stops every schedule and sensor of the code location (their state is stored in the instance, so
-the daemon launches nothing new from them, whichever daemon reads it), then waits until no run of
+the daemon launches nothing new from them, whichever daemon reads it) and holds the stop: a tick in
+flight can write its sensor's state back as running, so the ticks are waited out and whatever runs
+again is stopped again until all stay stopped (instigator_stop.py). Then waits until no run of
 its jobs is queued, starting, in progress or canceling, and no backfill of it is still creating
 runs, printing what is still going. With nothing in flight, the store and the instance can be
 migrated, dumped or moved without a run writing underneath (docs/operations.md, "Migrations and
 draining"). `python -m social_recording resume` gives schedules and sensors their default status back.
 
 Reads the Dagster instance of DAGSTER_HOME. Exit codes: 0 drained, 1 timed out (the runs still
-going are named), 2 a bad argument or an instance / code location that cannot be loaded.
+going, or the schedules and sensors that would not stay stopped, are named), 2 a bad argument or an instance / code location that cannot be loaded.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from social_recording.operations.code_location import CodeLocationError, remote_repositories
+from social_recording.operations.instigator_stop import hold_stopped, stop_instigators
 
 DEFAULT_TIMEOUT_S = 900.0
 """A quarter of an hour: a run given SIGTERM finishes its tokens in flight (each call bounded by its
@@ -43,23 +46,6 @@ class InFlight:
         parts = [f"run {run_id} ({job}, {status})" for run_id, job, status in self.runs]
         parts += [f"backfill {b} (still creating runs)" for b in self.backfills]
         return ", ".join(parts) or "nothing"
-
-
-def stop_instigators(instance: Any, repositories: Sequence[Any]) -> list[str]:
-    """Stop every schedule and sensor; one line per instigator saying what was done."""
-    lines = []
-    for repo in repositories:
-        for schedule in repo.get_schedules():
-            was = schedule.get_current_instigator_state(
-                instance.get_instigator_state(schedule.get_remote_origin_id(), schedule.selector_id))
-            instance.stop_schedule(schedule.get_remote_origin_id(), schedule.selector_id, schedule)
-            lines.append(f"schedule {schedule.name}: {'stopped' if was.is_running else 'was already stopped'}")
-        for sensor in repo.get_sensors():
-            was = sensor.get_current_instigator_state(
-                instance.get_instigator_state(sensor.get_remote_origin_id(), sensor.selector_id))
-            instance.stop_sensor(sensor.get_remote_origin_id(), sensor.selector_id, sensor)
-            lines.append(f"sensor {sensor.name}: {'stopped' if was.is_running else 'was already stopped'}")
-    return lines
 
 
 def in_flight(instance: Any, job_names: set[str]) -> InFlight:
@@ -99,7 +85,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m social_record
     parser = argparse.ArgumentParser(prog=prog, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
-                        help=f"seconds to wait for the runs in flight (default {DEFAULT_TIMEOUT_S:g})")
+                        help=f"seconds to wait for the schedules and sensors to stay stopped, and again for the runs in "
+                             f"flight (default {DEFAULT_TIMEOUT_S:g})")
     parser.add_argument("--poll", type=float, default=DEFAULT_POLL_S,
                         help=f"seconds between two looks at the runs (default {DEFAULT_POLL_S:g})")
     parser.add_argument("--workspace", type=Path, default=None,
@@ -117,17 +104,23 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m social_record
 
     try:
         with DagsterInstance.get() as instance, remote_repositories(instance, args.workspace) as repositories:
+            started = time.monotonic()
             for line in stop_instigators(instance, repositories):
                 say(line)
+            say("holding the stop: waiting out ticks in flight until every schedule and sensor stays stopped")
+            stuck = hold_stopped(instance, repositories, timeout_s=args.timeout, poll_s=args.poll, say=say)
             jobs = {job.name for repo in repositories for job in repo.get_all_jobs()}
-            started = time.monotonic()
-            going = wait_drained(instance, jobs, timeout_s=args.timeout, poll_s=args.poll, say=say)
+            going = InFlight((), ()) if stuck else wait_drained(instance, jobs, timeout_s=args.timeout,
+                                                                   poll_s=args.poll, say=say)
     except CodeLocationError as exc:
         print(f"drain: cannot load the code location: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # DAGSTER_HOME unset or its dagster.yaml invalid, storage unreachable
         print(f"drain: cannot use the Dagster instance: {type(exc).__name__}: {str(exc)[:500]}", file=sys.stderr)
         return 2
+    if stuck:
+        print(f"drain: timed out after {args.timeout:g} s; not staying stopped: {', '.join(stuck)}", file=sys.stderr)
+        return 1
     if going:
         print(f"drain: timed out after {args.timeout:g} s; still going: {going.describe()}", file=sys.stderr)
         return 1

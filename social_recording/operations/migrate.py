@@ -11,9 +11,7 @@ Exit codes: 0 done, 2 a bad setting, 1 the store could not be migrated.
 
 from __future__ import annotations
 
-import argparse
 import sqlite3
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from social_recording.domain.redaction import cap, scrub
-from social_recording.settings import PREFIX, SettingsError, load_settings
+from social_recording.operations.store_command import run_store_command
+from social_recording.settings import PREFIX
 from social_recording.store import mask_url_password, open_store, parse_store_url
 from social_recording.store.base import SchemaVersionError
 
@@ -114,18 +113,5 @@ def migrate(url: str) -> MigrationReport:
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m social_recording migrate") -> int:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.parse_args(argv)
-    try:
-        settings = load_settings()
-    except SettingsError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    try:
-        report = migrate(settings.store_url)
-    except MigrationError as exc:
-        print(f"migrate failed: {exc}", file=sys.stderr)
-        return 1
-    print(report.describe())
-    return 0
+    return run_store_command(argv, prog=prog, doc=__doc__, verb="migrate",
+                             action=lambda args, url: [migrate(url).describe()], failures=(MigrationError,))

@@ -78,27 +78,45 @@ def admin_client(store_url: str, root_user: str, root_password: str) -> MongoCli
                        serverSelectionTimeoutMS=TIMEOUT_MS, **options)
 
 
+def admin_from_environment() -> tuple[str, str] | None:
+    """The administrator's user and password from MONGO_ROOT_USER and MONGO_ROOT_PASSWORD (or its _FILE,
+    read here), as the migrate step has them; None when either is not given."""
+    load_secret_files([ROOT_PASSWORD_VAR])
+    user, password = os.environ.get(ROOT_USER_VAR), os.environ.get(ROOT_PASSWORD_VAR)
+    return (user, password) if user and password else None
+
+
+def ensure_app_user(store_url: str, admin: tuple[str, str], extra_databases: str = "") -> str:
+    """Create or update the store URL's user as `admin`; the line saying which (ValueError for a URL
+    without a user, PyMongoError naming the server's answer)."""
+    user = app_user_from_url(store_url, extra_databases)
+    client = admin_client(store_url, *admin)
+    try:
+        done = sync_app_user(client, user)
+    finally:
+        client.close()
+    return f"{done} MongoDB user {user.name} with readWrite on {', '.join(user.databases)}"
+
+
 def main() -> int:
     try:
-        load_secret_files([STORE_URL_VAR, ROOT_PASSWORD_VAR])
+        load_secret_files([STORE_URL_VAR])
+        admin = admin_from_environment()
         missing = [v for v in (STORE_URL_VAR, ROOT_USER_VAR, ROOT_PASSWORD_VAR) if not os.environ.get(v)]
-        if missing:
+        if missing or admin is None:
             raise ValueError(f"{', '.join(missing)} must be set (or their _FILE variables)")
         store_url = os.environ[STORE_URL_VAR]
-        user = app_user_from_url(store_url, os.environ.get(DATABASES_VAR, ""))
+        app_user_from_url(store_url)
     except (SecretFileError, ValueError) as exc:
         print(f"mongo_app_user: {exc}", file=sys.stderr)
         return 64
-    client = admin_client(store_url, os.environ[ROOT_USER_VAR], os.environ[ROOT_PASSWORD_VAR])
     try:
-        done = sync_app_user(client, user)
+        done = ensure_app_user(store_url, admin, os.environ.get(DATABASES_VAR, ""))
     except PyMongoError as exc:  # its messages carry the server's answer, never the command sent
-        print(f"mongo_app_user: could not create or update MongoDB user {user.name} as {os.environ[ROOT_USER_VAR]}: "
-              f"{exc}", file=sys.stderr)
+        print(f"mongo_app_user: could not create or update MongoDB user {app_user_from_url(store_url).name} as "
+              f"{admin[0]}: {exc}", file=sys.stderr)
         return 1
-    finally:
-        client.close()
-    print(f"mongo_app_user: {done} MongoDB user {user.name} with readWrite on {', '.join(user.databases)}")
+    print(f"mongo_app_user: {done}")
     return 0
 
 

@@ -617,10 +617,13 @@ def test_stop_grace_periods_let_tokens_in_flight_finish(compose: Compose) -> Non
     assert _seconds_of(services["daemon"]["stop_grace_period"]) >= 30
     for name in ("postgres", "mongodb"):
         assert _seconds_of(services[name]["stop_grace_period"]) >= 30, name
-    # The stop reaches every run: the code server's entry point forwards it to its process group and
-    # waits for the group to empty.
+    # The stop reaches the service itself, with SIGINT and SIGTERM at their defaults whatever started
+    # the entry point: every service is exec'd through `serve` (the code server then terminates its
+    # runs and waits for them: test_code_server_stop.py).
     text = (DEPLOY_DIR / "entrypoint.sh").read_text()
-    assert "kill -TERM 0" in text and "while others_in_group; do sleep 1; done" in text
+    assert 'exec env --default-signal=INT,TERM "$@"' in text
+    starts = text[text.index("start() {"):text.index("check() {")]
+    assert starts.count("\n      serve ") == 3 and " &\n" not in starts
 
 
 def test_a_hung_daemon_is_ended_within_the_same_tolerance_as_in_kubernetes(compose: Compose) -> None:
