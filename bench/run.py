@@ -109,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         cmd = [sys.executable, str(HERE / script), *PART_ARGS.get(name, []), *(smoke if args.smoke else []),
                *extra.get(name, [])]
         load_before, started_at = load_text(), now()
+        commit = commit_text(HERE.parent, target) if target is not None else ""
         print(f"--- {name}: {' '.join(cmd[1:])} (load average {load_before})", flush=True)
         started = time.monotonic()
         code, output = run_part(cmd)
@@ -118,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             failed.append(name)
         elif target is not None:
             command = [str(Path(c).relative_to(HERE)) if c.startswith(str(HERE)) else c for c in cmd[1:]]
-            record(target, [PartRun(name, command, commit_text(HERE.parent, target), started_at, took, load_before,
+            record(target, [PartRun(name, command, commit, started_at, took, load_before,
                                     load_after, output)], list(PARTS))
             print(f"--- {name}: tables written to {target}", flush=True)
     if failed:
