@@ -67,7 +67,7 @@ STATUS_MIX: tuple[tuple[str, float], ...] = (
     ("error", 0.08), ("pending", 0.05), ("skipped_paid", 0.05), ("unsupported", 0.03),
 )
 SECONDARY_INDEXES = ("idx_tokens_discovered", "idx_token_urls_url", "idx_token_urls_due", "idx_token_urls_platform_due",
-                     "idx_token_urls_never")
+                     "idx_token_urls_never", "idx_token_urls_platform_never")
 USABLE = frozenset(Platform) - {Platform.DISCORD}
 BATCH = 5000
 
@@ -482,6 +482,7 @@ def run_sqlite(args: argparse.Namespace) -> tuple[Table, list[str]]:
             "link copy: " + plan("links_by_token_entry", source, SHARED_URL),
             "window lookup: " + plan("existing_addresses", [_address(i) for i in range(500)]),
             "health, waiting (recorded): " + plan("waiting", "error", cutoff, EXAMPLES, True),
+            "health, waiting (never recorded): " + plan("waiting", "pending", cutoff, EXAMPLES, False),
         ]
         store.close()
     return table, plans
@@ -517,6 +518,8 @@ def run_mongo(args: argparse.Namespace) -> tuple[Table, list[str]]:
                 "link copy: " + mongo_plan(store, "links_by_token_entry", source, SHARED_URL),
                 "window lookup: " + mongo_plan(store, "existing_addresses", [_address(i) for i in range(500)]),
                 "health, waiting (recorded): " + mongo_plan(store, "waiting", "error", cutoff, EXAMPLES, True),
+                "health, waiting (never recorded): " + mongo_plan(store, "waiting", "pending", cutoff, EXAMPLES,
+                                                                  False),
             ]
             if args.mongo_url is None:  # the FerretDB started for this run goes with its data
                 store.db.client.drop_database(args.mongo_db)

@@ -66,7 +66,10 @@ def test_indexes_are_ensured_on_open(any_mongo: MongoStore) -> None:
         [("status", 1), ("platform", 1), ("cause", 1), ("due_at", 1), ("address", 1), ("url", 1)],
         False,
     )
-    assert elements["idx_token_urls_never"] == ([("status", 1), ("checked_at", 1), ("created_at", 1)], False)
+    never_order = [("created_at", 1), ("address", 1), ("url", 1)]
+    assert elements["idx_token_urls_never"] == ([("status", 1), ("checked_at", 1), *never_order], False)
+    assert elements["idx_token_urls_platform_never"] == (
+        [("status", 1), ("platform", 1), ("cause", 1), ("checked_at", 1), *never_order], False)
     assert keys("url_states")["uniq_url_states_url"] == ([("url", 1)], True)
     assert keys("token_links")["idx_links_token_linked"] == ([("token_address", 1), ("created_at", 1)], False)
     assert keys("metrics")["uniq_metrics_object_metric"] == (

@@ -219,3 +219,79 @@ def test_mongo_listing_the_oldest_never_recorded_stops_at_the_limit(real_mongo_s
     stages = real_mongo_store.explain("waiting", "pending", T1, 5, False)
     assert "IXSCAN" in stages and "COLLSCAN" not in stages, stages
     assert "SORT" not in stages, stages
+
+
+# ----------------------------------------------------------------------------- the waiting elements
+
+WAITING_VARIANTS = [
+    (status, recorded, platform, canonical_only)
+    for recorded in (False, True)
+    for status, platform in (("pending", None), ("error", None), ("unsupported", None), ("unsupported", "github"))
+    for canonical_only in (True, False)
+]
+"""Every shape of query behind `waiting_elements`: a range of never-recorded or recorded elements, of
+one status or of `unsupported` narrowed to a platform, with or without the canonical filter."""
+MONGO_WAITING_INDEX = {
+    (False, False): "idx_token_urls_never", (False, True): "idx_token_urls_platform_never",
+    (True, False): "idx_token_urls_due", (True, True): "idx_token_urls_platform_due",
+}
+"""(recorded, narrowed to a platform) -> the index that range reads."""
+
+
+def _index_serving(query: Any) -> str:
+    """The name of the index of `INDEXES` whose keys are the query's equality terms (any order), then
+    its sort (which starts with its range term): the index a server reads the range from in the
+    sort's order, stopping at the limit. Other terms (`platform != None`) filter what it reads."""
+    from social_recording.store.mongo.schema import INDEXES, TOKEN_URLS
+
+    equal = {field for field, value in query.filter.items() if not isinstance(value, dict)}
+    ranged = [field for field, value in query.filter.items()
+              if isinstance(value, dict) and {"$gt", "$gte", "$lt", "$lte"} & set(value)]
+    assert ranged == [query.sort[0][0]], (query.filter, query.sort)
+    for name, keys, _unique in INDEXES[TOKEN_URLS]:
+        if {k for k, _ in keys[: len(equal)]} == equal and keys[len(equal):] == list(query.sort):
+            return name
+    raise AssertionError(f"no index serves {query.filter} sorted by {query.sort}")
+
+
+@pytest.mark.parametrize(("status", "recorded", "platform", "canonical_only"), WAITING_VARIANTS)
+def test_mongo_waiting_queries_have_an_index_in_their_order(
+    status: str, recorded: bool, platform: str | None, canonical_only: bool
+) -> None:
+    """Without a server (FerretDB plans no secondary index, mongomock none at all): each waiting
+    query's equality terms and sort are exactly an index's keys, so MongoDB can read the range in
+    order and stop at the limit, with no sort stage."""
+    from social_recording.store.mongo.queries import q_waiting
+
+    query = q_waiting(status, T1, 5, recorded, platform, canonical_only)
+    assert query.limit == 5
+    assert _index_serving(query) == MONGO_WAITING_INDEX[(recorded, platform is not None)]
+
+
+def _ixscans(node: Any) -> Iterator[tuple[str, str]]:
+    """(stage, indexName) of every stage of a MongoDB plan."""
+    if isinstance(node, dict):
+        if isinstance(node.get("stage"), str):
+            yield node["stage"], str(node.get("indexName", ""))
+        for value in node.values():
+            yield from _ixscans(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _ixscans(item)
+
+
+@pytest.mark.ferretdb_differs(NO_SECONDARY_INDEX_IN_PLANS)
+@pytest.mark.parametrize(("status", "recorded", "platform", "canonical_only"), WAITING_VARIANTS)
+def test_mongo_waiting_queries_read_their_index_in_order(
+    real_mongo_store: MongoStore, status: str, recorded: bool, platform: str | None, canonical_only: bool
+) -> None:
+    """On MongoDB (`make test-mongo`): the winning plan of each waiting query scans the intended index
+    and sorts nothing, so its limit stops the read however many elements wait."""
+    from social_recording.store.mongo.queries import q_waiting
+
+    _fill(real_mongo_store)
+    query = q_waiting(status, T1, 5, recorded, platform, canonical_only)
+    planner = real_mongo_store._find(query).explain().get("queryPlanner", {})
+    stages = list(_ixscans(planner.get("winningPlan", {})))
+    assert ("IXSCAN", MONGO_WAITING_INDEX[(recorded, platform is not None)]) in stages, stages
+    assert not any(stage in ("SORT", "COLLSCAN") for stage, _ in stages), stages

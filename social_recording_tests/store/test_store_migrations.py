@@ -37,6 +37,7 @@ from social_recording.store._mongomock import SerializedMongomockClient
 from social_recording.store.base import SpendTotals
 from social_recording.store.mongo import SCHEMA_VERSION as MONGO_SCHEMA_VERSION
 from social_recording.store.sqlite import MIGRATIONS, SCHEMA_VERSION
+from social_recording.store.sqlite.schema import NEVER_INDEX, PLATFORM_NEVER_INDEX
 from social_recording_tests.store._mongo_shape import check_mongomock_writes
 from social_recording_tests.store._seed import planned, record_call, record_no_call, url_write
 from test_support.mongo_server import MongoServer
@@ -293,9 +294,18 @@ def migrated_sqlite(v1_path: Path) -> Iterator[SqliteStore]:
 
 
 def test_sqlite_upgrade_reaches_the_current_version(migrated_sqlite: SqliteStore, v1_path: Path) -> None:
-    assert SCHEMA_VERSION == 10
+    assert SCHEMA_VERSION == 11
     assert migrated_sqlite.schema_version() == SCHEMA_VERSION
     assert dump(v1_path)["_version"] == SCHEMA_VERSION
+    # v11: never-recorded elements indexed in the fair order, with one index for a platform's.
+    with sqlite3.connect(v1_path) as conn:
+        never = {name: [c for _, _, c in conn.execute(f"PRAGMA index_info({name})")]
+                 for name in ("idx_token_urls_never", "idx_token_urls_platform_never")}
+        partial = {name: sql for name, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE name IN "
+                                                           "('idx_token_urls_never', 'idx_token_urls_platform_never')")}
+    assert never == {"idx_token_urls_never": NEVER_INDEX.split(", "),
+                     "idx_token_urls_platform_never": PLATFORM_NEVER_INDEX.split(", ")}
+    assert all(sql.endswith("WHERE checked_at = ''") for sql in partial.values()), partial
     # v6: the spend ledger and the URL states' paid requests, nothing counted before the upgrade.
     assert migrated_sqlite.spend_totals() == SpendTotals({}, {}) and migrated_sqlite.spend_rows("2000-01-01") == []
 

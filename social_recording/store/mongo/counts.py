@@ -45,7 +45,6 @@ from social_recording.store.mongo.queries import (
     q_due_by_status,
     q_holders,
     q_waiting,
-    q_waiting_ties,
 )
 from social_recording.store.mongo.schema import (
     METRICS,
@@ -138,10 +137,7 @@ class CountsMixin(MongoConnection):
                 q = q_waiting(status.value, cutoffs[recorded], query.limit, recorded, platform, canonical_only)
                 if count < count_bound:
                     count += int(self.db[q.collection].count_documents(q.filter, limit=count_bound - count))
-                got = list(self._find(q))
-                if not recorded and len(got) >= query.limit:
-                    got += list(self._find(q_waiting_ties(q, got[-1]["created_at"])))
-                docs += got
+                docs += list(self._find(q))
         return longest_waiting(map(_waiting, docs), count, count_bound, query.limit)
 
     def find_holders(self, url: str, limit: int) -> list[tuple[str, SocialUrl]]:

@@ -19,6 +19,7 @@ from social_recording.domain.status import Cause
 from social_recording.store._codec import OBJECT_COLLECTIONS
 from social_recording.store.mongo.schema import (
     _FAIR_SORT,
+    _NEVER_SORT,
     METRICS,
     NEVER,
     TOKEN_LINKS,
@@ -148,21 +149,14 @@ def q_waiting(
         flt.update(platform=platform, cause=Cause.NO_GENERATOR.value)
     elif canonical_only:
         flt["platform"] = {"$ne": None}
-    # Recorded ones in the full fair order (the index's): which of equal times make the limit never
-    # depends on the order documents happen to be stored in (a restored store lists what the original
-    # did). Never-recorded ones in creation order; `q_waiting_ties` completes the ties at the limit.
+    # Both in the full fair order, which is their index's: the limit stops the scan, and which of equal
+    # times make the limit never depends on the order documents happen to be stored in (a restored
+    # store lists what the original did).
     if recorded:
         flt["due_at"] = {"$gt": NEVER, "$lte": since_before}
         return MongoQuery(TOKEN_URLS, flt, _WAITING_PROJECTION, _FAIR_SORT, limit)
     flt.update(checked_at=NEVER, created_at={"$lte": since_before})
-    return MongoQuery(TOKEN_URLS, flt, _WAITING_PROJECTION, [("created_at", ASCENDING)], limit)
-
-
-def q_waiting_ties(listing: MongoQuery, created_at: datetime) -> MongoQuery:
-    """The never-recorded elements of `listing` (a `q_waiting` of them) created at exactly
-    `created_at`, the last one it listed: with them, the oldest are the same whatever order equal
-    creation times are stored in."""
-    return MongoQuery(listing.collection, {**listing.filter, "created_at": created_at}, listing.projection)
+    return MongoQuery(TOKEN_URLS, flt, _WAITING_PROJECTION, _NEVER_SORT, limit)
 
 
 def q_object_id_by_platform_key(kind: ObjectKind | str, platform_key: str) -> MongoQuery:

@@ -40,6 +40,8 @@ range (`due_at <= due_by`) selects never-recorded and due elements alike, longes
 
 _FAIR_SORT: list[tuple[str, int]] = [("due_at", ASCENDING), ("address", ASCENDING), ("url", ASCENDING)]
 """Longest due first, never-recorded (`NEVER`) first, ties by address and URL: `_fair_order` as a sort."""
+_NEVER_SORT: list[tuple[str, int]] = [("created_at", ASCENDING), ("address", ASCENDING), ("url", ASCENDING)]
+"""Never-recorded elements, longest waiting first: by creation, ties by address and URL."""
 
 INDEXES: dict[str, list[tuple[str, list[tuple[str, int]], bool]]] = {
     TOKENS: [
@@ -57,10 +59,12 @@ INDEXES: dict[str, list[tuple[str, list[tuple[str, int]], bool]]] = {
         ("idx_token_urls_due", [("status", ASCENDING), *_FAIR_SORT], False),
         ("idx_token_urls_platform_due", [("status", ASCENDING), ("platform", ASCENDING), ("cause", ASCENDING),
                                          *_FAIR_SORT], False),
-        # Never-recorded elements (`checked_at = NEVER`) in creation order: health lists the oldest
-        # and counts them up to a bound without sorting every one.
-        ("idx_token_urls_never", [("status", ASCENDING), ("checked_at", ASCENDING), ("created_at", ASCENDING)],
-         False),
+        # Never-recorded elements (`checked_at = NEVER`) in the order they wait in (creation, then
+        # address and URL): health lists the oldest and counts them up to a bound without sorting
+        # any, however many share a creation time; `unsupported` narrowed to a platform has its own.
+        ("idx_token_urls_never", [("status", ASCENDING), ("checked_at", ASCENDING), *_NEVER_SORT], False),
+        ("idx_token_urls_platform_never", [("status", ASCENDING), ("platform", ASCENDING), ("cause", ASCENDING),
+                                           ("checked_at", ASCENDING), *_NEVER_SORT], False),
     ],
     URL_STATES: [("uniq_url_states_url", [("url", ASCENDING)], True)],
     SPEND_LEDGER: [("uniq_spend_ledger_account_day", [("account", ASCENDING), ("day", ASCENDING)], True)],

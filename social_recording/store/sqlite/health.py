@@ -32,7 +32,6 @@ from social_recording.store.sqlite.queries_selection import (
     q_count_waiting,
     q_oldest_by_status,
     q_waiting,
-    q_waiting_ties,
 )
 from social_recording.store.sqlite.rows import (
     _candidate_from_row,
@@ -101,11 +100,7 @@ class HealthMixin(SqliteBase):
                                                   canonical_only)
                         count += int(conn.execute(*counted).fetchone()[0])
                     listed = q_waiting(status.value, cutoff, query.limit, recorded, platform, canonical_only)
-                    got = conn.execute(*listed).fetchall()
-                    if not recorded and len(got) >= query.limit:
-                        got += conn.execute(*q_waiting_ties(status.value, got[-1][5], platform,
-                                                            canonical_only)).fetchall()
-                    rows += got
+                    rows += conn.execute(*listed).fetchall()
         return longest_waiting(map(_waiting_from_row, rows), count, count_bound, query.limit)
 
 class SpendMixin(SqliteBase):

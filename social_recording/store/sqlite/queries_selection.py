@@ -85,9 +85,11 @@ def _waiting_where(
 ) -> tuple[str, list[Any]]:
     """Elements of one status (and, for `unsupported` narrowed to a platform, that platform with the
     cause "no generator") due by `since_before`: recorded ones by their due time (a (status, due_at)
-    range), never-recorded ones by their creation (the range of
-    `checked_at = NEVER`, which only holds what no run has reached yet: small unless something is
-    stuck, which is what a health check reports)."""
+    range of `idx_token_urls_due`, or `idx_token_urls_platform_due`), never-recorded ones by their
+    creation (a (status, created_at) range of the partial index of `checked_at = NEVER`,
+    `idx_token_urls_never`, or `idx_token_urls_platform_never`). Each range is in the fair order and
+    holds every column the terms name, so a count or a listing stops at its bound whatever the
+    range holds."""
     clauses, args = ["status = ?"], [status]
     if platform is not None:
         clauses += ["platform = ?", "cause = ?"]
@@ -114,21 +116,11 @@ def q_waiting(
     """Health: the longest-waiting elements of one range (see `_waiting_where`), oldest first."""
     where, args = _waiting_where(status, since_before, recorded=recorded, platform=platform,
                                  canonical_only=canonical_only)
-    # Recorded ones in the full fair order (the index's): which of equal times make the limit never
-    # depends on the order rows happen to be stored in (a restored store lists what the original did).
-    # Never-recorded ones in creation order; `q_waiting_ties` completes the ties at the limit.
-    order = "due_at, address, url" if recorded else "created_at"
+    # Both in the full fair order, which is their index's: the LIMIT stops the read, and which of equal
+    # times make the limit never depends on the order rows happen to be stored in (a restored store
+    # lists what the original did).
+    order = "due_at, address, url" if recorded else "created_at, address, url"
     return f"SELECT {_WAITING_COLS} FROM token_urls WHERE {where} ORDER BY {order} LIMIT ?", [*args, limit]
-
-
-def q_waiting_ties(
-    status: str, created_at: str, platform: str | None = None, canonical_only: bool = True,
-) -> Sql:
-    """Never-recorded elements created at exactly `created_at` (the last one `q_waiting` listed):
-    with them, the oldest are the same whatever order equal creation times are stored in."""
-    where, args = _waiting_where(status, created_at, recorded=False, platform=platform,
-                                 canonical_only=canonical_only)
-    return f"SELECT {_WAITING_COLS} FROM token_urls WHERE {where} AND created_at = ?", [*args, created_at]
 
 
 def q_count_waiting(

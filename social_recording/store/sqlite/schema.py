@@ -263,16 +263,33 @@ def _migrate_to_v10(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE spend_ledger ADD COLUMN unanswered INTEGER NOT NULL DEFAULT 0")
 
 
+def _migrate_to_v11(conn: sqlite3.Connection) -> None:
+    """Never-recorded elements in the full fair order: the partial index closes with (address, url),
+    and `unsupported` narrowed to a platform has one of its own, so listing the oldest of them stops
+    at the limit however many share a creation time (a batch of tokens made at one instant no longer
+    reads back whole), and every count over them reads an index only (docs/architecture.md, "Health
+    figures")."""
+    conn.execute("DROP INDEX idx_token_urls_never")
+    conn.execute(f"CREATE INDEX idx_token_urls_never ON token_urls ({NEVER_INDEX}) WHERE {_NEVER_RECORDED}")
+    conn.execute(f"CREATE INDEX idx_token_urls_platform_never ON token_urls ({PLATFORM_NEVER_INDEX}) "
+                 f"WHERE {_NEVER_RECORDED}")
+
+
 DUE_INDEX = "status, due_at, address, url, platform"
 """The retry selection's index: one range per status, in the fair order (longest due first, then
 address and URL), ending with the platform (the canonical filter) so health reads the index only."""
 PLATFORM_DUE_INDEX = "status, platform, cause, due_at, address, url"
 """The retry selection of `unsupported` narrowed to a platform and the cause "no generator"."""
+NEVER_INDEX = "status, created_at, address, url, platform, cause, checked_at"
+"""Health's never-recorded elements (a partial index: `checked_at = NEVER` only) in the order they
+wait in (creation, then address and URL); the columns after it make every count index-only."""
+PLATFORM_NEVER_INDEX = "status, platform, cause, created_at, address, url, checked_at"
+"""The same for `unsupported` narrowed to a platform and the cause "no generator"."""
 
 
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _migrate_to_v1, _migrate_to_v2, _migrate_to_v3, _migrate_to_v4, _migrate_to_v5, _migrate_to_v6, _migrate_to_v7,
-    _migrate_to_v8, _migrate_to_v9, _migrate_to_v10,
+    _migrate_to_v8, _migrate_to_v9, _migrate_to_v10, _migrate_to_v11,
 )
 """MIGRATIONS[i] upgrades a file at `user_version` i to i + 1; append, never edit a released step."""
 SCHEMA_VERSION = len(MIGRATIONS)
