@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from dagster import (
-    DagsterRunStatus,
     DefaultSensorStatus,
     JobDefinition,
     RunRequest,
@@ -47,9 +46,9 @@ from dagster import (
 )
 from dagster._core.execution.backfill import BulkActionsFilter, BulkActionStatus, PartitionBackfill
 from dagster._core.instance import DagsterInstance
-from dagster._core.storage.dagster_run import NOT_FINISHED_STATUSES
-from dagster._core.storage.tags import BACKFILL_ID_TAG, PARTITION_NAME_TAG
+from dagster._core.storage.tags import BACKFILL_ID_TAG
 
+from social_recording.dagster_defs.backfill_watch import partition_set_name, run_requests, watch_backfill
 from social_recording.dagster_defs.sensor_interval import live_minimum_interval
 from social_recording.settings import DAEMON_SENSOR_LOOP_S
 
@@ -62,13 +61,6 @@ every 30 s, so a backfill this sensor missed, say while the code server restarte
 than it did before)."""
 REMEMBERED = 50
 """Backfill ids kept in the cursor (a backfill is started once)."""
-COMPLETED = frozenset({BulkActionStatus.COMPLETED, BulkActionStatus.COMPLETED_SUCCESS,
-                       BulkActionStatus.COMPLETED_FAILED})
-FAILED_RUN = frozenset({DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED})
-
-
-def _partition_set(job_name: str) -> str:
-    return f"{job_name}_partition_set"
 
 
 def startable(backfill: PartitionBackfill, jobs: Sequence[str]) -> str | None:
@@ -78,37 +70,7 @@ def startable(backfill: PartitionBackfill, jobs: Sequence[str]) -> str | None:
             or backfill.from_failure or backfill.reexecution_steps or backfill.run_config
             or backfill.last_submitted_partition_name or not backfill.partition_names):
         return None
-    return next((job for job in jobs if _partition_set(job) == origin.partition_set_name), None)
-
-
-@dataclass(frozen=True)
-class Watch:
-    """What a taken backfill needs at this evaluation (`watch_action`)."""
-
-    request: tuple[str, ...] = ()
-    """Partitions to request again: they have no run and no tick of this sensor will create one."""
-    reopen: bool = False
-    """Set the backfill back to REQUESTED: the daemon completed it before its runs ended."""
-    settled: bool = False
-    """Nothing left to watch."""
-
-
-def watch_action(status: BulkActionStatus, missing: Sequence[str], unfinished: bool, failed: bool) -> Watch:
-    """The one rule for a backfill this sensor took (docs/operations.md, "Recovery"). Evaluated only
-    when every earlier tick of the sensor has created its runs or was dropped, so a partition without
-    a run now never gets one unless requested here; the daemon creates none past the checkpoint."""
-    if status not in COMPLETED and status != BulkActionStatus.REQUESTED:
-        return Watch(settled=True)  # canceled or failed: the operator's or the daemon's
-    premature = status in COMPLETED and bool(
-        missing or unfinished or (failed and status != BulkActionStatus.COMPLETED_FAILED))
-    return Watch(request=tuple(missing), reopen=premature,
-                 settled=status in COMPLETED and not premature)
-
-
-def _requests(backfill: PartitionBackfill, job: str, keys: Sequence[str]) -> list[RunRequest]:
-    tags = {**(backfill.tags or {}), BACKFILL_ID_TAG: backfill.backfill_id}
-    return [RunRequest(run_key=f"{backfill.backfill_id}:{key}", job_name=job, partition_key=key, tags=tags)
-            for key in keys]
+    return next((job for job in jobs if partition_set_name(job) == origin.partition_set_name), None)
 
 
 def _take(instance: DagsterInstance, backfill: PartitionBackfill) -> None:
@@ -119,32 +81,10 @@ def _take(instance: DagsterInstance, backfill: PartitionBackfill) -> None:
     instance.update_backfill(backfill.with_partition_checkpoint(names[-1]))
 
 
-def _watch(context: SensorEvaluationContext, backfill_id: str, jobs: Sequence[str]) -> tuple[list[RunRequest], bool]:
-    """Requests for a taken backfill's partitions left without a run, and whether it is settled."""
-    instance = context.instance
-    backfill = instance.get_backfill(backfill_id)
-    origin = backfill.partition_set_origin if backfill else None
-    job = next((j for j in jobs if origin and _partition_set(j) == origin.partition_set_name), None)
-    if backfill is None or job is None:
-        return [], True
-    runs = instance.get_runs(RunsFilter(tags={BACKFILL_ID_TAG: backfill_id}))
-    have = {run.tags.get(PARTITION_NAME_TAG) for run in runs}
-    missing = [key for key in backfill.partition_names or () if key not in have]
-    action = watch_action(backfill.status, missing,
-                          unfinished=any(run.status in NOT_FINISHED_STATUSES for run in runs),
-                          failed=any(run.status in FAILED_RUN for run in runs))
-    if action.reopen:
-        instance.update_backfill(backfill.with_status(BulkActionStatus.REQUESTED))
-        context.log.warning(f"backfill {backfill_id} was completed before its runs ended; reopened so the "
-                            "backfill daemon completes it again")
-    if action.request:
-        context.log.warning(f"backfill {backfill_id}: partitions {', '.join(action.request)} have no run (a tick "
-                            "of this sensor was dropped); requesting them again")
-    return _requests(backfill, job, action.request), action.settled
-
-
 @dataclass
 class Cursor:
+    """The sensor's cursor (JSON)."""
+
     started: list[str] = field(default_factory=list)
     """Backfills started (each once)."""
     watching: list[str] = field(default_factory=list)
@@ -170,7 +110,7 @@ def start_backfills(context: SensorEvaluationContext, jobs: Sequence[str],
     instance = context.instance
     requests: list[RunRequest] = []
     for backfill_id in list(cursor.watching):
-        again, settled = _watch(context, backfill_id, jobs)
+        again, settled = watch_backfill(context, backfill_id, jobs)
         requests += again
         if settled:
             cursor.watching.remove(backfill_id)
@@ -186,7 +126,7 @@ def start_backfills(context: SensorEvaluationContext, jobs: Sequence[str],
         _take(instance, backfill)
         cursor.started.append(backfill.backfill_id)
         cursor.watching.append(backfill.backfill_id)
-        requests += _requests(backfill, job, backfill.partition_names or ())
+        requests += run_requests(backfill, job, backfill.partition_names or ())
         context.log.info(f"starting backfill {backfill.backfill_id}: {len(backfill.partition_names or ())} "
                          f"{job} run(s), one per partition")
     if not requests:

@@ -19,7 +19,8 @@ from dagster._core.remote_origin import (
     RemoteRepositoryOrigin,
 )
 
-from social_recording.dagster_defs.backfill_start import FRESH_S, Watch, start_backfills, watch_action
+from social_recording.dagster_defs.backfill_start import FRESH_S, start_backfills
+from social_recording.dagster_defs.backfill_watch import Watch, watch_action
 from test_support.sandbox_env import make_env
 
 JOBS = ["reconcile_job"]
