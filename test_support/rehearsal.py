@@ -880,8 +880,7 @@ M_STOP_SENSOR = """mutation($id: String!) { stopSensor(id: $id) { __typename
 def stop_backfill_start_sensor(gql: GraphQL) -> None:
     """For a test of the backfill daemon's own submission: backfill_start_sensor, which would create a
     new backfill's runs first, is stopped. (A daemon killed in the middle of that sensor's tick is a
-    case of its own: the resumed tick and the backfill daemon can then both create a partition's run,
-    the second recording nothing; docs/architecture.md, "Reconcile".)"""
+    case of its own: deploy/test_backfill_start_crash.py.)"""
     sensor = gql(Q_SENSOR_ID, selector={**REPO_SELECTOR, "sensorName": "backfill_start_sensor"})["sensorOrError"]
     stopped = gql(M_STOP_SENSOR, id=sensor["id"])["stopSensor"]
     if stopped["__typename"] != "StopSensorMutationResult":

@@ -19,13 +19,11 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
-import psycopg2
 import pytest
 import yaml
 
@@ -43,7 +41,6 @@ from test_support.rehearsal import (
     RunRecord,
     backfill_status,
     deployment,
-    postgres_password,
     runs,
     stop_backfill_start_sensor,
     wait_location_loaded,
@@ -51,6 +48,7 @@ from test_support.rehearsal import (
     with_events,
 )
 from test_support.sandbox_env import token
+from test_support.table_lock import TableLock
 
 pytestmark = pytest.mark.integration
 
@@ -106,53 +104,6 @@ def hung_bound(tolerance_s: float, check_interval_s: float) -> float:
     found stale an interval plus the tolerance after that heartbeat, by a check that comes at most a
     check interval later and takes a few seconds (a Python CLI on a loaded machine)."""
     return HEARTBEAT_INTERVAL_S + tolerance_s + check_interval_s + 15.0
-
-
-# --------------------------------------------------------------------------- PostgreSQL
-
-
-class TableLock:
-    """An EXCLUSIVE lock on one table of the rehearsal's instance database (reads go on, writes wait)."""
-
-    def __init__(self, pg_env: Mapping[str, str], table: str) -> None:
-        self._params = {
-            "host": pg_env["DAGSTER_POSTGRES_HOST"], "port": int(pg_env["DAGSTER_POSTGRES_PORT"]),
-            "user": pg_env["DAGSTER_POSTGRES_USER"], "password": postgres_password(pg_env),
-            "dbname": pg_env["DAGSTER_POSTGRES_DB"], "connect_timeout": 5,
-        }
-        self.table = table
-        self._holder = psycopg2.connect(**self._params)
-        self._holder.cursor().execute(f"LOCK TABLE {table} IN EXCLUSIVE MODE")  # noqa: S608 (our constant)
-
-    def _admin(self) -> Any:
-        conn = psycopg2.connect(**self._params)
-        conn.autocommit = True
-        return conn
-
-    def waiters(self) -> list[int]:
-        """Backends waiting for this lock (the writers it holds back)."""
-        conn = self._admin()
-        try:
-            with conn.cursor() as cur:
-                cur.execute("SELECT pid FROM pg_locks WHERE relation = %s::regclass AND NOT granted", (self.table,))
-                return [row[0] for row in cur.fetchall()]
-        finally:
-            conn.close()
-
-    def drop_waiters(self) -> None:
-        """End the waiting statements: their process was killed, so they must never run."""
-        conn = self._admin()
-        try:
-            with conn.cursor() as cur:
-                for pid in self.waiters():
-                    cur.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        finally:
-            conn.close()
-
-    def release(self) -> None:
-        with contextlib.suppress(psycopg2.Error):
-            self._holder.rollback()
-            self._holder.close()
 
 
 # --------------------------------------------------------------------------- helpers
