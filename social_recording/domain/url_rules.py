@@ -1,7 +1,7 @@
 """One platform's URL rules as a typed record, and the helpers its path rules use.
 
 Pure, and outside the `domain.urls` package on purpose: a platform's spec
-(`domain/specs/<platform>.py`) imports only this module and `domain/platform.py`, so the canonicaliser
+(`platforms/<platform>/spec.py`) imports only this module and `domain/platform.py`, so the canonicaliser
 can read every platform's rules without an import cycle (docs/architecture.md, "Providers in one place").
 """
 

@@ -13,8 +13,8 @@ from urllib.parse import unquote
 
 import httpx
 
-from social_recording.domain.specs.github import GITHUB_RESERVED
 from social_recording.domain.urls import CanonicalUrl
+from social_recording.platforms.github.spec import GITHUB_RESERVED
 from social_recording.sandbox.fake_api import (
     EPOCH_END,
     SANDBOX_PUBLIC_ADDRESS,

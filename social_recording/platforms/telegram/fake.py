@@ -13,12 +13,12 @@ from urllib.parse import unquote
 
 import httpx
 
-from social_recording.domain.specs.telegram import (
+from social_recording.domain.urls import CanonicalUrl
+from social_recording.platforms.telegram.spec import (
     TELEGRAM_NON_CHAT_PATHS,
     TELEGRAM_PRIVATE_PATHS,
     TELEGRAM_VENUE_PREFIXES,
 )
-from social_recording.domain.urls import CanonicalUrl
 from social_recording.sandbox.fake_api import (
     Call,
     Det,

@@ -15,9 +15,9 @@ from typing import Any
 
 import httpx
 
-from social_recording.domain.specs.x import X_RESERVED
 from social_recording.domain.urls import CanonicalUrl
 from social_recording.platforms.x.generator import classify_x_url
+from social_recording.platforms.x.spec import X_RESERVED
 from social_recording.sandbox.fake_api import (
     INVALID_UNSERVABLE,
     MISSING,

@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 
-from social_recording.domain.specs.youtube import YOUTUBE_VIDEO_PATHS
 from social_recording.domain.urls import CanonicalUrl
+from social_recording.platforms.youtube.spec import YOUTUBE_VIDEO_PATHS
 from social_recording.sandbox.fake_api import (
     MISSING,
     Call,
