@@ -109,6 +109,12 @@ class PlatformDescriptor:
     also_calls: tuple[ProviderAccount, ...] = ()
     reusable: bool = True
     has_generator: bool = True
+    title: str = ""
+    """How the documents name it ("TikTok"); empty: the platform's value, capitalised."""
+
+    @property
+    def display_name(self) -> str:
+        return self.title or self.platform.value.capitalize()
 
     @property
     def paid(self) -> bool:

@@ -60,6 +60,9 @@ class UrlRules:
     is_shortlink: ShortlinkRule = no_shortlinks
     path_in_fragment: bool = False
     """A root URL whose fragment is `#!/<path>` means `<path>` (twitter.com's old form)."""
+    examples: tuple[tuple[str, str], ...] = ()
+    """(a URL as people write it, its canonical form): the platform's URL shapes, kept beside its rules
+    and checked with every other platform's (social_recording_tests/domain/test_urls.py, `SHAPES`)."""
 
     def __post_init__(self) -> None:
         stray = {target for target in self.aliases.values() if target not in self.hosts}

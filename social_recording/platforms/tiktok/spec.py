@@ -70,4 +70,4 @@ URL_RULES = UrlRules(
     is_shortlink=_is_share_link,
 )
 
-DESCRIPTOR = PlatformDescriptor(Platform.TIKTOK, APIFY, URL_RULES, package=PACKAGE)
+DESCRIPTOR = PlatformDescriptor(Platform.TIKTOK, APIFY, URL_RULES, package=PACKAGE, title="TikTok")
