@@ -28,6 +28,7 @@ class Platform(StrEnum):
     GITHUB = "github"
     TELEGRAM = "telegram"
     DISCORD = "discord"
+    BLUESKY = "bluesky"
     WEB = "web"
 
 
