@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import pytest
 
 from social_recording.domain.urls import (
@@ -264,6 +266,9 @@ ALIAS_ROWS: list[tuple[str, str, str]] = [
     ("canary.discord.com", "https://canary.discord.com/invite/AbCdEf", "https://discord.com/invite/AbCdEf"),
 ]
 # fmt: on
+ALIAS_ROWS += [(host, raw, canonical) for d in CATALOGUE for raw, canonical in d.urls.examples
+               for host in [urlsplit(raw).hostname.removeprefix("www.")] if host in d.urls.aliases]  # type: ignore[union-attr]
+"""A platform's spec brings its alias rows as examples on the alias host (`UrlRules.examples`)."""
 
 
 @pytest.mark.parametrize(("alias", "raw", "expected"), ALIAS_ROWS, ids=[r[0] for r in ALIAS_ROWS])
@@ -273,6 +278,9 @@ def test_alias_row(alias: str, raw: str, expected: str) -> None:
 
 
 def test_every_alias_has_a_row() -> None:
+    missing = sorted(set(HOST_ALIASES) - {a for a, _, _ in ALIAS_ROWS})
+    assert missing == [], (f"no URL on the alias host(s) {missing}: add one to `examples` in the UrlRules of its "
+                           "social_recording/platforms/<p>/spec.py")
     assert {a for a, _, _ in ALIAS_ROWS} == set(HOST_ALIASES)
 
 
