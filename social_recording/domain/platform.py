@@ -29,6 +29,7 @@ class Platform(StrEnum):
     TELEGRAM = "telegram"
     DISCORD = "discord"
     BLUESKY = "bluesky"
+    FARCASTER = "farcaster"
     WEB = "web"
 
 
