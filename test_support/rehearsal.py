@@ -705,7 +705,8 @@ def rehearsal_scenario(now: datetime) -> Scenario:
               telegram="https://t.me/rehearsal_alpha"),
         token("RhA2token", f"{days[0]}T17:30:00Z", website="https://youtube.com/watch?v=RhA2video01"),
         token("RhB1token", f"{days[1]}T03:15:00Z", website="https://github.com/rehearsal/beta"),
-        token("RhB2token", f"{days[1]}T22:45:00Z", telegram="https://t.me/rehearsal_beta"),
+        token("RhB2token", f"{days[1]}T22:45:00Z", telegram="https://t.me/rehearsal_beta",
+              twitter="https://bsky.app/profile/Rehearsal-Beta.bsky.social"),  # Bluesky: free, keyed by DID
         token("RhF1token", (now - timedelta(minutes=5)).astimezone(UTC).isoformat(),
               website="https://github.com/rehearsal/fresh"),
     ]
