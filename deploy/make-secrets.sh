@@ -42,7 +42,7 @@ fi
 write store_url "mongodb://social_recording_app:$app_password@mongodb:27017/social_recording?authSource=admin"
 write store_url_dryrun "mongodb://social_recording_app:$app_password@mongodb:27017/social_recording_dryrun?authSource=admin"
 write lock_url "redis://:$(password)@redis:6379/0"
-for name in tracker_api_key twitterapi_io_key apify_token youtube_api_key github_token urlscan_api_key \
+for name in tracker_api_key twitterapi_io_key apify_token youtube_api_key github_token neynar_api_key urlscan_api_key \
     proxy_operators_htpasswd proxy_viewers_htpasswd; do
   write "$name" ""
 done

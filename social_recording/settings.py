@@ -34,10 +34,10 @@ from social_recording.domain.policy import (
     MAX_BACKOFF_GROWTH,
     Backoff,
 )
-from social_recording.domain.specs.catalogue import CATALOGUE
 from social_recording.domain.spend import Budget, budget_texts, parse_budgets
 from social_recording.locks import open_lock_manager
 from social_recording.locks.rate_limits import parse_rate_overrides
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.secret_files import SecretFileError, load_secret_files
 from social_recording.store import mask_url_password, parse_store_url
 

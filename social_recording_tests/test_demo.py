@@ -8,11 +8,11 @@ import pytest
 
 from social_recording import demo
 from social_recording.dagster_defs.walkthrough import Figures
-from social_recording.domain.specs.catalogue import CATALOGUE
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import parse_canonical, to_canonical
 from social_recording.outbound.retry import FREE_PROVIDER
 from social_recording.platforms.base import PROVIDER_OF
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.sandbox import load_scenario
 from social_recording.sandbox.scenario import DEMO_SCENARIO_PATH, OutcomeKind, ScriptedOutcome
 from social_recording.store import open_store

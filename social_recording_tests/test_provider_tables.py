@@ -1,5 +1,8 @@
-"""The tables about providers outside the code are checked against the descriptors: docs/operations.md's
-"Providers" table and "Configuration" rows, and .env.example's provider keys."""
+"""The lists about platforms and providers outside the code are checked against the catalogue, each
+failure naming the file and the line to write: docs/operations.md's "Providers" table and
+"Configuration" rows, README.md's platform list, docker-compose.yml's secret files and the code
+server's `*_FILE` variables, deploy/make-secrets.sh's empty key files, and .env.example (no key).
+The lists inside the tests and test_support are read from the catalogue itself."""
 
 from __future__ import annotations
 
@@ -44,9 +47,27 @@ def test_operations_providers_table_is_the_descriptors() -> None:
 def test_operations_configuration_rows_name_every_key_and_every_paid_platform() -> None:
     readme = OPERATIONS.read_text(encoding="utf-8")
     keys = ", ".join(f"`{v}`" for v in CATALOGUE.key_variables())
-    assert f"\n| {keys} | — | provider keys" in readme
+    assert f"\n| {keys} | — | provider keys" in readme, (
+        f"docs/operations.md, \"Configuration\": the provider keys' row must start `| {keys} | — | provider keys`")
     paid = ", ".join(d.platform.value for d in CATALOGUE if d.paid)
-    assert f"allow paid platforms ({paid}:" in readme
+    assert f"allow paid platforms ({paid}:" in readme, (
+        f"docs/operations.md, \"Configuration\": SOCIAL_RECORDING_ENABLE_PAID's row must say `allow paid platforms ({paid}:`")
+
+
+def test_readme_names_every_platform_in_the_catalogue_order() -> None:
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    names = ", ".join(d.display_name for d in CATALOGUE)
+    assert f"follows each social link ({names})" in text, (
+        f"README.md, first paragraph: write `follows each social link ({names})`")
+
+
+def test_make_secrets_creates_an_empty_file_for_every_provider_key() -> None:
+    script = (ROOT / "deploy" / "make-secrets.sh").read_text(encoding="utf-8")
+    found = re.search(r"^for name in ((?:[^;]|\\\n)*?); do$", script, re.M)
+    assert found is not None, "deploy/make-secrets.sh lost its `for name in ...; do` line of empty files"
+    names = found.group(1).replace("\\\n", " ").split()
+    missing = [key.lower() for key in CATALOGUE.key_variables() if key.lower() not in names]
+    assert missing == [], f"deploy/make-secrets.sh: add {' '.join(missing)} to the `for name in ...` line"
 
 
 def test_compose_reads_exactly_the_provider_keys_from_secret_files() -> None:
@@ -55,8 +76,16 @@ def test_compose_reads_exactly_the_provider_keys_from_secret_files() -> None:
     compose = (ROOT / "docker-compose.yml").read_text(encoding="utf-8")
     declared = re.findall(r"^  ([a-z0-9_]+):\n    file: \$\{SECRETS_DIR:-\./secrets\}/\1$", compose, re.M)
     passed = re.findall(r"^      ([A-Z0-9_]+)_FILE: /run/secrets/([a-z0-9_]+)$", compose, re.M)
+    listed = re.search(r"^    secrets: \[(dagster_postgres_password, store_url, lock_url, tracker_api_key[^\]]*)\]", compose, re.M)
+    assert listed is not None, "docker-compose.yml: the code server's `secrets: [...]` list is missing"
     for key in CATALOGUE.key_variables():
-        assert key.lower() in declared, f"no secret file declared for {key}"
-        assert (key, key.lower()) in passed, f"{key} is not handed to the code server as {key}_FILE"
+        name = key.lower()
+        assert name in declared, (f"docker-compose.yml, top-level `secrets:`: add `  {name}:` and "
+                                  f"`    file: ${{SECRETS_DIR:-./secrets}}/{name}`")
+        assert (key, name) in passed, (f"docker-compose.yml, the user_code service's `environment:`: add "
+                                       f"`      {key}_FILE: /run/secrets/{name}`")
+        assert name in re.split(r"[\s,]+", listed.group(1)), (
+            f"docker-compose.yml, the user_code service's `secrets: [...]`: add {name}")
     env_example = (ROOT / ".env.example").read_text(encoding="utf-8")
-    assert not [k for k in CATALOGUE.key_variables() if re.search(rf"^{k}=", env_example, re.M)]
+    assert not [k for k in CATALOGUE.key_variables() if re.search(rf"^{k}=", env_example, re.M)], (
+        ".env.example: a provider key is a secret file (secrets/<key>), never a variable here")

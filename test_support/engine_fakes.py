@@ -48,7 +48,7 @@ from test_support.url_states import state_write
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
-X_URL = "https://x.com/i/status/1"  # the one canonical tweet form (domain/specs/x.py)
+X_URL = "https://x.com/i/status/1"  # the one canonical tweet form (platforms/x/spec.py)
 X_URL_2 = "https://x.com/i/status/2"
 WEB_URL = "https://example.com/p"
 YT_URL = "https://youtube.com/watch?v=abcdefghijk"

@@ -5,7 +5,8 @@ the layers as much as a module's); only those under `if TYPE_CHECKING:` are left
 never run). `from a.b import c` is an edge to `a.b.c` when that is a module, else to `a.b`; the
 parent packages an import runs on the way are not edges of their own. A *package* is a first-level
 subpackage (`domain`, `sandbox`, ...) or a top-level module (`settings`, `status`, ...); the root
-`__init__` is `social_recording`. docs/architecture.md, "Layers".
+`__init__` is `social_recording`; a platform's spec (`platforms/<p>/spec.py`, its package's `__init__`)
+and the catalogue are `domain`, pure data kept in the platform's folder. docs/architecture.md, "Layers".
 
 `python -m test_support.import_graph` prints the package graph and the cycles between modules
 (`-v`: every import behind each edge; `--type-checking`: the TYPE_CHECKING imports counted too).
@@ -31,8 +32,22 @@ def module_files() -> dict[str, Path]:
     return {module_name(p): p for p in sorted(PACKAGE_DIR.rglob("*.py"))}
 
 
+def _domain_level(parts: list[str]) -> bool:
+    """A platform's pure part, which lives in its folder: `platforms/<p>/spec.py`, the platform
+    package's `__init__` (re-exporting it) and `platforms/catalogue.py` registering them all."""
+    if parts[:2] != [ROOT, "platforms"]:
+        return False
+    rest = parts[2:]
+    return rest in ([], ["catalogue"]) or len(rest) == 1 and (PACKAGE_DIR / "platforms" / rest[0]).is_dir() or (
+        len(rest) == 2 and rest[1] == "spec")
+
+
 def package_of(module: str) -> str:
+    """A module's layer: its first-level package, except that a platform's spec, its package's
+    `__init__` and the catalogue are `domain` (docs/architecture.md, "Layers")."""
     parts = module.split(".")
+    if _domain_level(parts):
+        return "domain"
     return parts[1] if len(parts) > 1 else ROOT
 
 

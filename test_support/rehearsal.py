@@ -42,6 +42,7 @@ import pytest
 from psycopg2 import sql
 
 from social_recording.domain.urls import to_canonical
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.sandbox.ledger import Ledger
 from social_recording.store import open_store
 from test_support.ferretdb_server import running_ferretdb
@@ -104,7 +105,7 @@ STOP_GRACE_S = 5.0
 TERMINAL = frozenset({"SUCCESS", "FAILURE", "CANCELED"})
 
 _OUR_PREFIXES = ("SOCIAL_RECORDING_", "DAGSTER_")
-_PROVIDER_KEYS = ("TWITTERAPI_IO_KEY", "APIFY_TOKEN", "YOUTUBE_API_KEY", "GITHUB_TOKEN", "URLSCAN_API_KEY")
+_PROVIDER_KEYS = CATALOGUE.key_variables()
 
 
 REHEARSAL_TIMINGS = pytest.StashKey[list[str]]()
@@ -709,7 +710,8 @@ def rehearsal_scenario(now: datetime) -> Scenario:
               telegram="https://t.me/rehearsal_alpha"),
         token("RhA2token", f"{days[0]}T17:30:00Z", website="https://youtube.com/watch?v=RhA2video01"),
         token("RhB1token", f"{days[1]}T03:15:00Z", website="https://github.com/rehearsal/beta"),
-        token("RhB2token", f"{days[1]}T22:45:00Z", telegram="https://t.me/rehearsal_beta"),
+        token("RhB2token", f"{days[1]}T22:45:00Z", telegram="https://t.me/rehearsal_beta",
+              twitter="https://bsky.app/profile/Rehearsal-Beta.bsky.social"),  # Bluesky: free, keyed by DID
         token("RhF1token", (now - timedelta(minutes=5)).astimezone(UTC).isoformat(),
               website="https://github.com/rehearsal/fresh"),
     ]

@@ -100,8 +100,8 @@ class FaultScenario:
 def fault_scenario(today: date) -> FaultScenario:
     """Backfill tokens: a website scanned by urlscan (paid, two steps) and a tweet (paid), both shared
     by the same token of every backfilled day (so runs meet at their URL locks and reuse each other's
-    answers), and a slow Telegram page of their own. Killed-run tokens: a slow GitHub repository and a
-    tweet of their own."""
+    answers), a Farcaster cast (paid, Neynar) shared the same way, and a slow Telegram page of their
+    own. Killed-run tokens: a slow GitHub repository and a tweet of their own."""
     days = [(today - timedelta(days=n)).isoformat() for n in FAULT_DAYS_BACK]
     killed = (today - timedelta(days=KILLED_DAY_BACK)).isoformat()
     tokens: list[dict[str, Any]] = []
@@ -111,7 +111,8 @@ def fault_scenario(today: date) -> FaultScenario:
             telegram = f"https://t.me/rehearsal_fault_{d}{i}"
             slow.append(telegram)
             tokens.append(token(f"RfB{d}{i}token", f"{day}T{9 + i:02d}:00:00Z", website=f"https://rf{i}.example/launch",
-                                twitter=f"https://x.com/i/status/{880000 + i}", telegram=telegram))
+                                twitter=f"https://x.com/i/status/{880000 + i}", telegram=telegram,
+                                discord=f"https://farcaster.xyz/rehearsal/0x5eed{i:04x}"))  # a paid Farcaster cast
     killed_tokens = []
     for i in range(KILLED_TOKENS):
         repo = f"https://github.com/rehearsal/killed{i}"
@@ -120,7 +121,7 @@ def fault_scenario(today: date) -> FaultScenario:
         killed_tokens.append(address)
         tokens.append(token(address, f"{killed}T{9 + i:02d}:00:00Z", website=repo,
                             twitter=f"https://x.com/i/status/{881000 + i}"))
-    urls = {t["address"]: [to_canonical(v) for k in ("website", "twitter", "telegram") if (v := t.get(k))]
+    urls = {t["address"]: [to_canonical(v) for k in ("website", "twitter", "telegram", "discord") if (v := t.get(k))]
             for t in tokens}
     return FaultScenario(days, killed, tokens, {u: {"latency_ms": SLOW_MS} for u in slow}, urls, killed_tokens)
 

@@ -14,6 +14,7 @@ from dagster import DagsterEventType, DagsterInstance, Definitions, ExecuteInPro
 
 from social_recording.dagster_defs.definitions_builder import build_definitions, build_resources
 from social_recording.domain.models import TokenDoc
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.sandbox.ledger import Ledger, LedgerEntry
 from social_recording.settings import Settings, load_settings
 from social_recording.store import open_store
@@ -36,11 +37,7 @@ ENV_KEYS = (
     "SOCIAL_RECORDING_ENV",
     "SOCIAL_RECORDING_PARTITION_START",
     "SOCIAL_RECORDING_SPEND_BUDGETS",
-    "TWITTERAPI_IO_KEY",
-    "APIFY_TOKEN",
-    "YOUTUBE_API_KEY",
-    "GITHUB_TOKEN",
-    "URLSCAN_API_KEY",
+    *CATALOGUE.key_variables(),  # every provider key the catalogue names
 )
 
 

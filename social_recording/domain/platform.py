@@ -1,7 +1,8 @@
 """What a platform and its provider account are, as typed records: the facts every table about a
 provider is derived from (docs/architecture.md, "Providers in one place").
 
-Pure data: a descriptor names its package, and the generator and the sandbox fake are found there by
+Pure data: a descriptor names its package (`social_recording/platforms/<platform>/`, whose `spec.py`
+holds the descriptor), and the generator and the sandbox fake are found there by
 convention (`<package>.generator.make_generator`, `<package>.fake`), imported only by the registry
 and the sandbox, so reading a descriptor never loads HTTP or sandbox code.
 """
@@ -15,6 +16,10 @@ from social_recording.domain.url_rules import UrlRules
 
 
 class Platform(StrEnum):
+    """Every platform, registered by its one line here: the member's value names its package,
+    `social_recording/platforms/<value>/` (its spec, generator, fake, fixtures, demo part and README),
+    and the catalogue (`social_recording/platforms/catalogue.py`) reads its descriptor from there."""
+
     X = "x"
     TIKTOK = "tiktok"
     INSTAGRAM = "instagram"
@@ -23,6 +28,8 @@ class Platform(StrEnum):
     GITHUB = "github"
     TELEGRAM = "telegram"
     DISCORD = "discord"
+    BLUESKY = "bluesky"
+    FARCASTER = "farcaster"
     WEB = "web"
 
 
@@ -104,6 +111,12 @@ class PlatformDescriptor:
     also_calls: tuple[ProviderAccount, ...] = ()
     reusable: bool = True
     has_generator: bool = True
+    title: str = ""
+    """How the documents name it ("TikTok"); empty: the platform's value, capitalised."""
+
+    @property
+    def display_name(self) -> str:
+        return self.title or self.platform.value.capitalize()
 
     @property
     def paid(self) -> bool:

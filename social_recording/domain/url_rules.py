@@ -1,7 +1,7 @@
 """One platform's URL rules as a typed record, and the helpers its path rules use.
 
 Pure, and outside the `domain.urls` package on purpose: a platform's spec
-(`domain/specs/<platform>.py`) imports only this module and `domain/platform.py`, so the canonicaliser
+(`platforms/<platform>/spec.py`) imports only this module and `domain/platform.py`, so the canonicaliser
 can read every platform's rules without an import cycle (docs/architecture.md, "Providers in one place").
 """
 
@@ -60,6 +60,9 @@ class UrlRules:
     is_shortlink: ShortlinkRule = no_shortlinks
     path_in_fragment: bool = False
     """A root URL whose fragment is `#!/<path>` means `<path>` (twitter.com's old form)."""
+    examples: tuple[tuple[str, str], ...] = ()
+    """(a URL as people write it, its canonical form): the platform's URL shapes, kept beside its rules
+    and checked with every other platform's (social_recording_tests/domain/test_urls.py, `SHAPES`)."""
 
     def __post_init__(self) -> None:
         stray = {target for target in self.aliases.values() if target not in self.hosts}

@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Protocol
 
 from social_recording.domain.platform import Rate
-from social_recording.domain.specs.catalogue import CATALOGUE
+from social_recording.platforms.catalogue import CATALOGUE
 
 __all__ = ["DEFAULT_RATES", "NO_LIMIT", "PROVIDER_SERVICES", "NoLimit", "Rate", "RateLimited", "RequestLimiter",
            "penalty_seconds", "provider_rates", "retry_after_seconds", "with_overrides"]

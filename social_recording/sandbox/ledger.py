@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from social_recording.domain.models import ensure_utc, utcnow
 from social_recording.domain.redaction import strip_credentials as redact_url
-from social_recording.domain.specs.catalogue import CATALOGUE
+from social_recording.platforms.catalogue import CATALOGUE
 
 SERVICES: frozenset[str] = frozenset({"tracker", "shortlink"} | {a.name for a in CATALOGUE.accounts()})
 """The tracker, the shortlink services, and every provider account (the descriptors' names)."""

@@ -12,8 +12,8 @@ import importlib
 from functools import cache
 from types import ModuleType
 
-from social_recording.domain.specs.catalogue import CATALOGUE
 from social_recording.domain.urls import Platform, parse_canonical, to_canonical
+from social_recording.platforms.catalogue import CATALOGUE
 
 
 def subject_key(subject: str) -> str:

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import httpx
 
-from social_recording.domain.specs.catalogue import CATALOGUE
 from social_recording.outbound.guard import wire_host
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.sandbox.fake_api import FakeWorld
 from social_recording.sandbox.ledger import Ledger
 from social_recording.sandbox.providers._common import (

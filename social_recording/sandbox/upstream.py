@@ -11,8 +11,8 @@ import time
 from pydantic import SecretStr
 
 from social_recording.domain.provider_keys import ProviderKeys
-from social_recording.domain.specs.catalogue import CATALOGUE
 from social_recording.outbound.limits import Rate, with_overrides
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.sandbox.scenario import Scenario
 from social_recording.sandbox.transport import TRACKER_BASE_URL
 

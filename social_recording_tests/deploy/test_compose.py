@@ -491,7 +491,7 @@ def test_no_secret_is_in_a_containers_configuration(compose: Compose, secrets_di
 def test_each_service_gets_only_the_secrets_it_uses(compose: Compose) -> None:
     services = compose.resolved()["services"]
     got = {name: _secret_names(s) for name, s in services.items()}
-    keys = {"tracker_api_key", "twitterapi_io_key", "apify_token", "youtube_api_key", "github_token", "urlscan_api_key"}
+    keys = {"tracker_api_key", *(key.lower() for key in CATALOGUE.key_variables())}
     assert got["user_code"] == {"dagster_postgres_password", "store_url", "lock_url"} | keys
     assert got["migrate"] == {"dagster_postgres_password", "store_url", "lock_url", "mongo_root_password"}
     for name in ("daemon", "webserver", "webserver_readonly"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import pytest
 
 from social_recording.domain.urls import (
@@ -18,6 +20,7 @@ from social_recording.domain.urls import (
     to_canonical,
     to_canonical_all,
 )
+from social_recording.platforms.catalogue import CATALOGUE
 
 X, TT, IG, RD, YT, GH, TG, DC, WEB = (
     Platform.X,
@@ -209,6 +212,8 @@ SHAPES: list[tuple[str, str, Platform]] = [
     ("https://mytoken.io/?UTM_Source=x&Fbclid=y", "https://mytoken.io", WEB),
 ]
 # fmt: on
+SHAPES += [(raw, canonical, d.platform) for d in CATALOGUE for raw, canonical in d.urls.examples]
+"""A platform brings its own shapes in its spec (`UrlRules.examples`); the rows above predate that."""
 
 
 @pytest.mark.parametrize(("raw", "expected", "platform"), SHAPES, ids=[r[0][:70] for r in SHAPES])
@@ -222,7 +227,9 @@ def test_shape(raw: str, expected: str, platform: Platform) -> None:
 
 def test_the_table_is_large_and_covers_every_platform() -> None:
     assert len(SHAPES) >= 80
-    assert {p for _, _, p in SHAPES} == set(Platform)
+    covered = {p for _, _, p in SHAPES}
+    assert covered == set(Platform), (f"no URL shape of {sorted(p.value for p in set(Platform) - covered)}: add "
+                                      "`examples` to the UrlRules in social_recording/platforms/<p>/spec.py")
 
 
 # --- one row per alias: an alias without a row fails test_every_alias_has_a_row ------------------
@@ -259,6 +266,9 @@ ALIAS_ROWS: list[tuple[str, str, str]] = [
     ("canary.discord.com", "https://canary.discord.com/invite/AbCdEf", "https://discord.com/invite/AbCdEf"),
 ]
 # fmt: on
+ALIAS_ROWS += [(host, raw, canonical) for d in CATALOGUE for raw, canonical in d.urls.examples
+               for host in [urlsplit(raw).hostname.removeprefix("www.")] if host in d.urls.aliases]  # type: ignore[union-attr]
+"""A platform's spec brings its alias rows as examples on the alias host (`UrlRules.examples`)."""
 
 
 @pytest.mark.parametrize(("alias", "raw", "expected"), ALIAS_ROWS, ids=[r[0] for r in ALIAS_ROWS])
@@ -268,6 +278,9 @@ def test_alias_row(alias: str, raw: str, expected: str) -> None:
 
 
 def test_every_alias_has_a_row() -> None:
+    missing = sorted(set(HOST_ALIASES) - {a for a, _, _ in ALIAS_ROWS})
+    assert missing == [], (f"no URL on the alias host(s) {missing}: add one to `examples` in the UrlRules of its "
+                           "social_recording/platforms/<p>/spec.py")
     assert {a for a, _, _ in ALIAS_ROWS} == set(HOST_ALIASES)
 
 

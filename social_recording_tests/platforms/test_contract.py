@@ -18,6 +18,7 @@ from social_recording.domain.urls import NonCanonicalUrl, Platform, to_canonical
 from social_recording.platforms.base import ErrorCode, Generator
 from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.platforms.registry import generator_factory
+from social_recording_tests.platforms.folder_cases import folder_cases
 from social_recording_tests.platforms.mocks import (
     CTX,
     ApifyApi,
@@ -94,10 +95,15 @@ CASES = {
                            _one(lambda: fixture_response("discord", "invite.json"))),
     Platform.WEB: Case(Platform.WEB, "https://google.com", _web, lambda r: r.method == "POST", NOT_THE_TARGET),
 }
+CASES.update({f.platform: Case(f.platform, f.contract["url"], lambda f=f: f.handler(f.contract["answers"]))
+              for f in folder_cases() if f.contract is not None})
+"""A platform added with its folder brings its contract case there (`cases.json`, "contract")."""
 PLATFORMS = [d.platform for d in CATALOGUE if d.has_generator]
 
 
 def test_every_platform_with_a_generator_has_a_contract_case() -> None:
+    missing = sorted(p.value for p in set(PLATFORMS) - set(CASES))
+    assert missing == [], f"no contract case for {missing}: add a \"contract\" to social_recording/platforms/<p>/cases.json"
     assert set(PLATFORMS) == set(CASES) == set(Platform)
 
 

@@ -26,7 +26,7 @@ from social_recording_tests.platforms.mocks import (
 )
 
 POST = "https://instagram.com/p/C7xYz12AbCd"
-REEL = "https://instagram.com/p/C8ReeLAbCdE"  # reels and IGTV have the /p/ form too (domain/specs)
+REEL = "https://instagram.com/p/C8ReeLAbCdE"  # reels and IGTV have the /p/ form too (its spec.py)
 SHARE = "https://instagram.com/share/BAbc123xyz"
 PROFILE = "https://instagram.com/pepe2official"
 POSTS = [POST, REEL, SHARE]

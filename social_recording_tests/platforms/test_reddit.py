@@ -25,7 +25,7 @@ from social_recording_tests.platforms.mocks import (
     serve,
 )
 
-POST = "https://reddit.com/comments/1d2x3y4"  # the one canonical post form (domain/specs)
+POST = "https://reddit.com/comments/1d2x3y4"  # the one canonical post form (its spec.py)
 SHARE = "https://reddit.com/r/cryptocurrency/s/AbCdEf12"
 REDDIT_SHORT = "https://redd.it/1d2x3y4"
 SUB = "https://reddit.com/r/cryptocurrency"

@@ -8,6 +8,7 @@ from pydantic import SecretStr
 
 from social_recording.domain.urls import Platform
 from social_recording.platforms.base import PAID_PLATFORMS, Generator, GeneratorRegistry, ProviderKeys
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.platforms.registry import build_registry
 from social_recording_tests.platforms.mocks import (
     APIFY_TOKEN,
@@ -21,8 +22,13 @@ from social_recording_tests.platforms.mocks import (
 
 
 def _keys() -> ProviderKeys:
-    return ProviderKeys(twitterapi_io_key=SecretStr(TWITTERAPI_KEY), apify_token=SecretStr(APIFY_TOKEN),
-                        youtube_api_key=SecretStr("yt-key"), urlscan_api_key=SecretStr("us-key"))
+    """Every key the catalogue names (a placeholder each), the two the tests read by value."""
+    placeholders = {variable: SecretStr(f"{variable.lower()}-value") for variable in CATALOGUE.key_variables()}
+    return ProviderKeys(placeholders, twitterapi_io_key=SecretStr(TWITTERAPI_KEY), apify_token=SecretStr(APIFY_TOKEN))
+
+
+KEYED = {d.platform: f"{d.account.key_variable} is not set" for d in CATALOGUE if d.account.key_required}
+"""What a registry without any key says of each platform whose key is required (the catalogue's)."""
 
 
 def test_registry_maps_every_platform() -> None:
@@ -68,7 +74,9 @@ def test_registry_generators_share_the_transport_and_scope_their_keys() -> None:
 def test_a_missing_key_makes_its_platforms_unavailable() -> None:
     rec = Recorder(lambda r: httpx.Response(500))
     registry = build_registry(ProviderKeys(apify_token=SecretStr("  ")), transport=rec.transport, sleep=lambda s: None)
-    assert registry.unavailable == {
+    assert registry.unavailable == KEYED
+    assert {p: KEYED[p] for p in (Platform.X, Platform.TIKTOK, Platform.INSTAGRAM, Platform.REDDIT, Platform.YOUTUBE,
+                                  Platform.WEB)} == {
         Platform.X: "TWITTERAPI_IO_KEY is not set",
         Platform.TIKTOK: "APIFY_TOKEN is not set",  # a blank value counts as unset
         Platform.INSTAGRAM: "APIFY_TOKEN is not set",
@@ -77,7 +85,8 @@ def test_a_missing_key_makes_its_platforms_unavailable() -> None:
         Platform.WEB: "URLSCAN_API_KEY is not set",
     }
     # GitHub's token is optional (anonymous calls work); t.me and Discord's invites need none
-    assert registry.usable_platforms() == {Platform.GITHUB, Platform.TELEGRAM, Platform.DISCORD}
+    assert registry.usable_platforms() == set(Platform) - set(KEYED)
+    assert {Platform.GITHUB, Platform.TELEGRAM, Platform.DISCORD} <= registry.usable_platforms()
     assert registry.get(Platform.X) is None and registry.why_unavailable(Platform.X) == "TWITTERAPI_IO_KEY is not set"
     assert GeneratorRegistry().why_unavailable(Platform.DISCORD) == "no generator for discord"
     # the generators are still built: their own "key not set" guard stays a second line
@@ -88,7 +97,7 @@ def test_a_missing_key_makes_its_platforms_unavailable() -> None:
 def test_each_key_unlocks_its_platforms() -> None:
     registry = build_registry(ProviderKeys(apify_token=SecretStr(APIFY_TOKEN)))
     assert {Platform.TIKTOK, Platform.INSTAGRAM, Platform.REDDIT} <= registry.usable_platforms()
-    assert set(registry.unavailable) == {Platform.X, Platform.YOUTUBE, Platform.WEB}
+    assert set(registry.unavailable) == set(KEYED) - {Platform.TIKTOK, Platform.INSTAGRAM, Platform.REDDIT}
 
 
 def test_a_run_process_loads_the_public_suffix_list_at_its_first_website_only() -> None:

@@ -12,13 +12,13 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from social_recording.domain.specs.github import GITHUB_RESERVED
-from social_recording.domain.specs.instagram import INSTAGRAM_RESERVED
-from social_recording.domain.specs.tiktok import TIKTOK_NON_POST_PATHS
-from social_recording.domain.specs.x import X_RESERVED
 from social_recording.domain.urls import Platform, to_canonical
 from social_recording.platforms.base import ExternalFetchError, GenerateResult, Generator
+from social_recording.platforms.github.spec import GITHUB_RESERVED
+from social_recording.platforms.instagram.spec import INSTAGRAM_RESERVED
 from social_recording.platforms.registry import build_registry
+from social_recording.platforms.tiktok.spec import TIKTOK_NON_POST_PATHS
+from social_recording.platforms.x.spec import X_RESERVED
 from social_recording.sandbox.subjects import target_subjects
 from social_recording_tests.platforms.mocks import APIFY_TOKEN, CTX, TWITTERAPI_KEY, Recorder, provider_keys
 

@@ -26,7 +26,7 @@ from social_recording_tests.platforms.mocks import (
     serve,
 )
 
-VIDEO = "https://tiktok.com/@/video/7301234567890123456"  # the one canonical post form (domain/specs)
+VIDEO = "https://tiktok.com/@/video/7301234567890123456"  # the one canonical post form (its spec.py)
 PHOTO = "https://tiktok.com/@/photo/7301234567890999999"
 SHORT_T = "https://tiktok.com/t/ZTRabc123"
 SHORT_VM = "https://vm.tiktok.com/ZMabc123"

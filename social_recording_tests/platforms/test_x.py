@@ -26,7 +26,7 @@ from social_recording_tests.platforms.mocks import (
     serve,
 )
 
-TWEET_URL = "https://x.com/i/status/1790000000000000001"  # the one canonical tweet form (domain/specs)
+TWEET_URL = "https://x.com/i/status/1790000000000000001"  # the one canonical tweet form (its spec.py)
 PROFILE_URL = "https://x.com/soldevalice"
 ROOT_ID = "1790000000000000001"
 

@@ -19,6 +19,7 @@ from social_recording.platforms.base import (
     GenerateResult,
     ProviderKeys,
 )
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.platforms.registry import build_registry
 from social_recording.sandbox import (
     DEMO_SCENARIO_PATH,
@@ -34,6 +35,7 @@ from social_recording.upstream.tracker import TrackerClient
 from social_recording_tests.sandbox._helpers import scenario, token
 
 KEYS = ProviderKeys(
+    {variable: SecretStr(f"{variable.lower()}-value") for variable in CATALOGUE.key_variables()},
     twitterapi_io_key=SecretStr("tw-key"),
     apify_token=SecretStr("apify-key"),
     youtube_api_key=SecretStr("yt-key"),

@@ -284,6 +284,15 @@ def test_scenario_dumps_back_to_an_equal_scenario() -> None:
     assert parse_scenario(dumped) == sc
 
 
+def test_the_demo_scenario_is_the_composition_of_the_base_and_every_platforms_part() -> None:
+    """A platform's part of the demo is its folder's demo.json; the file runs read is generated."""
+    from social_recording.sandbox.demo_scenario import composed_text
+
+    assert DEMO_SCENARIO_PATH.read_text(encoding="utf-8") == composed_text(), (
+        "social_recording/sandbox/scenarios/demo.json is not demo_base.json plus every "
+        "social_recording/platforms/<p>/demo.json: run `python -m social_recording.sandbox.demo_scenario`")
+
+
 def test_demo_scenario_loads_and_covers_what_it_claims(tmp_path: Path) -> None:
     sc = load_scenario(DEMO_SCENARIO_PATH)
     assert len(sc.tokens) >= 40
@@ -311,7 +320,9 @@ def test_demo_scenario_loads_and_covers_what_it_claims(tmp_path: Path) -> None:
     profiles = _demo_profiles(tmp_path)
     urls = [u for us in profiles.values() for u in us]
     platforms = {platform_of(u) for u in urls}
-    assert platforms == set(Platform), set(Platform) - platforms
+    assert platforms == set(Platform), (
+        f"the demo records no URL of {sorted(p.value for p in set(Platform) - platforms)}: add a token linking "
+        "one to social_recording/platforms/<p>/demo.json, then run `python -m social_recording.sandbox.demo_scenario`")
     owners: dict[str, set[str]] = defaultdict(set)
     for address, us in profiles.items():
         for u in us:

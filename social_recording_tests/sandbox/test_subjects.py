@@ -1,4 +1,4 @@
-"""Sandbox subjects for the one canonical form per target (domain/specs): what each request asks about."""
+"""Sandbox subjects for the one canonical form per target (its spec.py): what each request asks about."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Canonical URLs: `to_canonical` transforms (the entry only); `parse_canonical` and `platform_of`
 read and never fix. The rules, generic and per platform, are described in docs/architecture.md
 ("URLs: transformed once, at the entry"); each platform's own live in its spec,
-`domain/specs/<platform>.py`."""
+`platforms/<platform>/spec.py`."""
 
 from social_recording.domain.redaction import redact_url
 from social_recording.domain.urls.canonical import (

@@ -8,7 +8,6 @@ from functools import lru_cache
 from urllib.parse import unquote_plus
 
 from social_recording.domain.redaction import show
-from social_recording.domain.specs.catalogue import CATALOGUE
 from social_recording.domain.url_rules import param_key, strip_params
 from social_recording.domain.urls.model import CanonicalUrl, NonCanonicalUrl, Platform
 from social_recording.domain.urls.normalise import (
@@ -28,6 +27,7 @@ from social_recording.domain.urls.tables import (
     PLATFORM_TRACKING_PARAMS,
     SHORTENER_HOSTS,
 )
+from social_recording.platforms.catalogue import CATALOGUE
 
 
 def _shown(value: str) -> str:

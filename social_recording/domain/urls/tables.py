@@ -4,7 +4,7 @@ platform's URL rules (each platform's rows live in its own package)."""
 from __future__ import annotations
 
 from social_recording.domain.platform import Platform
-from social_recording.domain.specs.catalogue import CATALOGUE
+from social_recording.platforms.catalogue import CATALOGUE
 
 GENERIC_SHORTENER_HOSTS: frozenset[str] = frozenset(
     {

@@ -32,6 +32,7 @@ from social_recording.domain.urls import parse_canonical
 from social_recording.sandbox.fake_api import (
     Call,
     Det,
+    FailureLadder,
     FakeWorld,
     OutcomeKind,
     Outcomes,
@@ -444,6 +445,17 @@ def run_object(run_id: str, record: dict[str, Any], status: str) -> dict[str, An
     }
 
 
+
+_FAILURES = FailureLadder(
+    error=lambda: json_reply(503, apify_error("server-error", "Server is temporarily unavailable, try again later")),
+    rate_limited=lambda: json_reply(429, apify_error(
+        "rate-limit-exceeded", "You have exceeded the rate limit of 30 requests per second")),
+    credit_exhausted=lambda: json_reply(402, apify_error(
+        "not-enough-usage-to-run-paid-actor",
+        "By launching this job you will exceed the remaining usage on your plan. Upgrade or wait for the next cycle.",
+    )),
+)
+
 class ApifyProvider(TargetProvider):
     service = "apify"
     hosts = frozenset({APIFY_HOST})
@@ -508,16 +520,9 @@ class ApifyProvider(TargetProvider):
         if not inputs:
             return json_reply(400, apify_error("invalid-input", f"Input is not valid: no URL for actor {actor}"))
         effects = self._outcomes.effects(call.targets)
-        failure = Outcomes.http_failure(effects)
-        if failure is OutcomeKind.ERROR:
-            return json_reply(503, apify_error("server-error", "Server is temporarily unavailable, try again later"))
-        if failure is OutcomeKind.RATE_LIMITED:
-            return json_reply(429, apify_error("rate-limit-exceeded", "You have exceeded the rate limit of 30 requests per second"))
-        if failure is OutcomeKind.CREDIT_EXHAUSTED:
-            return json_reply(402, apify_error(
-                "not-enough-usage-to-run-paid-actor",
-                "By launching this job you will exceed the remaining usage on your plan. Upgrade or wait for the next cycle.",
-            ))
+        failed = _FAILURES.reply(Outcomes.http_failure(effects))
+        if failed is not None:
+            return failed
         sequence = self._state.bump(_RUN_SEQUENCE)
         run_id = Det("apify-run", str(sequence), call.subject).alnum("id", 17)
         dataset_id = Det("apify-dataset", str(sequence), call.subject).alnum("id", 17)

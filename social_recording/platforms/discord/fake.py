@@ -17,6 +17,7 @@ from social_recording.domain.urls import CanonicalUrl
 from social_recording.sandbox.fake_api import (
     Call,
     Det,
+    FailureLadder,
     FakeWorld,
     OutcomeKind,
     Provider,
@@ -87,10 +88,12 @@ class DiscordProvider(TargetProvider):
         if not code or request.method.upper() != "GET":
             return json_reply(404, {"message": "404: Not Found", "code": 0})
         effect = self._outcomes.effective(call.targets[0])
-        if effect is OutcomeKind.ERROR:
-            return json_reply(503, {"message": "upstream connect error", "code": 0})
-        if effect is OutcomeKind.RATE_LIMITED:
-            return self.too_many_requests(request, RateWindow(1, 1.0, 0.0, 2))
+        failed = FailureLadder(
+            error=lambda: json_reply(503, {"message": "upstream connect error", "code": 0}),
+            rate_limited=lambda: self.too_many_requests(request, RateWindow(1, 1.0, 0.0, 2)),
+        ).reply(effect)
+        if failed is not None:
+            return failed
         if effect is OutcomeKind.NOT_FOUND:
             return json_reply(404, {"message": "Unknown Invite", "code": 10006})
         return json_reply(200, discord_invite(code))

@@ -13,13 +13,14 @@ from urllib.parse import unquote
 
 import httpx
 
-from social_recording.domain.specs.github import GITHUB_RESERVED
 from social_recording.domain.urls import CanonicalUrl
+from social_recording.platforms.github.spec import GITHUB_RESERVED
 from social_recording.sandbox.fake_api import (
     EPOCH_END,
     SANDBOX_PUBLIC_ADDRESS,
     Call,
     Det,
+    FailureLadder,
     FakeWorld,
     OutcomeKind,
     Provider,
@@ -200,10 +201,14 @@ class GitHubProvider(TargetProvider):
             return json_reply(404, github_error("Not Found", "", 404), headers)
         segs, doc = call.args["segs"], call.args["doc"]
         effect = self._outcomes.effective(call.targets[0])
-        if effect is OutcomeKind.ERROR:
-            return json_reply(503, {"message": "No server is currently available to service your request."}, headers)
-        if effect in (OutcomeKind.RATE_LIMITED, OutcomeKind.CREDIT_EXHAUSTED):
-            return self._limited(request, 429 if effect is OutcomeKind.RATE_LIMITED else 403)
+        failed = FailureLadder(
+            error=lambda: json_reply(503, {"message": "No server is currently available to service your request."},
+                                     headers),
+            rate_limited=lambda: self._limited(request, 429),
+            credit_exhausted=lambda: self._limited(request, 403),
+        ).reply(effect)
+        if failed is not None:
+            return failed
         if effect is OutcomeKind.NOT_FOUND:
             return json_reply(404, github_error("Not Found", doc, 404), headers)
         if effect is OutcomeKind.BLOCKED:

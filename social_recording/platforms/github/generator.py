@@ -12,7 +12,6 @@ from urllib.parse import quote
 from pydantic import BaseModel, Field
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
-from social_recording.domain.specs.github import GITHUB_RESERVED
 from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.platforms.base import (
     ErrorCode,
@@ -20,6 +19,7 @@ from social_recording.platforms.base import (
     GenerateResult,
 )
 from social_recording.platforms.github import GITHUB
+from social_recording.platforms.github.spec import GITHUB_RESERVED
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
 from social_recording.platforms.shaping import (
     ROOT_REF,

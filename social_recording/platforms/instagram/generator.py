@@ -8,10 +8,10 @@ import re
 from typing import Any
 
 from social_recording.domain.graph import GraphGroup, SocialObject
-from social_recording.domain.specs.instagram import INSTAGRAM_RESERVED
 from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.platforms.apify.client import INSTAGRAM_ACTOR, ApifyGenerator, first_usable
 from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult, PaidRequests
+from social_recording.platforms.instagram.spec import INSTAGRAM_RESERVED
 from social_recording.platforms.shaping import ROOT_REF, finish, first_str, id_str, item_object, urls_in_text
 
 _CODE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

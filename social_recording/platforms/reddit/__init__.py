@@ -1,7 +1,8 @@
 """Reddit, through an Apify actor: paid per run: its generator and sandbox fake. Its descriptor and URL rules
-are pure data in `social_recording/domain/specs/reddit.py`, re-exported here (docs/architecture.md,
+are pure data in its
+`spec.py`, re-exported here (docs/architecture.md,
 "Layers")."""
 
-from social_recording.domain.specs.reddit import DESCRIPTOR
+from social_recording.platforms.reddit.spec import DESCRIPTOR
 
 __all__ = ["DESCRIPTOR"]

@@ -13,15 +13,16 @@ from urllib.parse import unquote
 
 import httpx
 
-from social_recording.domain.specs.telegram import (
+from social_recording.domain.urls import CanonicalUrl
+from social_recording.platforms.telegram.spec import (
     TELEGRAM_NON_CHAT_PATHS,
     TELEGRAM_PRIVATE_PATHS,
     TELEGRAM_VENUE_PREFIXES,
 )
-from social_recording.domain.urls import CanonicalUrl
 from social_recording.sandbox.fake_api import (
     Call,
     Det,
+    FailureLadder,
     FakeWorld,
     OutcomeKind,
     Provider,
@@ -219,6 +220,13 @@ def telegram_not_found_page(name: str) -> str:
             + page + _TG_FOOT.format(name=e(name)))
 
 
+_FAILURES = FailureLadder(
+    error=lambda: html_reply(503, plain_error_page(503, "Service Temporarily Unavailable")),
+    rate_limited=lambda: html_reply(429, plain_error_page(429, "Too Many Requests"), {"retry-after": "30"}),
+)
+"""t.me has no credits: a spent quota reads as its 429."""
+
+
 class TelegramProvider(TargetProvider):
     service = "telegram"
     hosts = TELEGRAM_HOSTS
@@ -240,10 +248,9 @@ class TelegramProvider(TargetProvider):
             return html_reply(302, "", {"location": "https://telegram.org/"})
         name, invite = call.args["name"], call.args["invite"]
         effect = self._outcomes.effective(call.targets[0])
-        if effect is OutcomeKind.ERROR:
-            return html_reply(503, plain_error_page(503, "Service Temporarily Unavailable"))
-        if effect in (OutcomeKind.RATE_LIMITED, OutcomeKind.CREDIT_EXHAUSTED):
-            return html_reply(429, plain_error_page(429, "Too Many Requests"), {"retry-after": "30"})
+        failed = _FAILURES.reply(effect)
+        if failed is not None:
+            return failed
         if effect is OutcomeKind.NOT_FOUND:
             return html_reply(200, telegram_not_found_page(name))
         if invite or effect is OutcomeKind.BLOCKED:

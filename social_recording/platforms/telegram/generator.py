@@ -16,12 +16,6 @@ from selectolax.lexbor import LexborHTMLParser
 from selectolax.lexbor import LexborNode as Node
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
-from social_recording.domain.specs.telegram import (
-    TELEGRAM_NON_CHAT_PATHS,
-    TELEGRAM_PRIVATE_PATHS,
-    TELEGRAM_USERNAME_RE,
-    TELEGRAM_VENUE_PREFIXES,
-)
 from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.outbound.bounds import MAX_NUMBER_CHARS, OverLimit, check_page
 from social_recording.platforms.base import (
@@ -45,6 +39,12 @@ from social_recording.platforms.shaping import (
     urls_in_text,
 )
 from social_recording.platforms.telegram import TELEGRAM
+from social_recording.platforms.telegram.spec import (
+    TELEGRAM_NON_CHAT_PATHS,
+    TELEGRAM_PRIVATE_PATHS,
+    TELEGRAM_USERNAME_RE,
+    TELEGRAM_VENUE_PREFIXES,
+)
 
 PAGE_BASE = "https://t.me"
 SERVICE = TELEGRAM.name

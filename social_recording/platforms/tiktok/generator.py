@@ -8,7 +8,6 @@ import re
 from typing import Any
 
 from social_recording.domain.graph import GraphGroup, SocialObject
-from social_recording.domain.specs.tiktok import TIKTOK_NON_POST_PATHS
 from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.platforms.apify.client import TIKTOK_ACTOR, ApifyGenerator, first_usable
 from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult, PaidRequests
@@ -21,6 +20,7 @@ from social_recording.platforms.shaping import (
     item_object,
     urls_in_text,
 )
+from social_recording.platforms.tiktok.spec import TIKTOK_NON_POST_PATHS
 
 _DIGITS = re.compile(r"^[0-9]{1,25}$")
 _HANDLE = re.compile(r"^@[A-Za-z0-9_.]{1,24}$")

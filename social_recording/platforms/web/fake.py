@@ -23,6 +23,7 @@ from social_recording.platforms.web.generator import registrable_domain
 from social_recording.sandbox.fake_api import (
     Call,
     Det,
+    FailureLadder,
     FakeWorld,
     OutcomeKind,
     Provider,
@@ -165,6 +166,19 @@ def window_name(per_seconds: float) -> str:
     return "hour" if per_seconds <= 3600 else "day"
 
 
+_FAILURES = FailureLadder(
+    error=lambda: json_reply(503, {"message": "Service Unavailable", "status": 503}),
+    rate_limited=lambda: json_reply(429, urlscan_message(
+        429, "Rate limit for scan exceeded", "Please slow down: try again in 30 seconds."),
+        {"retry-after": "30", "x-rate-limit-scope": "team", "x-rate-limit-action": "unlisted",
+         "x-rate-limit-window": "minute", "x-rate-limit-remaining": "0"}),
+    credit_exhausted=lambda: json_reply(429, urlscan_message(
+        429, "Daily quota of unlisted scans exceeded", "Your quota resets at midnight UTC."),
+        {"x-rate-limit-scope": "team", "x-rate-limit-action": "unlisted", "x-rate-limit-window": "day",
+         "x-rate-limit-remaining": "0"}),
+)
+
+
 class UrlscanProvider(TargetProvider):
     service = "urlscan"
     hosts = frozenset({URLSCAN_HOST})
@@ -206,18 +220,9 @@ class UrlscanProvider(TargetProvider):
             return json_reply(400, urlscan_message(400, "Missing URL properties", "The url property is required."))
         effect = self._outcomes.effective(call.targets[0])
         host = wire_host(httpx.URL(submitted_url)) if "://" in submitted_url else submitted_url.split("/", 1)[0]
-        if effect is OutcomeKind.ERROR:
-            return json_reply(503, {"message": "Service Unavailable", "status": 503})
-        if effect is OutcomeKind.RATE_LIMITED:
-            return json_reply(429, urlscan_message(
-                429, "Rate limit for scan exceeded", "Please slow down: try again in 30 seconds."),
-                {"retry-after": "30", "x-rate-limit-scope": "team", "x-rate-limit-action": "unlisted",
-                 "x-rate-limit-window": "minute", "x-rate-limit-remaining": "0"})
-        if effect is OutcomeKind.CREDIT_EXHAUSTED:
-            return json_reply(429, urlscan_message(
-                429, "Daily quota of unlisted scans exceeded", "Your quota resets at midnight UTC."),
-                {"x-rate-limit-scope": "team", "x-rate-limit-action": "unlisted", "x-rate-limit-window": "day",
-                 "x-rate-limit-remaining": "0"})
+        failed = _FAILURES.reply(effect)
+        if failed is not None:
+            return failed
         if effect is OutcomeKind.NOT_FOUND:
             return json_reply(400, urlscan_message(
                 400, "DNS Error - Could not resolve domain",

@@ -15,14 +15,15 @@ from typing import Any
 
 import httpx
 
-from social_recording.domain.specs.x import X_RESERVED
 from social_recording.domain.urls import CanonicalUrl
 from social_recording.platforms.x.generator import classify_x_url
+from social_recording.platforms.x.spec import X_RESERVED
 from social_recording.sandbox.fake_api import (
     INVALID_UNSERVABLE,
     MISSING,
     Call,
     Det,
+    FailureLadder,
     FakeWorld,
     OutcomeKind,
     Outcomes,
@@ -239,6 +240,13 @@ def tweet_authors(scenario: Scenario, redirects: Redirects) -> dict[str, str]:
     return authors
 
 
+_FAILURES = FailureLadder(
+    error=lambda: json_reply(503, x_error("Service Unavailable")),
+    rate_limited=lambda: json_reply(429, x_error("Too many requests, please slow down"), {"retry-after": "5"}),
+    credit_exhausted=lambda: json_reply(402, x_error("Credits is not enough.Please recharge")),
+)
+
+
 class TwitterApiProvider(TargetProvider):
     """api.twitterapi.io: `GET /twitter/tweets?tweet_ids=` and `GET /twitter/user/info?userName=`,
     behind `X-API-Key`."""
@@ -272,13 +280,9 @@ class TwitterApiProvider(TargetProvider):
         if not call.subject.split(":", 1)[1]:
             return json_reply(400, x_error(f"{call.args['what']} is required"))
         effects = self._outcomes.effects(call.targets)
-        failure = Outcomes.http_failure(effects)
-        if failure is OutcomeKind.ERROR:
-            return json_reply(503, x_error("Service Unavailable"))
-        if failure is OutcomeKind.RATE_LIMITED:
-            return json_reply(429, x_error("Too many requests, please slow down"), {"retry-after": "5"})
-        if failure is OutcomeKind.CREDIT_EXHAUSTED:
-            return json_reply(402, x_error("Credits is not enough.Please recharge"))
+        failed = _FAILURES.reply(Outcomes.http_failure(effects))
+        if failed is not None:
+            return failed
         if "ids" in call.args:
             tweets: list[dict[str, Any]] = []
             for tweet_id, effect in zip(call.args["ids"], effects, strict=True):

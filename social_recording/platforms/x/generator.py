@@ -12,7 +12,6 @@ from typing import Any
 import httpx
 
 from social_recording.domain.graph import GraphGroup, SocialContractError, SocialObject
-from social_recording.domain.specs.x import X_HANDLE_RE, X_RESERVED
 from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.platforms.base import (
     ErrorCode,
@@ -39,6 +38,7 @@ from social_recording.platforms.shaping import (
     zero_call,
 )
 from social_recording.platforms.x import TWITTERAPI
+from social_recording.platforms.x.spec import X_HANDLE_RE, X_RESERVED
 
 KEY_VARIABLE = TWITTERAPI.key_variable
 TWITTERAPI_BASE = "https://api.twitterapi.io"

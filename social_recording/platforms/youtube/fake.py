@@ -12,12 +12,13 @@ from typing import Any
 
 import httpx
 
-from social_recording.domain.specs.youtube import YOUTUBE_VIDEO_PATHS
 from social_recording.domain.urls import CanonicalUrl
+from social_recording.platforms.youtube.spec import YOUTUBE_VIDEO_PATHS
 from social_recording.sandbox.fake_api import (
     MISSING,
     Call,
     Det,
+    FailureLadder,
     FakeWorld,
     OutcomeKind,
     Outcomes,
@@ -148,6 +149,13 @@ def google_error(code: int, status: str, message: str, reason: str, domain: str 
                       "errors": [{"message": message, "domain": domain, "reason": reason}], "status": status}}
 
 
+def _quota_exceeded() -> Reply:
+    message = ('The request cannot be completed because you have exceeded your '
+               '<a href="/youtube/v3/getting-started#quota">quota</a>.')
+    return json_reply(403, {"error": {"code": 403, "message": message, "errors": [
+        {"message": message, "domain": "youtube.quota", "reason": "quotaExceeded"}]}})
+
+
 class YouTubeProvider(TargetProvider):
     service = "youtube"
     hosts = YOUTUBE_HOSTS
@@ -192,16 +200,14 @@ class YouTubeProvider(TargetProvider):
                 400, "INVALID_ARGUMENT", "No filter selected. Expected one of: id, forHandle, forUsername, mine.",
                 "missingRequiredParameter", domain="youtube.parameter"))
         effects = self._outcomes.effects(call.targets)
-        failure = Outcomes.http_failure(effects)
-        if failure is OutcomeKind.ERROR:
-            return json_reply(503, google_error(503, "UNAVAILABLE", "The service is currently unavailable.", "backendError"))
-        if failure is OutcomeKind.RATE_LIMITED:
-            return self._rate_limited()
-        if failure is OutcomeKind.CREDIT_EXHAUSTED:
-            message = ('The request cannot be completed because you have exceeded your '
-                       '<a href="/youtube/v3/getting-started#quota">quota</a>.')
-            return json_reply(403, {"error": {"code": 403, "message": message, "errors": [
-                {"message": message, "domain": "youtube.quota", "reason": "quotaExceeded"}]}})
+        failed = FailureLadder(
+            error=lambda: json_reply(503, google_error(503, "UNAVAILABLE", "The service is currently unavailable.",
+                                                       "backendError")),
+            rate_limited=self._rate_limited,
+            credit_exhausted=_quota_exceeded,
+        ).reply(Outcomes.http_failure(effects))
+        if failed is not None:
+            return failed
         items: list[dict[str, Any]] = []
         for ident, effect in zip(ids, effects, strict=True):
             if effect in MISSING:

@@ -12,7 +12,6 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
-from social_recording.domain.specs.youtube import YOUTUBE_VIDEO_PATHS
 from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.platforms.base import (
     ErrorCode,
@@ -36,6 +35,7 @@ from social_recording.platforms.shaping import (
     urls_in_text,
 )
 from social_recording.platforms.youtube import YOUTUBE
+from social_recording.platforms.youtube.spec import YOUTUBE_VIDEO_PATHS
 
 API_BASE = "https://www.googleapis.com/youtube/v3"
 AUTH_HOSTS = frozenset({"www.googleapis.com", "youtube.googleapis.com"})

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -124,6 +124,29 @@ def plain_error_page(status: int, reason: str) -> str:
     """The nginx error page t.me (and most sites) send for 5xx / 429."""
     return (f"<html>\r\n<head><title>{status} {reason}</title></head>\r\n<body>\r\n"
             f"<center><h1>{status} {reason}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n")
+
+
+@dataclass(frozen=True)
+class FailureLadder:
+    """How one provider says the scenario's failures, one table per fake: `error` (and a flaky
+    target's failing calls) as its 5xx, `rate_limited` as its 429, `credit_exhausted` as its credit
+    answer (402, or the 403/429 a spent quota reads as); a provider without credits answers that as
+    its rate limit. `reply` is the one ladder every fake climbs before it answers a target, so the
+    order and the fallback are written once (docs/architecture.md, "The sandbox")."""
+
+    error: Callable[[], Reply]
+    rate_limited: Callable[[], Reply]
+    credit_exhausted: Callable[[], Reply] | None = None
+
+    def reply(self, effect: OutcomeKind | None) -> Reply | None:
+        """The failure's reply, or None when `effect` is no HTTP failure (the fake answers it)."""
+        if effect is OutcomeKind.ERROR:
+            return self.error()
+        if effect is OutcomeKind.CREDIT_EXHAUSTED and self.credit_exhausted is not None:
+            return self.credit_exhausted()
+        if effect in (OutcomeKind.RATE_LIMITED, OutcomeKind.CREDIT_EXHAUSTED):
+            return self.rate_limited()
+        return None
 
 
 class Outcomes:

@@ -61,4 +61,4 @@ GITHUB = ProviderAccount(
     package=PACKAGE,
 )
 
-DESCRIPTOR = PlatformDescriptor(Platform.GITHUB, GITHUB, URL_RULES, package=PACKAGE)
+DESCRIPTOR = PlatformDescriptor(Platform.GITHUB, GITHUB, URL_RULES, package=PACKAGE, title="GitHub")

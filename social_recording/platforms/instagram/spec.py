@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 
 from social_recording.domain.platform import Platform, PlatformDescriptor
-from social_recording.domain.specs.apify import APIFY
 from social_recording.domain.url_rules import Pairs, UrlRules
+from social_recording.platforms.apify.spec import APIFY
 
 PACKAGE = "social_recording.platforms.instagram"
 """The platform's package: its generator and its sandbox fake."""

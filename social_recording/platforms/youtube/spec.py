@@ -88,4 +88,4 @@ YOUTUBE = ProviderAccount(
     package=PACKAGE,
 )
 
-DESCRIPTOR = PlatformDescriptor(Platform.YOUTUBE, YOUTUBE, URL_RULES, package=PACKAGE)
+DESCRIPTOR = PlatformDescriptor(Platform.YOUTUBE, YOUTUBE, URL_RULES, package=PACKAGE, title="YouTube")

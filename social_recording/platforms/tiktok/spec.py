@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 
 from social_recording.domain.platform import Platform, PlatformDescriptor
-from social_recording.domain.specs.apify import APIFY
 from social_recording.domain.url_rules import DIGITS_RE, Pairs, UrlRules
+from social_recording.platforms.apify.spec import APIFY
 
 PACKAGE = "social_recording.platforms.tiktok"
 """The platform's package: its generator and its sandbox fake."""
@@ -70,4 +70,4 @@ URL_RULES = UrlRules(
     is_shortlink=_is_share_link,
 )
 
-DESCRIPTOR = PlatformDescriptor(Platform.TIKTOK, APIFY, URL_RULES, package=PACKAGE)
+DESCRIPTOR = PlatformDescriptor(Platform.TIKTOK, APIFY, URL_RULES, package=PACKAGE, title="TikTok")

@@ -87,4 +87,4 @@ TWITTERAPI = ProviderAccount(
     package=PACKAGE,
 )
 
-DESCRIPTOR = PlatformDescriptor(Platform.X, TWITTERAPI, URL_RULES, package=PACKAGE)
+DESCRIPTOR = PlatformDescriptor(Platform.X, TWITTERAPI, URL_RULES, package=PACKAGE, title="X")

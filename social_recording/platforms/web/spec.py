@@ -34,4 +34,5 @@ URLSCAN = ProviderAccount(
 RDAP = ProviderAccount(name="rdap", paid=False)
 """The registration date of a scanned page's domain: free, called inside urlscan's slot."""
 
-DESCRIPTOR = PlatformDescriptor(Platform.WEB, URLSCAN, URL_RULES, package=PACKAGE, also_calls=(RDAP,))
+DESCRIPTOR = PlatformDescriptor(Platform.WEB, URLSCAN, URL_RULES, package=PACKAGE, also_calls=(RDAP,),
+                                title="the website")

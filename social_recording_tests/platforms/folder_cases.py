@@ -1,0 +1,63 @@
+"""A platform's own test cases, kept in its folder (`social_recording/platforms/<p>/cases.json`): its
+contract case (the successful answer test_contract.py replays) and its behaviour cases (URL -> the
+requests it makes -> the graph or the error), each answer a recorded fixture of the folder or a
+status with a JSON body. A platform added with its folder brings its tests without editing this tree
+(docs/architecture.md, "Providers in one place")."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from social_recording.domain.platform import Platform
+from social_recording.platforms.catalogue import CATALOGUE
+
+PLATFORMS_DIR = Path(__file__).resolve().parents[2] / "social_recording" / "platforms"
+
+Answer = str | dict[str, Any]
+"""A fixture file of the platform's folder (the wrapper of fixtures/real/SOURCES.md), or
+`{"status", "json", "headers"?}`."""
+
+
+@dataclass(frozen=True)
+class FolderCases:
+    platform: Platform
+    folder: Path
+    contract: dict[str, Any] | None
+    cases: list[dict[str, Any]]
+
+    def response(self, answer: Answer) -> httpx.Response:
+        if isinstance(answer, dict):
+            return httpx.Response(int(answer["status"]), json=answer.get("json"), headers=answer.get("headers") or {})
+        record = json.loads((self.folder / answer).read_text(encoding="utf-8"))
+        headers = {k: v for k, v in (record.get("headers") or {}).items()
+                   if k.lower() not in ("content-length", "transfer-encoding", "content-encoding", "connection")}
+        return httpx.Response(int(record.get("status") or 200), content=str(record["body_text"]).encode("utf-8"),
+                              headers=headers)
+
+    def handler(self, answers: dict[str, Answer]) -> Any:
+        """Answers by request path; a path no answer names gets a 404 (the test then fails on it)."""
+
+        def handle(request: httpx.Request) -> httpx.Response:
+            answer = answers.get(request.url.path)
+            if answer is None:
+                return httpx.Response(404, json={"error": f"no answer scripted for {request.url.path}"})
+            return self.response(answer)
+
+        return handle
+
+
+def folder_cases() -> list[FolderCases]:
+    """Every platform of the catalogue whose folder has a cases.json."""
+    found = []
+    for descriptor in CATALOGUE:
+        folder = PLATFORMS_DIR / descriptor.platform.value
+        path = folder / "cases.json"
+        if path.is_file():
+            data = json.loads(path.read_text(encoding="utf-8"))
+            found.append(FolderCases(descriptor.platform, folder, data.get("contract"), list(data.get("cases", []))))
+    return found
