@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from hypothesis import settings
 
 from social_recording_tests.ferretdb_differences import Difference
 from test_support.ferretdb_server import BINARY_ENV, FERRETDB_VERSION, running_ferretdb
@@ -15,6 +16,12 @@ from test_support.mongo_server import MONGO_URL_ENV, MongoServer, describe, serv
 from test_support.redis_server import running_redis
 
 MONGO_SERVER_MARK = "mongo_server"
+
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
+"""No Hypothesis example fails for its time (its default deadline is 200 ms): a test never asserts a
+timing, and a busy machine or a parallel run slows any example (a test's own settings may still set
+other options)."""
 
 
 @pytest.fixture(scope="session")
