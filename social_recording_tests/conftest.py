@@ -105,6 +105,28 @@ def pytest_report_header(config: pytest.Config) -> str:
             f"{BINARY_ENV} or {MONGO_URL_ENV})")
 
 
+TIMINGS_PROPERTY = "session_timings"
+"""A test report's user property holding [title, line, ...]: figures a test measured (the deployment
+rehearsal's timings), printed at the end of the session. A report carries them from a pytest-xdist
+worker to the session that prints the summary."""
+
+_TIMINGS: dict[str, list[str]] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    for name, value in report.user_properties:
+        if name == TIMINGS_PROPERTY:
+            title, *lines = value
+            _TIMINGS[title] = lines
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for title, lines in _TIMINGS.items():
+        terminalreporter.write_sep("-", title)
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
 @pytest.fixture(autouse=True)
 def _environment_restored() -> Iterator[None]:
     """Each test leaves the process environment as it found it: reading settings puts the values of
