@@ -61,9 +61,9 @@ test: install lint $(FERRETDB)
 	echo "make test: pytest took $$((wall / 60)) min $$((wall % 60)) s wall ($$parallel s on $(TEST_WORKERS) workers, then the serial tests; load $$(cut -d' ' -f1-3 /proc/loadavg))"; \
 	exit $$status
 
-# The inner loop, in a few minutes: lint and types, then the tests that need no server and start no
-# process of their own (the domain's rules, the import layers, the documents' pointers, the settings),
-# in parallel. `make test` runs them again with everything else.
+# The inner loop, in a few minutes: lint and types, then the tests that need no server (the domain's
+# rules, the import layers, the documents' pointers, the settings, the HTTP layer, the upstream
+# readers), in parallel. `make test` runs them again with everything else.
 CHECK_TESTS := social_recording_tests/domain social_recording_tests/test_layers.py \
 	social_recording_tests/test_doc_pointers.py social_recording_tests/test_settings.py \
 	social_recording_tests/test_spend_settings.py social_recording_tests/test_provider_tables.py \

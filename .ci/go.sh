@@ -7,8 +7,18 @@
 #   GO_CANDIDATES   where to look besides PATH (Go's own install directory, Debian's versioned packages)
 #   APT_GET         the apt-get command (e.g. `echo apt-get` to see what would be installed)
 
+# Safe under .ci/run's `set -euo pipefail`: no command here fails the script unless ensure_go does.
+
+# Debian's versioned Go packages (/usr/lib/go-1.N/bin/go), newest first.
+debian_gos() {
+  local go
+  for go in /usr/lib/go-1.*/bin/go; do
+    if [ -x "$go" ]; then echo "$go"; fi
+  done | sort -rV
+}
+
 GO_MIN_MINOR="${GO_MIN_MINOR:-21}"
-GO_CANDIDATES="${GO_CANDIDATES-/usr/local/go/bin/go $(ls -d /usr/lib/go-1.*/bin/go 2>/dev/null | sort -rV)}"
+GO_CANDIDATES="${GO_CANDIDATES-/usr/local/go/bin/go $(debian_gos)}"
 APT_GET="${APT_GET:-apt-get}"
 
 # Whether a version `1.22.3`, `go1.22.3`, `2:1.22~2` (a Debian version) or `go1.21rc2` is >= 1.GO_MIN_MINOR.
@@ -81,7 +91,7 @@ ensure_go() {
   local go
   if ! go="$(find_go)"; then
     install_go || return 1
-    GO_CANDIDATES="/usr/local/go/bin/go $(ls -d /usr/lib/go-1.*/bin/go 2>/dev/null | sort -rV)"
+    GO_CANDIDATES="/usr/local/go/bin/go $(debian_gos)"
     go="$(find_go)" || { echo "go.sh: still no Go >= 1.$GO_MIN_MINOR after installing one" >&2; return 1; }
   fi
   export PATH="$(dirname "$go"):$PATH"
