@@ -52,8 +52,7 @@ from test_support.rehearsal import (
 )
 from test_support.sandbox_env import token
 
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("daemon_recovery")]
-"""One worker runs every test of the module: they share one crash report (a module fixture)."""
+pytestmark = pytest.mark.integration
 
 STRANDED_WAIT_S = 90.0
 """Guard: the backfill daemon looks for new backfills every 30 s."""

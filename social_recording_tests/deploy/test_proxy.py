@@ -35,8 +35,7 @@ from test_support.rehearsal import (
     port_open,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("proxy")]
-"""One worker runs every test of the module: they share one deployment behind the proxy (a module fixture)."""
+pytestmark = pytest.mark.integration
 
 PROXY_CONF = DEPLOY_DIR / "proxy" / "nginx.conf"
 OPERATOR = ("op-alice", "op-Pw-31f")

@@ -20,8 +20,7 @@ from test_support.rehearsal import (
     run_rehearsal,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.mongo_server, pytest.mark.xdist_group("rehearsal")]
-"""One worker runs every test of the module: they share one rehearsal (a module fixture)."""
+pytestmark = [pytest.mark.integration, pytest.mark.mongo_server]
 
 
 @pytest.fixture(scope="module")
