@@ -1,11 +1,12 @@
 # One entry point for users and CI. `make test` creates .venv, installs the project with its dev
-# extra, and runs the whole suite (lint + types + pytest).
+# extra, and runs the whole suite (lint + types + pytest, in parallel); `make check` is the inner
+# loop's few minutes (lint + types + the fast tests).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 DEV_HOME ?= $(CURDIR)/.social_recording/dagster_home
 
-.PHONY: install test lint dev demo-run status test-mongo lock ferretdb test-ferretdb clean image up secrets login helm-values
+.PHONY: install test check lint dev demo-run status test-mongo lock ferretdb ferretdb-path test-ferretdb clean image up secrets login helm-values
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,20 +28,54 @@ lint: install
 # from the pinned release's source with Go when missing. Not `go install ...@$(FERRETDB_VERSION)`: the
 # binary it builds panics at start, because the release's generated build/version/version.txt is not
 # part of the Go module; the recipe builds a copy of the module with that file written.
+# Go >= 1.21 fetches the toolchain the release's go.mod asks for (1.24) from the Go module proxy
+# (GOTOOLCHAIN=auto; distributions' and users' go env often say `local`); README, "Set up and test",
+# says where to get a Go on Debian and Ubuntu.
 FERRETDB_VERSION := v1.24.2
 FERRETDB ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/social_recording/ferretdb-$(FERRETDB_VERSION)/ferretdb
+FERRETDB_GOTOOLCHAIN ?= auto
+$(FERRETDB): export GOTOOLCHAIN = $(FERRETDB_GOTOOLCHAIN)
 $(FERRETDB):
-	@command -v go >/dev/null || { echo "FerretDB $(FERRETDB_VERSION) is built from source with Go (1.24, or any Go >= 1.21, which fetches 1.24), which is not on PATH" >&2; exit 1; }
+	@command -v go >/dev/null || { echo "FerretDB $(FERRETDB_VERSION) is built from source with Go >= 1.21 (it fetches 1.24), which is not on PATH: see README.md, 'Set up and test'" >&2; exit 1; }
+	@v=$$(GOTOOLCHAIN=local go env GOVERSION); case "$$v" in go1.[0-9].*|go1.[0-9]|go1.1[0-9]*|go1.20*) echo "FerretDB $(FERRETDB_VERSION) needs Go >= 1.21 (it fetches 1.24), and PATH's go is $$v: see README.md, 'Set up and test'" >&2; exit 1;; esac
 	set -e; src=$$(go mod download -json github.com/FerretDB/FerretDB@$(FERRETDB_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
 	work=$$(mktemp -d); trap 'chmod -R u+w "$$work"; rm -rf "$$work"' EXIT; \
 	cp -R "$$src/." "$$work"; chmod -R u+w "$$work"; echo $(FERRETDB_VERSION) > "$$work/build/version/version.txt"; \
 	mkdir -p "$(dir $@)"; cd "$$work" && go build -o "$@.tmp" ./cmd/ferretdb; mv "$@.tmp" "$@"
 	"$@" --version | head -n 1
 
+# The suite in two parts (social_recording_tests/README.md, "Running in parallel"): every test not
+# marked `serial` on TEST_WORKERS pytest-xdist workers (each with its own servers, ports and
+# databases), then the `serial` ones alone; the wall time at the end (CI's log shows it). Both parts
+# always run; the target fails when either does. Workers: one more than the cores (many tests wait on
+# servers and subprocesses), at most 6. `make test PYTEST_ARGS="-x"` passes options to both.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); n=$$((n + 1)); [ $$n -gt 6 ] && n=6; echo $$n)
+PYTEST_ARGS ?=
+PYTEST := SOCIAL_RECORDING_TEST_FERRETDB=$(FERRETDB) $(BIN)/python -m pytest
 test: install lint $(FERRETDB)
-	SOCIAL_RECORDING_TEST_FERRETDB=$(FERRETDB) $(BIN)/python -m pytest -q
+	@start=$$(date +%s); status=0; \
+	$(PYTEST) -q -n $(TEST_WORKERS) --dist loadscope -m "not serial" $(PYTEST_ARGS) || status=$$?; \
+	parallel=$$(( $$(date +%s) - start )); \
+	$(PYTEST) -q -m serial $(PYTEST_ARGS) || { rc=$$?; [ $$rc -eq 5 ] || status=$$rc; }; \
+	wall=$$(( $$(date +%s) - start )); \
+	echo "make test: pytest took $$((wall / 60)) min $$((wall % 60)) s wall ($$parallel s on $(TEST_WORKERS) workers, then the serial tests; load $$(cut -d' ' -f1-3 /proc/loadavg))"; \
+	exit $$status
+
+# The inner loop, in a few minutes: lint and types, then the tests that need no server (the domain's
+# rules, the import layers, the documents' pointers, the settings, the HTTP layer, the upstream
+# readers), in parallel. `make test` runs them again with everything else.
+CHECK_TESTS := social_recording_tests/domain social_recording_tests/test_layers.py \
+	social_recording_tests/test_doc_pointers.py social_recording_tests/test_settings.py \
+	social_recording_tests/test_spend_settings.py social_recording_tests/test_provider_tables.py \
+	social_recording_tests/test_settled_rules.py social_recording_tests/outbound social_recording_tests/upstream
+check: install lint
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not mongo_server and not integration" $(CHECK_TESTS)
 
 ferretdb: $(FERRETDB)
+
+# Where the FerretDB binary is (built or not): .ci/run installs Go only when it is missing.
+ferretdb-path:
+	@echo $(FERRETDB)
 
 # Only the tests that reach the Mongo-protocol server (the store's contract over the wire, the
 # concurrency, fault and rehearsal runs on the Mongo store), on a FerretDB started for the session.

@@ -1,4 +1,4 @@
-"""The benchmark suite: P1–P9 (and the fault benchmark), each beside its baseline.
+"""The benchmark suite: P1–P12 (and the fault benchmark), each beside its baseline.
 
     python bench/run.py                 # every part at its full size (tens of minutes, ~2 GB of disk for P4)
     python bench/run.py --parts P3 P4   # some parts
@@ -26,6 +26,7 @@ also prints: a figure in the docs is one a run produced (bench/_results.py).
 - P9 `p9_connections.py` the GitHub client per URL on real sockets: one shared transport against one per call
 - P10 `p10_run_log.py`   one run-log event per URL against 50 lines per event, on both instance configs
 - P11 `p11_backfill_start.py` launch of a backfill -> its first run, under the real daemon, both instance configs
+- P12 `p12_status_start.py` the status command from start to exit, beside `import dagster`
 - faults `faults.py`     paid calls per distinct paid subject under faults (full runs only)
 """
 
@@ -59,6 +60,7 @@ PARTS: dict[str, tuple[str, list[str] | None]] = {
     "P10": ("p10_run_log.py", ["--urls", "50", "--repeat", "1"]),
     "P11": ("p11_backfill_start.py", ["--instances", "dev", "--repeat", "1"]),
     "P9": ("p9_connections.py", ["--urls", "10", "--threads", "1", "2", "--repeat", "1"]),
+    "P12": ("p12_status_start.py", ["--repeat", "1"]),
     "faults": ("faults.py", None),
 }
 """Part -> (script, its arguments for --smoke; None: the part is skipped by --smoke)."""

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from hypothesis import settings
 
 from social_recording_tests.ferretdb_differences import Difference
 from test_support.ferretdb_server import BINARY_ENV, FERRETDB_VERSION, running_ferretdb
@@ -15,6 +16,12 @@ from test_support.mongo_server import MONGO_URL_ENV, MongoServer, describe, serv
 from test_support.redis_server import running_redis
 
 MONGO_SERVER_MARK = "mongo_server"
+
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
+"""No Hypothesis example fails for its time (its default deadline is 200 ms): a test never asserts a
+timing, and a busy machine or a parallel run slows any example (a test's own settings may still set
+other options)."""
 
 
 @pytest.fixture(scope="session")
@@ -96,6 +103,28 @@ def pytest_report_header(config: pytest.Config) -> str:
         return f"Mongo store over the wire: FerretDB {FERRETDB_VERSION} on PostgreSQL, started for the session"
     return (f"Mongo store over the wire: no server: its tests fail; `make ferretdb` builds FerretDB (or set "
             f"{BINARY_ENV} or {MONGO_URL_ENV})")
+
+
+TIMINGS_PROPERTY = "session_timings"
+"""A test report's user property holding [title, line, ...]: figures a test measured (the deployment
+rehearsal's timings), printed at the end of the session. A report carries them from a pytest-xdist
+worker to the session that prints the summary."""
+
+_TIMINGS: dict[str, list[str]] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    for name, value in report.user_properties:
+        if name == TIMINGS_PROPERTY:
+            title, *lines = value
+            _TIMINGS[title] = lines
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for title, lines in _TIMINGS.items():
+        terminalreporter.write_sep("-", title)
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 @pytest.fixture(autouse=True)

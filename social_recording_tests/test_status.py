@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -389,10 +388,11 @@ def test_the_next_step_of_a_url_in_every_state() -> None:
     assert resumed[:2] == ("pending", True) and "resumes urlscan request scan-1" in resumed[2]
 
 
-def test_the_command_never_imports_dagster_and_starts_within_a_second(seeded: Path) -> None:
-    """`status` answers at any store size in a fraction of a second: most of a Dagster import's
-    second and more would be spent before the store is read (python -X importtime names every module
-    loaded). Timed against importing Dagster alone at the same moment, so a busy machine slows both."""
+def test_the_command_never_imports_dagster(seeded: Path) -> None:
+    """`status` answers at any store size without Dagster's import (most of a second and more spent
+    before the store is read): `python -X importtime` names every module a process loaded, and none
+    of them is Dagster's. How fast it starts is measured, beside `import dagster`, by
+    bench/p12_status_start.py (a benchmark: a test never compares timings)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     for args in (["status"], ["status", "--json"], ["status", "--url", GH]):
         done = subprocess.run([sys.executable, "-X", "importtime", "-m", "social_recording", *args], cwd=REPO,
@@ -400,12 +400,3 @@ def test_the_command_never_imports_dagster_and_starts_within_a_second(seeded: Pa
         assert done.returncode == 0, done.stderr[-2000:]
         loaded = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
         assert len(loaded) > 100 and not [m for m in loaded if m.split(".")[0] in ("dagster", "dagster_shared")], args
-
-    def timed(*args: str) -> float:
-        started = time.perf_counter()
-        subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, timeout=120, check=True)
-        return time.perf_counter() - started
-
-    status = min(timed("-m", "social_recording", "status") for _ in range(2))
-    dagster = min(timed("-c", "import dagster") for _ in range(2))
-    assert status < dagster, (status, dagster)  # about 0.4 s against 1.4 s on a quiet machine

@@ -49,6 +49,14 @@ BINARY_ENV = "SOCIAL_RECORDING_TEST_FERRETDB"
 
 START_TIMEOUT_S = 30.0
 
+POOL_MAX_CONNS = 8
+"""PostgreSQL connections one FerretDB may open (its own default is 50): the parallel workers of
+`make test` each run one for the session, beside the rehearsal's and the fault tests' own, on one
+server whose max_connections is 100 by default."""
+
+START_TRIES = 3
+"""Ports tried by `create`: a free port may be taken by another worker before FerretDB binds it."""
+
 
 class FerretDBError(RuntimeError):
     """FerretDB could not be found, or did not start; the message says what to do."""
@@ -92,12 +100,20 @@ class FerretDB:
     def _postgresql_url(self) -> str:
         p = admin_params()
         auth = p["user"] + (f":{p['password']}" if p["password"] else "")
-        return f"postgres://{auth}@{p['host']}:{p['port']}/{self.pg_database}"
+        return f"postgres://{auth}@{p['host']}:{p['port']}/{self.pg_database}?pool_max_conns={POOL_MAX_CONNS}"
 
     def create(self) -> None:
         create_database(self.pg_database)
         self._created = True
-        self.start()
+        for attempt in range(START_TRIES):
+            try:
+                self.start()
+                return
+            except FerretDBError:
+                if self.proc is None or self.proc.poll() is None or attempt == START_TRIES - 1:
+                    raise
+                self.port = free_port()  # exited at start: its port was taken meanwhile
+                self.url = f"mongodb://127.0.0.1:{self.port}/"
 
     def start(self) -> None:
         """Start (or restart, after stop()) the process on this server's port and database."""

@@ -108,6 +108,9 @@ _OUR_PREFIXES = ("SOCIAL_RECORDING_", "DAGSTER_")
 _PROVIDER_KEYS = CATALOGUE.key_variables()
 
 
+CHECK_TIMEOUT_S = 60.0
+"""How long one run of a service's health check may take before it counts as failed."""
+
 REHEARSAL_TIMINGS = pytest.StashKey[list[str]]()
 """Where the rehearsal test leaves its timing lines for the session's terminal summary."""
 RECOVERY_TIMINGS = pytest.StashKey[list[str]]()
@@ -281,12 +284,21 @@ class Service:
             )
 
     def healthy(self) -> bool:
-        """The compose healthcheck of this service: `entrypoint.sh check <service>`."""
-        done = subprocess.run(
+        """The compose healthcheck of this service: `entrypoint.sh check <service>`. A check that has
+        not answered within CHECK_TIMEOUT_S counts as failed, as compose counts it (ended with what it
+        started): a loaded machine can make the daemon's check, a Python CLI, take that long, and the
+        caller's own deadline decides when unhealthy is too long."""
+        check = subprocess.Popen(
             [str(ENTRYPOINT), "check", *self.argv], env=process_env(self.env),
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=False,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )
-        return done.returncode == 0
+        try:
+            return check.wait(timeout=CHECK_TIMEOUT_S) == 0
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(check.pid, signal.SIGKILL)
+            check.wait()
+            return False
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None

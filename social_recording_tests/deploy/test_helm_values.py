@@ -3,8 +3,8 @@ deployment says: the chart version of the locked Dagster, this image (by its bui
 location as the user-code deployment, the Kubernetes run launcher with the application's Secret,
 external stores, the instance settings of deploy/dagster.yaml (run queue limits, run monitoring, run
 retries), the migrate job, kept compute logs, security contexts and a login in front. It is checked
-against the chart's own values.schema.json, read from `../shared/helm/` beside the repository (the
-chart's file unmodified, its source and checksum in SOURCES.md there): missing, the check fails."""
+against the chart's own values.schema.json, kept unmodified as test data in data/dagster-chart/ (its
+source, commit, licence, digest and how to refresh it in the README.md there)."""
 
 from __future__ import annotations
 
@@ -25,9 +25,10 @@ from test_support.rehearsal import DEPLOY_DIR, INSTANCE_CONFIG, REPO
 VALUES_FILE = DEPLOY_DIR / "helm" / "values.yaml"
 SECRET = "social-recording-env"
 CHART_SCHEMA_ENV = "SOCIAL_RECORDING_HELM_SCHEMA"
-CHART_SCHEMA = Path(os.environ.get(CHART_SCHEMA_ENV) or REPO.parent / "shared" / "helm" / "values.schema.json")
-"""The chart's own schema: `../shared/helm/values.schema.json` from the repository root (CI), or the
-file SOCIAL_RECORDING_HELM_SCHEMA names (`helm pull dagster/dagster --version 1.13.27 --untar`)."""
+CHART_DATA = Path(__file__).resolve().parent / "data" / "dagster-chart"
+CHART_SCHEMA = Path(os.environ.get(CHART_SCHEMA_ENV) or CHART_DATA / "values.schema.json")
+"""The chart's own schema: the copy in data/dagster-chart/, or the file SOCIAL_RECORDING_HELM_SCHEMA
+names (`helm pull dagster/dagster --version 1.13.27 --untar` unpacks one)."""
 TAG_PLACEHOLDER = "set-at-install-to-the-commit"
 
 
@@ -199,12 +200,10 @@ def test_a_network_policy_shuts_the_namespace_to_the_outside() -> None:
 
 def test_the_values_are_valid_against_the_charts_own_schema() -> None:
     assert CHART_SCHEMA.is_file(), (
-        f"the Dagster chart's values.schema.json is not at {CHART_SCHEMA} (../shared/helm/ beside the "
-        f"repository in CI); set {CHART_SCHEMA_ENV} to the file `helm pull dagster/dagster --version "
-        f"{_locked_dagster()} --untar` unpacks")
-    sources = CHART_SCHEMA.parent / "SOURCES.md"
-    if sources.is_file():  # the shared copy says what it is: it must be that file, unmodified
-        (digest,) = re.findall(r"sha256\s+`([0-9a-f]{64})`", sources.read_text())
+        f"the Dagster chart's values.schema.json is not at {CHART_SCHEMA}; {CHART_SCHEMA_ENV} names another "
+        f"copy (the file `helm pull dagster/dagster --version {_locked_dagster()} --untar` unpacks)")
+    if CHART_SCHEMA.parent == CHART_DATA:  # the repository's copy is the published file, unmodified
+        (digest,) = re.findall(r"sha256\s+`([0-9a-f]{64})`", (CHART_DATA / "README.md").read_text())
         assert hashlib.sha256(CHART_SCHEMA.read_bytes()).hexdigest() == digest
     errors = list(override_errors(_values(), json.loads(CHART_SCHEMA.read_text())))
     assert errors == []

@@ -1,4 +1,4 @@
-"""The benchmark suite still runs: `bench/run.py --smoke` runs every part (P1–P11, and P4 on the Mongo
+"""The benchmark suite still runs: `bench/run.py --smoke` runs every part (P1–P12, and P4 on the Mongo
 store over a FerretDB it starts, and P8 there too) at a tiny size and each prints its table. Numbers are not checked
 (benchmarks, not timed tests); a part that cannot run any more fails here instead of rotting until
 someone needs it."""
@@ -15,7 +15,7 @@ import pytest
 pytestmark = [pytest.mark.integration, pytest.mark.mongo_server]
 
 REPO = Path(__file__).resolve().parents[2]
-PARTS = ("P1", "P2", "P3", "P4", "P4-mongo", "P5", "P6", "P7", "P8", "P8-mongo", "P9", "P10", "P11")
+PARTS = ("P1", "P2", "P3", "P4", "P4-mongo", "P5", "P6", "P7", "P8", "P8-mongo", "P9", "P10", "P11", "P12")
 
 
 def test_every_benchmark_part_runs_and_prints_its_table() -> None:

@@ -5,6 +5,7 @@ bound the error names the backend, never its password."""
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 import time
@@ -35,28 +36,31 @@ def _in_thread(fn: Callable[[], Any]) -> tuple[threading.Thread, dict[str, Any]]
     out: dict[str, Any] = {}
 
     def run() -> None:
-        started = time.monotonic()
         try:
             out["value"] = fn()
         except BaseException as exc:  # handed to the test
             out["error"] = exc
-        out["took"] = time.monotonic() - started
+        out["ended"] = time.monotonic()
 
     thread = threading.Thread(target=run)
     return thread, out
 
 
 def _restart_while(server: RedisProcess, fn: Callable[[], Any]) -> dict[str, Any]:
-    """Stop the server, call `fn` in a thread while it is down, start it again after DOWN_S."""
+    """Stop the server, call `fn` in a thread while it is down, start it again after DOWN_S.
+    `out["waited"]`: the call returned only once the server was started again (an order of events,
+    not a duration: a busy machine may start the thread late)."""
     server.stop()
     thread, out = _in_thread(fn)
     thread.start()
     time.sleep(DOWN_S)
+    restarting = time.monotonic()
     server.start()
     thread.join(60)
     assert not thread.is_alive()
     if "error" in out:
         raise out["error"]
+    out["waited"] = out["ended"] >= restarting
     return out
 
 
@@ -70,7 +74,7 @@ def test_a_token_lock_taken_while_the_server_restarts_is_waited_for(server: Redi
 
     out = _restart_while(server, take)
     assert out["value"] is True
-    assert out["took"] >= DOWN_S * 0.8
+    assert out["waited"]
     manager.close()
 
 
@@ -136,13 +140,14 @@ def test_past_the_bound_the_error_names_the_backend_without_its_password(server:
     manager.close()
 
 
-def test_a_wrong_password_is_not_waited_for(server: RedisProcess) -> None:
+def test_a_wrong_password_is_not_waited_for(server: RedisProcess, caplog: pytest.LogCaptureFixture) -> None:
     manager = open_lock_manager(server.url.replace(PASSWORD, "wrong"))
-    started = time.monotonic()
+    caplog.set_level(logging.WARNING, logger="social_recording.locks")
     with pytest.raises(Exception) as caught, manager.try_hold(KEY, ttl=30.0):
         pass
     assert not isinstance(caught.value, LockBackendUnavailable)
-    assert time.monotonic() - started < 5.0
+    # Not taken for an outage: no wait began (its first failure is logged as "did not answer ... waiting").
+    assert not [r for r in caplog.records if "did not answer" in r.getMessage()], caplog.text
     manager.close()
 
 
@@ -151,7 +156,7 @@ def test_the_rate_limiter_waits_out_a_restart_and_then_refuses_naming_the_backen
     server; a server gone past the bound refuses it (nothing sent), naming the backend."""
     limiter = open_rate_limiter(server.url, {"twitterapi": (Rate(20, 1),)})
     out = _restart_while(server, lambda: limiter.acquire("twitterapi"))
-    assert out["took"] >= DOWN_S * 0.8
+    assert out["waited"]
     assert limiter.used("twitterapi") == [1]
     limiter.close()
     short = open_rate_limiter(server.url, {"twitterapi": (Rate(20, 1),)}, outage_s=0.5)

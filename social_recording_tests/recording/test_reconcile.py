@@ -212,7 +212,7 @@ def _dead_holder(locks: LockManager, key: str, ttl: float) -> None:
 
 
 def test_a_crashed_runs_window_lock_is_waited_out_and_the_window_recorded(
-    store: SqliteStore, any_locks: LockManager, counter: MemoryCounter
+    store: SqliteStore, any_locks: LockManager, counter: MemoryCounter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The finding: a re-execution right after a run was killed "succeeded" with nothing done,
     because the killed run's window lock made it skip. It waits for the lock to expire instead."""
@@ -221,10 +221,29 @@ def test_a_crashed_runs_window_lock_is_waited_out_and_the_window_recorded(
         profiles.add(name, [f"https://example.com/{name}"])
     eng = build_engine(store, any_locks, counting_registry(counter), profiles=profiles, job_lock_wait=20.0,
                        tracker=FakeTracker([RangeItem("A", "a", 3), RangeItem("B", "b", 3)]))
-    _dead_holder(any_locks, reconcile_lock_key("2026-01-01"), ttl=1.0)
-    started = time.monotonic()
+    key = reconcile_lock_key("2026-01-01")
+    _dead_holder(any_locks, key, ttl=3.0)
+    # What the run's tries for the window's lock found (not how long they waited: a busy machine may
+    # start the run late): held by the dead run at first, then taken after it expired.
+    found: list[str] = []
+    probe, acquire = any_locks.may_be_free, any_locks.acquire  # type: ignore[attr-defined]
+
+    def probing(k: str) -> bool:
+        free = bool(probe(k))
+        if k == key and not free:
+            found.append("held")
+        return free
+
+    def acquiring(k: str, owner: str, ttl: float) -> int:
+        fence = int(acquire(k, owner, ttl))
+        if k == key:
+            found.append("taken" if fence else "held")
+        return fence
+
+    monkeypatch.setattr(any_locks, "may_be_free", probing)
+    monkeypatch.setattr(any_locks, "acquire", acquiring)
     out = reconcile_run(eng, START, END, partition_key="2026-01-01")
-    assert time.monotonic() - started >= 0.8
+    assert found[0] == "held" and found[-1] == "taken", found
     assert out.skipped is None and (out.processed, out.remaining) == (2, 0)
     assert store.find_existing_addresses(["A", "B"]) == {"A", "B"}
 
