@@ -23,15 +23,15 @@ MACHINE = Path("social_recording/domain/url_machine.py")
 
 MUTANTS: dict[str, tuple[str, str]] = {
     "answers spend the budget": (
-        "source_token=source, streak=0,", "source_token=source, streak=base.streak + 1,"),
+        "source_token=source, streak=0,", "source_token=source, streak=before.streak + 1,"),
     "a later not_found replaces a fresh ok": (
-        "kept = base.answer is not None and rank(base.answer) > rank(own) and (",
-        "kept = own is not FetchStatus.NOT_FOUND and base.answer is not None and rank(base.answer) > rank(own) and ("),
+        "better_stands = before.answer is not None and rank(before.answer) > rank(this_answer) and (",
+        "better_stands = this_answer is not FetchStatus.NOT_FOUND and before.answer is not None"
+        " and rank(before.answer) > rank(this_answer) and ("),
     "the streak survives an answer": (
-        "source_token=source, streak=0,", "source_token=source, streak=base.streak,"),
+        "source_token=source, streak=0,", "source_token=source, streak=before.streak,"),
     "an open paid request is dropped on a failed call": (
-        "engine_failures=0,\n                      request=request)\n        nxt = replace(nxt, status=url_status(nxt, now, rules))\n        fresh",
-        "engine_failures=0,\n                      request=None)\n        nxt = replace(nxt, status=url_status(nxt, now, rules))\n        fresh"),
+        "engine_failures=0,\n        request=_request_after(before, outcome))", "engine_failures=0,\n        request=None)"),
     "the selection's copy is ignored": (
         "if selected is not None and (status, element.checked_at)", "if False and (status, element.checked_at)"),
     "a forced call past a better fresh answer": (
