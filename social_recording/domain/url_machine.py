@@ -405,7 +405,8 @@ def after(
     if not decision.calls:
         raise ValueError(f"`after` follows a call decision, got {decision.act.value}")
     own_call = outcome.opened
-    if own_call is not None and outcome.replaced is not None and state is not None and state.open_call == own_call:
+    if own_call is not None and outcome.replaced is not None and state is not None and _holds_own_record(
+            state, own_call, outcome.submitted):
         # This attempt's record was written over a timed-out one its decision counted: count it here.
         state = state.model_copy(update={"open_call": outcome.replaced})
     settled = settle(state, now, rules)
@@ -420,6 +421,17 @@ def after(
         # This attempt knows the result of the call it opened: the record is closed (another holder's stays).
         next_state = replace(next_state, open_call=None)
     return Transition(transition.element, next_state)
+
+
+def _holds_own_record(state: UrlState, own_call: OpenCall, submitted: PaidRequest | None) -> bool:
+    """The state still holds what this attempt wrote over a timed-out open call: its own record, or the
+    two-step request it submitted, which replaced that record when it was saved. Either way nobody
+    wrote since, so the replaced call is still uncounted (docs/architecture.md, "No payment without a
+    record")."""
+    if state.open_call == own_call:
+        return True
+    return (state.open_call is None and submitted is not None and state.request is not None
+            and (state.request.provider, state.request.request_id) == (submitted.provider, submitted.request_id))
 
 
 def _after(
