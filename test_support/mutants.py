@@ -46,11 +46,6 @@ MUTANTS: dict[str, Mutant] = {
         MACHINE, "source_token=source, streak=0,", "source_token=source, streak=before.streak,"),
     "an open paid request is dropped on a failed call": Mutant(
         MACHINE, "engine_failures=0,\n        request=_request_after(before, outcome))", "engine_failures=0,\n        request=None)"),
-    "the selection's copy is ignored": Mutant(
-        MACHINE, "if selected is not None and (status, element.checked_at)", "if False and (status, element.checked_at)"),
-    "a forced call past a better fresh answer": Mutant(
-        MACHINE, "if forced and not called and (fresh is None or rank(fresh[0]) <= rank(status)):",
-        "if forced and not called:"),
     "the streak never expires": Mutant(
         MACHINE, "if state.streak and state.attempted_at is not None and now - state.attempted_at >= rules.ttl:",
         "if False:"),
@@ -62,36 +57,29 @@ MUTANTS: dict[str, Mutant] = {
     "an open call never times out": Mutant(
         MACHINE, "if state is None or state.open_call is None or now - state.open_call.started_at < rules.call_timeout:",
         "if True:"),
-    "an open call times out a tick late": Mutant(
-        MACHINE, "if state is None or state.open_call is None or now - state.open_call.started_at < rules.call_timeout:",
-        "if state is None or state.open_call is None or now - state.open_call.started_at <= rules.call_timeout:"),
     "a failing URL is called inside its back-off": Mutant(
         MACHINE, "if streak > 0 and (called or not may_call_again(s, now, rules)):", "if streak > 0 and called:"),
-    "the URL's back-off ignores the streak": Mutant(
-        MACHINE, "return rules.backoff.next_due(state.attempted_at, live_streak(state, now, rules))",
-        "return rules.backoff.next_due(state.attempted_at, 1)"),
     "an element's due time ignores the streak": Mutant(
         MACHINE, "return rules.backoff.next_due(now, streak)", "return rules.backoff.next_due(now, 0)"),
     "an answer leaves the engine-failure count as it was": Mutant(
         MACHINE, "streak=0, engine_failures=0,\n        request=None,", "streak=0,\n        request=None,"),
-    "a failed call in the same instant as a merged answer is not counted": Mutant(
-        MACHINE, "failed_before_answer = before.answered_at is not None and before.answered_at > now",
-        "failed_before_answer = before.answered_at is not None and before.answered_at >= now"),
     "the reuse window is a tick longer": Mutant(
         DEDUPE, "if state.answered_at is not None and now - state.answered_at >= ttl:",
         "if state.answered_at is not None and now - state.answered_at > ttl:"),
+    "an engine failure counts twice": Mutant(
+        MACHINE, "engine_failures = before.engine_failures + 1", "engine_failures = before.engine_failures + 2"),
+    "a failed call leaves the last call where it was": Mutant(
+        MACHINE, "attempted_at=_last_call(before, now), engine_failures=0,",
+        "attempted_at=before.attempted_at, engine_failures=0,"),
     # ---------------------------------------------------------------- the back-off policy
     "the back-off never grows": Mutant(POLICY, "if self.growth == 1.0 or streak <= 1:", "if True:"),
     "the back-off grows one failure late": Mutant(
         POLICY, "factor = self.growth ** min(streak - 1, 64)", "factor = self.growth ** min(streak - 2, 64)"),
-    "a retry's interval is ignored": Mutant(POLICY, "return now + (backoff.base - run_interval)", "return now"),
     # ---------------------------------------------------------------- the call guard
     "the timed-out call a record replaced is forgotten": Mutant(
         CALL_GUARD, "self.opened, self.replaced = call, self._seen_open_call", "self.opened, self.replaced = call, None"),
     "a paid call leaves without its record": Mutant(
         CALL_GUARD, "if paid and self._record_paid is not None:", "if False:"),
-    "a request past its retention is resumed": Mutant(
-        CALL_GUARD, "if self._clock() - request.submitted_at >= retention:", "if False:"),
     # ---------------------------------------------------------------- the spend check
     "the spend budget is never asked": Mutant(
         SPEND_CHECK, "if new and self._budgets is not None and self._budgets.bounds(service):", "if False:"),
@@ -103,6 +91,11 @@ MUTANTS: dict[str, Mutant] = {
     "the SQLite store forgets the engine failures": Mutant(
         SQLITE_WRITE, "s.engine_failures, None if s.open_call is None else s.open_call.model_dump_json(), paid],",
         "0, None if s.open_call is None else s.open_call.model_dump_json(), paid],"),
+    "the SQLite store forgets the streak": Mutant(
+        SQLITE_WRITE, "opt_dt_to_text(s.answered_at), s.streak,", "opt_dt_to_text(s.answered_at), 0,"),
+    "the Mongo store forgets the streak": Mutant(
+        MONGO_WRITE, '"streak": s.streak, "engine_failures": s.engine_failures,',
+        '"streak": 0, "engine_failures": s.engine_failures,', "mongomock"),
     "the Mongo store's open-call write accepts a lower fence": Mutant(
         MONGO_STATES, 'url,\n            fence,\n            {\n                "$set": {"fence": fence, "open_call"',
         'url,\n            2**62,\n            {\n                "$set": {"fence": fence, "open_call"', "mongomock"),

@@ -134,6 +134,13 @@ answer): on by default, in CI too; `bench/model_test.py --no-deaths` turns it of
 DEATH_MOMENTS = ("after admission", "after the open call", "after the submission", "after the answer")
 
 
+class _NoDraws:
+    """`named_retry` with interleave "none" draws nothing."""
+
+    def draw(self, strategy: Any) -> Any:
+        raise AssertionError("no draw expected")
+
+
 class HolderDied(BaseException):
     """The holder's process is gone (SIGKILL) at the chosen moment: nothing after it runs or is written.
     A BaseException, so no handler of the engine's takes it for a failure it could record."""
@@ -679,13 +686,17 @@ class UrlRules(RuleBasedStateMachine):
         and is written first: the failure still counts (an answer of its very instant counts, the safe
         side)."""
         address = data.draw(st.sampled_from(self.tokens))
+        self.new_token(list(self.profiles.profiles[address].urls))  # another holder of its URLs, for the late write
+        other = self.tokens[-1]
+        with self.doing("live"):  # recorded with paid calls off: its paid URLs wait as skipped_paid, nothing called
+            self._check_token_outcome(self.engines[False].processor.record(other, other, self._run(Why.LIVE)))
         before = dict(self.world.answers)
         self.world.answers.update({url: "5xx" for url in POOL})
         self.clock.frozen = True
         try:
             with self.doing("live"):
                 self.store.armed = lambda write: self._late_holder(write, answer)
-                self._check_token_outcome(self.engine.processor.record(address, address, self._run(Why.LIVE)))
+                self._check_token_outcome(self.engines[True].processor.record(address, address, self._run(Why.LIVE)))
         finally:
             self.clock.frozen = False
             self.world.answers = before
@@ -729,13 +740,34 @@ class UrlRules(RuleBasedStateMachine):
             self._check_token_outcome(self.engine.processor.record(self.tokens[-1], self.tokens[-1],
                                                                    self._run(Why.LIVE)))
 
-    @rule(url=st.sampled_from(POOL), answer=st.sampled_from(ANSWERS))
-    def the_provider_changes_its_mind_for_a_new_holder(self, url: str, answer: str) -> None:
-        """The provider answers differently now, and a token traded just now holds the URL: within the
-        window it reuses the answer, or (a never-reused URL) calls and meets a better answer it must
-        not replace."""
-        self.provider_changes(url, answer)
+    @rule(url=st.sampled_from(POOL), first=st.sampled_from(("ok", "not_found")),
+          then=st.sampled_from(("not_found", "blocked", "5xx")))
+    def the_provider_changes_its_mind_between_two_new_holders(self, url: str, first: str, then: str) -> None:
+        """Two tokens traded just now hold the URL, and the provider answers differently in between:
+        the second reuses the first's answer within the window, or (a never-reused URL) calls and
+        meets a better answer it must not replace."""
+        for answer in (first, then):
+            self.provider_changes(url, answer)
+            self.a_fresh_token_shares_a_url(url)
+
+    @rule(url=st.sampled_from([u for u in POOL if _platform(u) is not Platform.TELEGRAM]))
+    def a_better_answer_after_the_window_outranks_the_holders(self, url: str) -> None:
+        """The URL's answer expires, the provider now answers `ok`, a token traded just now calls and gets
+        it: the holders recorded before hold a worse answer, and an operator names it. The retry takes
+        the window's `ok` instead of paying to replace it."""
+        state = self.store.find_url_state(url)
+        if state is None or state.answer in (None, FetchStatus.OK) or state.answered_at is None:
+            return
+        held = sorted({el.status.value for a in self.tokens if (el := self.store.find_element(a, url))
+                       and el.status in ABSORBING and el.status is not FetchStatus.OK})
+        if not held:
+            return
+        self.clock.set(max(self.clock(), state.answered_at + DEDUPE_TTL + timedelta(minutes=1)))
+        self.paid = True
+        self.provider_changes(url, "ok")
         self.a_fresh_token_shares_a_url(url)
+        STATS["better answers after the window named"] += 1
+        self.named_retry(held, 0, "none", _NoDraws())  # type: ignore[arg-type]
 
     @precondition(lambda self: self.tokens and DEATHS)
     @rule(data=st.data(), moment=st.sampled_from(DEATH_MOMENTS))
@@ -745,7 +777,7 @@ class UrlRules(RuleBasedStateMachine):
         was saved, or after the provider answered, before anything else is written. Its locks run out;
         the next holders pay nothing beside its call, and count it once, as one failed call, when its
         result can never come (docs/architecture.md, "No payment without a record")."""
-        meets = {"after admission": _paid, "after the open call": _paid, "after the answer": lambda url: True,
+        meets = {"after admission": _paid, "after the open call": _paid, "after the answer": _paid,
                  "after the submission": lambda url: _platform(url) is Platform.WEB}[moment]
         candidates = [(address, el) for address in self.tokens if (doc := self.store.find_token(address))
                       for el in doc.social_urls if el.status not in ABSORBING and meets(el.url)]
@@ -776,6 +808,12 @@ class UrlRules(RuleBasedStateMachine):
                 w.dies = None
                 self.store.before_open_call = None
         STATS[f"holders died {moment}"] += int(died)
+        if died:  # the next holder comes while the dead one's call is open
+            self.clock.advance(timedelta(minutes=1))
+            holders = [a for a in self.tokens if self.store.find_element(a, url) is not None]
+            with self.doing("live"):
+                nxt = data.draw(st.sampled_from(holders))
+                self._check_token_outcome(self.engine.processor.record(nxt, nxt, self._run(Why.LIVE)))
 
     @precondition(lambda self: self.tokens)
     @rule()

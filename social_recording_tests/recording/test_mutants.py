@@ -22,7 +22,7 @@ import pytest
 from test_support.mutants import MUTANTS, REPO, apply
 
 MODEL_TEST = REPO / "social_recording_tests/recording/test_url_machine_model.py"
-EXAMPLES_PER_MUTANT = "120"
+EXAMPLES_PER_MUTANT = "250"
 """Bounded, so the whole list stays within a few minutes of CI (a killed mutant stops at its first
 failing example); every mutant of the list dies well within it."""
 PARTS = ("domain/url_machine.py", "domain/policy.py", "recording/call_guard.py", "recording/spend_check.py",
