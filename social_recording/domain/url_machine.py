@@ -404,122 +404,176 @@ def after(
     answers merge instead of the last writer winning."""
     if not decision.calls:
         raise ValueError(f"`after` follows a call decision, got {decision.act.value}")
-    own = outcome.opened
-    if own is not None and outcome.replaced is not None and state is not None and state.open_call == own:
+    own_call = outcome.opened
+    if own_call is not None and outcome.replaced is not None and state is not None and _holds_own_record(
+            state, own_call, outcome.submitted):
         # This attempt's record was written over a timed-out one its decision counted: count it here.
         state = state.model_copy(update={"open_call": outcome.replaced})
     settled = settle(state, now, rules)
-    transition = _after(settled, element, outcome, decision=decision, address=address, now=now, rules=rules)
+    transition = _after(settled, element, outcome, address=address, now=now, rules=rules)
     if transition.element is None:
         return transition
-    nxt = transition.state
-    if nxt is None and settled is not None and (settled is not state or (own is not None and settled.open_call == own)):
-        nxt = _as_next(settled)  # a count, or this attempt's own record, to write even when nothing else is
-    if nxt is not None and own is not None and nxt.open_call == own:
+    next_state = transition.state
+    if next_state is None and settled is not None and (
+            settled is not state or (own_call is not None and settled.open_call == own_call)):
+        next_state = _as_next(settled)  # a count, or this attempt's own record, to write even when nothing else is
+    if next_state is not None and own_call is not None and next_state.open_call == own_call:
         # This attempt knows the result of the call it opened: the record is closed (another holder's stays).
-        nxt = replace(nxt, open_call=None)
-    return Transition(transition.element, nxt)
+        next_state = replace(next_state, open_call=None)
+    return Transition(transition.element, next_state)
+
+
+def _holds_own_record(state: UrlState, own_call: OpenCall, submitted: PaidRequest | None) -> bool:
+    """The state still holds what this attempt wrote over a timed-out open call: its own record, or the
+    two-step request it submitted, which replaced that record when it was saved. Either way nobody
+    wrote since, so the replaced call is still uncounted (docs/architecture.md, "No payment without a
+    record")."""
+    if state.open_call == own_call:
+        return True
+    return (state.open_call is None and submitted is not None and state.request is not None
+            and (state.request.provider, state.request.request_id) == (submitted.provider, submitted.request_id))
 
 
 def _after(
-    state: UrlState | None,
-    element: SocialUrl,
-    outcome: Outcome,
-    *,
-    decision: Decision,
-    address: str,
-    now: datetime,
-    rules: Rules,
+    state: UrlState | None, element: SocialUrl, outcome: Outcome, *, address: str, now: datetime, rules: Rules
 ) -> Transition:
-    base = _as_next(state) if state is not None else _as_next(EMPTY)
-    request = outcome.submitted or base.request
-    if outcome.request_expired and outcome.submitted is None:
-        request = None
-    keep = element.status in ABSORBING  # a forced re-examination that learned nothing keeps its answer
-    called_attempts = element.attempts + 1 if outcome.called else element.attempts
-    called_at = now if outcome.called else element.attempted_at
-    r = outcome.result
-
-    if r is Result.DEFERRED:
+    """One row of the `after` table per kind of result (docs/architecture.md, "The per-URL state machine")."""
+    before = _as_next(state if state is not None else EMPTY)
+    result = outcome.result
+    if result is Result.DEFERRED:
         return Transition(None, None)
+    if result is Result.ANSWER:
+        return _answered(before, element, outcome, address, now, rules)
+    if result is Result.FAILED:
+        return _call_failed(before, element, outcome, now, rules)
+    if result is Result.UNREADABLE:
+        return _unreadable(before, element, outcome, now)
+    if result is Result.NOT_CALLED:
+        return _not_called(before, state, element, outcome, now, rules)
+    return _engine_failed(before, state, element, outcome, now, rules)
 
-    if r is Result.ANSWER:
-        assert outcome.status is not None
-        own = outcome.status
-        kept = base.answer is not None and rank(base.answer) > rank(own) and (
-            base.answered_at is None or now - base.answered_at < rules.ttl
-        )
+
+def _request_after(before: NextState, outcome: Outcome) -> PaidRequest | None:
+    """The URL's open paid request once this attempt is over: the one it submitted, else the one it
+    found, unless that one was past its provider's retention."""
+    if outcome.submitted is not None:
+        return outcome.submitted
+    return None if outcome.request_expired else before.request
+
+
+def _element_call(element: SocialUrl, outcome: Outcome, now: datetime) -> tuple[int, datetime | None]:
+    """The element's (attempts, last attempt) once this attempt is counted: moved only when a request left."""
+    if outcome.called:
+        return element.attempts + 1, now
+    return element.attempts, element.attempted_at
+
+
+def _with_status(state: NextState, now: datetime, rules: Rules) -> NextState:
+    return replace(state, status=url_status(state, now, rules))
+
+
+def _answered(
+    before: NextState, element: SocialUrl, outcome: Outcome, address: str, now: datetime, rules: Rules
+) -> Transition:
+    """An answer: the streak and the engine failures end, the request is closed, the window's best answer stands."""
+    assert outcome.status is not None
+    this_answer = outcome.status
+    better_stands = before.answer is not None and rank(before.answer) > rank(this_answer) and (
+        before.answered_at is None or now - before.answered_at < rules.ttl
+    )
+    answered_at = now if outcome.called else None
+    if better_stands:
         # A better answer that stands against this call's is anchored at this call: the URL was answered
         # now, and the answer it keeps is the best the window knows (its old anchor would expire first
         # and leave this call's answer, still fresh, unreused).
-        answer, answered_at, source = (
-            base.answer, now if outcome.called else base.answered_at, base.source_token) if kept else (
-            own, now if outcome.called else None, address if own is FetchStatus.OK else None)
-        nxt = replace(base, answer=answer, answered_at=answered_at, source_token=source, streak=0,
-                      engine_failures=0, request=None,
-                      attempts=base.attempts + int(outcome.called),
-                      attempted_at=_last_call(base, now) if outcome.called else base.attempted_at)
-        nxt = replace(nxt, status=url_status(nxt, now, rules))
-        if kept and rules.reusable:
-            assert answer is not None
-            detail = f"{outcome.detail}; called and got {own.value}, the window's better {answer.value} stands"
-            return Transition(NextElement(answer, called_attempts, called_at, None, detail,
-                                          copy_links_from=source if answer is FetchStatus.OK else None), nxt)
-        return Transition(NextElement(own, called_attempts, called_at, None, outcome.detail,
-                                      own_links=own is FetchStatus.OK), nxt)
+        answer, source = before.answer, before.source_token
+        answered_at = now if outcome.called else before.answered_at
+    else:
+        answer, source = this_answer, (address if this_answer is FetchStatus.OK else None)
+    next_state = _with_status(replace(
+        before, answer=answer, answered_at=answered_at, source_token=source, streak=0, engine_failures=0,
+        request=None, attempts=before.attempts + int(outcome.called),
+        attempted_at=_last_call(before, now) if outcome.called else before.attempted_at), now, rules)
+    attempts, attempted_at = _element_call(element, outcome, now)
+    if better_stands and rules.reusable:
+        assert answer is not None
+        detail = f"{outcome.detail}; called and got {this_answer.value}, the window's better {answer.value} stands"
+        return Transition(NextElement(answer, attempts, attempted_at, None, detail,
+                                      copy_links_from=source if answer is FetchStatus.OK else None), next_state)
+    return Transition(NextElement(this_answer, attempts, attempted_at, None, outcome.detail,
+                                  own_links=this_answer is FetchStatus.OK), next_state)
 
-    if r is Result.FAILED:
-        # A call that failed before the answer the state now holds (a holder whose call went out later
-        # answered and wrote first) is not a failure since that answer: the streak it reset stays. Both
-        # stores keep an answer's time to the microsecond, as two calls of one URL can fall in one
-        # millisecond; an answer of this call's very microsecond counts (the safe side: one failure too
-        # many stops the streak sooner, one too few would allow a call too many).
-        before_answer = base.answered_at is not None and base.answered_at > now
-        streak = live_streak(base, now, rules) + (0 if before_answer else 1)
-        nxt = replace(base, streak=streak, attempts=base.attempts + 1, attempted_at=_last_call(base, now), engine_failures=0,
-                      request=request)
-        nxt = replace(nxt, status=url_status(nxt, now, rules))
-        fresh = fresh_answer(_state_of(nxt), now, rules)
-        if fresh is not None:
-            answer, source = fresh
-            detail = f"{outcome.detail}; the call failed, the window's {answer.value} stands"
-            return Transition(NextElement(answer, called_attempts, called_at, None, detail,
-                                          copy_links_from=source), nxt)
-        # A failure that came before an answer the window cannot hand over (a URL whose answers are
-        # never reused) leaves the streak that answer reset: the element failed, and is due again.
-        final = (resolve_final_status(streak - 1, FetchStatus.ERROR, True, rules.max_attempts) if streak
-                 else FetchStatus.ERROR)
-        detail = outcome.detail
-        if final is FetchStatus.EXHAUSTED:
-            detail = f"{detail}; error -> exhausted after {streak} failed calls in a row"
-        return Transition(NextElement(final, called_attempts, called_at, None, detail), nxt)
 
-    if r is Result.UNREADABLE:
-        read = (replace(base, attempts=base.attempts + 1, attempted_at=_last_call(base, now), request=request)
-                if outcome.called else None)
-        if keep:
-            return Transition(NextElement(element.status, called_attempts, called_at, element.cause,
-                                          f"{outcome.detail}; kept {element.status.value}"), read)
-        return Transition(NextElement(FetchStatus.UNSUPPORTED, called_attempts, called_at, Cause.UNPARSEABLE,
-                                      outcome.detail), read)
+def _call_failed(before: NextState, element: SocialUrl, outcome: Outcome, now: datetime, rules: Rules) -> Transition:
+    """A failed call: one more failure of the live streak, unless a later call's answer is already
+    stored; the window's fresh answer, if any, is the element's."""
+    # A call that failed before the answer the state now holds (a holder whose call went out later
+    # answered and wrote first) is not a failure since that answer: the streak it reset stays. Both
+    # stores keep an answer's time to the microsecond, as two calls of one URL can fall in one
+    # millisecond; an answer of this call's very microsecond counts (the safe side: one failure too
+    # many stops the streak sooner, one too few would allow a call too many).
+    failed_before_answer = before.answered_at is not None and before.answered_at > now
+    streak = live_streak(before, now, rules) + (0 if failed_before_answer else 1)
+    next_state = _with_status(replace(
+        before, streak=streak, attempts=before.attempts + 1, attempted_at=_last_call(before, now), engine_failures=0,
+        request=_request_after(before, outcome)), now, rules)
+    attempts, attempted_at = _element_call(element, outcome, now)
+    fresh = fresh_answer(_state_of(next_state), now, rules)
+    if fresh is not None:
+        answer, source = fresh
+        detail = f"{outcome.detail}; the call failed, the window's {answer.value} stands"
+        return Transition(NextElement(answer, attempts, attempted_at, None, detail, copy_links_from=source),
+                          next_state)
+    # A failure that came before an answer the window cannot hand over (a URL whose answers are
+    # never reused) leaves the streak that answer reset: the element failed, and is due again.
+    final = (resolve_final_status(streak - 1, FetchStatus.ERROR, True, rules.max_attempts) if streak
+             else FetchStatus.ERROR)
+    detail = outcome.detail
+    if final is FetchStatus.EXHAUSTED:
+        detail = f"{detail}; error -> exhausted after {streak} failed calls in a row"
+    return Transition(NextElement(final, attempts, attempted_at, None, detail), next_state)
 
-    if r is Result.NOT_CALLED:
-        assert outcome.status is not None
-        closed = replace(base, request=request) if request != base.request and state is not None else None
-        if keep:
-            return Transition(_kept(element, state, now, rules, f"{outcome.detail}; no call made"), closed)
-        return Transition(NextElement(outcome.status, element.attempts, element.attempted_at, outcome.cause,
-                                      outcome.detail), closed)
 
-    # Result.ENGINE: our code failed before any request. Counted, so a defect cannot be selected forever.
-    failures = base.engine_failures + 1
-    nxt = replace(base, engine_failures=failures, request=request)
-    nxt = replace(nxt, status=url_status(nxt, now, rules))
-    detail = f"{outcome.detail}; our own code failed before any request ({failures} of {rules.max_attempts})"
-    if keep:
-        return Transition(_kept(element, state, now, rules, detail), nxt)
-    status = FetchStatus.EXHAUSTED if failures >= rules.max_attempts else FetchStatus.ERROR
-    return Transition(NextElement(status, element.attempts, element.attempted_at, Cause.ENGINE_FAILURE, detail), nxt)
+def _unreadable(before: NextState, element: SocialUrl, outcome: Outcome, now: datetime) -> Transition:
+    """A shape the generator cannot read: `unsupported`, with the call counted if one left."""
+    counted = (replace(before, attempts=before.attempts + 1, attempted_at=_last_call(before, now),
+                       request=_request_after(before, outcome))
+               if outcome.called else None)
+    attempts, attempted_at = _element_call(element, outcome, now)
+    if element.status in ABSORBING:  # a forced re-examination that learned nothing keeps its answer
+        return Transition(NextElement(element.status, attempts, attempted_at, element.cause,
+                                      f"{outcome.detail}; kept {element.status.value}"), counted)
+    return Transition(NextElement(FetchStatus.UNSUPPORTED, attempts, attempted_at, Cause.UNPARSEABLE,
+                                  outcome.detail), counted)
+
+
+def _not_called(
+    before: NextState, state: UrlState | None, element: SocialUrl, outcome: Outcome, now: datetime, rules: Rules
+) -> Transition:
+    """No call possible: the element takes the reason's status (a named answer is kept); the URL state is
+    written only to close a request past its retention."""
+    assert outcome.status is not None
+    request = _request_after(before, outcome)
+    closed = replace(before, request=request) if request != before.request and state is not None else None
+    if element.status in ABSORBING:
+        return Transition(_kept(element, state, now, rules, f"{outcome.detail}; no call made"), closed)
+    return Transition(NextElement(outcome.status, element.attempts, element.attempted_at, outcome.cause,
+                                  outcome.detail), closed)
+
+
+def _engine_failed(
+    before: NextState, state: UrlState | None, element: SocialUrl, outcome: Outcome, now: datetime, rules: Rules
+) -> Transition:
+    """Our code failed before any request: counted apart from calls, so a defect cannot be selected forever."""
+    engine_failures = before.engine_failures + 1
+    next_state = _with_status(replace(before, engine_failures=engine_failures,
+                                      request=_request_after(before, outcome)), now, rules)
+    detail = f"{outcome.detail}; our own code failed before any request ({engine_failures} of {rules.max_attempts})"
+    if element.status in ABSORBING:
+        return Transition(_kept(element, state, now, rules, detail), next_state)
+    status = FetchStatus.EXHAUSTED if engine_failures >= rules.max_attempts else FetchStatus.ERROR
+    return Transition(NextElement(status, element.attempts, element.attempted_at, Cause.ENGINE_FAILURE, detail),
+                      next_state)
 
 
 def _last_call(base: NextState, now: datetime) -> datetime:

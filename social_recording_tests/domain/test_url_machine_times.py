@@ -51,6 +51,7 @@ def test_a_named_retry_takes_a_call_in_its_first_millisecond_as_its_own(called_a
     (START + timedelta(seconds=1), 2),  # a later call answered and wrote first: its reset stands
     (START + timedelta(microseconds=300), 2),  # ... in this call's millisecond (both stores keep an answer's microseconds)
     (as_stored(START), 3),  # answered in this call's millisecond, before it went out: counted
+    (START, 3),  # answered in this call's very instant (two holders in one instant): counted, the safe side
     (START - timedelta(milliseconds=1), 3),  # answered before this call went out: one more failure
 ])
 def test_a_failed_call_counts_only_when_it_went_out_after_the_answer_the_state_holds(

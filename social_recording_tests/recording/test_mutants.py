@@ -1,92 +1,69 @@
-"""The model and regression tests are only as good as the defects they catch: each named mutant of
-`domain/url_machine.py` (a plausible wrong rule) is applied to a copy of the package, and the
-regression tests, then the model test, must fail on it (docs/architecture.md, "The per-URL state
-machine"). A mutant that survives means a rule nothing checks.
+"""The model test is only as good as the defects it catches: each of the project's mutants
+(test_support/mutants.py: a plausible wrong rule of the state machine, the back-off policy, the call
+guard, the spend check or a store, one line changed) is applied to a copy of the package, and the
+model test ALONE must fail on it (docs/architecture.md, "The per-URL state machine"). The unit and
+regression tests are the second line, not the only one. A mutant that survives means a rule the
+model does not check.
 
-Each mutant runs in its own process on a copy of the package put first on PYTHONPATH, SQLite only
-(the Mongo runs of the same tests add nothing a mutant could hide behind), with `-x`: the first
-failing test kills it.
+Each mutant runs in its own process on a copy of the package put first on PYTHONPATH, on the store
+whose code it changes (SQLite, or the Mongo store's code over mongomock), with a bounded number of
+examples, derandomized, and no shrinking: the first failing example kills it.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-MACHINE = Path("social_recording/domain/url_machine.py")
+from test_support.mutants import MUTANTS, REPO, apply
 
-MUTANTS: dict[str, tuple[str, str]] = {
-    "answers spend the budget": (
-        "source_token=source, streak=0,", "source_token=source, streak=base.streak + 1,"),
-    "a later not_found replaces a fresh ok": (
-        "kept = base.answer is not None and rank(base.answer) > rank(own) and (",
-        "kept = own is not FetchStatus.NOT_FOUND and base.answer is not None and rank(base.answer) > rank(own) and ("),
-    "the streak survives an answer": (
-        "source_token=source, streak=0,", "source_token=source, streak=base.streak,"),
-    "an open paid request is dropped on a failed call": (
-        "engine_failures=0,\n                      request=request)\n        nxt = replace(nxt, status=url_status(nxt, now, rules))\n        fresh",
-        "engine_failures=0,\n                      request=None)\n        nxt = replace(nxt, status=url_status(nxt, now, rules))\n        fresh"),
-    "the selection's copy is ignored": (
-        "if selected is not None and (status, element.checked_at)", "if False and (status, element.checked_at)"),
-    "a forced call past a better fresh answer": (
-        "if forced and not called and (fresh is None or rank(fresh[0]) <= rank(status)):",
-        "if forced and not called:"),
-    "the streak never expires": (
-        "if state.streak and state.attempted_at is not None and now - state.attempted_at >= rules.ttl:",
-        "if False:"),
-    "a holder pays beside an open call": (
-        "if decision.calls and settled is not None and settled.open_call is not None:", "if False:"),
-    "an open call never times out": (
-        "if state is None or state.open_call is None or now - state.open_call.started_at < rules.call_timeout:",
-        "if True:"),
-    "a failing URL is called inside its back-off": (
-        "if streak > 0 and (called or not may_call_again(s, now, rules)):", "if streak > 0 and called:"),
-    "the URL's back-off ignores the streak": (
-        "return rules.backoff.next_due(state.attempted_at, live_streak(state, now, rules))",
-        "return rules.backoff.next_due(state.attempted_at, 1)"),
-    "an element's due time ignores the streak": (
-        "return rules.backoff.next_due(now, streak)", "return rules.backoff.next_due(now, 0)"),
-}
-"""name -> (the line as written, the mutant's line): each original appears exactly once."""
-
-TESTS = (
-    "social_recording_tests/recording/test_url_machine_regressions.py",
-    "social_recording_tests/domain/test_open_calls.py",
-    "social_recording_tests/domain/test_url_machine_times.py",
-    "social_recording_tests/recording/test_backoff_growth.py",
-    "social_recording_tests/recording/test_url_machine_model.py",
-)
+MODEL_TEST = REPO / "social_recording_tests/recording/test_url_machine_model.py"
+EXAMPLES_PER_MUTANT = "250"
+"""Bounded, so the whole list stays within a few minutes of CI (a killed mutant stops at its first
+failing example); every mutant of the list dies well within it."""
+PARTS = ("domain/url_machine.py", "domain/policy.py", "recording/call_guard.py", "recording/spend_check.py",
+         "store/sqlite/", "store/mongo/")
 
 
-def test_every_mutant_names_one_line_of_the_machine() -> None:
-    source = (REPO / MACHINE).read_text()
-    for name, (original, _) in MUTANTS.items():
-        assert source.count(original) == 1, f"{name}: {original!r} found {source.count(original)} times"
+def test_every_mutant_names_one_line_once() -> None:
+    for name, m in MUTANTS.items():
+        source = (REPO / m.path).read_text()
+        assert source.count(m.original) == 1, f"{name}: {m.original!r} found {source.count(m.original)} times in {m.path}"
+
+
+def test_the_mutants_cover_every_part_that_carries_a_rule() -> None:
+    assert len(MUTANTS) >= 25, len(MUTANTS)
+    for part in PARTS:
+        assert any(part in m.path for m in MUTANTS.values()), f"no mutant of {part}"
+
+
+def model_alone(name: str, into: Path, examples: str = EXAMPLES_PER_MUTANT) -> subprocess.CompletedProcess[str]:
+    """Run the model test alone against mutant `name` (a copy of the package under `into`)."""
+    path = apply(name, into)
+    # The copy comes first on the path: the child runs outside the repository (a `python -m` puts its
+    # working directory first) and pytest appends the test's root instead of prepending it.
+    env = {**os.environ, "PYTHONPATH": f"{into}{os.pathsep}{REPO}", "SOCIAL_RECORDING_MODEL_EXAMPLES": examples,
+           "SOCIAL_RECORDING_MODEL_MONGOMOCK_EXAMPLES": examples, "SOCIAL_RECORDING_MODEL_SHRINK": "0"}
+    env.pop("SOCIAL_RECORDING_MODEL_SEED", None)
+    module = path.relative_to(into).with_suffix("").as_posix().replace("/", ".")
+    loaded = subprocess.run([sys.executable, "-c", f"import {module} as m; print(m.__file__)"],
+                            cwd=into, env=env, capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == str(path), f"the child would test {loaded}, not the mutant"
+    which = "TestUrlRulesOnMongomock" if MUTANTS[name].store == "mongomock" else "TestUrlRules and not Mongo"
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--import-mode=append",
+         "-k", which, str(MODEL_TEST)],
+        cwd=into, env=env, capture_output=True, text=True, timeout=900, check=False,
+    )
 
 
 @pytest.mark.parametrize("name", list(MUTANTS))
-def test_the_tests_kill_the_mutant(name: str, tmp_path: Path) -> None:
-    original, mutant = MUTANTS[name]
-    copy = tmp_path / "social_recording"
-    shutil.copytree(REPO / "social_recording", copy, ignore=shutil.ignore_patterns("__pycache__"))
-    path = tmp_path / MACHINE
-    path.write_text(path.read_text().replace(original, mutant))
-    # The copy comes first on the path: the child runs outside the repository (a `python -m` puts its
-    # working directory first) and pytest appends the test's root instead of prepending it.
-    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{REPO}", "SOCIAL_RECORDING_MODEL_EXAMPLES": "100"}
-    loaded = subprocess.run([sys.executable, "-c", "import social_recording.domain.url_machine as m; print(m.__file__)"],
-                            cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout.strip()
-    assert loaded == str(path), f"the child would test {loaded}, not the mutant"
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--import-mode=append",
-         "-m", "not mongo_server", "-k", "not mongo", *(str(REPO / t) for t in TESTS)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900, check=False,
-    )
-    assert proc.returncode == 1, (
-        f"mutant {name!r} survived (pytest exit {proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}")
+def test_the_model_alone_kills_the_mutant(name: str, tmp_path: Path) -> None:
+    proc = model_alone(name, tmp_path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "1 failed" in out, (
+        f"mutant {name!r} survived the model (pytest exit {proc.returncode}):\n{out[-3000:]}")

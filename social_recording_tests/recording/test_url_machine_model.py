@@ -1,5 +1,5 @@
 """The model-based test of the per-URL rules (the machine: test_support/url_machine_model.py): on the
-SQLite store with the CI sizes, and on the Mongo store over the wire (docs/architecture.md, "The
+SQLite store with the CI sizes, on the Mongo store's code over mongomock, and over the wire (docs/architecture.md, "The
 per-URL state machine")."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from test_support.mongo_server import MongoServer
-from test_support.url_machine_model import MONGO_EXAMPLES, UrlRules, UrlRulesOnMongo
+from test_support.url_machine_model import MONGO_EXAMPLES, UrlRules, UrlRulesOnMongo, UrlRulesOnMongomock
 
 TestUrlRules = UrlRules.TestCase
+TestUrlRulesOnMongomock = UrlRulesOnMongomock.TestCase
 
 
 @pytest.mark.mongo_server

@@ -783,6 +783,40 @@ def test_a_holder_that_died_after_paying_is_one_failed_call_of_the_budget(store:
     assert _status(store, "A", X_URL) is FetchStatus.EXHAUSTED
 
 
+def test_a_dead_holders_call_counts_once_when_a_two_step_submission_is_saved_over_it(
+    store: Store, locks: LockManager
+) -> None:
+    """Found by the model test with deaths (1000 x 60): a holder recorded its paid two-step call and
+    died. The next holder, past the call's timeout, counted it and called, but saving its own paid
+    submission cleared the open call (its own record, written over the dead one), so the write that
+    followed found no record to count: the dead holder's payment was never counted and a failing
+    scan was paid for one call past the budget. Now the replaced record is counted then too."""
+    from social_recording.domain.models import OpenCall
+    from social_recording.recording.url_recorder import URL_LOCK_PREFIX
+
+    clock = StepClock(T0)
+    provider = TwoStepPaid(fail_polls=100)
+    eng = build_engine(store, locks, GeneratorRegistry.of({Platform.WEB: provider}), clock=clock, max_attempts=3)
+    _token(store, "A", [WEB_URL])
+    with locks.try_hold(URL_LOCK_PREFIX + WEB_URL, 30.0) as lease:  # the holder that died after paying
+        assert lease.held
+        store.save_open_call(WEB_URL, "web", lease.fence, OpenCall(provider="urlscan", subject=WEB_URL,
+                                                                  started_at=as_stored(clock()), fence=lease.fence))
+    clock.advance(timedelta(minutes=61))  # past the open call's timeout and the back-off from it
+    out = eng.processor.record("A", "A")
+    assert [(u.status, u.attempted) for u in out.urls] == [(FetchStatus.ERROR, True)]
+    assert provider.submissions == 1
+    state = store.find_url_state(WEB_URL)
+    assert state is not None and state.request is not None and state.open_call is None
+    assert (state.streak, state.attempts) == (2, 2), "the dead holder's call and this one's failed poll"
+    clock.advance(timedelta(hours=2))
+    eng.processor.record("A", "A")  # the third failed call of the streak: a poll of the saved request
+    clock.advance(timedelta(hours=5))
+    eng.processor.record("A", "A")
+    assert provider.submissions == 1 and provider.polls == 2, "a call past the budget"
+    assert _status(store, "A", WEB_URL) is FetchStatus.EXHAUSTED
+
+
 # ---------------------------------------------------------------- a spent streak expires with the window
 
 

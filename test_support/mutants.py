@@ -1,0 +1,117 @@
+"""The project's mutants: plausible wrong rules in the state machine, the back-off policy, the call
+guard, the spend check and both stores, each one line of the source changed. The model test alone
+must fail on every one (social_recording_tests/recording/test_mutants.py runs it in CI;
+`python bench/model_test.py --mutant NAME` runs it longer). A mutant that survives means a rule the
+model does not check (docs/architecture.md, "The per-URL state machine").
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    path: str
+    """The file, from the repository's root."""
+    original: str
+    """The text as written: found exactly once in the file."""
+    mutant: str
+    store: str = "sqlite"
+    """The store the model runs on to meet it: "sqlite", or "mongomock" for the Mongo store's code."""
+
+
+MACHINE = "social_recording/domain/url_machine.py"
+DEDUPE = "social_recording/domain/dedupe.py"
+POLICY = "social_recording/domain/policy.py"
+CALL_GUARD = "social_recording/recording/call_guard.py"
+SPEND_CHECK = "social_recording/recording/spend_check.py"
+SQLITE_WRITE = "social_recording/store/sqlite/url_write.py"
+MONGO_STATES = "social_recording/store/mongo/url_states.py"
+MONGO_WRITE = "social_recording/store/mongo/url_write.py"
+
+MUTANTS: dict[str, Mutant] = {
+    # ---------------------------------------------------------------- the state machine
+    "answers spend the budget": Mutant(
+        MACHINE, "source_token=source, streak=0,", "source_token=source, streak=before.streak + 1,"),
+    "a later not_found replaces a fresh ok": Mutant(
+        MACHINE, "better_stands = before.answer is not None and rank(before.answer) > rank(this_answer) and (",
+        "better_stands = this_answer is not FetchStatus.NOT_FOUND and before.answer is not None"
+        " and rank(before.answer) > rank(this_answer) and ("),
+    "the streak survives an answer": Mutant(
+        MACHINE, "source_token=source, streak=0,", "source_token=source, streak=before.streak,"),
+    "an open paid request is dropped on a failed call": Mutant(
+        MACHINE, "engine_failures=0,\n        request=_request_after(before, outcome))", "engine_failures=0,\n        request=None)"),
+    "the streak never expires": Mutant(
+        MACHINE, "if state.streak and state.attempted_at is not None and now - state.attempted_at >= rules.ttl:",
+        "if False:"),
+    "a spent streak expires a day late": Mutant(
+        MACHINE, "if state.streak and state.attempted_at is not None and now - state.attempted_at >= rules.ttl:",
+        "if state.streak and state.attempted_at is not None and now - state.attempted_at >= rules.ttl + timedelta(1):"),
+    "a holder pays beside an open call": Mutant(
+        MACHINE, "if decision.calls and settled is not None and settled.open_call is not None:", "if False:"),
+    "an open call never times out": Mutant(
+        MACHINE, "if state is None or state.open_call is None or now - state.open_call.started_at < rules.call_timeout:",
+        "if True:"),
+    "a failing URL is called inside its back-off": Mutant(
+        MACHINE, "if streak > 0 and (called or not may_call_again(s, now, rules)):", "if streak > 0 and called:"),
+    "an element's due time ignores the streak": Mutant(
+        MACHINE, "return rules.backoff.next_due(now, streak)", "return rules.backoff.next_due(now, 0)"),
+    "an answer leaves the engine-failure count as it was": Mutant(
+        MACHINE, "streak=0, engine_failures=0,\n        request=None,", "streak=0,\n        request=None,"),
+    "the reuse window is a tick longer": Mutant(
+        DEDUPE, "if state.answered_at is not None and now - state.answered_at >= ttl:",
+        "if state.answered_at is not None and now - state.answered_at > ttl:"),
+    "an engine failure counts twice": Mutant(
+        MACHINE, "engine_failures = before.engine_failures + 1", "engine_failures = before.engine_failures + 2"),
+    "a failed call leaves the last call where it was": Mutant(
+        MACHINE, "attempted_at=_last_call(before, now), engine_failures=0,",
+        "attempted_at=before.attempted_at, engine_failures=0,"),
+    # ---------------------------------------------------------------- the back-off policy
+    "the back-off never grows": Mutant(POLICY, "if self.growth == 1.0 or streak <= 1:", "if True:"),
+    "the back-off grows one failure late": Mutant(
+        POLICY, "factor = self.growth ** min(streak - 1, 64)", "factor = self.growth ** min(streak - 2, 64)"),
+    # ---------------------------------------------------------------- the call guard
+    "the timed-out call a record replaced is forgotten": Mutant(
+        CALL_GUARD, "self.opened, self.replaced = call, self._seen_open_call", "self.opened, self.replaced = call, None"),
+    "a paid call leaves without its record": Mutant(
+        CALL_GUARD, "if paid and self._record_paid is not None:", "if False:"),
+    # ---------------------------------------------------------------- the spend check
+    "the spend budget is never asked": Mutant(
+        SPEND_CHECK, "if new and self._budgets is not None and self._budgets.bounds(service):", "if False:"),
+    "a request past the budget is sent anyway": Mutant(
+        SPEND_CHECK, "raise SpendHeld(str(reached), reached)", "pass"),
+    # ---------------------------------------------------------------- both stores
+    "the SQLite store's paid-call records accept a lower fence": Mutant(
+        SQLITE_WRITE, "refused = self._state_fence_refusal(conn, url, fence)", "refused = None"),
+    "the SQLite store forgets the engine failures": Mutant(
+        SQLITE_WRITE, "s.engine_failures, None if s.open_call is None else s.open_call.model_dump_json(), paid],",
+        "0, None if s.open_call is None else s.open_call.model_dump_json(), paid],"),
+    "the SQLite store forgets the streak": Mutant(
+        SQLITE_WRITE, "opt_dt_to_text(s.answered_at), s.streak,", "opt_dt_to_text(s.answered_at), 0,"),
+    "the Mongo store forgets the streak": Mutant(
+        MONGO_WRITE, '"streak": s.streak, "engine_failures": s.engine_failures,',
+        '"streak": 0, "engine_failures": s.engine_failures,', "mongomock"),
+    "the Mongo store's open-call write accepts a lower fence": Mutant(
+        MONGO_STATES, 'url,\n            fence,\n            {\n                "$set": {"fence": fence, "open_call"',
+        'url,\n            2**62,\n            {\n                "$set": {"fence": fence, "open_call"', "mongomock"),
+    "the Mongo store forgets the engine failures": Mutant(
+        MONGO_WRITE, '"streak": s.streak, "engine_failures": s.engine_failures,', '"streak": s.streak, "engine_failures": 0,',
+        "mongomock"),
+}
+
+
+def apply(name: str, into: Path) -> Path:
+    """A copy of the package under `into` with mutant `name` applied; returns the changed file."""
+    m = MUTANTS[name]
+    shutil.copytree(REPO / "social_recording", into / "social_recording", ignore=shutil.ignore_patterns("__pycache__"))
+    path = into / m.path
+    source = path.read_text()
+    if source.count(m.original) != 1:
+        raise ValueError(f"{name}: {m.original!r} found {source.count(m.original)} times in {m.path}")
+    path.write_text(source.replace(m.original, m.mutant))
+    return path
