@@ -19,11 +19,7 @@ from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.outbound.bounds import MAX_NUMBER_CHARS, OverLimit, check_page
 from social_recording.platforms import shaping
-from social_recording.platforms.base import (
-    ErrorCode,
-    GenerateContext,
-    GenerateResult,
-)
+from social_recording.platforms.base import ErrorCode, GenerateContext, GenerateResult
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
 from social_recording.platforms.telegram import TELEGRAM
 from social_recording.platforms.telegram.spec import (

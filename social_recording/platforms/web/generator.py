@@ -19,12 +19,7 @@ from pydantic import BaseModel, Field
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.platforms import shaping
-from social_recording.platforms.base import (
-    ErrorCode,
-    ExternalFetchError,
-    GenerateContext,
-    GenerateResult,
-)
+from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateContext, GenerateResult
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
 from social_recording.platforms.web import RDAP, URLSCAN
 

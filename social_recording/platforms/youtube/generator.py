@@ -14,11 +14,7 @@ from pydantic import BaseModel, Field
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.platforms import shaping
-from social_recording.platforms.base import (
-    ErrorCode,
-    GenerateContext,
-    GenerateResult,
-)
+from social_recording.platforms.base import ErrorCode, GenerateContext, GenerateResult
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
 from social_recording.platforms.youtube import YOUTUBE
 from social_recording.platforms.youtube.spec import YOUTUBE_VIDEO_PATHS
