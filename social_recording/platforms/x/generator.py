@@ -88,13 +88,21 @@ class XGenerator:
             return self._tweet(target.value)
         return self._profile(target.value)
 
+    # ------------------------------------------------------------------ request
+
+    def _get(self, path: str, params: dict[str, str], *, what: str) -> tuple[HttpResponse, dict[str, Any]]:
+        """One GET to twitterapi.io: its response and its JSON object body, a mapped status or a
+        `status: "error"` body raised as the fetch error (the target reported missing by default)."""
+        resp = self._http.request("GET", f"{TWITTERAPI_BASE}{path}", params=params)
+        body = _checked_body(resp, what=what)
+        if body.get("status") == "error":
+            raise _body_error(body, default=ErrorCode.NOT_FOUND, what=what)
+        return resp, body
+
     # ------------------------------------------------------------------ tweet
 
     def _tweet(self, tweet_id: str) -> GenerateResult:
-        resp = self._http.request("GET", f"{TWITTERAPI_BASE}/twitter/tweets", params={"tweet_ids": tweet_id})
-        body = _checked_body(resp, what=f"tweet {tweet_id}")
-        if body.get("status") == "error":
-            raise _body_error(body, default=ErrorCode.NOT_FOUND, what=f"tweet {tweet_id}")
+        resp, body = self._get("/twitter/tweets", {"tweet_ids": tweet_id}, what=f"tweet {tweet_id}")
         tweets = body.get("tweets")
         if tweets is None or tweets == []:
             raise ExternalFetchError(ErrorCode.NOT_FOUND, f"twitterapi: tweet {tweet_id} not found")
@@ -110,10 +118,7 @@ class XGenerator:
     # ---------------------------------------------------------------- profile
 
     def _profile(self, handle: str) -> GenerateResult:
-        resp = self._http.request("GET", f"{TWITTERAPI_BASE}/twitter/user/info", params={"userName": handle})
-        body = _checked_body(resp, what=f"user @{handle}")
-        if body.get("status") == "error":
-            raise _body_error(body, default=ErrorCode.NOT_FOUND, what=f"user @{handle}")
+        resp, body = self._get("/twitter/user/info", {"userName": handle}, what=f"user @{handle}")
         data = body.get("data")
         if not isinstance(data, dict) or not data:
             raise ExternalFetchError(ErrorCode.NOT_FOUND, f"twitterapi: user @{handle} not found (no data)")
