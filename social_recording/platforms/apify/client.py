@@ -16,6 +16,7 @@ import httpx
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 
 from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.platforms import shaping
 from social_recording.platforms.apify import APIFY
 from social_recording.platforms.base import (
     NO_PAID_REQUESTS,
@@ -27,16 +28,6 @@ from social_recording.platforms.base import (
     ProviderKeys,
 )
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
-from social_recording.platforms.shaping import (
-    as_dict,
-    classify_error_text,
-    first_str,
-    json_object,
-    no_call_error,
-    parse_for,
-    unrecognised_shape,
-    zero_call,
-)
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +140,7 @@ class ApifyClient:
         status read). Raises ExternalFetchError (docs/architecture.md, "Platforms"); once a request went out, the
         error says `attempted`."""
         if not self._has_token:
-            raise no_call_error(ErrorCode.UPSTREAM, f"{KEY_VARIABLE} not set")
+            raise shaping.no_call_error(ErrorCode.UPSTREAM, f"{KEY_VARIABLE} not set")
         sent = _Sent()
         try:
             run: _Run | None = None
@@ -250,12 +241,12 @@ class ApifyGenerator(ABC):
         """One actor run for a fetchable `kind` (what `classify` returned)."""
 
     def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
-        parsed = parse_for(url, self.platform)
+        parsed = shaping.parse_for(url, self.platform)
         kind, value = self.classify(parsed)
         if kind == "zero":
-            return zero_call(self.platform, parsed, value)
+            return shaping.zero_call(self.platform, parsed, value)
         if kind == "none":
-            raise unrecognised_shape(self.platform, parsed.url)
+            raise shaping.unrecognised_shape(self.platform, parsed.url)
         return self.fetch(parsed, kind, value, ctx.requests)
 
     def __repr__(self) -> str:
@@ -297,8 +288,8 @@ def _raise_for_status(resp: HttpResponse, actor: str) -> None:
 
 def _apify_error(resp: HttpResponse) -> tuple[str | None, str | None]:
     """Apify error bodies are `{"error": {"type": ..., "message": ...}}`; anything else gives Nones."""
-    err = as_dict(json_object(resp).get("error"))
-    return first_str(err.get("type")), first_str(err.get("message"))
+    err = shaping.as_dict(shaping.json_object(resp).get("error"))
+    return shaping.first_str(err.get("type")), shaping.first_str(err.get("message"))
 
 
 def _is_usage_limit(err_type: str | None, err_msg: str | None, text: str) -> bool:
@@ -317,7 +308,7 @@ def error_item_code(item: Mapping[str, Any]) -> ErrorCode | None:
     texts: list[object] = [err, desc] if isinstance(err, str) else [desc]
     if isinstance(err, dict):
         texts += [err.get("type"), err.get("message"), err.get("code")]
-    code = classify_error_text(*texts)
+    code = shaping.classify_error_text(*texts)
     if code in (ErrorCode.NOT_FOUND, ErrorCode.TARGET_BLOCKED, ErrorCode.RATE_LIMITED):
         return code
     return ErrorCode.UPSTREAM
@@ -337,6 +328,6 @@ def first_usable(items: list[dict[str, Any]], *, service: str, what: str) -> dic
 
 def error_item_message(item: Mapping[str, Any]) -> str:
     err = item.get("error")
-    desc = first_str(item.get("errorDescription"), item.get("errorMessage"), item.get("message"))
+    desc = shaping.first_str(item.get("errorDescription"), item.get("errorMessage"), item.get("message"))
     head = err if isinstance(err, str) else type(err).__name__
     return f"{head}: {desc}" if desc else str(head)

@@ -29,22 +29,7 @@ from urllib.parse import unquote
 import httpx
 
 from social_recording.domain.urls import parse_canonical
-from social_recording.sandbox.fake_api import (
-    Call,
-    Det,
-    FailureLadder,
-    FakeWorld,
-    OutcomeKind,
-    Outcomes,
-    Provider,
-    RateWindow,
-    Reply,
-    TargetProvider,
-    body_json,
-    canonical_or_none,
-    iso_ms,
-    json_reply,
-)
+from social_recording.sandbox import fake_api as api
 from social_recording.sandbox.fake_api import fake_content as fake
 
 APIFY_HOST = "api.apify.com"
@@ -67,7 +52,7 @@ _RUN_SEQUENCE = "apify-run-sequence"
 
 
 def tiktok_author(handle: str, *, private: bool = False) -> dict[str, Any]:
-    det = Det("tiktok-user", handle.lower())
+    det = api.Det("tiktok-user", handle.lower())
     uid = det.digits("id", 19)
     avatar = f"https://p16-sign-va.tiktokcdn.com/tos-maliva-avt-0068/{det.hexstr('avatar', 32)}~c5_100x100.jpeg"
     return {
@@ -96,7 +81,7 @@ def tiktok_author(handle: str, *, private: bool = False) -> dict[str, Any]:
 
 def tiktok_item(video_id: str, handle: str, *, photo: bool, input_value: str) -> dict[str, Any]:
     """One clockworks~tiktok-scraper dataset item (a video or a photo post with its authorMeta)."""
-    det = Det("tiktok-post", video_id)
+    det = api.Det("tiktok-post", video_id)
     author = tiktok_author(handle)
     when = fake.created_date(det)
     cover = f"https://p16-sign-va.tiktokcdn.com/obj/tos-maliva-p-0068/{det.hexstr('cover', 32)}"
@@ -105,7 +90,7 @@ def tiktok_item(video_id: str, handle: str, *, photo: bool, input_value: str) ->
         "text": f"{fake.sentence(det, 'text')} #{det.pick('tag', fake.TOPICS)}",
         "textLanguage": "en",
         "createTime": int(when.timestamp()),
-        "createTimeISO": iso_ms(when),
+        "createTimeISO": api.iso_ms(when),
         "isAd": False,
         "authorMeta": author,
         "musicMeta": {
@@ -149,7 +134,7 @@ def tiktok_profile_items(handle: str, *, private: bool = False) -> list[dict[str
     """A profile run (`profiles: [handle]`): the latest post, or the author alone when private."""
     if private:
         return [{"authorMeta": tiktok_author(handle, private=True), "input": handle}]
-    det = Det("tiktok-user", handle.lower())
+    det = api.Det("tiktok-user", handle.lower())
     return [tiktok_item(det.digits("latest", 19), handle, photo=False, input_value=handle)]
 
 
@@ -160,11 +145,11 @@ _IG_CDN = "https://scontent-iad3-1.cdninstagram.com/v/t51.29350-15"
 
 
 def instagram_user_id(username: str) -> str:
-    return Det("ig-user", username.lower()).digits("id", 11)
+    return api.Det("ig-user", username.lower()).digits("id", 11)
 
 
 def instagram_post(url: str, code: str, *, reel: bool) -> dict[str, Any]:
-    det = Det("ig-post", code)
+    det = api.Det("ig-post", code)
     owner = fake.handle_for(det, "owner")
     when = fake.created_date(det)
     display = f"{_IG_CDN}/{det.digits('img', 9)}_{det.digits('img2', 17)}_n.jpg?stp=dst-jpg_e35&_nc_ht=scontent-iad3-1.cdninstagram.com"
@@ -186,9 +171,9 @@ def instagram_post(url: str, code: str, *, reel: bool) -> dict[str, Any]:
         "images": [],
         "alt": None,
         "likesCount": det.skewed("likes", 1_000_000),
-        "timestamp": iso_ms(when),
+        "timestamp": api.iso_ms(when),
         "childPosts": [],
-        "ownerFullName": fake.display_name(Det("ig-user", owner), owner),
+        "ownerFullName": fake.display_name(api.Det("ig-user", owner), owner),
         "ownerUsername": owner,
         "ownerId": instagram_user_id(owner),
         "productType": "clips" if reel else "feed",
@@ -205,7 +190,7 @@ def instagram_post(url: str, code: str, *, reel: bool) -> dict[str, Any]:
 
 
 def instagram_profile(url: str, username: str, *, private: bool = False) -> dict[str, Any]:
-    det = Det("ig-user", username.lower())
+    det = api.Det("ig-user", username.lower())
     site = fake.site_for(username)
     pic = f"https://scontent-iad3-1.cdninstagram.com/v/t51.2885-19/{det.digits('pic', 9)}_n.jpg"
     return {
@@ -242,7 +227,7 @@ def instagram_profile(url: str, username: str, *, private: bool = False) -> dict
 
 
 def reddit_post(url: str, sub: str | None, post_id: str) -> dict[str, Any]:
-    det = Det("reddit-post", post_id)
+    det = api.Det("reddit-post", post_id)
     subreddit = sub or det.pick("sub", ("solana", "CryptoCurrency", "memecoins", "SolanaMemeCoins"))
     author = fake.handle_for(det, "author")
     slug = "_".join(fake.sentence(det, "title").split()[:6])
@@ -252,7 +237,7 @@ def reddit_post(url: str, sub: str | None, post_id: str) -> dict[str, Any]:
         "parsedId": post_id,
         "url": f"https://www.reddit.com/r/{subreddit}/comments/{post_id}/{slug}/",
         "username": author,
-        "userId": f"t2_{Det('reddit-user', author.lower()).base36('id', 8)}",
+        "userId": f"t2_{api.Det('reddit-user', author.lower()).base36('id', 8)}",
         "title": fake.sentence(det, "title").capitalize(),
         "communityName": f"r/{subreddit}",
         "parsedCommunityName": subreddit,
@@ -268,14 +253,14 @@ def reddit_post(url: str, sub: str | None, post_id: str) -> dict[str, Any]:
         "over18": False,
         "thumbnailUrl": "self",
         "imageUrls": [],
-        "createdAt": iso_ms(when),
-        "scrapedAt": iso_ms(when + timedelta(days=det.num("scraped", 30, 400))),
+        "createdAt": api.iso_ms(when),
+        "scrapedAt": api.iso_ms(when + timedelta(days=det.num("scraped", 30, 400))),
         "dataType": "post",
     }
 
 
 def reddit_community(sub: str) -> dict[str, Any]:
-    det = Det("reddit-sub", sub.lower())
+    det = api.Det("reddit-sub", sub.lower())
     when = fake.created_date(det)
     return {
         "id": det.base36("id", 5),
@@ -284,8 +269,8 @@ def reddit_community(sub: str) -> dict[str, Any]:
         "headerImage": f"https://b.thumbs.redditmedia.com/{det.alnum('header', 43)}.png",
         "description": f"{fake.sentence(det, 'desc')}. Official links: {fake.site_for(sub)}",
         "over18": False,
-        "createdAt": iso_ms(when),
-        "scrapedAt": iso_ms(when + timedelta(days=det.num("scraped", 30, 400))),
+        "createdAt": api.iso_ms(when),
+        "scrapedAt": api.iso_ms(when + timedelta(days=det.num("scraped", 30, 400))),
         "numberOfMembers": det.skewed("members", 3_000_000),
         "url": f"https://www.reddit.com/r/{sub}/",
         "dataType": "community",
@@ -293,7 +278,7 @@ def reddit_community(sub: str) -> dict[str, Any]:
 
 
 def reddit_user(name: str) -> dict[str, Any]:
-    det = Det("reddit-user", name.lower())
+    det = api.Det("reddit-user", name.lower())
     when = fake.created_date(det)
     return {
         "id": det.base36("id", 8),
@@ -304,8 +289,8 @@ def reddit_user(name: str) -> dict[str, Any]:
         "commentKarma": det.skewed("comment", 200_000),
         "description": fake.sentence(det, "desc"),
         "over18": False,
-        "createdAt": iso_ms(when),
-        "scrapedAt": iso_ms(when + timedelta(days=det.num("scraped", 30, 400))),
+        "createdAt": api.iso_ms(when),
+        "scrapedAt": api.iso_ms(when + timedelta(days=det.num("scraped", 30, 400))),
         "dataType": "user",
     }
 
@@ -349,7 +334,7 @@ def actor_inputs(actor: str, body: Any) -> list[tuple[str, str]]:
 
 def _segments(url: str) -> tuple[str, tuple[str, ...]]:
     """(canonical host, path segments) of an actor input URL; ("", ()) when it is not a URL."""
-    canonical = canonical_or_none(url)
+    canonical = api.canonical_or_none(url)
     if canonical is None:
         return "", ()
     parsed = parse_canonical(canonical)
@@ -374,9 +359,9 @@ def actor_items(actor: str, value: str, kind: str, results_type: str, *, blocked
         if len(seg) >= 3 and seg[0].startswith("@") and seg[1] in ("video", "photo"):
             # The author belongs to the post, not to the URL (the canonical form is /@/video/<id>, and
             # tiktok.com serves a post under any handle): one post id, one author, whatever URL asks.
-            author = fake.handle_for(Det("tiktok-post", seg[2]), "author")
+            author = fake.handle_for(api.Det("tiktok-post", seg[2]), "author")
             return [tiktok_item(seg[2], author, photo=seg[1] == "photo", input_value=value)]
-        det = Det("tiktok-short", value)
+        det = api.Det("tiktok-short", value)
         return [tiktok_item(det.digits("id", 19), fake.handle_for(det), photo=False, input_value=value)]
     if actor == INSTAGRAM_ACTOR:
         if len(seg) >= 2 and seg[0].lower() in ("p", "reel", "reels", "tv"):
@@ -390,7 +375,7 @@ def actor_items(actor: str, value: str, kind: str, results_type: str, *, blocked
                 return [instagram_profile(value, seg[0], private=blocked)]
             if blocked:
                 return [apify_error_item(value, "private", "This account is private")]
-            return [instagram_post(value, Det("ig-latest", seg[0].lower()).b64url("code", 11), reel=False)]
+            return [instagram_post(value, api.Det("ig-latest", seg[0].lower()).b64url("code", 11), reel=False)]
         return []
     # reddit
     if blocked:
@@ -404,7 +389,7 @@ def actor_items(actor: str, value: str, kind: str, results_type: str, *, blocked
     if len(seg) >= 4 and seg[0] in ("r", "user") and seg[2] == "comments":
         return [reddit_post(value, None, seg[3])]
     if len(seg) >= 4 and seg[0] == "r" and seg[2] == "s":
-        return [reddit_post(value, seg[1], Det("reddit-share", value).base36("id", 7))]
+        return [reddit_post(value, seg[1], api.Det("reddit-share", value).base36("id", 7))]
     if len(seg) == 2 and seg[0] == "r":
         return [reddit_community(seg[1])]
     if len(seg) >= 2 and seg[0] in ("user", "u"):
@@ -418,16 +403,16 @@ def actor_items(actor: str, value: str, kind: str, results_type: str, *, blocked
 def run_object(run_id: str, record: dict[str, Any], status: str) -> dict[str, Any]:
     """An actor run as `GET /v2/actor-runs/<id>` returns it (the `data` member)."""
     seq = str(record["sequence"])
-    det = Det("apify-run", seq)
+    det = api.Det("apify-run", seq)
     started = fake.created_date(det, "started")
     finished = status in ("SUCCEEDED", "FAILED", "TIMED-OUT", "ABORTED")
     return {
         "id": run_id,
-        "actId": Det("apify-actor", record["actor"]).alnum("id", 17),
+        "actId": api.Det("apify-actor", record["actor"]).alnum("id", 17),
         "userId": "sandboxUser00001",
         "actorTaskId": None,
-        "startedAt": iso_ms(started),
-        "finishedAt": iso_ms(started + timedelta(seconds=det.num("secs", 4, 60))) if finished else None,
+        "startedAt": api.iso_ms(started),
+        "finishedAt": api.iso_ms(started + timedelta(seconds=det.num("secs", 4, 60))) if finished else None,
         "status": status,
         "statusMessage": "Finished!" if status == "SUCCEEDED" else ("Starting the run" if status == "READY" else "Crawling"),
         "isStatusMessageTerminal": finished,
@@ -446,17 +431,17 @@ def run_object(run_id: str, record: dict[str, Any], status: str) -> dict[str, An
 
 
 
-_FAILURES = FailureLadder(
-    error=lambda: json_reply(503, apify_error("server-error", "Server is temporarily unavailable, try again later")),
-    rate_limited=lambda: json_reply(429, apify_error(
+_FAILURES = api.FailureLadder(
+    error=lambda: api.json_reply(503, apify_error("server-error", "Server is temporarily unavailable, try again later")),
+    rate_limited=lambda: api.json_reply(429, apify_error(
         "rate-limit-exceeded", "You have exceeded the rate limit of 30 requests per second")),
-    credit_exhausted=lambda: json_reply(402, apify_error(
+    credit_exhausted=lambda: api.json_reply(402, apify_error(
         "not-enough-usage-to-run-paid-actor",
         "By launching this job you will exceed the remaining usage on your plan. Upgrade or wait for the next cycle.",
     )),
 )
 
-class ApifyProvider(TargetProvider):
+class ApifyProvider(api.TargetProvider):
     service = "apify"
     hosts = frozenset({APIFY_HOST})
 
@@ -464,68 +449,68 @@ class ApifyProvider(TargetProvider):
         raw = self._state.recall(RUN_PREFIX + run_id)
         return json.loads(raw) if raw is not None else None
 
-    def describe(self, request: httpx.Request) -> Call:
+    def describe(self, request: httpx.Request) -> api.Call:
         path = request.url.raw_path.split(b"?", 1)[0].decode("ascii", "replace")
         if (m := _RUNS_PATH.match(path)) is not None:
             actor = unquote(m.group(1)).replace("/", "~")
             if actor not in ACTORS:
-                return Call(self.service, f"actor:{actor}", args={"op": "unknown-actor"})
-            body = body_json(request)
+                return api.Call(self.service, f"actor:{actor}", args={"op": "unknown-actor"})
+            body = api.body_json(request)
             inputs = actor_inputs(actor, body)
-            targets = [self._outcomes.target_for("apify:" + (canonical_or_none(u) or u)) for u, _ in inputs]
-            return Call(self.service, "apify:" + ",".join(u for u, _ in inputs), targets,
-                        args={"op": "submit", "actor": actor, "inputs": inputs, "body": body})
+            targets = [self._outcomes.target_for("apify:" + (api.canonical_or_none(u) or u)) for u, _ in inputs]
+            return api.Call(self.service, "apify:" + ",".join(u for u, _ in inputs), targets,
+                            args={"op": "submit", "actor": actor, "inputs": inputs, "body": body})
         if (m := _RUN_PATH.match(path)) is not None:
             record = self._record(m.group(1))
-            return Call(self.service, RUN_PREFIX + m.group(1), list(record["targets"]) if record else [],
-                        paid=False, args={"op": "run", "id": m.group(1), "record": record})
+            return api.Call(self.service, RUN_PREFIX + m.group(1), list(record["targets"]) if record else [],
+                            paid=False, args={"op": "run", "id": m.group(1), "record": record})
         if (m := _ITEMS_PATH.match(path)) is not None:
             run_id = self._state.recall(DATASET_PREFIX + m.group(1))
             record = self._record(run_id) if run_id is not None else None
-            return Call(self.service, DATASET_PREFIX + m.group(1), list(record["targets"]) if record else [],
-                        paid=False, args={"op": "items", "record": record})
-        return Call(self.service, f"path:{request.url.path}", paid=False, args={"op": "none"})
+            return api.Call(self.service, DATASET_PREFIX + m.group(1), list(record["targets"]) if record else [],
+                            paid=False, args={"op": "items", "record": record})
+        return api.Call(self.service, f"path:{request.url.path}", paid=False, args={"op": "none"})
 
-    def answer(self, request: httpx.Request, call: Call) -> Reply:
+    def answer(self, request: httpx.Request, call: api.Call) -> api.Reply:
         op = call.args["op"]
         if op == "none":
-            return json_reply(404, apify_error("page-not-found", "We have bad news: there is no API endpoint at this URL."))
+            return api.json_reply(404, apify_error("page-not-found", "We have bad news: there is no API endpoint at this URL."))
         if op == "unknown-actor":
-            return json_reply(404, apify_error("record-not-found", "Actor was not found"))
+            return api.json_reply(404, apify_error("record-not-found", "Actor was not found"))
         if op == "submit":
             return self._submit(request, call)
         record = call.args["record"]
         if record is None:
             what = "Actor run" if op == "run" else "Dataset"
-            return json_reply(404, apify_error("record-not-found", f"{what} was not found"))
+            return api.json_reply(404, apify_error("record-not-found", f"{what} was not found"))
         if op == "run":
             reads = self._state.bump(f"apify-run-reads:{call.args['id']}")
-            return json_reply(200, {"data": run_object(call.args["id"], record, "RUNNING" if reads == 1 else "SUCCEEDED")})
+            return api.json_reply(200, {"data": run_object(call.args["id"], record, "RUNNING" if reads == 1 else "SUCCEEDED")})
         items: list[dict[str, Any]] = []
         for (value, kind), effect in zip(record["inputs"], record["effects"], strict=True):
-            if effect == OutcomeKind.NOT_FOUND.value:
+            if effect == api.OutcomeKind.NOT_FOUND.value:
                 continue
             items.extend(actor_items(record["actor"], value, kind, record["results_type"],
-                                     blocked=effect == OutcomeKind.BLOCKED.value))
-        return json_reply(200, items)
+                                     blocked=effect == api.OutcomeKind.BLOCKED.value))
+        return api.json_reply(200, items)
 
-    def _submit(self, request: httpx.Request, call: Call) -> Reply:
+    def _submit(self, request: httpx.Request, call: api.Call) -> api.Reply:
         actor, inputs, body = call.args["actor"], call.args["inputs"], call.args["body"]
         if request.method.upper() != "POST":
-            return json_reply(405, apify_error("method-not-allowed", "This API endpoint accepts POST only"))
+            return api.json_reply(405, apify_error("method-not-allowed", "This API endpoint accepts POST only"))
         auth = request.headers.get("authorization", "")
         token = auth[7:].strip() if auth.lower().startswith("bearer ") else request.url.params.get("token", "")
         if not token.strip():
-            return json_reply(401, apify_error("token-not-provided", "Authentication token was not provided"))
+            return api.json_reply(401, apify_error("token-not-provided", "Authentication token was not provided"))
         if not inputs:
-            return json_reply(400, apify_error("invalid-input", f"Input is not valid: no URL for actor {actor}"))
+            return api.json_reply(400, apify_error("invalid-input", f"Input is not valid: no URL for actor {actor}"))
         effects = self._outcomes.effects(call.targets)
-        failed = _FAILURES.reply(Outcomes.http_failure(effects))
+        failed = _FAILURES.reply(api.Outcomes.http_failure(effects))
         if failed is not None:
             return failed
         sequence = self._state.bump(_RUN_SEQUENCE)
-        run_id = Det("apify-run", str(sequence), call.subject).alnum("id", 17)
-        dataset_id = Det("apify-dataset", str(sequence), call.subject).alnum("id", 17)
+        run_id = api.Det("apify-run", str(sequence), call.subject).alnum("id", 17)
+        dataset_id = api.Det("apify-dataset", str(sequence), call.subject).alnum("id", 17)
         timeout = request.url.params.get("timeout", "")
         record = {
             "sequence": sequence,
@@ -539,12 +524,12 @@ class ApifyProvider(TargetProvider):
         }
         self._state.remember(RUN_PREFIX + run_id, json.dumps(record), reset_counter=f"apify-run-reads:{run_id}")
         self._state.remember(DATASET_PREFIX + dataset_id, run_id)
-        return json_reply(201, {"data": run_object(run_id, record, "READY")})
+        return api.json_reply(201, {"data": run_object(run_id, record, "READY")})
 
-    def too_many_requests(self, request: httpx.Request, window: RateWindow) -> Reply:
-        return json_reply(429, apify_error("rate-limit-exceeded", "You have exceeded the rate limit."),
-                          {"retry-after": str(window.reset_after_s)})
+    def too_many_requests(self, request: httpx.Request, window: api.RateWindow) -> api.Reply:
+        return api.json_reply(429, apify_error("rate-limit-exceeded", "You have exceeded the rate limit."),
+                              {"retry-after": str(window.reset_after_s)})
 
 
-def make_fakes(world: FakeWorld) -> list[Provider]:
+def make_fakes(world: api.FakeWorld) -> list[api.Provider]:
     return [ApifyProvider(world.outcomes)]

@@ -16,19 +16,7 @@ from typing import Any
 import httpx
 
 from social_recording.domain.urls import CanonicalUrl
-from social_recording.sandbox.fake_api import (
-    Call,
-    Det,
-    FailureLadder,
-    FakeWorld,
-    OutcomeKind,
-    Provider,
-    RateWindow,
-    Reply,
-    TargetProvider,
-    iso_ms,
-    json_reply,
-)
+from social_recording.sandbox import fake_api as api
 from social_recording.sandbox.fake_api import fake_content as fake
 
 BLUESKY_HOSTS = frozenset({"public.api.bsky.app"})
@@ -41,17 +29,17 @@ def did_for(actor: str) -> str:
     """The DID behind `actor`: itself when it is one, else one derived from the handle."""
     if actor.startswith("did:"):
         return actor
-    return "did:plc:" + Det("bluesky-did", actor.lower()).alnum("did", 24, _B32)
+    return "did:plc:" + api.Det("bluesky-did", actor.lower()).alnum("did", 24, _B32)
 
 
 def handle_for(actor: str) -> str:
     if not actor.startswith("did:"):
         return actor.lower()
-    return f"{fake.handle_for(Det('bluesky-handle', actor)).lower()}.bsky.social"
+    return f"{fake.handle_for(api.Det('bluesky-handle', actor)).lower()}.bsky.social"
 
 
 def bluesky_profile(actor: str) -> dict[str, Any]:
-    did, det = did_for(actor), Det("bluesky-profile", did_for(actor))
+    did, det = did_for(actor), api.Det("bluesky-profile", did_for(actor))
     handle = handle_for(actor)
     followers = det.skewed("followers", 150_000)
     return {
@@ -61,9 +49,9 @@ def bluesky_profile(actor: str) -> dict[str, Any]:
         "avatar": f"{_CDN}/avatar/plain/{did}/{det.alnum('avatar', 59, _B32)}@jpeg",
         "associated": {"lists": 0, "feedgens": 0, "starterPacks": 0, "labeler": False},
         "labels": [],
-        "createdAt": iso_ms(fake.created_date(det)),
+        "createdAt": api.iso_ms(fake.created_date(det)),
         "description": f"{fake.sentence(det, 'bio').capitalize()} https://{handle.split('.')[0]}.example",
-        "indexedAt": iso_ms(fake.created_date(det, "indexed")),
+        "indexedAt": api.iso_ms(fake.created_date(det, "indexed")),
         "followersCount": followers,
         "followsCount": det.num("follows", 0, 2_000),
         "postsCount": det.num("posts", 1, 20_000),
@@ -73,8 +61,8 @@ def bluesky_profile(actor: str) -> dict[str, Any]:
 def bluesky_thread(actor: str, rkey: str) -> dict[str, Any]:
     profile = bluesky_profile(actor)
     did = profile["did"]
-    det = Det("bluesky-post", did, rkey)
-    created = iso_ms(fake.created_date(det))
+    det = api.Det("bluesky-post", did, rkey)
+    created = api.iso_ms(fake.created_date(det))
     text = f"{fake.sentence(det, 'text').capitalize()} https://x.com/{profile['handle'].split('.')[0][:15]}"
     author = {k: profile[k] for k in ("did", "handle", "displayName", "avatar", "labels", "createdAt")}
     return {"thread": {
@@ -95,52 +83,52 @@ def bluesky_thread(actor: str, rkey: str) -> dict[str, Any]:
     }}
 
 
-class BlueskyProvider(TargetProvider):
+class BlueskyProvider(api.TargetProvider):
     service = "bluesky"
     hosts = BLUESKY_HOSTS
 
-    def describe(self, request: httpx.Request) -> Call:
+    def describe(self, request: httpx.Request) -> api.Call:
         params = request.url.params
         if request.url.path == "/xrpc/app.bsky.feed.getPostThread":
             match = _POST_URI.match(params.get("uri", ""))
             if match:
                 subject = f"post:{match.group(1)}/{match.group(2)}"
-                return Call(self.service, subject, [self._outcomes.target_for(subject)],
-                            args={"actor": match.group(1), "rkey": match.group(2)})
+                return api.Call(self.service, subject, [self._outcomes.target_for(subject)],
+                                args={"actor": match.group(1), "rkey": match.group(2)})
         if request.url.path == "/xrpc/app.bsky.actor.getProfile" and params.get("actor"):
             subject = f"profile:{params['actor']}"
-            return Call(self.service, subject, [self._outcomes.target_for(subject)], args={"actor": params["actor"]})
-        return Call(self.service, f"path:{request.url.path}")
+            return api.Call(self.service, subject, [self._outcomes.target_for(subject)], args={"actor": params["actor"]})
+        return api.Call(self.service, f"path:{request.url.path}")
 
-    def answer(self, request: httpx.Request, call: Call) -> Reply:
+    def answer(self, request: httpx.Request, call: api.Call) -> api.Reply:
         if "actor" not in call.args:
-            return json_reply(400, {"error": "InvalidRequest", "message": "Input/uri must be a valid at-uri"})
+            return api.json_reply(400, {"error": "InvalidRequest", "message": "Input/uri must be a valid at-uri"})
         effect = self._outcomes.effective(call.targets[0])
-        failed = FailureLadder(
-            error=lambda: json_reply(503, {"error": "UpstreamFailure", "message": "Upstream Failure"}),
-            rate_limited=lambda: self.too_many_requests(request, RateWindow(3000, 300.0, 0.0, 30)),
+        failed = api.FailureLadder(
+            error=lambda: api.json_reply(503, {"error": "UpstreamFailure", "message": "Upstream Failure"}),
+            rate_limited=lambda: self.too_many_requests(request, api.RateWindow(3000, 300.0, 0.0, 30)),
         ).reply(effect)
         if failed is not None:
             return failed
         actor, rkey = str(call.args["actor"]), call.args.get("rkey")
-        if effect is OutcomeKind.BLOCKED:
-            return json_reply(400, {"error": "AccountTakedown", "message": "Account has been suspended"})
-        if effect is OutcomeKind.NOT_FOUND:
+        if effect is api.OutcomeKind.BLOCKED:
+            return api.json_reply(400, {"error": "AccountTakedown", "message": "Account has been suspended"})
+        if effect is api.OutcomeKind.NOT_FOUND:
             if rkey is None:
-                return json_reply(400, {"error": "InvalidRequest", "message": "Profile not found"})
-            return json_reply(400, {"error": "NotFound", "message": f"Post not found: at://{actor}/app.bsky.feed.post/{rkey}"})
+                return api.json_reply(400, {"error": "InvalidRequest", "message": "Profile not found"})
+            return api.json_reply(400, {"error": "NotFound", "message": f"Post not found: at://{actor}/app.bsky.feed.post/{rkey}"})
         if rkey is None:
-            return json_reply(200, bluesky_profile(actor))
-        return json_reply(200, bluesky_thread(actor, str(rkey)))
+            return api.json_reply(200, bluesky_profile(actor))
+        return api.json_reply(200, bluesky_thread(actor, str(rkey)))
 
-    def too_many_requests(self, request: httpx.Request, window: RateWindow) -> Reply:
-        return json_reply(429, {"error": "RateLimitExceeded", "message": "Rate Limit Exceeded"},
-                          {"retry-after": str(window.reset_after_s), "ratelimit-limit": str(window.limit),
-                           "ratelimit-remaining": "0", "ratelimit-reset": str(int(window.reset_at)),
-                           "ratelimit-policy": f"{window.limit};w={int(window.per_seconds)}"})
+    def too_many_requests(self, request: httpx.Request, window: api.RateWindow) -> api.Reply:
+        return api.json_reply(429, {"error": "RateLimitExceeded", "message": "Rate Limit Exceeded"},
+                              {"retry-after": str(window.reset_after_s), "ratelimit-limit": str(window.limit),
+                               "ratelimit-remaining": "0", "ratelimit-reset": str(int(window.reset_at)),
+                               "ratelimit-policy": f"{window.limit};w={int(window.per_seconds)}"})
 
 
-def make_fakes(world: FakeWorld) -> list[Provider]:
+def make_fakes(world: api.FakeWorld) -> list[api.Provider]:
     return [BlueskyProvider(world.outcomes)]
 
 
@@ -153,7 +141,7 @@ def subjects(parsed: CanonicalUrl) -> list[str]:
     return []
 
 
-def unservable(kind: OutcomeKind, parsed: CanonicalUrl) -> str | None:
-    if kind is OutcomeKind.CREDIT_EXHAUSTED:
+def unservable(kind: api.OutcomeKind, parsed: CanonicalUrl) -> str | None:
+    if kind is api.OutcomeKind.CREDIT_EXHAUSTED:
         return "Bluesky's public AppView is free: it has no credits, only rate limits. Use `rate_limited`"
     return None

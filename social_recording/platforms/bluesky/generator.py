@@ -13,24 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.platforms import shaping
 from social_recording.platforms.base import ErrorCode, GenerateContext, GenerateResult
 from social_recording.platforms.bluesky.spec import BLUESKY
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
-from social_recording.platforms.shaping import (
-    ROOT_REF,
-    NoCallShape,
-    PerCallHttpGenerator,
-    StatusRule,
-    StatusTable,
-    ZeroCallShape,
-    canonical_links,
-    fetch_error,
-    finish,
-    metrics,
-    parse_payload,
-    unsupported_shape,
-    urls_in_text,
-)
 
 API_BASE = "https://public.api.bsky.app/xrpc"
 SERVICE = BLUESKY.name
@@ -96,24 +82,24 @@ class _ProfileTarget:
     actor: str
 
 
-def _route(parsed: CanonicalUrl) -> _PostTarget | _ProfileTarget | ZeroCallShape | NoCallShape:
+def _route(parsed: CanonicalUrl) -> _PostTarget | _ProfileTarget | shaping.ZeroCallShape | shaping.NoCallShape:
     seg = parsed.segments
     if not seg or (len(seg) == 1 and seg[0].lower() in _OWN_PAGES):
-        return ZeroCallShape("page")
+        return shaping.ZeroCallShape("page")
     if seg[0] == "profile" and len(seg) == 2:
         return _ProfileTarget(seg[1])
     if seg[0] == "profile" and len(seg) == 4 and seg[2] == "post":
         return _PostTarget(seg[1], seg[3])
-    return unsupported_shape(f"no post or profile in /{'/'.join(seg)}")
+    return shaping.unsupported_shape(f"no post or profile in /{'/'.join(seg)}")
 
 
-class BlueskyGenerator(PerCallHttpGenerator[_PostTarget | _ProfileTarget]):
+class BlueskyGenerator(shaping.PerCallHttpGenerator[_PostTarget | _ProfileTarget]):
     """canonical Bluesky URL -> a post with its author, or a profile (social_recording/platforms/bluesky/README.md)."""
 
     platform: Platform = Platform.BLUESKY
     default_base_url = API_BASE
 
-    def route(self, parsed: CanonicalUrl) -> _PostTarget | _ProfileTarget | ZeroCallShape | NoCallShape:
+    def route(self, parsed: CanonicalUrl) -> _PostTarget | _ProfileTarget | shaping.ZeroCallShape | shaping.NoCallShape:
         return _route(parsed)
 
     def fetch(self, parsed: CanonicalUrl, target: _PostTarget | _ProfileTarget,
@@ -123,28 +109,28 @@ class BlueskyGenerator(PerCallHttpGenerator[_PostTarget | _ProfileTarget]):
                 response = http.get(f"{self._base_url}/app.bsky.actor.getProfile", params={"actor": target.actor})
                 _STATUS.check(response, http, target.actor)
                 graph = SocialGraph(groups=[GraphGroup(
-                    ref=ROOT_REF, account=_account(parse_payload(_Author, response.json(), SERVICE, http)))])
+                    ref=shaping.ROOT_REF, account=_account(shaping.parse_payload(_Author, response.json(), SERVICE, http)))])
             else:
                 response = http.get(f"{self._base_url}/app.bsky.feed.getPostThread",
                                     params={"uri": target.at_uri, "depth": "0", "parentHeight": "0"})
                 _STATUS.check(response, http, target.at_uri)
-                thread = parse_payload(_ThreadAnswer, response.json(), SERVICE, http).thread
+                thread = shaping.parse_payload(_ThreadAnswer, response.json(), SERVICE, http).thread
                 graph = _post_graph(target, thread, http)
-        return finish(graph, requests=http.requests_made)
+        return shaping.finish(graph, requests=http.requests_made)
 
 
 def _error_name(response: HttpResponse, body: dict[str, Any]) -> str:
     return str(body.get("error") or "")
 
 
-_STATUS = StatusTable(
+_STATUS = shaping.StatusTable(
     rules=(
-        StatusRule(ErrorCode.TARGET_BLOCKED, "bluesky: the account of {what} is taken down or deactivated "
-                   "(HTTP {status})", frozenset({400, 401, 403}), lambda r, b: _error_name(r, b) in GONE),
-        StatusRule(ErrorCode.NOT_FOUND, "bluesky: {what} not found (HTTP {status})", frozenset({400}),
-                   lambda r, b: _error_name(r, b) in MISSING),
-        StatusRule(ErrorCode.NOT_FOUND, "bluesky: {what} not found (HTTP 404)", frozenset({404})),
-        StatusRule(ErrorCode.RATE_LIMITED, "bluesky: rate limited (HTTP 429)", frozenset({429})),
+        shaping.StatusRule(ErrorCode.TARGET_BLOCKED, "bluesky: the account of {what} is taken down or deactivated "
+                           "(HTTP {status})", frozenset({400, 401, 403}), lambda r, b: _error_name(r, b) in GONE),
+        shaping.StatusRule(ErrorCode.NOT_FOUND, "bluesky: {what} not found (HTTP {status})", frozenset({400}),
+                           lambda r, b: _error_name(r, b) in MISSING),
+        shaping.StatusRule(ErrorCode.NOT_FOUND, "bluesky: {what} not found (HTTP 404)", frozenset({404})),
+        shaping.StatusRule(ErrorCode.RATE_LIMITED, "bluesky: rate limited (HTTP 429)", frozenset({429})),
     ),
     fallback="bluesky: HTTP {status} for {what}",
 )
@@ -152,9 +138,9 @@ _STATUS = StatusTable(
 
 def _post_graph(target: _PostTarget, thread: _Thread, http: ProviderHttp) -> SocialGraph:
     if thread.blocked or thread.type.endswith("#blockedPost"):
-        raise fetch_error(ErrorCode.TARGET_BLOCKED, f"bluesky: {target.at_uri} is blocked", http)
+        raise shaping.fetch_error(ErrorCode.TARGET_BLOCKED, f"bluesky: {target.at_uri} is blocked", http)
     if thread.notFound or thread.post is None:
-        raise fetch_error(ErrorCode.NOT_FOUND, f"bluesky: {target.at_uri} not found", http)
+        raise shaping.fetch_error(ErrorCode.NOT_FOUND, f"bluesky: {target.at_uri} not found", http)
     post = thread.post
     record = post.record
     text = record.get("text") if isinstance(record.get("text"), str) else None
@@ -173,12 +159,12 @@ def _post_graph(target: _PostTarget, thread: _Thread, http: ProviderHttp) -> Soc
             "author_did": post.author.did,
             "author_handle": post.author.handle,
         },
-        outbound_urls=canonical_links([*_facet_links(record), *urls_in_text(text)]),
+        outbound_urls=shaping.canonical_links([*_facet_links(record), *shaping.urls_in_text(text)]),
         media_urls=_images(post.embed),
-        metrics=metrics({"replies": post.replyCount, "reposts": post.repostCount, "likes": post.likeCount,
-                         "quotes": post.quoteCount}, commas=False),
+        metrics=shaping.metrics({"replies": post.replyCount, "reposts": post.repostCount, "likes": post.likeCount,
+                                 "quotes": post.quoteCount}, commas=False),
     )
-    return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, content=content, account=_account(post.author))])
+    return SocialGraph(groups=[GraphGroup(ref=shaping.ROOT_REF, content=content, account=_account(post.author))])
 
 
 def _account(author: _Author) -> SocialObject:
@@ -195,10 +181,10 @@ def _account(author: _Author) -> SocialObject:
             "created_at": author.createdAt,
             "labels": sorted({str(label.get("val")) for label in author.labels if label.get("val")}),
         },
-        outbound_urls=canonical_links(urls_in_text(author.description)),
+        outbound_urls=shaping.canonical_links(shaping.urls_in_text(author.description)),
         avatar_url=author.avatar,
-        metrics=metrics({"followers": author.followersCount, "follows": author.followsCount,
-                         "posts": author.postsCount}, commas=False),
+        metrics=shaping.metrics({"followers": author.followersCount, "follows": author.followsCount,
+                                 "posts": author.postsCount}, commas=False),
     )
 
 

@@ -14,19 +14,7 @@ from urllib.parse import unquote
 import httpx
 
 from social_recording.domain.urls import CanonicalUrl
-from social_recording.sandbox.fake_api import (
-    Call,
-    Det,
-    FailureLadder,
-    FakeWorld,
-    OutcomeKind,
-    Provider,
-    RateWindow,
-    Reply,
-    TargetProvider,
-    iso_s,
-    json_reply,
-)
+from social_recording.sandbox import fake_api as api
 from social_recording.sandbox.fake_api import fake_content as fake
 
 DISCORD_HOSTS = frozenset({"discord.com"})
@@ -36,13 +24,13 @@ _EPOCH_MS = 1_420_070_400_000  # Discord's snowflake epoch (2015-01-01)
 
 def guild_id(code: str) -> str:
     """A snowflake for the server behind invite `code` (deterministic; one per code)."""
-    det = Det("discord-guild", code.lower())
+    det = api.Det("discord-guild", code.lower())
     created_ms = det.num("created", 1_600_000_000_000, 1_780_000_000_000) - _EPOCH_MS
     return str((created_ms << 22) | det.num("worker", 0, (1 << 22) - 1))
 
 
 def discord_invite(code: str) -> dict[str, Any]:
-    det = Det("discord-invite", code.lower())
+    det = api.Det("discord-invite", code.lower())
     gid = guild_id(code)
     name = fake.display_name(det, code)
     members = det.skewed("members", 200_000)
@@ -69,44 +57,44 @@ def discord_invite(code: str) -> dict[str, Any]:
         "channel": {"id": str(int(gid) + 1), "type": 0, "name": det.pick("channel", ("general", "welcome", "rules"))},
         "approximate_member_count": members,
         "approximate_presence_count": max(1, members // det.num("online_share", 3, 12)),
-        "created_at": iso_s(fake.created_date(det)),
+        "created_at": api.iso_s(fake.created_date(det)),
     }
 
 
-class DiscordProvider(TargetProvider):
+class DiscordProvider(api.TargetProvider):
     service = "discord"
     hosts = DISCORD_HOSTS
 
-    def describe(self, request: httpx.Request) -> Call:
+    def describe(self, request: httpx.Request) -> api.Call:
         match = _INVITE_PATH.match(request.url.path)
         code = unquote(match.group(1)) if match else ""
         subject = f"invite:{code}"
-        return Call(self.service, subject, [self._outcomes.target_for(subject)], args={"code": code})
+        return api.Call(self.service, subject, [self._outcomes.target_for(subject)], args={"code": code})
 
-    def answer(self, request: httpx.Request, call: Call) -> Reply:
+    def answer(self, request: httpx.Request, call: api.Call) -> api.Reply:
         code = str(call.args["code"])
         if not code or request.method.upper() != "GET":
-            return json_reply(404, {"message": "404: Not Found", "code": 0})
+            return api.json_reply(404, {"message": "404: Not Found", "code": 0})
         effect = self._outcomes.effective(call.targets[0])
-        failed = FailureLadder(
-            error=lambda: json_reply(503, {"message": "upstream connect error", "code": 0}),
-            rate_limited=lambda: self.too_many_requests(request, RateWindow(1, 1.0, 0.0, 2)),
+        failed = api.FailureLadder(
+            error=lambda: api.json_reply(503, {"message": "upstream connect error", "code": 0}),
+            rate_limited=lambda: self.too_many_requests(request, api.RateWindow(1, 1.0, 0.0, 2)),
         ).reply(effect)
         if failed is not None:
             return failed
-        if effect is OutcomeKind.NOT_FOUND:
-            return json_reply(404, {"message": "Unknown Invite", "code": 10006})
-        return json_reply(200, discord_invite(code))
+        if effect is api.OutcomeKind.NOT_FOUND:
+            return api.json_reply(404, {"message": "Unknown Invite", "code": 10006})
+        return api.json_reply(200, discord_invite(code))
 
-    def too_many_requests(self, request: httpx.Request, window: RateWindow) -> Reply:
+    def too_many_requests(self, request: httpx.Request, window: api.RateWindow) -> api.Reply:
         wait = float(window.reset_after_s)
-        return json_reply(429, {"message": "You are being rate limited.", "retry_after": wait, "global": False},
-                          {"retry-after": str(window.reset_after_s), "x-ratelimit-limit": str(window.limit),
-                           "x-ratelimit-remaining": "0", "x-ratelimit-reset-after": f"{wait:.3f}",
-                           "x-ratelimit-scope": "user"})
+        return api.json_reply(429, {"message": "You are being rate limited.", "retry_after": wait, "global": False},
+                              {"retry-after": str(window.reset_after_s), "x-ratelimit-limit": str(window.limit),
+                               "x-ratelimit-remaining": "0", "x-ratelimit-reset-after": f"{wait:.3f}",
+                               "x-ratelimit-scope": "user"})
 
 
-def make_fakes(world: FakeWorld) -> list[Provider]:
+def make_fakes(world: api.FakeWorld) -> list[api.Provider]:
     return [DiscordProvider(world.outcomes)]
 
 
@@ -117,9 +105,9 @@ def subjects(parsed: CanonicalUrl) -> list[str]:
     return []
 
 
-def unservable(kind: OutcomeKind, parsed: CanonicalUrl) -> str | None:
-    if kind is OutcomeKind.BLOCKED:
+def unservable(kind: api.OutcomeKind, parsed: CanonicalUrl) -> str | None:
+    if kind is api.OutcomeKind.BLOCKED:
         return "a Discord invite works or is unknown: there is no blocked answer. Use `not_found`"
-    if kind is OutcomeKind.CREDIT_EXHAUSTED:
+    if kind is api.OutcomeKind.CREDIT_EXHAUSTED:
         return "Discord's invite endpoint is free: it has no credits, only rate limits. Use `rate_limited`"
     return None

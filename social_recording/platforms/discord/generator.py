@@ -14,24 +14,10 @@ from pydantic import BaseModel, Field
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.platforms import shaping
 from social_recording.platforms.base import ErrorCode, GenerateContext, GenerateResult
 from social_recording.platforms.discord import DISCORD
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
-from social_recording.platforms.shaping import (
-    ROOT_REF,
-    NoCallShape,
-    PerCallHttpGenerator,
-    StatusRule,
-    StatusTable,
-    ZeroCallShape,
-    canonical_links,
-    fetch_error,
-    finish,
-    metrics,
-    parse_payload,
-    unsupported_shape,
-    urls_in_text,
-)
 
 API_BASE = "https://discord.com/api/v10"
 CDN_BASE = "https://cdn.discordapp.com"
@@ -76,23 +62,23 @@ class _InviteTarget:
     code: str
 
 
-def _route(parsed: CanonicalUrl) -> _InviteTarget | ZeroCallShape | NoCallShape:
+def _route(parsed: CanonicalUrl) -> _InviteTarget | shaping.ZeroCallShape | shaping.NoCallShape:
     seg = parsed.segments
     if not seg or (len(seg) == 1 and seg[0].lower() in _OWN_PAGES):
-        return ZeroCallShape("page")
+        return shaping.ZeroCallShape("page")
     if seg[0] == "invite" and len(seg) >= 2 and seg[1]:
         return _InviteTarget(seg[1])
-    return unsupported_shape(f"no invite code in /{'/'.join(seg)}")
+    return shaping.unsupported_shape(f"no invite code in /{'/'.join(seg)}")
 
 
-class DiscordGenerator(PerCallHttpGenerator[_InviteTarget]):
+class DiscordGenerator(shaping.PerCallHttpGenerator[_InviteTarget]):
     """canonical Discord invite URL -> the guild it invites to, as a venue
     (social_recording/platforms/discord/README.md)."""
 
     platform: Platform = Platform.DISCORD
     default_base_url = API_BASE
 
-    def route(self, parsed: CanonicalUrl) -> _InviteTarget | ZeroCallShape | NoCallShape:
+    def route(self, parsed: CanonicalUrl) -> _InviteTarget | shaping.ZeroCallShape | shaping.NoCallShape:
         return _route(parsed)
 
     def fetch(self, parsed: CanonicalUrl, target: _InviteTarget, ctx: GenerateContext) -> GenerateResult:
@@ -100,21 +86,21 @@ class DiscordGenerator(PerCallHttpGenerator[_InviteTarget]):
             response = http.get(f"{self._base_url}/invites/{quote(target.code, safe='')}",
                                 params={"with_counts": "true"})
             _STATUS.check(response, http, target.code)
-            invite = parse_payload(_Invite, response.json(), SERVICE, http)
+            invite = shaping.parse_payload(_Invite, response.json(), SERVICE, http)
             graph = _guild_graph(target.code, invite, http)
-        return finish(graph, requests=http.requests_made)
+        return shaping.finish(graph, requests=http.requests_made)
 
 
 def _is_unknown_invite(response: HttpResponse, body: dict[str, Any]) -> bool:
     return body.get("code") == UNKNOWN_INVITE
 
 
-_STATUS = StatusTable(
+_STATUS = shaping.StatusTable(
     rules=(
-        StatusRule(ErrorCode.NOT_FOUND, "discord: invite {what} is unknown or expired (HTTP {status})",
-                   frozenset({404}), _is_unknown_invite),
-        StatusRule(ErrorCode.NOT_FOUND, "discord: invite {what} not found (HTTP 404)", frozenset({404})),
-        StatusRule(ErrorCode.RATE_LIMITED, "discord: rate limited (HTTP 429)", frozenset({429})),
+        shaping.StatusRule(ErrorCode.NOT_FOUND, "discord: invite {what} is unknown or expired (HTTP {status})",
+                           frozenset({404}), _is_unknown_invite),
+        shaping.StatusRule(ErrorCode.NOT_FOUND, "discord: invite {what} not found (HTTP 404)", frozenset({404})),
+        shaping.StatusRule(ErrorCode.RATE_LIMITED, "discord: rate limited (HTTP 429)", frozenset({429})),
     ),
     fallback="discord: HTTP {status} for invite {what}",
 )
@@ -122,8 +108,8 @@ _STATUS = StatusTable(
 
 def _guild_graph(code: str, invite: _Invite, http: ProviderHttp) -> SocialGraph:
     if invite.type != GUILD_INVITE or invite.guild is None:
-        raise fetch_error(ErrorCode.TARGET_BLOCKED, f"discord: invite {code} is not to a server (type {invite.type})",
-                          http)
+        raise shaping.fetch_error(ErrorCode.TARGET_BLOCKED, f"discord: invite {code} is not to a server (type {invite.type})",
+                                  http)
     guild = invite.guild
     venue = SocialObject(
         platform=Platform.DISCORD,
@@ -141,9 +127,9 @@ def _guild_graph(code: str, invite: _Invite, http: ProviderHttp) -> SocialGraph:
             "channel_name": invite.channel.name if invite.channel else None,
             "expires_at": invite.expires_at,
         },
-        outbound_urls=canonical_links(urls_in_text(guild.description)),
+        outbound_urls=shaping.canonical_links(shaping.urls_in_text(guild.description)),
         icon_url=f"{CDN_BASE}/icons/{guild.id}/{guild.icon}.png" if guild.icon else None,
-        metrics=metrics(
+        metrics=shaping.metrics(
             {
                 "members": invite.approximate_member_count,
                 "online": invite.approximate_presence_count,
@@ -152,7 +138,7 @@ def _guild_graph(code: str, invite: _Invite, http: ProviderHttp) -> SocialGraph:
             commas=False,
         ),
     )
-    return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, venue=venue)])
+    return SocialGraph(groups=[GraphGroup(ref=shaping.ROOT_REF, venue=venue)])
 
 
 make_generator = DiscordGenerator.make

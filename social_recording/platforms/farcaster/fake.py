@@ -16,18 +16,7 @@ import httpx
 
 from social_recording.domain.urls import CanonicalUrl
 from social_recording.platforms.farcaster.spec import RESERVED
-from social_recording.sandbox.fake_api import (
-    Call,
-    Det,
-    FailureLadder,
-    FakeWorld,
-    OutcomeKind,
-    Provider,
-    Reply,
-    TargetProvider,
-    iso_ms,
-    json_reply,
-)
+from social_recording.sandbox import fake_api as api
 from social_recording.sandbox.fake_api import fake_content as fake
 
 NEYNAR_HOSTS = frozenset({"api.neynar.com"})
@@ -38,15 +27,15 @@ _HEX = "0123456789abcdef"
 def full_hash(prefix: str) -> str:
     """The cast hash a URL's prefix names (40 hex digits after `0x`, deterministic)."""
     head = prefix.lower()[2:]
-    return "0x" + head + Det("farcaster-hash", head).alnum("rest", 40 - len(head), _HEX)
+    return "0x" + head + api.Det("farcaster-hash", head).alnum("rest", 40 - len(head), _HEX)
 
 
 def fid_for(username: str) -> int:
-    return Det("farcaster-fid", username.lower()).num("fid", 2, 1_200_000)
+    return api.Det("farcaster-fid", username.lower()).num("fid", 2, 1_200_000)
 
 
 def neynar_user(username: str) -> dict[str, Any]:
-    det = Det("farcaster-user", username.lower())
+    det = api.Det("farcaster-user", username.lower())
     return {
         "object": "user",
         "fid": fid_for(username),
@@ -63,7 +52,7 @@ def neynar_user(username: str) -> dict[str, Any]:
 
 
 def neynar_channel(channel_id: str) -> dict[str, Any]:
-    det = Det("farcaster-channel", channel_id.lower())
+    det = api.Det("farcaster-channel", channel_id.lower())
     return {
         "object": "channel",
         "id": channel_id.lower(),
@@ -79,7 +68,7 @@ def neynar_channel(channel_id: str) -> dict[str, Any]:
 
 def neynar_cast(username: str, prefix: str) -> dict[str, Any]:
     cast_hash = full_hash(prefix)
-    det = Det("farcaster-cast", cast_hash)
+    det = api.Det("farcaster-cast", cast_hash)
     channel = det.pick("channel", ("base", "memes", "solana", None))
     return {"cast": {
         "object": "cast",
@@ -89,7 +78,7 @@ def neynar_cast(username: str, prefix: str) -> dict[str, Any]:
         "parent_url": f"https://warpcast.com/~/channel/{channel}" if channel else None,
         "author": neynar_user(username),
         "text": f"{fake.sentence(det, 'text').capitalize()} https://x.com/{username.split('.')[0][:15]}",
-        "timestamp": iso_ms(fake.created_date(det)),
+        "timestamp": api.iso_ms(fake.created_date(det)),
         "embeds": [],
         "reactions": {"likes_count": det.skewed("likes", 5_000), "recasts_count": det.skewed("recasts", 800),
                       "likes": [], "recasts": []},
@@ -100,24 +89,24 @@ def neynar_cast(username: str, prefix: str) -> dict[str, Any]:
     }}
 
 
-def _not_found(what: str) -> Reply:
-    return json_reply(404, {"code": "NotFound", "message": f"{what} not found", "property": "identifier"})
+def _not_found(what: str) -> api.Reply:
+    return api.json_reply(404, {"code": "NotFound", "message": f"{what} not found", "property": "identifier"})
 
 
-_FAILURES = FailureLadder(
-    error=lambda: json_reply(503, {"code": "ServiceUnavailable", "message": "Service temporarily unavailable"}),
-    rate_limited=lambda: json_reply(429, {"code": "RateLimitExceeded", "message": "Too many requests"},
-                                    {"retry-after": "60"}),
-    credit_exhausted=lambda: json_reply(402, {"code": "PaymentRequired",
-                                              "message": "Your plan's compute units are used up"}),
+_FAILURES = api.FailureLadder(
+    error=lambda: api.json_reply(503, {"code": "ServiceUnavailable", "message": "Service temporarily unavailable"}),
+    rate_limited=lambda: api.json_reply(429, {"code": "RateLimitExceeded", "message": "Too many requests"},
+                                        {"retry-after": "60"}),
+    credit_exhausted=lambda: api.json_reply(402, {"code": "PaymentRequired",
+                                                  "message": "Your plan's compute units are used up"}),
 )
 
 
-class NeynarProvider(TargetProvider):
+class NeynarProvider(api.TargetProvider):
     service = "neynar"
     hosts = NEYNAR_HOSTS
 
-    def describe(self, request: httpx.Request) -> Call:
+    def describe(self, request: httpx.Request) -> api.Call:
         path, params = request.url.path, request.url.params
         subject, args = f"path:{path}", {}
         if path == "/v2/farcaster/cast" and params.get("type") == "url":
@@ -130,28 +119,28 @@ class NeynarProvider(TargetProvider):
         elif path == "/v2/farcaster/channel" and params.get("id"):
             subject, args = f"channel:{params['id'].lower()}", {"kind": "channel", "id": params["id"]}
         targets = [self._outcomes.target_for(subject)] if args else []
-        return Call(self.service, subject, targets, args=args)
+        return api.Call(self.service, subject, targets, args=args)
 
-    def answer(self, request: httpx.Request, call: Call) -> Reply:
+    def answer(self, request: httpx.Request, call: api.Call) -> api.Reply:
         if not request.headers.get("x-api-key", "").strip():
-            return json_reply(401, {"code": "Unauthorized", "message": "API key is missing or invalid"})
+            return api.json_reply(401, {"code": "Unauthorized", "message": "API key is missing or invalid"})
         kind = call.args.get("kind")
         if kind is None:
-            return json_reply(400, {"code": "InvalidField", "message": "identifier or type is invalid"})
+            return api.json_reply(400, {"code": "InvalidField", "message": "identifier or type is invalid"})
         effect = self._outcomes.effective(call.targets[0])
         failed = _FAILURES.reply(effect)
         if failed is not None:
             return failed
-        if effect is OutcomeKind.NOT_FOUND:
+        if effect is api.OutcomeKind.NOT_FOUND:
             return _not_found(str(kind).capitalize())
         if kind == "user":
-            return json_reply(200, {"user": neynar_user(str(call.args["username"]))})
+            return api.json_reply(200, {"user": neynar_user(str(call.args["username"]))})
         if kind == "channel":
-            return json_reply(200, {"channel": neynar_channel(str(call.args["id"]))})
-        return json_reply(200, neynar_cast(str(call.args["username"]), str(call.args["prefix"])))
+            return api.json_reply(200, {"channel": neynar_channel(str(call.args["id"]))})
+        return api.json_reply(200, neynar_cast(str(call.args["username"]), str(call.args["prefix"])))
 
 
-def make_fakes(world: FakeWorld) -> list[Provider]:
+def make_fakes(world: api.FakeWorld) -> list[api.Provider]:
     return [NeynarProvider(world.outcomes)]
 
 
@@ -166,7 +155,7 @@ def subjects(parsed: CanonicalUrl) -> list[str]:
     return []
 
 
-def unservable(kind: OutcomeKind, parsed: CanonicalUrl) -> str | None:
-    if kind is OutcomeKind.BLOCKED:
+def unservable(kind: api.OutcomeKind, parsed: CanonicalUrl) -> str | None:
+    if kind is api.OutcomeKind.BLOCKED:
         return ("Farcaster casts, users and channels are public: Neynar has no blocked answer. Use `not_found`")
     return None

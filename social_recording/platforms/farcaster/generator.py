@@ -13,23 +13,10 @@ from pydantic import BaseModel, Field
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.platforms import shaping
 from social_recording.platforms.base import ErrorCode, GenerateContext, GenerateResult
 from social_recording.platforms.farcaster.spec import NEYNAR, RESERVED
 from social_recording.platforms.http import HttpPolicy, ProviderHttp
-from social_recording.platforms.shaping import (
-    ROOT_REF,
-    NoCallShape,
-    PerCallHttpGenerator,
-    StatusRule,
-    StatusTable,
-    ZeroCallShape,
-    canonical_links,
-    finish,
-    metrics,
-    parse_payload,
-    unsupported_shape,
-    urls_in_text,
-)
 
 API_BASE = "https://api.neynar.com/v2/farcaster"
 AUTH_HOSTS = frozenset({"api.neynar.com"})
@@ -112,10 +99,10 @@ class _Target:
     what: str
 
 
-def _route(parsed: CanonicalUrl) -> _Target | ZeroCallShape | NoCallShape:
+def _route(parsed: CanonicalUrl) -> _Target | shaping.ZeroCallShape | shaping.NoCallShape:
     seg = list(parsed.segments)
     if not seg or (seg[0] == "~" and seg[1:2] != ["channel"]) or (len(seg) == 1 and seg[0] in RESERVED):
-        return ZeroCallShape("page")
+        return shaping.ZeroCallShape("page")
     if seg[0] == "~" and len(seg) == 3:
         return _Target("channel", "/channel", (("id", seg[2]),), f"channel {seg[2]}")
     if len(seg) == 1:
@@ -123,10 +110,10 @@ def _route(parsed: CanonicalUrl) -> _Target | ZeroCallShape | NoCallShape:
     if len(seg) == 2 and seg[1].startswith("0x"):
         url = f"{CLIENT_URL}/{seg[0]}/{seg[1]}"
         return _Target("cast", "/cast", (("identifier", url), ("type", "url")), f"cast {seg[0]}/{seg[1]}")
-    return unsupported_shape(f"no cast, profile or channel in /{'/'.join(seg)}")
+    return shaping.unsupported_shape(f"no cast, profile or channel in /{'/'.join(seg)}")
 
 
-class FarcasterGenerator(PerCallHttpGenerator[_Target]):
+class FarcasterGenerator(shaping.PerCallHttpGenerator[_Target]):
     """canonical Farcaster URL -> a cast with its author and channel, a profile, or a channel
     (social_recording/platforms/farcaster/README.md)."""
 
@@ -135,7 +122,7 @@ class FarcasterGenerator(PerCallHttpGenerator[_Target]):
     key_variable = NEYNAR.key_variable
     default_base_url = API_BASE
 
-    def route(self, parsed: CanonicalUrl) -> _Target | ZeroCallShape | NoCallShape:
+    def route(self, parsed: CanonicalUrl) -> _Target | shaping.ZeroCallShape | shaping.NoCallShape:
         return _route(parsed)
 
     def fetch(self, parsed: CanonicalUrl, target: _Target, ctx: GenerateContext) -> GenerateResult:
@@ -146,14 +133,14 @@ class FarcasterGenerator(PerCallHttpGenerator[_Target]):
             response = http.get(f"{self._base_url}{target.path}", params=dict(target.params))
             _STATUS.check(response, http, target.what)
             graph = _graph(target, response.json(), http)
-        return finish(graph, requests=http.requests_made)
+        return shaping.finish(graph, requests=http.requests_made)
 
 
-_STATUS = StatusTable(
+_STATUS = shaping.StatusTable(
     rules=(
-        StatusRule(ErrorCode.NOT_FOUND, "farcaster: {what} not found (HTTP {status})", frozenset({404})),
-        StatusRule(ErrorCode.CREDIT_EXHAUSTED, "farcaster: Neynar's plan is spent (HTTP 402)", frozenset({402})),
-        StatusRule(ErrorCode.RATE_LIMITED, "farcaster: rate limited (HTTP 429)", frozenset({429})),
+        shaping.StatusRule(ErrorCode.NOT_FOUND, "farcaster: {what} not found (HTTP {status})", frozenset({404})),
+        shaping.StatusRule(ErrorCode.CREDIT_EXHAUSTED, "farcaster: Neynar's plan is spent (HTTP 402)", frozenset({402})),
+        shaping.StatusRule(ErrorCode.RATE_LIMITED, "farcaster: rate limited (HTTP 429)", frozenset({429})),
     ),
     fallback="farcaster: HTTP {status} for {what}",
 )
@@ -161,12 +148,12 @@ _STATUS = StatusTable(
 
 def _graph(target: _Target, data: Any, http: ProviderHttp) -> SocialGraph:
     if target.kind == "user":
-        return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, account=_account(
-            parse_payload(_UserAnswer, data, SERVICE, http).user))])
+        return SocialGraph(groups=[GraphGroup(ref=shaping.ROOT_REF, account=_account(
+            shaping.parse_payload(_UserAnswer, data, SERVICE, http).user))])
     if target.kind == "channel":
-        return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, venue=_venue(
-            parse_payload(_ChannelAnswer, data, SERVICE, http).channel))])
-    cast = parse_payload(_CastAnswer, data, SERVICE, http).cast
+        return SocialGraph(groups=[GraphGroup(ref=shaping.ROOT_REF, venue=_venue(
+            shaping.parse_payload(_ChannelAnswer, data, SERVICE, http).channel))])
+    cast = shaping.parse_payload(_CastAnswer, data, SERVICE, http).cast
     embedded = [str(e["url"]) for e in cast.embeds if isinstance(e.get("url"), str)]
     quoted = [str(e["cast_id"].get("hash")) for e in cast.embeds if isinstance(e.get("cast_id"), dict)]
     content = SocialObject(
@@ -185,13 +172,13 @@ def _graph(target: _Target, data: Any, http: ProviderHttp) -> SocialGraph:
             "author_fid": cast.author.fid,
             "author_username": cast.author.username,
         },
-        outbound_urls=canonical_links([*embedded, *urls_in_text(cast.text)]),
-        metrics=metrics({"likes": cast.reactions.likes_count if cast.reactions else None,
-                         "recasts": cast.reactions.recasts_count if cast.reactions else None,
-                         "replies": cast.replies.count if cast.replies else None}, commas=False),
+        outbound_urls=shaping.canonical_links([*embedded, *shaping.urls_in_text(cast.text)]),
+        metrics=shaping.metrics({"likes": cast.reactions.likes_count if cast.reactions else None,
+                                 "recasts": cast.reactions.recasts_count if cast.reactions else None,
+                                 "replies": cast.replies.count if cast.replies else None}, commas=False),
     )
     venue = _venue(cast.channel) if cast.channel else None
-    return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, content=content, account=_account(cast.author), venue=venue)])
+    return SocialGraph(groups=[GraphGroup(ref=shaping.ROOT_REF, content=content, account=_account(cast.author), venue=venue)])
 
 
 def _account(user: _User) -> SocialObject:
@@ -203,9 +190,9 @@ def _account(user: _User) -> SocialObject:
         subtype="account",
         fields={"fid": user.fid, "username": user.username, "display_name": user.display_name, "bio": bio,
                 "verifications": list(user.verifications), "power_badge": user.power_badge},
-        outbound_urls=canonical_links(urls_in_text(bio)),
+        outbound_urls=shaping.canonical_links(shaping.urls_in_text(bio)),
         avatar_url=user.pfp_url,
-        metrics=metrics({"followers": user.follower_count, "following": user.following_count}, commas=False),
+        metrics=shaping.metrics({"followers": user.follower_count, "following": user.following_count}, commas=False),
     )
 
 
@@ -216,9 +203,9 @@ def _venue(channel: _Channel) -> SocialObject:
         subtype="channel",
         fields={"channel_id": channel.id, "name": channel.name, "description": channel.description,
                 "created_at": channel.created_at, "lead_fid": channel.lead.fid if channel.lead else None},
-        outbound_urls=canonical_links(urls_in_text(channel.description)),
+        outbound_urls=shaping.canonical_links(shaping.urls_in_text(channel.description)),
         icon_url=channel.image_url,
-        metrics=metrics({"followers": channel.follower_count}, commas=False),
+        metrics=shaping.metrics({"followers": channel.follower_count}, commas=False),
     )
 
 

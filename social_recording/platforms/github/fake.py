@@ -15,21 +15,7 @@ import httpx
 
 from social_recording.domain.urls import CanonicalUrl
 from social_recording.platforms.github.spec import GITHUB_RESERVED
-from social_recording.sandbox.fake_api import (
-    EPOCH_END,
-    SANDBOX_PUBLIC_ADDRESS,
-    Call,
-    Det,
-    FailureLadder,
-    FakeWorld,
-    OutcomeKind,
-    Provider,
-    RateWindow,
-    Reply,
-    TargetProvider,
-    iso_s,
-    json_reply,
-)
+from social_recording.sandbox import fake_api as api
 from social_recording.sandbox.fake_api import fake_content as fake
 
 GITHUB_HOST = "api.github.com"
@@ -37,33 +23,33 @@ GITHUB_HOST = "api.github.com"
 
 
 def github_id(login: str) -> int:
-    return Det("gh-user", login.lower()).num("id", 1_000_000, 199_999_999)
+    return api.Det("gh-user", login.lower()).num("id", 1_000_000, 199_999_999)
 
 
 def github_type(login: str) -> str:
-    return "Organization" if Det("gh-user", login.lower()).chance("org", 1, 3) else "User"
+    return "Organization" if api.Det("gh-user", login.lower()).chance("org", 1, 3) else "User"
 
 
 def _github_owner(login: str) -> dict[str, Any]:
     uid = github_id(login)
-    api = f"https://api.github.com/users/{login}"
+    api_url = f"https://api.github.com/users/{login}"
     return {
         "login": login,
         "id": uid,
-        "node_id": ("O_kgDO" if github_type(login) == "Organization" else "U_kgDO") + Det("gh-user", login.lower()).b64url("node", 8),
+        "node_id": ("O_kgDO" if github_type(login) == "Organization" else "U_kgDO") + api.Det("gh-user", login.lower()).b64url("node", 8),
         "avatar_url": f"https://avatars.githubusercontent.com/u/{uid}?v=4",
         "gravatar_id": "",
-        "url": api,
+        "url": api_url,
         "html_url": f"https://github.com/{login}",
-        "followers_url": f"{api}/followers",
-        "following_url": f"{api}/following{{/other_user}}",
-        "gists_url": f"{api}/gists{{/gist_id}}",
-        "starred_url": f"{api}/starred{{/owner}}{{/repo}}",
-        "subscriptions_url": f"{api}/subscriptions",
-        "organizations_url": f"{api}/orgs",
-        "repos_url": f"{api}/repos",
-        "events_url": f"{api}/events{{/privacy}}",
-        "received_events_url": f"{api}/received_events",
+        "followers_url": f"{api_url}/followers",
+        "following_url": f"{api_url}/following{{/other_user}}",
+        "gists_url": f"{api_url}/gists{{/gist_id}}",
+        "starred_url": f"{api_url}/starred{{/owner}}{{/repo}}",
+        "subscriptions_url": f"{api_url}/subscriptions",
+        "organizations_url": f"{api_url}/orgs",
+        "repos_url": f"{api_url}/repos",
+        "events_url": f"{api_url}/events{{/privacy}}",
+        "received_events_url": f"{api_url}/received_events",
         "type": github_type(login),
         "user_view_type": "public",
         "site_admin": False,
@@ -71,11 +57,11 @@ def _github_owner(login: str) -> dict[str, Any]:
 
 
 def github_repo(owner: str, name: str) -> dict[str, Any]:
-    det = Det("gh-repo", f"{owner.lower()}/{name.lower()}")
+    det = api.Det("gh-repo", f"{owner.lower()}/{name.lower()}")
     full = f"{owner}/{name}"
-    api = f"https://api.github.com/repos/{full}"
+    api_url = f"https://api.github.com/repos/{full}"
     created = fake.created_date(det)
-    pushed = det.date("pushed", created, EPOCH_END)
+    pushed = det.date("pushed", created, api.EPOCH_END)
     stars = det.skewed("stars", 50_000)
     forks = det.skewed("forks", 5_000)
     issues = det.skewed("issues", 500)
@@ -90,13 +76,13 @@ def github_repo(owner: str, name: str) -> dict[str, Any]:
         "html_url": f"https://github.com/{full}",
         "description": f"{fake.sentence(det, 'desc').capitalize()}.",
         "fork": det.chance("fork", 1, 10),
-        "url": api,
-        "forks_url": f"{api}/forks",
-        "issues_url": f"{api}/issues{{/number}}",
-        "pulls_url": f"{api}/pulls{{/number}}",
-        "created_at": iso_s(created),
-        "updated_at": iso_s(pushed),
-        "pushed_at": iso_s(pushed),
+        "url": api_url,
+        "forks_url": f"{api_url}/forks",
+        "issues_url": f"{api_url}/issues{{/number}}",
+        "pulls_url": f"{api_url}/pulls{{/number}}",
+        "created_at": api.iso_s(created),
+        "updated_at": api.iso_s(pushed),
+        "pushed_at": api.iso_s(pushed),
         "git_url": f"git://github.com/{full}.git",
         "ssh_url": f"git@github.com:{full}.git",
         "clone_url": f"https://github.com/{full}.git",
@@ -136,7 +122,7 @@ def github_repo(owner: str, name: str) -> dict[str, Any]:
 
 
 def github_user(login: str) -> dict[str, Any]:
-    det = Det("gh-user", login.lower())
+    det = api.Det("gh-user", login.lower())
     created = fake.created_date(det)
     body = _github_owner(login)
     body.update({
@@ -152,8 +138,8 @@ def github_user(login: str) -> dict[str, Any]:
         "public_gists": det.skewed("gists", 50),
         "followers": det.skewed("followers", 20_000),
         "following": det.skewed("following", 300),
-        "created_at": iso_s(created),
-        "updated_at": iso_s(det.date("updated", created, EPOCH_END)),
+        "created_at": api.iso_s(created),
+        "updated_at": api.iso_s(det.date("updated", created, api.EPOCH_END)),
     })
     return body
 
@@ -162,7 +148,7 @@ def github_error(message: str, doc: str, status: int) -> dict[str, Any]:
     return {"message": message, "documentation_url": f"https://docs.github.com/rest/{doc}", "status": str(status)}
 
 
-class GitHubProvider(TargetProvider):
+class GitHubProvider(api.TargetProvider):
     service = "github"
     hosts = frozenset({GITHUB_HOST})
 
@@ -171,7 +157,7 @@ class GitHubProvider(TargetProvider):
         raw = request.url.raw_path.split(b"?", 1)[0].decode("ascii", "replace")
         return [unquote(s) for s in raw.split("/") if s]
 
-    def describe(self, request: httpx.Request) -> Call:
+    def describe(self, request: httpx.Request) -> api.Call:
         segs = self._segments(request)
         if len(segs) == 3 and segs[0] == "repos":
             subject = f"repo:{segs[1]}/{segs[2]}"
@@ -180,8 +166,8 @@ class GitHubProvider(TargetProvider):
             subject = f"github-user:{segs[1]}"
             doc = "users/users#get-a-user"
         else:
-            return Call(self.service, f"path:{request.url.path}")
-        return Call(self.service, subject, [self._outcomes.target_for(subject)], args={"segs": segs, "doc": doc})
+            return api.Call(self.service, f"path:{request.url.path}")
+        return api.Call(self.service, subject, [self._outcomes.target_for(subject)], args={"segs": segs, "doc": doc})
 
     @staticmethod
     def _headers(request: httpx.Request, *, spent: bool = False) -> dict[str, str]:
@@ -195,45 +181,45 @@ class GitHubProvider(TargetProvider):
             "x-ratelimit-resource": "core",
         }
 
-    def answer(self, request: httpx.Request, call: Call) -> Reply:
+    def answer(self, request: httpx.Request, call: api.Call) -> api.Reply:
         headers = self._headers(request)
         if "segs" not in call.args:
-            return json_reply(404, github_error("Not Found", "", 404), headers)
+            return api.json_reply(404, github_error("Not Found", "", 404), headers)
         segs, doc = call.args["segs"], call.args["doc"]
         effect = self._outcomes.effective(call.targets[0])
-        failed = FailureLadder(
-            error=lambda: json_reply(503, {"message": "No server is currently available to service your request."},
-                                     headers),
+        failed = api.FailureLadder(
+            error=lambda: api.json_reply(503, {"message": "No server is currently available to service your request."},
+                                         headers),
             rate_limited=lambda: self._limited(request, 429),
             credit_exhausted=lambda: self._limited(request, 403),
         ).reply(effect)
         if failed is not None:
             return failed
-        if effect is OutcomeKind.NOT_FOUND:
-            return json_reply(404, github_error("Not Found", doc, 404), headers)
-        if effect is OutcomeKind.BLOCKED:
-            return json_reply(451, {
+        if effect is api.OutcomeKind.NOT_FOUND:
+            return api.json_reply(404, github_error("Not Found", doc, 404), headers)
+        if effect is api.OutcomeKind.BLOCKED:
+            return api.json_reply(451, {
                 "message": "Repository access blocked" if segs[0] == "repos" else "Account access blocked",
                 "block": {"reason": "dmca", "created_at": "2026-10-01T00:00:00Z",
                           "html_url": "https://github.com/github/dmca/blob/master/2026/10/2026-10-01-sandbox.md"},
             }, headers)
         if segs[0] == "repos":
-            return json_reply(200, github_repo(segs[1], segs[2]), headers)
-        return json_reply(200, github_user(segs[1]), headers)
+            return api.json_reply(200, github_repo(segs[1], segs[2]), headers)
+        return api.json_reply(200, github_user(segs[1]), headers)
 
-    def _limited(self, request: httpx.Request, status: int, extra: dict[str, str] | None = None) -> Reply:
-        message = (f"API rate limit exceeded for {SANDBOX_PUBLIC_ADDRESS}. (But here's the good news: "
+    def _limited(self, request: httpx.Request, status: int, extra: dict[str, str] | None = None) -> api.Reply:
+        message = (f"API rate limit exceeded for {api.SANDBOX_PUBLIC_ADDRESS}. (But here's the good news: "
                    "Authenticated requests get a higher rate limit. Check out the documentation for more details.)")
-        return json_reply(status, github_error(message, "overview/rate-limits-for-the-rest-api", status),
-                          {**self._headers(request, spent=True), **(extra or {})})
+        return api.json_reply(status, github_error(message, "overview/rate-limits-for-the-rest-api", status),
+                              {**self._headers(request, spent=True), **(extra or {})})
 
-    def too_many_requests(self, request: httpx.Request, window: RateWindow) -> Reply:
+    def too_many_requests(self, request: httpx.Request, window: api.RateWindow) -> api.Reply:
         """A scenario rate limit spent: GitHub's secondary-limit answer (429 with `retry-after`)."""
         return self._limited(request, 429, {"retry-after": str(window.reset_after_s),
                                             "x-ratelimit-reset": str(int(window.reset_at))})
 
 
-def make_fakes(world: FakeWorld) -> list[Provider]:
+def make_fakes(world: api.FakeWorld) -> list[api.Provider]:
     return [GitHubProvider(world.outcomes)]
 
 
@@ -253,8 +239,8 @@ def subjects(parsed: CanonicalUrl) -> list[str]:
     return [f"repo:{seg[0]}/{repo}"]
 
 
-def unservable(kind: OutcomeKind, parsed: CanonicalUrl) -> str | None:
-    if kind is OutcomeKind.CREDIT_EXHAUSTED:
+def unservable(kind: api.OutcomeKind, parsed: CanonicalUrl) -> str | None:
+    if kind is api.OutcomeKind.CREDIT_EXHAUSTED:
         return ("GitHub has no credits: its spent hourly limit (403 + x-ratelimit-remaining: 0) reads as a "
                 "rate limit. Use `rate_limited`")
     return None

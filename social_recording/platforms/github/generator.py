@@ -13,27 +13,11 @@ from pydantic import BaseModel, Field
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
-from social_recording.platforms.base import (
-    ErrorCode,
-    GenerateContext,
-    GenerateResult,
-)
+from social_recording.platforms import shaping
+from social_recording.platforms.base import ErrorCode, GenerateContext, GenerateResult
 from social_recording.platforms.github import GITHUB
 from social_recording.platforms.github.spec import GITHUB_RESERVED
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
-from social_recording.platforms.shaping import (
-    ROOT_REF,
-    PerCallHttpGenerator,
-    StatusRule,
-    StatusTable,
-    ZeroCallShape,
-    canonical_links,
-    finish,
-    metrics,
-    parse_payload,
-    urls_in_text,
-    website_link,
-)
 
 API_BASE = "https://api.github.com"
 AUTH_HOSTS = frozenset({"api.github.com"})
@@ -106,10 +90,10 @@ class _UserTarget:
     login: str
 
 
-def _route(parsed: CanonicalUrl) -> _RepoTarget | _UserTarget | ZeroCallShape:
+def _route(parsed: CanonicalUrl) -> _RepoTarget | _UserTarget | shaping.ZeroCallShape:
     seg = parsed.segments
     if not seg:
-        return ZeroCallShape("page")
+        return shaping.ZeroCallShape("page")
     first = seg[0]
     lowered = first.lower()
     if lowered == "orgs" and len(seg) >= 2:
@@ -117,7 +101,7 @@ def _route(parsed: CanonicalUrl) -> _RepoTarget | _UserTarget | ZeroCallShape:
     if lowered == "sponsors" and len(seg) >= 2 and seg[1].lower() not in _SPONSOR_PAGES:
         return _UserTarget(seg[1])
     if lowered in GITHUB_RESERVED:
-        return ZeroCallShape(_ZERO_CALL_SUBTYPES.get(lowered, "page"), {"section": lowered})
+        return shaping.ZeroCallShape(_ZERO_CALL_SUBTYPES.get(lowered, "page"), {"section": lowered})
     if len(seg) == 1:
         return _UserTarget(first)
     repo = seg[1]
@@ -129,7 +113,7 @@ def _route(parsed: CanonicalUrl) -> _RepoTarget | _UserTarget | ZeroCallShape:
 # ---------------------------------------------------------------- generator
 
 
-class GitHubGenerator(PerCallHttpGenerator[_RepoTarget | _UserTarget]):
+class GitHubGenerator(shaping.PerCallHttpGenerator[_RepoTarget | _UserTarget]):
     """canonical GitHub URL -> repo venue + owner account, or an account (docs/architecture.md, "Platforms").
 
     Constructed as `GitHubGenerator(token | None, *, transport=None, sleep=time.sleep, api_base=API_BASE)`."""
@@ -139,7 +123,7 @@ class GitHubGenerator(PerCallHttpGenerator[_RepoTarget | _UserTarget]):
     key_variable = GITHUB.key_variable
     default_base_url = API_BASE
 
-    def route(self, parsed: CanonicalUrl) -> _RepoTarget | _UserTarget | ZeroCallShape:
+    def route(self, parsed: CanonicalUrl) -> _RepoTarget | _UserTarget | shaping.ZeroCallShape:
         return _route(parsed)
 
     def fetch(
@@ -161,12 +145,12 @@ class GitHubGenerator(PerCallHttpGenerator[_RepoTarget | _UserTarget]):
                 what = f"repo {target.owner}/{target.repo}"
                 path = f"/repos/{quote(target.owner, safe='')}/{quote(target.repo, safe='')}"
                 data = self._get(http, path, what)
-                graph = _repo_graph(parse_payload(_Repo, data, SERVICE, http))
+                graph = _repo_graph(shaping.parse_payload(_Repo, data, SERVICE, http))
             else:
                 what = f"user {target.login}"
                 data = self._get(http, f"/users/{quote(target.login, safe='')}", what)
-                graph = _user_graph(parse_payload(_User, data, SERVICE, http))
-        return finish(graph, requests=http.requests_made)
+                graph = _user_graph(shaping.parse_payload(_User, data, SERVICE, http))
+        return shaping.finish(graph, requests=http.requests_made)
 
     def _get(self, http: ProviderHttp, path: str, what: str) -> Any:
         response = http.get(self._base_url + path)
@@ -195,16 +179,16 @@ def _block_reason(response: HttpResponse, body: dict[str, Any]) -> dict[str, str
     return {"block_reason": reason if isinstance(reason, str) else "-"}
 
 
-_STATUS = StatusTable(
+_STATUS = shaping.StatusTable(
     rules=(
-        StatusRule(ErrorCode.NOT_FOUND, "github: {what} not found (HTTP {status})", frozenset({404, 410})),
-        StatusRule(
+        shaping.StatusRule(ErrorCode.NOT_FOUND, "github: {what} not found (HTTP {status})", frozenset({404, 410})),
+        shaping.StatusRule(
             ErrorCode.TARGET_BLOCKED, "github: {what} unavailable for legal reasons (HTTP 451)", frozenset({451})
         ),
-        StatusRule(
+        shaping.StatusRule(
             ErrorCode.RATE_LIMITED, "github: rate limited (HTTP {status})", frozenset({403, 429}), _is_rate_limited
         ),
-        StatusRule(
+        shaping.StatusRule(
             ErrorCode.TARGET_BLOCKED,
             "github: {what} access blocked (HTTP 403, reason {block_reason})",
             frozenset({403}),
@@ -244,8 +228,8 @@ def _repo_graph(repo: _Repo) -> SocialGraph:
             "owner_id": owner.id,
             "owner_login": owner.login,
         },
-        outbound_urls=canonical_links([website_link(repo.homepage), *urls_in_text(repo.description)]),
-        metrics=metrics(
+        outbound_urls=shaping.canonical_links([shaping.website_link(repo.homepage), *shaping.urls_in_text(repo.description)]),
+        metrics=shaping.metrics(
             {
                 "stars": repo.stargazers_count,
                 "forks": repo.forks_count,
@@ -262,7 +246,7 @@ def _repo_graph(repo: _Repo) -> SocialGraph:
         fields={"user_id": owner.id, "login": owner.login, "html_url": owner.html_url},
         avatar_url=owner.avatar_url,
     )
-    return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, account=account, venue=venue)])
+    return SocialGraph(groups=[GraphGroup(ref=shaping.ROOT_REF, account=account, venue=venue)])
 
 
 def _user_graph(user: _User) -> SocialGraph:
@@ -283,14 +267,14 @@ def _user_graph(user: _User) -> SocialGraph:
             "html_url": user.html_url,
             "created_at": user.created_at,
         },
-        outbound_urls=canonical_links([website_link(user.blog), twitter, *urls_in_text(user.bio)]),
+        outbound_urls=shaping.canonical_links([shaping.website_link(user.blog), twitter, *shaping.urls_in_text(user.bio)]),
         avatar_url=user.avatar_url,
-        metrics=metrics(
+        metrics=shaping.metrics(
             {"followers": user.followers, "following": user.following, "public_repos": user.public_repos},
             commas=False,
         ),
     )
-    return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, account=account)])
+    return SocialGraph(groups=[GraphGroup(ref=shaping.ROOT_REF, account=account)])
 
 
 make_generator = GitHubGenerator.make

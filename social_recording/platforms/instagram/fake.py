@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from social_recording.domain.urls import CanonicalUrl
 from social_recording.platforms.instagram.generator import classify_instagram_url
-from social_recording.sandbox.fake_api import (
-    NO_CALL,
-)
+from social_recording.sandbox.fake_api import NO_CALL
 
 
 def subjects(parsed: CanonicalUrl) -> list[str]:

@@ -19,19 +19,7 @@ from social_recording.platforms.telegram.spec import (
     TELEGRAM_PRIVATE_PATHS,
     TELEGRAM_VENUE_PREFIXES,
 )
-from social_recording.sandbox.fake_api import (
-    Call,
-    Det,
-    FailureLadder,
-    FakeWorld,
-    OutcomeKind,
-    Provider,
-    RateWindow,
-    Reply,
-    TargetProvider,
-    html_reply,
-    plain_error_page,
-)
+from social_recording.sandbox import fake_api as api
 from social_recording.sandbox.fake_api import fake_content as fake
 
 TELEGRAM_HOSTS = frozenset({"t.me", "www.t.me", "telegram.me", "telegram.dog"})
@@ -46,7 +34,7 @@ def telegram_kind(name: str) -> str:
         return "bot"
     if any(word in low for word in ("chat", "group", "community", "talk")):
         return "group"
-    return "user" if Det("tg", low).chance("user", 1, 5) else "channel"
+    return "user" if api.Det("tg", low).chance("user", 1, 5) else "channel"
 
 
 def _spaced(n: int) -> str:
@@ -141,7 +129,7 @@ def _tg_head(name: str, title_tag: str, og_title: str, description: str, image: 
 def telegram_page(name: str, *, kind: str | None = None, private_invite: bool = False) -> str:
     """The t.me/<name> preview page of a public chat (`kind` channel/group/user/bot), or with
     `private_invite` the page of a chat only an invite opens ("Join Channel"/"Join Group")."""
-    det = Det("tg", name.lower())
+    det = api.Det("tg", name.lower())
     kind = kind or telegram_kind(name)
     e = html.escape
     title = f"{det.pick('adj', fake.ADJ).title()} {det.pick('noun', fake.NOUN).title()} {'Bot' if kind == 'bot' else 'Official'}"
@@ -220,49 +208,49 @@ def telegram_not_found_page(name: str) -> str:
             + page + _TG_FOOT.format(name=e(name)))
 
 
-_FAILURES = FailureLadder(
-    error=lambda: html_reply(503, plain_error_page(503, "Service Temporarily Unavailable")),
-    rate_limited=lambda: html_reply(429, plain_error_page(429, "Too Many Requests"), {"retry-after": "30"}),
+_FAILURES = api.FailureLadder(
+    error=lambda: api.html_reply(503, api.plain_error_page(503, "Service Temporarily Unavailable")),
+    rate_limited=lambda: api.html_reply(429, api.plain_error_page(429, "Too Many Requests"), {"retry-after": "30"}),
 )
 """t.me has no credits: a spent quota reads as its 429."""
 
 
-class TelegramProvider(TargetProvider):
+class TelegramProvider(api.TargetProvider):
     service = "telegram"
     hosts = TELEGRAM_HOSTS
 
-    def describe(self, request: httpx.Request) -> Call:
+    def describe(self, request: httpx.Request) -> api.Call:
         segs = [unquote(s) for s in request.url.path.split("/") if s]
         if not segs:
-            return Call(self.service, "telegram:", args={"root": True})
+            return api.Call(self.service, "telegram:", args={"root": True})
         invite = segs[0].startswith("+") or segs[0].lower() == "joinchat"
         if invite:
             name = segs[0] if segs[0].startswith("+") or len(segs) < 2 else f"joinchat/{segs[1]}"
         else:
             name = segs[1] if segs[0].lower() in ("s", "boost") and len(segs) >= 2 else segs[0]
         subject = f"telegram:{name}"
-        return Call(self.service, subject, [self._outcomes.target_for(subject)], args={"name": name, "invite": invite})
+        return api.Call(self.service, subject, [self._outcomes.target_for(subject)], args={"name": name, "invite": invite})
 
-    def answer(self, request: httpx.Request, call: Call) -> Reply:
+    def answer(self, request: httpx.Request, call: api.Call) -> api.Reply:
         if call.args.get("root"):
-            return html_reply(302, "", {"location": "https://telegram.org/"})
+            return api.html_reply(302, "", {"location": "https://telegram.org/"})
         name, invite = call.args["name"], call.args["invite"]
         effect = self._outcomes.effective(call.targets[0])
         failed = _FAILURES.reply(effect)
         if failed is not None:
             return failed
-        if effect is OutcomeKind.NOT_FOUND:
-            return html_reply(200, telegram_not_found_page(name))
-        if invite or effect is OutcomeKind.BLOCKED:
+        if effect is api.OutcomeKind.NOT_FOUND:
+            return api.html_reply(200, telegram_not_found_page(name))
+        if invite or effect is api.OutcomeKind.BLOCKED:
             kind = "group" if "group" in name.lower() or "chat" in name.lower() else "channel"
-            return html_reply(200, telegram_page(name, kind=kind, private_invite=True))
-        return html_reply(200, telegram_page(name))
+            return api.html_reply(200, telegram_page(name, kind=kind, private_invite=True))
+        return api.html_reply(200, telegram_page(name))
 
-    def too_many_requests(self, request: httpx.Request, window: RateWindow) -> Reply:
-        return html_reply(429, plain_error_page(429, "Too Many Requests"), {"retry-after": str(window.reset_after_s)})
+    def too_many_requests(self, request: httpx.Request, window: api.RateWindow) -> api.Reply:
+        return api.html_reply(429, api.plain_error_page(429, "Too Many Requests"), {"retry-after": str(window.reset_after_s)})
 
 
-def make_fakes(world: FakeWorld) -> list[Provider]:
+def make_fakes(world: api.FakeWorld) -> list[api.Provider]:
     return [TelegramProvider(world.outcomes)]
 
 
@@ -275,7 +263,7 @@ def subjects(parsed: CanonicalUrl) -> list[str]:
     return [f"telegram:{name}"]
 
 
-def unservable(kind: OutcomeKind, parsed: CanonicalUrl) -> str | None:
-    if kind is OutcomeKind.CREDIT_EXHAUSTED:
+def unservable(kind: api.OutcomeKind, parsed: CanonicalUrl) -> str | None:
+    if kind is api.OutcomeKind.CREDIT_EXHAUSTED:
         return "t.me pages have no quota: the sandbox answers 429, which reads as a rate limit. Use `rate_limited`"
     return None

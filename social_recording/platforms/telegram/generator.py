@@ -18,26 +18,9 @@ from selectolax.lexbor import LexborNode as Node
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
 from social_recording.outbound.bounds import MAX_NUMBER_CHARS, OverLimit, check_page
-from social_recording.platforms.base import (
-    ErrorCode,
-    GenerateContext,
-    GenerateResult,
-)
+from social_recording.platforms import shaping
+from social_recording.platforms.base import ErrorCode, GenerateContext, GenerateResult
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
-from social_recording.platforms.shaping import (
-    ROOT_REF,
-    NoCallShape,
-    PerCallHttpGenerator,
-    StatusRule,
-    StatusTable,
-    ZeroCallShape,
-    canonical_links,
-    fetch_error,
-    finish,
-    metrics,
-    unsupported_shape,
-    urls_in_text,
-)
 from social_recording.platforms.telegram import TELEGRAM
 from social_recording.platforms.telegram.spec import (
     TELEGRAM_NON_CHAT_PATHS,
@@ -69,26 +52,26 @@ class _Page:
     name: str
 
 
-def _route(parsed: CanonicalUrl) -> _Page | ZeroCallShape | NoCallShape:
+def _route(parsed: CanonicalUrl) -> _Page | shaping.ZeroCallShape | shaping.NoCallShape:
     seg = parsed.segments
     if not seg:
-        return ZeroCallShape("page")
+        return shaping.ZeroCallShape("page")
     first = seg[0]
     lowered = first.lower()
     if first.startswith("+") or lowered in TELEGRAM_PRIVATE_PATHS:
-        return NoCallShape(
+        return shaping.NoCallShape(
             ErrorCode.TARGET_BLOCKED,
             "private Telegram link (invite or private chat) cannot be resolved publicly",
         )
     if lowered in TELEGRAM_NON_CHAT_PATHS:
-        return ZeroCallShape(_ZERO_CALL_SUBTYPES.get(lowered, "page"))
+        return shaping.ZeroCallShape(_ZERO_CALL_SUBTYPES.get(lowered, "page"))
     name = first
     if lowered in TELEGRAM_VENUE_PREFIXES:
         if len(seg) < 2:
-            return ZeroCallShape("page")
+            return shaping.ZeroCallShape("page")
         name = seg[1]
     if not USERNAME.match(name):
-        return unsupported_shape(f"{name!r} cannot be a Telegram username")
+        return shaping.unsupported_shape(f"{name!r} cannot be a Telegram username")
     return _Page(name)
 
 
@@ -171,7 +154,7 @@ def _counts(extra: str | None) -> dict[str, float]:
 # ---------------------------------------------------------------- generator
 
 
-class TelegramGenerator(PerCallHttpGenerator[_Page]):
+class TelegramGenerator(shaping.PerCallHttpGenerator[_Page]):
     """canonical t.me URL -> venue (channel / group / user / bot) from the public preview page."""
 
     platform: Platform = Platform.TELEGRAM
@@ -188,7 +171,7 @@ class TelegramGenerator(PerCallHttpGenerator[_Page]):
         """`secret` is always None (t.me needs no key); the slot lets the shared `make` build it."""
         super().__init__(secret, transport=transport, sleep=sleep, api_base=page_base)
 
-    def route(self, parsed: CanonicalUrl) -> _Page | ZeroCallShape | NoCallShape:
+    def route(self, parsed: CanonicalUrl) -> _Page | shaping.ZeroCallShape | shaping.NoCallShape:
         return _route(parsed)
 
     def fetch(self, parsed: CanonicalUrl, target: _Page, ctx: GenerateContext) -> GenerateResult:
@@ -198,13 +181,13 @@ class TelegramGenerator(PerCallHttpGenerator[_Page]):
             response = http.get(f"{self._base_url}/{quote(target.name, safe='')}")
             _STATUS.check(response, http, target.name)
             graph = _venue_graph(target.name, response, http)
-        return finish(graph, requests=http.requests_made)
+        return shaping.finish(graph, requests=http.requests_made)
 
 
-_STATUS = StatusTable(
+_STATUS = shaping.StatusTable(
     rules=(
-        StatusRule(ErrorCode.NOT_FOUND, "telegram: @{what} not found (HTTP {status})", frozenset({404, 410})),
-        StatusRule(ErrorCode.RATE_LIMITED, "telegram: rate limited (HTTP 429)", frozenset({429})),
+        shaping.StatusRule(ErrorCode.NOT_FOUND, "telegram: @{what} not found (HTTP {status})", frozenset({404, 410})),
+        shaping.StatusRule(ErrorCode.RATE_LIMITED, "telegram: rate limited (HTTP 429)", frozenset({429})),
     ),
     fallback="telegram: HTTP {status} for @{what}",
 )
@@ -224,28 +207,28 @@ def _kind(name: str, page: _Preview, extra: str | None, http: ProviderHttp) -> s
         return "bot" if is_bot_name else "user"
     if "view in telegram" in buttons:
         return "group"
-    raise fetch_error(ErrorCode.UPSTREAM, f"telegram: unrecognised preview page for @{name}", http)
+    raise shaping.fetch_error(ErrorCode.UPSTREAM, f"telegram: unrecognised preview page for @{name}", http)
 
 
 def _venue_graph(name: str, response: HttpResponse, http: ProviderHttp) -> SocialGraph:
     try:
         check_page(response.body)
     except OverLimit as exc:
-        raise fetch_error(ErrorCode.UPSTREAM, f"telegram: page for @{name} refused: {exc}", http) from None
+        raise shaping.fetch_error(ErrorCode.UPSTREAM, f"telegram: page for @{name} refused: {exc}", http) from None
     page = _read_preview(response.text)
     if not page.og:
-        raise fetch_error(
+        raise shaping.fetch_error(
             ErrorCode.UPSTREAM, f"telegram: page for @{name} has no og: tags (not a preview page)", http
         )
     title = page.title
     og_title = page.og.get("og:title", "")
     buttons = [b.lower() for b in page.buttons]
     if any(b in ("join channel", "join group") for b in buttons):
-        raise fetch_error(ErrorCode.TARGET_BLOCKED, f"telegram: @{name} is a private chat", http)
+        raise shaping.fetch_error(ErrorCode.TARGET_BLOCKED, f"telegram: @{name} is a private chat", http)
     if not title:
         if og_title.lower().startswith(_NOT_FOUND_TITLE):
-            raise fetch_error(ErrorCode.NOT_FOUND, f"telegram: no chat with username @{name}", http)
-        raise fetch_error(ErrorCode.UPSTREAM, f"telegram: page for @{name} has no title", http)
+            raise shaping.fetch_error(ErrorCode.NOT_FOUND, f"telegram: no chat with username @{name}", http)
+        raise shaping.fetch_error(ErrorCode.UPSTREAM, f"telegram: page for @{name} has no title", http)
     extras = page.extras
     extra = extras[0] if extras else None
     kind = _kind(name, page, extra, http)
@@ -266,11 +249,11 @@ def _venue_graph(name: str, response: HttpResponse, http: ProviderHttp) -> Socia
             "og_title": og_title or None,
             "og_description": page.og.get("og:description") or None,
         },
-        outbound_urls=canonical_links([*page.description_hrefs, *urls_in_text(description)]),
+        outbound_urls=shaping.canonical_links([*page.description_hrefs, *shaping.urls_in_text(description)]),
         avatar_url=page.og.get("og:image") or page.photo,
-        metrics=metrics(counts),
+        metrics=shaping.metrics(counts),
     )
-    return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, venue=venue)])
+    return SocialGraph(groups=[GraphGroup(ref=shaping.ROOT_REF, venue=venue)])
 
 
 make_generator = TelegramGenerator.make

@@ -9,17 +9,9 @@ from typing import Any
 
 from social_recording.domain.graph import GraphGroup, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.platforms import shaping
 from social_recording.platforms.apify.client import TIKTOK_ACTOR, ApifyGenerator, first_usable
 from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateResult, PaidRequests
-from social_recording.platforms.shaping import (
-    ROOT_REF,
-    as_dict,
-    finish,
-    first_str,
-    id_str,
-    item_object,
-    urls_in_text,
-)
 from social_recording.platforms.tiktok.spec import TIKTOK_NON_POST_PATHS
 
 _DIGITS = re.compile(r"^[0-9]{1,25}$")
@@ -52,23 +44,23 @@ class TikTokGenerator(ApifyGenerator):
     def _post(self, url: str, subtype: str, requests: PaidRequests) -> GenerateResult:
         run = self._apify.run(TIKTOK_ACTOR, {"postURLs": [url]}, requests)
         item = first_usable(run.items, service="tiktok", what=f"post {url}")
-        if id_str(item.get("id")) is None:
-            if as_dict(item.get("authorMeta")).get("privateAccount") is True:
+        if shaping.id_str(item.get("id")) is None:
+            if shaping.as_dict(item.get("authorMeta")).get("privateAccount") is True:
                 raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, f"tiktok: post {url} belongs to a private account")
             raise ExternalFetchError(ErrorCode.NOT_FOUND, f"tiktok: post {url} not found (item has no id)")
         if subtype == "auto":
             subtype = "photo" if item.get("isSlideshow") is True else "video"
-        return finish(lambda: [post_group(item, subtype)], requests=run.requests)
+        return shaping.finish(lambda: [post_group(item, subtype)], requests=run.requests)
 
     def _profile(self, handle: str, requests: PaidRequests) -> GenerateResult:
         run = self._apify.run(TIKTOK_ACTOR, {"profiles": [handle], "resultsPerPage": 1}, requests)
         item = first_usable(run.items, service="tiktok", what=f"profile @{handle}")
-        author = as_dict(item.get("authorMeta"))
+        author = shaping.as_dict(item.get("authorMeta"))
         if author.get("privateAccount") is True:
             raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, f"tiktok: profile @{handle} is private")
-        if id_str(author.get("id")) is None:
+        if shaping.id_str(author.get("id")) is None:
             raise ExternalFetchError(ErrorCode.NOT_FOUND, f"tiktok: profile @{handle} not found (no authorMeta.id)")
-        return finish(lambda: [GraphGroup(ref=ROOT_REF, account=author_object(author))], requests=run.requests)
+        return shaping.finish(lambda: [GraphGroup(ref=shaping.ROOT_REF, account=author_object(author))], requests=run.requests)
 
 
 def classify_tiktok_url(parsed: CanonicalUrl) -> tuple[str, str]:
@@ -91,26 +83,26 @@ def classify_tiktok_url(parsed: CanonicalUrl) -> tuple[str, str]:
 
 
 def post_group(item: dict[str, Any], subtype: str) -> GraphGroup:
-    video_meta = as_dict(item.get("videoMeta"))
+    video_meta = shaping.as_dict(item.get("videoMeta"))
     media = [*(item.get("mediaUrls") or []), video_meta.get("coverUrl"), video_meta.get("originalCoverUrl")]
-    content = item_object(
-        Platform.TIKTOK, f"tiktok:{id_str(item.get('id')) or ''}", subtype, item,
+    content = shaping.item_object(
+        Platform.TIKTOK, f"tiktok:{shaping.id_str(item.get('id')) or ''}", subtype, item,
         fields=_POST_FIELDS, metric_names=_POST_METRICS,
-        links=urls_in_text(item.get("text")), media=media,
+        links=shaping.urls_in_text(item.get("text")), media=media,
     )
-    author = as_dict(item.get("authorMeta"))
-    account = author_object(author) if id_str(author.get("id")) else None
-    return GraphGroup(ref=ROOT_REF, content=content, account=account)
+    author = shaping.as_dict(item.get("authorMeta"))
+    account = author_object(author) if shaping.id_str(author.get("id")) else None
+    return GraphGroup(ref=shaping.ROOT_REF, content=content, account=account)
 
 
 def author_object(author: dict[str, Any]) -> SocialObject:
     bio_link = author.get("bioLink")
-    links: list[object] = [as_dict(bio_link).get("link") if isinstance(bio_link, dict) else bio_link]
-    links += urls_in_text(author.get("signature"))
-    return item_object(
-        Platform.TIKTOK, f"tiktok:{id_str(author.get('id')) or ''}", "user", author,
+    links: list[object] = [shaping.as_dict(bio_link).get("link") if isinstance(bio_link, dict) else bio_link]
+    links += shaping.urls_in_text(author.get("signature"))
+    return shaping.item_object(
+        Platform.TIKTOK, f"tiktok:{shaping.id_str(author.get('id')) or ''}", "user", author,
         fields=_AUTHOR_FIELDS, metric_names=_AUTHOR_METRICS, links=links,
-        avatar_url=first_str(author.get("avatar"), author.get("originalAvatarUrl")),
+        avatar_url=shaping.first_str(author.get("avatar"), author.get("originalAvatarUrl")),
     )
 
 

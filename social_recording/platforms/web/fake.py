@@ -20,21 +20,7 @@ import httpx
 from social_recording.domain.urls import CanonicalUrl
 from social_recording.outbound.guard import wire_host
 from social_recording.platforms.web.generator import registrable_domain
-from social_recording.sandbox.fake_api import (
-    Call,
-    Det,
-    FailureLadder,
-    FakeWorld,
-    OutcomeKind,
-    Provider,
-    RateWindow,
-    Reply,
-    TargetProvider,
-    body_json,
-    canonical_or_none,
-    iso_ms,
-    json_reply,
-)
+from social_recording.sandbox import fake_api as api
 from social_recording.sandbox.fake_api import fake_content as fake
 
 URLSCAN_HOST = "urlscan.io"
@@ -60,7 +46,7 @@ def urlscan_submission(url: str, scan_uuid: str, visibility: str) -> dict[str, A
 
 
 def urlscan_result(url: str, scan_uuid: str) -> dict[str, Any]:
-    det = Det("urlscan", url)
+    det = api.Det("urlscan", url)
     host = re.sub(r"^https?://", "", url).split("/", 1)[0].split("?", 1)[0].split(":", 1)[0].lower()
     apex = registrable_domain(host) or host
     # Results of several years name only `domain`: a third of the answers leave `apexDomain` out.
@@ -102,7 +88,7 @@ def urlscan_result(url: str, scan_uuid: str) -> dict[str, Any]:
             "mimeType": "text/html",
             "redirected": "off-domain" if det.chance("redirected", 1, 10) else None,
             "tlsIssuer": "WE1",
-            "tlsValidFrom": iso_ms(tls_from),
+            "tlsValidFrom": api.iso_ms(tls_from),
             "tlsValidDays": 89,
             "tlsAgeDays": (scanned - tls_from).days,
             "umbrellaRank": None,
@@ -115,7 +101,7 @@ def urlscan_result(url: str, scan_uuid: str) -> dict[str, Any]:
         "submitter": {"country": "US"},
         "task": {
             "uuid": scan_uuid,
-            "time": iso_ms(scanned),
+            "time": api.iso_ms(scanned),
             "url": url,
             "visibility": "unlisted",
             "method": "api",
@@ -166,86 +152,86 @@ def window_name(per_seconds: float) -> str:
     return "hour" if per_seconds <= 3600 else "day"
 
 
-_FAILURES = FailureLadder(
-    error=lambda: json_reply(503, {"message": "Service Unavailable", "status": 503}),
-    rate_limited=lambda: json_reply(429, urlscan_message(
+_FAILURES = api.FailureLadder(
+    error=lambda: api.json_reply(503, {"message": "Service Unavailable", "status": 503}),
+    rate_limited=lambda: api.json_reply(429, urlscan_message(
         429, "Rate limit for scan exceeded", "Please slow down: try again in 30 seconds."),
         {"retry-after": "30", "x-rate-limit-scope": "team", "x-rate-limit-action": "unlisted",
          "x-rate-limit-window": "minute", "x-rate-limit-remaining": "0"}),
-    credit_exhausted=lambda: json_reply(429, urlscan_message(
+    credit_exhausted=lambda: api.json_reply(429, urlscan_message(
         429, "Daily quota of unlisted scans exceeded", "Your quota resets at midnight UTC."),
         {"x-rate-limit-scope": "team", "x-rate-limit-action": "unlisted", "x-rate-limit-window": "day",
          "x-rate-limit-remaining": "0"}),
 )
 
 
-class UrlscanProvider(TargetProvider):
+class UrlscanProvider(api.TargetProvider):
     service = "urlscan"
     hosts = frozenset({URLSCAN_HOST})
 
     def _scan_target(self, submitted: str) -> str | None:
-        return self._outcomes.target_for(f"scan:{canonical_or_none(submitted) or submitted}")
+        return self._outcomes.target_for(f"scan:{api.canonical_or_none(submitted) or submitted}")
 
-    def describe(self, request: httpx.Request) -> Call:
+    def describe(self, request: httpx.Request) -> api.Call:
         path, method = request.url.path, request.method.upper()
         result = _RESULT_PATH.match(path)
         if result is not None and method == "GET":
             scan_uuid = result.group(1).lower()
             submitted = self._state.recall(f"urlscan:{scan_uuid}")
-            return Call(self.service, f"result:{scan_uuid}", [self._scan_target(submitted) if submitted else None],
-                        rate_counted=False, args={"op": "poll", "uuid": scan_uuid, "submitted": submitted})
+            return api.Call(self.service, f"result:{scan_uuid}", [self._scan_target(submitted) if submitted else None],
+                            rate_counted=False, args={"op": "poll", "uuid": scan_uuid, "submitted": submitted})
         if path.rstrip("/") != "/api/v1/scan" or method != "POST":
-            return Call(self.service, f"path:{path}", args={"op": "none"})
-        body = body_json(request)
+            return api.Call(self.service, f"path:{path}", args={"op": "none"})
+        body = api.body_json(request)
         submitted_url = body.get("url") if isinstance(body, dict) else None
         if not isinstance(submitted_url, str) or not submitted_url.strip():
-            return Call(self.service, "scan:", args={"op": "submit", "url": None, "body": body})
+            return api.Call(self.service, "scan:", args={"op": "submit", "url": None, "body": body})
         submitted_url = submitted_url.strip()
-        return Call(self.service, f"scan:{submitted_url}", [self._scan_target(submitted_url)],
-                    args={"op": "submit", "url": submitted_url, "body": body})
+        return api.Call(self.service, f"scan:{submitted_url}", [self._scan_target(submitted_url)],
+                        args={"op": "submit", "url": submitted_url, "body": body})
 
-    def answer(self, request: httpx.Request, call: Call) -> Reply:
+    def answer(self, request: httpx.Request, call: api.Call) -> api.Reply:
         op = call.args["op"]
         if op == "none":
-            return json_reply(404, {"message": "Not Found", "status": 404})
+            return api.json_reply(404, {"message": "Not Found", "status": 404})
         if op == "poll":
             scan_uuid, submitted = call.args["uuid"], call.args["submitted"]
             if submitted is None or self._state.bump(f"poll:{scan_uuid}") == 1:
-                return json_reply(404, {"message": "Scan is not finished yet", "status": 404})
-            return json_reply(200, urlscan_result(submitted, scan_uuid))
+                return api.json_reply(404, {"message": "Scan is not finished yet", "status": 404})
+            return api.json_reply(200, urlscan_result(submitted, scan_uuid))
         if not request.headers.get("api-key", "").strip():
-            return json_reply(401, urlscan_message(401, "Missing API key", "An API key is required to submit scans."))
+            return api.json_reply(401, urlscan_message(401, "Missing API key", "An API key is required to submit scans."))
         submitted_url, body = call.args["url"], call.args["body"]
         if submitted_url is None:
-            return json_reply(400, urlscan_message(400, "Missing URL properties", "The url property is required."))
+            return api.json_reply(400, urlscan_message(400, "Missing URL properties", "The url property is required."))
         effect = self._outcomes.effective(call.targets[0])
         host = wire_host(httpx.URL(submitted_url)) if "://" in submitted_url else submitted_url.split("/", 1)[0]
         failed = _FAILURES.reply(effect)
         if failed is not None:
             return failed
-        if effect is OutcomeKind.NOT_FOUND:
-            return json_reply(400, urlscan_message(
+        if effect is api.OutcomeKind.NOT_FOUND:
+            return api.json_reply(400, urlscan_message(
                 400, "DNS Error - Could not resolve domain",
                 f"The domain {host} could not be resolved to a valid IPv4/IPv6 address. We won't try to load it in the browser."))
-        if effect is OutcomeKind.BLOCKED:
-            return json_reply(400, urlscan_message(
+        if effect is api.OutcomeKind.BLOCKED:
+            return api.json_reply(400, urlscan_message(
                 400, "Scan prevented ...",
                 "The submitted domain is on our blacklist. For your own safety we did not perform this scan..."))
         scan_uuid = urlscan_uuid(submitted_url)
         # A new submission restarts its poll sequence: the first poll after it finds the scan unfinished.
         self._state.remember(f"urlscan:{scan_uuid}", submitted_url, reset_counter=f"poll:{scan_uuid}")
         visibility = body.get("visibility", "public") if isinstance(body, dict) else "public"
-        return json_reply(200, urlscan_submission(submitted_url, scan_uuid, str(visibility)))
+        return api.json_reply(200, urlscan_submission(submitted_url, scan_uuid, str(visibility)))
 
-    def too_many_requests(self, request: httpx.Request, window: RateWindow) -> Reply:
+    def too_many_requests(self, request: httpx.Request, window: api.RateWindow) -> api.Reply:
         name = window_name(window.per_seconds)
-        return json_reply(429, urlscan_message(
+        return api.json_reply(429, urlscan_message(
             429, f"Rate limit for unlisted scans exceeded ({window.limit} per {name})",
             f"Please slow down: try again in {window.reset_after_s} seconds."),
             rate_limit_headers(name, window.limit, window.reset_at, window.reset_after_s))
 
 
-def make_fakes(world: FakeWorld) -> list[Provider]:
+def make_fakes(world: api.FakeWorld) -> list[api.Provider]:
     from social_recording.platforms.web.rdap_fake import RdapProvider
 
     return [UrlscanProvider(world.outcomes), RdapProvider(world.scenario)]

@@ -18,25 +18,9 @@ from pydantic import BaseModel, Field
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
-from social_recording.platforms.base import (
-    ErrorCode,
-    ExternalFetchError,
-    GenerateContext,
-    GenerateResult,
-)
+from social_recording.platforms import shaping
+from social_recording.platforms.base import ErrorCode, ExternalFetchError, GenerateContext, GenerateResult
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
-from social_recording.platforms.shaping import (
-    ROOT_REF,
-    PerCallHttpGenerator,
-    StatusRule,
-    StatusTable,
-    canonical_links,
-    fetch_error,
-    finish,
-    first_str,
-    parse_payload,
-    to_number,
-)
 from social_recording.platforms.web import RDAP, URLSCAN
 
 if TYPE_CHECKING:
@@ -127,7 +111,7 @@ class _Rdap(BaseModel):
 # ---------------------------------------------------------------- generator
 
 
-class WebGenerator(PerCallHttpGenerator[str]):
+class WebGenerator(shaping.PerCallHttpGenerator[str]):
     """canonical website URL -> one `page` content from a urlscan.io scan plus the RDAP registration date."""
 
     platform: Platform = Platform.WEB
@@ -177,14 +161,14 @@ class WebGenerator(PerCallHttpGenerator[str]):
             scan_http.close()
             rdap_http.close()
         graph = _page_graph(target, uuid, result, registration, rdap_status, domain)
-        return finish(graph, requests=scan_http.requests_made + rdap_http.requests_made)
+        return shaping.finish(graph, requests=scan_http.requests_made + rdap_http.requests_made)
 
     # -------------------------------------------------------------- urlscan
 
     def _submit(self, http: ProviderHttp, url: str) -> str:
         response = http.post(f"{self._base_url}/scan/", json={"url": url, "visibility": "unlisted"})
         _SUBMIT_STATUS.check(response, http)
-        return parse_payload(_Submit, response.json(), PROVIDER, http).uuid
+        return shaping.parse_payload(_Submit, response.json(), PROVIDER, http).uuid
 
     def _poll(self, http: ProviderHttp, uuid: str, first_wait: float) -> _Result:
         result_url = f"{self._base_url}/result/{quote(uuid, safe='')}/"
@@ -202,8 +186,8 @@ class WebGenerator(PerCallHttpGenerator[str]):
             if response.status == 404:
                 continue  # not ready yet
             _POLL_STATUS.check(response, http, uuid)
-            return parse_payload(_Result, response.json(), PROVIDER, http)
-        raise fetch_error(ErrorCode.TIMEOUT, f"urlscan: scan {uuid} not ready after {MAX_POLLS} polls", http)
+            return shaping.parse_payload(_Result, response.json(), PROVIDER, http)
+        raise shaping.fetch_error(ErrorCode.TIMEOUT, f"urlscan: scan {uuid} not ready after {MAX_POLLS} polls", http)
 
     # -------------------------------------------------------------- rdap
 
@@ -247,26 +231,26 @@ def _window(response: HttpResponse) -> str:
     return response.headers.get("x-rate-limit-window", "").strip().lower()
 
 
-_SUBMIT_STATUS = StatusTable(
+_SUBMIT_STATUS = shaping.StatusTable(
     rules=(
-        StatusRule(ErrorCode.NOT_FOUND, "urlscan: host does not resolve (HTTP 400)", frozenset({400}),
-                   _says(_NOT_FOUND_HINTS)),
-        StatusRule(ErrorCode.TARGET_BLOCKED, "urlscan: scan refused for this URL (HTTP 400)", frozenset({400}),
-                   _says(_BLOCKED_HINTS)),
-        StatusRule(ErrorCode.UPSTREAM, "urlscan: submission rejected (HTTP 400)", frozenset({400})),
-        StatusRule(ErrorCode.CREDIT_EXHAUSTED, "urlscan: payment required (HTTP 402)", frozenset({402})),
-        StatusRule(ErrorCode.CREDIT_EXHAUSTED, "urlscan: {window} scan quota exhausted (HTTP 429)", frozenset({429}),
-                   lambda response, body: _window(response) in _LONG_WINDOWS),
-        StatusRule(ErrorCode.RATE_LIMITED, "urlscan: rate limited (HTTP 429, window {window_shown})",
-                   frozenset({429})),
+        shaping.StatusRule(ErrorCode.NOT_FOUND, "urlscan: host does not resolve (HTTP 400)", frozenset({400}),
+                           _says(_NOT_FOUND_HINTS)),
+        shaping.StatusRule(ErrorCode.TARGET_BLOCKED, "urlscan: scan refused for this URL (HTTP 400)", frozenset({400}),
+                           _says(_BLOCKED_HINTS)),
+        shaping.StatusRule(ErrorCode.UPSTREAM, "urlscan: submission rejected (HTTP 400)", frozenset({400})),
+        shaping.StatusRule(ErrorCode.CREDIT_EXHAUSTED, "urlscan: payment required (HTTP 402)", frozenset({402})),
+        shaping.StatusRule(ErrorCode.CREDIT_EXHAUSTED, "urlscan: {window} scan quota exhausted (HTTP 429)", frozenset({429}),
+                           lambda response, body: _window(response) in _LONG_WINDOWS),
+        shaping.StatusRule(ErrorCode.RATE_LIMITED, "urlscan: rate limited (HTTP 429, window {window_shown})",
+                           frozenset({429})),
     ),
     fallback="urlscan: HTTP {status} on scan submission",
     details=lambda response, body: {"window": _window(response), "window_shown": _window(response) or "unknown"},
 )
 """A non-200 scan submission (social_recording/platforms/web/README.md, "Submit failures")."""
 
-_POLL_STATUS = StatusTable(
-    rules=(StatusRule(ErrorCode.RATE_LIMITED, "urlscan: result polling rate limited (HTTP 429)", frozenset({429})),),
+_POLL_STATUS = shaping.StatusTable(
+    rules=(shaping.StatusRule(ErrorCode.RATE_LIMITED, "urlscan: result polling rate limited (HTTP 429)", frozenset({429})),),
     fallback="urlscan: HTTP {status} polling scan {what}",
 )
 """A result poll that is neither ready (200) nor pending (404, handled by the poll loop)."""
@@ -303,10 +287,10 @@ def _host_name(value: str) -> str | None:
 def _rdap_domain(result: _Result) -> str | None:
     """The registrable domain to ask RDAP about: urlscan's `apexDomain` (task, then page) when it
     sends one, else derived from the scanned `domain` (results of several years carry only that)."""
-    apex = first_str(*(d.strip() for d in (result.task.apexDomain, result.page.apexDomain) if d))
+    apex = shaping.first_str(*(d.strip() for d in (result.task.apexDomain, result.page.apexDomain) if d))
     if apex is not None:
         return _host_name(apex)
-    domain = first_str(*(d.strip() for d in (result.task.domain, result.page.domain) if d))
+    domain = shaping.first_str(*(d.strip() for d in (result.task.domain, result.page.domain) if d))
     return registrable_domain(domain) if domain is not None else None
 
 
@@ -320,7 +304,7 @@ def _page_graph(
 ) -> SocialGraph:
     page, task, overall = result.page, result.task, result.verdicts.overall
     final_url = page.url
-    outbound = canonical_links([final_url]) if final_url else []
+    outbound = shaping.canonical_links([final_url]) if final_url else []
     outbound = [u for u in outbound if u != url]
     content = SocialObject(
         platform=Platform.WEB,
@@ -340,9 +324,9 @@ def _page_graph(
             "http_status": page.status,
             "tls_issuer": page.tlsIssuer,
             "tls_valid_from": page.tlsValidFrom,
-            "tls_valid_days": to_number(page.tlsValidDays, commas=False),
-            "tls_age_days": to_number(page.tlsAgeDays, commas=False),
-            "verdict_score": to_number(overall.score, commas=False),
+            "tls_valid_days": shaping.to_number(page.tlsValidDays, commas=False),
+            "tls_age_days": shaping.to_number(page.tlsAgeDays, commas=False),
+            "verdict_score": shaping.to_number(overall.score, commas=False),
             "malicious": overall.malicious,
             "registration_date": registration,
             "rdap_domain": rdap_domain,
@@ -354,7 +338,7 @@ def _page_graph(
         outbound_urls=outbound,
         media_urls=[task.screenshotURL] if task.screenshotURL else [],
     )
-    return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, content=content)])
+    return SocialGraph(groups=[GraphGroup(ref=shaping.ROOT_REF, content=content)])
 
 
 make_generator = WebGenerator.make

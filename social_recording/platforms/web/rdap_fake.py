@@ -13,17 +13,7 @@ import httpx
 
 from social_recording.domain.urls import parse_canonical
 from social_recording.platforms.web.generator import registrable_domain
-from social_recording.sandbox.fake_api import (
-    Call,
-    Det,
-    OutcomeKind,
-    Provider,
-    Reply,
-    Scenario,
-    iso_s,
-    json_reply,
-    target_subjects,
-)
+from social_recording.sandbox import fake_api as api
 
 RDAP_HOST = "rdap.org"
 _RDAP_JSON = "application/rdap+json"
@@ -44,7 +34,7 @@ def rdap_registry_url(domain: str) -> str:
 
 
 def rdap_domain(domain: str) -> dict[str, Any]:
-    det = Det("rdap", domain.lower())
+    det = api.Det("rdap", domain.lower())
     registered = det.date("registered", datetime(2015, 1, 1, tzinfo=UTC), datetime(2026, 10, 1, tzinfo=UTC))
     changed = det.date("changed", registered, datetime(2026, 10, 20, tzinfo=UTC))
     expires = registered.replace(year=registered.year + det.num("years", 1, 5))
@@ -65,9 +55,9 @@ def rdap_domain(domain: str) -> dict[str, Any]:
             "vcardArray": ["vcard", [["version", {}, "text", "4.0"], ["fn", {}, "text", registrar[0]]]],
         }],
         "events": [
-            {"eventAction": "registration", "eventDate": iso_s(registered)},
-            {"eventAction": "expiration", "eventDate": iso_s(expires)},
-            {"eventAction": "last changed", "eventDate": iso_s(changed)},
+            {"eventAction": "registration", "eventDate": api.iso_s(registered)},
+            {"eventAction": "expiration", "eventDate": api.iso_s(expires)},
+            {"eventAction": "last changed", "eventDate": api.iso_s(changed)},
             {"eventAction": "last update of RDAP database", "eventDate": "2026-10-31T00:00:00Z"},
         ],
         "secureDNS": {"delegationSigned": False},
@@ -91,32 +81,32 @@ def rdap_not_found(domain: str) -> dict[str, Any]:
 RDAP_REGISTRY_HOSTS = frozenset(httpx.URL(u).host for u in (*RDAP_REGISTRIES.values(), RDAP_DEFAULT_REGISTRY))
 
 
-class RdapProvider(Provider):
+class RdapProvider(api.Provider):
     service = "rdap"
     hosts = RDAP_REGISTRY_HOSTS | {RDAP_HOST}
 
-    def __init__(self, scenario: Scenario) -> None:
+    def __init__(self, scenario: api.Scenario) -> None:
         self._missing: set[str] = set()
         for url, spec in scenario.targets.items():
-            if spec.outcome.kind is OutcomeKind.NOT_FOUND and target_subjects(url)[:1] == [f"scan:{url}"]:
+            if spec.outcome.kind is api.OutcomeKind.NOT_FOUND and api.target_subjects(url)[:1] == [f"scan:{url}"]:
                 host = parse_canonical(url).host.lower()
                 self._missing.update({host, registrable_domain(host) or host})
 
 
-    def describe(self, request: httpx.Request) -> Call:
+    def describe(self, request: httpx.Request) -> api.Call:
         path = request.url.path.rstrip("/")
         match = re.search(r"/domain/([^/]+)$", path)
         if match is None:
-            return Call(self.service, f"path:{path}")
+            return api.Call(self.service, f"path:{path}")
         domain = unquote(match.group(1)).lower().rstrip(".")
-        return Call(self.service, f"rdap:{domain}", args={"domain": domain})
+        return api.Call(self.service, f"rdap:{domain}", args={"domain": domain})
 
-    def answer(self, request: httpx.Request, call: Call) -> Reply:
+    def answer(self, request: httpx.Request, call: api.Call) -> api.Reply:
         domain = call.args.get("domain")
         if domain is None:
-            return json_reply(404, rdap_not_found(request.url.path.rstrip("/")), content_type=_RDAP_JSON)
+            return api.json_reply(404, rdap_not_found(request.url.path.rstrip("/")), content_type=_RDAP_JSON)
         if (request.url.host or "").lower() == RDAP_HOST:
-            return Reply(302, b"", {"location": rdap_registry_url(domain)})
+            return api.Reply(302, b"", {"location": rdap_registry_url(domain)})
         if domain in self._missing:
-            return json_reply(404, rdap_not_found(domain), content_type=_RDAP_JSON)
-        return json_reply(200, rdap_domain(domain), content_type=_RDAP_JSON)
+            return api.json_reply(404, rdap_not_found(domain), content_type=_RDAP_JSON)
+        return api.json_reply(200, rdap_domain(domain), content_type=_RDAP_JSON)

@@ -18,35 +18,18 @@ import httpx
 from social_recording.domain.urls import CanonicalUrl
 from social_recording.platforms.x.generator import classify_x_url
 from social_recording.platforms.x.spec import X_RESERVED
-from social_recording.sandbox.fake_api import (
-    INVALID_UNSERVABLE,
-    MISSING,
-    Call,
-    Det,
-    FailureLadder,
-    FakeWorld,
-    OutcomeKind,
-    Outcomes,
-    Provider,
-    RateWindow,
-    Redirects,
-    Reply,
-    Scenario,
-    TargetProvider,
-    json_reply,
-    twitter_date,
-)
+from social_recording.sandbox import fake_api as api
 from social_recording.sandbox.fake_api import fake_content as fake
 
 
 def x_user_id(handle: str) -> str:
     """The account's immutable numeric id: derived from the handle, case-insensitively."""
-    return Det("x-user", handle.lower()).digits("id", 18)
+    return api.Det("x-user", handle.lower()).digits("id", 18)
 
 
 def x_user(handle: str) -> dict[str, Any]:
     """A twitterapi.io user object (the `author` of a tweet and the `data` of /twitter/user/info)."""
-    det = Det("x-user", handle.lower())
+    det = api.Det("x-user", handle.lower())
     uid = x_user_id(handle)
     site = fake.site_for(handle)
     short = f"https://t.co/{det.alnum('tco', 10)}"
@@ -72,7 +55,7 @@ def x_user(handle: str) -> dict[str, Any]:
         "status": "",
         "canDm": det.chance("dm", 1, 2),
         "canMediaTag": True,
-        "createdAt": twitter_date(fake.created_date(det)),
+        "createdAt": api.twitter_date(fake.created_date(det)),
         "entities": {"description": {"urls": []}, "url": {"urls": [url_entity]}},
         "fastFollowersCount": 0,
         "favouritesCount": det.skewed("favourites", 100_000),
@@ -112,7 +95,7 @@ def x_user_info(handle: str, *, unavailable_reason: str | None = None) -> dict[s
 _SNOWFLAKE_EPOCH_MS = 1_288_834_974_657
 
 
-def _tweet_time(tweet_id: str, det: Det) -> datetime:
+def _tweet_time(tweet_id: str, det: api.Det) -> datetime:
     """A tweet's time from its snowflake id (as on X); a non-snowflake id gets a derived date."""
     try:
         ms = (int(tweet_id) >> 22) + _SNOWFLAKE_EPOCH_MS
@@ -126,7 +109,7 @@ def _tweet_time(tweet_id: str, det: Det) -> datetime:
 
 def _snowflake_before(seed: str, when: datetime) -> str:
     """A tweet id whose snowflake time is a little before `when` (a quoted tweet predates its quote)."""
-    det = Det("x-snowflake", seed)
+    det = api.Det("x-snowflake", seed)
     earlier = when - timedelta(seconds=det.num("gap", 600, 40 * 86_400))
     ms = int(earlier.timestamp() * 1000) - _SNOWFLAKE_EPOCH_MS
     return str((max(ms, 0) << 22) | det.num("low", 0, (1 << 22) - 1))
@@ -135,7 +118,7 @@ def _snowflake_before(seed: str, when: datetime) -> str:
 def quote_plan(tweet_id: str) -> list[tuple[str, str]]:
     """The (id, author handle) chain this tweet quotes on the sandbox's X: about one tweet in four
     quotes another, depth 1 or 2. Deterministic from the id."""
-    det = Det("x-tweet", tweet_id)
+    det = api.Det("x-tweet", tweet_id)
     if not det.chance("quotes", 1, 4):
         return []
     chain: list[tuple[str, str]] = []
@@ -143,7 +126,7 @@ def quote_plan(tweet_id: str) -> list[tuple[str, str]]:
     current = tweet_id
     for level in range(det.num("depth", 1, 2)):
         qid = _snowflake_before(f"{current}/{level}", when)
-        qdet = Det("x-tweet", qid)
+        qdet = api.Det("x-tweet", qid)
         chain.append((qid, fake.handle_for(qdet, "author")))
         when = _tweet_time(qid, qdet)
         current = qid
@@ -153,7 +136,7 @@ def quote_plan(tweet_id: str) -> list[tuple[str, str]]:
 def x_tweet(tweet_id: str, handle: str | None, *, quotes: list[tuple[str, str]] | None = None) -> dict[str, Any]:
     """A twitterapi.io tweet with its author; `quotes` is the chain it quotes, outermost first (None:
     the tweet's own deterministic plan; pass a chain to build a cycle for `invalid`)."""
-    det = Det("x-tweet", tweet_id)
+    det = api.Det("x-tweet", tweet_id)
     author_handle = handle or fake.handle_for(det, "author")
     author = x_user(author_handle)
     chain = quote_plan(tweet_id) if quotes is None else quotes
@@ -179,7 +162,7 @@ def x_tweet(tweet_id: str, handle: str | None, *, quotes: list[tuple[str, str]] 
         "likeCount": det.skewed("likes", 100_000),
         "quoteCount": det.skewed("quotes.n", 2_000),
         "viewCount": det.skewed("views", 5_000_000),
-        "createdAt": twitter_date(when),
+        "createdAt": api.twitter_date(when),
         "lang": "en",
         "bookmarkCount": det.skewed("bookmarks", 3_000),
         "isReply": False,
@@ -206,10 +189,10 @@ def x_tweet(tweet_id: str, handle: str | None, *, quotes: list[tuple[str, str]] 
 
 def x_quote_cycle(tweet_id: str, handle: str | None) -> dict[str, Any]:
     """The `invalid` payload: tweet A quotes B, which quotes A again (a cycle no real chain can have)."""
-    det = Det("x-tweet", tweet_id)
+    det = api.Det("x-tweet", tweet_id)
     other = _snowflake_before(f"{tweet_id}/cycle", _tweet_time(tweet_id, det))
     author = handle or fake.handle_for(det, "author")
-    return x_tweet(tweet_id, author, quotes=[(other, fake.handle_for(Det("x-tweet", other), "author")), (tweet_id, author)])
+    return x_tweet(tweet_id, author, quotes=[(other, fake.handle_for(api.Det("x-tweet", other), "author")), (tweet_id, author)])
 
 
 def x_tweets(tweets: list[dict[str, Any]], message: str = "") -> dict[str, Any]:
@@ -223,7 +206,7 @@ def x_error(message: str) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------ the API
 
 
-def tweet_authors(scenario: Scenario, redirects: Redirects) -> dict[str, str]:
+def tweet_authors(scenario: api.Scenario, redirects: api.Redirects) -> dict[str, str]:
     """tweet id -> the handle written in a raw X status URL the scenario mentions (a target key or a
     token field, through its redirect hops). Canonical tweet URLs carry no handle: the raw values
     may, and the answers then agree with what the tracker said."""
@@ -240,71 +223,71 @@ def tweet_authors(scenario: Scenario, redirects: Redirects) -> dict[str, str]:
     return authors
 
 
-_FAILURES = FailureLadder(
-    error=lambda: json_reply(503, x_error("Service Unavailable")),
-    rate_limited=lambda: json_reply(429, x_error("Too many requests, please slow down"), {"retry-after": "5"}),
-    credit_exhausted=lambda: json_reply(402, x_error("Credits is not enough.Please recharge")),
+_FAILURES = api.FailureLadder(
+    error=lambda: api.json_reply(503, x_error("Service Unavailable")),
+    rate_limited=lambda: api.json_reply(429, x_error("Too many requests, please slow down"), {"retry-after": "5"}),
+    credit_exhausted=lambda: api.json_reply(402, x_error("Credits is not enough.Please recharge")),
 )
 
 
-class TwitterApiProvider(TargetProvider):
+class TwitterApiProvider(api.TargetProvider):
     """api.twitterapi.io: `GET /twitter/tweets?tweet_ids=` and `GET /twitter/user/info?userName=`,
     behind `X-API-Key`."""
 
     service = "twitterapi"
     hosts = frozenset({"api.twitterapi.io"})
 
-    def __init__(self, outcomes: Outcomes, authors: dict[str, str]) -> None:
+    def __init__(self, outcomes: api.Outcomes, authors: dict[str, str]) -> None:
         super().__init__(outcomes)
         self._authors = authors
 
-    def describe(self, request: httpx.Request) -> Call:
+    def describe(self, request: httpx.Request) -> api.Call:
         path = request.url.path.rstrip("/")
         params = request.url.params
         target = self._outcomes.target_for
         if path == "/twitter/tweets":
             ids = [i.strip() for v in params.get_list("tweet_ids") for i in v.split(",") if i.strip()]
-            return Call(self.service, "tweet:" + ",".join(ids), [target(f"tweet:{i}") for i in ids],
-                        args={"ids": ids, "what": "tweet_ids"})
+            return api.Call(self.service, "tweet:" + ",".join(ids), [target(f"tweet:{i}") for i in ids],
+                            args={"ids": ids, "what": "tweet_ids"})
         if path == "/twitter/user/info":
             handle = params.get("userName", "").strip().lstrip("@")
-            return Call(self.service, f"user:{handle}", [target(f"user:{handle}")],
-                        args={"handle": handle, "what": "userName"})
-        return Call(self.service, f"path:{path}")
+            return api.Call(self.service, f"user:{handle}", [target(f"user:{handle}")],
+                            args={"handle": handle, "what": "userName"})
+        return api.Call(self.service, f"path:{path}")
 
-    def answer(self, request: httpx.Request, call: Call) -> Reply:
+    def answer(self, request: httpx.Request, call: api.Call) -> api.Reply:
         if "what" not in call.args:
-            return json_reply(404, x_error("Not Found"))
+            return api.json_reply(404, x_error("Not Found"))
         if not request.headers.get("x-api-key", "").strip():
-            return json_reply(401, x_error("Unauthorized: missing or invalid X-API-Key"))
+            return api.json_reply(401, x_error("Unauthorized: missing or invalid X-API-Key"))
         if not call.subject.split(":", 1)[1]:
-            return json_reply(400, x_error(f"{call.args['what']} is required"))
+            return api.json_reply(400, x_error(f"{call.args['what']} is required"))
         effects = self._outcomes.effects(call.targets)
-        failed = _FAILURES.reply(Outcomes.http_failure(effects))
+        failed = _FAILURES.reply(api.Outcomes.http_failure(effects))
         if failed is not None:
             return failed
         if "ids" in call.args:
             tweets: list[dict[str, Any]] = []
             for tweet_id, effect in zip(call.args["ids"], effects, strict=True):
-                if effect in MISSING:
+                if effect in api.MISSING:
                     continue
                 author = self._authors.get(tweet_id)
-                tweets.append(x_quote_cycle(tweet_id, author) if effect is OutcomeKind.INVALID
+                tweets.append(x_quote_cycle(tweet_id, author) if effect is api.OutcomeKind.INVALID
                               else x_tweet(tweet_id, author))
-            return json_reply(200, x_tweets(tweets))
+            return api.json_reply(200, x_tweets(tweets))
         handle = call.args["handle"]
-        if effects[0] is OutcomeKind.NOT_FOUND:
-            return json_reply(200, {"status": "error", "msg": "User not found"})
-        if effects[0] is OutcomeKind.BLOCKED:
-            return json_reply(200, x_user_info(handle, unavailable_reason="Suspended"))
-        return json_reply(200, x_user_info(handle))
+        if effects[0] is api.OutcomeKind.NOT_FOUND:
+            return api.json_reply(200, {"status": "error", "msg": "User not found"})
+        if effects[0] is api.OutcomeKind.BLOCKED:
+            return api.json_reply(200, x_user_info(handle, unavailable_reason="Suspended"))
+        return api.json_reply(200, x_user_info(handle))
 
-    def too_many_requests(self, request: httpx.Request, window: RateWindow) -> Reply:
-        return json_reply(429, x_error("Too many requests, please slow down"),
-                          {"retry-after": str(window.reset_after_s)})
+    def too_many_requests(self, request: httpx.Request, window: api.RateWindow) -> api.Reply:
+        return api.json_reply(429, x_error("Too many requests, please slow down"),
+                              {"retry-after": str(window.reset_after_s)})
 
 
-def make_fakes(world: FakeWorld) -> list[Provider]:
+def make_fakes(world: api.FakeWorld) -> list[api.Provider]:
     return [TwitterApiProvider(world.outcomes, tweet_authors(world.scenario, world.redirects))]
 
 
@@ -319,12 +302,12 @@ SERVES_INVALID = True
 """A tweet's quote chain can carry a payload that breaks the graph contract (a quote cycle)."""
 
 
-def unservable(kind: OutcomeKind, parsed: CanonicalUrl) -> str | None:
+def unservable(kind: api.OutcomeKind, parsed: CanonicalUrl) -> str | None:
     tweet = classify_x_url(parsed).kind == "tweet"
-    if kind is OutcomeKind.BLOCKED and tweet:
+    if kind is api.OutcomeKind.BLOCKED and tweet:
         return ("twitterapi.io has no shape for a blocked tweet, so the sandbox answers it as not found. Use "
                 "`not_found`, or put `blocked` on the author's profile (https://x.com/<handle>: suspended)")
-    return INVALID_UNSERVABLE if kind is OutcomeKind.INVALID and not tweet else None
+    return api.INVALID_UNSERVABLE if kind is api.OutcomeKind.INVALID and not tweet else None
 
 
 _RAW_X_STATUS = re.compile(

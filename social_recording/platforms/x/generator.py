@@ -13,6 +13,7 @@ import httpx
 
 from social_recording.domain.graph import GraphGroup, SocialContractError, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
+from social_recording.platforms import shaping
 from social_recording.platforms.base import (
     ErrorCode,
     ExternalFetchError,
@@ -22,21 +23,6 @@ from social_recording.platforms.base import (
     ProviderKeys,
 )
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
-from social_recording.platforms.shaping import (
-    ROOT_REF,
-    as_dict,
-    classify_error_text,
-    finish,
-    first_str,
-    id_str,
-    item_object,
-    json_object,
-    no_call_error,
-    parse_for,
-    unrecognised_shape,
-    urls_in_text,
-    zero_call,
-)
 from social_recording.platforms.x import TWITTERAPI
 from social_recording.platforms.x.spec import X_HANDLE_RE, X_RESERVED
 
@@ -90,53 +76,58 @@ class XGenerator:
         return f"XGenerator(key_set={self._has_key})"
 
     def generate(self, url: str, ctx: GenerateContext) -> GenerateResult:
-        parsed = parse_for(url, Platform.X)
+        parsed = shaping.parse_for(url, Platform.X)
         target = classify_x_url(parsed)
         if target.kind == "zero":
-            return zero_call(Platform.X, parsed, target.value)
+            return shaping.zero_call(Platform.X, parsed, target.value)
         if target.kind == "none":
-            raise unrecognised_shape(Platform.X, parsed.url)
+            raise shaping.unrecognised_shape(Platform.X, parsed.url)
         if not self._has_key:
-            raise no_call_error(ErrorCode.UPSTREAM, f"{KEY_VARIABLE} not set")
+            raise shaping.no_call_error(ErrorCode.UPSTREAM, f"{KEY_VARIABLE} not set")
         if target.kind == "tweet":
             return self._tweet(target.value)
         return self._profile(target.value)
 
+    # ------------------------------------------------------------------ request
+
+    def _get(self, path: str, params: dict[str, str], *, what: str) -> tuple[HttpResponse, dict[str, Any]]:
+        """One GET to twitterapi.io: its response and its JSON object body, a mapped status or a
+        `status: "error"` body raised as the fetch error (the target reported missing by default)."""
+        resp = self._http.request("GET", f"{TWITTERAPI_BASE}{path}", params=params)
+        body = _checked_body(resp, what=what)
+        if body.get("status") == "error":
+            raise _body_error(body, default=ErrorCode.NOT_FOUND, what=what)
+        return resp, body
+
     # ------------------------------------------------------------------ tweet
 
     def _tweet(self, tweet_id: str) -> GenerateResult:
-        resp = self._http.request("GET", f"{TWITTERAPI_BASE}/twitter/tweets", params={"tweet_ids": tweet_id})
-        body = _checked_body(resp, what=f"tweet {tweet_id}")
-        if body.get("status") == "error":
-            raise _body_error(body, default=ErrorCode.NOT_FOUND, what=f"tweet {tweet_id}")
+        resp, body = self._get("/twitter/tweets", {"tweet_ids": tweet_id}, what=f"tweet {tweet_id}")
         tweets = body.get("tweets")
         if tweets is None or tweets == []:
             raise ExternalFetchError(ErrorCode.NOT_FOUND, f"twitterapi: tweet {tweet_id} not found")
         if not isinstance(tweets, list):
             raise ExternalFetchError(ErrorCode.UPSTREAM, "twitterapi: malformed response (tweets is not a list)")
-        root = next((t for t in tweets if isinstance(t, dict) and id_str(t.get("id")) == tweet_id), None)
+        root = next((t for t in tweets if isinstance(t, dict) and shaping.id_str(t.get("id")) == tweet_id), None)
         if root is None:
             raise ExternalFetchError(
                 ErrorCode.UPSTREAM, f"twitterapi: response does not contain the requested tweet {tweet_id}"
             )
-        return finish(lambda: tweet_chain_groups(root), requests=resp.requests)
+        return shaping.finish(lambda: tweet_chain_groups(root), requests=resp.requests)
 
     # ---------------------------------------------------------------- profile
 
     def _profile(self, handle: str) -> GenerateResult:
-        resp = self._http.request("GET", f"{TWITTERAPI_BASE}/twitter/user/info", params={"userName": handle})
-        body = _checked_body(resp, what=f"user @{handle}")
-        if body.get("status") == "error":
-            raise _body_error(body, default=ErrorCode.NOT_FOUND, what=f"user @{handle}")
+        resp, body = self._get("/twitter/user/info", {"userName": handle}, what=f"user @{handle}")
         data = body.get("data")
         if not isinstance(data, dict) or not data:
             raise ExternalFetchError(ErrorCode.NOT_FOUND, f"twitterapi: user @{handle} not found (no data)")
         if data.get("unavailable") is True:
             raise _unavailable_error(data, handle)
-        if id_str(data.get("id")) is None:
+        if shaping.id_str(data.get("id")) is None:
             # twitterapi.io answers an unknown handle with an empty user object.
             raise ExternalFetchError(ErrorCode.NOT_FOUND, f"twitterapi: user @{handle} not found (no id)")
-        return finish(lambda: [GraphGroup(ref=ROOT_REF, account=user_object(data))], requests=resp.requests)
+        return shaping.finish(lambda: [GraphGroup(ref=shaping.ROOT_REF, account=user_object(data))], requests=resp.requests)
 
 
 class _Target:
@@ -190,7 +181,7 @@ def tweet_chain_groups(root: dict[str, Any]) -> list[GraphGroup]:
     path: list[str] = []  # refs from the root to the tweet being visited
 
     def visit(tweet: dict[str, Any], parent_ref: str | None) -> None:
-        tid = id_str(tweet.get("id"))
+        tid = shaping.id_str(tweet.get("id"))
         if tid is None:
             if parent_ref is None:
                 raise SocialContractError("twitterapi: root tweet has no id")
@@ -216,36 +207,36 @@ def tweet_chain_groups(root: dict[str, Any]) -> list[GraphGroup]:
 
 
 def tweet_group(tweet: dict[str, Any], ref: str, parent_ref: str | None) -> GraphGroup:
-    tid = id_str(tweet.get("id")) or ""
-    entities = as_dict(tweet.get("entities"))
-    links = [as_dict(u).get("expanded_url") for u in entities.get("urls") or []]
+    tid = shaping.id_str(tweet.get("id")) or ""
+    entities = shaping.as_dict(tweet.get("entities"))
+    links = [shaping.as_dict(u).get("expanded_url") for u in entities.get("urls") or []]
     media = [
-        first_str(as_dict(m).get("media_url_https"), as_dict(m).get("media_url"))
-        for m in (as_dict(tweet.get("extendedEntities")).get("media") or entities.get("media") or [])
+        shaping.first_str(shaping.as_dict(m).get("media_url_https"), shaping.as_dict(m).get("media_url"))
+        for m in (shaping.as_dict(tweet.get("extendedEntities")).get("media") or entities.get("media") or [])
     ]
-    content = item_object(
+    content = shaping.item_object(
         Platform.X, f"x:{tid}", "tweet", tweet,
         fields=_TWEET_FIELDS, metric_names=_TWEET_METRICS, links=links, media=media,
     )
     author = tweet.get("author")
-    account = user_object(author) if isinstance(author, dict) and id_str(author.get("id")) else None
+    account = user_object(author) if isinstance(author, dict) and shaping.id_str(author.get("id")) else None
     return GraphGroup(ref=ref, content=content, account=account, parent_ref=parent_ref)
 
 
 def user_object(user: dict[str, Any]) -> SocialObject:
     """An X account keyed by its numeric id (never the handle: handles are reassigned)."""
-    bio = as_dict(user.get("profile_bio"))
-    bio_entities = as_dict(bio.get("entities"))
+    bio = shaping.as_dict(user.get("profile_bio"))
+    bio_entities = shaping.as_dict(bio.get("entities"))
     links: list[object] = []
     for part in ("url", "description"):
-        links += [as_dict(u).get("expanded_url") for u in as_dict(bio_entities.get(part)).get("urls") or []]
-    links += [as_dict(u).get("expanded_url") for u in as_dict(as_dict(user.get("entities")).get("url")).get("urls") or []]
-    description = first_str(user.get("description"), bio.get("description"))
-    links += [u for u in urls_in_text(description) if "//t.co/" not in u]
-    return item_object(
-        Platform.X, f"x:{id_str(user.get('id')) or ''}", "user", user,
+        links += [shaping.as_dict(u).get("expanded_url") for u in shaping.as_dict(bio_entities.get(part)).get("urls") or []]
+    links += [shaping.as_dict(u).get("expanded_url") for u in shaping.as_dict(shaping.as_dict(user.get("entities")).get("url")).get("urls") or []]
+    description = shaping.first_str(user.get("description"), bio.get("description"))
+    links += [u for u in shaping.urls_in_text(description) if "//t.co/" not in u]
+    return shaping.item_object(
+        Platform.X, f"x:{shaping.id_str(user.get('id')) or ''}", "user", user,
         fields=_USER_FIELDS, metric_names=_USER_METRICS, links=links,
-        media=[user.get("coverPicture")], avatar_url=first_str(user.get("profilePicture")),
+        media=[user.get("coverPicture")], avatar_url=shaping.first_str(user.get("profilePicture")),
     )
 
 
@@ -268,7 +259,7 @@ def _checked_body(resp: HttpResponse, *, what: str) -> dict[str, Any]:
     if status == 404:
         raise ExternalFetchError(ErrorCode.NOT_FOUND, f"twitterapi: HTTP 404 for {what}")
     if not 200 <= status < 300:
-        code = classify_error_text(*_messages(json_object(resp)))
+        code = shaping.classify_error_text(*_messages(shaping.json_object(resp)))
         if code in (ErrorCode.RATE_LIMITED, ErrorCode.CREDIT_EXHAUSTED):
             raise ExternalFetchError(code, f"twitterapi: HTTP {status} for {what} ({code.value.lower()})")
         raise ExternalFetchError(ErrorCode.UPSTREAM, f"twitterapi: HTTP {status} for {what}")
@@ -285,10 +276,10 @@ def _messages(body: dict[str, Any]) -> list[object]:
 def _body_error(body: dict[str, Any], *, default: ErrorCode, what: str) -> ExternalFetchError:
     """`status: "error"` in a 2xx body: a rate-limit / credits message maps to that; otherwise the
     target is reported missing (`default`)."""
-    code = classify_error_text(*_messages(body))
+    code = shaping.classify_error_text(*_messages(body))
     if code not in (ErrorCode.RATE_LIMITED, ErrorCode.CREDIT_EXHAUSTED):
         code = default
-    msg = first_str(body.get("message"), body.get("msg")) or "status error"
+    msg = shaping.first_str(body.get("message"), body.get("msg")) or "status error"
     return ExternalFetchError(code, f"twitterapi: {what}: {msg[:200]}")
 
 
@@ -296,7 +287,7 @@ def _unavailable_error(data: dict[str, Any], handle: str) -> ExternalFetchError:
     """`unavailable: true`: suspended / protected / withheld accounts exist but are closed to us ->
     TARGET_BLOCKED; a reason saying the account does not exist (NotFound, deactivated) -> NOT_FOUND.
     An unknown reason is treated as blocked: it is a target-side state, and retrying cannot help."""
-    reason = first_str(data.get("unavailableReason"), data.get("message")) or "unavailable"
+    reason = shaping.first_str(data.get("unavailableReason"), data.get("message")) or "unavailable"
     low = reason.lower().replace(" ", "")
     if "notfound" in low or "deactivated" in low or "doesnotexist" in low or "nouser" in low:
         return ExternalFetchError(ErrorCode.NOT_FOUND, f"twitterapi: user @{handle} unavailable: {reason[:100]}")

@@ -14,22 +14,7 @@ import httpx
 
 from social_recording.domain.urls import CanonicalUrl
 from social_recording.platforms.youtube.spec import YOUTUBE_VIDEO_PATHS
-from social_recording.sandbox.fake_api import (
-    MISSING,
-    Call,
-    Det,
-    FailureLadder,
-    FakeWorld,
-    OutcomeKind,
-    Outcomes,
-    Provider,
-    RateWindow,
-    Reply,
-    TargetProvider,
-    iso_ms,
-    iso_s,
-    json_reply,
-)
+from social_recording.sandbox import fake_api as api
 from social_recording.sandbox.fake_api import fake_content as fake
 
 YOUTUBE_HOSTS = frozenset({"www.googleapis.com", "youtube.googleapis.com"})
@@ -37,7 +22,7 @@ _KINDS = {"videos": "video", "channels": "channel", "playlists": "playlist"}
 
 
 def youtube_channel_id(seed: str) -> str:
-    return "UC" + Det("yt-channel", seed.lower().lstrip("@")).b64url("id", 22)
+    return "UC" + api.Det("yt-channel", seed.lower().lstrip("@")).b64url("id", 22)
 
 
 def _yt_thumbs_video(video_id: str) -> dict[str, Any]:
@@ -52,7 +37,7 @@ def _yt_thumbs_video(video_id: str) -> dict[str, Any]:
 
 
 def youtube_video(video_id: str) -> dict[str, Any]:
-    det = Det("yt-video", video_id)
+    det = api.Det("yt-video", video_id)
     channel_handle = fake.handle_for(det, "channel")
     title = fake.sentence(det, "title").capitalize()
     description = f"{fake.sentence(det, 'desc')}\n\nWebsite: {fake.site_for(channel_handle)}\nX: https://x.com/{channel_handle}"
@@ -66,7 +51,7 @@ def youtube_video(video_id: str) -> dict[str, Any]:
         "etag": det.etag(),
         "id": video_id,
         "snippet": {
-            "publishedAt": iso_s(fake.created_date(det)),
+            "publishedAt": api.iso_s(fake.created_date(det)),
             "channelId": youtube_channel_id(channel_handle),
             "title": title,
             "description": description,
@@ -83,7 +68,7 @@ def youtube_video(video_id: str) -> dict[str, Any]:
 
 
 def youtube_channel(channel_id: str, handle: str) -> dict[str, Any]:
-    det = Det("yt-channel", channel_id)
+    det = api.Det("yt-channel", channel_id)
     title = fake.display_name(det, handle)
     description = f"{fake.sentence(det, 'desc')}. {fake.site_for(handle)}"
     hidden = det.chance("hidden", 1, 8)
@@ -96,7 +81,7 @@ def youtube_channel(channel_id: str, handle: str) -> dict[str, Any]:
             "title": title,
             "description": description,
             "customUrl": f"@{handle.lower()}",
-            "publishedAt": iso_ms(fake.created_date(det)),
+            "publishedAt": api.iso_ms(fake.created_date(det)),
             "thumbnails": {
                 "default": {"url": f"{avatar}=s88-c-k-c0x00ffffff-no-rj", "width": 88, "height": 88},
                 "medium": {"url": f"{avatar}=s240-c-k-c0x00ffffff-no-rj", "width": 240, "height": 240},
@@ -115,7 +100,7 @@ def youtube_channel(channel_id: str, handle: str) -> dict[str, Any]:
 
 
 def youtube_playlist(playlist_id: str) -> dict[str, Any]:
-    det = Det("yt-playlist", playlist_id)
+    det = api.Det("yt-playlist", playlist_id)
     channel_handle = fake.handle_for(det, "channel")
     title = fake.sentence(det, "title").capitalize()
     return {
@@ -123,7 +108,7 @@ def youtube_playlist(playlist_id: str) -> dict[str, Any]:
         "etag": det.etag(),
         "id": playlist_id,
         "snippet": {
-            "publishedAt": iso_s(fake.created_date(det)),
+            "publishedAt": api.iso_s(fake.created_date(det)),
             "channelId": youtube_channel_id(channel_handle),
             "title": title,
             "description": fake.sentence(det, "desc"),
@@ -137,7 +122,7 @@ def youtube_playlist(playlist_id: str) -> dict[str, Any]:
 
 def youtube_list(kind: str, items: list[dict[str, Any]], seed: str, *, omit_empty_items: bool) -> dict[str, Any]:
     """A `*ListResponse`. The API omits `items` for channels when nothing matches, sends `[]` for videos."""
-    body: dict[str, Any] = {"kind": f"youtube#{kind}ListResponse", "etag": Det("yt-list", seed).etag()}
+    body: dict[str, Any] = {"kind": f"youtube#{kind}ListResponse", "etag": api.Det("yt-list", seed).etag()}
     body["pageInfo"] = {"totalResults": len(items), "resultsPerPage": max(len(items), 5 if omit_empty_items else 0)}
     if items or not omit_empty_items:
         body["items"] = items
@@ -149,18 +134,18 @@ def google_error(code: int, status: str, message: str, reason: str, domain: str 
                       "errors": [{"message": message, "domain": domain, "reason": reason}], "status": status}}
 
 
-def _quota_exceeded() -> Reply:
+def _quota_exceeded() -> api.Reply:
     message = ('The request cannot be completed because you have exceeded your '
                '<a href="/youtube/v3/getting-started#quota">quota</a>.')
-    return json_reply(403, {"error": {"code": 403, "message": message, "errors": [
+    return api.json_reply(403, {"error": {"code": 403, "message": message, "errors": [
         {"message": message, "domain": "youtube.quota", "reason": "quotaExceeded"}]}})
 
 
-class YouTubeProvider(TargetProvider):
+class YouTubeProvider(api.TargetProvider):
     service = "youtube"
     hosts = YOUTUBE_HOSTS
 
-    def describe(self, request: httpx.Request) -> Call:
+    def describe(self, request: httpx.Request) -> api.Call:
         path = request.url.path.rstrip("/")
         params = request.url.params
         endpoint = path.removeprefix("/youtube/v3/")
@@ -180,61 +165,61 @@ class YouTubeProvider(TargetProvider):
             else:
                 ids, subjects = [], []
         else:
-            return Call(self.service, f"path:{path}")
-        return Call(self.service, f"{_KINDS[endpoint]}:" + ",".join(s.split(":", 1)[1] for s in subjects),
-                    [self._outcomes.target_for(s) for s in subjects],
-                    args={"endpoint": endpoint, "ids": ids})
+            return api.Call(self.service, f"path:{path}")
+        return api.Call(self.service, f"{_KINDS[endpoint]}:" + ",".join(s.split(":", 1)[1] for s in subjects),
+                        [self._outcomes.target_for(s) for s in subjects],
+                        args={"endpoint": endpoint, "ids": ids})
 
-    def answer(self, request: httpx.Request, call: Call) -> Reply:
+    def answer(self, request: httpx.Request, call: api.Call) -> api.Reply:
         if "endpoint" not in call.args:
-            return json_reply(404, google_error(404, "NOT_FOUND", "Not Found", "notFound"))
+            return api.json_reply(404, google_error(404, "NOT_FOUND", "Not Found", "notFound"))
         endpoint, ids = call.args["endpoint"], call.args["ids"]
         params = request.url.params
         if not params.get("key", "").strip():
-            return json_reply(403, google_error(
+            return api.json_reply(403, google_error(
                 403, "PERMISSION_DENIED",
                 "Method doesn't allow unregistered callers (callers without established identity). "
                 "Please use API Key or other form of API consumer identity to call this API.", "forbidden"))
         if not ids:
-            return json_reply(400, google_error(
+            return api.json_reply(400, google_error(
                 400, "INVALID_ARGUMENT", "No filter selected. Expected one of: id, forHandle, forUsername, mine.",
                 "missingRequiredParameter", domain="youtube.parameter"))
         effects = self._outcomes.effects(call.targets)
-        failed = FailureLadder(
-            error=lambda: json_reply(503, google_error(503, "UNAVAILABLE", "The service is currently unavailable.",
-                                                       "backendError")),
+        failed = api.FailureLadder(
+            error=lambda: api.json_reply(503, google_error(503, "UNAVAILABLE", "The service is currently unavailable.",
+                                                           "backendError")),
             rate_limited=self._rate_limited,
             credit_exhausted=_quota_exceeded,
-        ).reply(Outcomes.http_failure(effects))
+        ).reply(api.Outcomes.http_failure(effects))
         if failed is not None:
             return failed
         items: list[dict[str, Any]] = []
         for ident, effect in zip(ids, effects, strict=True):
-            if effect in MISSING:
+            if effect in api.MISSING:
                 continue
             if endpoint == "videos":
                 items.append(youtube_video(ident))
             elif endpoint == "playlists":
                 items.append(youtube_playlist(ident))
             elif params.get("id"):
-                items.append(youtube_channel(ident, fake.handle_for(Det("yt-channel-handle", ident))))
+                items.append(youtube_channel(ident, fake.handle_for(api.Det("yt-channel-handle", ident))))
             else:
                 handle = ident.lstrip("@")
                 items.append(youtube_channel(youtube_channel_id(handle), handle))
-        return json_reply(200, youtube_list(_KINDS[endpoint], items, str(request.url),
-                                            omit_empty_items=endpoint != "videos"))
+        return api.json_reply(200, youtube_list(_KINDS[endpoint], items, str(request.url),
+                                                omit_empty_items=endpoint != "videos"))
 
     @staticmethod
-    def _rate_limited(headers: dict[str, str] | None = None) -> Reply:
-        return json_reply(429, google_error(
+    def _rate_limited(headers: dict[str, str] | None = None) -> api.Reply:
+        return api.json_reply(429, google_error(
             429, "RESOURCE_EXHAUSTED", "The request cannot be completed because you have exceeded the rate limit.",
             "rateLimitExceeded", domain="youtube.quota"), headers)
 
-    def too_many_requests(self, request: httpx.Request, window: RateWindow) -> Reply:
+    def too_many_requests(self, request: httpx.Request, window: api.RateWindow) -> api.Reply:
         return self._rate_limited({"retry-after": str(window.reset_after_s)})
 
 
-def make_fakes(world: FakeWorld) -> list[Provider]:
+def make_fakes(world: api.FakeWorld) -> list[api.Provider]:
     return [YouTubeProvider(world.outcomes)]
 
 
@@ -259,8 +244,8 @@ def subjects(parsed: CanonicalUrl) -> list[str]:
     return []
 
 
-def unservable(kind: OutcomeKind, parsed: CanonicalUrl) -> str | None:
-    if kind is OutcomeKind.BLOCKED:
+def unservable(kind: api.OutcomeKind, parsed: CanonicalUrl) -> str | None:
+    if kind is api.OutcomeKind.BLOCKED:
         return ("the YouTube Data API hides private or blocked videos, channels and playlists like missing "
                 "ones (200 without items), so the sandbox answers it as not found. Use `not_found`")
     return None

@@ -13,27 +13,9 @@ from pydantic import BaseModel, Field
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
 from social_recording.domain.urls import CanonicalUrl, Platform
-from social_recording.platforms.base import (
-    ErrorCode,
-    GenerateContext,
-    GenerateResult,
-)
+from social_recording.platforms import shaping
+from social_recording.platforms.base import ErrorCode, GenerateContext, GenerateResult
 from social_recording.platforms.http import HttpPolicy, HttpResponse, ProviderHttp
-from social_recording.platforms.shaping import (
-    ROOT_REF,
-    NoCallShape,
-    PerCallHttpGenerator,
-    StatusRule,
-    StatusTable,
-    ZeroCallShape,
-    canonical_links,
-    fetch_error,
-    finish,
-    metrics,
-    parse_payload,
-    unsupported_shape,
-    urls_in_text,
-)
 from social_recording.platforms.youtube import YOUTUBE
 from social_recording.platforms.youtube.spec import YOUTUBE_VIDEO_PATHS
 
@@ -85,17 +67,17 @@ class _Fetch:
     what: str  # for messages: "video abc", "channel @foo"
 
 
-def _no_lookup(reason: str) -> NoCallShape:
+def _no_lookup(reason: str) -> shaping.NoCallShape:
     """A channel / video the Data API cannot look up: UNSUPPORTED, no call
     (social_recording/platforms/youtube/README.md, "Decisions")."""
-    return unsupported_shape(reason)
+    return shaping.unsupported_shape(reason)
 
 
-def _route(parsed: CanonicalUrl) -> _Fetch | ZeroCallShape | NoCallShape:
+def _route(parsed: CanonicalUrl) -> _Fetch | shaping.ZeroCallShape | shaping.NoCallShape:
     seg = parsed.segments
     query = dict(parsed.query)
     if not seg:
-        return ZeroCallShape("page")
+        return shaping.ZeroCallShape("page")
     first = seg[0]
     if first == "watch":
         video_id = query.get("v", "").strip()
@@ -118,7 +100,7 @@ def _route(parsed: CanonicalUrl) -> _Fetch | ZeroCallShape | NoCallShape:
             return _no_lookup("playlist URL without a list= id")
         return _Fetch("playlists", {"part": "snippet,contentDetails", "id": list_id}, f"playlist {list_id}")
     if first in _ZERO_CALL_FIRST:
-        return ZeroCallShape(_ZERO_CALL_FIRST[first])
+        return shaping.ZeroCallShape(_ZERO_CALL_FIRST[first])
     if first == "c":
         return _no_lookup("the Data API has no lookup for /c/<custom> channel URLs")
     return _no_lookup(f"no Data API lookup for YouTube path /{first}")
@@ -127,7 +109,7 @@ def _route(parsed: CanonicalUrl) -> _Fetch | ZeroCallShape | NoCallShape:
 # ---------------------------------------------------------------- generator
 
 
-class YouTubeGenerator(PerCallHttpGenerator[_Fetch]):
+class YouTubeGenerator(shaping.PerCallHttpGenerator[_Fetch]):
     """canonical YouTube URL -> video / playlist content and channel venue
     (social_recording/platforms/youtube/README.md, "Decisions").
 
@@ -138,7 +120,7 @@ class YouTubeGenerator(PerCallHttpGenerator[_Fetch]):
     key_variable = YOUTUBE.key_variable
     default_base_url = API_BASE
 
-    def route(self, parsed: CanonicalUrl) -> _Fetch | ZeroCallShape | NoCallShape:
+    def route(self, parsed: CanonicalUrl) -> _Fetch | shaping.ZeroCallShape | shaping.NoCallShape:
         return _route(parsed)
 
     def fetch(self, parsed: CanonicalUrl, target: _Fetch, ctx: GenerateContext) -> GenerateResult:
@@ -158,16 +140,16 @@ class YouTubeGenerator(PerCallHttpGenerator[_Fetch]):
             elif target.endpoint == "playlists":
                 graph = _playlist_graph(item, http)
             else:
-                graph = SocialGraph(groups=[GraphGroup(ref=ROOT_REF, venue=_channel_venue(item))])
-        return finish(graph, requests=http.requests_made)
+                graph = SocialGraph(groups=[GraphGroup(ref=shaping.ROOT_REF, venue=_channel_venue(item))])
+        return shaping.finish(graph, requests=http.requests_made)
 
     def _fetch_one(self, http: ProviderHttp, route: _Fetch) -> _Item:
         response = http.get(f"{self._base_url}/{route.endpoint}", params=route.params)
         _STATUS.check(response, http, route.what)
-        body = parse_payload(_ListResponse, response.json(), SERVICE, http)
+        body = shaping.parse_payload(_ListResponse, response.json(), SERVICE, http)
         if not body.items:
             # The Data API answers 200 with no items for missing, private and deleted targets.
-            raise fetch_error(ErrorCode.NOT_FOUND, f"youtube: {route.what} not found", http)
+            raise shaping.fetch_error(ErrorCode.NOT_FOUND, f"youtube: {route.what} not found", http)
         return body.items[0]
 
 
@@ -187,18 +169,18 @@ def _has_reason(reasons: frozenset[str]) -> Callable[[HttpResponse, dict[str, An
     return lambda response, body: bool(_error_reasons(body) & reasons)
 
 
-_STATUS = StatusTable(
+_STATUS = shaping.StatusTable(
     rules=(
-        StatusRule(ErrorCode.NOT_FOUND, "youtube: {what} not found (HTTP 404)", frozenset({404})),
-        StatusRule(
+        shaping.StatusRule(ErrorCode.NOT_FOUND, "youtube: {what} not found (HTTP 404)", frozenset({404})),
+        shaping.StatusRule(
             ErrorCode.CREDIT_EXHAUSTED,
             "youtube: quota exhausted (HTTP {status}, reason {reasons})",
             when=_has_reason(_QUOTA_REASONS),
         ),
-        StatusRule(ErrorCode.RATE_LIMITED, "youtube: rate limited (HTTP {status}, reason {reasons})",
-                   frozenset({429})),
-        StatusRule(ErrorCode.RATE_LIMITED, "youtube: rate limited (HTTP {status}, reason {reasons})",
-                   when=_has_reason(_RATE_REASONS)),
+        shaping.StatusRule(ErrorCode.RATE_LIMITED, "youtube: rate limited (HTTP {status}, reason {reasons})",
+                           frozenset({429})),
+        shaping.StatusRule(ErrorCode.RATE_LIMITED, "youtube: rate limited (HTTP {status}, reason {reasons})",
+                           when=_has_reason(_RATE_REASONS)),
     ),
     fallback="youtube: HTTP {status} for {what} (reason {reasons})",
     details=lambda response, body: {"reasons": ",".join(sorted(_error_reasons(body))) or "-"},
@@ -229,11 +211,11 @@ def _channel_stub(channel_id: str, title: str | None) -> SocialObject:
 def _video_graph(item: _Item, http: ProviderHttp) -> SocialGraph:
     stats = item.statistics
     values = {"views": stats.get("viewCount"), "likes": stats.get("likeCount"), "comments": stats.get("commentCount")}
-    return _content_graph(item, http, "video", metrics(values, commas=False))
+    return _content_graph(item, http, "video", shaping.metrics(values, commas=False))
 
 
 def _playlist_graph(item: _Item, http: ProviderHttp) -> SocialGraph:
-    return _content_graph(item, http, "playlist", metrics({"items": item.contentDetails.get("itemCount")}, commas=False))
+    return _content_graph(item, http, "playlist", shaping.metrics({"items": item.contentDetails.get("itemCount")}, commas=False))
 
 
 def _content_graph(item: _Item, http: ProviderHttp, subtype: str, numbers: dict[str, float]) -> SocialGraph:
@@ -241,7 +223,7 @@ def _content_graph(item: _Item, http: ProviderHttp, subtype: str, numbers: dict[
     the item's own snippet (one call: social_recording/platforms/youtube/README.md, "Decisions")."""
     snippet = item.snippet
     if not snippet.channelId:
-        raise fetch_error(ErrorCode.UPSTREAM, "unexpected youtube payload shape (snippet.channelId)", http)
+        raise shaping.fetch_error(ErrorCode.UPSTREAM, "unexpected youtube payload shape (snippet.channelId)", http)
     thumb = _best_thumbnail(snippet)
     content = SocialObject(
         platform=Platform.YOUTUBE,
@@ -255,12 +237,12 @@ def _content_graph(item: _Item, http: ProviderHttp, subtype: str, numbers: dict[
             "channel_id": snippet.channelId,
             "channel_title": snippet.channelTitle,
         },
-        outbound_urls=canonical_links(urls_in_text(snippet.description)),
+        outbound_urls=shaping.canonical_links(shaping.urls_in_text(snippet.description)),
         media_urls=[thumb] if thumb else [],
         metrics=numbers,
     )
     venue = _channel_stub(snippet.channelId, snippet.channelTitle)
-    return SocialGraph(groups=[GraphGroup(ref=ROOT_REF, content=content, venue=venue)])
+    return SocialGraph(groups=[GraphGroup(ref=shaping.ROOT_REF, content=content, venue=venue)])
 
 
 def _channel_venue(item: _Item) -> SocialObject:
@@ -280,9 +262,9 @@ def _channel_venue(item: _Item) -> SocialObject:
             "country": snippet.country,
             "hidden_subscriber_count": hidden,
         },
-        outbound_urls=canonical_links(urls_in_text(snippet.description)),
+        outbound_urls=shaping.canonical_links(shaping.urls_in_text(snippet.description)),
         avatar_url=_best_thumbnail(snippet),
-        metrics=metrics(
+        metrics=shaping.metrics(
             {
                 "subscribers": None if hidden else stats.get("subscriberCount"),
                 "views": stats.get("viewCount"),
