@@ -126,14 +126,14 @@ def test_the_shared_pool_adds_no_cap_of_its_own_to_requests_at_once(monkeypatch:
 
     monkeypatch.setattr(network_module, "_real", None)
     at_once = 120
-    everyone_in = threading.Barrier(at_once, timeout=20)
+    everyone_in = threading.Barrier(at_once, timeout=60)
 
     def answer(request: httpx.Request) -> httpx.Response:
         everyone_in.wait()  # answers only once every request has arrived
         return httpx.Response(200, content=b"ok")
 
     with serving(httpx.MockTransport(answer), "https://provider.example") as front:
-        client = OutboundClient(service="s", paid=False, timeout=httpx.Timeout(5, pool=1), max_bytes=100)
+        client = OutboundClient(service="s", paid=False, timeout=httpx.Timeout(30, pool=1), max_bytes=100)
         with ThreadPoolExecutor(max_workers=at_once) as pool:
             bodies = list(pool.map(lambda _: client.send(client.build("GET", f"{front.base_url}/x")).body,
                                    range(at_once)))
