@@ -53,7 +53,7 @@ class Cause(StrEnum):
     PAID_DISABLED = "paid_disabled"
     """A paid platform while paid calls are switched off."""
     CREDIT_EXHAUSTED = "credit_exhausted"
-    """A provider said its credit or quota is gone earlier in the run."""
+    """The provider account said its credit or quota is gone earlier in the run (that account only)."""
     BACKOFF = "backoff"
     """Another holder of the URL called it recently (or in this run) and got a transient failure:
     this one adopted that answer instead of paying again inside the back-off window."""

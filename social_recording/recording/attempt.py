@@ -285,10 +285,10 @@ class UrlAttempt:
         provider = PROVIDER_OF.get(self.platform, self.platform.value)
         if paid and not self._settings.enable_paid:
             return self._not_called(FetchStatus.SKIPPED_PAID, Cause.PAID_DISABLED, "paid calls are disabled")
-        if paid and self._run.credit_exhausted:
-            return self._not_called(FetchStatus.SKIPPED_PAID, Cause.CREDIT_EXHAUSTED,
-                                    "provider credit exhausted earlier in this run")
-        if not paid and self._run.provider_exhausted(provider):
+        if self._run.exhausted(provider):  # that account's credit or quota only: the others' go on
+            if paid:
+                return self._not_called(FetchStatus.SKIPPED_PAID, Cause.CREDIT_EXHAUSTED,
+                                        f"{provider} credit exhausted earlier in this run")
             return self._not_called(FetchStatus.ERROR, Cause.CREDIT_EXHAUSTED,
                                     f"{provider} quota exhausted earlier in this run")
         if self._lease.lost:
@@ -344,7 +344,7 @@ class UrlAttempt:
             return done(Result.ANSWER, FetchStatus.INVALID, describe_error(exc))
         except ExternalFetchError as exc:
             if exc.code is ErrorCode.CREDIT_EXHAUSTED:
-                self._run.mark_exhausted(provider, paid=paid)
+                self._run.mark_exhausted(provider)
             detail = describe_error(exc)
             if exc.code in _ANSWER_OF_CODE:
                 return done(Result.ANSWER, _ANSWER_OF_CODE[exc.code], detail)

@@ -61,9 +61,10 @@ class RunListener(Protocol):
 class RunState:
     """Shared by the workers of one run.
 
-    `credit_exhausted` is run-scoped on purpose: once a paid provider says the credit is gone, the
-    rest of this run's paid URLs are skipped without calls; a process-wide switch would have no way
-    back. `min_interval` is the back-off this run applies when another holder of a URL called it
+    Exhaustion is per provider account and run-scoped on purpose: once an account says its credit
+    or quota is gone, the rest of this run's calls to that account are skipped without a call, and
+    the other accounts' calls go on (their credit is their own); a process-wide switch would have no
+    way back (docs/architecture.md, "Recording one URL"). `min_interval` is the back-off this run applies when another holder of a URL called it
     recently (the live path uses the default; a retry run its own `min_interval_minutes`).
     `calls` bounds the run's concurrent provider calls per provider (recording/concurrency.py).
     `request` is what the run was asked to do (the state machine's event): set by the use case that
@@ -86,8 +87,7 @@ class RunState:
         self._listener = listener
         self._lock = threading.Lock()
         self._request = request
-        self._credit_exhausted = False
-        self._exhausted_providers: set[str] = set()
+        self._exhausted_accounts: set[str] = set()
         self._statuses: Counter[str] = Counter()
         self._attempted = 0
         self._reused = 0
@@ -120,27 +120,16 @@ class RunState:
                 self._request = RunIntent(Why.LIVE, since=now)
             return self._request
 
-    @property
-    def credit_exhausted(self) -> bool:
+    def mark_exhausted(self, account: str) -> None:
+        """A provider account said its credit / quota is gone: this run makes no further call to it
+        (a paid account's URLs end `skipped_paid`, a free one's `error`); other accounts go on."""
         with self._lock:
-            return self._credit_exhausted
+            self._exhausted_accounts.add(account)
 
-    @credit_exhausted.setter
-    def credit_exhausted(self, value: bool) -> None:
+    def exhausted(self, account: str) -> bool:
+        """Whether `account` said its credit or quota is gone earlier in this run."""
         with self._lock:
-            self._credit_exhausted = bool(value)
-
-    def mark_exhausted(self, provider: str, *, paid: bool) -> None:
-        """A provider said its credit / quota is gone. A paid one stops every paid call of this run;
-        a free one (a daily quota) stops only further calls to itself."""
-        with self._lock:
-            self._exhausted_providers.add(provider)
-            if paid:
-                self._credit_exhausted = True
-
-    def provider_exhausted(self, provider: str) -> bool:
-        with self._lock:
-            return provider in self._exhausted_providers
+            return account in self._exhausted_accounts
 
     def note_paid_requests(self, n: int) -> None:
         with self._lock:

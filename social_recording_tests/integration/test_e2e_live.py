@@ -64,9 +64,8 @@ sys.exit(0 if result.success else 1)
 
 def _eligible(scenario: Scenario) -> list[str]:
     """What token_flow_sensor would launch: enough AF investors. A token with a credit_exhausted URL
-    is left out: the run that meets it stops further calls to that provider (every paid URL after a
-    paid provider's, the same provider's URLs after a free quota; run-scoped), which
-    would make other tokens' statuses depend on thread timing."""
+    is left out: the run that meets it stops its further calls to that provider account (run-scoped),
+    which would make other tokens' statuses depend on thread timing."""
     out = []
     for t in scenario.tokens:
         urls = [c for v in t.social_values().values() if isinstance(v, str) and (c := canonical_or_none(v))]

@@ -160,18 +160,21 @@ def test_discord_is_unsupported_with_zero_calls(store: SqliteStore, locks: LockM
     assert _el(store, "A", DISCORD_URL).attempts == 0
 
 
-def test_credit_exhausted_skips_the_rest_of_this_runs_paid_urls(
+def test_credit_exhausted_skips_the_rest_of_this_runs_calls_to_that_account(
     store: SqliteStore, locks: LockManager, counter: MemoryCounter
 ) -> None:
+    """twitterapi's 402 stops this run's further twitterapi calls (`skipped_paid`, naming the account);
+    another paid account's credit is its own, so urlscan is still called."""
     eng = build_engine(store, locks, counting_registry(counter, {X_URL: Behaviour("credit_exhausted")}))
     _token(store, "A", [X_URL, X_URL_2, YT_URL, WEB_URL])
     run = RunState(calls=CallSlots(per_token=1))  # in URL order: "the rest" is well defined
     out = eng.processor.record("A", None, run)
     assert [u.status for u in out.urls] == [
-        FetchStatus.ERROR, FetchStatus.SKIPPED_PAID, FetchStatus.OK, FetchStatus.SKIPPED_PAID,
+        FetchStatus.ERROR, FetchStatus.SKIPPED_PAID, FetchStatus.OK, FetchStatus.OK,
     ]
-    assert run.credit_exhausted
-    assert counter.get(X_URL) == 1 and counter.get(X_URL_2) == 0 and counter.get(WEB_URL) == 0
+    assert run.exhausted("twitterapi") and not run.exhausted("urlscan")
+    assert out.urls[1].detail == "twitterapi credit exhausted earlier in this run"
+    assert counter.get(X_URL) == 1 and counter.get(X_URL_2) == 0 and counter.get(WEB_URL) == 1
     assert _el(store, "A", X_URL).attempts == 1
     assert _el(store, "A", X_URL_2).attempts == 0
     # the flag is run-scoped: the next run calls the paid URL again
@@ -191,7 +194,7 @@ def test_free_provider_quota_stops_only_that_provider(
     out = eng.processor.record("A", None, run)
     assert [u.status for u in out.urls] == [FetchStatus.ERROR, FetchStatus.ERROR, FetchStatus.OK, FetchStatus.OK]
     assert [u.attempted for u in out.urls] == [True, False, True, True]
-    assert not run.credit_exhausted and run.provider_exhausted("youtube")
+    assert run.exhausted("youtube") and not run.exhausted("twitterapi")
     assert counter.get(YT_URL) == 1 and counter.get(yt_2) == 0 and counter.get(X_URL) == 1
     assert (_el(store, "A", yt_2).attempts, _el(store, "A", yt_2).attempted_at) == (0, None)
     assert "quota exhausted" in out.urls[1].detail

@@ -17,6 +17,7 @@ from social_recording.store.sqlite import SqliteStore
 from test_support.engine_fakes import (
     T0,
     X_URL,
+    X_URL_2,
     Behaviour,
     MemoryCounter,
     build_engine,
@@ -68,7 +69,7 @@ def test_retry_with_paid_calls_off_keeps_the_absorbing_status(
 def test_retry_after_credit_exhaustion_keeps_not_found(
     store: SqliteStore, locks: LockManager, counter: MemoryCounter
 ) -> None:
-    other = "https://example.com/credit-gone"
+    other = X_URL_2  # the same account's credit: it stops the run's further twitterapi calls
     assert store.create_pending_token(TokenProfile(address="A", urls=[other, X_URL]), T0)
     seed_result(store, "A", X_URL, FetchStatus.NOT_FOUND, T0 - timedelta(days=30))
     eng = build_engine(store, locks, counting_registry(counter, {other: Behaviour("credit_exhausted")}))
@@ -77,7 +78,7 @@ def test_retry_after_credit_exhaustion_keeps_not_found(
     first = record_one_url(eng, "A", other, run)
     second = record_one_url(eng, "A", X_URL, run)
 
-    assert first.status is FetchStatus.ERROR and run.credit_exhausted
+    assert first.status is FetchStatus.ERROR and run.exhausted("twitterapi")
     assert second.status is FetchStatus.NOT_FOUND and not second.attempted
     assert counter.get(X_URL) == 0
 
