@@ -7,14 +7,15 @@ from pathlib import Path
 import pytest
 
 from social_recording import demo
-from social_recording.dagster_defs.walkthrough import Figures
+from social_recording.dagster_defs.walkthrough import SETTINGS, Figures
+from social_recording.domain.spend import budget_texts, parse_budgets
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import parse_canonical, to_canonical
 from social_recording.outbound.retry import FREE_PROVIDER
 from social_recording.platforms.base import PROVIDER_OF
 from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.sandbox import load_scenario
-from social_recording.sandbox.scenario import DEMO_SCENARIO_PATH, OutcomeKind, ScriptedOutcome
+from social_recording.sandbox.scenario import DEMO_SCENARIO_PATH, OutcomeKind, Scenario, ScriptedOutcome
 from social_recording.store import open_store
 from test_support.sandbox_env import ENV_KEYS, token, write_scenario
 
@@ -117,36 +118,50 @@ def _demo_urls_by_day() -> dict[str, list[str]]:
     return days
 
 
-def test_the_demo_meets_a_quota_only_where_no_other_call_of_its_provider_shares_the_run() -> None:
-    """Why the walk-through's figures do not depend on the order parallel workers take the URLs: a free
-    provider's quota answer stops the rest of its run's calls to that provider, so the demo puts its quota
-    target on a day with no other URL of that provider, and no other target of that provider is still
-    failing after its first call (the retry runs take every failing URL together). A paid credit
-    exhaustion (it stops every paid call of a run) and fixed-window rate limits (time-dependent) are not
-    in the demo at all."""
+def test_the_demo_meets_a_quota_or_credit_only_where_no_other_call_of_its_account_shares_the_run() -> None:
+    """Why the walk-through's figures do not depend on the order parallel workers take the URLs: a quota
+    or credit answer (free or paid) stops the rest of its run's calls to that provider account, so the
+    demo puts each such target on a day with no other URL of that account, and no other target of that
+    account is still failing after its first call (the retry runs take every failing URL together).
+    Fixed-window rate limits (time-dependent) are not in the demo at all."""
     scenario = load_scenario(DEMO_SCENARIO_PATH)
     assert scenario.rate_limits == {}
     paid = {a.name for a in CATALOGUE.accounts() if a.paid}
+    quotas = {url: _account(url) for url, spec in scenario.targets.items()
+              if spec.outcome.kind is OutcomeKind.CREDIT_EXHAUSTED}
+    assert set(quotas.values()) & paid and set(quotas.values()) - paid, "the demo shows a quota and a credit met"
+    days = _demo_urls_by_day()
+    for url, account in quotas.items():
+        day = next(d for d, urls in days.items() if url in urls)
+        assert [u for u in days[day] if _account(u) == account] == [url], (url, day)
+        assert _still_failing(scenario, account) == [url], url
 
-    def provider(url: str) -> str:
-        platform = parse_canonical(url).platform
-        return PROVIDER_OF.get(platform, platform.value)
 
-    def still_failing(outcome: ScriptedOutcome, free: bool) -> bool:
+def test_the_walk_throughs_spend_budget_is_met_by_one_url_alone() -> None:
+    """The walk-through's budgets (walkthrough.SETTINGS) are met in the retries, where their account's
+    only still-failing target is called alone: which URL the budget holds never depends on the order."""
+    paid = frozenset(a.name for a in CATALOGUE.accounts() if a.paid)
+    budgets = parse_budgets(budget_texts(SETTINGS["SOCIAL_RECORDING_SPEND_BUDGETS"]), paid)
+    assert budgets, "the walk-through shows a spend budget met"
+    scenario = load_scenario(DEMO_SCENARIO_PATH)
+    for account in budgets:
+        assert len(_still_failing(scenario, account)) == 1, account
+
+
+def _account(url: str) -> str:
+    platform = parse_canonical(url).platform
+    return PROVIDER_OF.get(platform, platform.value)
+
+
+def _still_failing(scenario: Scenario, account: str) -> list[str]:
+    """The demo's targets of `account` that still fail after their first call."""
+    free = account not in {a.name for a in CATALOGUE.accounts() if a.paid}
+
+    def failing(outcome: ScriptedOutcome) -> bool:
         flaky_beyond = outcome.kind is OutcomeKind.FLAKY and outcome.flaky_calls >= (FREE_PROVIDER.attempts if free else 1)
         return flaky_beyond or outcome.kind in (OutcomeKind.ERROR, OutcomeKind.RATE_LIMITED, OutcomeKind.CREDIT_EXHAUSTED)
 
-    quotas = {url: provider(url) for url, spec in scenario.targets.items()
-              if spec.outcome.kind is OutcomeKind.CREDIT_EXHAUSTED}
-    assert quotas, "the demo shows a quota met"
-    days = _demo_urls_by_day()
-    for url, quota_of in quotas.items():
-        assert quota_of not in paid, f"{url}: a paid credit exhaustion makes the figures order-dependent"
-        day = next(d for d, urls in days.items() if url in urls)
-        assert [u for u in days[day] if provider(u) == quota_of] == [url], (url, day)
-        failing = [u for u, spec in scenario.targets.items()
-                   if u != url and provider(u) == quota_of and still_failing(spec.outcome, True)]
-        assert failing == [], (url, failing)
+    return sorted(u for u, spec in scenario.targets.items() if _account(u) == account and failing(spec.outcome))
 
 
 def test_print_figures_prints_the_quickstarts_block_whatever_the_workers(

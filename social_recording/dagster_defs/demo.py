@@ -1,11 +1,13 @@
 """`make demo-run`: the quickstart without a browser.
 
 Runs `reconcile_job` over every day of the sandbox scenario, then `retry_job` a few times (back-off
-shortened to 0 so flaky targets converge), and prints the per-status counts of every token URL and
-the ledger's paid requests vs distinct paid targets. Each invocation starts from a fresh data
-directory (default `.social_recording/demo/`) and records one token at a time (`--max-workers`: more;
-the bundled scenario's figures do not depend on it). `--print-figures` prints only the walk-through's
-figures block of docs/quickstart.md (walkthrough.py). The warnings the runs log (the scenario's dropped tracker values, tokens without a
+shortened to 0 so flaky targets converge) with the walk-through's settings (walkthrough.py,
+`SETTINGS`; its spend budget unless the environment sets budgets of its own), and prints the
+per-status counts of every token URL and the ledger's paid requests vs distinct paid targets. Each
+invocation starts from a fresh data directory (default `.social_recording/demo/`) and records one
+token at a time (`--max-workers`: more; the bundled scenario's figures do not depend on it).
+`--print-figures` prints only the walk-through's figures block of docs/quickstart.md
+(walkthrough.py). The warnings the runs log (the scenario's dropped tracker values, tokens without a
 profile, ...) go to `run-warnings.log` in the data directory, counted after the summary;
 `--verbose` shows the runs' logs instead, including the one structured line per URL.
 """
@@ -21,6 +23,8 @@ from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+
+from social_recording.dagster_defs.walkthrough import SETTINGS as WALKTHROUGH
 
 WARNINGS_FILE = "run-warnings.log"
 RECONCILE_KEYS = ("scanned", "filtered", "already_seen", "targeted", "processed", "failed", "stopped_by")
@@ -87,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["SOCIAL_RECORDING_UPSTREAM"] = "sandbox"
     os.environ["SOCIAL_RECORDING_SANDBOX_LEDGER"] = str(data_dir / "ledger.jsonl")
     os.environ["SOCIAL_RECORDING_ENABLE_PAID"] = "false" if args.no_paid else "true"
+    # The walk-through's spend budget, unless this shell sets budgets of its own.
+    os.environ.setdefault("SOCIAL_RECORDING_SPEND_BUDGETS", WALKTHROUGH["SOCIAL_RECORDING_SPEND_BUDGETS"])
     if args.scenario:
         os.environ["SOCIAL_RECORDING_SANDBOX_SCENARIO"] = str(Path(args.scenario).resolve())
     else:

@@ -14,11 +14,29 @@ meets a provider's quota only where no other URL of that provider is called in t
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from social_recording.domain.status import FetchStatus
+
+SETTINGS: dict[str, str] = {
+    "SOCIAL_RECORDING_ENABLE_PAID": "true",
+    "SOCIAL_RECORDING_SPEND_BUDGETS": '{"neynar": "9/month"}',
+}
+"""What the walk-through starts `make dev` with (`START`, which docs/quickstart.md shows): paid calls
+on, and a spend budget for Neynar that the demo meets in one place only. The backfill sends Neynar 6
+requests (67 % of the budget: every check passes after it); after it one Farcaster URL alone is still
+failing (its credit answer, 402), so each retry run calls Neynar for it alone and the fourth finds
+the budget used up and holds it `skipped_paid`, whatever order the workers take the URLs in. A month
+budget, as the spend table's `this_month` figures: a day's would add a midnight to the figures."""
+
+
+def start_command() -> str:
+    """The shell command docs/quickstart.md starts the walk-through with."""
+    return " ".join(f"{k}={shlex.quote(v)}" for k, v in SETTINGS.items()) + " make dev"
+
 
 BEGIN = "<!-- walk-through figures (python -m social_recording.demo --print-figures): begin -->"
 END = "<!-- walk-through figures: end -->"

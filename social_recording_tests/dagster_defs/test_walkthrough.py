@@ -27,7 +27,7 @@ from social_recording.dagster_defs.spend import (
     SPEND_CHECK_SPECS,
     WITHIN_BUDGET,
 )
-from social_recording.dagster_defs.walkthrough import BACKFILL, Figures, retry_step
+from social_recording.dagster_defs.walkthrough import BACKFILL, SETTINGS, Figures, retry_step, start_command
 from social_recording.recording.health import COUNTS_MATCH
 from social_recording.sandbox import load_scenario
 from social_recording.sandbox.scenario import DEMO_SCENARIO_PATH
@@ -114,8 +114,8 @@ def test_the_walk_through_shows_the_quickstart_figures(tmp_path: Path, order: st
         "SOCIAL_RECORDING_STORE_URL": f"sqlite:///{tmp_path / 'store.db'}",
         "SOCIAL_RECORDING_UPSTREAM": "sandbox",
         "SOCIAL_RECORDING_SANDBOX_LEDGER": str(tmp_path / "ledger.jsonl"),
-        "SOCIAL_RECORDING_ENABLE_PAID": "true",
         "SOCIAL_RECORDING_ENV": "dev",
+        **SETTINGS,  # what the quickstart starts `make dev` with
     }
     days = sorted({t.last_transfer_at.date().isoformat() for t in load_scenario(DEMO_SCENARIO_PATH).tokens})
     with dev_server(tmp_path, env, instance=instance) as server:
@@ -172,6 +172,13 @@ def test_the_walk_through_shows_the_quickstart_figures(tmp_path: Path, order: st
         assert actual == expected, (
             f"the walk-through in the UI ({order}) shows other figures than docs/quickstart.md; if the change is "
             f"intended, replace the quickstart's block with:\n\n{actual.render()}\n")
+
+def test_the_quickstart_starts_the_walk_through_with_its_settings() -> None:
+    command = start_command()
+    assert f"\n{command}\n" in QUICKSTART.read_text(encoding="utf-8"), (
+        f"docs/quickstart.md's walk-through starts `make dev` otherwise than walkthrough.SETTINGS; its command "
+        f"is:\n\n{command}\n")
+
 
 def test_the_figures_block_reads_back_what_it_renders() -> None:
     figures = Figures.parse(QUICKSTART.read_text(encoding="utf-8"))
