@@ -123,10 +123,15 @@ def retry_after_seconds(
     return None
 
 
-RATE_LIMIT_REMAINING_HEADERS = ("x-rate-limit-remaining", "x-ratelimit-remaining")
-"""urlscan's and GitHub's count of requests left in the current window."""
-RATE_LIMIT_RESET_HEADERS = ("x-rate-limit-reset-after", "x-ratelimit-reset")
-"""When that window resets: urlscan's seconds from now, GitHub's epoch seconds."""
+RATE_LIMIT_REMAINING_HEADERS = ("x-rate-limit-remaining", "x-ratelimit-remaining", "ratelimit-remaining")
+"""urlscan's, GitHub's and Bluesky's count of requests left in the current window."""
+RATE_LIMIT_RESET_HEADERS: tuple[tuple[str, bool], ...] = (
+    ("x-rate-limit-reset-after", False),
+    ("x-ratelimit-reset", True),
+    ("ratelimit-reset", True),
+)
+"""When that window resets, and whether the value is epoch seconds (else seconds from now): urlscan's
+seconds from now, GitHub's and Bluesky's AppView's epoch seconds."""
 
 
 def penalty_seconds(
@@ -135,8 +140,10 @@ def penalty_seconds(
     """How long every process should hold requests to this service after this answer, or None.
 
     A 429 names its wait (`retry_after_seconds`). Any answer that says the window is spent
-    (remaining 0) names its reset: urlscan's `X-Rate-Limit-Reset-After`, GitHub's epoch
-    `x-ratelimit-reset` (its primary limit answers 403 with them)."""
+    (remaining 0) names its reset (RATE_LIMIT_RESET_HEADERS): urlscan's `X-Rate-Limit-Reset-After`,
+    GitHub's epoch `x-ratelimit-reset` (its primary limit answers 403 with them), Bluesky's epoch
+    `ratelimit-reset` (the AppView's 429 carries the `ratelimit-*` headers, a `retry-after` is not
+    promised)."""
     if status == 429:
         wait = retry_after_seconds(headers, now)
         if wait is not None:
@@ -144,20 +151,14 @@ def penalty_seconds(
     remaining = next((headers.get(h) for h in RATE_LIMIT_REMAINING_HEADERS if headers.get(h) is not None), None)
     if remaining is None or remaining.strip() != "0":
         return None
-    after = headers.get("x-rate-limit-reset-after")
-    if after is not None:
+    for name, epoch in RATE_LIMIT_RESET_HEADERS:
+        raw = headers.get(name)
+        if raw is None:
+            continue
         try:
-            seconds = float(after)
+            seconds = float(raw)
         except ValueError:
-            seconds = math.nan
+            continue
         if math.isfinite(seconds):
-            return max(0.0, seconds)
-    reset = headers.get("x-ratelimit-reset")
-    if reset is not None:
-        try:
-            epoch = float(reset)
-        except ValueError:
-            return None
-        if math.isfinite(epoch):
-            return max(0.0, epoch - now().timestamp())
+            return max(0.0, seconds - now().timestamp() if epoch else seconds)
     return None

@@ -239,6 +239,10 @@ def test_penalty_seconds_from_headers() -> None:
     assert 90 < (penalty_seconds(403, httpx.Headers(reset)) or 0) <= 100
     assert penalty_seconds(200, httpx.Headers({"x-ratelimit-remaining": "3", "x-ratelimit-reset": "1"})) is None
     assert penalty_seconds(429, httpx.Headers({})) is None
+    bluesky = {"ratelimit-limit": "3000", "ratelimit-remaining": "0", "ratelimit-reset": str(int(now) + 100),
+               "ratelimit-policy": "3000;w=300"}  # the AppView's 429: no retry-after, an epoch reset
+    assert 90 < (penalty_seconds(429, httpx.Headers(bluesky)) or 0) <= 100
+    assert penalty_seconds(200, httpx.Headers({**bluesky, "ratelimit-remaining": "12"})) is None
 
 
 def test_the_provider_http_layer_maps_a_refusal_to_rate_limited_with_nothing_sent() -> None:

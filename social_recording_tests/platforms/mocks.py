@@ -14,6 +14,7 @@ guard never asks the real resolver.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -66,7 +67,8 @@ class Recorder:
     def __init__(self, handler: Handler) -> None:
         self._handler = handler
         self.requests: list[httpx.Request] = []
-        self.transport = Network(httpx.MockTransport(self._handle), resolve_host=public_dns)
+        self.penalties = Penalties()
+        self.transport = Network(httpx.MockTransport(self._handle), resolve_host=public_dns, limiter=self.penalties)
 
     def _handle(self, request: httpx.Request) -> httpx.Response:
         request.read()
@@ -119,6 +121,20 @@ class ScriptedProvider:
             for r in self.requests
             if (host is None or r.url.host == host) and (path is None or r.url.path == path)
         )
+
+
+class Penalties:
+    """A limiter that lets every request go and records each wait a provider's answer asked for,
+    with the epoch second it was asked at (service, wait, asked_at)."""
+
+    def __init__(self) -> None:
+        self.waits: list[tuple[str, float, float]] = []
+
+    def acquire(self, service: str) -> None:
+        return None
+
+    def penalise(self, service: str, retry_after_s: float) -> None:
+        self.waits.append((service, retry_after_s, time.time()))
 
 
 class Sleeps:

@@ -55,6 +55,9 @@ def test_a_platform_case_from_its_folder(platform_cases: FolderCases, case: dict
                 assert group is not None
                 _check_object(getattr(group, kind), expect[kind])
     assert recorder.count == expect.get("requests", recorder.count)
+    if "held_until" in expect:  # every process holds the service until the answer's window resets
+        assert [(service, round(asked_at + wait)) for service, wait, asked_at in recorder.penalties.waits] == [
+            (CATALOGUE[platform_cases.platform].account.name, expect["held_until"])], recorder.penalties.waits
     if "params" in case:
         params = recorder.requests[0].url.params
         assert {k: params.get(k) for k in case["params"]} == case["params"]

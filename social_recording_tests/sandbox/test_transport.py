@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import time
 from pathlib import Path
 from typing import Any
 
@@ -475,6 +476,21 @@ def test_github_outcomes(tmp_path: Path, outcome: str, status: int, remaining: s
     assert r.status_code == status and r.headers["x-ratelimit-remaining"] == remaining
     if outcome == "blocked":
         assert r.json()["block"]["reason"] == "dmca"
+
+
+def test_bluesky_rate_limit_names_its_reset_as_the_appview_does(tmp_path: Path) -> None:
+    """No retry-after: the `ratelimit-*` headers, the reset in epoch seconds, which the client's
+    limiter reads as the wait (outbound/limits.py, penalty_seconds)."""
+    from social_recording.outbound.limits import penalty_seconds
+    from social_recording.platforms.bluesky.fake import SCRIPTED_RESET_S
+
+    _, _, client, _ = make(tmp_path, scenario({"https://bsky.app/profile/busy.bsky.social": "rate_limited"}))
+    before = time.time()
+    r = client.get("https://public.api.bsky.app/xrpc/app.bsky.actor.getProfile", params={"actor": "busy.bsky.social"})
+    assert r.status_code == 429 and "retry-after" not in r.headers
+    assert (r.headers["ratelimit-limit"], r.headers["ratelimit-remaining"]) == ("3000", "0")
+    assert before + SCRIPTED_RESET_S - 1 <= int(r.headers["ratelimit-reset"]) <= time.time() + SCRIPTED_RESET_S + 1
+    assert SCRIPTED_RESET_S - 2 <= (penalty_seconds(r.status_code, r.headers) or 0) <= SCRIPTED_RESET_S + 1
 
 
 # ------------------------------------------------------------------ telegram

@@ -4,13 +4,16 @@ and `GET /xrpc/app.bsky.actor.getProfile?actor=<actor>` on public.api.bsky.app.
 Outcomes, as the AppView answers them: not_found -> 400 `{"error": "NotFound"}` (a post) or
 `{"error": "InvalidRequest", "message": "Profile not found"}` (a profile); blocked -> 400
 `{"error": "AccountTakedown"}` (a taken-down account, the post's author's for a post); error / flaky:N
--> 503; rate_limited -> 429 with the `ratelimit-*` headers and a `retry-after`. Free: no credits
+-> 503; rate_limited -> 429 with the `ratelimit-*` headers only (`ratelimit-reset` in epoch seconds,
+30 s ahead: the client waits for the reset, there is no `retry-after`). Free: no credits
 (`unservable`). A handle's DID is derived from the handle, so one account keeps one key.
 """
 
 from __future__ import annotations
 
+import math
 import re
+import time
 from typing import Any
 
 import httpx
@@ -106,7 +109,7 @@ class BlueskyProvider(api.TargetProvider):
         effect = self._outcomes.effective(call.targets[0])
         failed = api.FailureLadder(
             error=lambda: api.json_reply(503, {"error": "UpstreamFailure", "message": "Upstream Failure"}),
-            rate_limited=lambda: self.too_many_requests(request, api.RateWindow(3000, 300.0, 0.0, 30)),
+            rate_limited=lambda: self.too_many_requests(request, _scripted_window()),
         ).reply(effect)
         if failed is not None:
             return failed
@@ -123,9 +126,18 @@ class BlueskyProvider(api.TargetProvider):
 
     def too_many_requests(self, request: httpx.Request, window: api.RateWindow) -> api.Reply:
         return api.json_reply(429, {"error": "RateLimitExceeded", "message": "Rate Limit Exceeded"},
-                              {"retry-after": str(window.reset_after_s), "ratelimit-limit": str(window.limit),
+                              {"ratelimit-limit": str(window.limit),
                                "ratelimit-remaining": "0", "ratelimit-reset": str(int(window.reset_at)),
                                "ratelimit-policy": f"{window.limit};w={int(window.per_seconds)}"})
+
+
+SCRIPTED_RESET_S = 30
+"""How far ahead a scripted `rate_limited` answer puts its window's reset."""
+
+
+def _scripted_window() -> api.RateWindow:
+    """The AppView's 5-minute window of 3,000 requests, spent, resetting SCRIPTED_RESET_S from now."""
+    return api.RateWindow(3000, 300.0, math.ceil(time.time()) + SCRIPTED_RESET_S, SCRIPTED_RESET_S)
 
 
 def make_fakes(world: api.FakeWorld) -> list[api.Provider]:
