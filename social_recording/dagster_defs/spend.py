@@ -26,19 +26,22 @@ from dagster import (
 
 from social_recording.dagster_defs.assets import GROUP, PREFIX, TOKEN_SOCIAL_URLS
 from social_recording.domain.spend import DAY, MONTH, Budget
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.recording.spend_report import SpendFigures, budget_verdict, spend_drift
 from social_recording.store.base import SpendStore
 
 log = logging.getLogger("social_recording.spend")
 
 PROVIDER_SPEND = AssetKey([PREFIX, "provider_spend"])
+PAID_ACCOUNTS = ", ".join(a.name for a in CATALOGUE.paid_accounts())
+"""The paid billing accounts, as the catalogue names them (the asset's description lists them)."""
 WITHIN_BUDGET = "spend_within_budget"
 LEDGER_MATCHES = "spend_ledger_matches_url_states"
 
 PROVIDER_SPEND_SPEC = AssetSpec(
     PROVIDER_SPEND,
     description=(
-        "Paid requests and their estimated cost per paid billing account (twitterapi, apify, urlscan) and UTC "
+        f"Paid requests and their estimated cost per paid billing account ({PAID_ACCOUNTS}) and UTC "
         "day, from the store's spend ledger: one counter per account and day, moved by the very write that "
         "records the paid call. Materialized by every run that paid; the plots show today's and this month's "
         "figures per account. Budgets: SOCIAL_RECORDING_SPEND_BUDGETS."

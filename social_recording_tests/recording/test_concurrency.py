@@ -15,6 +15,7 @@ from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
 from social_recording.locks.base import LockManager
 from social_recording.platforms.base import PROVIDER_OF
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.recording.concurrency import (
     DEFAULT_PROVIDER_CONCURRENCY,
     CallSlots,
@@ -57,7 +58,8 @@ class InFlight:
 
 def test_defaults_cover_every_provider_paid_lower_free_higher() -> None:
     assert set(DEFAULT_PROVIDER_CONCURRENCY) == set(PROVIDER_OF.values())
-    paid = {"twitterapi", "apify", "urlscan"}
+    paid = {a.name for a in CATALOGUE.paid_accounts()}
+    assert paid >= {"twitterapi", "apify", "urlscan", "neynar"}
     assert max(DEFAULT_PROVIDER_CONCURRENCY[p] for p in paid) < min(DEFAULT_PROVIDER_CONCURRENCY[p]
                                                                     for p in ("youtube", "github"))
     assert DEFAULT_PROVIDER_CONCURRENCY["telegram"] <= 2
