@@ -6,6 +6,7 @@ status with a JSON body. A platform added with its folder brings its tests witho
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +20,10 @@ from social_recording.platforms.catalogue import CATALOGUE
 PLATFORMS_DIR = Path(__file__).resolve().parents[2] / "social_recording" / "platforms"
 
 Answer = str | dict[str, Any]
-"""A fixture file of the platform's folder (the wrapper of fixtures/real/SOURCES.md), or
-`{"status", "json", "headers"?}`."""
+"""A fixture file of the platform's folder (a recorded answer's wrapper, `{"status", "headers",
+"body_text"}`, as its fixtures/SOURCES.md says; else the body as written: JSON, or an `.html` page), or
+`{"status", "json", "headers"?}`. Answers are keyed by request path, or a pattern of paths (`*` for any
+part, `fnmatch`), the exact path first."""
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,12 @@ class FolderCases:
     def response(self, answer: Answer) -> httpx.Response:
         if isinstance(answer, dict):
             return httpx.Response(int(answer["status"]), json=answer.get("json"), headers=answer.get("headers") or {})
-        record = json.loads((self.folder / answer).read_text(encoding="utf-8"))
+        text = (self.folder / answer).read_text(encoding="utf-8")
+        if answer.endswith(".html"):
+            return httpx.Response(200, text=text, headers={"content-type": "text/html; charset=utf-8"})
+        record = json.loads(text)
+        if not isinstance(record, dict) or "body_text" not in record:  # a body written by us
+            return httpx.Response(200, content=text.encode("utf-8"), headers={"content-type": "application/json"})
         headers = {k: v for k, v in (record.get("headers") or {}).items()
                    if k.lower() not in ("content-length", "transfer-encoding", "content-encoding", "connection")}
         return httpx.Response(int(record.get("status") or 200), content=str(record["body_text"]).encode("utf-8"),
@@ -43,7 +51,10 @@ class FolderCases:
         """Answers by request path; a path no answer names gets a 404 (the test then fails on it)."""
 
         def handle(request: httpx.Request) -> httpx.Response:
-            answer = answers.get(request.url.path)
+            path = request.url.path
+            answer = answers.get(path)
+            if answer is None:
+                answer = next((a for pattern, a in answers.items() if fnmatch.fnmatchcase(path, pattern)), None)
             if answer is None:
                 return httpx.Response(404, json={"error": f"no answer scripted for {request.url.path}"})
             return self.response(answer)

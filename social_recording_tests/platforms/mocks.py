@@ -34,7 +34,8 @@ from social_recording.platforms.base import (
     ProviderKeys,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures"
+PLATFORMS_DIR = Path(__file__).resolve().parents[2] / "social_recording" / "platforms"
+"""A platform's fixtures live in its folder: `social_recording/platforms/<p>/fixtures/`."""
 MINT = "So11111111111111111111111111111111111111112"
 CTX = GenerateContext(token_address=MINT, token_symbol="PEPE2")
 OVERSIZED = 5 * 1024 * 1024 + 1
@@ -46,7 +47,7 @@ Answer = httpx.Response | Exception | Handler
 
 
 def fixture_bytes(platform: str, name: str) -> bytes:
-    return (FIXTURES / platform / name).read_bytes()
+    return (PLATFORMS_DIR / platform / "fixtures" / name).read_bytes()
 
 
 def fixture_json(platform: str, name: str) -> Any:

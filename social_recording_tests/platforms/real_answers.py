@@ -1,4 +1,6 @@
-"""Real provider answers (fixtures/real/, sources and licences in its SOURCES.md) as httpx responses."""
+"""Real provider answers as httpx responses: each in its platform's folder
+(`social_recording/platforms/<p>/fixtures/`, source and licence in that folder's SOURCES.md), found by
+its file name, which is unique across the platforms."""
 
 from __future__ import annotations
 
@@ -8,18 +10,26 @@ from typing import Any
 
 import httpx
 
-REAL = Path(__file__).parent / "fixtures" / "real"
+PLATFORMS_DIR = Path(__file__).resolve().parents[2] / "social_recording" / "platforms"
+
+
+def real_path(name: str) -> Path:
+    """The one file named `name` among the platforms' fixtures (an error naming it otherwise)."""
+    found = sorted(PLATFORMS_DIR.glob(f"*/fixtures/{name}"))
+    if len(found) != 1:
+        raise FileNotFoundError(f"real answer {name!r}: {len(found)} files under {PLATFORMS_DIR}/*/fixtures/")
+    return found[0]
 
 
 def real_record(name: str) -> dict[str, Any]:
     """The wrapper of one recorded answer (`exchanges` for a chain)."""
-    return dict(json.loads((REAL / name).read_text(encoding="utf-8")))
+    return dict(json.loads(real_path(name).read_text(encoding="utf-8")))
 
 
 def real_text(name: str) -> str:
     """A recorded body: the body of a JSON wrapper, or an HTML page as recorded."""
     if name.endswith(".html"):
-        return (REAL / name).read_text(encoding="utf-8")
+        return real_path(name).read_text(encoding="utf-8")
     return str(real_record(name)["body_text"])
 
 

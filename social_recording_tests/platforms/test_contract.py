@@ -18,45 +18,10 @@ from social_recording.domain.urls import NonCanonicalUrl, Platform, to_canonical
 from social_recording.platforms.base import ErrorCode, Generator
 from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.platforms.registry import generator_factory
-from social_recording_tests.platforms.folder_cases import folder_cases
-from social_recording_tests.platforms.mocks import (
-    CTX,
-    ApifyApi,
-    ApifyScript,
-    Handler,
-    Recorder,
-    Sleeps,
-    fixture_response,
-    provider_keys,
-    serve,
-)
-from social_recording_tests.platforms.real_answers import real_body, real_response
+from social_recording_tests.platforms.folder_cases import FolderCases, folder_cases
+from social_recording_tests.platforms.mocks import CTX, Handler, Recorder, Sleeps, provider_keys
 
 SECRET = "contract-SeCrEt-0123456789"
-
-
-def _apify(platform: str, fixture: str) -> Callable[[], Handler]:
-    def make() -> Handler:
-        return ApifyApi(ApifyScript(serve(platform, fixture)))._route
-
-    return make
-
-
-def _one(response: Callable[[], httpx.Response]) -> Callable[[], Handler]:
-    return lambda: (lambda request: response())
-
-
-def _web() -> Handler:
-    uuid = str(real_body("urlscan_submit_google_2018.json")["uuid"])
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        if request.method == "POST":
-            return real_response("urlscan_submit_google_2018.json", status=200)
-        if request.url.path == f"/api/v1/result/{uuid}/":
-            return real_response("urlscan_result_google_2018.json", status=200)
-        return fixture_response("web", "rdap.json")
-
-    return handler
 
 
 @dataclass(frozen=True)
@@ -73,31 +38,22 @@ class Case:
 
 COMMON = {"404": ErrorCode.NOT_FOUND, "403": ErrorCode.UPSTREAM, "429": ErrorCode.RATE_LIMITED,
           "503": ErrorCode.UPSTREAM, "timeout": ErrorCode.TIMEOUT, "malformed": ErrorCode.UPSTREAM}
-NOT_THE_TARGET = {"404": ErrorCode.UPSTREAM}
-"""A 404 from an API that takes the target in the body (an actor run, a scan) says nothing of the target."""
 
-CASES = {
-    Platform.X: Case(Platform.X, "https://x.com/i/status/1790000000000000001",
-                     _one(lambda: fixture_response("x", "tweet_quote_chain.json"))),
-    Platform.TIKTOK: Case(Platform.TIKTOK, "https://tiktok.com/@/video/7301234567890123456",
-                          _apify("tiktok", "video.json"), lambda r: r.method == "POST", NOT_THE_TARGET),
-    Platform.INSTAGRAM: Case(Platform.INSTAGRAM, "https://instagram.com/p/C7xYz12AbCd",
-                             _apify("instagram", "post.json"), lambda r: r.method == "POST", NOT_THE_TARGET),
-    Platform.REDDIT: Case(Platform.REDDIT, "https://reddit.com/comments/1d2x3y4",
-                          _apify("reddit", "post.json"), lambda r: r.method == "POST", NOT_THE_TARGET),
-    Platform.YOUTUBE: Case(Platform.YOUTUBE, "https://youtube.com/watch?v=D-lhorsDlUQ",
-                           _one(lambda: real_response("youtube_video_D-lhorsDlUQ.json", status=200))),
-    Platform.GITHUB: Case(Platform.GITHUB, "https://github.com/pygithub/pygithub",
-                          _one(lambda: real_response("github_repo_pygithub.json"))),
-    Platform.TELEGRAM: Case(Platform.TELEGRAM, "https://t.me/v2rayrun",
-                            _one(lambda: real_response("telegram_v2rayrun.html"))),
-    Platform.DISCORD: Case(Platform.DISCORD, "https://discord.com/invite/solanadevs",
-                           _one(lambda: fixture_response("discord", "invite.json"))),
-    Platform.WEB: Case(Platform.WEB, "https://google.com", _web, lambda r: r.method == "POST", NOT_THE_TARGET),
-}
-CASES.update({f.platform: Case(f.platform, f.contract["url"], lambda f=f: f.handler(f.contract["answers"]))
-              for f in folder_cases() if f.contract is not None})
-"""A platform added with its folder brings its contract case there (`cases.json`, "contract")."""
+
+def _case(cases: FolderCases) -> Case:
+    """A platform's contract case, from its folder: `url`, `answers` (by request path or pattern), and
+    where it is a two-step call, the method of the billed request (`primary_method`) and the failures
+    that read otherwise there (`codes`: a 404 from an API that takes the target in the body, an actor
+    run or a scan, says nothing of the target)."""
+    contract = cases.contract or {}
+    method = contract.get("primary_method")
+    return Case(cases.platform, contract["url"], lambda: cases.handler(contract["answers"]),
+                (lambda request: request.method == method) if method else (lambda request: True),
+                {failure: ErrorCode(code) for failure, code in contract.get("codes", {}).items()})
+
+
+CASES = {f.platform: _case(f) for f in folder_cases() if f.contract is not None}
+"""Every platform brings its contract case in its folder (`cases.json`, "contract")."""
 PLATFORMS = [d.platform for d in CATALOGUE if d.has_generator]
 
 

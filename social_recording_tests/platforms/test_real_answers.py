@@ -1,4 +1,4 @@
-"""What real provider answers (other projects' recordings, fixtures/real/) turn into: the shapes our
+"""What real provider answers (other projects' recordings, in each platform's fixtures/) turn into: the shapes our
 own fixtures and fakes never sent (a urlscan result without `apexDomain`, a t.me `data:` placeholder
 avatar, a `viewCount` sent as a list)."""
 
