@@ -41,6 +41,7 @@ import httpx
 import pytest
 from psycopg2 import sql
 
+from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import to_canonical
 from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.sandbox.ledger import Ledger
@@ -691,6 +692,21 @@ SLOW_WORKERS = 2
 a termination half a second into its recording stage finds two tokens in flight and four not started."""
 
 
+PLATFORM_OUTCOMES: dict[int, dict[str, tuple[str, str]]] = {
+    0: {"https://bsky.app/profile/rehearsal-missing.bsky.social": ("not_found", "not_found"),
+        "https://bsky.app/profile/rehearsal-takendown.bsky.social": ("blocked", "blocked"),
+        "https://farcaster.xyz/rehearsal/0xdeadbeef": ("not_found", "not_found"),
+        "https://farcaster.xyz/~/channel/rehearsal-busy": ("rate_limited", "error")},
+    1: {"https://bsky.app/profile/rehearsal-busy.bsky.social/post/3lrehearsal22": ("rate_limited", "error"),
+        "https://farcaster.xyz/rehearsal-spent/0x5e470000": ("credit_exhausted", "error")},
+}
+"""Bluesky's and Farcaster's outcomes other than ok (their ok: the tokens above and the fault phase's
+casts), per ordinary partition (0: three days back, 1: two): URL -> (scripted outcome, status after
+the backfill). Neynar's credit answer (402) stops its run's further Neynar calls, so it is the only
+Neynar URL of its partition. The failures are not retried within the rehearsal (the 60-minute back-off),
+so none is paid twice."""
+
+
 @dataclass
 class Scenario:
     """Two past partitions with tokens in each, one token traded minutes ago (the live sensor's), and a
@@ -706,6 +722,8 @@ class Scenario:
     slow_urls: set[str]
     targets: dict[str, dict[str, Any]]
     faults: FaultScenario
+    platform_statuses: dict[str, str] = field(default_factory=dict)
+    """PLATFORM_OUTCOMES' URL -> the status expected after the backfill."""
 
 
 def rehearsal_scenario(now: datetime) -> Scenario:
@@ -724,9 +742,12 @@ def rehearsal_scenario(now: datetime) -> Scenario:
         token("RhB1token", f"{days[1]}T03:15:00Z", website="https://github.com/rehearsal/beta"),
         token("RhB2token", f"{days[1]}T22:45:00Z", telegram="https://t.me/rehearsal_beta",
               twitter="https://bsky.app/profile/Rehearsal-Beta.bsky.social"),  # Bluesky: free, keyed by DID
-        token("RhF1token", (now - timedelta(minutes=5)).astimezone(UTC).isoformat(),
-              website="https://github.com/rehearsal/fresh"),
     ]
+    for d, outcomes in PLATFORM_OUTCOMES.items():
+        tokens += [token(f"RhP{d}{i}token", f"{days[d]}T{12 + i:02d}:00:00Z", website=url)
+                   for i, url in enumerate(outcomes)]
+    tokens.append(token("RhF1token", (now - timedelta(minutes=5)).astimezone(UTC).isoformat(),
+                        website="https://github.com/rehearsal/fresh"))
 
     def urls(t: dict[str, Any]) -> set[str]:
         return {to_canonical(v) for k in ("website", "twitter", "telegram") if (v := t.get(k))}
@@ -738,8 +759,11 @@ def rehearsal_scenario(now: datetime) -> Scenario:
 
     faults = fault_scenario(today)
     targets = {u: {"latency_ms": SLOW_LATENCY_MS} for u in slow_urls} | faults.targets
+    outcomes = {to_canonical(u): kinds for by_url in PLATFORM_OUTCOMES.values() for u, kinds in by_url.items()}
+    targets |= {u: {"outcome": outcome} for u, (outcome, _) in outcomes.items()}
     return Scenario(faults.first_day, [d.isoformat() for d in days], tokens + slow + faults.tokens, by_day,
-                    urls(tokens[-1]), slow_day.isoformat(), [t["address"] for t in slow], slow_urls, targets, faults)
+                    urls(tokens[-1]), slow_day.isoformat(), [t["address"] for t in slow], slow_urls, targets, faults,
+                    {u: status for u, (_, status) in outcomes.items()})
 
 
 @dataclass
@@ -758,6 +782,8 @@ class RehearsalReport:
     """url -> status of every slow element after the re-run."""
     slow_requests: dict[str, int]
     """slow URL -> requests the sandbox received for it over both runs."""
+    platform_statuses: dict[str, str]
+    """Scenario.platform_statuses' URL -> its status after the backfill and the retry schedule's run."""
     faults: FaultReport
     leftover_pids: list[int] = field(default_factory=list)
     database_left: bool = False
@@ -867,6 +893,8 @@ def _drive(gql: GraphQL, dep: Deployment, scenario: Scenario, startup: dict[str,
     schedule_runs = wait_finished(gql, dep, {"runIds": schedule_run_ids}, len(schedule_run_ids)) \
         if schedule_run_ids else []
 
+    platform_statuses = _statuses(dep, set(scenario.platform_statuses))
+
     # 4. The UI's "Terminate" on a reconcile run with tokens in flight, then the same partition again.
     terminated, rerun = _terminate_and_rerun(gql, dep, scenario.slow_partition)
     slow_statuses, slow_requests = _slow_outcomes(dep, scenario.slow_addresses, scenario.slow_urls)
@@ -879,7 +907,7 @@ def _drive(gql: GraphQL, dep: Deployment, scenario: Scenario, startup: dict[str,
         scenario=scenario, startup_s=startup, sensor_status=sensor_status, sensor_runs=sensor_runs,
         backfill_id=backfill_id, backfill_runs=backfill_runs, backfill_launched_at=launched_at,
         schedule_runs=schedule_runs, terminated_run=terminated, rerun=rerun, slow_statuses=slow_statuses,
-        slow_requests=slow_requests, faults=faults,
+        slow_requests=slow_requests, platform_statuses=platform_statuses, faults=faults,
     )
 
 
@@ -988,6 +1016,15 @@ def _terminate_and_rerun(gql: GraphQL, dep: Deployment, partition: str) -> tuple
     rerun_id = launch_partition(gql, partition, {})
     (rerun,) = wait_finished(gql, dep, {"runIds": [rerun_id]}, 1)
     return terminated, rerun
+
+
+def _statuses(dep: Deployment, urls: set[str]) -> dict[str, str]:
+    """url -> status of every token element among `urls` (one token each)."""
+    store = open_store(dep.cfg.store_url)
+    try:
+        return {el.url: el.status.value for el in store.oldest_elements(list(FetchStatus), 100_000) if el.url in urls}
+    finally:
+        store.close()
 
 
 def _slow_outcomes(dep: Deployment, addresses: list[str], slow_urls: set[str]

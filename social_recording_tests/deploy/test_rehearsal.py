@@ -60,6 +60,12 @@ def test_prod_starts_the_token_flow_sensor_and_its_run_records_the_fresh_token(r
     assert set().union(*(_urls_logged(r) for r in report.sensor_runs)) == report.scenario.fresh_urls
 
 
+def test_bluesky_and_farcaster_record_each_outcome_in_the_deployment(report: RehearsalReport) -> None:
+    """not_found, blocked (Bluesky: a taken-down account), rate limited and Neynar's credit answer (402),
+    each recorded by the backfill's runs; ok by the other tokens and the fault phase's casts."""
+    assert report.platform_statuses == report.scenario.platform_statuses
+
+
 def test_the_retry_schedule_launches_a_retry_run_that_succeeds(report: RehearsalReport) -> None:
     assert len(report.schedule_runs) == 1
     run = report.schedule_runs[0]
