@@ -54,7 +54,7 @@ PYTEST_ARGS ?=
 PYTEST := SOCIAL_RECORDING_TEST_FERRETDB=$(FERRETDB) $(BIN)/python -m pytest
 test: install lint $(FERRETDB)
 	@start=$$(date +%s); status=0; \
-	$(PYTEST) -q -n $(TEST_WORKERS) --dist loadscope -m "not serial" $(PYTEST_ARGS) || status=$$?; \
+	$(PYTEST) -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not serial" $(PYTEST_ARGS) || status=$$?; \
 	parallel=$$(( $$(date +%s) - start )); \
 	$(PYTEST) -q -m serial $(PYTEST_ARGS) || { rc=$$?; [ $$rc -eq 5 ] || status=$$rc; }; \
 	wall=$$(( $$(date +%s) - start )); \

@@ -18,6 +18,8 @@ from social_recording.dagster_defs.jobs.housekeeping import HOUSEKEEPING_CRON, H
 from social_recording.domain.models import utcnow
 from test_support.sandbox_env import SandboxEnv, make_env, token
 
+pytestmark = pytest.mark.heavy
+
 A = "TokHouse1111111111111111111111111111111111"
 B = "TokHouse2222222222222222222222222222222222"
 TOKENS = [token(A, "2026-11-01T03:00:00Z", twitter="https://x.com/i/status/1000000000000000011"),

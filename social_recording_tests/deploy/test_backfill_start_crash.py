@@ -43,7 +43,7 @@ from test_support.rehearsal import (
 from test_support.sandbox_env import token
 from test_support.table_lock import TableLock
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.heavy]
 
 SENSOR = "backfill_start_sensor"
 HELD_WAIT_S = 60.0

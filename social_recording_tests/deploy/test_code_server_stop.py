@@ -27,7 +27,7 @@ from test_support.redis_server import free_port
 from test_support.rehearsal import DEPLOY_DIR, ENTRYPOINT, REPO, process_env
 from test_support.sandbox_env import token, write_scenario
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.heavy]
 
 TOKENS = 12
 LATENCY_MS = 10_000

@@ -22,7 +22,7 @@ from packaging.requirements import Requirement
 
 from test_support.rehearsal import DOCKERFILE, REPO
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.heavy]
 
 LOCK = REPO / "deploy" / "requirements.lock"
 BIN = Path(sys.executable).parent

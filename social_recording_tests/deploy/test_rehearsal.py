@@ -20,7 +20,7 @@ from test_support.rehearsal import (
     run_rehearsal,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.mongo_server]
+pytestmark = [pytest.mark.integration, pytest.mark.mongo_server, pytest.mark.heavy]
 
 
 @pytest.fixture(scope="module")

@@ -28,6 +28,8 @@ from social_recording.store import open_store
 from test_support.mongo_server import MongoServer
 from test_support.rehearsal import INSTANCE_CONFIG, postgres_database, process_env
 
+pytestmark = pytest.mark.heavy
+
 REPO = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 """`status` is read at one fixed moment, so two readings compare line by line."""

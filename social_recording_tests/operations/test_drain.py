@@ -10,8 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from dagster import DagsterInstance, DagsterRun, DagsterRunStatus
 from dagster._core.scheduler.instigation import InstigatorStatus
+
+pytestmark = pytest.mark.heavy
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEDULES = ("health_schedule", "housekeeping_schedule", "reconcile_schedule", "retry_schedule")

@@ -25,6 +25,8 @@ from social_recording.operations.instigator_stop import (
     stop_instigators,
 )
 
+pytestmark = pytest.mark.heavy
+
 SENSOR = "retry_candidates_sensor"
 
 

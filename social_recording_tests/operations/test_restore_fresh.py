@@ -24,7 +24,7 @@ from social_recording_tests.operations.test_backup_restore import cli, record_de
 from test_support.ferretdb_server import running_ferretdb
 from test_support.mongo_server import MongoServer
 
-pytestmark = [pytest.mark.integration, pytest.mark.mongo_server]
+pytestmark = [pytest.mark.integration, pytest.mark.mongo_server, pytest.mark.heavy]
 
 ROOT = ("sr_root", "root-Pw-7d2")
 APP = ("sr_app", "app-Pw-3e9")

@@ -21,6 +21,8 @@ import pytest
 
 from test_support.mutants import MUTANTS, REPO, apply
 
+pytestmark = pytest.mark.heavy
+
 MODEL_TEST = REPO / "social_recording_tests/recording/test_url_machine_model.py"
 EXAMPLES_PER_MUTANT = "250"
 """Bounded, so the whole list stays within a few minutes of CI (a killed mutant stops at its first

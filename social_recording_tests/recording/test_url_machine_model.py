@@ -11,6 +11,8 @@ from hypothesis.stateful import run_state_machine_as_test
 from test_support.mongo_server import MongoServer
 from test_support.url_machine_model import MONGO_EXAMPLES, UrlRules, UrlRulesOnMongo, UrlRulesOnMongomock
 
+pytestmark = pytest.mark.heavy
+
 TestUrlRules = UrlRules.TestCase
 TestUrlRulesOnMongomock = UrlRulesOnMongomock.TestCase
 

@@ -1,0 +1,57 @@
+"""The parallel run's units of work (test_support/work_units.py): a module sharing a fixture built once
+per module stays on one worker, every other test is a unit of its own, and heavy units go first."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+REPO = Path(__file__).resolve().parents[1]
+CONFTEST = """
+import pytest
+from test_support.work_units import HEAVY_MARK, group_and_order
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", HEAVY_MARK + ": minutes")
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    group_and_order(config, items)
+"""
+MODULES = {
+    "test_a_light": "def test_one(): pass\ndef test_two(): pass\n",
+    "test_b_shared": (
+        "import pytest\n"
+        "@pytest.fixture(scope='module')\ndef deployment(): return 1\n"
+        + "".join(f"def test_uses_it_{i}(deployment): pass\n" for i in range(6))
+        + "def test_does_not(): pass\n"
+    ),
+    "test_c_heavy": "import pytest\npytestmark = pytest.mark.heavy\ndef test_long(): pass\ndef test_longer(): pass\n",
+}
+
+
+def test_heavy_modules_are_handed_out_first(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(**MODULES)
+    recorded = pytester.inline_run("--collect-only")
+    (call,) = recorded.getcalls("pytest_collection_modifyitems")
+    assert [i.name for i in call.items][:3] == ["test_long", "test_longer", "test_one"]
+
+
+def test_a_module_sharing_a_fixture_runs_on_one_worker_and_the_others_spread(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(**MODULES)
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    done = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "3", "--dist", "loadgroup",
+                                         "--no-loadscope-reorder", "-v")
+    done.assert_outcomes(passed=11)
+    ran = re.findall(r"^\[(gw\d)\] .* PASSED (\S+)", done.stdout.str(), re.MULTILINE)
+    shared = {worker for worker, test in ran if "test_b_shared" in test}
+    assert len(shared) == 1, ran
+    assert all(test.endswith("@test_b_shared") for _, test in ran if "test_b_shared" in test), ran
+    assert not any("@" in test for _, test in ran if "test_b_shared" not in test), ran
