@@ -30,7 +30,7 @@ from test_support.rehearsal import (
 )
 from test_support.sandbox_env import token
 
-pytestmark = [pytest.mark.integration, pytest.mark.mongo_server]
+pytestmark = [pytest.mark.integration, pytest.mark.mongo_server, pytest.mark.heavy]
 
 BUDGET = 2
 """Neynar's paid requests per month: exactly the first partition's casts."""
