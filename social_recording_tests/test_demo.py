@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -174,3 +176,14 @@ def test_print_figures_prints_the_quickstarts_block_whatever_the_workers(
     assert rc == 0
     doc = (Path(__file__).resolve().parents[1] / "docs" / "quickstart.md").read_text(encoding="utf-8")
     assert Figures.parse(out) == Figures.parse(doc), f"replace the quickstart's block with:\n\n{out}"
+
+
+def test_the_quickstart_states_the_demo_scenarios_size() -> None:
+    """"N tokens over D days of <month> <year>": the figure a new user checks the UI's partitions against."""
+    tokens = json.loads(DEMO_SCENARIO_PATH.read_text(encoding="utf-8"))["tokens"]
+    days = sorted({str(t["last_transfer_at"])[:10] for t in tokens})
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "quickstart.md").read_text(encoding="utf-8")
+    stated = re.search(r"\((\d+) tokens over (\d+) days of", " ".join(doc.split()))
+    assert stated is not None, "docs/quickstart.md no longer says how many tokens over how many days"
+    assert (int(stated[1]), int(stated[2])) == (len(tokens), len(days)), (
+        f"docs/quickstart.md: write '({len(tokens)} tokens over {len(days)} days of' (demo days {days[0]}..{days[-1]})")
