@@ -32,10 +32,6 @@ from dagster import (
     SensorEvaluationContext,
     SensorResult,
     SkipReason,
-    config_mapping,
-    graph,
-    in_process_executor,
-    job,
     op,
     sensor,
 )
@@ -43,16 +39,15 @@ from pydantic import Field
 
 from social_recording.dagster_defs.engine import RecordingEngineResource
 from social_recording.dagster_defs.job_kind import JobKind
+from social_recording.dagster_defs.job_shape import JobConfig, one_node_job, staged_graph
 from social_recording.dagster_defs.reporting import RecordedRun
 from social_recording.dagster_defs.resources import RecordingPolicyResource, TrackerResource
 from social_recording.dagster_defs.sensor_interval import live_minimum_interval
 from social_recording.dagster_defs.stages import (
-    RUN_TAGS,
     CallBounds,
     Recorded,
     default_status,
     record_stage,
-    report,
     seconds,
     stage_config,
     workers_field,
@@ -106,7 +101,7 @@ class LiveBatchConfig(CallBounds):
     max_workers: int = workers_field()
 
 
-class RecordTokensConfig(LiveBatchConfig):
+class RecordTokensConfig(LiveBatchConfig, JobConfig):
     """`live_tokens_job`: the batch token_flow_sensor launched (at most 20 tokens)."""
 
     def stage_configs(self) -> dict[str, Any]:
@@ -152,23 +147,10 @@ def record_live_tokens(
     return record_stage(context, recording, config.provider_concurrency, record)
 
 
-@config_mapping
-def _stages(config: RecordTokensConfig) -> dict[str, Any]:
-    return config.stage_configs()
-
-
-@graph(
-    config=_stages,
-    description="Records a batch of freshly traded tokens launched by token_flow_sensor, then reports.",
-)
-def record_tokens() -> Any:
-    return report(record_live_tokens())
-
-
-@job(tags={**JobKind.LIVE.tag, **RUN_TAGS}, executor_def=in_process_executor,
-     description="Records a batch of freshly traded tokens.")
-def live_tokens_job() -> None:
-    record_tokens()
+record_tokens = staged_graph(
+    "record_tokens", RecordTokensConfig, record_live_tokens,
+    "Records a batch of freshly traded tokens launched by token_flow_sensor, then reports.")
+live_tokens_job = one_node_job("live_tokens_job", record_tokens, JobKind.LIVE, "Records a batch of freshly traded tokens.")
 
 
 # --------------------------------------------------------------------------- sensor
