@@ -43,6 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from social_recording.domain.bounds import at_least
 from social_recording.locks._urls import mask_url
 from social_recording.locks.base import LockBackendUnavailable
 from social_recording.locks.outage import OUTAGE_S, ride_out
@@ -296,11 +297,7 @@ class SharedRateLimiter:
         that mean nothing in its compressed time (its own rate windows are real and never scaled).
         `outage_s` bounds how long a storage that does not answer (`is_outage`) is waited out;
         `backend` names it in errors (credentials masked)."""
-        if not max_wait_s >= 0:
-            raise ValueError(f"max_wait_s must be >= 0 seconds, got {max_wait_s!r}")
-        if not outage_s >= 0:
-            raise ValueError(f"outage_s must be >= 0 seconds, got {outage_s!r}")
-        self._outage_s = outage_s
+        self._outage_s = at_least("outage_s", outage_s, 0, "seconds")
         self._is_outage = is_outage
         self._backend = backend or repr(storage)
         if not 0 < penalty_scale <= 1:
@@ -311,7 +308,7 @@ class SharedRateLimiter:
         self._windows: dict[str, tuple[Window, ...]] = {
             service: tuple(Window.of(r) for r in rs) for service, rs in self.rates.items()
         }
-        self._max_wait_s = max_wait_s
+        self._max_wait_s = at_least("max_wait_s", max_wait_s, 0, "seconds")
         self._sleep = sleep
         self._clock = clock
         self._describe = describe
