@@ -62,6 +62,7 @@ from social_recording.dagster_defs.job_shape import JobConfig, one_node_job, sta
 from social_recording.dagster_defs.partitions import PartitionKeyError, check_partition_key, daily_partitions
 from social_recording.dagster_defs.reporting import RecordedRun, skipped_note
 from social_recording.dagster_defs.resources import RecordingPolicyResource
+from social_recording.dagster_defs.sensor_answer import sensor_answer
 from social_recording.dagster_defs.stages import (
     PREVIEW_ROWS,
     CallBounds,
@@ -409,9 +410,7 @@ def make_catch_up_sensor(job: JobDefinition, status: DefaultSensorStatus) -> Sen
         result = evaluate_catch_up(records, partitions_def, now, settle_s=SETTLE_S, max_catch_ups=MAX_CATCH_UPS)
         for note in result.notes:
             context.log.info(note)
-        if not result.run_requests:
-            return SensorResult(skip_reason=SkipReason(result.skip_reason), cursor=result.cursor.dump())
-        return SensorResult(run_requests=result.run_requests, cursor=result.cursor.dump())
+        return sensor_answer(result.cursor.dump(), result.run_requests, result.skip_reason)
 
     return reconcile_catch_up_sensor
 

@@ -41,6 +41,7 @@ from social_recording.dagster_defs.job_kind import JobKind
 from social_recording.dagster_defs.job_shape import JobConfig, one_node_job, staged_graph, utc_schedule
 from social_recording.dagster_defs.reporting import RecordedRun, skipped_note
 from social_recording.dagster_defs.resources import PlatformsResource, RecordingPolicyResource, StoreResource
+from social_recording.dagster_defs.sensor_answer import sensor_answer
 from social_recording.dagster_defs.stages import (
     PREVIEW_ROWS,
     CallBounds,
@@ -312,7 +313,7 @@ def make_retry_candidates_sensor(job: JobDefinition, status: DefaultSensorStatus
         active = active_retry_run(context, job.name)
         if active:
             reason = f"a {job.name} run is already {active} (one at a time); the next evaluation looks again"
-            return SensorResult(skip_reason=SkipReason(reason), cursor=context.cursor)
+            return sensor_answer(context.cursor, skip_reason=reason)
         cursor = RetryCursor.parse(context.cursor)
         now = datetime.now(UTC)
         result = evaluate_retry_candidates(store.get(), cursor, now, enable_paid=policy.enable_paid,
@@ -323,7 +324,7 @@ def make_retry_candidates_sensor(job: JobDefinition, status: DefaultSensorStatus
         new_cursor = RetryCursor(digest=result.run_key.split(":")[1] if result.run_key else None, launched_at=now,
                                  candidates=count)
         context.log.info(f"launching retry_job for {count} due element(s); cursor -> {new_cursor.dump()}")
-        return SensorResult(run_requests=[result], cursor=new_cursor.dump())
+        return sensor_answer(new_cursor.dump(), [result])
 
     return retry_candidates_sensor
 
