@@ -216,9 +216,9 @@ def held_back_counts(query: Any, status: FetchStatus, platform: str | None, caus
 def waiting_parts(statuses: Iterable[FetchStatus], unsupported_platforms: Iterable[str] | None) -> list[
     tuple[FetchStatus, str | None]
 ]:
-    """The (status, platform) ranges a `waiting_elements` query reads, one index range each:
-    `unsupported` narrowed to `unsupported_platforms` (when given) becomes one range per platform,
-    as in the retry selection; every other status is one range, whatever the platform."""
+    """The (status, platform) ranges the retry selection and a `waiting_elements` query read, one
+    index range each: `unsupported` narrowed to `unsupported_platforms` (when given) becomes one range
+    per platform; every other status is one range, whatever the platform."""
     parts: list[tuple[FetchStatus, str | None]] = []
     for status in sorted(set(statuses)):
         if status is FetchStatus.UNSUPPORTED and unsupported_platforms is not None:
