@@ -7,7 +7,6 @@ left out, so `status` (another process, another shell) reports the deployment's 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,13 +15,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m social_record
     parser = argparse.ArgumentParser(prog=prog, description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("path", type=Path, help="the .env file to write (its directory must exist)")
     args = parser.parse_args(argv)
-    from social_recording.settings import SettingsError, record_settings
+    from social_recording.settings import BAD_SETTING_EXIT, read_for_command, record_settings
 
-    try:
-        written = record_settings(args.path)
-    except SettingsError as exc:
-        print(exc, file=sys.stderr)
-        return 2
+    written = read_for_command(lambda: record_settings(args.path))
+    if written is None:
+        return BAD_SETTING_EXIT
     print(f"settings for Dagster written to {args.path}: "
           + (", ".join(f"{k}={v}" for k, v in written.items()) or "every default"))
     return 0

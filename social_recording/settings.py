@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
+from collections.abc import Callable
 from datetime import UTC, date, datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     Field,
@@ -62,6 +64,22 @@ URL_FIELDS = frozenset({"store_url", "lock_url", "tracker_url"})
 
 class SettingsError(ValueError):
     """A wrong environment value; the message names each offending variable (never a secret value)."""
+
+
+BAD_SETTING_EXIT = 2
+"""What a command exits with when its settings (or another input it reads first) are wrong."""
+
+T = TypeVar("T")
+
+
+def read_for_command(read: Callable[[], T], errors: tuple[type[Exception], ...] = (SettingsError,)) -> T | None:
+    """What a command reads before it acts (its settings, a scenario), or None once the error that
+    names the bad value is on stderr; the command then returns BAD_SETTING_EXIT."""
+    try:
+        return read()
+    except errors as exc:
+        print(exc, file=sys.stderr)
+        return None
 
 
 def env_var_name(field: str) -> str:

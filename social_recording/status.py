@@ -38,15 +38,16 @@ from social_recording.recording.attempt import rules_for
 from social_recording.recording.candidates import default_statuses, describe_default, retry_query, select
 from social_recording.recording.health import NextRetry, StoreFigures, next_retry, status_rows
 from social_recording.settings import (
+    BAD_SETTING_EXIT,
     DEV_HOME,
     PREFIX,
     STORE_FILE_NAME,
     Settings,
-    SettingsError,
     data_dir_of,
     instance_env_file,
     load_settings,
     read_env_file,
+    read_for_command,
 )
 from social_recording.status_spend import read_spend, render_spend
 from social_recording.store import mask_url_password, open_store, parse_store_url
@@ -507,11 +508,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m social_record
         parser.error(f"--next must be >= 0, got {args.next}")
     if args.holders < 0:
         parser.error(f"--holders must be >= 0, got {args.holders}")
-    try:
-        used = deployment_settings()
-    except SettingsError as exc:
-        print(exc, file=sys.stderr)
-        return 2
+    used = read_for_command(deployment_settings)
+    if used is None:
+        return BAD_SETTING_EXIT
     try:
         if args.url is not None:
             one = read_url_report(used.settings, args.url, holders=args.holders, used=used)

@@ -41,7 +41,6 @@ from dagster import (
     SensorDefinition,
     SensorEvaluationContext,
     SensorResult,
-    SkipReason,
     sensor,
 )
 from dagster._core.execution.backfill import BulkActionsFilter, BulkActionStatus, PartitionBackfill
@@ -49,6 +48,7 @@ from dagster._core.instance import DagsterInstance
 from dagster._core.storage.tags import BACKFILL_ID_TAG
 
 from social_recording.dagster_defs.backfill_watch import partition_set_name, run_requests, watch_backfill
+from social_recording.dagster_defs.sensor_answer import sensor_answer
 from social_recording.dagster_defs.sensor_interval import live_minimum_interval
 from social_recording.settings import DAEMON_SENSOR_LOOP_S
 
@@ -129,9 +129,7 @@ def start_backfills(context: SensorEvaluationContext, jobs: Sequence[str],
         requests += run_requests(backfill, job, backfill.partition_names or ())
         context.log.info(f"starting backfill {backfill.backfill_id}: {len(backfill.partition_names or ())} "
                          f"{job} run(s), one per partition")
-    if not requests:
-        return SensorResult(skip_reason=SkipReason("no new backfill to start"), cursor=cursor.dump())
-    return SensorResult(run_requests=requests, cursor=cursor.dump())
+    return sensor_answer(cursor.dump(), requests, "no new backfill to start")
 
 
 def make_backfill_start_sensor(jobs: Sequence[JobDefinition]) -> SensorDefinition:

@@ -107,19 +107,15 @@ def main(argv: list[str] | None = None) -> int:
     from social_recording.domain.status import FetchStatus
     from social_recording.sandbox import Ledger, load_scenario
     from social_recording.sandbox.scenario import ScenarioError
-    from social_recording.settings import SettingsError, load_settings
+    from social_recording.settings import BAD_SETTING_EXIT, load_settings, read_for_command
     from social_recording.store import open_store
 
-    try:
-        settings = load_settings()
-    except SettingsError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    try:
-        scenario = load_scenario(settings.effective_scenario)
-    except ScenarioError as exc:
-        print(exc, file=sys.stderr)
-        return 2
+    settings = read_for_command(load_settings)
+    if settings is None:
+        return BAD_SETTING_EXIT
+    scenario = read_for_command(lambda: load_scenario(settings.effective_scenario), (ScenarioError,))
+    if scenario is None:
+        return BAD_SETTING_EXIT
     days = sorted({t.last_transfer_at.date() for t in scenario.tokens})
     if not days:
         print(f"the scenario {settings.effective_scenario} has no tokens", file=sys.stderr)

@@ -8,7 +8,7 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import httpx
 from dagster import ConfigurableResource, EnvVar, InitResourceContext, ResourceDependency
@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 _SECRET_HINTS = ("key", "token", "password", "secret")
 
 
+T = TypeVar("T")
+
+
 class _SafeRepr:
     """Mixin: an `EnvVar` shows as its name; a secret-looking field's resolved value as `***`; URLs
     with `user:password@` masked. Keeps resolved run-time copies as safe to print as definitions."""
@@ -59,48 +62,47 @@ class _SafeRepr:
                 yield name, value
 
 
-class StoreResource(_SafeRepr, ConfigurableResource):
+class _OpenedPerProcess(_SafeRepr, ConfigurableResource):
+    """A resource holding one backend per run process (a store, a lock manager): opened at setup or
+    on first use (`get`), closed at teardown."""
+
+    _opened: Any = PrivateAttr(default=None)
+
+    def get(self) -> Any:
+        raise NotImplementedError
+
+    def _held(self, open_backend: Callable[[], T]) -> T:
+        if self._opened is None:
+            self._opened = open_backend()
+        return cast(T, self._opened)
+
+    def setup_for_execution(self, context: InitResourceContext) -> None:
+        self.get()
+
+    def teardown_after_execution(self, context: InitResourceContext) -> None:
+        if self._opened is not None:
+            self._opened.close()
+            self._opened = None
+
+
+class StoreResource(_OpenedPerProcess):
     """The store of tokens, their URLs and the recorded graphs (a SQLite file by default, MongoDB in
     production); opened once per run process."""
 
     store_url: str
 
-    _store: Store | None = PrivateAttr(default=None)
-
-    def setup_for_execution(self, context: InitResourceContext) -> None:
-        self.get()
-
-    def teardown_after_execution(self, context: InitResourceContext) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
-
     def get(self) -> Store:
-        if self._store is None:
-            self._store = open_store(self.store_url)
-        return self._store
+        return self._held(lambda: open_store(self.store_url))
 
 
-class LockManagerResource(_SafeRepr, ConfigurableResource):
+class LockManagerResource(_OpenedPerProcess):
     """Token, URL and job locks with fencing tokens (Redis in production, the SQLite file by
     default): one worker per URL calls the provider, the others reuse its answer."""
 
     lock_url: str
 
-    _locks: LockManager | None = PrivateAttr(default=None)
-
-    def setup_for_execution(self, context: InitResourceContext) -> None:
-        self.get()
-
-    def teardown_after_execution(self, context: InitResourceContext) -> None:
-        if self._locks is not None:
-            self._locks.close()
-            self._locks = None
-
     def get(self) -> LockManager:
-        if self._locks is None:
-            self._locks = open_lock_manager(self.lock_url)
-        return self._locks
+        return self._held(lambda: open_lock_manager(self.lock_url))
 
 
 class UpstreamResource(_SafeRepr, ConfigurableResource):

@@ -5,7 +5,8 @@ one report stage.
 A job (jobs/<job>.py) is a graph of stages: one that reads or selects (writes nothing), one that
 records (`record_stage`: the per-URL run log as the run's listener, the config's call bounds, the
 engine; then the run's report to the assets, and the stage's own failure when its work was not
-done), and `report`, whose output is the run's counters (docs/architecture.md, "Jobs").
+done), and `report`, whose output is the run's counters (docs/architecture.md, "Jobs"). The graph,
+its one-node job and its schedule are built by job_shape.py.
 
 No `from __future__ import annotations`: Dagster reads these annotations at decoration time.
 """

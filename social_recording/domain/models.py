@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from social_recording.domain.graph import ObjectKind
+from social_recording.domain.graph import ObjectKind, PlannedLink
 from social_recording.domain.status import Cause, FetchStatus
 
 
@@ -249,6 +249,13 @@ class TokenLink(BaseModel):
     @classmethod
     def _utc(cls, v: datetime) -> datetime:
         return ensure_utc(v)
+
+    @classmethod
+    def stored(cls, planned: PlannedLink, object_id: str, token_address: str, entry_url: str, now: datetime) -> TokenLink:
+        """The link a planned one becomes once its object is stored as `object_id` (every backend's)."""
+        return cls(token_address=token_address, object=planned.kind, object_id=object_id, entry_url=entry_url,
+                   platform=planned.obj.platform.value, subtype=planned.obj.subtype, link_depth=planned.depth,
+                   created_at=now)
 
     def shape(self) -> tuple[str, str, str, str, str, int]:
         """Everything but the token address and creation time: what the equivalence test compares."""

@@ -43,11 +43,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from social_recording.locks._urls import mask_url, scrub
+from social_recording.domain.bounds import at_least
+from social_recording.locks._urls import mask_url
 from social_recording.locks.base import LockBackendUnavailable
-from social_recording.locks.outage import OUTAGE_S, is_redis_outage, ride_out
+from social_recording.locks.outage import OUTAGE_S, ride_out
+from social_recording.locks.shared_counts import counts_backend
 from social_recording.outbound.limits import PROVIDER_SERVICES, Rate, RateLimited
-from social_recording.sqlite_file import ThreadConnections, immediate, is_busy
+from social_recording.sqlite_file import ThreadConnections, immediate
 
 log = logging.getLogger("social_recording.locks")
 
@@ -240,16 +242,11 @@ class RedisRateWindows:
     never imports it."""
 
     def __init__(self, url: str) -> None:
-        import redis
+        from social_recording.locks.redis_client import scripts_at
 
-        from social_recording.locks.redis_client import ThreadRedis
-
-        try:
-            redis.connection.parse_url(url)
-        except ValueError as exc:
-            raise ValueError(f"invalid Redis URL {mask_url(url)} for the rate limiter: {scrub(str(exc), url)}") from None
         self._url = url
-        self._redis = ThreadRedis(url, {"admit": _ADMIT_LUA, "pause": _PAUSE_LUA, "counts": _COUNTS_LUA})
+        self._redis = scripts_at(url, {"admit": _ADMIT_LUA, "pause": _PAUSE_LUA, "counts": _COUNTS_LUA},
+                                 purpose="the rate limiter")
 
     def __repr__(self) -> str:
         return f"RedisRateWindows({mask_url(self._url)})"
@@ -300,11 +297,7 @@ class SharedRateLimiter:
         that mean nothing in its compressed time (its own rate windows are real and never scaled).
         `outage_s` bounds how long a storage that does not answer (`is_outage`) is waited out;
         `backend` names it in errors (credentials masked)."""
-        if not max_wait_s >= 0:
-            raise ValueError(f"max_wait_s must be >= 0 seconds, got {max_wait_s!r}")
-        if not outage_s >= 0:
-            raise ValueError(f"outage_s must be >= 0 seconds, got {outage_s!r}")
-        self._outage_s = outage_s
+        self._outage_s = at_least("outage_s", outage_s, 0, "seconds")
         self._is_outage = is_outage
         self._backend = backend or repr(storage)
         if not 0 < penalty_scale <= 1:
@@ -315,7 +308,7 @@ class SharedRateLimiter:
         self._windows: dict[str, tuple[Window, ...]] = {
             service: tuple(Window.of(r) for r in rs) for service, rs in self.rates.items()
         }
-        self._max_wait_s = max_wait_s
+        self._max_wait_s = at_least("max_wait_s", max_wait_s, 0, "seconds")
         self._sleep = sleep
         self._clock = clock
         self._describe = describe
@@ -405,28 +398,11 @@ def parse_rate_overrides(raw: Mapping[str, str] | None) -> dict[str, tuple[Rate,
 
 # ------------------------------------------------------------------------------------------ opening
 
-_REDIS_SCHEMES = ("redis", "rediss", "unix")
-
 
 def open_rate_limiter(lock_url: str, rates: Mapping[str, Sequence[Rate]], **kwargs: Any) -> SharedRateLimiter:
     """The shared limiter on the lock backend named by `lock_url` (SOCIAL_RECORDING_LOCK_URL's forms:
     redis://, rediss://, unix:// or sqlite:///path). Connects lazily, on the first request."""
-    if not isinstance(lock_url, str) or "://" not in lock_url:
-        raise ValueError(f"the rate limiter needs the lock URL (redis://... or sqlite:///path), got {lock_url!r}")
-    url = lock_url.strip()
-    scheme, _, rest = url.partition("://")
-    scheme = scheme.lower()
-    storage: RateWindows
-    is_outage: Callable[[BaseException], bool]
-    if scheme == "sqlite":
-        if not rest.startswith("/") or len(rest) < 2:
-            raise ValueError(f"a SQLite lock URL needs a file path (sqlite:///path), got {mask_url(url)!r}")
-        storage = SqliteRateWindows(rest[1:])
-        is_outage = is_busy
-    elif scheme in _REDIS_SCHEMES:
-        storage = RedisRateWindows(f"{scheme}://{rest}")
-        is_outage = is_redis_outage
-    else:
-        raise ValueError(f"unsupported lock URL scheme {scheme!r} for the rate limiter ({mask_url(url)})")
-    return SharedRateLimiter(storage, rates, describe=lambda exc: scrub(str(exc), url), is_outage=is_outage,
-                             backend=mask_url(url), **kwargs)
+    backend = counts_backend(lock_url, "the rate limiter")
+    storage: RateWindows = backend.storage(SqliteRateWindows, RedisRateWindows)
+    return SharedRateLimiter(storage, rates, describe=backend.describe, is_outage=backend.is_outage,
+                             backend=backend.masked, **kwargs)

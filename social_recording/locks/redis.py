@@ -22,6 +22,7 @@ from typing import Any
 
 import redis
 
+from social_recording.domain.bounds import at_least
 from social_recording.locks._urls import mask_url, scrub
 from social_recording.locks.extender import LeasingLockManager
 from social_recording.locks.outage import OUTAGE_S, is_redis_outage
@@ -72,9 +73,7 @@ class RedisLockManager(LeasingLockManager):
     """
 
     def __init__(self, url_or_client: str | redis.Redis, *, outage_s: float = OUTAGE_S) -> None:
-        if not outage_s >= 0:
-            raise ValueError(f"outage_s must be >= 0 seconds, got {outage_s!r}")
-        self.outage_s = float(outage_s)
+        self.outage_s = float(at_least("outage_s", outage_s, 0, "seconds"))
         self._url: str | None = None
         self._given: redis.Redis | None = None
         if isinstance(url_or_client, str):

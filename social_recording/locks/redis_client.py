@@ -30,6 +30,8 @@ from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import NoScriptError
 from redis.retry import Retry
 
+from social_recording.locks._urls import mask_url, scrub
+
 POOL_OPTIONS: dict[str, Any] = {"socket_timeout": 5.0, "socket_connect_timeout": 5.0}
 """Socket timeouts of a pool made from a URL (its query arguments override them): a renewal stuck on
 a dead server must fail, and the lease be given up, long before a 180 s TTL runs out."""
@@ -138,3 +140,14 @@ class ThreadRedis:
             client.close()
         if state.owns_pool:
             state.pool.disconnect()
+
+
+def scripts_at(url: str, scripts: Mapping[str, str], *, purpose: str) -> ThreadRedis:
+    """The per-thread clients of a Redis URL with `scripts`, for the rate limiter's windows and the
+    spend budget's counters alike. The URL is parsed here, not connected, so a malformed one fails at
+    start-up naming `purpose` with its password masked."""
+    try:
+        redis.connection.parse_url(url)
+    except ValueError as exc:
+        raise ValueError(f"invalid Redis URL {mask_url(url)} for {purpose}: {scrub(str(exc), url)}") from None
+    return ThreadRedis(url, scripts)

@@ -38,10 +38,11 @@ from social_recording.domain.spend import (
     resets_at,
     seconds_left,
 )
-from social_recording.locks._urls import mask_url, scrub
+from social_recording.locks._urls import mask_url
 from social_recording.locks.base import LockBackendUnavailable
-from social_recording.locks.outage import OUTAGE_S, is_redis_outage, ride_out
-from social_recording.sqlite_file import ThreadConnections, immediate, is_busy
+from social_recording.locks.outage import OUTAGE_S, ride_out
+from social_recording.locks.shared_counts import counts_backend
+from social_recording.sqlite_file import ThreadConnections, immediate
 
 log = logging.getLogger("social_recording.locks")
 
@@ -157,16 +158,10 @@ class RedisSpendCounters:
     (locks/redis_client.py); the client is imported here, so a process on SQLite never loads it."""
 
     def __init__(self, url: str) -> None:
-        import redis
+        from social_recording.locks.redis_client import scripts_at
 
-        from social_recording.locks.redis_client import ThreadRedis
-
-        try:
-            redis.connection.parse_url(url)
-        except ValueError as exc:
-            raise ValueError(f"invalid Redis URL {mask_url(url)} for the spend budget: {scrub(str(exc), url)}") from None
         self._url = url
-        self._redis = ThreadRedis(url, {"take": _TAKE_LUA, "give_back": _GIVE_BACK_LUA})
+        self._redis = scripts_at(url, {"take": _TAKE_LUA, "give_back": _GIVE_BACK_LUA}, purpose="the spend budget")
 
     def __repr__(self) -> str:
         return f"RedisSpendCounters({mask_url(self._url)})"
@@ -276,20 +271,7 @@ class SpendBudgets:
 def open_spend_budgets(lock_url: str, budgets: Mapping[str, Budget], **kwargs: Any) -> SpendBudgets:
     """The budgets on the lock backend named by `lock_url` (SOCIAL_RECORDING_LOCK_URL's forms, as the
     rate limiter's). Connects lazily, on the first request."""
-    if not isinstance(lock_url, str) or "://" not in lock_url:
-        raise ValueError(f"the spend budget needs the lock URL (redis://... or sqlite:///path), got {lock_url!r}")
-    url = lock_url.strip()
-    scheme, _, rest = url.partition("://")
-    scheme = scheme.lower()
-    counters: SpendCounters
-    is_outage: Callable[[BaseException], bool]
-    if scheme == "sqlite":
-        if not rest.startswith("/") or len(rest) < 2:
-            raise ValueError(f"a SQLite lock URL needs a file path (sqlite:///path), got {mask_url(url)!r}")
-        counters, is_outage = SqliteSpendCounters(rest[1:]), is_busy
-    elif scheme in ("redis", "rediss", "unix"):
-        counters, is_outage = RedisSpendCounters(f"{scheme}://{rest}"), is_redis_outage
-    else:
-        raise ValueError(f"unsupported lock URL scheme {scheme!r} for the spend budget ({mask_url(url)})")
-    return SpendBudgets(counters, budgets, is_outage=is_outage, describe=lambda exc: scrub(str(exc), url),
-                        backend=mask_url(url), **kwargs)
+    backend = counts_backend(lock_url, "the spend budget")
+    counters: SpendCounters = backend.storage(SqliteSpendCounters, RedisSpendCounters)
+    return SpendBudgets(counters, budgets, is_outage=backend.is_outage, describe=backend.describe,
+                        backend=backend.masked, **kwargs)

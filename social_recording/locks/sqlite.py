@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from social_recording.domain.bounds import above, at_least
 from social_recording.locks.extender import LeasingLockManager
 from social_recording.locks.outage import OUTAGE_S
 from social_recording.sqlite_file import connect, immediate, is_busy
@@ -59,12 +60,8 @@ class SqliteLockManager(LeasingLockManager):
                  outage_s: float = OUTAGE_S) -> None:
         """`busy_timeout` is a parameter so fault tests can make a held database fail renewals fast;
         `outage_s` bounds how long a file busy past it is waited out (locks/outage.py)."""
-        if not busy_timeout > 0:
-            raise ValueError(f"busy_timeout must be > 0 seconds, got {busy_timeout!r}")
-        if not outage_s >= 0:
-            raise ValueError(f"outage_s must be >= 0 seconds, got {outage_s!r}")
-        self._busy_timeout = float(busy_timeout)
-        self.outage_s = float(outage_s)
+        self._busy_timeout = float(above("busy_timeout", busy_timeout, 0, "seconds"))
+        self.outage_s = float(at_least("outage_s", outage_s, 0, "seconds"))
         raw = os.fspath(path)
         if not raw or raw.strip() == "" or raw == ":memory:" or raw.startswith("file:"):
             raise ValueError(

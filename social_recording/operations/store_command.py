@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from social_recording.domain.redaction import cap, scrub
-from social_recording.settings import SettingsError, load_settings
+from social_recording.settings import load_settings, read_for_command
 
 EXIT_DONE, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
 
@@ -29,10 +29,8 @@ def run_store_command(argv: Sequence[str] | None, *, prog: str, doc: str | None,
     parser = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     arguments(parser)
     args = parser.parse_args(argv)
-    try:
-        settings = load_settings()
-    except SettingsError as exc:
-        print(exc, file=sys.stderr)
+    settings = read_for_command(load_settings)
+    if settings is None:
         return EXIT_REFUSED
     try:
         lines = action(args, settings.store_url)

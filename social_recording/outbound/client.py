@@ -27,7 +27,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import httpx
 
@@ -246,3 +246,19 @@ class OutboundClient:
         wait = penalty_seconds(response.status_code, response.headers)
         if wait is not None:
             self.limiter.penalise(self.service, wait)
+
+
+class OnOutboundClient:
+    """A client built on one `OutboundClient` (its `_out`), as the tracker's and the shortlink resolver's:
+    closing it closes that core, and it closes itself at the end of a `with`."""
+
+    _out: OutboundClient
+
+    def close(self) -> None:
+        self._out.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

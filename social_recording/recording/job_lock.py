@@ -10,6 +10,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
+from social_recording.domain.bounds import at_least
 from social_recording.locks.base import Lease, LockManager
 from social_recording.recording.job_pool import JOB_LOCK_TTL_S, JOB_LOCK_WAIT_S
 from social_recording.recording.run_driver import RunDriver
@@ -27,8 +28,7 @@ class JobLock:
     monotonic: Callable[[], float] = time.monotonic
 
     def __post_init__(self) -> None:
-        if not self.wait >= 0:
-            raise ValueError(f"job_lock_wait must be >= 0 seconds, got {self.wait!r}")
+        at_least("job_lock_wait", self.wait, 0, "seconds")
 
     def hold(self, key: str) -> AbstractContextManager[Lease]:
         return self.locks.hold_within(key, self.ttl, self.wait)

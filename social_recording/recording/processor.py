@@ -21,6 +21,7 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+from social_recording.domain.bounds import above, at_least
 from social_recording.domain.models import TokenDoc, UnresolvedValue, utcnow
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL, due_by
 from social_recording.domain.status import REALTIME
@@ -87,18 +88,14 @@ class TokenProcessor:
         min_interval: timedelta = DEFAULT_MIN_INTERVAL,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
-        if not token_lock_ttl > 0:
-            raise ValueError(f"token_lock_ttl must be > 0 seconds, got {token_lock_ttl!r}")
-        if not token_lock_wait >= 0:
-            raise ValueError(f"token_lock_wait must be >= 0 seconds, got {token_lock_wait!r}")
         if min_interval < timedelta(0):
             raise ValueError(f"min_interval must be >= 0, got {min_interval!r}")
         self._store = store
         self._locks = locks
         self._profiles = profiles
         self._recorder = recorder
-        self._token_lock_ttl = token_lock_ttl
-        self.token_lock_wait = token_lock_wait
+        self._token_lock_ttl = above("token_lock_ttl", token_lock_ttl, 0, "seconds")
+        self.token_lock_wait = at_least("token_lock_wait", token_lock_wait, 0, "seconds")
         self._min_interval = min_interval
         self._clock = clock
 

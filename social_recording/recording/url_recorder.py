@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 
+from social_recording.domain.bounds import above, at_least
 from social_recording.domain.models import TokenDoc, utcnow
 from social_recording.domain.policy import DEFAULT_BACKOFF, DEFAULT_MAX_ATTEMPTS, Backoff
 from social_recording.domain.url_machine import Selected
@@ -86,20 +87,14 @@ class UrlRecorder:
         spend_budgets: SpendBudgets | None = None,
         backoff: Backoff = DEFAULT_BACKOFF,
     ) -> None:
-        if max_attempts < 1:
-            raise ValueError(f"max_attempts must be >= 1, got {max_attempts!r}")
-        if not url_lock_ttl > 0:
-            raise ValueError(f"url_lock_ttl must be > 0 seconds, got {url_lock_ttl!r}")
-        if not url_lock_wait >= 0:
-            raise ValueError(f"url_lock_wait must be >= 0 seconds, got {url_lock_wait!r}")
         self._store = store
         self._locks = locks
         self._writer = writer
         self._registry = registry
-        self._settings = RecorderSwitches(enable_paid=enable_paid, max_attempts=max_attempts, budgets=spend_budgets,
-                                          backoff=backoff)
-        self._url_lock_wait = url_lock_wait
-        self._url_lock_ttl = url_lock_ttl
+        self._settings = RecorderSwitches(enable_paid=enable_paid, max_attempts=at_least("max_attempts", max_attempts, 1),
+                                          budgets=spend_budgets, backoff=backoff)
+        self._url_lock_wait = at_least("url_lock_wait", url_lock_wait, 0, "seconds")
+        self._url_lock_ttl = above("url_lock_ttl", url_lock_ttl, 0, "seconds")
         self._clock = clock
         self._spool = spool
 

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 
+from social_recording.domain.bounds import at_least
 from social_recording.domain.graph import PlannedLink, SocialGraph, plan, planned_links
 from social_recording.domain.spend import SpendLine
 from social_recording.domain.url_machine import NextState
@@ -27,10 +28,8 @@ class GraphWriter:
     def __init__(
         self, store: UrlWriteStore, *, retry_s: float = WRITE_RETRY_S, sleep: Callable[[float], None] = time.sleep
     ) -> None:
-        if not retry_s >= 0:
-            raise ValueError(f"retry_s must be >= 0 seconds, got {retry_s!r}")
         self._store = store
-        self._retry_s = retry_s
+        self._retry_s = at_least("retry_s", retry_s, 0, "seconds")
         self._sleep = sleep
 
     @property

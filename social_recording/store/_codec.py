@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from social_recording.domain.graph import SocialObject
+from social_recording.domain.graph import ObjectKind, SocialObject
 from social_recording.domain.models import UrlState, ensure_utc
 from social_recording.domain.status import REUSABLE, Cause, FetchStatus
 from social_recording.domain.urls import Platform, platform_of
@@ -88,6 +88,14 @@ def checked_metrics(metrics: Mapping[str, float], object_id: str) -> dict[str, f
 
 OBJECT_COLLECTIONS: dict[str, str] = {"content": "contents", "account": "accounts", "venue": "venues"}
 """ObjectKind value -> collection / table name (a fixed map: never a name built from input)."""
+
+
+def object_collection(kind: ObjectKind | str) -> str:
+    """The collection (Mongo) or table (SQLite) of an object kind; an unknown kind is a ValueError naming it."""
+    try:
+        return OBJECT_COLLECTIONS[ObjectKind(kind).value]
+    except ValueError:
+        raise ValueError(f"unknown object kind {kind!r}; expected one of {sorted(OBJECT_COLLECTIONS)}") from None
 
 
 def object_body(obj: SocialObject) -> dict[str, Any]:
@@ -208,9 +216,9 @@ def held_back_counts(query: Any, status: FetchStatus, platform: str | None, caus
 def waiting_parts(statuses: Iterable[FetchStatus], unsupported_platforms: Iterable[str] | None) -> list[
     tuple[FetchStatus, str | None]
 ]:
-    """The (status, platform) ranges a `waiting_elements` query reads, one index range each:
-    `unsupported` narrowed to `unsupported_platforms` (when given) becomes one range per platform,
-    as in the retry selection; every other status is one range, whatever the platform."""
+    """The (status, platform) ranges the retry selection and a `waiting_elements` query read, one
+    index range each: `unsupported` narrowed to `unsupported_platforms` (when given) becomes one range
+    per platform; every other status is one range, whatever the platform."""
     parts: list[tuple[FetchStatus, str | None]] = []
     for status in sorted(set(statuses)):
         if status is FetchStatus.UNSUPPORTED and unsupported_platforms is not None:

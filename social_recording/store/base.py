@@ -10,7 +10,7 @@ never replaced.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -241,23 +241,6 @@ class WaitingElements:
     capped: bool
     """True when counting stopped at its bound: there are at least `count`."""
     oldest: tuple[WaitingElement, ...] = ()
-
-
-def check_waiting_query(query: CandidateQuery, count_bound: int) -> None:
-    """The arguments `waiting_elements` accepts, on every backend."""
-    if query.addresses is not None:
-        raise ValueError("waiting_elements looks at every token: query.addresses must be None")
-    if count_bound < 1:
-        raise ValueError(f"count_bound must be >= 1, got {count_bound!r}")
-
-
-def longest_waiting(elements: Iterable[WaitingElement], count: int, count_bound: int, limit: int) -> WaitingElements:
-    """What a store's per-range health reads add up to: `count` (bounded), and the `limit` elements
-    that waited longest, each once (a range may list an element twice), ties ordered by (address,
-    url) so the answer never depends on the order elements are stored in."""
-    unique = {(e.address, e.url): e for e in elements}
-    oldest = sorted(unique.values(), key=lambda e: e.order)
-    return WaitingElements(min(count, count_bound), count >= count_bound, tuple(oldest[:limit]))
 
 
 WAITING_COUNT_BOUND = 10_000

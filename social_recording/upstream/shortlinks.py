@@ -33,7 +33,7 @@ import httpx
 
 from social_recording.domain.urls import is_shortlink
 from social_recording.outbound.bounds import MAX_LOCATION_CHARS, OverLimit
-from social_recording.outbound.client import REDIRECT_STATUSES, OutboundClient
+from social_recording.outbound.client import REDIRECT_STATUSES, OnOutboundClient, OutboundClient
 from social_recording.outbound.guard import (
     ALLOWED_SCHEMES,
     ResolveHost,
@@ -90,7 +90,7 @@ def _display(url: str) -> str:
     return text if len(text) <= _LOG_CHARS else text[:_LOG_CHARS] + "…'"
 
 
-class ShortlinkResolver:
+class ShortlinkResolver(OnOutboundClient):
     """Follows known shorteners' redirects, safely. Thread-safe; close it (or use `with`) when done."""
 
     def __init__(
@@ -117,15 +117,6 @@ class ShortlinkResolver:
             resolve_host=resolve_host,
         )
         self._resolve_host = self._out.resolve_host
-
-    def close(self) -> None:
-        self._out.close()
-
-    def __enter__(self) -> ShortlinkResolver:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def resolve(self, url: str) -> str:
         """The location a shortlink finally points at (not canonical), or `url` itself when it is not a

@@ -43,7 +43,13 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 
 from social_recording.domain.models import ensure_utc
 from social_recording.outbound.bounds import TRACKER_BODY_BYTES, OutOfBounds
-from social_recording.outbound.client import BadRedirect, ConsumeBody, OutboundClient, TooManyRedirects
+from social_recording.outbound.client import (
+    BadRedirect,
+    ConsumeBody,
+    OnOutboundClient,
+    OutboundClient,
+    TooManyRedirects,
+)
 from social_recording.outbound.reader import ResponseTooLarge
 from social_recording.outbound.retry import TRACKER, run_with_retries
 from social_recording.upstream.streamed_items import BadEnvelope, NotJson, iter_data_items
@@ -230,7 +236,7 @@ def _reason(exc: ValidationError) -> str:
     )
 
 
-class TrackerClient:
+class TrackerClient(OnOutboundClient):
     """Synchronous tracker client; one instance may be shared by the threads of one process. Close it
     (or use it as a context manager) to release connections."""
 
@@ -276,15 +282,6 @@ class TrackerClient:
     def __repr__(self) -> str:
         key = "set" if self._api_key is not None else "none"
         return f"TrackerClient(base_url={self._safe_base!r}, af_group_ids={list(self._af_group_ids)!r}, api_key=<{key}>)"
-
-    def close(self) -> None:
-        self._out.close()
-
-    def __enter__(self) -> TrackerClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # ---------------------------------------------------------------- public API
 

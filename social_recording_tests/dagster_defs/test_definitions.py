@@ -197,6 +197,6 @@ def test_resources_are_built_once_shared_and_closed_after(tmp_path: Path, monkey
         assert res.tracker.client() is res.tracker.client()
         assert res.platforms.registry() is res.platforms.registry()
         held = [res.store, res.locks, res.tracker, res.platforms, res.upstream]
-    assert held[0]._store is None  # closed on teardown
-    assert held[1]._locks is None and held[2]._client is None and held[3]._registry is None
+    assert held[0]._opened is None  # closed on teardown
+    assert held[1]._opened is None and held[2]._client is None and held[3]._registry is None
     assert held[4]._transport is None

@@ -13,9 +13,7 @@ from dagster import (
     AssetCheckResult,
     AssetChecksDefinition,
     AssetSelection,
-    DefaultScheduleStatus,
     Definitions,
-    ScheduleDefinition,
     define_asset_job,
     multi_asset_check,
 )
@@ -32,6 +30,7 @@ from social_recording.dagster_defs.health_report import (
     to_result,
 )
 from social_recording.dagster_defs.job_kind import JobKind
+from social_recording.dagster_defs.job_shape import utc_schedule
 from social_recording.dagster_defs.spend import SPEND_CHECK_SPECS, spend_check_results
 from social_recording.dagster_defs.stages import default_status
 from social_recording.domain.models import utcnow
@@ -84,20 +83,11 @@ def make_health_job(checks: AssetChecksDefinition) -> "UnresolvedAssetJobDefinit
     )
 
 
-def make_health_schedule(job: "UnresolvedAssetJobDefinition", status: DefaultScheduleStatus) -> ScheduleDefinition:
-    return ScheduleDefinition(
-        name="health_schedule",
-        job=job,
-        cron_schedule=HEALTH_CRON,
-        execution_timezone="UTC",
-        default_status=status,
-        description="Hourly health checks of the recorded data, so they stay current between recording runs.",
-    )
-
-
 def definitions(settings: Settings) -> Definitions:
     """The health checks, the health job and its hourly schedule; merged by the builder."""
     schedule_status, _ = default_status(settings.env)
     checks = make_health_checks(sandbox=settings.upstream == "sandbox")
     job = make_health_job(checks)
-    return Definitions(asset_checks=[checks], jobs=[job], schedules=[make_health_schedule(job, schedule_status)])
+    schedule = utc_schedule("health_schedule", job, HEALTH_CRON, schedule_status,
+                            "Hourly health checks of the recorded data, so they stay current between recording runs.")
+    return Definitions(asset_checks=[checks], jobs=[job], schedules=[schedule])

@@ -12,7 +12,6 @@ No `from __future__ import annotations`: Dagster reads annotations at decoration
 from datetime import timedelta
 
 from dagster import (
-    DefaultScheduleStatus,
     Definitions,
     Field,
     IntSource,
@@ -20,15 +19,13 @@ from dagster import (
     MetadataValue,
     OpExecutionContext,
     Output,
-    ScheduleDefinition,
-    in_process_executor,
-    job,
     op,
 )
 
 from social_recording.dagster_defs.job_kind import JobKind
+from social_recording.dagster_defs.job_shape import one_node_job, utc_schedule
 from social_recording.dagster_defs.retention import DEFAULT_MAX_RUNS, describe, purge_old_runs
-from social_recording.dagster_defs.stages import RUN_TAGS, default_status
+from social_recording.dagster_defs.stages import default_status
 from social_recording.domain.models import utcnow
 from social_recording.settings import Settings
 
@@ -61,28 +58,16 @@ def make_housekeeping_job(retention_days: int) -> JobDefinition:
             "more_left": MetadataValue.bool(report.more_left),
         })
 
-    @job(name=HOUSEKEEPING_JOB, tags={**JobKind.HOUSEKEEPING.tag, **RUN_TAGS}, executor_def=in_process_executor,
-         description=f"Purges runs that finished more than {retention_days} days ago, with their event logs and "
-         "compute logs, keeping the runs the asset pages, the health checks and the partition status still read.")
-    def housekeeping_job() -> None:
-        purge_old_runs_op()
-
-    return housekeeping_job
-
-
-def make_housekeeping_schedule(job_def: JobDefinition, status: DefaultScheduleStatus) -> ScheduleDefinition:
-    return ScheduleDefinition(
-        name="housekeeping_schedule",
-        job=job_def,
-        cron_schedule=HOUSEKEEPING_CRON,
-        execution_timezone="UTC",
-        default_status=status,
-        description="Daily purge of old runs, event logs and compute logs (SOCIAL_RECORDING_RETENTION_DAYS).",
-    )
+    return one_node_job(
+        HOUSEKEEPING_JOB, purge_old_runs_op, JobKind.HOUSEKEEPING,
+        f"Purges runs that finished more than {retention_days} days ago, with their event logs and compute logs, "
+        "keeping the runs the asset pages, the health checks and the partition status still read.")
 
 
 def definitions(settings: Settings) -> Definitions:
     """The housekeeping job and its daily schedule; merged by the builder."""
     schedule_status, _ = default_status(settings.env)
     job = make_housekeeping_job(settings.retention_days)
-    return Definitions(jobs=[job], schedules=[make_housekeeping_schedule(job, schedule_status)])
+    schedule = utc_schedule("housekeeping_schedule", job, HOUSEKEEPING_CRON, schedule_status,
+                            "Daily purge of old runs, event logs and compute logs (SOCIAL_RECORDING_RETENTION_DAYS).")
+    return Definitions(jobs=[job], schedules=[schedule])

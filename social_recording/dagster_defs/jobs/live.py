@@ -31,11 +31,6 @@ from dagster import (
     SensorDefinition,
     SensorEvaluationContext,
     SensorResult,
-    SkipReason,
-    config_mapping,
-    graph,
-    in_process_executor,
-    job,
     op,
     sensor,
 )
@@ -43,16 +38,16 @@ from pydantic import Field
 
 from social_recording.dagster_defs.engine import RecordingEngineResource
 from social_recording.dagster_defs.job_kind import JobKind
+from social_recording.dagster_defs.job_shape import JobConfig, one_node_job, staged_graph
 from social_recording.dagster_defs.reporting import RecordedRun
 from social_recording.dagster_defs.resources import RecordingPolicyResource, TrackerResource
+from social_recording.dagster_defs.sensor_answer import sensor_answer
 from social_recording.dagster_defs.sensor_interval import live_minimum_interval
 from social_recording.dagster_defs.stages import (
-    RUN_TAGS,
     CallBounds,
     Recorded,
     default_status,
     record_stage,
-    report,
     seconds,
     stage_config,
     workers_field,
@@ -106,7 +101,7 @@ class LiveBatchConfig(CallBounds):
     max_workers: int = workers_field()
 
 
-class RecordTokensConfig(LiveBatchConfig):
+class RecordTokensConfig(LiveBatchConfig, JobConfig):
     """`live_tokens_job`: the batch token_flow_sensor launched (at most 20 tokens)."""
 
     def stage_configs(self) -> dict[str, Any]:
@@ -152,23 +147,10 @@ def record_live_tokens(
     return record_stage(context, recording, config.provider_concurrency, record)
 
 
-@config_mapping
-def _stages(config: RecordTokensConfig) -> dict[str, Any]:
-    return config.stage_configs()
-
-
-@graph(
-    config=_stages,
-    description="Records a batch of freshly traded tokens launched by token_flow_sensor, then reports.",
-)
-def record_tokens() -> Any:
-    return report(record_live_tokens())
-
-
-@job(tags={**JobKind.LIVE.tag, **RUN_TAGS}, executor_def=in_process_executor,
-     description="Records a batch of freshly traded tokens.")
-def live_tokens_job() -> None:
-    record_tokens()
+record_tokens = staged_graph(
+    "record_tokens", RecordTokensConfig, record_live_tokens,
+    "Records a batch of freshly traded tokens launched by token_flow_sensor, then reports.")
+live_tokens_job = one_node_job("live_tokens_job", record_tokens, JobKind.LIVE, "Records a batch of freshly traded tokens.")
 
 
 # --------------------------------------------------------------------------- sensor
@@ -267,17 +249,16 @@ def make_token_flow_sensor(
         if waiting:
             reason = (f"{waiting} {job.name} run(s) not started yet (queued or starting): the tokens traded since "
                       "then go out together, in as few runs as possible, once they have (the tracker is read then)")
-            return SensorResult(skip_reason=SkipReason(reason), cursor=cursor.dump())
+            return sensor_answer(cursor.dump(), skip_reason=reason)
         now = datetime.now(UTC)
         result = evaluate_token_flow(cursor, tracker.client(), policy.af_investor_threshold, now)
         for note in result.notes:
             context.log.info(note)
-        if not result.run_requests:  # said on the tick (the sensor's page), not in the terminal
-            return SensorResult(skip_reason=SkipReason(result.skip_reason), cursor=result.cursor.dump())
-        context.log.info(f"launching {len(result.run_requests)} live run(s) for "
-                         f"{sum(int(r.tags['social_recording/tokens']) for r in result.run_requests)} token(s) "
-                         f"(scanned {result.scanned} in {result.pages} page(s)); cursor -> {result.cursor.dump()}")
-        return SensorResult(run_requests=result.run_requests, cursor=result.cursor.dump())
+        if result.run_requests:
+            context.log.info(f"launching {len(result.run_requests)} live run(s) for "
+                             f"{sum(int(r.tags['social_recording/tokens']) for r in result.run_requests)} token(s) "
+                             f"(scanned {result.scanned} in {result.pages} page(s)); cursor -> {result.cursor.dump()}")
+        return sensor_answer(result.cursor.dump(), result.run_requests, result.skip_reason)
 
     return token_flow_sensor
 

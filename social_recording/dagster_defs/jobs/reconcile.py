@@ -49,10 +49,6 @@ from dagster import (
     SensorResult,
     SkipReason,
     TimeWindow,
-    config_mapping,
-    graph,
-    in_process_executor,
-    job,
     op,
     schedule,
     sensor,
@@ -62,18 +58,18 @@ from pydantic import Field
 from social_recording.dagster_defs.backfill_start import make_backfill_start_sensor
 from social_recording.dagster_defs.engine import RecordingEngineResource
 from social_recording.dagster_defs.job_kind import JobKind
+from social_recording.dagster_defs.job_shape import JobConfig, one_node_job, staged_graph
 from social_recording.dagster_defs.partitions import PartitionKeyError, check_partition_key, daily_partitions
 from social_recording.dagster_defs.reporting import RecordedRun, skipped_note
 from social_recording.dagster_defs.resources import RecordingPolicyResource
+from social_recording.dagster_defs.sensor_answer import sensor_answer
 from social_recording.dagster_defs.stages import (
     PREVIEW_ROWS,
-    RUN_TAGS,
     CallBounds,
     Recorded,
     default_status,
     preview,
     record_stage,
-    report,
     stage_config,
     workers_field,
 )
@@ -108,7 +104,7 @@ class RecordWindowConfig(CallBounds):
     max_workers: int = workers_field()
 
 
-class ReconcileConfig(WindowConfig, RecordWindowConfig):
+class ReconcileConfig(WindowConfig, RecordWindowConfig, JobConfig):
     """`reconcile_job`: record the tokens of the partition's UTC day that were never stored."""
 
     def stage_configs(self) -> dict[str, Any]:
@@ -200,32 +196,16 @@ def record_window_tokens(
     return record_stage(context, recording, config.provider_concurrency, record)
 
 
-@config_mapping
-def _stages(config: ReconcileConfig) -> dict[str, Any]:
-    return config.stage_configs()
-
-
-@graph(
-    config=_stages,
-    description="Records the tokens of the partition's UTC day that were never stored: read the day from the "
-    "tracker, record its new tokens, report.",
-)
-def reconcile_window() -> Any:
-    return report(record_window_tokens(read_reconcile_window()))
+reconcile_window = staged_graph(
+    "reconcile_window", ReconcileConfig, lambda: record_window_tokens(read_reconcile_window()),
+    "Records the tokens of the partition's UTC day that were never stored: read the day from the tracker, record "
+    "its new tokens, report.")
 
 
 def make_reconcile_job(start: date) -> JobDefinition:
-    @job(
-        name="reconcile_job",
-        partitions_def=daily_partitions(start),
-        tags={**JobKind.RECONCILE.tag, **RUN_TAGS},
-        executor_def=in_process_executor,
-        description="Backfill: records the tokens of a UTC day (by last transfer) that were never stored.",
-    )
-    def reconcile_job() -> None:
-        reconcile_window()
-
-    return reconcile_job
+    return one_node_job("reconcile_job", reconcile_window, JobKind.RECONCILE,
+                        "Backfill: records the tokens of a UTC day (by last transfer) that were never stored.",
+                        partitions_def=daily_partitions(start))
 
 
 # --------------------------------------------------------------------------- schedule
@@ -430,9 +410,7 @@ def make_catch_up_sensor(job: JobDefinition, status: DefaultSensorStatus) -> Sen
         result = evaluate_catch_up(records, partitions_def, now, settle_s=SETTLE_S, max_catch_ups=MAX_CATCH_UPS)
         for note in result.notes:
             context.log.info(note)
-        if not result.run_requests:
-            return SensorResult(skip_reason=SkipReason(result.skip_reason), cursor=result.cursor.dump())
-        return SensorResult(run_requests=result.run_requests, cursor=result.cursor.dump())
+        return sensor_answer(result.cursor.dump(), result.run_requests, result.skip_reason)
 
     return reconcile_catch_up_sensor
 

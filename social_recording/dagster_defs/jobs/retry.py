@@ -18,7 +18,6 @@ from typing import Any
 from dagster import (
     Config,
     DagsterRunStatus,
-    DefaultScheduleStatus,
     DefaultSensorStatus,
     Definitions,
     JobDefinition,
@@ -28,15 +27,10 @@ from dagster import (
     RunConfig,
     RunRequest,
     RunsFilter,
-    ScheduleDefinition,
     SensorDefinition,
     SensorEvaluationContext,
     SensorResult,
     SkipReason,
-    config_mapping,
-    graph,
-    in_process_executor,
-    job,
     op,
     sensor,
 )
@@ -44,17 +38,17 @@ from pydantic import Field
 
 from social_recording.dagster_defs.engine import RecordingEngineResource
 from social_recording.dagster_defs.job_kind import JobKind
+from social_recording.dagster_defs.job_shape import JobConfig, one_node_job, staged_graph, utc_schedule
 from social_recording.dagster_defs.reporting import RecordedRun, skipped_note
 from social_recording.dagster_defs.resources import PlatformsResource, RecordingPolicyResource, StoreResource
+from social_recording.dagster_defs.sensor_answer import sensor_answer
 from social_recording.dagster_defs.stages import (
     PREVIEW_ROWS,
-    RUN_TAGS,
     CallBounds,
     Recorded,
     default_status,
     preview,
     record_stage,
-    report,
     seconds,
     stage_config,
     workers_field,
@@ -146,7 +140,7 @@ class RetryRecordConfig(CallBounds):
     max_workers: int = workers_field()
 
 
-class RetryConfig(RetrySelectConfig, RetryRecordConfig):
+class RetryConfig(RetrySelectConfig, RetryRecordConfig, JobConfig):
     """`retry_job`: re-attempt URLs that are not converged. `ok` cannot be named."""
 
     def stage_configs(self) -> dict[str, Any]:
@@ -222,40 +216,13 @@ def record_retry_candidates(
                         min_interval=timedelta(minutes=selection.min_interval_minutes))
 
 
-@config_mapping
-def _stages(config: RetryConfig) -> dict[str, Any]:
-    return config.stage_configs()
-
-
-@graph(
-    config=_stages,
-    description="Re-attempts URLs that have not converged: select the due elements, record them, report. "
-    "`ok` is never reopened.",
-)
-def retry_urls() -> Any:
-    return report(record_retry_candidates(select_retry_candidates()))
-
-
-@job(tags={**JobKind.RETRY.tag, **RUN_TAGS}, executor_def=in_process_executor,
-     description="Re-attempts URLs that have not converged yet.")
-def retry_job() -> None:
-    retry_urls()
+retry_urls = staged_graph(
+    "retry_urls", RetryConfig, lambda: record_retry_candidates(select_retry_candidates()),
+    "Re-attempts URLs that have not converged: select the due elements, record them, report. `ok` is never reopened.")
+retry_job = one_node_job("retry_job", retry_urls, JobKind.RETRY, "Re-attempts URLs that have not converged yet.")
 
 
 # --------------------------------------------------------------------------- schedule and sensor
-
-
-def make_retry_schedule(job: JobDefinition, status: DefaultScheduleStatus) -> ScheduleDefinition:
-    return ScheduleDefinition(
-        name="retry_schedule",
-        job=job,
-        cron_schedule=RETRY_CRON,
-        execution_timezone="UTC",
-        default_status=status,
-        run_config=RunConfig(ops={"retry_urls": RetryConfig()}),
-        description="Hourly retry with the default selection: the oldest due elements whose outcome a retry "
-        "can change under this configuration.",
-    )
 
 
 def _counts(counts: dict[str, int]) -> str:
@@ -346,7 +313,7 @@ def make_retry_candidates_sensor(job: JobDefinition, status: DefaultSensorStatus
         active = active_retry_run(context, job.name)
         if active:
             reason = f"a {job.name} run is already {active} (one at a time); the next evaluation looks again"
-            return SensorResult(skip_reason=SkipReason(reason), cursor=context.cursor)
+            return sensor_answer(context.cursor, skip_reason=reason)
         cursor = RetryCursor.parse(context.cursor)
         now = datetime.now(UTC)
         result = evaluate_retry_candidates(store.get(), cursor, now, enable_paid=policy.enable_paid,
@@ -357,7 +324,7 @@ def make_retry_candidates_sensor(job: JobDefinition, status: DefaultSensorStatus
         new_cursor = RetryCursor(digest=result.run_key.split(":")[1] if result.run_key else None, launched_at=now,
                                  candidates=count)
         context.log.info(f"launching retry_job for {count} due element(s); cursor -> {new_cursor.dump()}")
-        return SensorResult(run_requests=[result], cursor=new_cursor.dump())
+        return sensor_answer(new_cursor.dump(), [result])
 
     return retry_candidates_sensor
 
@@ -367,6 +334,9 @@ def definitions(settings: Settings) -> Definitions:
     schedule_status, sensor_status = default_status(settings.env)
     return Definitions(
         jobs=[retry_job],
-        schedules=[make_retry_schedule(retry_job, schedule_status)],
+        schedules=[utc_schedule("retry_schedule", retry_job, RETRY_CRON, schedule_status,
+                                "Hourly retry with the default selection: the oldest due elements whose outcome a "
+                                "retry can change under this configuration.",
+                                run_config=RunConfig(ops={"retry_urls": RetryConfig()}))],
         sensors=[make_retry_candidates_sensor(retry_job, sensor_status)],
     )

@@ -226,12 +226,17 @@ def instagram_profile(url: str, username: str, *, private: bool = False) -> dict
 # ------------------------------------------------------------------------------------------ reddit
 
 
+def _reddit_times(det: api.Det) -> dict[str, str]:
+    """A Reddit item's `createdAt` and `scrapedAt` (the actor read it 30 to 400 days after it was made)."""
+    when = fake.created_date(det)
+    return {"createdAt": api.iso_ms(when), "scrapedAt": api.iso_ms(when + timedelta(days=det.num("scraped", 30, 400)))}
+
+
 def reddit_post(url: str, sub: str | None, post_id: str) -> dict[str, Any]:
     det = api.Det("reddit-post", post_id)
     subreddit = sub or det.pick("sub", ("solana", "CryptoCurrency", "memecoins", "SolanaMemeCoins"))
     author = fake.handle_for(det, "author")
     slug = "_".join(fake.sentence(det, "title").split()[:6])
-    when = fake.created_date(det)
     return {
         "id": f"t3_{post_id}",
         "parsedId": post_id,
@@ -253,15 +258,13 @@ def reddit_post(url: str, sub: str | None, post_id: str) -> dict[str, Any]:
         "over18": False,
         "thumbnailUrl": "self",
         "imageUrls": [],
-        "createdAt": api.iso_ms(when),
-        "scrapedAt": api.iso_ms(when + timedelta(days=det.num("scraped", 30, 400))),
+        **_reddit_times(det),
         "dataType": "post",
     }
 
 
 def reddit_community(sub: str) -> dict[str, Any]:
     det = api.Det("reddit-sub", sub.lower())
-    when = fake.created_date(det)
     return {
         "id": det.base36("id", 5),
         "name": f"t5_{det.base36('id', 5)}",
@@ -269,8 +272,7 @@ def reddit_community(sub: str) -> dict[str, Any]:
         "headerImage": f"https://b.thumbs.redditmedia.com/{det.alnum('header', 43)}.png",
         "description": f"{fake.sentence(det, 'desc')}. Official links: {fake.site_for(sub)}",
         "over18": False,
-        "createdAt": api.iso_ms(when),
-        "scrapedAt": api.iso_ms(when + timedelta(days=det.num("scraped", 30, 400))),
+        **_reddit_times(det),
         "numberOfMembers": det.skewed("members", 3_000_000),
         "url": f"https://www.reddit.com/r/{sub}/",
         "dataType": "community",
@@ -279,7 +281,6 @@ def reddit_community(sub: str) -> dict[str, Any]:
 
 def reddit_user(name: str) -> dict[str, Any]:
     det = api.Det("reddit-user", name.lower())
-    when = fake.created_date(det)
     return {
         "id": det.base36("id", 8),
         "url": f"https://www.reddit.com/user/{name}/",
@@ -289,8 +290,7 @@ def reddit_user(name: str) -> dict[str, Any]:
         "commentKarma": det.skewed("comment", 200_000),
         "description": fake.sentence(det, "desc"),
         "over18": False,
-        "createdAt": api.iso_ms(when),
-        "scrapedAt": api.iso_ms(when + timedelta(days=det.num("scraped", 30, 400))),
+        **_reddit_times(det),
         "dataType": "user",
     }
 

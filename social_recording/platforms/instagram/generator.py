@@ -29,41 +29,6 @@ _PROFILE_METRICS = {"followersCount": "followers", "followsCount": "following", 
                     "highlightReelCount": "highlights", "igtvVideoCount": "igtv_videos"}
 
 
-class InstagramGenerator(ApifyGenerator):
-    platform: Platform = Platform.INSTAGRAM
-
-    @staticmethod
-    def classify(parsed: CanonicalUrl) -> tuple[str, str]:
-        return classify_instagram_url(parsed)
-
-    def fetch(self, parsed: CanonicalUrl, kind: str, value: str, requests: PaidRequests) -> GenerateResult:
-        if kind == "profile":
-            return self._profile(parsed.url, value, requests)
-        return self._post(parsed.url, value, requests)
-
-    def _post(self, url: str, subtype: str, requests: PaidRequests) -> GenerateResult:
-        run = self._apify.run(
-            INSTAGRAM_ACTOR, {"directUrls": [url], "resultsType": "posts", "resultsLimit": 1}, requests
-        )
-        item = first_usable(run.items, service="instagram", what=f"post {url}")
-        if id_str(item.get("id")) is None:
-            raise ExternalFetchError(ErrorCode.NOT_FOUND, f"instagram: post {url} not found (item has no id)")
-        product = item.get("productType")
-        subtype = _PRODUCT_SUBTYPES.get(product, subtype) if isinstance(product, str) else subtype
-        return finish(lambda: [post_group(item, subtype)], requests=run.requests)
-
-    def _profile(self, url: str, username: str, requests: PaidRequests) -> GenerateResult:
-        run = self._apify.run(
-            INSTAGRAM_ACTOR, {"directUrls": [url], "resultsType": "details", "resultsLimit": 1}, requests
-        )
-        item = first_usable(run.items, service="instagram", what=f"profile {username}")
-        if item.get("private") is True:
-            raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, f"instagram: profile {username} is private")
-        if id_str(item.get("id")) is None:
-            raise ExternalFetchError(ErrorCode.NOT_FOUND, f"instagram: profile {username} not found (no id)")
-        return finish(lambda: [GraphGroup(ref=ROOT_REF, account=profile_object(item))], requests=run.requests)
-
-
 def classify_instagram_url(parsed: CanonicalUrl) -> tuple[str, str]:
     """("post", "post") | ("profile", username) | ("zero", subtype) | ("none", "").
 
@@ -117,6 +82,38 @@ def profile_object(item: dict[str, Any]) -> SocialObject:
         fields=_PROFILE_FIELDS, metric_names=_PROFILE_METRICS, links=links,
         avatar_url=first_str(item.get("profilePicUrlHD"), item.get("profilePicUrl")),
     )
+
+
+class InstagramGenerator(ApifyGenerator):
+    platform: Platform = Platform.INSTAGRAM
+    classify = staticmethod(classify_instagram_url)
+
+    def fetch(self, parsed: CanonicalUrl, kind: str, value: str, requests: PaidRequests) -> GenerateResult:
+        if kind == "profile":
+            return self._profile(parsed.url, value, requests)
+        return self._post(parsed.url, value, requests)
+
+    def _post(self, url: str, subtype: str, requests: PaidRequests) -> GenerateResult:
+        run = self._apify.run(
+            INSTAGRAM_ACTOR, {"directUrls": [url], "resultsType": "posts", "resultsLimit": 1}, requests
+        )
+        item = first_usable(run.items, service="instagram", what=f"post {url}")
+        if id_str(item.get("id")) is None:
+            raise ExternalFetchError(ErrorCode.NOT_FOUND, f"instagram: post {url} not found (item has no id)")
+        product = item.get("productType")
+        subtype = _PRODUCT_SUBTYPES.get(product, subtype) if isinstance(product, str) else subtype
+        return finish(lambda: [post_group(item, subtype)], requests=run.requests)
+
+    def _profile(self, url: str, username: str, requests: PaidRequests) -> GenerateResult:
+        run = self._apify.run(
+            INSTAGRAM_ACTOR, {"directUrls": [url], "resultsType": "details", "resultsLimit": 1}, requests
+        )
+        item = first_usable(run.items, service="instagram", what=f"profile {username}")
+        if item.get("private") is True:
+            raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, f"instagram: profile {username} is private")
+        if id_str(item.get("id")) is None:
+            raise ExternalFetchError(ErrorCode.NOT_FOUND, f"instagram: profile {username} not found (no id)")
+        return finish(lambda: [GraphGroup(ref=ROOT_REF, account=profile_object(item))], requests=run.requests)
 
 
 make_generator = InstagramGenerator.make

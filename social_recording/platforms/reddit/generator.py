@@ -34,52 +34,6 @@ _USER_FIELDS = ("username", "description", "createdAt", "over18", "url", "userId
 _USER_METRICS = {"postKarma": "post_karma", "commentKarma": "comment_karma"}
 
 
-class RedditGenerator(ApifyGenerator):
-    platform: Platform = Platform.REDDIT
-
-    @staticmethod
-    def classify(parsed: CanonicalUrl) -> tuple[str, str]:
-        return classify_reddit_url(parsed)
-
-    def fetch(self, parsed: CanonicalUrl, kind: str, value: str, requests: PaidRequests) -> GenerateResult:
-        run = self._apify.run(
-            REDDIT_ACTOR, {"startUrls": [{"url": parsed.url}], "maxItems": 1, "skipComments": True}, requests
-        )
-        items = run.items
-        if not items:
-            raise ExternalFetchError(ErrorCode.NOT_FOUND, f"reddit: {parsed.url} not found (empty dataset)")
-        if kind == "post":
-            post = _by_type(items, "post")
-            if post is None or id_str(post.get("id")) is None:
-                raise _no_item(items, parsed.url)
-            return finish(lambda: [post_group(post)], requests=run.requests)
-        if kind == "subreddit":
-            return self._subreddit(items, value, parsed.url, run.requests)
-        return self._user(items, value, parsed.url, run.requests)
-
-    def _subreddit(self, items: list[dict[str, Any]], sub: str, url: str, requests: int) -> GenerateResult:
-        community = _by_type(items, "community")
-        if community is not None:
-            return finish(lambda: [GraphGroup(ref=ROOT_REF, venue=community_object(community, sub))], requests=requests)
-        # No community item: a post of that subreddit still names it (same key either way).
-        post = _by_type(items, "post")
-        if post is not None and (first_str(post.get("parsedCommunityName")) or "").lower() == sub.lower():
-            return finish(lambda: [GraphGroup(ref=ROOT_REF, venue=subreddit_from_post(post))], requests=requests)
-        raise _no_item(items, url)
-
-    def _user(self, items: list[dict[str, Any]], name: str, url: str, requests: int) -> GenerateResult:
-        user = _by_type(items, "user")
-        if user is not None and first_str(user.get("username")) not in (None, *_DELETED):
-            return finish(lambda: [GraphGroup(ref=ROOT_REF, account=user_object(user))], requests=requests)
-        post = _by_type(items, "post")
-        if post is not None and (first_str(post.get("username")) or "").lower() == name.lower():
-            username = str(post["username"])
-            account = SocialObject(platform=Platform.REDDIT, platform_key=f"reddit-user:{username}", subtype="user",
-                                   fields={"username": username})
-            return finish(lambda: [GraphGroup(ref=ROOT_REF, account=account)], requests=requests)
-        raise _no_item(items, url)
-
-
 def classify_reddit_url(parsed: CanonicalUrl) -> tuple[str, str]:
     """("post", id) | ("subreddit", name) | ("user", name) | ("zero", subtype) | ("none", "")."""
     seg = list(parsed.segments)
@@ -173,6 +127,49 @@ def user_object(item: dict[str, Any]) -> SocialObject:
         fields=_USER_FIELDS, metric_names=_USER_METRICS, links=urls_in_text(item.get("description")),
         avatar_url=first_str(item.get("userIcon")),
     )
+
+
+class RedditGenerator(ApifyGenerator):
+    platform: Platform = Platform.REDDIT
+    classify = staticmethod(classify_reddit_url)
+
+    def fetch(self, parsed: CanonicalUrl, kind: str, value: str, requests: PaidRequests) -> GenerateResult:
+        run = self._apify.run(
+            REDDIT_ACTOR, {"startUrls": [{"url": parsed.url}], "maxItems": 1, "skipComments": True}, requests
+        )
+        items = run.items
+        if not items:
+            raise ExternalFetchError(ErrorCode.NOT_FOUND, f"reddit: {parsed.url} not found (empty dataset)")
+        if kind == "post":
+            post = _by_type(items, "post")
+            if post is None or id_str(post.get("id")) is None:
+                raise _no_item(items, parsed.url)
+            return finish(lambda: [post_group(post)], requests=run.requests)
+        if kind == "subreddit":
+            return self._subreddit(items, value, parsed.url, run.requests)
+        return self._user(items, value, parsed.url, run.requests)
+
+    def _subreddit(self, items: list[dict[str, Any]], sub: str, url: str, requests: int) -> GenerateResult:
+        community = _by_type(items, "community")
+        if community is not None:
+            return finish(lambda: [GraphGroup(ref=ROOT_REF, venue=community_object(community, sub))], requests=requests)
+        # No community item: a post of that subreddit still names it (same key either way).
+        post = _by_type(items, "post")
+        if post is not None and (first_str(post.get("parsedCommunityName")) or "").lower() == sub.lower():
+            return finish(lambda: [GraphGroup(ref=ROOT_REF, venue=subreddit_from_post(post))], requests=requests)
+        raise _no_item(items, url)
+
+    def _user(self, items: list[dict[str, Any]], name: str, url: str, requests: int) -> GenerateResult:
+        user = _by_type(items, "user")
+        if user is not None and first_str(user.get("username")) not in (None, *_DELETED):
+            return finish(lambda: [GraphGroup(ref=ROOT_REF, account=user_object(user))], requests=requests)
+        post = _by_type(items, "post")
+        if post is not None and (first_str(post.get("username")) or "").lower() == name.lower():
+            username = str(post["username"])
+            account = SocialObject(platform=Platform.REDDIT, platform_key=f"reddit-user:{username}", subtype="user",
+                                   fields={"username": username})
+            return finish(lambda: [GraphGroup(ref=ROOT_REF, account=account)], requests=requests)
+        raise _no_item(items, url)
 
 
 make_generator = RedditGenerator.make

@@ -29,40 +29,6 @@ _AUTHOR_METRICS = {"fans": "followers", "following": "following", "heart": "like
                    "digg": "liked"}
 
 
-class TikTokGenerator(ApifyGenerator):
-    platform: Platform = Platform.TIKTOK
-
-    @staticmethod
-    def classify(parsed: CanonicalUrl) -> tuple[str, str]:
-        return classify_tiktok_url(parsed)
-
-    def fetch(self, parsed: CanonicalUrl, kind: str, value: str, requests: PaidRequests) -> GenerateResult:
-        if kind == "profile":
-            return self._profile(value, requests)
-        return self._post(parsed.url, value, requests)
-
-    def _post(self, url: str, subtype: str, requests: PaidRequests) -> GenerateResult:
-        run = self._apify.run(TIKTOK_ACTOR, {"postURLs": [url]}, requests)
-        item = first_usable(run.items, service="tiktok", what=f"post {url}")
-        if shaping.id_str(item.get("id")) is None:
-            if shaping.as_dict(item.get("authorMeta")).get("privateAccount") is True:
-                raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, f"tiktok: post {url} belongs to a private account")
-            raise ExternalFetchError(ErrorCode.NOT_FOUND, f"tiktok: post {url} not found (item has no id)")
-        if subtype == "auto":
-            subtype = "photo" if item.get("isSlideshow") is True else "video"
-        return shaping.finish(lambda: [post_group(item, subtype)], requests=run.requests)
-
-    def _profile(self, handle: str, requests: PaidRequests) -> GenerateResult:
-        run = self._apify.run(TIKTOK_ACTOR, {"profiles": [handle], "resultsPerPage": 1}, requests)
-        item = first_usable(run.items, service="tiktok", what=f"profile @{handle}")
-        author = shaping.as_dict(item.get("authorMeta"))
-        if author.get("privateAccount") is True:
-            raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, f"tiktok: profile @{handle} is private")
-        if shaping.id_str(author.get("id")) is None:
-            raise ExternalFetchError(ErrorCode.NOT_FOUND, f"tiktok: profile @{handle} not found (no authorMeta.id)")
-        return shaping.finish(lambda: [GraphGroup(ref=shaping.ROOT_REF, account=author_object(author))], requests=run.requests)
-
-
 def classify_tiktok_url(parsed: CanonicalUrl) -> tuple[str, str]:
     """("post", "video"|"photo"|"auto") | ("profile", handle) | ("zero", subtype) | ("none", "")."""
     seg = list(parsed.segments)
@@ -104,6 +70,37 @@ def author_object(author: dict[str, Any]) -> SocialObject:
         fields=_AUTHOR_FIELDS, metric_names=_AUTHOR_METRICS, links=links,
         avatar_url=shaping.first_str(author.get("avatar"), author.get("originalAvatarUrl")),
     )
+
+
+class TikTokGenerator(ApifyGenerator):
+    platform: Platform = Platform.TIKTOK
+    classify = staticmethod(classify_tiktok_url)
+
+    def fetch(self, parsed: CanonicalUrl, kind: str, value: str, requests: PaidRequests) -> GenerateResult:
+        if kind == "profile":
+            return self._profile(value, requests)
+        return self._post(parsed.url, value, requests)
+
+    def _post(self, url: str, subtype: str, requests: PaidRequests) -> GenerateResult:
+        run = self._apify.run(TIKTOK_ACTOR, {"postURLs": [url]}, requests)
+        item = first_usable(run.items, service="tiktok", what=f"post {url}")
+        if shaping.id_str(item.get("id")) is None:
+            if shaping.as_dict(item.get("authorMeta")).get("privateAccount") is True:
+                raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, f"tiktok: post {url} belongs to a private account")
+            raise ExternalFetchError(ErrorCode.NOT_FOUND, f"tiktok: post {url} not found (item has no id)")
+        if subtype == "auto":
+            subtype = "photo" if item.get("isSlideshow") is True else "video"
+        return shaping.finish(lambda: [post_group(item, subtype)], requests=run.requests)
+
+    def _profile(self, handle: str, requests: PaidRequests) -> GenerateResult:
+        run = self._apify.run(TIKTOK_ACTOR, {"profiles": [handle], "resultsPerPage": 1}, requests)
+        item = first_usable(run.items, service="tiktok", what=f"profile @{handle}")
+        author = shaping.as_dict(item.get("authorMeta"))
+        if author.get("privateAccount") is True:
+            raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, f"tiktok: profile @{handle} is private")
+        if shaping.id_str(author.get("id")) is None:
+            raise ExternalFetchError(ErrorCode.NOT_FOUND, f"tiktok: profile @{handle} not found (no authorMeta.id)")
+        return shaping.finish(lambda: [GraphGroup(ref=shaping.ROOT_REF, account=author_object(author))], requests=run.requests)
 
 
 make_generator = TikTokGenerator.make

@@ -16,7 +16,7 @@ from pymongo import ASCENDING
 from social_recording.domain.models import SocialUrl, ensure_utc
 from social_recording.domain.spend import SpendRow
 from social_recording.domain.status import FetchStatus
-from social_recording.store._codec import OBJECT_COLLECTIONS, waiting_parts
+from social_recording.store._codec import OBJECT_COLLECTIONS
 from social_recording.store.base import (
     WAITING_COUNT_BOUND,
     Candidate,
@@ -24,8 +24,6 @@ from social_recording.store.base import (
     SpendTotals,
     StatusCounts,
     WaitingElements,
-    check_waiting_query,
-    longest_waiting,
 )
 from social_recording.store.counts import (
     LINKS_KEY,
@@ -54,6 +52,7 @@ from social_recording.store.mongo.schema import (
     TOKENS,
     URL_STATES,
 )
+from social_recording.store.waiting import WaitingRange, read_waiting
 
 
 class CountsMixin(MongoConnection):
@@ -128,17 +127,15 @@ class CountsMixin(MongoConnection):
     def waiting_elements(
         self, query: CandidateQuery, *, canonical_only: bool = True, count_bound: int = WAITING_COUNT_BOUND
     ) -> WaitingElements:
-        check_waiting_query(query, count_bound)
-        cutoffs = {False: ensure_utc(query.created_by), True: ensure_utc(query.due_by)}
-        count = 0
-        docs: list[Mapping[str, Any]] = []
-        for status, platform in waiting_parts(query.statuses, query.unsupported_platforms):
-            for recorded in (False, True):
-                q = q_waiting(status.value, cutoffs[recorded], query.limit, recorded, platform, canonical_only)
-                if count < count_bound:
-                    count += int(self.db[q.collection].count_documents(q.filter, limit=count_bound - count))
-                docs += list(self._find(q))
-        return longest_waiting(map(_waiting, docs), count, count_bound, query.limit)
+        def find(part: WaitingRange) -> MongoQuery:
+            return q_waiting(part.status.value, ensure_utc(part.cutoff), query.limit, part.recorded, part.platform,
+                             canonical_only)
+
+        def count(part: WaitingRange, at_most: int) -> int:
+            q = find(part)
+            return int(self.db[q.collection].count_documents(q.filter, limit=at_most))
+
+        return read_waiting(query, count_bound, count, lambda part: map(_waiting, self._find(find(part))))
 
     def find_holders(self, url: str, limit: int) -> list[tuple[str, SocialUrl]]:
         if limit < 1:

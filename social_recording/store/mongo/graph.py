@@ -16,12 +16,11 @@ from pymongo.errors import DuplicateKeyError
 
 from social_recording.domain.graph import ObjectKind, SocialObject
 from social_recording.domain.models import TokenLink, ensure_utc, utcnow
-from social_recording.store._codec import checked_metrics, object_body, stored_body
+from social_recording.store._codec import checked_metrics, object_body, object_collection, stored_body
 from social_recording.store.counts import LINKS_KEY, METRICS_KEY, object_key
 from social_recording.store.mongo.connection import MongoConnection
 from social_recording.store.mongo.documents import _write_key
 from social_recording.store.mongo.queries import (
-    _collection_of,
     _ref,
     q_links_by_token_entry,
     q_metrics_of_object,
@@ -42,7 +41,7 @@ class GraphMixin(MongoConnection):
             self._count(deltas)
 
     def _upsert_object(self, kind: ObjectKind, obj: SocialObject, now: datetime | None, deltas: Counter[str]) -> str:
-        coll = self.db[_collection_of(kind)]
+        coll = self.db[object_collection(kind)]
         on_insert = {
             "platform": obj.platform.value,
             "subtype": obj.subtype,
@@ -72,7 +71,7 @@ class GraphMixin(MongoConnection):
     def get_object(self, kind: ObjectKind, object_id: str) -> dict[str, Any] | None:
         if not ObjectId.is_valid(object_id):
             return None
-        doc = self.db[_collection_of(kind)].find_one({"_id": ObjectId(object_id)})
+        doc = self.db[object_collection(kind)].find_one({"_id": ObjectId(object_id)})
         if doc is None:
             return None
         out = {k: v for k, v in doc.items() if k != "_id"}

@@ -32,18 +32,7 @@ class LinksMixin(GraphMixin):
             object_id = self._upsert_object(pl.kind, pl.obj, now, deltas)
             if pl.obj.metrics:
                 self._record_first_metrics(pl.kind, object_id, pl.obj.metrics, now, deltas)
-            links.append(
-                TokenLink(
-                    token_address=address,
-                    object=pl.kind,
-                    object_id=object_id,
-                    entry_url=url,
-                    platform=pl.obj.platform.value,
-                    subtype=pl.obj.subtype,
-                    link_depth=pl.depth,
-                    created_at=now,
-                )
-            )
+            links.append(TokenLink.stored(pl, object_id, address, url, now))
         return links
 
     def _copied_links(self, address: str, url: str, source: str, now: datetime) -> list[TokenLink]:

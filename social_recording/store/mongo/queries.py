@@ -16,7 +16,7 @@ from pymongo import ASCENDING
 
 from social_recording.domain.graph import ObjectKind
 from social_recording.domain.status import Cause
-from social_recording.store._codec import OBJECT_COLLECTIONS
+from social_recording.store._codec import object_collection
 from social_recording.store.mongo.schema import (
     _FAIR_SORT,
     _NEVER_SORT,
@@ -39,15 +39,6 @@ class MongoQuery:
     projection: dict[str, Any] | None = None
     sort: list[tuple[str, int]] | None = None
     limit: int | None = None
-
-
-def _collection_of(kind: ObjectKind | str) -> str:
-    try:
-        return OBJECT_COLLECTIONS[ObjectKind(kind).value]
-    except ValueError:
-        raise ValueError(
-            f"unknown object kind {kind!r}; expected one of {sorted(OBJECT_COLLECTIONS)}"
-        ) from None
 
 
 def _ref(object_id: str) -> ObjectId | str:
@@ -160,7 +151,7 @@ def q_waiting(
 
 
 def q_object_id_by_platform_key(kind: ObjectKind | str, platform_key: str) -> MongoQuery:
-    return MongoQuery(_collection_of(kind), {"platform_key": platform_key}, {"_id": 1})
+    return MongoQuery(object_collection(kind), {"platform_key": platform_key}, {"_id": 1})
 
 
 def q_metrics_of_object(kind: ObjectKind | str, object_id: str) -> MongoQuery:

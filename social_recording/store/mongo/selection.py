@@ -48,12 +48,9 @@ class SelectionMixin(MongoConnection):
                     continue
                 docs.append(doc)
         else:
-            for status in sorted(query.statuses):
-                if status is FetchStatus.UNSUPPORTED and query.unsupported_platforms is not None:
-                    for platform in sorted(query.unsupported_platforms):
-                        docs += list(self._find(q_due_by_status_platform(status.value, platform, cutoff, query.limit)))
-                else:
-                    docs += list(self._find(q_due_by_status(status.value, cutoff, query.limit)))
+            for status, platform in waiting_parts(query.statuses, query.unsupported_platforms):
+                docs += list(self._find(q_due_by_status(status.value, cutoff, query.limit) if platform is None
+                                        else q_due_by_status_platform(status.value, platform, cutoff, query.limit)))
         return sorted(map(_candidate, docs), key=_fair_order)[: query.limit]
 
     def count_held_back(self, query: CandidateQuery, bound: int) -> int:

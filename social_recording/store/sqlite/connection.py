@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from social_recording.domain.bounds import above
 from social_recording.sqlite_file import connect, immediate
 from social_recording.store.base import SchemaVersionError
 from social_recording.store.sqlite.queries import QUERIES
@@ -35,9 +36,7 @@ class SqliteBase:
     """The connection handling `SqliteStore` is built on (and what its capabilities' methods use)."""
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> None:
-        if not busy_timeout > 0:
-            raise ValueError(f"busy_timeout must be > 0 seconds, got {busy_timeout!r}")
-        self._busy_timeout = busy_timeout
+        self._busy_timeout = above("busy_timeout", busy_timeout, 0, "seconds")
         raw = os.fspath(path)
         if not raw or raw == ":memory:" or raw.startswith("file:"):
             raise ValueError(f"SqliteStore needs a file path shared by every thread and process, got {raw!r}")

@@ -13,42 +13,44 @@ from typing import Any
 
 from social_recording.domain.graph import ObjectKind, PlannedLink, SocialObject
 from social_recording.domain.models import TokenLink
-from social_recording.store._codec import checked_metrics, json_dumps, object_body
+from social_recording.store._codec import checked_metrics, json_dumps, object_body, object_collection
 from social_recording.store.sqlite.connection import SqliteBase
 from social_recording.store.sqlite.queries import _LINK_COLS, q_delete_links, q_links_by_token_entry
 from social_recording.store.sqlite.rows import _link_from_row, _link_row
-from social_recording.store.sqlite.sql import _table
 
 
 @dataclass(frozen=True)
 class _PreparedObject:
-    """One planned link's object, ready for its insert: table, row values, checked metrics, depth."""
+    """One planned link with its object ready for the insert: table, row values, checked metrics."""
 
-    kind: ObjectKind
+    planned: PlannedLink
     table: str
     row: tuple[Any, ...]
     """(platform, platform_key, subtype, doc json, created_at)"""
     metrics: Mapping[str, float]
-    depth: int
 
     @classmethod
     def of(cls, pl: PlannedLink, stamp: str) -> _PreparedObject:
         obj = pl.obj
-        return cls(
-            kind=pl.kind,
-            table=_table(pl.kind),
-            row=(obj.platform.value, obj.platform_key, obj.subtype, json_dumps(object_body(obj)), stamp),
-            metrics=checked_metrics(obj.metrics, obj.platform_key) if obj.metrics else {},
-            depth=pl.depth,
-        )
+        return cls(pl, object_collection(pl.kind), _object_row(obj, stamp),
+                   checked_metrics(obj.metrics, obj.platform_key) if obj.metrics else {})
+
+
+def _object_row(obj: SocialObject, stamp: str) -> tuple[Any, ...]:
+    """An object's row values, in the order of `_upsert_prepared`'s insert."""
+    return obj.platform.value, obj.platform_key, obj.subtype, json_dumps(object_body(obj)), stamp
+
+
+_INSERT_METRICS = ("INSERT INTO metrics (object, object_id, metric, value, observed_at) VALUES (?, ?, ?, ?, ?) "
+                   "ON CONFLICT (object, object_id, metric) DO NOTHING")
+"""A metric's first value is kept: later observations of the same metric are not written."""
 
 
 class GraphWriteMixin(SqliteBase):
     """The object, metric and link writes shared by the URL write and the graph methods."""
 
     def _upsert_object(self, conn: sqlite3.Connection, kind: ObjectKind, obj: SocialObject, stamp: str) -> str:
-        return self._upsert_prepared(conn, _table(kind), [obj.platform.value, obj.platform_key, obj.subtype,
-                                                          json_dumps(object_body(obj)), stamp])
+        return self._upsert_prepared(conn, object_collection(kind), _object_row(obj, stamp))
 
     @staticmethod
     def _upsert_prepared(conn: sqlite3.Connection, table: str, row: Sequence[Any]) -> str:
@@ -67,11 +69,8 @@ class GraphWriteMixin(SqliteBase):
     def _insert_metrics(
         conn: sqlite3.Connection, kind: ObjectKind, object_id: str, values: Mapping[str, float], stamp: str
     ) -> None:
-        conn.executemany(
-            "INSERT INTO metrics (object, object_id, metric, value, observed_at) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT (object, object_id, metric) DO NOTHING",
-            [(ObjectKind(kind).value, object_id, name, value, stamp) for name, value in values.items()],
-        )
+        conn.executemany(_INSERT_METRICS,
+                         [(ObjectKind(kind).value, object_id, name, value, stamp) for name, value in values.items()])
 
     def _write_graph(
         self, conn: sqlite3.Connection, address: str, url: str, graph: Sequence[_PreparedObject], now: datetime
@@ -80,25 +79,11 @@ class GraphWriteMixin(SqliteBase):
         metric_rows: list[tuple[Any, ...]] = []
         for p in graph:
             object_id = self._upsert_prepared(conn, p.table, p.row)
-            metric_rows += [(p.kind.value, object_id, name, value, p.row[4]) for name, value in p.metrics.items()]
-            links.append(
-                TokenLink(
-                    token_address=address,
-                    object=p.kind,
-                    object_id=object_id,
-                    entry_url=url,
-                    platform=p.row[0],
-                    subtype=p.row[2],
-                    link_depth=p.depth,
-                    created_at=now,
-                )
-            )
+            metric_rows += [(p.planned.kind.value, object_id, name, value, p.row[4])
+                            for name, value in p.metrics.items()]
+            links.append(TokenLink.stored(p.planned, object_id, address, url, now))
         if metric_rows:
-            conn.executemany(
-                "INSERT INTO metrics (object, object_id, metric, value, observed_at) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (object, object_id, metric) DO NOTHING",
-                metric_rows,
-            )
+            conn.executemany(_INSERT_METRICS, metric_rows)
         self._replace_links(conn, address, url, links)
         return links
 

@@ -6,23 +6,22 @@ the spend ledger (docs/architecture.md, "Spend budgets").
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
 from social_recording.domain.models import SocialUrl, utcnow
 from social_recording.domain.spend import SpendRow
 from social_recording.domain.status import FetchStatus
-from social_recording.store._codec import dt_to_text, waiting_parts
+from social_recording.store._codec import dt_to_text
 from social_recording.store.base import (
     WAITING_COUNT_BOUND,
     Candidate,
     CandidateQuery,
     SpendTotals,
     StatusCounts,
+    WaitingElement,
     WaitingElements,
-    check_waiting_query,
-    longest_waiting,
 )
 from social_recording.store.counts import CountDrift, StoreCounts, differences
 from social_recording.store.sqlite.connection import SqliteBase
@@ -39,6 +38,7 @@ from social_recording.store.sqlite.rows import (
     _url_from_row,
     _waiting_from_row,
 )
+from social_recording.store.waiting import WaitingRange, read_waiting
 
 
 class HealthMixin(SqliteBase):
@@ -87,21 +87,18 @@ class HealthMixin(SqliteBase):
     def waiting_elements(
         self, query: CandidateQuery, *, canonical_only: bool = True, count_bound: int = WAITING_COUNT_BOUND
     ) -> WaitingElements:
-        check_waiting_query(query, count_bound)
-        cutoffs = {False: dt_to_text(query.created_by), True: dt_to_text(query.due_by)}
-        count = 0
-        rows: list[Sequence[Any]] = []
         with self._read() as conn:
-            for status, platform in waiting_parts(query.statuses, query.unsupported_platforms):
-                for recorded in (False, True):
-                    cutoff = cutoffs[recorded]
-                    if count < count_bound:
-                        counted = q_count_waiting(status.value, cutoff, count_bound - count, recorded, platform,
-                                                  canonical_only)
-                        count += int(conn.execute(*counted).fetchone()[0])
-                    listed = q_waiting(status.value, cutoff, query.limit, recorded, platform, canonical_only)
-                    rows += conn.execute(*listed).fetchall()
-        return longest_waiting(map(_waiting_from_row, rows), count, count_bound, query.limit)
+            def count(part: WaitingRange, at_most: int) -> int:
+                counted = q_count_waiting(part.status.value, dt_to_text(part.cutoff), at_most, part.recorded,
+                                          part.platform, canonical_only)
+                return int(conn.execute(*counted).fetchone()[0])
+
+            def listed(part: WaitingRange) -> Iterable[WaitingElement]:
+                rows = conn.execute(*q_waiting(part.status.value, dt_to_text(part.cutoff), query.limit, part.recorded,
+                                               part.platform, canonical_only)).fetchall()
+                return map(_waiting_from_row, rows)
+
+            return read_waiting(query, count_bound, count, listed)
 
 class SpendMixin(SqliteBase):
     """SpendStore (store/base.py)."""

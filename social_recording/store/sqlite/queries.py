@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from social_recording.domain.graph import ObjectKind
+from social_recording.store._codec import object_collection
 from social_recording.store.sqlite.queries_selection import (
     q_count_held_back,
     q_count_waiting,
@@ -17,7 +18,7 @@ from social_recording.store.sqlite.queries_selection import (
     q_oldest_by_status,
     q_waiting,
 )
-from social_recording.store.sqlite.sql import Sql, _marks, _table
+from social_recording.store.sqlite.sql import Sql, _marks
 
 _TOKEN_COLS = "address, symbol, image, first_transfer_at, fingerprints, web, created_at, updated_at, fence"
 _URL_COLS = "address, url, status, attempted_at, attempts, checked_at, cause, detail, fence, due_at"
@@ -54,12 +55,12 @@ def q_url_state(url: str) -> Sql:
 
 
 def q_object_id_by_platform_key(kind: ObjectKind | str, platform_key: str) -> Sql:
-    return f"SELECT id FROM {_table(kind)} WHERE platform_key = ?", [platform_key]
+    return f"SELECT id FROM {object_collection(kind)} WHERE platform_key = ?", [platform_key]
 
 
 def q_object_by_id(kind: ObjectKind | str, object_id: int) -> Sql:
     return (
-        f"SELECT id, platform, platform_key, subtype, doc, created_at FROM {_table(kind)} WHERE id = ?",
+        f"SELECT id, platform, platform_key, subtype, doc, created_at FROM {object_collection(kind)} WHERE id = ?",
         [object_id],
     )
 

@@ -42,14 +42,10 @@ class SelectionMixin(SqliteBase):
                     if c.status is not FetchStatus.UNSUPPORTED or self._unsupported_ok(conn, query, c)
                 ]
             else:
-                for status in sorted(query.statuses):
-                    if status is FetchStatus.UNSUPPORTED and query.unsupported_platforms is not None:
-                        for platform in sorted(query.unsupported_platforms):
-                            rows += conn.execute(
-                                *q_due_by_status_platform(status.value, platform, cutoff, query.limit)
-                            ).fetchall()
-                    else:
-                        rows += conn.execute(*q_due_by_status(status.value, cutoff, query.limit)).fetchall()
+                for status, platform in waiting_parts(query.statuses, query.unsupported_platforms):
+                    sql = (q_due_by_status(status.value, cutoff, query.limit) if platform is None
+                           else q_due_by_status_platform(status.value, platform, cutoff, query.limit))
+                    rows += conn.execute(*sql).fetchall()
                 candidates = [_candidate_from_row(r) for r in rows]
         candidates.sort(key=_fair_order)
         return candidates[: query.limit]

@@ -7,9 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from social_recording.domain.graph import ObjectKind
-from social_recording.store._codec import OBJECT_COLLECTIONS
-
 Sql = tuple[str, list[Any]]
 
 _CHUNK = 500
@@ -20,15 +17,6 @@ def _marks(n: int) -> str:
     if n < 1:
         raise ValueError("an IN-list needs at least one value")
     return ",".join("?" * n)
-
-
-def _table(kind: ObjectKind | str) -> str:
-    try:
-        return OBJECT_COLLECTIONS[ObjectKind(kind).value]
-    except ValueError:
-        raise ValueError(
-            f"unknown object kind {kind!r}; expected one of {sorted(OBJECT_COLLECTIONS)}"
-        ) from None
 
 
 def _chunks(values: Sequence[str]) -> Iterator[Sequence[str]]:
