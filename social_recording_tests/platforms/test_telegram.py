@@ -3,6 +3,8 @@ venues keyed by the lower-cased username; private links and junk names never cau
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import httpx
 import pytest
 
@@ -16,6 +18,7 @@ from social_recording.platforms.base import (
 )
 from social_recording.platforms.http import MAX_RESPONSE_BYTES
 from social_recording.platforms.telegram.generator import make_generator
+from social_recording.platforms.telegram.preview_page import PreviewPage, chat_page, not_found_page
 from social_recording_tests.platforms.mocks import (
     MINT,
     ScriptedProvider,
@@ -37,12 +40,64 @@ def _fail(gen: Generator, url: str) -> ExternalFetchError:
     return generate_error(gen, url, CTX)
 
 
+# The written cases, rendered by the fake t.me's renderer: each differs from the others only in the
+# fields that make its case (the kind's button and extra line, what a page lacks).
+_CHANNEL = chat_page(
+    "durov", "channel", title="Du Rove's Channel",
+    og_description="Thoughts from the Product Manager / CEO of Telegram.",
+    image="https://cdn4.cdn-telegram.org/file/abc123.jpg?token=x&size=320",
+    extras_html=("1 234 567 subscribers",),
+    description_html=(
+        "Thoughts from the Product Manager / CEO of Telegram.<br/>Site: "
+        '<a href="https://telegram.org/?utm_source=tme" target="_blank" rel="noopener">telegram.org</a> and '
+        '<a href="https://t.me/durovschat" target="_blank">@durovschat</a><br/>Also https://www.Example.com/path/ here.'
+    ),
+)
+_GROUP = chat_page(
+    "solana_devs", "group", title="Solana Devs",
+    og_description="Developer chat. Rules: https://example.org/rules",
+    image="https://cdn1.cdn-telegram.org/file/group.jpg",
+    extras_html=("12&nbsp;345 members, 1 234 online",),  # a no-break space as t.me writes it
+    description_html="Developer chat. Rules: https://example.org/rules",
+)
+_USER = chat_page(
+    "alice_dev", "user", title="Alice", og_description="Building things.",
+    image="https://cdn5.cdn-telegram.org/file/alice.jpg",
+    extras_html=("@alice_dev",), description_html="Building things.",
+)
+_BOT = chat_page(  # a "Send Message" page like a user's: the name ending in "bot" makes it a bot
+    "PriceAlertBot", "bot", title="Price Alert", og_description="Alerts for your tokens.",
+    image="https://cdn2.cdn-telegram.org/file/bot.jpg",
+    extras_html=("@PriceAlertBot",), description_html="Alerts for your tokens.",
+)
+_BOT_START = replace(  # a name not ending in "bot": only the "Start Bot" button (its label wrapped) says bot
+    chat_page("tipper", "bot", title="Tipper", og_description="Tips.",
+              image="https://cdn2.cdn-telegram.org/file/tipper.jpg",
+              extras_html=("@tipper", "12 345 monthly users"), description_html=None),
+    button_html='<span class="tgme_action_button_label">Start Bot</span>',
+)
+_PRIVATE = replace(  # a title and a subscribers line, as a channel's, but the button is "Join Channel"
+    chat_page("secretalpha", "channel", title="Secret Alpha", og_description="You are invited to a channel.",
+              image="https://cdn3.cdn-telegram.org/file/secret.jpg",
+              extras_html=("2 345 subscribers",), description_html=None, private_invite=True),
+    title_tag="Telegram: Join Group Chat", button_href="tg://join?invite=abc",
+)
+_UNRECOGNISED = PreviewPage(  # og: tags and a title, nothing that says a kind
+    name="something", title_tag="Telegram", og_title="Something",
+    og_description="A page with a title but no kind.", title="Something",
+)
+
+
+def _response(page: PreviewPage) -> httpx.Response:
+    return httpx.Response(200, content=page.html().encode(), headers={"content-type": "text/html; charset=utf-8"})
+
+
 # ------------------------------------------------------------------------------------ success
 
 
 def test_channel_page_venue_with_subscribers_and_canonical_links() -> None:
     provider = ScriptedProvider().on(
-        "GET", "https://t.me/durov", fixture_response("telegram", "channel.html")
+        "GET", "https://t.me/durov", _response(_CHANNEL)
     )
     gen = _gen(provider)
     assert gen.platform is Platform.TELEGRAM
@@ -73,7 +128,7 @@ def test_channel_page_venue_with_subscribers_and_canonical_links() -> None:
 
 def test_group_page_members_and_online_with_nbsp_separators() -> None:
     provider = ScriptedProvider().on(
-        "GET", "https://t.me/solana_devs", fixture_response("telegram", "group.html")
+        "GET", "https://t.me/solana_devs", _response(_GROUP)
     )
     result = _gen(provider).generate("https://t.me/solana_devs", CTX)
     venue = result.graph.groups[0].venue
@@ -85,7 +140,7 @@ def test_group_page_members_and_online_with_nbsp_separators() -> None:
 
 def test_user_page() -> None:
     provider = ScriptedProvider().on(
-        "GET", "https://t.me/alice_dev", fixture_response("telegram", "user.html")
+        "GET", "https://t.me/alice_dev", _response(_USER)
     )
     result = _gen(provider).generate("https://t.me/alice_dev", CTX)
     venue = result.graph.groups[0].venue
@@ -97,7 +152,7 @@ def test_user_page() -> None:
 
 def test_send_message_page_of_a_bot_name_is_a_bot_and_start_param_kept_out_of_the_request() -> None:
     provider = ScriptedProvider().on(
-        "GET", "https://t.me/pricealertbot", fixture_response("telegram", "bot.html")
+        "GET", "https://t.me/pricealertbot", _response(_BOT)
     )
     result = _gen(provider).generate("https://t.me/pricealertbot?start=abc", CTX)
     assert str(provider.requests[0].url) == "https://t.me/pricealertbot"
@@ -109,7 +164,7 @@ def test_send_message_page_of_a_bot_name_is_a_bot_and_start_param_kept_out_of_th
 
 def test_start_bot_button_is_a_bot_with_monthly_users() -> None:
     provider = ScriptedProvider().on(
-        "GET", "https://t.me/tipper", fixture_response("telegram", "bot_start.html")
+        "GET", "https://t.me/tipper", _response(_BOT_START)
     )
     result = _gen(provider).generate("https://t.me/tipper", CTX)
     venue = result.graph.groups[0].venue
@@ -120,7 +175,7 @@ def test_start_bot_button_is_a_bot_with_monthly_users() -> None:
 
 def test_message_link_is_recorded_as_the_channel_venue() -> None:
     provider = ScriptedProvider().on(
-        "GET", "https://t.me/durov", fixture_response("telegram", "channel.html")
+        "GET", "https://t.me/durov", _response(_CHANNEL)
     )
     result = _gen(provider).generate("https://t.me/durov/123", CTX)
     assert [r.url.path for r in provider.requests] == ["/durov"]
@@ -130,7 +185,7 @@ def test_message_link_is_recorded_as_the_channel_venue() -> None:
 
 def test_boost_link_is_the_channel_venue() -> None:
     provider = ScriptedProvider().on(
-        "GET", "https://t.me/durov", fixture_response("telegram", "channel.html")
+        "GET", "https://t.me/durov", _response(_CHANNEL)
     )
     result = _gen(provider).generate("https://t.me/boost/durov", CTX)
     assert result.requests == 1
@@ -181,7 +236,7 @@ def test_a_name_that_cannot_be_a_username_is_unsupported_without_a_call() -> Non
 
 def test_contact_page_without_title_is_not_found() -> None:
     provider = ScriptedProvider().on(
-        "GET", "https://t.me/nosuchname_xyz", fixture_response("telegram", "not_found.html")
+        "GET", "https://t.me/nosuchname_xyz", _response(not_found_page("nosuchname_xyz"))
     )
     err = _fail(_gen(provider), "https://t.me/nosuchname_xyz")
     assert err.code is ErrorCode.NOT_FOUND and err.attempted is True
@@ -190,7 +245,7 @@ def test_contact_page_without_title_is_not_found() -> None:
 
 def test_join_channel_page_is_blocked() -> None:
     provider = ScriptedProvider().on(
-        "GET", "https://t.me/secretalpha", fixture_response("telegram", "private.html")
+        "GET", "https://t.me/secretalpha", _response(_PRIVATE)
     )
     err = _fail(_gen(provider), "https://t.me/secretalpha")
     assert err.code is ErrorCode.TARGET_BLOCKED and err.attempted is True
@@ -216,7 +271,7 @@ def test_binary_garbage_is_upstream() -> None:
 
 def test_unrecognised_page_is_upstream() -> None:
     provider = ScriptedProvider().on(
-        "GET", "https://t.me/something", fixture_response("telegram", "unrecognised.html")
+        "GET", "https://t.me/something", _response(_UNRECOGNISED)
     )
     err = _fail(_gen(provider), "https://t.me/something")
     assert err.code is ErrorCode.UPSTREAM and err.attempted is True
