@@ -77,7 +77,7 @@ MUTANTS: dict[str, Mutant] = {
         POLICY, "factor = self.growth ** min(streak - 1, 64)", "factor = self.growth ** min(streak - 2, 64)"),
     # ---------------------------------------------------------------- the call guard
     "the timed-out call a record replaced is forgotten": Mutant(
-        CALL_GUARD, "self.opened, self.replaced = call, self._seen_open_call", "self.opened, self.replaced = call, None"),
+        CALL_GUARD, "replaced=self._seen_open_call)", "replaced=None)"),
     "a paid call leaves without its record": Mutant(
         CALL_GUARD, "if paid and self._record_paid is not None:", "if False:"),
     # ---------------------------------------------------------------- the spend check
