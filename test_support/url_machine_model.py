@@ -358,6 +358,12 @@ class ModelProvider:
                 self.w.violations.append(f"{platform.value}: new paid request {self.w.spent[day]} on {now.date()} "
                                          f"(budget {SPEND_PER_DAY[platform.value]} a day)")
         call = None if before is None else before.open_call
+        if paid:  # "no payment without a record": this holder's own record is durable before the request leaves
+            record = self.store.find_url_state(url)
+            if record is None or record.open_call is None or record.open_call == call or (
+                    record.open_call.subject, record.open_call.started_at > now) != (url, False):
+                self.w.violations.append(f"{url}: a paid {platform.value} request left without its own record "
+                                         f"before it (the URL state holds {None if record is None else record.open_call!r})")
         if call is not None and now - call.started_at < OPEN_CALL_TIMEOUT:
             self.w.violations.append(f"{url}: paid beside the open call of {call.started_at} (fence {call.fence}) "
                                      f"({self.w.op.kind}, stale holder: {self.w.stale})")
@@ -632,6 +638,32 @@ class UrlRules(RuleBasedStateMachine):
                 self._check_token_outcome(self.engine.processor.record(address, address, self._run(Why.LIVE)))
         finally:
             self.clock.frozen = False
+
+    @rule(url=st.sampled_from([u for u in POOL if _platform(u) is not Platform.TELEGRAM]),
+          ticks=st.sampled_from((-1, 0, 1)))
+    def a_new_holder_as_the_answer_expires(self, url: str, ticks: int) -> None:
+        """A token traded just now holds a URL whose answer expires this very tick: one tick before the
+        window's end it takes the answer without a call, at the end and after it the answer is gone (the
+        decision is checked against the `decide` table's "a fresh answer" row at every call)."""
+        state = self.store.find_url_state(url)
+        if state is None or state.answer is None or state.answered_at is None:
+            return
+        target = state.answered_at + self._rules(url).ttl + ticks * TICK
+        if target <= self.clock():
+            return
+        STATS["new holders as the answer expires"] += 1
+        self.clock.set(target)
+        self.clock.frozen = True
+        try:
+            self.a_fresh_token_shares_a_url(url)
+        finally:
+            self.clock.frozen = False
+        el = self.store.find_element(self.tokens[-1], url)
+        reused = el is not None and el.status is state.answer and el.attempts == 0
+        if reused != (ticks < 0 and table.fresh(state, target, self._rules(url)) is not None):
+            self.world.violations.append(f"{url}: a new holder at {target} ({ticks:+d} tick from the window's end "
+                                         f"{state.answered_at} + {self._rules(url).ttl}) "
+                                         f"{'reused' if reused else 'did not reuse'} {state.answer.value}")
 
     def _boundary(self, url: str, boundary: str) -> datetime | None:
         state = self.store.find_url_state(url)
@@ -1045,7 +1077,8 @@ class UrlRules(RuleBasedStateMachine):
             state = self.store.find_url_state(url)
             if state is not None:
                 real = self.world.streak.get(url, 0) + int(self.world.tied.get(url, False))
-                assert state.streak <= real, f"{url}: streak {state.streak}, but {real} failed calls since the last answer"
+                counts = live_streak(state, self.clock(), self._rules(url))  # a stored streak past the window has expired
+                assert counts <= real, f"{url}: streak {counts}, but {real} failed calls since the last answer"
 
     @invariant()
     def exhausted_only_when_a_streak_spent_the_budget(self) -> None:
