@@ -212,6 +212,10 @@ class World:
     on_call: Callable[[str], None] | None = None
     dies: str | None = None
     """The moment the holder now calling dies at (one of DEATH_MOMENTS), or None."""
+    kept_slots: Counter[tuple[str, Any]] = field(default_factory=Counter)
+    """(account, UTC day) -> budget slots admitted to a holder that died before sending (kept: documented)."""
+    unconfirmed: bool = False
+    """The lock backend no longer confirms the calling holder's lease: it must send no paid request."""
 
     def die(self, moment: str) -> None:
         if self.dies == moment:
@@ -351,6 +355,9 @@ class ModelProvider:
         before = self.store.find_url_state(url) if paid else None
         observe.before_request(service=platform.value, paid=paid)
         now = self.clock()
+        if paid and self.w.unconfirmed:
+            self.w.violations.append(f"{url}: a paid {platform.value} request left although the lock backend no "
+                                     f"longer confirmed its holder's lease ({self.w.op.kind})")
         if paid and self.w.budgeted:
             day = (platform.value, now.date())
             self.w.spent[day] += 1
@@ -463,12 +470,14 @@ class StaleLocks:
     """The locks of a holder whose lease ran out without it knowing: granted at once, with a fencing
     token just below the current holder's."""
 
-    def __init__(self, fence: int) -> None:
+    def __init__(self, fence: int, confirmed: bool = True) -> None:
         self.fence = fence
+        self.confirmed = confirmed
+        """False: the backend, asked right before a paid request, says the lease is no longer this holder's."""
 
     @contextmanager
     def _held(self, key: str) -> Iterator[Lease]:
-        yield Lease(key, "stale-holder", held=True, fence=self.fence, confirm=lambda: True)
+        yield Lease(key, "stale-holder", held=True, fence=self.fence, confirm=lambda: self.confirmed)
 
     def try_hold(self, key: str, ttl: float) -> Any:
         return self._held(key)
@@ -502,7 +511,25 @@ class Interleaving:
     def save_open_call(self, url: str, platform: str, fence: int, call: OpenCall) -> Any:
         if self.before_open_call is not None:
             self.before_open_call()
-        return super().save_open_call(url, platform, fence, call)  # type: ignore[misc]
+        out = super().save_open_call(url, platform, fence, call)  # type: ignore[misc]
+        self._read_back(url, out, lambda s: s.open_call == call, f"the open call {call!r}")
+        return out
+
+    def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest,
+                          kept: OpenCall | None = None) -> Any:
+        out = super().save_paid_request(url, platform, fence, request, kept)  # type: ignore[misc]
+        self._read_back(url, out, lambda s: s.open_call == kept and s.request is not None and (
+            s.request.request_id, as_stored(s.request.submitted_at)) == (request.request_id, as_stored(request.submitted_at)),
+            f"the paid request {request!r} (keeping the open call {kept!r})")
+        return out
+
+    violations: list[str] | None = None
+
+    def _read_back(self, url: str, out: Any, holds: Callable[[Any], bool], what: str) -> None:
+        """What the store holds right after a paid-call write it applied is what the write said."""
+        state = self.find_url_state(url)  # type: ignore[attr-defined]
+        if out.applied and self.violations is not None and (state is None or not holds(state)):
+            self.violations.append(f"{url}: the store holds {state!r} after the write of {what}")
 
 
 class InterleavingStore(Interleaving, SqliteStore):
@@ -535,6 +562,7 @@ class UrlRules(RuleBasedStateMachine):
         self.streak_at_step_start: dict[str, int] = {}
         self.fences: dict[str, int] = {}
         self.store.checked = self._check_stored
+        self.store.violations = self.world.violations
         self.exceptions = EngineExceptions(self.world)
         logging.getLogger("social_recording").addHandler(self.exceptions)
         self._real = (attempt_module.decide, attempt_module.after)
@@ -733,6 +761,29 @@ class UrlRules(RuleBasedStateMachine):
             self.clock.frozen = False
             self.world.answers = before
 
+    @precondition(lambda self: self.tokens)
+    @rule(data=st.data())
+    def the_lock_backend_disowns_a_holder_before_it_pays(self, data: st.DataObject) -> None:
+        """A holder records a paid URL, but right before its paid request the lock backend says the
+        lease is no longer its own (it ran out while the holder was paused): nothing paid leaves, and the
+        budget slot it took is given back (docs/architecture.md, "Fencing")."""
+        paid = [(a, el.url) for a in self.tokens if (doc := self.store.find_token(a))
+                for el in doc.social_urls if _paid(el.url) and el.status not in ABSORBING]
+        if not paid:
+            return
+        address, url = data.draw(st.sampled_from(paid))
+        state = self.store.find_url_state(url)
+        late = build_engine(self.store, StaleLocks((state.fence if state else 0) + 1, confirmed=False),  # type: ignore[arg-type]
+                            self.registry, self.profiles, enable_paid=True, max_attempts=MAX_ATTEMPTS,
+                            clock=self.clock, backoff=BACKOFF, spend_budgets=self.spend)
+        STATS["holders disowned before paying"] += 1
+        self.world.unconfirmed = True
+        try:
+            with self.doing("live"):
+                late.recorder.record_url((address, address), url, self._run(Why.LIVE))
+        finally:
+            self.world.unconfirmed = False
+
     @rule(url=st.sampled_from(POOL), what=st.sampled_from(("open call", "paid request")))
     def a_paused_holder_wakes(self, url: str, what: str) -> None:
         """A holder paused past its lease (SIGSTOP) wakes and records its paid call or its submission
@@ -827,6 +878,7 @@ class UrlRules(RuleBasedStateMachine):
         def admitted() -> None:
             if w.dies == "after admission":
                 w.dies = None
+                w.kept_slots[(_platform(url).value, self.clock().date())] += 1  # counted, never sent: kept
                 raise HolderDied(moment)
 
         self.store.before_open_call = admitted
@@ -840,12 +892,25 @@ class UrlRules(RuleBasedStateMachine):
                 w.dies = None
                 self.store.before_open_call = None
         STATS[f"holders died {moment}"] += int(died)
-        if died:  # the next holder comes while the dead one's call is open
-            self.clock.advance(timedelta(minutes=1))
+        if died:  # the next holder comes while the dead one's call is open, or exactly as it times out
+            ticks = data.draw(st.sampled_from((None, -1, 0, 1)))
+            state = self.store.find_url_state(url)
+            target = None if ticks is None or state is None or state.open_call is None else (
+                state.open_call.started_at + self._rules(url).call_timeout + ticks * TICK)
+            on_time = target is not None and target > self.clock()
+            if on_time and target is not None:
+                STATS["next holders as the dead one's call times out"] += 1
+                self.clock.set(target)
+            else:
+                self.clock.advance(timedelta(minutes=1))
             holders = [a for a in self.tokens if self.store.find_element(a, url) is not None]
-            with self.doing("live"):
-                nxt = data.draw(st.sampled_from(holders))
-                self._check_token_outcome(self.engine.processor.record(nxt, nxt, self._run(Why.LIVE)))
+            self.clock.frozen = on_time
+            try:
+                with self.doing("live"):
+                    nxt = data.draw(st.sampled_from(holders))
+                    self._check_token_outcome(self.engine.processor.record(nxt, nxt, self._run(Why.LIVE)))
+            finally:
+                self.clock.frozen = False
 
     @precondition(lambda self: self.tokens)
     @rule()
@@ -1009,6 +1074,21 @@ class UrlRules(RuleBasedStateMachine):
     @invariant()
     def nothing_paid_twice_and_no_streak_past_the_budget(self) -> None:
         assert not self.world.violations, self.world.violations
+
+    @invariant()
+    def the_budget_counts_each_admitted_request_once(self) -> None:
+        """The spend budget's counters hold the new paid requests sent under it, plus the slots of
+        holders that died after admission (kept, documented): a request admitted and then not sent by a
+        live holder (vetoed) is given back. Summed over the days touched and the day before each, as a
+        request admitted a tick before midnight leaves a tick after it."""
+        for account in SPEND_PER_DAY:
+            expected = {d: n for (a, d), n in (self.world.spent + self.world.kept_slots).items() if a == account}
+            days = set(expected) | {d - timedelta(days=1) for d in expected}
+            counted = sum(self.spend.used(account, datetime(d.year, d.month, d.day, 12, tzinfo=T0.tzinfo))["day"]
+                          for d in days)
+            assert counted == sum(expected.values()), (
+                f"{account}: the budget counted {counted} requests, {sum(expected.values())} were admitted "
+                f"(sent, or kept by a holder that died after admission) on {sorted(expected.items())}")
 
     @invariant()
     def ok_never_changes(self) -> None:
