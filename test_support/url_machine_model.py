@@ -237,12 +237,17 @@ class World:
             self.streak[url] = 0
         self.last_failed[url] = now
         self.streak[url] = self.streak.get(url, 0) + 1
-        self.peak_streak[url] = max(self.peak_streak.get(url, 0), self.streak[url])
+        self.peak_streak[url] = max(self.peak_streak.get(url, 0), self.counted(url))
         if budgeted:
             self.budget_streak[url] = self.budget_streak.get(url, 0) + 1
             if self.budget_streak[url] > MAX_ATTEMPTS:
                 self.violations.append(f"{url}: failed call {self.budget_streak[url]} in one streak "
                                        f"(budget {MAX_ATTEMPTS})")
+
+    def counted(self, url: str) -> int:
+        """The failed calls since the last answer the engine may count: a call that failed in the very
+        instant of that answer may count after it (the safe side, `after`'s table)."""
+        return self.streak.get(url, 0) + int(self.tied.get(url, False))
 
     def answered(self, url: str, at: Any, status: FetchStatus) -> None:
         """The provider's answer was recorded: the streaks end, an open request is closed. A call that
@@ -1156,7 +1161,7 @@ class UrlRules(RuleBasedStateMachine):
         for url in POOL:
             state = self.store.find_url_state(url)
             if state is not None:
-                real = self.world.streak.get(url, 0) + int(self.world.tied.get(url, False))
+                real = self.world.counted(url)
                 counts = live_streak(state, self.clock(), self._rules(url))  # a stored streak past the window has expired
                 assert counts <= real, f"{url}: streak {counts}, but {real} failed calls since the last answer"
 
@@ -1175,7 +1180,7 @@ class UrlRules(RuleBasedStateMachine):
                 if was is not None and el.status is not FetchStatus.EXHAUSTED:
                     self.exhausted_seen.pop(key, None)
         self.world.peak_streak = {}
-        self.streak_at_step_start = dict(self.world.streak)
+        self.streak_at_step_start = {url: self.world.counted(url) for url in self.world.streak}
 
     @precondition(lambda self: len(self.tokens) >= 1)
     @rule()

@@ -887,3 +887,41 @@ def spent(state: Any) -> None:
     """Both dead holders' calls were counted: the budget of three was spent by three paid calls."""
     assert state is not None and (state.status, state.streak, state.attempts, state.open_call) == (
         FetchStatus.EXHAUSTED, 3, 3, None)
+
+
+def test_the_model_counts_a_call_that_failed_in_the_instant_of_an_answer_toward_exhausted() -> None:
+    """Found by the model test with deaths (1000 x 60): the model's own miscount, not the engine's. A
+    holder's call of a never-reused URL failed in the very instant another holder's call answered and
+    was written first; the engine counts that failure after the answer (the safe side), so two more
+    failures spend the budget of three and the holder is `exhausted`. The model's streak check allowed
+    for the tie, its `exhausted` check did not, and called it exhausted after two failures. Both now
+    count the tied failure (`World.counted`)."""
+    from test_support.url_machine_model import UrlRules
+    from test_support.url_machine_steps import Draws, replay
+
+    tg = "https://t.me/modelchat"
+    m = UrlRules()
+
+    def record(address: str) -> None:
+        m.live_event(Draws(lambda a: a == address), "none")  # type: ignore[arg-type]
+
+    replay(m, [
+        lambda: m.some_tokens_and_answers([[tg], [tg]], {tg: "bug"}),
+        lambda: record("T001"),  # T001 holds the URL (our own defect: nothing called, nothing counted)
+        lambda: m.provider_changes(tg, "429"),
+        lambda: m.clock_moves(61),
+        # T000's call fails while, in its instant, a late holder's call for T001 answers ok and is written first
+        lambda: m.two_holders_in_one_instant(Draws(lambda a: a == "T000", lambda a: a == "ok"),  # type: ignore[arg-type]
+                                             "write"),
+        lambda: m.clock_moves(61),
+        lambda: record("T000"),
+        lambda: m.clock_moves(120),
+        lambda: record("T000"),
+        lambda: exhausted_after(m.store.find_url_state(tg), m.store.find_element("T000", tg)),
+    ])
+
+
+def exhausted_after(state: Any, element: Any) -> None:
+    """The tied failure and two more: the budget of three is spent."""
+    assert state is not None and state.streak == 3 and element is not None
+    assert element.status is FetchStatus.EXHAUSTED
