@@ -716,6 +716,16 @@ class UrlRules(RuleBasedStateMachine):
         return None if state.attempted_at is None else state.attempted_at + table.wait(table.live(
             state, self.clock(), rules), rules)
 
+    def _after_the_dead_call(self, state: Any, url: str) -> datetime:
+        """The first moment the next holder may call the URL once a dead holder's timed-out call is
+        counted (its back-off runs from that call): it counts the call, records its own over it and
+        calls, so the dead one's call travels with the new record."""
+        rules = self._rules(url)
+        far = state.open_call.started_at + rules.call_timeout + TICK
+        counted = table.counted(state, far, rules)
+        waited = counted.attempted_at + table.wait(table.live(counted, far, rules), rules) + TICK
+        return max(far, waited)
+
     def _callable_at(self, element: Any) -> datetime | None:
         """The first moment (now or later) a live run would call the element's URL, by the table; None
         when it would not then either (an answer, a spent streak)."""
@@ -898,10 +908,11 @@ class UrlRules(RuleBasedStateMachine):
                 self.store.before_open_call = None
         STATS[f"holders died {moment}"] += int(died)
         if died:  # the next holder comes while the dead one's call is open, or exactly as it times out
-            ticks = data.draw(st.sampled_from((None, -1, 0, 1)))
+            ticks = data.draw(st.sampled_from((None, -1, 0, 1, "callable")))
             state = self.store.find_url_state(url)
             target = None if ticks is None or state is None or state.open_call is None else (
-                state.open_call.started_at + self._rules(url).call_timeout + ticks * TICK)
+                self._after_the_dead_call(state, url) if ticks == "callable" else
+                state.open_call.started_at + self._rules(url).call_timeout + int(ticks) * TICK)
             on_time = target is not None and target > self.clock()
             if on_time and target is not None:
                 STATS["next holders as the dead one's call times out"] += 1
