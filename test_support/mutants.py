@@ -68,6 +68,9 @@ MUTANTS: dict[str, Mutant] = {
         "if state.answered_at is not None and now - state.answered_at > ttl:"),
     "an engine failure counts twice": Mutant(
         MACHINE, "engine_failures = before.engine_failures + 1", "engine_failures = before.engine_failures + 2"),
+    "a failed call in the instant of a merged answer does not count": Mutant(
+        MACHINE, "failed_before_answer = before.answered_at is not None and before.answered_at > now",
+        "failed_before_answer = before.answered_at is not None and before.answered_at >= now"),
     "a failed call leaves the last call where it was": Mutant(
         MACHINE, "attempted_at=_last_call(before, now), engine_failures=0,",
         "attempted_at=before.attempted_at, engine_failures=0,"),
@@ -77,7 +80,7 @@ MUTANTS: dict[str, Mutant] = {
         POLICY, "factor = self.growth ** min(streak - 1, 64)", "factor = self.growth ** min(streak - 2, 64)"),
     # ---------------------------------------------------------------- the call guard
     "the timed-out call a record replaced is forgotten": Mutant(
-        CALL_GUARD, "self.opened, self.replaced = call, self._seen_open_call", "self.opened, self.replaced = call, None"),
+        CALL_GUARD, "replaced=self._seen_open_call)", "replaced=None)"),
     "a paid call leaves without its record": Mutant(
         CALL_GUARD, "if paid and self._record_paid is not None:", "if False:"),
     # ---------------------------------------------------------------- the spend check
@@ -105,9 +108,9 @@ MUTANTS: dict[str, Mutant] = {
 }
 
 
-def apply(name: str, into: Path) -> Path:
-    """A copy of the package under `into` with mutant `name` applied; returns the changed file."""
-    m = MUTANTS[name]
+def apply(name: str, into: Path, mutants: dict[str, Mutant] = MUTANTS) -> Path:
+    """A copy of the package under `into` with mutant `name` (of `mutants`) applied; returns the changed file."""
+    m = mutants[name]
     shutil.copytree(REPO / "social_recording", into / "social_recording", ignore=shutil.ignore_patterns("__pycache__"))
     path = into / m.path
     source = path.read_text()

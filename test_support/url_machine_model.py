@@ -212,6 +212,10 @@ class World:
     on_call: Callable[[str], None] | None = None
     dies: str | None = None
     """The moment the holder now calling dies at (one of DEATH_MOMENTS), or None."""
+    kept_slots: Counter[tuple[str, Any]] = field(default_factory=Counter)
+    """(account, UTC day) -> budget slots admitted to a holder that died before sending (kept: documented)."""
+    unconfirmed: bool = False
+    """The lock backend no longer confirms the calling holder's lease: it must send no paid request."""
 
     def die(self, moment: str) -> None:
         if self.dies == moment:
@@ -233,12 +237,17 @@ class World:
             self.streak[url] = 0
         self.last_failed[url] = now
         self.streak[url] = self.streak.get(url, 0) + 1
-        self.peak_streak[url] = max(self.peak_streak.get(url, 0), self.streak[url])
+        self.peak_streak[url] = max(self.peak_streak.get(url, 0), self.counted(url))
         if budgeted:
             self.budget_streak[url] = self.budget_streak.get(url, 0) + 1
             if self.budget_streak[url] > MAX_ATTEMPTS:
                 self.violations.append(f"{url}: failed call {self.budget_streak[url]} in one streak "
                                        f"(budget {MAX_ATTEMPTS})")
+
+    def counted(self, url: str) -> int:
+        """The failed calls since the last answer the engine may count: a call that failed in the very
+        instant of that answer may count after it (the safe side, `after`'s table)."""
+        return self.streak.get(url, 0) + int(self.tied.get(url, False))
 
     def answered(self, url: str, at: Any, status: FetchStatus) -> None:
         """The provider's answer was recorded: the streaks end, an open request is closed. A call that
@@ -351,6 +360,9 @@ class ModelProvider:
         before = self.store.find_url_state(url) if paid else None
         observe.before_request(service=platform.value, paid=paid)
         now = self.clock()
+        if paid and self.w.unconfirmed:
+            self.w.violations.append(f"{url}: a paid {platform.value} request left although the lock backend no "
+                                     f"longer confirmed its holder's lease ({self.w.op.kind})")
         if paid and self.w.budgeted:
             day = (platform.value, now.date())
             self.w.spent[day] += 1
@@ -358,6 +370,12 @@ class ModelProvider:
                 self.w.violations.append(f"{platform.value}: new paid request {self.w.spent[day]} on {now.date()} "
                                          f"(budget {SPEND_PER_DAY[platform.value]} a day)")
         call = None if before is None else before.open_call
+        if paid:  # "no payment without a record": this holder's own record is durable before the request leaves
+            record = self.store.find_url_state(url)
+            if record is None or record.open_call is None or record.open_call == call or (
+                    record.open_call.subject, record.open_call.started_at > now) != (url, False):
+                self.w.violations.append(f"{url}: a paid {platform.value} request left without its own record "
+                                         f"before it (the URL state holds {None if record is None else record.open_call!r})")
         if call is not None and now - call.started_at < OPEN_CALL_TIMEOUT:
             self.w.violations.append(f"{url}: paid beside the open call of {call.started_at} (fence {call.fence}) "
                                      f"({self.w.op.kind}, stale holder: {self.w.stale})")
@@ -457,12 +475,14 @@ class StaleLocks:
     """The locks of a holder whose lease ran out without it knowing: granted at once, with a fencing
     token just below the current holder's."""
 
-    def __init__(self, fence: int) -> None:
+    def __init__(self, fence: int, confirmed: bool = True) -> None:
         self.fence = fence
+        self.confirmed = confirmed
+        """False: the backend, asked right before a paid request, says the lease is no longer this holder's."""
 
     @contextmanager
     def _held(self, key: str) -> Iterator[Lease]:
-        yield Lease(key, "stale-holder", held=True, fence=self.fence, confirm=lambda: True)
+        yield Lease(key, "stale-holder", held=True, fence=self.fence, confirm=lambda: self.confirmed)
 
     def try_hold(self, key: str, ttl: float) -> Any:
         return self._held(key)
@@ -496,7 +516,25 @@ class Interleaving:
     def save_open_call(self, url: str, platform: str, fence: int, call: OpenCall) -> Any:
         if self.before_open_call is not None:
             self.before_open_call()
-        return super().save_open_call(url, platform, fence, call)  # type: ignore[misc]
+        out = super().save_open_call(url, platform, fence, call)  # type: ignore[misc]
+        self._read_back(url, out, lambda s: s.open_call == call, f"the open call {call!r}")
+        return out
+
+    def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest,
+                          kept: OpenCall | None = None) -> Any:
+        out = super().save_paid_request(url, platform, fence, request, kept)  # type: ignore[misc]
+        self._read_back(url, out, lambda s: s.open_call == kept and s.request is not None and (
+            s.request.request_id, as_stored(s.request.submitted_at)) == (request.request_id, as_stored(request.submitted_at)),
+            f"the paid request {request!r} (keeping the open call {kept!r})")
+        return out
+
+    violations: list[str] | None = None
+
+    def _read_back(self, url: str, out: Any, holds: Callable[[Any], bool], what: str) -> None:
+        """What the store holds right after a paid-call write it applied is what the write said."""
+        state = self.find_url_state(url)  # type: ignore[attr-defined]
+        if out.applied and self.violations is not None and (state is None or not holds(state)):
+            self.violations.append(f"{url}: the store holds {state!r} after the write of {what}")
 
 
 class InterleavingStore(Interleaving, SqliteStore):
@@ -529,6 +567,7 @@ class UrlRules(RuleBasedStateMachine):
         self.streak_at_step_start: dict[str, int] = {}
         self.fences: dict[str, int] = {}
         self.store.checked = self._check_stored
+        self.store.violations = self.world.violations
         self.exceptions = EngineExceptions(self.world)
         logging.getLogger("social_recording").addHandler(self.exceptions)
         self._real = (attempt_module.decide, attempt_module.after)
@@ -633,6 +672,32 @@ class UrlRules(RuleBasedStateMachine):
         finally:
             self.clock.frozen = False
 
+    @rule(url=st.sampled_from([u for u in POOL if _platform(u) is not Platform.TELEGRAM]),
+          ticks=st.sampled_from((-1, 0, 1)))
+    def a_new_holder_as_the_answer_expires(self, url: str, ticks: int) -> None:
+        """A token traded just now holds a URL whose answer expires this very tick: one tick before the
+        window's end it takes the answer without a call, at the end and after it the answer is gone (the
+        decision is checked against the `decide` table's "a fresh answer" row at every call)."""
+        state = self.store.find_url_state(url)
+        if state is None or state.answer is None or state.answered_at is None:
+            return
+        target = state.answered_at + self._rules(url).ttl + ticks * TICK
+        if target <= self.clock():
+            return
+        STATS["new holders as the answer expires"] += 1
+        self.clock.set(target)
+        self.clock.frozen = True
+        try:
+            self.a_fresh_token_shares_a_url(url)
+        finally:
+            self.clock.frozen = False
+        el = self.store.find_element(self.tokens[-1], url)
+        reused = el is not None and el.status is state.answer and el.attempts == 0
+        if reused != (ticks < 0 and table.fresh(state, target, self._rules(url)) is not None):
+            self.world.violations.append(f"{url}: a new holder at {target} ({ticks:+d} tick from the window's end "
+                                         f"{state.answered_at} + {self._rules(url).ttl}) "
+                                         f"{'reused' if reused else 'did not reuse'} {state.answer.value}")
+
     def _boundary(self, url: str, boundary: str) -> datetime | None:
         state = self.store.find_url_state(url)
         if boundary == "an element is due":
@@ -650,6 +715,16 @@ class UrlRules(RuleBasedStateMachine):
             return None if state.open_call is None else state.open_call.started_at + rules.call_timeout
         return None if state.attempted_at is None else state.attempted_at + table.wait(table.live(
             state, self.clock(), rules), rules)
+
+    def _after_the_dead_call(self, state: Any, url: str) -> datetime:
+        """The first moment the next holder may call the URL once a dead holder's timed-out call is
+        counted (its back-off runs from that call): it counts the call, records its own over it and
+        calls, so the dead one's call travels with the new record."""
+        rules = self._rules(url)
+        far = state.open_call.started_at + rules.call_timeout + TICK
+        counted = table.counted(state, far, rules)
+        waited = counted.attempted_at + table.wait(table.live(counted, far, rules), rules) + TICK
+        return max(far, waited)
 
     def _callable_at(self, element: Any) -> datetime | None:
         """The first moment (now or later) a live run would call the element's URL, by the table; None
@@ -700,6 +775,29 @@ class UrlRules(RuleBasedStateMachine):
         finally:
             self.clock.frozen = False
             self.world.answers = before
+
+    @precondition(lambda self: self.tokens)
+    @rule(data=st.data())
+    def the_lock_backend_disowns_a_holder_before_it_pays(self, data: st.DataObject) -> None:
+        """A holder records a paid URL, but right before its paid request the lock backend says the
+        lease is no longer its own (it ran out while the holder was paused): nothing paid leaves, and the
+        budget slot it took is given back (docs/architecture.md, "Fencing")."""
+        paid = [(a, el.url) for a in self.tokens if (doc := self.store.find_token(a))
+                for el in doc.social_urls if _paid(el.url) and el.status not in ABSORBING]
+        if not paid:
+            return
+        address, url = data.draw(st.sampled_from(paid))
+        state = self.store.find_url_state(url)
+        late = build_engine(self.store, StaleLocks((state.fence if state else 0) + 1, confirmed=False),  # type: ignore[arg-type]
+                            self.registry, self.profiles, enable_paid=True, max_attempts=MAX_ATTEMPTS,
+                            clock=self.clock, backoff=BACKOFF, spend_budgets=self.spend)
+        STATS["holders disowned before paying"] += 1
+        self.world.unconfirmed = True
+        try:
+            with self.doing("live"):
+                late.recorder.record_url((address, address), url, self._run(Why.LIVE))
+        finally:
+            self.world.unconfirmed = False
 
     @rule(url=st.sampled_from(POOL), what=st.sampled_from(("open call", "paid request")))
     def a_paused_holder_wakes(self, url: str, what: str) -> None:
@@ -795,6 +893,7 @@ class UrlRules(RuleBasedStateMachine):
         def admitted() -> None:
             if w.dies == "after admission":
                 w.dies = None
+                w.kept_slots[(_platform(url).value, self.clock().date())] += 1  # counted, never sent: kept
                 raise HolderDied(moment)
 
         self.store.before_open_call = admitted
@@ -808,12 +907,26 @@ class UrlRules(RuleBasedStateMachine):
                 w.dies = None
                 self.store.before_open_call = None
         STATS[f"holders died {moment}"] += int(died)
-        if died:  # the next holder comes while the dead one's call is open
-            self.clock.advance(timedelta(minutes=1))
+        if died:  # the next holder comes while the dead one's call is open, or exactly as it times out
+            ticks = data.draw(st.sampled_from((None, -1, 0, 1, "callable")))
+            state = self.store.find_url_state(url)
+            target = None if ticks is None or state is None or state.open_call is None else (
+                self._after_the_dead_call(state, url) if ticks == "callable" else
+                state.open_call.started_at + self._rules(url).call_timeout + int(ticks) * TICK)
+            on_time = target is not None and target > self.clock()
+            if on_time and target is not None:
+                STATS["next holders as the dead one's call times out"] += 1
+                self.clock.set(target)
+            else:
+                self.clock.advance(timedelta(minutes=1))
             holders = [a for a in self.tokens if self.store.find_element(a, url) is not None]
-            with self.doing("live"):
-                nxt = data.draw(st.sampled_from(holders))
-                self._check_token_outcome(self.engine.processor.record(nxt, nxt, self._run(Why.LIVE)))
+            self.clock.frozen = on_time
+            try:
+                with self.doing("live"):
+                    nxt = data.draw(st.sampled_from(holders))
+                    self._check_token_outcome(self.engine.processor.record(nxt, nxt, self._run(Why.LIVE)))
+            finally:
+                self.clock.frozen = False
 
     @precondition(lambda self: self.tokens)
     @rule()
@@ -979,6 +1092,21 @@ class UrlRules(RuleBasedStateMachine):
         assert not self.world.violations, self.world.violations
 
     @invariant()
+    def the_budget_counts_each_admitted_request_once(self) -> None:
+        """The spend budget's counters hold the new paid requests sent under it, plus the slots of
+        holders that died after admission (kept, documented): a request admitted and then not sent by a
+        live holder (vetoed) is given back. Summed over the days touched and the day before each, as a
+        request admitted a tick before midnight leaves a tick after it."""
+        for account in SPEND_PER_DAY:
+            expected = {d: n for (a, d), n in (self.world.spent + self.world.kept_slots).items() if a == account}
+            days = set(expected) | {d - timedelta(days=1) for d in expected}
+            counted = sum(self.spend.used(account, datetime(d.year, d.month, d.day, 12, tzinfo=T0.tzinfo))["day"]
+                          for d in days)
+            assert counted == sum(expected.values()), (
+                f"{account}: the budget counted {counted} requests, {sum(expected.values())} were admitted "
+                f"(sent, or kept by a holder that died after admission) on {sorted(expected.items())}")
+
+    @invariant()
     def ok_never_changes(self) -> None:
         for address in self.tokens:
             doc = self.store.find_token(address)
@@ -1044,8 +1172,9 @@ class UrlRules(RuleBasedStateMachine):
         for url in POOL:
             state = self.store.find_url_state(url)
             if state is not None:
-                real = self.world.streak.get(url, 0) + int(self.world.tied.get(url, False))
-                assert state.streak <= real, f"{url}: streak {state.streak}, but {real} failed calls since the last answer"
+                real = self.world.counted(url)
+                counts = live_streak(state, self.clock(), self._rules(url))  # a stored streak past the window has expired
+                assert counts <= real, f"{url}: streak {counts}, but {real} failed calls since the last answer"
 
     @invariant()
     def exhausted_only_when_a_streak_spent_the_budget(self) -> None:
@@ -1062,7 +1191,7 @@ class UrlRules(RuleBasedStateMachine):
                 if was is not None and el.status is not FetchStatus.EXHAUSTED:
                     self.exhausted_seen.pop(key, None)
         self.world.peak_streak = {}
-        self.streak_at_step_start = dict(self.world.streak)
+        self.streak_at_step_start = {url: self.world.counted(url) for url in self.world.streak}
 
     @precondition(lambda self: len(self.tokens) >= 1)
     @rule()

@@ -51,10 +51,14 @@ def wait(streak: int, rules: Rules) -> timedelta:
 
 def counted(s: UrlState, now: datetime, rules: Rules) -> UrlState:
     """"No payment without a record": an open call older than the call timeout is one failed call of
-    the streak, made when it was opened (not if an answer came after it); a younger one stays."""
+    the streak, made when it was opened (not if an answer came after it), counted after the timed-out
+    calls it was written over; a younger one stays."""
     call = s.open_call
     if call is None or now - call.started_at < rules.call_timeout:  # row "younger": it stays
         return s
+    s = s.model_copy(update={"open_call": call.replaced})  # row "written over a timed-out one": that one first
+    if call.replaced is not None:
+        s = counted(s, now, rules)
     failed = 0 if s.answered_at is not None and s.answered_at > call.started_at else 1  # row "older"
     last = call.started_at if s.attempted_at is None else max(s.attempted_at, call.started_at)
     return s.model_copy(update={"open_call": None, "streak": live(s, call.started_at, rules) + failed,
@@ -147,23 +151,14 @@ def _last(s: UrlState, now: datetime) -> datetime:
     return now if s.attempted_at is None or s.attempted_at < now else s.attempted_at
 
 
-def _holds_own(s: UrlState, outcome: Outcome) -> bool:
-    if outcome.opened is None or outcome.replaced is None:
-        return False
-    if s.open_call == outcome.opened:
-        return True
-    sub = outcome.submitted
-    return (s.open_call is None and sub is not None and s.request is not None
-            and s.request.request_id == sub.request_id)
-
-
 def after(state: UrlState | None, element: SocialUrl, outcome: Outcome, *, address: str, now: datetime,
           rules: Rules) -> tuple[FetchStatus | None, NextUrl | None, str]:
     """The `after` table: (the element's status, the URL state's next fields, the row), for an
     element written (None: deferred, nothing written)."""
     s = state or EMPTY
-    if _holds_own(s, outcome):  # the dead holder's timed-out record this attempt wrote over counts once
-        s = s.model_copy(update={"open_call": outcome.replaced})
+    if outcome.opened is not None and s.open_call == outcome.opened:
+        # "the call's own result closes the record": the timed-out call it was written over counts once
+        s = s.model_copy(update={"open_call": outcome.opened.replaced})
     s = counted(s, now, rules)
     e, result, called = element.status, outcome.result, outcome.called
     window = fresh(s, now, rules)

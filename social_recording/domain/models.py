@@ -99,12 +99,20 @@ class OpenCall(BaseModel):
     """The lease of the holder that opened it: its own result closes it, nobody else's."""
     unit_price_usd: float = Field(default=0.0, ge=0)
     """What the request costs (its account's unit price): a call whose answer never came is entered in
-    the spend ledger at this price by the write that removes it (domain/spend.py, `unanswered_line`)."""
+    the spend ledger at this price by the write that removes it (domain/spend.py, `unanswered_lines`)."""
+    replaced: OpenCall | None = None
+    """An earlier holder's open call, past its timeout and not yet counted, that this record was written
+    over: counted (and entered as spent) with this one, first, so a holder that dies before its own
+    result is written loses no count. Also what a saved two-step submission leaves in its place."""
 
     @field_validator("started_at")
     @classmethod
     def _utc(cls, v: datetime) -> datetime:
         return ensure_utc(v)
+
+    def chain(self) -> tuple[OpenCall, ...]:
+        """This call and the uncounted ones it replaced, newest first."""
+        return (self,) if self.replaced is None else (self, *self.replaced.chain())
 
 
 class UrlState(BaseModel):

@@ -96,7 +96,7 @@ class SpendLine:
     requests: int
     cost_usd: float
     unanswered: int = 0
-    """Of `requests`, those whose answer never came (`unanswered_line`)."""
+    """Of `requests`, those whose answer never came (`unanswered_lines`)."""
 
     def __post_init__(self) -> None:
         if self.requests < 1:
@@ -105,16 +105,20 @@ class SpendLine:
             raise ValueError(f"a spend line's unanswered requests are 0 to {self.requests}, got {self.unanswered!r}")
 
 
-def unanswered_line(stored: OpenCall | None, fence: int, kept: OpenCall | None) -> SpendLine | None:
-    """The ledger line of a paid call whose answer never came, or None: a fenced write of the URL
-    state with `fence` that removes (clears, or writes another over) an open call `stored` by a holder
-    of a LOWER fence enters it as one spent request, on the day it left, at its price. Its own holder
-    can no longer enter it: its result write is refused by the larger fence from now on. Whether the
-    request reached the provider before its holder died nobody on our side can tell, so it counts as
-    billed, the side the budget errs on too (docs/architecture.md, "Spend budgets")."""
-    if stored is None or stored.fence >= fence or stored == kept:
-        return None
-    return SpendLine(stored.provider, day_key(stored.started_at), 1, stored.unit_price_usd, unanswered=1)
+def unanswered_lines(stored: OpenCall | None, fence: int, kept: OpenCall | None) -> list[SpendLine]:
+    """The ledger lines of paid calls whose answer never came: a fenced write of the URL state with
+    `fence` that removes (clears, or writes another over) open calls of holders of a LOWER fence
+    enters each as one spent request, on the day it left, at its price. A call is removed when it is
+    in the `stored` record (with the ones it replaced, `OpenCall.chain`) and not in the `kept` one: a
+    record written over a timed-out call keeps it, to be entered when the record itself goes. Its own
+    holder can no longer enter it: its result write is refused by the larger fence from now on. Whether
+    the request reached the provider before its holder died nobody on our side can tell, so it counts
+    as billed, the side the budget errs on too (docs/architecture.md, "Spend budgets")."""
+    if stored is None:
+        return []
+    still = set(kept.chain()) if kept is not None else set()
+    return [SpendLine(call.provider, day_key(call.started_at), 1, call.unit_price_usd, unanswered=1)
+            for call in stored.chain() if call.fence < fence and call not in still]
 
 
 @dataclass(frozen=True)
@@ -126,7 +130,7 @@ class SpendRow:
     requests: int
     cost_usd: float
     unanswered: int = 0
-    """Of `requests`, those entered from calls whose answer never came (`unanswered_line`)."""
+    """Of `requests`, those entered from calls whose answer never came (`unanswered_lines`)."""
 
 
 _ITEM = re.compile(r"^\s*(\d+)\s*(?:/|per)\s*(day|month)\s*$", re.IGNORECASE)

@@ -153,16 +153,21 @@ def live_streak(state: UrlState | NextState, now: datetime, rules: Rules) -> int
 
 def settle(state: UrlState | None, now: datetime, rules: Rules) -> UrlState | None:
     """The state once an open call past its timeout is counted: one failed call of the streak (unless
-    an answer came after it went out), made when it was opened. A holder that crashed, or could not
-    write its result, thereby costs at most the budget, never one payment per run."""
+    an answer came after it went out), made when it was opened, after the timed-out calls it was
+    written over (`OpenCall.replaced`, older still), each counted once the same way. A holder that
+    crashed, or could not write its result, thereby costs at most the budget, never one payment per run."""
     if state is None or state.open_call is None or now - state.open_call.started_at < rules.call_timeout:
         return state
-    opened = state.open_call.started_at
-    answered_after = state.answered_at is not None and state.answered_at > opened
-    last = opened if state.attempted_at is None or state.attempted_at < opened else state.attempted_at
-    streak = live_streak(state, opened, rules) + (0 if answered_after else 1)
-    counted = state.model_copy(update={"open_call": None, "streak": streak, "attempts": state.attempts + 1,
-                                       "attempted_at": last})
+    call = state.open_call
+    before = state.model_copy(update={"open_call": call.replaced})
+    if call.replaced is not None:
+        before = settle(before, now, rules) or before
+    opened = call.started_at
+    answered_after = before.answered_at is not None and before.answered_at > opened
+    last = opened if before.attempted_at is None or before.attempted_at < opened else before.attempted_at
+    streak = live_streak(before, opened, rules) + (0 if answered_after else 1)
+    counted = before.model_copy(update={"open_call": None, "streak": streak, "attempts": before.attempts + 1,
+                                        "attempted_at": last})
     return counted.model_copy(update={"status": url_status(counted, now, rules)})
 
 
@@ -307,9 +312,8 @@ class Outcome:
     request_expired: bool = False
     """The URL's open request was past its provider's retention: it is closed."""
     opened: OpenCall | None = None
-    """The paid call this attempt recorded before sending: its result, whatever it is, closes it."""
-    replaced: OpenCall | None = None
-    """A timed-out open call `opened` was written over: still one failed call to count."""
+    """The paid call this attempt recorded before sending: its result, whatever it is, closes it (the
+    timed-out call it was written over, `OpenCall.replaced`, is counted then)."""
 
     def __post_init__(self) -> None:
         if self.result is Result.ANSWER and self.status not in REUSABLE:
@@ -405,33 +409,20 @@ def after(
     if not decision.calls:
         raise ValueError(f"`after` follows a call decision, got {decision.act.value}")
     own_call = outcome.opened
-    if own_call is not None and outcome.replaced is not None and state is not None and _holds_own_record(
-            state, own_call, outcome.submitted):
-        # This attempt's record was written over a timed-out one its decision counted: count it here.
-        state = state.model_copy(update={"open_call": outcome.replaced})
+    stored = state
+    if own_call is not None and state is not None and state.open_call == own_call:
+        # This attempt knows the result of the call it opened: its record is closed, and the timed-out
+        # call it was written over (if any) is counted now (docs/architecture.md, "No payment without a
+        # record"). A saved two-step submission already put that one back in its place.
+        state = state.model_copy(update={"open_call": own_call.replaced})
     settled = settle(state, now, rules)
     transition = _after(settled, element, outcome, address=address, now=now, rules=rules)
     if transition.element is None:
         return transition
     next_state = transition.state
-    if next_state is None and settled is not None and (
-            settled is not state or (own_call is not None and settled.open_call == own_call)):
-        next_state = _as_next(settled)  # a count, or this attempt's own record, to write even when nothing else is
-    if next_state is not None and own_call is not None and next_state.open_call == own_call:
-        # This attempt knows the result of the call it opened: the record is closed (another holder's stays).
-        next_state = replace(next_state, open_call=None)
+    if next_state is None and settled is not None and settled is not stored:
+        next_state = _as_next(settled)  # a count, or this attempt's own record closed, to write even when nothing else is
     return Transition(transition.element, next_state)
-
-
-def _holds_own_record(state: UrlState, own_call: OpenCall, submitted: PaidRequest | None) -> bool:
-    """The state still holds what this attempt wrote over a timed-out open call: its own record, or the
-    two-step request it submitted, which replaced that record when it was saved. Either way nobody
-    wrote since, so the replaced call is still uncounted (docs/architecture.md, "No payment without a
-    record")."""
-    if state.open_call == own_call:
-        return True
-    return (state.open_call is None and submitted is not None and state.request is not None
-            and (state.request.provider, state.request.request_id) == (submitted.provider, submitted.request_id))
 
 
 def _after(

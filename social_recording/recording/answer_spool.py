@@ -47,7 +47,6 @@ class SpooledAnswer(BaseModel):
     forced: bool
     submitted: PaidRequest | None = None
     opened: OpenCall | None = None
-    replaced: OpenCall | None = None
     links: list[_Link] | None = None
 
     @classmethod
@@ -56,12 +55,11 @@ class SpooledAnswer(BaseModel):
         assert outcome.result is Result.ANSWER and outcome.status is not None
         return cls(address=address, url=url, called_at=called_at, status=outcome.status, detail=outcome.detail,
                    act=decision.act, forced=decision.forced, submitted=outcome.submitted, opened=outcome.opened,
-                   replaced=outcome.replaced,
                    links=None if links is None else [_Link(kind=pl.kind, obj=pl.obj, depth=pl.depth) for pl in links])
 
     def outcome(self) -> Outcome:
         return Outcome(Result.ANSWER, status=self.status, called=True, detail=f"{self.detail}; written from the spool",
-                       submitted=self.submitted, opened=self.opened, replaced=self.replaced)
+                       submitted=self.submitted, opened=self.opened)
 
     def decision(self) -> Decision:
         return Decision(self.act, forced=self.forced)

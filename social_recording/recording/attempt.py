@@ -318,7 +318,7 @@ class UrlAttempt:
                 status = FetchStatus.OK
             return Outcome(result, status=status, called=called, cause=cause, detail=detail,
                            submitted=requests.submitted_request, request_expired=requests.expired,
-                           opened=requests.opened, replaced=requests.replaced), links, engine
+                           opened=requests.opened), links, engine
 
         try:
             # The provider's call slot is taken here, inside the URL lock: the wait is for calls of other

@@ -95,15 +95,15 @@ class StoredPaidRequests:
         self.expired = False
         """The open request was past its provider's retention: closed, not resumed."""
         self.opened: OpenCall | None = None
-        """The paid call this attempt recorded before sending it."""
-        self.replaced: OpenCall | None = None
-        """The timed-out open call (the decision counted it) that record was written over."""
+        """The paid call this attempt recorded before sending it, with the timed-out open call (the
+        decision counted it) it was written over: stored with it, so the count outlives this holder."""
 
     def open_call(self, provider: str) -> None:
         """Record the paid call about to leave on the URL state, durably, or refuse to send it: a
         store that cannot write would otherwise turn every run into a new payment nobody counts."""
         call = OpenCall(provider=provider, subject=self._url, started_at=as_stored(self._clock()),
-                        fence=self._lease.fence, unit_price_usd=UNIT_PRICES.get(provider, 0.0))
+                        fence=self._lease.fence, unit_price_usd=UNIT_PRICES.get(provider, 0.0),
+                        replaced=self._seen_open_call)
         try:
             result = write_through_outages(
                 lambda: self._store.save_open_call(self._url, self._platform, self._lease.fence, call),
@@ -115,7 +115,7 @@ class StoredPaidRequests:
                 f"({type(exc).__name__}: {exc}); nothing sent, the URL is left as it was") from exc
         if not result.applied:
             raise CallVetoed(f"a newer holder of the URL wrote first; the paid {provider} call is left to it")
-        self.opened, self.replaced = call, self._seen_open_call
+        self.opened = call
 
     def previous(self, provider: str, retention: timedelta) -> str | None:
         request = self._request
@@ -130,7 +130,8 @@ class StoredPaidRequests:
     def submitted(self, provider: str, request_id: str) -> None:
         request = PaidRequest(provider=provider, request_id=request_id, submitted_at=self._clock())
         result = write_through_outages(
-            lambda: self._store.save_paid_request(self._url, self._platform, self._lease.fence, request),
+            lambda: self._store.save_paid_request(self._url, self._platform, self._lease.fence, request,
+                                                  kept=None if self.opened is None else self.opened.replaced),
             what="paid_request", url=self._url, retry_s=self._retry_s,
         )
         if not result.applied:

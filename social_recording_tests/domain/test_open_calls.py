@@ -37,8 +37,8 @@ LIVE = RunIntent(Why.LIVE, since=T)
 
 
 def _state(**fields: object) -> UrlState:
-    return UrlState(url=URL, platform="x", status=FetchStatus.PENDING, open_call=CALL, fence=4, version=2,
-                    **fields)  # type: ignore[arg-type]
+    return UrlState(**{"url": URL, "platform": "x", "status": FetchStatus.PENDING, "open_call": CALL, "fence": 4,
+                       "version": 2, **fields})  # type: ignore[arg-type]
 
 
 def test_the_default_timeout_outlasts_the_worst_call_and_the_url_lock() -> None:
@@ -107,3 +107,61 @@ def test_the_holder_that_opened_a_call_closes_it_with_its_result(result: Result)
     assert transition.state is not None and transition.state.open_call is None
     others = after(_state(), PENDING, outcome, decision=Decision(Act.CALL), address="A", now=T, rules=RULES)
     assert others.state is not None and others.state.open_call == CALL, "another holder's record stays"
+
+
+# ---------------------------------------------------------------- a record written over a timed-out one
+
+def _over(dead: OpenCall, at: datetime, fence: int) -> OpenCall:
+    """The record the next holder writes over a dead holder's timed-out call (the call guard's)."""
+    return OpenCall(provider="twitterapi", subject=URL, started_at=at, fence=fence, replaced=dead)
+
+
+def test_a_record_written_over_a_timed_out_call_counts_both_once_its_own_holder_dies_too() -> None:
+    """A holder counted a dead holder's timed-out call, wrote its own record over it, paid and died
+    before its result was written: the next holder counts both calls (the count travelled with the
+    record), each once, the older first."""
+    second = _over(CALL, T + timedelta(hours=1), 6)
+    state = _state(open_call=second, attempted_at=T - timedelta(hours=2), streak=1, attempts=1)
+    settled = settle(state, T + timedelta(hours=1) + OPEN_CALL_TIMEOUT, RULES)
+    assert settled is not None
+    assert (settled.open_call, settled.streak, settled.attempts, settled.attempted_at) == (
+        None, 3, 3, T + timedelta(hours=1))
+    assert settled.status is FetchStatus.EXHAUSTED
+
+
+def test_a_replaced_call_older_than_the_window_counts_in_a_streak_of_its_own() -> None:
+    """Counted one after the other, as if each had been counted in its time: the window between them
+    expires the older one's streak."""
+    later = T + timedelta(days=15)
+    state = _state(open_call=_over(CALL, later, 6), attempted_at=T - timedelta(hours=2), streak=2, attempts=2)
+    settled = settle(state, later + OPEN_CALL_TIMEOUT, RULES)
+    assert settled is not None and (settled.streak, settled.attempts, settled.attempted_at) == (1, 4, later)
+
+
+@pytest.mark.parametrize("result", [Result.ANSWER, Result.FAILED])
+def test_the_holder_that_wrote_over_a_timed_out_call_counts_it_with_its_result(result: Result) -> None:
+    mine = _over(CALL, T + timedelta(hours=1), 6)
+    state = _state(open_call=mine, fence=6, attempted_at=T - timedelta(hours=2), streak=1, attempts=1)
+    now = T + timedelta(hours=1, seconds=3)
+    outcome = Outcome(result, status=FetchStatus.OK if result is Result.ANSWER else None, called=True, opened=mine)
+    t = after(state, PENDING, outcome, decision=Decision(Act.CALL), address="A", now=now, rules=RULES)
+    assert t.state is not None and t.state.open_call is None and t.state.attempts == 3, "the dead one's and this one"
+    assert t.state.streak == (0 if result is Result.ANSWER else 3)
+
+
+def test_a_saved_submission_leaves_the_timed_out_call_in_its_place_and_it_counts_once() -> None:
+    """A two-step submission replaces its holder's own record (the next holder resumes, not pays) and
+    puts back the timed-out call that record was written over: counted by this holder's result, or
+    by the next holder if this one dies."""
+    from social_recording.domain.models import PaidRequest
+
+    mine = _over(CALL, T + timedelta(hours=1), 6)
+    request = PaidRequest(provider="urlscan", request_id="r1", submitted_at=T + timedelta(hours=1))
+    saved = _state(open_call=mine.replaced, fence=6, request=request, attempted_at=T - timedelta(hours=2),
+                   streak=1, attempts=1)
+    now = T + timedelta(hours=1, seconds=3)
+    outcome = Outcome(Result.FAILED, called=True, opened=mine, submitted=request)
+    t = after(saved, PENDING, outcome, decision=Decision(Act.CALL), address="A", now=now, rules=RULES)
+    assert t.state is not None and (t.state.open_call, t.state.streak, t.state.attempts) == (None, 3, 3)
+    nxt = settle(saved, now + timedelta(minutes=1), RULES)  # this holder died: the next one counts it
+    assert nxt is not None and (nxt.open_call, nxt.streak, nxt.attempts, nxt.request) == (None, 2, 2, request)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from test_support.mutants import MUTANTS, REPO, apply
+from test_support.mutants import MUTANTS, REPO, Mutant, apply
 
 pytestmark = pytest.mark.heavy
 
@@ -43,9 +43,10 @@ def test_the_mutants_cover_every_part_that_carries_a_rule() -> None:
         assert any(part in m.path for m in MUTANTS.values()), f"no mutant of {part}"
 
 
-def model_alone(name: str, into: Path, examples: str = EXAMPLES_PER_MUTANT) -> subprocess.CompletedProcess[str]:
-    """Run the model test alone against mutant `name` (a copy of the package under `into`)."""
-    path = apply(name, into)
+def model_alone(name: str, into: Path, examples: str = EXAMPLES_PER_MUTANT,
+                mutants: dict[str, Mutant] = MUTANTS) -> subprocess.CompletedProcess[str]:
+    """Run the model test alone against mutant `name` of `mutants` (a copy of the package under `into`)."""
+    path = apply(name, into, mutants)
     # The copy comes first on the path: the child runs outside the repository (a `python -m` puts its
     # working directory first) and pytest appends the test's root instead of prepending it.
     env = {**os.environ, "PYTHONPATH": f"{into}{os.pathsep}{REPO}", "SOCIAL_RECORDING_MODEL_EXAMPLES": examples,
@@ -55,7 +56,7 @@ def model_alone(name: str, into: Path, examples: str = EXAMPLES_PER_MUTANT) -> s
     loaded = subprocess.run([sys.executable, "-c", f"import {module} as m; print(m.__file__)"],
                             cwd=into, env=env, capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == str(path), f"the child would test {loaded}, not the mutant"
-    which = "TestUrlRulesOnMongomock" if MUTANTS[name].store == "mongomock" else "TestUrlRules and not Mongo"
+    which = "TestUrlRulesOnMongomock" if mutants[name].store == "mongomock" else "TestUrlRules and not Mongo"
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--import-mode=append",
          "-k", which, str(MODEL_TEST)],

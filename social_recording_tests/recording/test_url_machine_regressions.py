@@ -850,3 +850,78 @@ def test_a_spent_streak_expires_with_the_reuse_window(
     assert state is not None and state.streak == (5 if calls == 0 else 1)
     eng.processor.record("A", "A")
     assert _status(store, "A", X_URL) is FetchStatus.EXHAUSTED and counter.get(X_URL) == 5 + calls
+
+
+def test_a_dead_holders_call_counts_once_when_the_holder_that_wrote_over_it_dies_too() -> None:
+    """Found by the model test with deaths (1000 x 60), its shrunk steps: a holder of a paid tweet
+    died after recording its call and paying; past the call's timeout the next holder counted it,
+    wrote its own record over it, paid and died too, before its result (and with it that count) was
+    written. The holder after them counted only the second call: a failing tweet was paid four times
+    on a budget of three. Now a record carries the timed-out call it was written over, and whoever
+    counts the record counts that one too, once."""
+    from test_support.url_machine_model import UrlRules
+    from test_support.url_machine_steps import Draws, replay
+
+    x = "https://x.com/i/status/101"
+    m = UrlRules()
+
+    def dies() -> None:  # T002 (the first new holder of the tweet) dies after recording its call and paying
+        m.a_holder_dies(Draws(lambda e: isinstance(e, tuple) and e[0] == "T002"),  # type: ignore[arg-type]
+                        "after the open call")
+
+    replay(m, [
+        lambda: m.some_tokens_and_answers([[x], [x]], {}),
+        *[m.a_stable_world_converges] * 14,
+        m.toggle_paid,  # paid calls off: the new holders' calls wait
+        lambda: m.the_provider_changes_its_mind_between_two_new_holders(x, "ok", "5xx"),
+        dies,
+        m.a_stable_world_converges,  # nothing counts the open call: nobody may call
+        m.toggle_paid,
+        dies,  # past the first call's timeout: counts it, writes over it, pays, dies
+        m.a_stable_world_converges,
+        lambda: spent(m.store.find_url_state(x)),
+    ])
+
+
+def spent(state: Any) -> None:
+    """Both dead holders' calls were counted: the budget of three was spent by three paid calls."""
+    assert state is not None and (state.status, state.streak, state.attempts, state.open_call) == (
+        FetchStatus.EXHAUSTED, 3, 3, None)
+
+
+def test_the_model_counts_a_call_that_failed_in_the_instant_of_an_answer_toward_exhausted() -> None:
+    """Found by the model test with deaths (1000 x 60): the model's own miscount, not the engine's. A
+    holder's call of a never-reused URL failed in the very instant another holder's call answered and
+    was written first; the engine counts that failure after the answer (the safe side), so two more
+    failures spend the budget of three and the holder is `exhausted`. The model's streak check allowed
+    for the tie, its `exhausted` check did not, and called it exhausted after two failures. Both now
+    count the tied failure (`World.counted`)."""
+    from test_support.url_machine_model import UrlRules
+    from test_support.url_machine_steps import Draws, replay
+
+    tg = "https://t.me/modelchat"
+    m = UrlRules()
+
+    def record(address: str) -> None:
+        m.live_event(Draws(lambda a: a == address), "none")  # type: ignore[arg-type]
+
+    replay(m, [
+        lambda: m.some_tokens_and_answers([[tg], [tg]], {tg: "bug"}),
+        lambda: record("T001"),  # T001 holds the URL (our own defect: nothing called, nothing counted)
+        lambda: m.provider_changes(tg, "429"),
+        lambda: m.clock_moves(61),
+        # T000's call fails while, in its instant, a late holder's call for T001 answers ok and is written first
+        lambda: m.two_holders_in_one_instant(Draws(lambda a: a == "T000", lambda a: a == "ok"),  # type: ignore[arg-type]
+                                             "write"),
+        lambda: m.clock_moves(61),
+        lambda: record("T000"),
+        lambda: m.clock_moves(120),
+        lambda: record("T000"),
+        lambda: exhausted_after(m.store.find_url_state(tg), m.store.find_element("T000", tg)),
+    ])
+
+
+def exhausted_after(state: Any, element: Any) -> None:
+    """The tied failure and two more: the budget of three is spent."""
+    assert state is not None and state.streak == 3 and element is not None
+    assert element.status is FetchStatus.EXHAUSTED

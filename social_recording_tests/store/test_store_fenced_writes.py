@@ -124,3 +124,30 @@ def test_a_holders_own_result_and_writes_that_keep_or_are_refused_enter_nothing(
     assert store.apply_url_write(_paid(url_write("A", U_X, 8, FetchStatus.OK, T1, attempts=2))).result.applied
     assert store.spend_rows("2026-01-01") == [SpendRow("twitterapi", "2026-12-03", 2, pytest.approx(2 * PRICE), 1)]
     assert store.spend_totals() == SpendTotals({"twitterapi": 2}, {"x": 2})
+
+
+def test_a_record_written_over_a_timed_out_call_keeps_it_and_the_write_that_removes_both_enters_each_once(
+    store: Store,
+) -> None:
+    """The next holder's record carries the dead holder's timed-out call (`OpenCall.replaced`) so its
+    count outlives that holder too: stored and read back whole, kept by the holder's own saved
+    submission, and entered as spent, each call once, by the newer holder's write that removes them."""
+    _token(store)
+    dead = _call(5)
+    assert store.save_open_call(U_X, "x", 5, dead) is WriteResult.APPLIED
+    mine = _call(6, T2).model_copy(update={"replaced": dead})
+    assert store.save_open_call(U_X, "x", 6, mine) is WriteResult.APPLIED
+    state = store.find_url_state(U_X)
+    assert state is not None and state.open_call == mine and state.open_call.replaced == dead
+    assert store.spend_rows("2026-01-01") == [], "kept in the record: not removed yet"
+    request = PaidRequest(provider="twitterapi", request_id="r6", submitted_at=T2)
+    assert store.save_paid_request(U_X, "x", 6, request, kept=dead) is WriteResult.APPLIED  # its holder's submission
+    state = store.find_url_state(U_X)
+    assert state is not None and state.open_call == dead and state.request is not None
+    assert store.spend_rows("2026-01-01") == [], "its holder's own record is not another's unanswered call"
+    assert store.save_open_call(U_X, "x", 7, mine) is WriteResult.APPLIED  # (a record kept whole: nothing)
+    assert store.spend_rows("2026-01-01") == []
+    assert store.apply_url_write(url_write("A", U_X, 8, FetchStatus.ERROR, T2, attempts=3)).result.applied
+    assert store.spend_rows("2026-01-01") == [SpendRow("twitterapi", "2026-12-03", 1, pytest.approx(PRICE), 1),
+                                              SpendRow("twitterapi", "2026-12-04", 1, pytest.approx(PRICE), 1)]
+    assert store.spend_totals() == SpendTotals({"twitterapi": 2}, {"x": 2})

@@ -75,17 +75,18 @@ def _open_call_out(call: OpenCall | None) -> dict[str, Any] | None:
     if call is None:
         return None
     return {"provider": call.provider, "subject": call.subject, "started_at": ensure_utc(call.started_at),
-            "fence": call.fence, "unit_price_usd": call.unit_price_usd}
+            "fence": call.fence, "unit_price_usd": call.unit_price_usd, "replaced": _open_call_out(call.replaced)}
 
 
-def _open_call_in(doc: Mapping[str, Any]) -> OpenCall | None:
-    """A URL state document's open call (None: there is none)."""
-    call = doc.get("open_call")
+def _open_call_in(doc: Mapping[str, Any], key: str = "open_call") -> OpenCall | None:
+    """A URL state document's open call, with the uncounted ones it replaced (None: there is none)."""
+    call = doc.get(key)
     if not (isinstance(call, dict) and call.get("provider") and call.get("started_at")):
         return None
     return OpenCall(provider=call["provider"], subject=call.get("subject") or doc["url"],
                     started_at=ensure_utc(call["started_at"]), fence=int(call.get("fence", 0)),
-                    unit_price_usd=float(call.get("unit_price_usd", 0.0)))
+                    unit_price_usd=float(call.get("unit_price_usd", 0.0)),
+                    replaced=_open_call_in({"url": doc["url"], key: call.get("replaced")}, key))
 
 
 def _state(doc: Mapping[str, Any]) -> UrlState:

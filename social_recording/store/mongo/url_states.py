@@ -15,7 +15,7 @@ from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError, PyMongoError
 
 from social_recording.domain.models import OpenCall, PaidRequest, UrlState, ensure_utc, utcnow
-from social_recording.domain.spend import SpendLine, unanswered_line
+from social_recording.domain.spend import SpendLine, unanswered_lines
 from social_recording.domain.status import FetchStatus
 from social_recording.store.base import WriteOutcome, WriteResult
 from social_recording.store.mongo.connection import MongoConnection
@@ -62,12 +62,13 @@ class UrlStatesMixin(MongoConnection):
     def _enter_unanswered(self, url: str, fence: int, stored: OpenCall | None, kept: OpenCall | None) -> None:
         """Another holder's open call that a write with `fence` removed goes to the ledger and the
         state's count as spent (domain/spend.py), right after the write, as a spend line does."""
-        line = unanswered_line(stored, fence, kept)
-        if line is None:
+        lines = unanswered_lines(stored, fence, kept)
+        if not lines:
             return
-        self._add_spend(line)
+        for line in lines:
+            self._add_spend(line)
         try:
-            self.db[URL_STATES].update_one({"url": url}, {"$inc": {"paid_requests": line.requests}})
+            self.db[URL_STATES].update_one({"url": url}, {"$inc": {"paid_requests": sum(x.requests for x in lines)}})
         except PyMongoError as exc:
             log.warning("URL state's paid requests not moved (%s: %s); the hourly reconciliation reports it",
                         type(exc).__name__, exc)
@@ -94,7 +95,8 @@ class UrlStatesMixin(MongoConnection):
         (also when the state read now admits the write: another holder moved it on in between)."""
         return state_refusal(self._stored_state(url), fence, expect_version) or WriteOutcome(WriteResult.STALE)
 
-    def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest) -> WriteResult:
+    def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest,
+                          kept: OpenCall | None = None) -> WriteResult:
         applied = self._update_state(
             url,
             fence,
@@ -103,7 +105,7 @@ class UrlStatesMixin(MongoConnection):
                     "fence": fence,
                     "request": {"provider": request.provider, "request_id": request.request_id,
                                 "submitted_at": ensure_utc(request.submitted_at)},
-                    "open_call": None,
+                    "open_call": _open_call_out(kept),
                     "updated_at": utcnow(),
                 },
                 "$inc": {"version": 1},
@@ -112,7 +114,7 @@ class UrlStatesMixin(MongoConnection):
                                  "answered_at": None, "streak": 0, "engine_failures": 0},
             },
             None,
-            None,
+            kept,
         )
         return WriteResult.APPLIED if applied else WriteResult.FENCED
 

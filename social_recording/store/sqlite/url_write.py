@@ -9,7 +9,7 @@ import sqlite3
 from typing import Any
 
 from social_recording.domain.models import OpenCall, PaidRequest, SocialUrl, TokenLink, UrlState, utcnow
-from social_recording.domain.spend import SpendLine, unanswered_line
+from social_recording.domain.spend import SpendLine, unanswered_lines
 from social_recording.domain.status import FetchStatus
 from social_recording.store._codec import dt_to_text, opt_dt_to_text
 from social_recording.store.base import UrlWrite, WriteOutcome, WriteResult
@@ -118,8 +118,7 @@ class UrlWriteMixin(GraphWriteMixin):
         call it removes goes to the ledger and the state's count as spent (domain/spend.py)."""
         row = conn.execute("SELECT open_call FROM url_states WHERE url = ?", [url]).fetchone()
         stored = None if row is None or not row[0] else OpenCall.model_validate_json(row[0])
-        line = unanswered_line(stored, fence, kept)
-        if line is not None:
+        for line in unanswered_lines(stored, fence, kept):
             self._add_spend(conn, line)
             conn.execute("UPDATE url_states SET paid_requests = paid_requests + ? WHERE url = ?", [line.requests, url])
 
@@ -130,10 +129,12 @@ class UrlWriteMixin(GraphWriteMixin):
         refused = state_refusal(NO_STATE if row is None else StoredState(fence=row[0]), fence, None)
         return None if refused is None else refused.result
 
-    def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest) -> WriteResult:
+    def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest,
+                          kept: OpenCall | None = None) -> WriteResult:
         return self._fenced_state_upsert(url, platform, fence, {
             "request_provider": request.provider, "request_id": request.request_id,
-            "request_submitted_at": dt_to_text(request.submitted_at), "open_call": None})
+            "request_submitted_at": dt_to_text(request.submitted_at),
+            "open_call": None if kept is None else kept.model_dump_json()})
 
     def save_open_call(self, url: str, platform: str, fence: int, call: OpenCall) -> WriteResult:
         return self._fenced_state_upsert(url, platform, fence, {"open_call": call.model_dump_json()})
