@@ -14,7 +14,8 @@ a time each, so exactly T URLs are in flight; the store is a SQLite file; the lo
 are on Redis (production) or on the store's own SQLite file (the embedded default). The limiter
 enforces a rate no run here reaches, so what it costs is its bookkeeping alone. On Redis the round
 trips per URL are counted (the token lock, shared by the token's two URLs; the URL lock; the
-limiter, one per request).
+limiter, one per request), and apart those inside the timed bookkeeping (the URL lock's take and the
+limiter's admission; the release comes after the outcome is timed).
 
 Two clocks: wall time, what a URL waits for (at T threads it includes waiting for the interpreter
 lock while the other threads run their Python, which grows with T and with the machine's load), and
@@ -38,6 +39,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
@@ -163,6 +165,9 @@ class Sample:
     cpu: list[float]
     """Per URL: the recording thread's CPU time in record_url outside the generator, plus the limiter's."""
     round_trips: float | None
+    """Per URL: Redis round trips (commands or scripts sent), whatever sent them."""
+    timed_trips: float | None
+    """Per URL: those inside the timed bookkeeping (the URL lock's take, the limiter's admission)."""
 
 
 def measure(threads: int, n_urls: int, latency_ms: int, lock_url: str | None, *, floor: bool) -> Sample:
@@ -208,7 +213,8 @@ def measure(threads: int, n_urls: int, latency_ms: int, lock_url: str | None, *,
         limiter=[t.limiter for _, t in per_url],
         client=[t.generate - t.provider - t.limiter for _, t in per_url],
         cpu=[record_cpu[(u.token, u.url)] - t.generate_cpu + t.limiter_cpu for u, t in per_url],
-        round_trips=sent[0] / len(rows) if on_redis else None,
+        round_trips=sum(sent.values()) / len(rows) if on_redis else None,
+        timed_trips=sum(sent[k] for k in TIMED_TRIPS) / len(rows) if on_redis else None,
     )
 
 
@@ -230,17 +236,43 @@ def time_record_url_cpu(recorder: Any) -> dict[tuple[str, str], float]:
     return cpu
 
 
+TIMED_TRIPS = (("acquire", "social-url:"), ("admit", "social-recording-rate:"))
+"""The round trips made inside the timed bookkeeping: the URL lock taken (with its fencing token), the
+limiter's admission of the request. The URL lock's release comes after the outcome is timed, the
+token lock's take and release around the token's URLs."""
+
+
+def _script_names() -> dict[bytes, str]:
+    """The lock and limiter scripts by the SHA1 they are sent as (EVALSHA)."""
+    import hashlib
+
+    from social_recording.locks import rate_limits, redis
+
+    sources = {"acquire": redis._ACQUIRE_LUA, "extend": redis._EXTEND_LUA, "release": redis._RELEASE_LUA,
+               "admit": rate_limits._ADMIT_LUA}
+    return {hashlib.sha1(src.encode()).hexdigest().encode(): name for name, src in sources.items()}
+
+
 @contextmanager
-def counting_round_trips() -> Iterator[list[int]]:
+def counting_round_trips() -> Iterator[Counter[tuple[str, str]]]:
     """Round trips to Redis made by this process meanwhile (one per command or script sent; a
-    pipeline's commands go out together), whichever client sends them."""
+    pipeline's commands go out together), whichever client sends them, by (script or command, the
+    first key's prefix up to its first colon)."""
     import redis.connection
 
-    sent = [0]
+    names = _script_names()
+    sent: Counter[tuple[str, str]] = Counter()
     original = redis.connection.AbstractConnection.send_packed_command
 
     def counting(self: Any, command: Any, check_health: bool = True) -> None:
-        sent[0] += 1
+        raw = command if isinstance(command, bytes | str) else b"".join(command)
+        parts = (raw.encode() if isinstance(raw, str) else raw).split(b"\r\n")[2::2]  # the bulk strings
+        what = parts[0].decode().upper() if parts else "?"
+        key_at = 3 if what == "EVALSHA" else 1
+        if what == "EVALSHA" and len(parts) > 1:
+            what = names.get(parts[1], "script")
+        key = parts[key_at].decode(errors="replace") if len(parts) > key_at else ""
+        sent[(what, key.split(":", 1)[0] + ":" if ":" in key else key)] += 1
         original(self, command, check_health)
 
     redis.connection.AbstractConnection.send_packed_command = counting  # type: ignore[method-assign]
@@ -264,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
                         f"client's own; real GitHub client, provider answering in {args.latency_ms} ms, "
                         f"{args.urls} URLs, SQLite store)",
                   ["locks", "threads", "p50 ms", "mean ms", "means of runs", "p90 ms", "CPU mean", "limiter mean",
-                   "Redis trips/URL", "floor mean", "floor CPU", "client mean", "load"])
+                   "Redis trips/URL", "timed trips/URL", "floor mean", "floor CPU", "client mean", "load"])
     with ExitStack() as stack:
         for kind in args.locks:
             lock_url: str | None = None
@@ -285,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
                           f"{means[0]:.2f}-{means[-1]:.2f}", mid(lambda g, f: percentile(g.bookkeeping, 0.9)),
                           mid(lambda g, f: mean(g.cpu)), mid(lambda g, f: mean(g.limiter)),
                           float("nan") if runs[0][0].round_trips is None else mid(lambda g, f: g.round_trips),
+                          float("nan") if runs[0][0].timed_trips is None else mid(lambda g, f: g.timed_trips),
                           mid(lambda g, f: mean(f.bookkeeping)), mid(lambda g, f: mean(f.cpu)),
                           mid(lambda g, f: mean(g.client)), _load())
     table.notes.append("bookkeeping: time in record_url outside the generator (token and URL locks, element and "
@@ -296,6 +329,10 @@ def main(argv: list[str] | None = None) -> int:
                        "(the write transaction and the engine's Python alone)")
     table.notes.append(f"each figure the median of {args.repeat} run(s), each followed by its floor; means of runs: "
                        "the lowest and highest run's mean")
+    table.notes.append("Redis trips: round trips to Redis per URL, whatever sent them (the token lock's take and "
+                       "release, shared by the token's URLs; the URL lock's take and release; the limiter's admission; "
+                       "a renewal now and then); timed: those inside the timed bookkeeping (the URL lock's take, the "
+                       "limiter's admission), each a wait for the server and then for the interpreter lock")
     table.notes.append("load: the 1-minute load average after the row")
     table.print()
     return 0

@@ -4,15 +4,21 @@
 
 For each size, a sandbox day holds N new tokens (an X post, a Telegram channel and a GitHub repo
 each, paid calls on) and one fresh Python process records it, reporting its own peak resident set
-(`ru_maxrss`). `run`: `reconcile_job` for the day executed as a deployed run process executes it
-(a run created on a SQLite instance in $DAGSTER_HOME, this repository's dagster.yaml, its events
-streamed to the instance's event log: the stages, the run log, the per-URL table, the report with
-the health checks and the sandbox ledger check). `no Dagster`: the same work on the same parts in a
-process that never imports Dagster (read the window, record it with the per-URL outcomes counted,
-not kept); it fails if Dagster was imported after all.
-`--in-process` adds `execute_in_process` on an ephemeral instance, the tests' harness, which keeps
-every event in memory. Printed: each peak, the run's peak over and above the one without Dagster and
-less the sandbox's tracker data, and the growth per 1,000 tokens.
+(`ru_maxrss`). `run`: `reconcile_job` for the day executed as a run process started on its own
+executes it (`make dev`: Dagster's code server spawns a new interpreter per run; a run created on a
+SQLite instance in $DAGSTER_HOME, this repository's dagster.yaml, its events streamed to the
+instance's event log: the stages, the run log, the per-URL table, the report with the health checks
+and the sandbox ledger check). `forked`: the same run in a process forked from a fork server that
+imported Dagster and the code location first, as the deployment's code server
+(`social_recording.code_server`) starts every run: its resident set is in part pages it still shares
+with the fork server, so the table gives, sampled every 50 ms over the run, its own memory (USS: the
+pages only it holds, what each more run adds), the part it shares (RSS - USS at its peak) and its
+proportional share (PSS), with the fork server's own RSS beside (paid once per code server, not per
+run). `no Dagster`: the same work on the same parts in a process that never imports Dagster (read
+the window, record it with the per-URL outcomes counted, not kept); it fails if Dagster was imported
+after all. `--in-process` adds `execute_in_process` on an ephemeral instance, the tests' harness,
+which keeps every event in memory. Printed: each peak, the run's peak over and above the one without
+Dagster and less the sandbox's tracker data, and the growth per 1,000 tokens.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -74,6 +81,9 @@ def child(mode: str) -> None:
         print(json.dumps({"rss_mb": _sandbox_data_mb(settings.effective_scenario), "urls": 0, "seconds": 0.0}))
         return
     started = time.perf_counter()
+    if mode == "forked":
+        print(json.dumps({**_forked(), "urls": _urls_recorded(), "seconds": time.perf_counter() - started}))
+        return
     if mode == "run":
         _as_a_run_worker()
     elif mode == "in_process":
@@ -127,6 +137,79 @@ def _as_a_run_worker() -> None:
             raise SystemExit(f"P6: reconcile_job run ended {finished and finished.status}")
 
 
+def memory_mb(pid: int | str = "self") -> dict[str, float]:
+    """A process's resident set now, from /proc/<pid>/smaps_rollup: rss, uss (its private pages:
+    what it alone holds), shared (pages other processes map too) and pss (each shared page divided
+    among the processes that map it), in MB."""
+    fields: dict[str, float] = {}
+    with open(f"/proc/{pid}/smaps_rollup") as rollup:
+        for line in rollup:
+            name, _, rest = line.partition(":")
+            if rest.strip().endswith("kB"):
+                fields[name] = int(rest.split()[0]) / 1024.0
+    uss = fields["Private_Clean"] + fields["Private_Dirty"]
+    return {"rss": fields["Rss"], "uss": uss, "shared": fields["Rss"] - uss, "pss": fields["Pss"]}
+
+
+class PeakSampler:
+    """Samples this process's memory every `every` seconds on a daemon thread: the highest USS, PSS
+    and RSS seen (each its own peak), and the shared part at the RSS peak."""
+
+    def __init__(self, every: float = 0.05) -> None:
+        self.peak = memory_mb()
+        self._every = every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="p6-sampler", daemon=True)
+        self._thread.start()
+
+    def _take(self) -> None:
+        now = memory_mb()
+        peak = self.peak
+        if now["rss"] > peak["rss"]:
+            peak["rss"], peak["shared"] = now["rss"], now["shared"]
+        peak["uss"], peak["pss"] = max(peak["uss"], now["uss"]), max(peak["pss"], now["pss"])
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._every):
+            self._take()
+
+    def stop(self) -> dict[str, float]:
+        self._stop.set()
+        self._thread.join()
+        self._take()
+        return self.peak
+
+
+def _forked_run(results: str) -> None:
+    """The target of the forked run process: the run, its memory sampled meanwhile."""
+    at_start = memory_mb()
+    sampler = PeakSampler()
+    _as_a_run_worker()
+    peak = sampler.stop()
+    Path(results).write_text(json.dumps({
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, "uss_mb": peak["uss"],
+        "shared_mb": peak["shared"], "pss_mb": peak["pss"], "uss_start_mb": at_start["uss"]}))
+
+
+def _forked() -> dict[str, float]:
+    """The run in a process forked from a fork server preloaded as the deployment's code server's
+    (`social_recording.code_server.preloaded_context`), and the fork server's own memory after it."""
+    from multiprocessing import forkserver
+
+    from social_recording.code_server import preloaded_context
+
+    with tempfile.TemporaryDirectory(prefix="bench-p6-forked-") as tmp:
+        results = Path(tmp) / "forked.json"
+        process = preloaded_context().Process(target=_forked_run, args=(str(results),))
+        process.start()
+        process.join()
+        if process.exitcode != 0:
+            raise SystemExit(f"P6: the forked run ended with exit code {process.exitcode}")
+        got: dict[str, float] = json.loads(results.read_text())
+    server = memory_mb(forkserver._forkserver._forkserver_pid)  # type: ignore[attr-defined]
+    return {**got, "server_rss_mb": server["rss"], "server_uss_mb": server["uss"]}
+
+
 def _in_process(settings: Any) -> None:
     """`execute_in_process` on an ephemeral instance (tests' harness: it keeps every event in memory)."""
     from dagster import DagsterInstance
@@ -171,7 +254,8 @@ def measure(n: int, mode: str) -> dict[str, float]:
     return result
 
 
-MODES = {"run": "run", "in_process": "in-process", "baseline": "no Dagster", "sandbox": "sandbox data"}
+MODES = {"run": "run", "forked": "forked", "in_process": "in-process", "baseline": "no Dagster",
+         "sandbox": "sandbox data"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,27 +270,34 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if min(args.tokens) < 1:
         parser.error("--tokens must be >= 1")
-    modes = ["run", *(["in_process"] if args.in_process else []), "baseline"]
+    modes = ["run", "forked", *(["in_process"] if args.in_process else []), "baseline"]
     columns = ["tokens"] + [f"{MODES[m]} {unit}" for m in modes for unit in ("MB", "s")] + [
-        "run / no Dagster", "run - no Dagster MB", "sandbox data MB", "run - sandbox data MB", "load"]
-    table = Table("P6", "peak RSS of one reconcile run against tokens (3 URLs each; fresh process per run)", columns)
-    peaks: dict[str, list[tuple[int, float]]] = {m: [] for m in modes}
+        "run / no Dagster", "run - no Dagster MB", "sandbox data MB", "run - sandbox data MB",
+        "forked own at start MB", "forked own MB", "forked shared MB", "forked PSS MB", "fork server MB", "load"]
+    table = Table("P6", "peak RSS of one reconcile run against tokens (3 URLs each; a fresh process per run, or "
+                        "one forked from a preloaded fork server)", columns)
+    peaks: dict[str, list[tuple[int, float]]] = {m: [] for m in [*modes, "forked_own"]}
     for n in sorted(args.tokens):
         row: list[object] = [n]
+        forked: dict[str, float] = {}
         for mode in modes:
             result = measure(n, mode)
             peaks[mode].append((n, result["rss_mb"]))
             row += [result["rss_mb"], result["seconds"]]
+            if mode == "forked":
+                forked = result
+                peaks["forked_own"].append((n, result["uss_mb"]))
         sandbox = measure(n, "sandbox")["rss_mb"]
         peaks.setdefault("sandbox", []).append((n, sandbox))
         run_mb, plain_mb = peaks["run"][-1][1], peaks["baseline"][-1][1]
-        table.add(*row, run_mb / plain_mb, run_mb - plain_mb, sandbox, run_mb - sandbox, f"{os.getloadavg()[0]:.2f}")
+        table.add(*row, run_mb / plain_mb, run_mb - plain_mb, sandbox, run_mb - sandbox, forked["uss_start_mb"], forked["uss_mb"],
+                  forked["shared_mb"], forked["pss_mb"], forked["server_rss_mb"], f"{os.getloadavg()[0]:.2f}")
     if len(args.tokens) > 1:
         rate: dict[str, float] = {}
-        for mode in [*modes, "sandbox"]:
+        for mode in [*modes, "forked_own", "sandbox"]:
             (n0, p0), (n1, p1) = peaks[mode][0], peaks[mode][-1]
             rate[mode] = (p1 - p0) * 1000.0 / (n1 - n0)
-        growth = [f"{MODES[mode]} {mb:+.1f} MB" for mode, mb in rate.items()]
+        growth = [f"{MODES.get(mode, 'forked own')} {mb:+.1f} MB" for mode, mb in rate.items()]
         growth.append(f"run - sandbox data {rate['run'] - rate['sandbox']:+.1f} MB")
         table.notes.append("growth per 1,000 tokens: " + ", ".join(growth))
     table.notes.append("sandbox data: what the sandbox's tracker data (the scenario's N tokens, which every process "
@@ -216,7 +307,13 @@ def main(argv: list[str] | None = None) -> int:
                        "streamed to its event log); no Dagster: the same two steps (read the window, record it "
                        "with URL outcomes counted) on the same parts, in a process that never imports Dagster; "
                        "run - no Dagster: what Dagster's process adds (its modules, its instance's storage, the "
-                       "code location's definitions, the event log); load: the 1-minute load average after the row"
+                       "code location's definitions, the event log); load: the 1-minute load average after the row")
+    table.notes.append("forked: the same run in a process forked from a fork server that imported Dagster and the code "
+                       "location first (the deployment's code server, social_recording.code_server); its RSS counts "
+                       "pages it still shares with the fork server: own = its peak USS (the pages only it holds, "
+                       "what each more run at once adds; at start: when the run begins, right after the fork), "
+                       "shared = RSS - USS at its RSS peak, PSS = its proportional share; fork server = that "
+                       "process's RSS after the run, paid once per code server"
                        + ("; in-process: execute_in_process on an ephemeral instance, which keeps every event"
                           if args.in_process else ""))
     table.print()

@@ -101,7 +101,7 @@ class RedisLockManager(LeasingLockManager):
         return int(self._redis.run("acquire", [key, FENCE_KEY], [owner, _ttl_ms(ttl)]))
 
     def holds(self, key: str, owner: str) -> bool:
-        raw = self._redis.client().get(key)
+        raw = self._redis.command("GET", key)
         if raw is None:
             return False
         return (raw.decode() if isinstance(raw, bytes) else str(raw)) == owner

@@ -173,7 +173,7 @@ class RedisSpendCounters:
         self._redis.run("give_back", list(keys), [])
 
     def read(self, keys: tuple[str, str]) -> tuple[int, int]:
-        day, month = self._redis.client().mget(list(keys))
+        day, month = self._redis.command("MGET", *keys)
         return int(day or 0), int(month or 0)
 
     def close(self) -> None:

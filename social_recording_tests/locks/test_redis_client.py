@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from social_recording.locks.redis import RedisLockManager
-from social_recording.locks.redis_client import ThreadRedis
+from social_recording.locks.redis_client import ThreadRedis, packed
 from test_support.redis_server import RedisProcess
 
 ECHO = "return ARGV[1]"
@@ -171,3 +171,20 @@ def test_a_scripts_connection_killed_between_calls_is_made_again_within_the_call
     finally:
         conns.close()
         admin.close()
+
+
+@pytest.mark.parametrize("parts", [
+    ("EVALSHA", "0" * 40, 2, "social-url:https://x.com/i/status/42", "social-recording:fence", "host:1:owner", 180000),
+    ("EVALSHA", "f" * 40, 1, "social-recording-rate:{github}:pause", 4500, 3600.0, 0.9, -1, 1e-07),
+    ("EVALSHA", "a" * 40, 1, "social-url:https://t.me/ünïcødé", ""),
+])
+def test_a_script_call_is_written_as_redis_py_writes_it(parts: tuple[str | int | float, ...]) -> None:
+    """`run` writes its command itself (locks/redis_client.py, `packed`): the same bytes redis-py's
+    own packer sends for text, ints and floats."""
+    assert packed(parts) == b"".join(redis.connection.Connection().pack_command(*parts))
+
+
+@pytest.mark.parametrize("bad", [b"raw", True, None, [1]])
+def test_an_argument_of_another_type_is_refused_with_its_type_named(bad: object) -> None:
+    with pytest.raises(TypeError, match=type(bad).__name__):
+        packed(("EVALSHA", "0" * 40, 0, bad))  # type: ignore[arg-type]
