@@ -68,9 +68,6 @@ MUTANTS: dict[str, Mutant] = {
         "if state.answered_at is not None and now - state.answered_at > ttl:"),
     "an engine failure counts twice": Mutant(
         MACHINE, "engine_failures = before.engine_failures + 1", "engine_failures = before.engine_failures + 2"),
-    "a failed call in the instant of a merged answer does not count": Mutant(
-        MACHINE, "failed_before_answer = before.answered_at is not None and before.answered_at > now",
-        "failed_before_answer = before.answered_at is not None and before.answered_at >= now"),
     "a failed call leaves the last call where it was": Mutant(
         MACHINE, "attempted_at=_last_call(before, now), engine_failures=0,",
         "attempted_at=before.attempted_at, engine_failures=0,"),
