@@ -929,8 +929,10 @@ def stop_backfill_start_sensor(gql: GraphQL) -> None:
         state = gql(Q_SENSOR, selector={**REPO_SELECTOR, "sensorName": name})["sensorOrError"]["sensorState"]
         return bool(state["status"] == "STOPPED")
 
-    # A tick in flight at the stop writes its sensor's state back as running when it ends (as drain
-    # meets it: operations/instigator_stop.py): stop again until the sensor stays stopped with no tick.
+    # Stopped means: its latest tick ended and no new one began for a loop of the sensor daemon (an
+    # evaluation begun before the stop may run past it and request the next backfill's runs), and it is
+    # still stopped then (a tick in flight at the stop writes the state back as running when it ends, as
+    # drain meets it: operations/instigator_stop.py), else it is stopped again.
     while time.monotonic() < deadline:
         if not stopped():
             sensor = gql(Q_SENSOR_ID, selector={**REPO_SELECTOR, "sensorName": name})["sensorOrError"]
@@ -952,22 +954,6 @@ def _latest_tick(gql: GraphQL, sensor_name: str) -> tuple[str, str] | None:
     data = gql(Q_SENSOR_TICK, selector={**REPO_SELECTOR, "sensorName": sensor_name})["sensorOrError"]
     ticks = data["sensorState"]["ticks"]
     return (ticks[0]["id"], ticks[0]["status"]) if ticks else None
-
-
-def _wait_no_tick_under_way(gql: GraphQL, sensor_name: str, quiet_s: float = 6.0, timeout_s: float = 120.0) -> None:
-    """After a stop: wait until the sensor's latest tick has ended and no new one began for `quiet_s` (a
-    loop of the sensor daemon). A fixed sleep was not enough on a loaded machine: an evaluation begun
-    before the stop ran past it and requested the runs of the backfill launched next."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        before = _latest_tick(gql, sensor_name)
-        if before is not None and before[1] == "STARTED":
-            time.sleep(0.5)
-            continue
-        time.sleep(quiet_s)
-        if _latest_tick(gql, sensor_name) == before:
-            return
-    raise RehearsalError(f"{sensor_name} still ticking {timeout_s:g} s after it was stopped")
 
 
 def launch_retry_schedule(gql: GraphQL) -> list[str]:
