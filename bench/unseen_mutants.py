@@ -306,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     figure = f"the model alone killed {killed} of {len(names)} unseen mutants ({100 * killed / len(names):.0f} %)"
     table = [f"== unseen mutants ({args.batch} batch, {args.examples} examples each): {figure} ==",
              f"{'verdict':<9}{'s':>5}  file  mutant"]
-    table += [f"{'killed' if rows[n][0] else 'SURVIVED':<9}{rows[n][1]:>5.0f}  {Path(mutants[n].path).name}  {n}"
+    table += [f"{'killed' if rows[n][0] else 'SURVIVED':<9}{rows[n][1]:>5.0f}  {mutants[n].path.removeprefix('social_recording/')}  {n}"
               for n in names]
     print("\n" + "\n".join(table) + "\n")
     print(figure + (f"; survivors: {', '.join(survived)}" if survived else ""))
