@@ -167,6 +167,9 @@ FRESH: dict[str, Mutant] = {
         "attempted_at=_last_call(before, now), engine_failures=before.engine_failures,"),
     "an element exhausts one failed call early": Mutant(
         MACHINE, "resolve_final_status(streak - 1, FetchStatus.ERROR", "resolve_final_status(streak, FetchStatus.ERROR"),
+    # No unit test kills it (2026-12-06): a URL holding a saved two-step request whose next attempt fails in
+    # our code before any request loses the request id, and the holder after it submits (pays) anew; the
+    # table says an open request survives failed attempts.
     "an engine failure drops the open paid request": Mutant(
         MACHINE, "engine_failures=engine_failures,\n                                      request=_request_after(before, outcome))",
         "engine_failures=engine_failures,\n                                      request=None)"),
@@ -189,6 +192,8 @@ FRESH: dict[str, Mutant] = {
         DEDUPE, "if state.answered_at is not None and now - state.answered_at >= ttl:",
         "if state.answered_at is None or now - state.answered_at >= ttl:"),
     # ---------------------------------------------------------------- the call guard
+    # No unit test kills it (2026-12-06): at exactly `submitted_at + retention` the request is the
+    # provider's no more, and polling it instead of submitting costs a failed call of the streak.
     "a request on its retention's last tick is resumed": Mutant(
         CALL_GUARD, "if self._clock() - request.submitted_at >= retention:",
         "if self._clock() - request.submitted_at > retention:"),
