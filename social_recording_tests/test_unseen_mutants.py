@@ -1,0 +1,43 @@
+"""bench/unseen_mutants.py measures the model test against mutants it was not built against; a batch
+whose lines moved would measure nothing (every mutant would fail to apply). These checks keep both
+batches applicable and apart from the project's list without running the model (the measure itself is
+a benchmark: bench/README.md)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+
+import unseen_mutants  # type: ignore[import-not-found]  # noqa: E402
+
+from test_support.mutants import MUTANTS, Mutant  # noqa: E402
+
+PARTS = ("domain/url_machine.py", "domain/policy.py", "domain/dedupe.py", "recording/call_guard.py",
+         "recording/spend_check.py", "store/write_refusal.py", "store/sqlite/url_write.py",
+         "store/mongo/url_states.py", "store/mongo/url_write.py", "store/mongo/documents.py",
+         "store/mongo/queries.py")
+
+
+@pytest.mark.parametrize("batch", sorted(unseen_mutants.BATCHES))
+def test_every_unseen_mutant_names_one_line_once(batch: str) -> None:
+    mutants: dict[str, Mutant] = unseen_mutants.BATCHES[batch]
+    for name, m in mutants.items():
+        source = (REPO / m.path).read_text()
+        assert source.count(m.original) == 1, f"{name}: {m.original!r} found {source.count(m.original)} times in {m.path}"
+        assert m.mutant != m.original and m.store in ("sqlite", "mongomock"), name
+
+
+def test_the_fresh_batch_is_new_and_spread_over_every_part_that_carries_a_rule() -> None:
+    fresh: dict[str, Mutant] = unseen_mutants.FRESH
+    assert len(fresh) >= 24, len(fresh)
+    earlier = {(m.path, m.original, m.mutant) for m in [*MUTANTS.values(), *unseen_mutants.UNSEEN.values()]}
+    assert not set(fresh) & (set(MUTANTS) | set(unseen_mutants.UNSEEN))
+    assert not [n for n, m in fresh.items() if (m.path, m.original, m.mutant) in earlier]
+    for part in PARTS:
+        assert any(m.path.endswith(part) for m in fresh.values()), f"no fresh mutant of {part}"
+    assert all(m.store == "mongomock" for m in fresh.values() if "/mongo/" in m.path)
