@@ -8,8 +8,11 @@ the store holds after every write against that write and the back-off table. Its
 on the URL's boundaries (the reuse window, the streak's expiry, the open call's timeout, the due
 times) and one tick past them, and stands still while two holders act in one instant; holders die
 after the spend admission, the open call, the paid submission or the answer; paid accounts have day
-budgets. The same machine runs on the Mongo store's code over mongomock, and over the wire (fewer
-examples: every step is round trips).
+budgets, and the two-step one polls on its paid client. Every fenced write is checked against the
+store's refusal table ("Fencing"), and stale ones are attempted (a lower fence, an old version, onto
+`ok`, a late holder inside a Mongo write); a retry's selection against its interval's due-by. The
+same machine runs on the Mongo store's code over mongomock, and over the wire (fewer examples: every
+step is round trips).
 
 Size: `SOCIAL_RECORDING_MODEL_EXAMPLES` x `SOCIAL_RECORDING_MODEL_STEPS` (CI: 200 x 40, derandomized;
 `python bench/model_test.py` runs it longer), `SOCIAL_RECORDING_MODEL_MONGOMOCK_EXAMPLES` (CI: 40) and
@@ -714,16 +717,18 @@ class UrlRules(RuleBasedStateMachine):
     def clock_moves(self, minutes: int) -> None:
         self.clock.advance(timedelta(minutes=minutes))
 
-    @rule(url=st.sampled_from(POOL), boundary=st.sampled_from(BOUNDARIES), ticks=st.sampled_from((-1, 0, 1)),
-          data=st.data())
-    def clock_reaches_a_boundary(self, url: str, boundary: str, ticks: int, data: st.DataObject) -> None:
-        """The clock lands exactly on one of the URL's boundaries, or one tick before or past it (its
+    @rule(boundary=st.sampled_from(BOUNDARIES), ticks=st.sampled_from((-1, 0, 1)), data=st.data())
+    def clock_reaches_a_boundary(self, boundary: str, ticks: int, data: st.DataObject) -> None:
+        """The clock lands exactly on one of a URL's boundaries, or one tick before or past it (its
         answer's reuse window, its streak's expiry, its open call's timeout, when it may be called
         again, when one of its elements is due), and stands there while a holder of the URL records it
-        (one of its holders, or a token traded just now)."""
-        target = self._boundary(url, boundary)
-        if target is None or target - TICK <= self.clock():
+        (one of its holders, or a token traded just now). The URL is one that has this boundary ahead."""
+        ahead = [u for u in POOL if (t := self._boundary(u, boundary)) is not None and t - TICK > self.clock()]
+        if not ahead:
             return
+        url = data.draw(st.sampled_from(ahead))
+        target = self._boundary(url, boundary)
+        assert target is not None
         STATS[f"clock on a boundary: {boundary}"] += 1
         self.clock.set(target + ticks * TICK)
         if data.draw(st.booleans()):
@@ -1053,24 +1058,32 @@ class UrlRules(RuleBasedStateMachine):
         STATS[f"holders died {moment}"] += int(died)
         if died:  # the next holder comes while the dead one's call is open, or exactly as it times out
             ticks = data.draw(st.sampled_from((None, -1, 0, 1, "callable")))
-            state = self.store.find_url_state(url)
-            target = None if ticks is None or state is None or state.open_call is None else (
-                self._after_the_dead_call(state, url) if ticks == "callable" else
-                state.open_call.started_at + self._rules(url).call_timeout + int(ticks) * TICK)
-            on_time = target is not None and target > self.clock()
-            if on_time and target is not None:
-                STATS["next holders as the dead one's call times out"] += 1
-                self.clock.set(target)
-            else:
-                self.clock.advance(timedelta(minutes=1))
-            holders = [a for a in self.tokens if self.store.find_element(a, url) is not None]
-            self.clock.frozen = on_time
-            try:
-                with self.doing("live"):
-                    nxt = data.draw(st.sampled_from(holders))
-                    self._check_token_outcome(self.engine.processor.record(nxt, nxt, self._run(Why.LIVE)))
-            finally:
-                self.clock.frozen = False
+            self._next_holder(url, ticks, data)
+
+    def _next_holder(self, url: str, ticks: int | str | None, data: st.DataObject) -> None:
+        """A holder of `url` records it after a holder died with its call open: a token traded just now
+        `ticks` from the open call's timeout (frozen there), or one of its holders once it may be called
+        ("callable") or a minute later (None)."""
+        state = self.store.find_url_state(url)
+        target = None if ticks is None or state is None or state.open_call is None else (
+            self._after_the_dead_call(state, url) if ticks == "callable" else
+            state.open_call.started_at + self._rules(url).call_timeout + int(ticks) * TICK)
+        on_time = target is not None and target >= self.clock()  # (a reading moves the clock a tick)
+        if on_time and target is not None:
+            STATS["next holders as the dead one's call times out"] += 1
+            self.clock.set(target)
+        else:
+            self.clock.advance(timedelta(minutes=1))
+        if isinstance(ticks, int):  # a token traded just now: its element is due, so its URL is decided then
+            self.new_token([url])
+        holders = [a for a in self.tokens if self.store.find_element(a, url) is not None]
+        self.clock.frozen = on_time
+        try:
+            with self.doing("live"):
+                nxt = self.tokens[-1] if isinstance(ticks, int) else data.draw(st.sampled_from(holders))
+                self._check_token_outcome(self.engine.processor.record(nxt, nxt, self._run(Why.LIVE)))
+        finally:
+            self.clock.frozen = False
 
     @precondition(lambda self: self.tokens)
     @rule()
