@@ -58,9 +58,6 @@ UNSEEN: dict[str, Mutant] = {
     "a timed-out call counts even when an answer came after it": Mutant(
         MACHINE, "streak = live_streak(before, opened, rules) + (0 if answered_after else 1)",
         "streak = live_streak(before, opened, rules) + 1"),
-    "an open call times out a tick late": Mutant(
-        MACHINE, "if state is None or state.open_call is None or now - state.open_call.started_at < rules.call_timeout:",
-        "if state is None or state.open_call is None or now - state.open_call.started_at <= rules.call_timeout:"),
     "a streak expires a tick late": Mutant(
         MACHINE, "if state.streak and state.attempted_at is not None and now - state.attempted_at >= rules.ttl:",
         "if state.streak and state.attempted_at is not None and now - state.attempted_at > rules.ttl:"),
@@ -72,39 +69,21 @@ UNSEEN: dict[str, Mutant] = {
         "    if streak > rules.max_attempts:\n        return _adopt("),
     "a named retry pays again for a URL called since it selected": Mutant(
         MACHINE, "if forced and not called and (fresh is None", "if forced and (fresh is None"),
-    "a failed call hides the window's fresh answer": Mutant(
-        MACHINE, "fresh = fresh_answer(_state_of(next_state), now, rules)", "fresh = None"),
-    "the last call moves backwards": Mutant(
-        MACHINE, "return now if base.attempted_at is None or base.attempted_at < now else base.attempted_at",
-        "return now"),
-    "a call that reads nothing is not counted": Mutant(
-        MACHINE, "               if outcome.called else None)", "               if False else None)"),
     # ---------------------------------------------------------------- the back-off policy
     "the back-off has no cap": Mutant(
         POLICY, "return min(self.cap, self.base * factor) if factor < 1e6 else self.cap", "return self.base * factor"),
-    "a run's interval is ignored": Mutant(POLICY, "return now + (backoff.base - run_interval)", "return now"),
     # ---------------------------------------------------------------- the call guard
     "a paid request leaves after the lock was lost": Mutant(
         CALL_GUARD, "if paid and not self._lease.confirm():", "if False:"),
-    "a refused record does not stop the call": Mutant(
-        CALL_GUARD, "        if not result.applied:\n            raise CallVetoed(f\"a newer holder of the URL wrote first",
-        "        if False:\n            raise CallVetoed(f\"a newer holder of the URL wrote first"),
     "a request past its retention is resumed": Mutant(
         CALL_GUARD, "if self._clock() - request.submitted_at >= retention:", "if False:"),
-    "a submission is forgotten by its own attempt": Mutant(
-        CALL_GUARD, "        self.submitted_request = request\n", "        self.submitted_request = None\n"),
     # ---------------------------------------------------------------- the spend check
-    "a poll of an open request is new spending": Mutant(
-        SPEND_CHECK, "return paid and not (service in POLLS_ON_PAID_CLIENT and self._holds_open())", "return paid"),
     "a resumed request's polls are never new spending, nor anything else": Mutant(
         SPEND_CHECK, "return paid and not (service in POLLS_ON_PAID_CLIENT and self._holds_open())",
         "return paid and not self._holds_open()"),
     "a vetoed request keeps its budget slot": Mutant(
         SPEND_CHECK, "            if taken_at is not None:\n                self._give_back(", "            if False:\n                self._give_back("),
     # ---------------------------------------------------------------- the write refusal (both stores)
-    "an ok element is replaced": Mutant(REFUSAL, "if element.status == KEPT_STATUS.value:", "if False:"),
-    "a write decided on an old version lands": Mutant(
-        REFUSAL, "if expect_version is not None and state.version != expect_version:", "if False:"),
     # ---------------------------------------------------------------- the SQLite store
     "the SQLite store forgets the answer": Mutant(
         SQLITE_WRITE, "None if s.answer is None else s.answer.value, opt_dt_to_text(s.answered_at)",

@@ -33,6 +33,7 @@ SPEND_CHECK = "social_recording/recording/spend_check.py"
 SQLITE_WRITE = "social_recording/store/sqlite/url_write.py"
 MONGO_STATES = "social_recording/store/mongo/url_states.py"
 MONGO_WRITE = "social_recording/store/mongo/url_write.py"
+REFUSAL = "social_recording/store/write_refusal.py"
 
 MUTANTS: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the state machine
@@ -71,20 +72,38 @@ MUTANTS: dict[str, Mutant] = {
     "a failed call leaves the last call where it was": Mutant(
         MACHINE, "attempted_at=_last_call(before, now), engine_failures=0,",
         "attempted_at=before.attempted_at, engine_failures=0,"),
+    "the last call moves backwards": Mutant(
+        MACHINE, "return now if base.attempted_at is None or base.attempted_at < now else base.attempted_at",
+        "return now"),
+    "a call that reads nothing is not counted": Mutant(
+        MACHINE, "               if outcome.called else None)", "               if False else None)"),
+    "a failed call hides the window's fresh answer": Mutant(
+        MACHINE, "fresh = fresh_answer(_state_of(next_state), now, rules)", "fresh = None"),
+    "an open call times out a tick late": Mutant(
+        MACHINE, "if state is None or state.open_call is None or now - state.open_call.started_at < rules.call_timeout:",
+        "if state is None or state.open_call is None or now - state.open_call.started_at <= rules.call_timeout:"),
     # ---------------------------------------------------------------- the back-off policy
     "the back-off never grows": Mutant(POLICY, "if self.growth == 1.0 or streak <= 1:", "if True:"),
     "the back-off grows one failure late": Mutant(
         POLICY, "factor = self.growth ** min(streak - 1, 64)", "factor = self.growth ** min(streak - 2, 64)"),
+    "a run's interval is ignored": Mutant(POLICY, "return now + (backoff.base - run_interval)", "return now"),
     # ---------------------------------------------------------------- the call guard
     "the timed-out call a record replaced is forgotten": Mutant(
         CALL_GUARD, "replaced=self._seen_open_call)", "replaced=None)"),
     "a paid call leaves without its record": Mutant(
         CALL_GUARD, "if paid and self._record_paid is not None:", "if False:"),
+    "a refused record does not stop the call": Mutant(
+        CALL_GUARD, "        if not result.applied:\n            raise CallVetoed(f\"a newer holder of the URL wrote first",
+        "        if False:\n            raise CallVetoed(f\"a newer holder of the URL wrote first"),
+    "a submission is forgotten by its own attempt": Mutant(
+        CALL_GUARD, "        self.submitted_request = request\n", "        self.submitted_request = None\n"),
     # ---------------------------------------------------------------- the spend check
     "the spend budget is never asked": Mutant(
         SPEND_CHECK, "if new and self._budgets is not None and self._budgets.bounds(service):", "if False:"),
     "a request past the budget is sent anyway": Mutant(
         SPEND_CHECK, "raise SpendHeld(str(reached), reached)", "pass"),
+    "a poll of an open request is new spending": Mutant(
+        SPEND_CHECK, "return paid and not (service in POLLS_ON_PAID_CLIENT and self._holds_open())", "return paid"),
     # ---------------------------------------------------------------- both stores
     "the SQLite store's paid-call records accept a lower fence": Mutant(
         SQLITE_WRITE, "refused = self._state_fence_refusal(conn, url, fence)", "refused = None"),
@@ -102,6 +121,10 @@ MUTANTS: dict[str, Mutant] = {
     "the Mongo store forgets the engine failures": Mutant(
         MONGO_WRITE, '"streak": s.streak, "engine_failures": s.engine_failures,', '"streak": s.streak, "engine_failures": 0,',
         "mongomock"),
+    # ---------------------------------------------------------------- the write refusal (both stores)
+    "an ok element is replaced": Mutant(REFUSAL, "if element.status == KEPT_STATUS.value:", "if False:"),
+    "a write decided on an old version lands": Mutant(
+        REFUSAL, "if expect_version is not None and state.version != expect_version:", "if False:"),
 }
 
 

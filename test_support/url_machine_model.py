@@ -8,8 +8,11 @@ the store holds after every write against that write and the back-off table. Its
 on the URL's boundaries (the reuse window, the streak's expiry, the open call's timeout, the due
 times) and one tick past them, and stands still while two holders act in one instant; holders die
 after the spend admission, the open call, the paid submission or the answer; paid accounts have day
-budgets. The same machine runs on the Mongo store's code over mongomock, and over the wire (fewer
-examples: every step is round trips).
+budgets, and the two-step one polls on its paid client. Every fenced write is checked against the
+store's refusal table ("Fencing"), and stale ones are attempted (a lower fence, an old version, onto
+`ok`, a late holder inside a Mongo write); a retry's selection against its interval's due-by. The
+same machine runs on the Mongo store's code over mongomock, and over the wire (fewer examples: every
+step is round trips).
 
 Size: `SOCIAL_RECORDING_MODEL_EXAMPLES` x `SOCIAL_RECORDING_MODEL_STEPS` (CI: 200 x 40, derandomized;
 `python bench/model_test.py` runs it longer), `SOCIAL_RECORDING_MODEL_MONGOMOCK_EXAMPLES` (CI: 40) and
@@ -55,6 +58,7 @@ from social_recording.domain.status import ABSORBING, REUSABLE, FetchStatus
 from social_recording.domain.url_machine import (
     OPEN_CALL_TIMEOUT,
     Act,
+    NextState,
     RunIntent,
     Why,
     fresh_answer,
@@ -80,7 +84,7 @@ from social_recording.recording.engine import Engine, Timings, build_engine
 from social_recording.recording.outcomes import EngineOutcome, TokenStatus, UrlOutcome
 from social_recording.recording.run_state import RunState
 from social_recording.recording.spend_check import SpendHeld
-from social_recording.store.base import Store, UrlWrite, WriteOutcome
+from social_recording.store.base import ElementWrite, Store, UrlWrite, WriteOutcome, WriteResult
 from social_recording.store.mongo import MongoStore
 from social_recording.store.sqlite import SqliteStore
 from test_support import url_machine_table as table
@@ -96,7 +100,11 @@ from test_support.mongo_server import MongoServer
 
 MAX_ATTEMPTS = 3
 """Small, so streaks are spent within a few steps."""
-SPEND_PER_DAY = {Platform.X.value: 2, Platform.WEB.value: 1}
+ACCOUNTS = {Platform.X: "x", Platform.WEB: "urlscan"}
+"""The paid accounts the model's providers are billed under. The two-step one bears the real name of an
+account that polls on its paid client (spend_check.POLLS_ON_PAID_CLIENT): its polls are paid requests,
+but not new spending."""
+SPEND_PER_DAY = {ACCOUNTS[Platform.X]: 2, ACCOUNTS[Platform.WEB]: 1}
 """The paid accounts' budgets of new paid requests per UTC day (the model's accounts are named after
 their platform): small, so a busy day meets them."""
 RETENTION = timedelta(days=7)
@@ -111,12 +119,17 @@ POOL = (
     "https://youtube.com/watch?v=abcdefghijk",  # free
     "https://t.me/modelchat",  # free, never reused
 )
-ANSWERS = ("ok", "not_found", "blocked", "5xx", "429", "slow", "bug")
-"""What a provider may answer; `bug` is a defect of ours that fails before any request is sent."""
+ANSWERS = ("ok", "not_found", "blocked", "5xx", "429", "slow", "bug", "unreadable")
+"""What a provider may answer; `bug` is a defect of ours that fails before any request is sent;
+`unreadable` a shape the generator cannot read, after its requests left (counted as calls)."""
 CLOCK_STEPS = (1, 30, 61, 61, 90, 120, 120, 24 * 60, 7 * 24 * 60, 15 * 24 * 60, 30 * 24 * 60)
 """Minutes; past the base back-off (61, 120) more often than the rest, and between it and the doubled one (90)."""
 BOUNDARIES = ("the answer expires", "the streak expires", "the open call times out", "it may be called again",
               "an element is due")
+STALE_WRITES = ("with a lower fence", "decided on an old version", "onto an ok element")
+WRITE_MOMENTS = ("before the first write", "before a call's write", "inside a call's write")
+"""When a late holder's write lands in the current holder's: inside it only on a store whose write
+reads before its conditional update (Mongo); elsewhere right before it."""
 NAMEABLE = sorted(s.value for s in FetchStatus if s is not FetchStatus.OK)
 
 STATS: Counter[str] = Counter()
@@ -298,6 +311,7 @@ class ModelProvider:
             w.die("after the open call")
         if platform is Platform.WEB:
             rid = ctx.requests.previous("model-scan", RETENTION)
+            resumed = rid is not None
             submitted = w.open_request.get(url)
             if rid is not None and submitted is not None and now - submitted >= RETENTION:
                 w.violations.append(f"{url}: resumed request {rid} of {submitted}, past the provider's retention")
@@ -321,12 +335,18 @@ class ModelProvider:
                 ctx.requests.submitted("model-scan", rid)
                 w.open_request[url] = now
                 w.die("after the submission")  # saved: the next holder polls it, nothing to count
+                self._send(url, platform, True, poll=True, first=False)
+            else:  # a resumed request: its poll is the attempt's first paid request, no new spending
+                self._send(url, platform, True, poll=True)
+        resumed = platform is Platform.WEB and resumed
         if w.dies == "after the answer":
             # The provider answered; nothing was written. A one-step call's record stays: one failed call
             # once timed out. A two-step request stays saved: the next holder polls it again.
-            if platform is Platform.X:
+            if platform is Platform.X or resumed:  # a resumed request's poll left with its own record
                 w.failed(url, now, budgeted=True)
             w.die("after the answer")
+        if answer == "unreadable":  # neither an answer nor a failure: the calls count, the streak stays
+            raise ExternalFetchError(ErrorCode.UNSUPPORTED, "a shape this generator cannot read")
         if answer in ("5xx", "429"):
             code = ErrorCode.UPSTREAM if answer == "5xx" else ErrorCode.RATE_LIMITED
             return self._fail(url, code, f"HTTP {answer}", forced)
@@ -356,30 +376,34 @@ class ModelProvider:
             self.w.violations.append(f"{url} called at {now} ({self.w.op.kind}) inside its back-off: {streak} failed "
                                      f"call(s) in a row, the last at {state.attempted_at}, due again at {due}")
 
-    def _send(self, url: str, platform: Platform, paid: bool) -> None:
+    def _send(self, url: str, platform: Platform, paid: bool, *, poll: bool = False, first: bool = True) -> None:
+        """One request to the provider: a `poll` of a submitted or resumed paid request is a paid request
+        (on the paid client) but no new spending; `first`: the attempt's first paid request, which
+        its own record precedes."""
         before = self.store.find_url_state(url) if paid else None
-        observe.before_request(service=platform.value, paid=paid)
+        service = ACCOUNTS[platform] if paid else platform.value
+        observe.before_request(service=service, paid=paid)
         now = self.clock()
         if paid and self.w.unconfirmed:
-            self.w.violations.append(f"{url}: a paid {platform.value} request left although the lock backend no "
+            self.w.violations.append(f"{url}: a paid {service} request left although the lock backend no "
                                      f"longer confirmed its holder's lease ({self.w.op.kind})")
-        if paid and self.w.budgeted:
-            day = (platform.value, now.date())
+        if paid and not poll and self.w.budgeted:
+            day = (service, now.date())
             self.w.spent[day] += 1
-            if self.w.spent[day] > SPEND_PER_DAY[platform.value]:
-                self.w.violations.append(f"{platform.value}: new paid request {self.w.spent[day]} on {now.date()} "
-                                         f"(budget {SPEND_PER_DAY[platform.value]} a day)")
+            if self.w.spent[day] > SPEND_PER_DAY[service]:
+                self.w.violations.append(f"{service}: new paid request {self.w.spent[day]} on {now.date()} "
+                                         f"(budget {SPEND_PER_DAY[service]} a day)")
         call = None if before is None else before.open_call
-        if paid:  # "no payment without a record": this holder's own record is durable before the request leaves
+        if paid and first:  # "no payment without a record": this holder's own record is durable before the request leaves
             record = self.store.find_url_state(url)
             if record is None or record.open_call is None or record.open_call == call or (
                     record.open_call.subject, record.open_call.started_at > now) != (url, False):
-                self.w.violations.append(f"{url}: a paid {platform.value} request left without its own record "
+                self.w.violations.append(f"{url}: a paid {service} request left without its own record "
                                          f"before it (the URL state holds {None if record is None else record.open_call!r})")
         if call is not None and now - call.started_at < OPEN_CALL_TIMEOUT:
             self.w.violations.append(f"{url}: paid beside the open call of {call.started_at} (fence {call.fence}) "
                                      f"({self.w.op.kind}, stale holder: {self.w.stale})")
-        observe.request_sent(service=platform.value, paid=paid)
+        observe.request_sent(service=service, paid=paid)
         with self.lock:
             self.w.calls += 1
 
@@ -496,39 +520,81 @@ class StaleLocks:
 
 class Interleaving:
     """Mixed into the real store: when armed for a URL, a late holder records that URL for another
-    token right before the current holder's write lands (between its decision and its write)."""
+    token right before the current holder's write lands (between its decision and its write), or,
+    on a store whose write reads before it updates (Mongo), inside the write, between its read and its
+    conditional update. Every fenced write is checked against the store's refusal table
+    (test_support/url_machine_table.py, "Fencing"), from what the store held right before it."""
 
-    armed: Callable[[UrlWrite], None] | None = None
+    armed: Callable[[UrlWrite], bool] | None = None
+    """Told the write it lands before (or inside); returns False to wait for a later write."""
+    armed_inside: bool = False
+    """The armed late holder acts inside the write, on a store that has such a moment."""
     checked: Callable[[UrlWrite, WriteOutcome], None] | None = None
     """Told every write and its outcome: the model compares what the store then holds with the write."""
     before_open_call: Callable[[], None] | None = None
+    inside_seam: ClassVar[bool] = False
+    _raced: list[Any]
+
+    def _fire(self, write: UrlWrite) -> bool:
+        hook, self.armed = self.armed, None
+        if hook is None:
+            return False
+        if hook(write) is False:
+            self.armed = hook
+            return False
+        return True
 
     def apply_url_write(self, write: UrlWrite) -> WriteOutcome:
-        hook = self.armed
-        if hook is not None:
-            self.armed = None
-            hook(write)
+        if not (self.armed_inside and self.inside_seam):
+            self._fire(write)
+        element, state = self.find_element(write.address, write.url), self.find_url_state(write.url)  # type: ignore[attr-defined]
+        if not hasattr(self, "_raced"):
+            self._raced = []
+        depth = len(self._raced)
         out: WriteOutcome = super().apply_url_write(write)  # type: ignore[misc]
+        if len(self._raced) > depth:  # a late holder wrote inside this write: the state it then met counts
+            state = self._raced.pop()
+        expected = table.refusal(element, state, write.fence, write.expect_version)
+        if out.result is not expected and self.violations is not None:
+            self.violations.append(f"{write.address} {write.url}: the write with fence {write.fence} on version "
+                                   f"{write.expect_version} came back {out.result.value}, the refusal table says "
+                                   f"{expected.value} (element {element!r}, state {state!r})")
         if self.checked is not None:
             self.checked(write, out)
         return out
 
+    def _inside(self, write: UrlWrite) -> None:
+        """The moment between a Mongo write's read and its conditional update."""
+        if self.armed_inside and self._fire(write):
+            self._raced.append(self.find_url_state(write.url))  # type: ignore[attr-defined]
+
     def save_open_call(self, url: str, platform: str, fence: int, call: OpenCall) -> Any:
         if self.before_open_call is not None:
             self.before_open_call()
+        before = self.find_url_state(url)  # type: ignore[attr-defined]
         out = super().save_open_call(url, platform, fence, call)  # type: ignore[misc]
+        self._check_fenced(url, out, before, fence, "open call")
         self._read_back(url, out, lambda s: s.open_call == call, f"the open call {call!r}")
         return out
 
     def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest,
                           kept: OpenCall | None = None) -> Any:
+        before = self.find_url_state(url)  # type: ignore[attr-defined]
         out = super().save_paid_request(url, platform, fence, request, kept)  # type: ignore[misc]
+        self._check_fenced(url, out, before, fence, "paid request")
         self._read_back(url, out, lambda s: s.open_call == kept and s.request is not None and (
             s.request.request_id, as_stored(s.request.submitted_at)) == (request.request_id, as_stored(request.submitted_at)),
             f"the paid request {request!r} (keeping the open call {kept!r})")
         return out
 
     violations: list[str] | None = None
+
+    def _check_fenced(self, url: str, out: Any, before: Any, fence: int, what: str) -> None:
+        """The URL state's own writes are refused exactly when a larger fence is stored ("Fencing", check 3)."""
+        expected = table.state_refusal(before, fence)
+        if out.applied != expected.applied and self.violations is not None:
+            self.violations.append(f"{url}: the {what} with fence {fence} came back {out}, the refusal table says "
+                                   f"{expected.value} (state {before!r})")
 
     def _read_back(self, url: str, out: Any, holds: Callable[[Any], bool], what: str) -> None:
         """What the store holds right after a paid-call write it applied is what the write said."""
@@ -542,7 +608,11 @@ class InterleavingStore(Interleaving, SqliteStore):
 
 
 class InterleavingMongoStore(Interleaving, MongoStore):
-    pass
+    inside_seam = True
+
+    def _apply_claimed(self, write: UrlWrite, deltas: Counter[str]) -> WriteOutcome:
+        self._inside(write)
+        return super()._apply_claimed(write, deltas)  # type: ignore[misc,no-any-return]
 
 
 class UrlRules(RuleBasedStateMachine):
@@ -616,6 +686,7 @@ class UrlRules(RuleBasedStateMachine):
             self.world.op = Op("idle")
             self.world.on_call = None
             self.store.armed = None
+            self.store.armed_inside = False
 
     # ------------------------------------------------------------------ rules: the world
 
@@ -646,16 +717,18 @@ class UrlRules(RuleBasedStateMachine):
     def clock_moves(self, minutes: int) -> None:
         self.clock.advance(timedelta(minutes=minutes))
 
-    @rule(url=st.sampled_from(POOL), boundary=st.sampled_from(BOUNDARIES), ticks=st.sampled_from((-1, 0, 1)),
-          data=st.data())
-    def clock_reaches_a_boundary(self, url: str, boundary: str, ticks: int, data: st.DataObject) -> None:
-        """The clock lands exactly on one of the URL's boundaries, or one tick before or past it (its
+    @rule(boundary=st.sampled_from(BOUNDARIES), ticks=st.sampled_from((-1, 0, 1)), data=st.data())
+    def clock_reaches_a_boundary(self, boundary: str, ticks: int, data: st.DataObject) -> None:
+        """The clock lands exactly on one of a URL's boundaries, or one tick before or past it (its
         answer's reuse window, its streak's expiry, its open call's timeout, when it may be called
         again, when one of its elements is due), and stands there while a holder of the URL records it
-        (one of its holders, or a token traded just now)."""
-        target = self._boundary(url, boundary)
-        if target is None or target - TICK <= self.clock():
+        (one of its holders, or a token traded just now). The URL is one that has this boundary ahead."""
+        ahead = [u for u in POOL if (t := self._boundary(u, boundary)) is not None and t - TICK > self.clock()]
+        if not ahead:
             return
+        url = data.draw(st.sampled_from(ahead))
+        target = self._boundary(url, boundary)
+        assert target is not None
         STATS[f"clock on a boundary: {boundary}"] += 1
         self.clock.set(target + ticks * TICK)
         if data.draw(st.booleans()):
@@ -770,7 +843,7 @@ class UrlRules(RuleBasedStateMachine):
         self.clock.frozen = True
         try:
             with self.doing("live"):
-                self.store.armed = lambda write: self._late_holder(write, answer)
+                self.store.armed = lambda write: self._late_holder(write, answer) is None
                 self._check_token_outcome(self.engines[True].processor.record(address, address, self._run(Why.LIVE)))
         finally:
             self.clock.frozen = False
@@ -799,6 +872,39 @@ class UrlRules(RuleBasedStateMachine):
         finally:
             self.world.unconfirmed = False
 
+    @precondition(lambda self: self.tokens)
+    @rule(data=st.data())
+    def a_paused_holder_records_a_paid_url(self, data: st.DataObject) -> None:
+        """A holder paused past its lease wakes and records a paid URL with its old fence, below the one
+        the URL state holds, when the URL may be called: the store refuses the record of its paid call,
+        so the call does not leave (docs/architecture.md, "No payment without a record"); the provider
+        checks that no paid request leaves without its own record, the store that the record was refused."""
+        paid = [(a, el) for a in self.tokens if (doc := self.store.find_token(a))
+                for el in doc.social_urls if _paid(el.url) and el.status not in ABSORBING]
+        if not paid:
+            return
+        address, element = data.draw(st.sampled_from(paid))
+        state = self.store.find_url_state(element.url)
+        when = self._callable_at(element)
+        if state is None or state.fence < 2 or when is None:
+            return
+        if when > self.clock():
+            self.clock.set(when)
+        late = build_engine(self.store, StaleLocks(state.fence - 1), self.registry, self.profiles,  # type: ignore[arg-type]
+                            enable_paid=True, max_attempts=MAX_ATTEMPTS, clock=self.clock, backoff=BACKOFF,
+                            spend_budgets=self.spend)
+        STATS["paused holders recorded a paid URL"] += 1
+        self.world.stale = True
+        try:
+            with self.doing("live"):
+                late.recorder.record_url((address, address), element.url, self._run(Why.LIVE))
+        finally:
+            self.world.stale = False
+            self.world.stale_answer = None
+        if self.store.find_url_state(element.url) != state:
+            self.world.violations.append(f"{element.url}: a holder with fence {state.fence - 1} changed the state of "
+                                         f"fence {state.fence}: {state!r} -> {self.store.find_url_state(element.url)!r}")
+
     @rule(url=st.sampled_from(POOL), what=st.sampled_from(("open call", "paid request")))
     def a_paused_holder_wakes(self, url: str, what: str) -> None:
         """A holder paused past its lease (SIGSTOP) wakes and records its paid call or its submission
@@ -818,6 +924,46 @@ class UrlRules(RuleBasedStateMachine):
         if result.applied or after != state:
             self.world.violations.append(f"{url}: a paused holder's {what} with fence {fence} was taken over the "
                                          f"state's fence {state.fence} ({result}): {state!r} -> {after!r}")
+
+    @rule(data=st.data(), why=st.sampled_from(STALE_WRITES))
+    def a_stale_url_write(self, data: st.DataObject, why: str) -> None:
+        """A holder's recording lands when it may no longer: its fence is below the one the element or
+        the URL state holds (it was paused past its lease), it was decided on a version of the URL
+        state another holder has since moved on, or it would replace an `ok` element (a newer holder
+        made the element ok). Each is refused by the store's refusal table ("Fencing"; the store
+        wrapper checks the result against test_support/url_machine_table.py), and nothing changes."""
+        now = self.clock()
+        elements = [(a, el) for a in self.tokens if (doc := self.store.find_token(a)) for el in doc.social_urls
+                    if (el.status is FetchStatus.OK) == (why == "onto an ok element")]
+        if not elements:
+            return
+        address, el = data.draw(st.sampled_from(elements))
+        state = self.store.find_url_state(el.url)
+        top = max(el.fence, 0 if state is None else state.fence)
+        fence, version = top + 1, 0 if state is None else state.version
+        if why == "with a lower fence":
+            if top < 1:
+                return
+            fence = top - 1
+        elif why == "decided on an old version":
+            if state is None or state.version < 1:
+                return
+            fence, version = top, state.version - 1
+        before = self.store.find_url_state(el.url), self.store.find_element(address, el.url)
+        s = state or table.EMPTY
+        nxt = NextState(status=FetchStatus.ERROR, answer=s.answer, answered_at=s.answered_at,
+                        source_token=s.source_token, streak=s.streak + 1, attempted_at=now, attempts=s.attempts + 1,
+                        engine_failures=0, request=s.request, open_call=s.open_call)
+        write = UrlWrite(address=address, url=el.url, platform=_platform(el.url).value, fence=fence, now=now,
+                         element=ElementWrite(status=FetchStatus.ERROR, attempts=el.attempts + 1, attempted_at=now,
+                                              checked_at=now, detail="a stale holder's write", due_at=now),
+                         state=nxt, expect_version=version)
+        STATS[f"stale writes {why}"] += 1
+        out = self.store.apply_url_write(write)
+        after = self.store.find_url_state(el.url), self.store.find_element(address, el.url)
+        if out.result is WriteResult.APPLIED or after != before:
+            self.world.violations.append(f"{address} {el.url}: a write {why} (fence {fence}, version {version}) was "
+                                         f"{out.result.value}: {before!r} -> {after!r}")
 
     # ------------------------------------------------------------------ rules: the runs
 
@@ -893,7 +1039,10 @@ class UrlRules(RuleBasedStateMachine):
         def admitted() -> None:
             if w.dies == "after admission":
                 w.dies = None
-                w.kept_slots[(_platform(url).value, self.clock().date())] += 1  # counted, never sent: kept
+                state = self.store.find_url_state(url)
+                polls = state is not None and state.request is not None and (
+                    self.clock() - state.request.submitted_at < RETENTION)  # a resumed request's poll: no slot
+                w.kept_slots[(ACCOUNTS[_platform(url)], self.clock().date())] += int(not polls)  # counted, never sent
                 raise HolderDied(moment)
 
         self.store.before_open_call = admitted
@@ -909,24 +1058,32 @@ class UrlRules(RuleBasedStateMachine):
         STATS[f"holders died {moment}"] += int(died)
         if died:  # the next holder comes while the dead one's call is open, or exactly as it times out
             ticks = data.draw(st.sampled_from((None, -1, 0, 1, "callable")))
-            state = self.store.find_url_state(url)
-            target = None if ticks is None or state is None or state.open_call is None else (
-                self._after_the_dead_call(state, url) if ticks == "callable" else
-                state.open_call.started_at + self._rules(url).call_timeout + int(ticks) * TICK)
-            on_time = target is not None and target > self.clock()
-            if on_time and target is not None:
-                STATS["next holders as the dead one's call times out"] += 1
-                self.clock.set(target)
-            else:
-                self.clock.advance(timedelta(minutes=1))
-            holders = [a for a in self.tokens if self.store.find_element(a, url) is not None]
-            self.clock.frozen = on_time
-            try:
-                with self.doing("live"):
-                    nxt = data.draw(st.sampled_from(holders))
-                    self._check_token_outcome(self.engine.processor.record(nxt, nxt, self._run(Why.LIVE)))
-            finally:
-                self.clock.frozen = False
+            self._next_holder(url, ticks, data)
+
+    def _next_holder(self, url: str, ticks: int | str | None, data: st.DataObject) -> None:
+        """A holder of `url` records it after a holder died with its call open: a token traded just now
+        `ticks` from the open call's timeout (frozen there), or one of its holders once it may be called
+        ("callable") or a minute later (None)."""
+        state = self.store.find_url_state(url)
+        target = None if ticks is None or state is None or state.open_call is None else (
+            self._after_the_dead_call(state, url) if ticks == "callable" else
+            state.open_call.started_at + self._rules(url).call_timeout + int(ticks) * TICK)
+        on_time = target is not None and target >= self.clock()  # (a reading moves the clock a tick)
+        if on_time and target is not None:
+            STATS["next holders as the dead one's call times out"] += 1
+            self.clock.set(target)
+        else:
+            self.clock.advance(timedelta(minutes=1))
+        if isinstance(ticks, int):  # a token traded just now: its element is due, so its URL is decided then
+            self.new_token([url])
+        holders = [a for a in self.tokens if self.store.find_element(a, url) is not None]
+        self.clock.frozen = on_time
+        try:
+            with self.doing("live"):
+                nxt = self.tokens[-1] if isinstance(ticks, int) else data.draw(st.sampled_from(holders))
+                self._check_token_outcome(self.engine.processor.record(nxt, nxt, self._run(Why.LIVE)))
+        finally:
+            self.clock.frozen = False
 
     @precondition(lambda self: self.tokens)
     @rule()
@@ -943,6 +1100,7 @@ class UrlRules(RuleBasedStateMachine):
     def default_retry(self, min_interval: int, interleave: str, data: st.DataObject) -> None:
         with self.doing("retry"):
             selection = self.engine.retry.select_due(min_interval_minutes=min_interval)
+            self._check_selection(selection)
             self._arm(interleave, data, selection.candidates)
             self.engine.retry.record_selection(selection, max_workers=1, run=self._run(Why.RETRY))
 
@@ -955,6 +1113,7 @@ class UrlRules(RuleBasedStateMachine):
         statuses = frozenset(FetchStatus(s) for s in named)
         with self.doing("named_retry", statuses) as op:
             selection = self.engine.retry.select_due(statuses=named, min_interval_minutes=min_interval)
+            self._check_selection(selection)
             op.selected = {(c.address, c.url): c.status for c in selection.candidates}
             self._arm(interleave, data, selection.candidates)
             self.engine.retry.record_selection(selection, max_workers=1, run=self._run(Why.RETRY))
@@ -987,6 +1146,28 @@ class UrlRules(RuleBasedStateMachine):
             STATS["outranked answers named"] += 1
             self.named_retry(outranked, 0, "none", data)
 
+    def _check_selection(self, selection: Any) -> None:
+        """A retry takes exactly the elements of its statuses due by its moment, moved by its interval
+        (the back-off table's "due by", test_support/url_machine_table.py), when all of them fit its
+        limit; not checked on what a spending or platform switch holds back."""
+        due_by = table.due_by(selection.selected_at, timedelta(minutes=selection.min_interval_minutes), BACKOFF)
+        chosen = {(c.address, c.url) for c in selection.candidates}
+        for address in self.tokens:
+            doc = self.store.find_token(address)
+            for el in doc.social_urls if doc is not None else ():
+                if (_paid(el.url) and not self.paid) or el.status in (FetchStatus.UNSUPPORTED, FetchStatus.SKIPPED_PAID) or (
+                        el.status.value not in selection.statuses):
+                    continue
+                if el.due_at is not None and abs(el.due_at - due_by) <= timedelta(milliseconds=1):
+                    continue  # the stores keep the millisecond
+                due = el.due_at is None or el.due_at <= due_by
+                if (address, el.url) in chosen and not due or (due and not selection.remaining
+                                                                and (address, el.url) not in chosen):
+                    self.world.violations.append(
+                        f"{address} {el.url}: due at {el.due_at}, {'selected' if not due else 'not selected'} by a "
+                        f"retry at {selection.selected_at} with interval {selection.min_interval_minutes} min "
+                        f"(due by {due_by})")
+
     # ------------------------------------------------------------------ interleavings
 
     def _arm(self, interleave: str, data: st.DataObject, selected: Sequence[Any] = ()) -> None:
@@ -998,7 +1179,17 @@ class UrlRules(RuleBasedStateMachine):
             self.world.on_call = lambda url: self._second_recorder(other)
         elif interleave == "write":
             flip = data.draw(st.sampled_from(ANSWERS))
-            self.store.armed = lambda write: self._late_holder(write, flip)
+            at = data.draw(st.sampled_from(WRITE_MOMENTS))
+            calls = self.world.calls
+
+            def late(write: UrlWrite) -> bool:
+                if at != "before the first write" and self.world.calls == calls:
+                    return False  # waits for the write of a call
+                self._late_holder(write, flip)
+                return True
+
+            self.store.armed = late
+            self.store.armed_inside = at == "inside a call's write"
         elif interleave == "between":
             chosen = sorted({c.address for c in selected})
             pool = data.draw(st.sampled_from((chosen, self.tokens))) if chosen else self.tokens

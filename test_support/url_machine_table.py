@@ -1,6 +1,7 @@
 """The per-URL state machine's tables as the model test reads them: one line per row of the tables
 in docs/architecture.md ("The per-URL state machine": `decide` and `after`; "No payment without a
-record": the open call; "Back-off: one due time"), each citing its row. Not a second engine: no
+record": the open call; "Back-off: one due time"; "Fencing": which writes the store refuses), each
+citing its row. Not a second engine: no
 merging, no stores, no locks; the model compares what the engine decided, computed and stored with
 what these rows say, at every step, so a rule whose breach costs no extra call at once still fails.
 """
@@ -11,6 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from social_recording.domain.models import OpenCall, PaidRequest, SocialUrl, UrlState, as_stored
+from social_recording.domain.policy import Backoff
 from social_recording.domain.status import ABSORBING, FetchStatus
 from social_recording.domain.url_machine import (
     Act,
@@ -23,6 +25,7 @@ from social_recording.domain.url_machine import (
     Why,
     rank,
 )
+from social_recording.store.base import WriteResult
 
 OK, ERROR, EXHAUSTED, PENDING, UNSUPPORTED = (FetchStatus.OK, FetchStatus.ERROR, FetchStatus.EXHAUSTED,
                                               FetchStatus.PENDING, FetchStatus.UNSUPPORTED)
@@ -73,6 +76,12 @@ def url_status(s: UrlState | NextState, now: datetime, rules: Rules) -> FetchSta
     if live(s, now, rules) >= rules.max_attempts or s.engine_failures >= rules.max_attempts:
         return EXHAUSTED
     return ERROR if live(s, now, rules) else PENDING
+
+
+def due_by(now: datetime, run_interval: timedelta, backoff: Backoff) -> datetime:
+    """Back-off table, "a run's interval": a run takes what is due by its moment moved by how much its
+    interval differs from the base (an interval of 0 takes what is due within one base interval)."""
+    return now + (backoff.base - run_interval)
 
 
 def element_due(recorded: datetime, s: UrlState | None, rules: Rules) -> datetime:
@@ -211,3 +220,22 @@ def stored(s: UrlState | NextState) -> NextUrl:
     """A URL state's fields (stored, or the next ones the engine computed), as the table names them."""
     return NextUrl(s.streak, s.attempts, s.attempted_at, s.engine_failures, s.answer, s.answered_at, s.source_token,
                    None if s.request is None else s.request.request_id, s.open_call)
+
+
+def refusal(element: SocialUrl | None, state: UrlState | None, fence: int, expect_version: int | None) -> WriteResult:
+    """"Fencing": a URL write with `fence`, decided on the state's `expect_version` (None: any), is refused
+    by the first check that fails (what the store held right before it), else applied."""
+    state_fence, version = (0, 0) if state is None else (state.fence, state.version)
+    rows: tuple[tuple[bool, WriteResult], ...] = (
+        (element is None, WriteResult.NO_ELEMENT),  # no such element
+        (element is not None and element.fence > fence, WriteResult.FENCED),  # 1. a newer holder wrote the element
+        (element is not None and element.status is OK, WriteResult.OK_KEPT),  # 2. ok is never replaced
+        (state_fence > fence, WriteResult.FENCED),  # 3. a newer holder wrote the URL state
+        (expect_version is not None and version != expect_version, WriteResult.STALE),  # 4. decided on an old version
+    )
+    return next((result for hit, result in rows if hit), WriteResult.APPLIED)
+
+
+def state_refusal(state: UrlState | None, fence: int) -> WriteResult:
+    """"Fencing": the URL state's own writes (an open call, a paid request) are refused by check 3 alone."""
+    return WriteResult.FENCED if state is not None and state.fence > fence else WriteResult.APPLIED

@@ -438,7 +438,7 @@ def _after(
     if result is Result.FAILED:
         return _call_failed(before, element, outcome, now, rules)
     if result is Result.UNREADABLE:
-        return _unreadable(before, element, outcome, now)
+        return _unreadable(before, element, outcome, now, rules)
     if result is Result.NOT_CALLED:
         return _not_called(before, state, element, outcome, now, rules)
     return _engine_failed(before, state, element, outcome, now, rules)
@@ -525,10 +525,11 @@ def _call_failed(before: NextState, element: SocialUrl, outcome: Outcome, now: d
     return Transition(NextElement(final, attempts, attempted_at, None, detail), next_state)
 
 
-def _unreadable(before: NextState, element: SocialUrl, outcome: Outcome, now: datetime) -> Transition:
-    """A shape the generator cannot read: `unsupported`, with the call counted if one left."""
-    counted = (replace(before, attempts=before.attempts + 1, attempted_at=_last_call(before, now),
-                       request=_request_after(before, outcome))
+def _unreadable(before: NextState, element: SocialUrl, outcome: Outcome, now: datetime, rules: Rules) -> Transition:
+    """A shape the generator cannot read: `unsupported`, with the call counted if one left (and the
+    URL's status as it stands now: an answer that expired since the last write no longer shows)."""
+    counted = (_with_status(replace(before, attempts=before.attempts + 1, attempted_at=_last_call(before, now),
+                                    request=_request_after(before, outcome)), now, rules)
                if outcome.called else None)
     attempts, attempted_at = _element_call(element, outcome, now)
     if element.status in ABSORBING:  # a forced re-examination that learned nothing keeps its answer
@@ -545,7 +546,8 @@ def _not_called(
     written only to close a request past its retention."""
     assert outcome.status is not None
     request = _request_after(before, outcome)
-    closed = replace(before, request=request) if request != before.request and state is not None else None
+    closed = (_with_status(replace(before, request=request), now, rules)
+              if request != before.request and state is not None else None)
     if element.status in ABSORBING:
         return Transition(_kept(element, state, now, rules, f"{outcome.detail}; no call made"), closed)
     return Transition(NextElement(outcome.status, element.attempts, element.attempted_at, outcome.cause,

@@ -925,3 +925,26 @@ def exhausted_after(state: Any, element: Any) -> None:
     """The tied failure and two more: the budget of three is spent."""
     assert state is not None and state.streak == 3 and element is not None
     assert element.status is FetchStatus.EXHAUSTED
+
+
+# ---------------------------------------------------------------- the URL's status as it stands
+
+
+def test_a_call_that_reads_nothing_shows_the_urls_status_as_it_stands_now() -> None:
+    """Found by the model test once its providers could answer in a shape the generator cannot read:
+    a tweet answered `ok` 15 days ago was called again (the answer had expired) and read nothing. The
+    call was counted, but the URL state kept showing `ok` to operators, though its answer had expired:
+    the statuses say `pending` (no answer in the window, no failure). Every write of the URL state now
+    shows its status as it stands at the write (docs/architecture.md, "The per-URL state machine")."""
+    from social_recording.domain.models import SocialUrl, UrlState
+    from social_recording.domain.url_machine import Act, Decision, Outcome, Result, Rules, after
+
+    rules = Rules(max_attempts=3, min_interval=timedelta(minutes=60))
+    now = T0 + timedelta(days=15)
+    state = UrlState(url=X_URL, platform="x", status=FetchStatus.OK, answer=FetchStatus.OK, answered_at=T0,
+                     source_token="A", attempted_at=T0, attempts=1, fence=1, version=1)
+    element = SocialUrl(url=X_URL, status=FetchStatus.PENDING)
+    transition = after(state, element, Outcome(Result.UNREADABLE, called=True, detail="unreadable"),
+                       decision=Decision(Act.CALL), address="B", now=now, rules=rules)
+    assert transition.state is not None and transition.state.attempts == 2 and transition.state.attempted_at == now
+    assert transition.state.status is FetchStatus.PENDING
