@@ -12,15 +12,20 @@ import psycopg2
 from test_support.rehearsal import postgres_password
 
 
+def instance_db_params(pg_env: Mapping[str, str]) -> dict[str, Any]:
+    """How to reach a deployment's instance database as its Dagster role (which owns its tables)."""
+    return {
+        "host": pg_env["DAGSTER_POSTGRES_HOST"], "port": int(pg_env["DAGSTER_POSTGRES_PORT"]),
+        "user": pg_env["DAGSTER_POSTGRES_USER"], "password": postgres_password(pg_env),
+        "dbname": pg_env["DAGSTER_POSTGRES_DB"], "connect_timeout": 5,
+    }
+
+
 class TableLock:
     """An EXCLUSIVE lock on one table of the rehearsal's instance database (reads go on, writes wait)."""
 
     def __init__(self, pg_env: Mapping[str, str], table: str) -> None:
-        self._params = {
-            "host": pg_env["DAGSTER_POSTGRES_HOST"], "port": int(pg_env["DAGSTER_POSTGRES_PORT"]),
-            "user": pg_env["DAGSTER_POSTGRES_USER"], "password": postgres_password(pg_env),
-            "dbname": pg_env["DAGSTER_POSTGRES_DB"], "connect_timeout": 5,
-        }
+        self._params = instance_db_params(pg_env)
         self.table = table
         self._holder = psycopg2.connect(**self._params)
         self._holder.cursor().execute(f"LOCK TABLE {table} IN EXCLUSIVE MODE")  # noqa: S608 (our constant)

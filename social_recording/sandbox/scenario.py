@@ -145,6 +145,11 @@ class TargetSpec(BaseModel):
 
     outcome: ScriptedOutcome = OK
     latency_ms: int | None = Field(default=None, ge=0)
+    held_while: str | None = Field(default=None, min_length=1)
+    """A file's path: while it exists, the answer waits (after the latency), as a provider that has
+    the request and has not answered yet; removing the file releases every waiting answer. A test
+    that needs calls still under way at a point of its own holds them so, whatever the machine's
+    speed, instead of guessing a latency."""
 
     @field_validator("outcome", mode="before")
     @classmethod
@@ -255,6 +260,10 @@ class Scenario(BaseModel):
         if spec is not None and spec.latency_ms is not None:
             return spec.latency_ms
         return self.default_latency_ms
+
+    def held_while(self, target: str | None) -> str | None:
+        spec = self.targets.get(target) if target is not None else None
+        return spec.held_while if spec is not None else None
 
     def outcome(self, target: str | None) -> ScriptedOutcome:
         spec = self.targets.get(target) if target is not None else None

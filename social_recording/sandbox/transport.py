@@ -6,7 +6,8 @@ scenario's redirects and shortener hosts, then every provider account's fakes, `
 any other host is a ConnectError, as on a closed network, and is not recorded. Per request: the fake
 describes it, the scenario's rate limit for the service applies, the fake answers (consuming the
 targets' outcomes), the ledger line is written (on arrival: a provider bills what it receives), then
-the simulated latency passes. See docs/architecture.md, "The sandbox".
+the simulated latency passes and the answer waits while a target's hold file exists (`held_while`,
+for tests that need calls under way). See docs/architecture.md, "The sandbox".
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ from social_recording.sandbox.providers.shortlink import Redirects, ShortlinkPro
 from social_recording.sandbox.providers.tracker import TRACKER_BASE_URL, TrackerProvider
 from social_recording.sandbox.scenario import Scenario
 from social_recording.sandbox.state import SandboxState
+
+HOLD_POLL_S = 0.1
+"""How often a held answer looks whether its hold file is gone."""
 
 
 def sandbox_resolve_host(host: str) -> list[str]:
@@ -109,10 +113,17 @@ class SandboxTransport(httpx.BaseTransport):
         latency_ms = max((self.scenario.latency_ms(t) for t in call.targets), default=self.scenario.default_latency_ms)
         if latency_ms > 0:
             self._sleep(latency_ms / 1000.0)
+        self._wait_while_held(call.targets)
         if request.method.upper() == "HEAD":
             return httpx.Response(reply.status, headers=reply.headers, content=b"", request=request)
         content = reply.body if reply.chunks is None else iter(reply.chunks)
         return httpx.Response(reply.status, headers=reply.headers, content=content, request=request)
+
+    def _wait_while_held(self, targets: list[str | None]) -> None:
+        """The scenario's holds (`held_while`): the answer waits while any of its targets' files exist."""
+        held = [Path(p) for t in targets if (p := self.scenario.held_while(t)) is not None]
+        while any(p.exists() for p in held):
+            self._sleep(HOLD_POLL_S)
 
     def _route(self, request: httpx.Request) -> Provider:
         for provider in self._providers:

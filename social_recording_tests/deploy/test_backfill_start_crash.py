@@ -7,9 +7,11 @@ both created the runs left: two of three partitions ran twice.
 Natively, as the rehearsal (rehearsal.py), on the production deploy/dagster.yaml and a real
 PostgreSQL. The kill lands at a known point: a lock on the instance's `event_logs` table holds the
 sensor daemon between creating the first run and submitting it (its first write to that table).
-The daemon is restarted right before the backfill is launched, so that the backfill daemon's next
-look (every 30 s from its start) comes after the sensor's (every 5 s) and the first run is the
-sensor's, which the test checks.
+Until the kill, the backfill daemon's own run inserts are held too (backfill_daemon_hold.py): its
+look (every 30 s) may come before the sensor's tick (every 5 s) on a busy machine, and would then
+create the first run itself; held, it creates none, the sensor takes the backfill, and the first run
+is the sensor's, which the test checks. The hold is gone before the restart, so what the backfill
+daemon does after it is its own.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from test_support.backfill_daemon_hold import BackfillDaemonHold
 from test_support.rehearsal import (
     BACKFILL_JOB,
     BACKFILL_RUNNING,
@@ -63,6 +66,8 @@ class CrashReport:
     backfill_status: str
     runs: list[RunRecord]
     restart_to_complete_s: float
+    daemon_held: int
+    """The backfill daemon's run inserts held at the kill (its look came before the sensor's tick)."""
 
 
 def crash_daemon_mid_tick(root: Path) -> CrashReport:
@@ -81,7 +86,7 @@ def crash_daemon_mid_tick(root: Path) -> CrashReport:
 
 def _crash_and_restart(gql: GraphQL, dep: Deployment, partitions: list[str]) -> CrashReport:
     daemon = dep.services["daemon"]
-    dep.kill_and_restart("daemon")  # the backfill daemon has just looked: its next look is 30 s away
+    hold = BackfillDaemonHold(dep.cfg.postgres)
     lock = TableLock(dep.cfg.postgres, "event_logs")
     try:
         result = gql(M_BACKFILL, params={
@@ -99,11 +104,14 @@ def _crash_and_restart(gql: GraphQL, dep: Deployment, partitions: list[str]) -> 
 
         first = wait_until("the tick's first run created and held before its submission", held, dep, HELD_WAIT_S)
         assert daemon.proc is not None
+        daemon_held = len(hold.waiters())
         os.killpg(daemon.proc.pid, signal.SIGKILL)
         daemon.proc.wait(timeout=30)
         lock.drop_waiters()
+        hold.drop_waiters()
     finally:
         lock.release()
+        hold.release()
     before_restart = runs(gql, backfill_filter)
 
     restarted_at = time.monotonic()
@@ -117,7 +125,7 @@ def _crash_and_restart(gql: GraphQL, dep: Deployment, partitions: list[str]) -> 
     status = wait_until(f"backfill {backfill_id} to end", finished, dep, COMPLETE_GUARD_S, every=1.0)
     return CrashReport(backfill_id=backfill_id, partitions=partitions, held=first, before_restart=before_restart,
                        backfill_status=status, runs=runs(gql, backfill_filter),
-                       restart_to_complete_s=time.monotonic() - restarted_at)
+                       restart_to_complete_s=time.monotonic() - restarted_at, daemon_held=daemon_held)
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +133,8 @@ def report(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
     result = crash_daemon_mid_tick(Path(tmp_path_factory.mktemp("start-crash")))
     request.config.stash[RECOVERY_TIMINGS] = [
         f"daemon SIGKILLed mid-tick of {SENSOR}: restart -> backfill {result.backfill_status}: "
-        f"{result.restart_to_complete_s:.1f} s, {len(result.runs)} run(s) for {len(result.partitions)} partitions"]
+        f"{result.restart_to_complete_s:.1f} s, {len(result.runs)} run(s) for {len(result.partitions)} partitions "
+        f"(the backfill daemon's inserts held at the kill: {result.daemon_held})"]
     yield result
 
 

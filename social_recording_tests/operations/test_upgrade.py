@@ -60,15 +60,16 @@ pytestmark = [pytest.mark.integration, pytest.mark.mongo_server, pytest.mark.hea
 
 DAYS = 3
 TOKENS_PER_DAY = 6
-LATENCY_MS = 10_000
-"""Each token's one Telegram URL answers in 10 s, and a run calls Telegram two at a time: a run
-records for about 30 s, so the backfill's runs are certainly mid-call when the upgrade kills them,
-whatever the machine's load (and each call stays within the provider's 15 s read timeout)."""
+HOLD_FILE = "telegram-held"
+"""While this file (in the test's directory) exists, every scenario token's Telegram URL goes
+unanswered (the sandbox's `held_while`): the backfill's runs are mid-call from their first call until
+the upgrade kills them, however slow or fast the machine; the test removes it once they are dead, so
+the runs after the upgrade are answered at once."""
 MAX_RUNTIME_S = 60
-"""The backfill's runs are launched with this `dagster/max_runtime` (the jobs' own is the 2 h the
-health checks allow for, too long to wait for in a test); any other run the upgrade kills (a retry
-run the retry sensor launched meanwhile, as it does on a loaded machine) is given it before the
-upgrade, so the test waits for run monitoring the same way for every dead run."""
+"""Every run the upgrade kills (the backfill's, and a retry run the retry sensor may have launched
+meanwhile) is given this `dagster/max_runtime` once the daemon is stopped (the jobs' own is the 2 h
+the health checks allow for, too long to wait for in a test), so run monitoring fails each dead run
+the same way after the upgrade, and none before it, however long the steps before took."""
 RECOVERY_TIMEOUT_S = 600.0
 WORKSPACE = DEPLOY_DIR / "workspace.yaml"
 
@@ -82,12 +83,13 @@ def social_recording(command: str, *args: str, env: dict[str, str]) -> subproces
     return cli([sys.executable, "-m", "social_recording", command, *args], env)
 
 
-def scenario(today: datetime) -> tuple[list[str], list[dict[str, object]], dict[str, dict[str, object]], set[str]]:
+def scenario(today: datetime, hold: Path) -> tuple[list[str], list[dict[str, object]], dict[str, dict[str, object]],
+                                                  set[str]]:
     days = [(today - timedelta(days=3 + i)).date().isoformat() for i in range(DAYS)]
     tokens = [token(f"RhU{d}{i}token", f"{day}T{8 + i:02d}:00:00Z", telegram=f"https://t.me/upgrade_d{d}t{i}")
               for d, day in enumerate(days) for i in range(TOKENS_PER_DAY)]
     urls = {to_canonical(str(t["telegram"])) for t in tokens}
-    return days, tokens, {u: {"latency_ms": LATENCY_MS} for u in urls}, urls
+    return days, tokens, {u: {"held_while": str(hold)} for u in urls}, urls
 
 
 def shorten_max_runtime(home: Path, pg_env: Mapping[str, str], monkeypatch: pytest.MonkeyPatch,
@@ -146,7 +148,9 @@ def start_after_upgrade(dep: Deployment) -> None:
 
 def test_upgrade_with_runs_in_flight_loses_nothing_and_leaves_no_run_started(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    days, tokens, targets, urls = scenario(datetime.now(UTC))
+    hold = tmp_path / HOLD_FILE
+    hold.touch()
+    days, tokens, targets, urls = scenario(datetime.now(UTC), hold)
     with deployment(tmp_path, tokens, datetime.fromisoformat(days[-1]).date(), targets) as dep:
         gql = GraphQL(dep.cfg.webserver_port)
         try:
@@ -156,7 +160,7 @@ def test_upgrade_with_runs_in_flight_loses_nothing_and_leaves_no_run_started(
             # The previous release at work: a backfill whose runs are mid-call.
             launched = gql(M_BACKFILL, params={
                 "selector": {"partitionSetName": f"{BACKFILL_JOB}_partition_set", "repositorySelector": REPO_SELECTOR},
-                "partitionNames": days, "tags": [{"key": MAX_RUNTIME_TAG, "value": str(MAX_RUNTIME_S)}],
+                "partitionNames": days,
             })["launchPartitionBackfill"]
             assert launched["__typename"] == "LaunchBackfillSuccess", launched
 
@@ -171,24 +175,33 @@ def test_upgrade_with_runs_in_flight_loses_nothing_and_leaves_no_run_started(
             in_flight = wait_until("every backfill run started, one mid-recording", recording, dep, 180)
 
             # 1. drain: schedules and sensors stop at once; the runs do not finish within its timeout.
-            drained = social_recording("drain", "--timeout", "3", "--poll", "1", "--workspace", str(WORKSPACE),
-                                       env=daemon_env)
-            assert drained.returncode == 1, drained.stdout + drained.stderr
-            assert "sensor token_flow_sensor: stopped" in drained.stdout
-            assert "sensor reconcile_catch_up_sensor: stopped" in drained.stdout
+            # Again until the stop held within the timeout (a sensor's tick in flight at the stop sets
+            # it running again, and on a loaded machine that tick may outlast 3 s): drain then names the
+            # runs still going, which the hold keeps going.
+            attempts: list[subprocess.CompletedProcess[str]] = []
+
+            def drain() -> subprocess.CompletedProcess[str] | None:
+                attempts.append(social_recording("drain", "--timeout", "3", "--poll", "1", "--workspace",
+                                                 str(WORKSPACE), env=daemon_env))
+                return attempts[-1] if "still going" in attempts[-1].stderr else None
+
+            drained = wait_until("drain to hold every schedule and sensor stopped", drain, dep, 300)
+            assert all(a.returncode == 1 for a in attempts), [a.stdout + a.stderr for a in attempts]
+            assert "sensor token_flow_sensor: stopped" in attempts[0].stdout
+            assert "sensor reconcile_catch_up_sensor: stopped" in attempts[0].stdout
             assert in_flight
             sensor = gql(Q_SENSOR, selector={**REPO_SELECTOR, "sensorName": "token_flow_sensor"})["sensorOrError"]
             assert sensor["sensorState"]["status"] == "STOPPED", (drained.stdout, drained.stderr[-3000:])
 
             # 2. The upgrade, with those runs still in flight.
             killed = runs(gql, {"statuses": ["STARTED"]})
-            assert killed, "every run finished before the upgrade"
-            shorten_max_runtime(dep.cfg.dagster_home, dep.cfg.postgres, monkeypatch,
-                                [r.run_id for r in killed if r.tags.get(MAX_RUNTIME_TAG) != str(MAX_RUNTIME_S)])
+            assert {r.run_id for r in in_flight} <= {r.run_id for r in killed}, "a held run ended before the upgrade"
             for run in killed:
                 assert run.run_id in drained.stderr  # drain named each run still going
             upgrade_started = time.monotonic()
             stop_for_upgrade(dep)
+            shorten_max_runtime(dep.cfg.dagster_home, dep.cfg.postgres, monkeypatch, [r.run_id for r in killed])
+            hold.unlink()  # the held calls died with their runs; from now on the sandbox answers at once
             store_to_previous_schema(dep.cfg.store_url)
             removed = instance_before_data_migrations(dep.cfg.postgres)
             assert schema_version_of(dep.cfg.store_url) == PREVIOUS_MONGO_SCHEMA and removed

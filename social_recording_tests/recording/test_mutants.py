@@ -5,20 +5,24 @@ model test ALONE must fail on it (docs/architecture.md, "The per-URL state machi
 regression tests are the second line, not the only one. A mutant that survives means a rule the
 model does not check.
 
-Each mutant runs in its own process on a copy of the package put first on PYTHONPATH, on the store
+Each mutant runs in its own process on a copy of the package put first on its path, on the store
 whose code it changes (SQLite, or the Mongo store's code over mongomock), with a bounded number of
-examples, derandomized, and no shrinking: the first failing example kills it.
+examples, derandomized, and no shrinking: the first failing example kills it. The process is forked
+from a fork server (test_support/fork_server.py, one per test session) that has imported pytest and
+the third-party libraries but none of the project's code, so a mutant does not pay an interpreter's
+start; the run checks that it imported the mutant's file.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from test_support.fork_server import ForkedRun, ForkServer, running_fork_server
 from test_support.mutants import MUTANTS, REPO, Mutant, apply
 
 pytestmark = pytest.mark.heavy
@@ -43,30 +47,37 @@ def test_the_mutants_cover_every_part_that_carries_a_rule() -> None:
         assert any(part in m.path for m in MUTANTS.values()), f"no mutant of {part}"
 
 
+@pytest.fixture(scope="session")
+def fork_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ForkServer]:
+    """One per session (so each pytest-xdist worker still takes single mutants): not a module fixture,
+    which would put the whole module on one worker."""
+    with running_fork_server(tmp_path_factory.mktemp("fork-server")) as server:
+        yield server
+
+
 def model_alone(name: str, into: Path, examples: str = EXAMPLES_PER_MUTANT,
-                mutants: dict[str, Mutant] = MUTANTS) -> subprocess.CompletedProcess[str]:
-    """Run the model test alone against mutant `name` of `mutants` (a copy of the package under `into`)."""
+                mutants: dict[str, Mutant] = MUTANTS, server: ForkServer | None = None) -> ForkedRun:
+    """Run the model test alone against mutant `name` of `mutants` (a copy of the package under `into`),
+    forked from `server` (one started for this run when None)."""
+    if server is None:
+        with running_fork_server(Path(tempfile.mkdtemp(prefix="fork-server-"))) as own:
+            return model_alone(name, into, examples, mutants, own)
     path = apply(name, into, mutants)
-    # The copy comes first on the path: the child runs outside the repository (a `python -m` puts its
-    # working directory first) and pytest appends the test's root instead of prepending it.
+    # The copy comes first on the path, then the repository (for test_support); pytest appends the
+    # test's root instead of prepending it.
     env = {**os.environ, "PYTHONPATH": f"{into}{os.pathsep}{REPO}", "SOCIAL_RECORDING_MODEL_EXAMPLES": examples,
            "SOCIAL_RECORDING_MODEL_MONGOMOCK_EXAMPLES": examples, "SOCIAL_RECORDING_MODEL_SHRINK": "0"}
     env.pop("SOCIAL_RECORDING_MODEL_SEED", None)
     module = path.relative_to(into).with_suffix("").as_posix().replace("/", ".")
-    loaded = subprocess.run([sys.executable, "-c", f"import {module} as m; print(m.__file__)"],
-                            cwd=into, env=env, capture_output=True, text=True, check=True).stdout.strip()
-    assert loaded == str(path), f"the child would test {loaded}, not the mutant"
     which = "TestUrlRulesOnMongomock" if mutants[name].store == "mongomock" else "TestUrlRules and not Mongo"
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--import-mode=append",
-         "-k", which, str(MODEL_TEST)],
-        cwd=into, env=env, capture_output=True, text=True, timeout=900, check=False,
-    )
+    run = server.run(module, path, ["-x", "-q", "-p", "no:cacheprovider", "--import-mode=append", "-k", which,
+                                    str(MODEL_TEST)], cwd=into, path=[into, REPO], env=env, timeout=900)
+    assert run.loaded == str(path), f"the child would test {run.loaded}, not the mutant\n{run.output[-3000:]}"
+    return run
 
 
 @pytest.mark.parametrize("name", list(MUTANTS))
-def test_the_model_alone_kills_the_mutant(name: str, tmp_path: Path) -> None:
-    proc = model_alone(name, tmp_path)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 1 and "1 failed" in out, (
-        f"mutant {name!r} survived the model (pytest exit {proc.returncode}):\n{out[-3000:]}")
+def test_the_model_alone_kills_the_mutant(name: str, tmp_path: Path, fork_server: ForkServer) -> None:
+    run = model_alone(name, tmp_path, server=fork_server)
+    assert run.returncode == 1 and "1 failed" in run.output, (
+        f"mutant {name!r} survived the model (pytest exit {run.returncode}):\n{run.output[-3000:]}")

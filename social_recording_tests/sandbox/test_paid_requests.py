@@ -256,3 +256,31 @@ def test_a_daily_urlscan_limit_reads_as_credit_exhausted(tmp_path: Path) -> None
     with pytest.raises(ExternalFetchError) as info:
         generator.generate("https://duckcoin.fun", GenerateContext(token_address="B"))
     assert info.value.code is ErrorCode.CREDIT_EXHAUSTED
+
+
+def test_a_held_answer_waits_until_its_hold_file_is_removed(tmp_path: Path) -> None:
+    """`held_while`: the provider has the request (billed) and answers only once the test removes
+    the file, however long that takes; other targets answer at once."""
+    hold = tmp_path / "hold"
+    hold.touch()
+    looked = threading.Semaphore(0)
+
+    def poll(seconds: float) -> None:  # the hold's polling: counted instead of slept
+        looked.release()
+
+    sc = scenario({"https://x.com/i/status/42": {"outcome": "ok", "held_while": str(hold)}})
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    transport = SandboxTransport(sc, ledger, sleep=poll)
+    free = transport.handle_request(httpx.Request("GET", f"{TW}/tweets?tweet_ids=7", headers={"X-API-Key": KEY}))
+    assert free.status_code == 200
+    answers: list[httpx.Response] = []
+    request = httpx.Request("GET", f"{TW}/tweets?tweet_ids=42", headers={"X-API-Key": KEY})
+    caller = threading.Thread(target=lambda: answers.append(transport.handle_request(request)), daemon=True)
+    caller.start()
+    for _ in range(3):  # it looked at its hold three times and is still waiting
+        assert looked.acquire(timeout=60)
+    assert caller.is_alive() and not answers
+    assert [e.subject for e in ledger.read()] == ["tweet:7", "tweet:42"]
+    hold.unlink()
+    caller.join(timeout=60)
+    assert [a.status_code for a in answers] == [200]
