@@ -60,7 +60,7 @@ def model_alone(name: str, into: Path, examples: str = EXAMPLES_PER_MUTANT,
     """Run the model test alone against mutant `name` of `mutants` (a copy of the package under `into`),
     forked from `server` (one started for this run when None)."""
     if server is None:
-        with running_fork_server(Path(tempfile.mkdtemp(prefix="fork-server-"))) as own:
+        with tempfile.TemporaryDirectory(prefix="fork-server-") as workdir, running_fork_server(Path(workdir)) as own:
             return model_alone(name, into, examples, mutants, own)
     path = apply(name, into, mutants)
     # The copy comes first on the path, then the repository (for test_support); pytest appends the
