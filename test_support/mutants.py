@@ -82,6 +82,8 @@ MUTANTS: dict[str, Mutant] = {
     "an open call times out a tick late": Mutant(
         MACHINE, "if state is None or state.open_call is None or now - state.open_call.started_at < rules.call_timeout:",
         "if state is None or state.open_call is None or now - state.open_call.started_at <= rules.call_timeout:"),
+    "a run buys again what its own call could not read": Mutant(
+        "social_recording/recording/attempt.py", "self._run.note_read_nothing(self.url)", "pass"),
     # ---------------------------------------------------------------- the back-off policy
     "the back-off never grows": Mutant(POLICY, "if self.growth == 1.0 or streak <= 1:", "if True:"),
     "the back-off grows one failure late": Mutant(

@@ -184,6 +184,8 @@ class Op:
     """A retry's selection: (token, URL) -> the status it was selected with."""
     called: set[str] = field(default_factory=set)
     """URLs called during this operation (a named retry re-examines a URL once)."""
+    read_nothing: set[str] = field(default_factory=set)
+    """URLs whose call in this operation (one run) read nothing: the run never buys them again."""
 
 
 @dataclass
@@ -209,7 +211,11 @@ class World:
     open_request: dict[str, Any] = field(default_factory=dict)
     """URL -> when its paid request was submitted, until an answer closes it."""
     last_failed: dict[str, Any] = field(default_factory=dict)
-    """URL -> when its last failed call was made: a streak older than the window has expired."""
+    """URL -> when its last failed call was made (an answer in that instant is tied with it)."""
+    last_call: dict[str, Any] = field(default_factory=dict)
+    """URL -> when its last call that left was made, failed or read nothing: a streak whose last call
+    is older than the window has expired (the table's "live streak"; an unreadable answer keeps the
+    streak and moves the last call)."""
     tied: dict[str, bool] = field(default_factory=dict)
     """URL -> its last answer came in the instant of a failed call (two holders in one instant)."""
     stale_answer: tuple[str, Any, FetchStatus] | None = None
@@ -238,7 +244,7 @@ class World:
     def failed(self, url: str, now: Any, *, budgeted: bool) -> None:
         """One failed call (a paid one the provider was paid for, whatever came back): the streaks grow,
         after expiring with the window; the budget bounds the calls it counts."""
-        last = self.last_failed.get(url)
+        last = self.last_call.get(url)
         # The spent streak expired with the window, counted from the engine's moment of the last call, a few
         # ticks before the provider saw it (a dead holder's at its record, to the millisecond): within a
         # millisecond of the window's end, the budget's count expires (the lenient side for "no call past
@@ -248,7 +254,7 @@ class World:
         if last is not None and now - last >= DEDUPE_TTL + timedelta(milliseconds=1):
             STATS["streaks expired"] += int(self.streak.get(url, 0) > 0)
             self.streak[url] = 0
-        self.last_failed[url] = now
+        self.last_failed[url] = self.last_call[url] = now
         self.streak[url] = self.streak.get(url, 0) + 1
         self.peak_streak[url] = max(self.peak_streak.get(url, 0), self.counted(url))
         if budgeted:
@@ -292,6 +298,9 @@ class ModelProvider:
         forced = (w.op.kind == "named_retry" and selected in w.op.named and selected in ABSORBING
                   and element.status is selected and url not in w.op.called)
         self._check_back_off(url, now, rules, forced)
+        if url in w.op.read_nothing and not (forced or w.stale):
+            w.violations.append(f"{url} called again for {ctx.token_address} in one run ({w.op.kind}) after "
+                                f"its call read nothing")
         if w.on_call is not None:
             hook, w.on_call = w.on_call, None
             hook(url)
@@ -346,6 +355,8 @@ class ModelProvider:
                 w.failed(url, now, budgeted=True)
             w.die("after the answer")
         if answer == "unreadable":  # neither an answer nor a failure: the calls count, the streak stays
+            w.last_call[url] = now  # ... and lives a window from this call
+            w.op.read_nothing.add(url)
             raise ExternalFetchError(ErrorCode.UNSUPPORTED, "a shape this generator cannot read")
         if answer in ("5xx", "429"):
             code = ErrorCode.UPSTREAM if answer == "5xx" else ErrorCode.RATE_LIMITED
@@ -1390,11 +1401,12 @@ class UrlRules(RuleBasedStateMachine):
         """Freeze the world: repeated default retries, each past the longest back-off, end with nothing due."""
         budgets, self.spend.budgets = self.spend.budgets, {}  # the world is stable: no budget holds it back
         self.world.budgeted = False
-        with self.doing("retry"):
-            for _ in range(MAX_ATTEMPTS + 3):
+        for _ in range(MAX_ATTEMPTS + 3):
+            with self.doing("retry"):  # one operation per run
                 self.clock.advance(BACKOFF.cap + timedelta(minutes=1))
                 self.engine.retry.record_selection(self.engine.retry.select_due(), max_workers=1,
                                                    run=self._run(Why.RETRY))
+        with self.doing("retry"):
             self.clock.advance(BACKOFF.cap + timedelta(minutes=1))
             left = self.engine.retry.select_due()
         self.spend.budgets, self.world.budgeted = budgets, True

@@ -98,7 +98,7 @@ class Expected:
 
 
 def decision(state: UrlState | None, element: SocialUrl, *, request: RunIntent, selected: Selected | None,
-             now: datetime, rules: Rules) -> Expected:
+             now: datetime, rules: Rules, read_nothing: bool = False) -> Expected:
     """The `decide` table, first matching row wins, then the open call's row for a decision to call."""
     s = counted(state or EMPTY, now, rules)
     e = element.status
@@ -119,6 +119,7 @@ def decision(state: UrlState | None, element: SocialUrl, *, request: RunIntent, 
         (live(s, now, rules) >= rules.max_attempts, Expected(Act.ADOPT, EXHAUSTED, "live streak >= budget | exhausted")),
         (s.engine_failures >= rules.max_attempts,
          Expected(Act.ADOPT, EXHAUSTED, "engine failures >= budget | exhausted (engine_failure)")),
+        (read_nothing, Expected(Act.ADOPT, UNSUPPORTED, "the run's own call read nothing | unsupported")),
         (live(s, now, rules) > 0 and (called or in_backoff),
          Expected(Act.ADOPT, ERROR, "live streak > 0, called since the start or within the back-off | error")),
         (s.request is not None, Expected(Act.RESUME, None, "an open paid request | resume it")),

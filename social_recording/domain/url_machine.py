@@ -188,10 +188,14 @@ def decide(
     selected: Selected | None,
     now: datetime,
     rules: Rules,
+    read_nothing: bool = False,
 ) -> Decision:
-    """What one recording of `element` does, given its URL's `state` (None: nothing recorded yet)."""
+    """What one recording of `element` does, given its URL's `state` (None: nothing recorded yet).
+    `read_nothing`: this run's own call of the URL brought back a shape the generator cannot read
+    (the run remembers it; the URL state keeps no unreadable answer to adopt)."""
     settled = settle(state, now, rules)
-    decision = _decide(settled, element, request=request, selected=selected, now=now, rules=rules)
+    decision = _decide(settled, element, request=request, selected=selected, now=now, rules=rules,
+                       read_nothing=read_nothing)
     if settled is not state and decision.act is not Act.LEAVE:
         decision = replace(decision, settled=settled)
     if decision.calls and settled is not None and settled.open_call is not None:
@@ -211,6 +215,7 @@ def _decide(
     selected: Selected | None,
     now: datetime,
     rules: Rules,
+    read_nothing: bool = False,
 ) -> Decision:
     status = element.status
     if status is FetchStatus.OK:
@@ -240,6 +245,10 @@ def _decide(
     if s.engine_failures >= rules.max_attempts:
         return _adopt(element, FetchStatus.EXHAUSTED, Cause.ENGINE_FAILURE,
                       f"our own code failed {s.engine_failures} times on this URL before any request")
+    if read_nothing:
+        return _adopt(element, FetchStatus.UNSUPPORTED, Cause.UNPARSEABLE,
+                      "this run's call of this URL read nothing (a shape the generator cannot read); "
+                      "not bought again in this run")
     if streak > 0 and (called or not may_call_again(s, now, rules)):
         when = s.attempted_at.isoformat() if s.attempted_at else "?"
         who = "this run's call" if called else "another holder's call"

@@ -160,7 +160,7 @@ class UrlAttempt:
                 return read
             element, state = read
             decision = decide(state, element, request=self._request, selected=self._selected, now=self._now,
-                              rules=self._rules)
+                              rules=self._rules, read_nothing=self._run.read_nothing(self.url))
             if decision.act is Act.LEAVE:
                 assert decision.status is not None
                 return self.outcome(decision.status, detail=decision.detail)
@@ -221,6 +221,8 @@ class UrlAttempt:
         if isinstance(done, UrlOutcome):
             return done
         outcome, links, engine_failure = done
+        if outcome.result is Result.UNREADABLE and outcome.called:
+            self._run.note_read_nothing(self.url)  # its other holders in this run do not buy it again
         for _ in range(STALE_ROUNDS):
             transition = after(state, element, outcome, decision=decision, address=self.address, now=self._now,
                                rules=self._rules)

@@ -88,6 +88,7 @@ class RunState:
         self._lock = threading.Lock()
         self._request = request
         self._exhausted_accounts: set[str] = set()
+        self._read_nothing: set[str] = set()
         self._statuses: Counter[str] = Counter()
         self._attempted = 0
         self._reused = 0
@@ -130,6 +131,16 @@ class RunState:
         """Whether `account` said its credit or quota is gone earlier in this run."""
         with self._lock:
             return account in self._exhausted_accounts
+
+    def note_read_nothing(self, url: str) -> None:
+        """This run's call of `url` read nothing: its other holders in this run adopt that instead of
+        calling again (docs/architecture.md, "The per-URL state machine")."""
+        with self._lock:
+            self._read_nothing.add(url)
+
+    def read_nothing(self, url: str) -> bool:
+        with self._lock:
+            return url in self._read_nothing
 
     def note_paid_requests(self, n: int) -> None:
         with self._lock:

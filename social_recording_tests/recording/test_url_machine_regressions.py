@@ -921,8 +921,102 @@ def test_the_model_counts_a_call_that_failed_in_the_instant_of_an_answer_toward_
     ])
 
 
+def test_the_model_keeps_a_streak_alive_a_window_from_a_call_that_read_nothing() -> None:
+    """Found by the model test with deaths (1000 x 60, seed 47860039964635206361538306548376526492):
+    the model's own miscount, not the engine's. A URL failed twice, and 13 days later another holder's
+    call read nothing (a shape the generator cannot read): the streak stays, and its last call moves to
+    that call. Two days on, a third failure spends the budget of three. The engine expires a streak a
+    window after its last call of any kind (the state machine's table); the model expired it from the
+    last *failed* call, so it counted one failure and called `exhausted` wrong. The model's world now
+    keeps the last call too (`World.last_call`)."""
+    from test_support.url_machine_model import UrlRules
+    from test_support.url_machine_steps import Draws, replay
+
+    tg = "https://t.me/modelchat"
+    m = UrlRules()
+
+    def record(address: str) -> None:
+        m.live_event(Draws(lambda a: a == address), "none")  # type: ignore[arg-type]
+
+    replay(m, [
+        lambda: m.some_tokens_and_answers([[tg], [tg]], {tg: "5xx"}),
+        lambda: record("T000"),
+        lambda: m.clock_moves(61),
+        lambda: record("T000"),  # a streak of 2
+        lambda: m.provider_changes(tg, "unreadable"),
+        lambda: m.clock_moves(13 * 24 * 60),
+        lambda: record("T001"),  # reads nothing: the streak stays, its last call moves
+        lambda: m.provider_changes(tg, "5xx"),
+        lambda: m.clock_moves(2 * 24 * 60),  # 15 days after the last failure, 2 after the last call
+        lambda: record("T000"),
+        lambda: exhausted_after(m.store.find_url_state(tg), m.store.find_element("T000", tg)),
+    ])
+
+
+def test_a_run_buys_what_its_call_could_not_read_once_whatever_its_holders() -> None:
+    """Found by the same run (its third counterexample): four tokens hold a paid URL whose provider
+    answers in a shape the generator cannot read. A reconcile run paid for it four times, once per
+    holder: the state keeps no unreadable answer to adopt, and with no failure streak nothing stopped
+    the next holder. The run now remembers its own call read nothing, and its other holders adopt
+    `unsupported` (the state machine's row "the run's own call read nothing")."""
+    from test_support.url_machine_model import UrlRules
+    from test_support.url_machine_steps import replay
+
+    web = "https://paid-site.example/a"
+    m = UrlRules()
+    replay(m, [
+        lambda: m.some_tokens_and_answers([[web]] * 4, {web: "unreadable"}),
+        m.reconcile,
+        lambda: read_nothing_once(m, web, 4),
+    ])
+
+
+def test_a_url_that_reads_nothing_converges_for_seven_holders() -> None:
+    """The same run's shrunk counterexample: a paid URL with a failure streak of 2 then answered in a
+    shape nobody can read, seven holders re-examined by name. Each retry paid once more and moved one
+    holder: the others adopted `error` ("called since the run's start"), so after six retries in a
+    stable world one holder was still `error`. Now one retry pays once and every holder is `unsupported`."""
+    from test_support.url_machine_model import UrlRules
+    from test_support.url_machine_steps import Draws, replay
+
+    x1, x2, yt, web = (
+        "https://x.com/i/status/101", "https://x.com/i/status/102", "https://youtube.com/watch?v=abcdefghijk",
+        "https://paid-site.example/a")
+    m = UrlRules()
+
+    def on(address: str) -> Any:
+        return lambda e: e[0] == address and e[1].url == web
+
+    def dies() -> None:
+        m.a_holder_dies(Draws(on("T000"), lambda t: t == -1), "after admission")  # type: ignore[arg-type]
+
+    replay(m, [
+        lambda: m.some_tokens_and_answers([[x1, yt, web], [web], [x1, x2, web], [web]], {}),
+        m.a_stable_world_converges,
+        lambda: m.a_failed_call_and_an_answer_in_one_instant(Draws(lambda a: a == "T001"), "ok"),  # type: ignore[arg-type]
+        lambda: m.a_stale_url_write(Draws(on("T001")), "with a lower fence"),  # type: ignore[arg-type]
+        lambda: m.provider_changes(web, "unreadable"),
+        m.a_stable_world_converges, m.a_stable_world_converges,
+        m.reconcile,
+        dies,
+        *[m.a_stable_world_converges] * 6,
+        m.toggle_paid, m.a_stable_world_converges, m.toggle_paid, m.a_stable_world_converges,
+        m.a_stable_world_converges,
+        dies,
+        lambda: m.named_retry(["blocked", "error", "unsupported"], 0, "none", Draws()),  # type: ignore[arg-type]
+        m.a_stable_world_converges,
+    ])
+
+
+def read_nothing_once(m: Any, url: str, holders: int) -> None:
+    state = m.store.find_url_state(url)
+    assert state is not None and state.attempts == 1, state
+    statuses = [m.store.find_element(a, url).status for a in m.tokens]
+    assert statuses == [FetchStatus.UNSUPPORTED] * holders, statuses
+
+
 def exhausted_after(state: Any, element: Any) -> None:
-    """The tied failure and two more: the budget of three is spent."""
+    """Three failures in one live streak: the budget of three is spent."""
     assert state is not None and state.streak == 3 and element is not None
     assert element.status is FetchStatus.EXHAUSTED
 
