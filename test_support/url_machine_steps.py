@@ -20,7 +20,8 @@ class Draws:
         self._choosers = list(choosers)
 
     def draw(self, strategy: Any) -> Any:
-        elements = list(strategy.elements)
+        # `sampled_from` keeps its elements; `booleans()` is the only other strategy the rules draw from.
+        elements = list(strategy.elements) if hasattr(strategy, "elements") else [False, True]
         chooser = self._choosers.pop(0) if self._choosers else (lambda _: True)
         chosen = [e for e in elements if chooser(e)]
         if not chosen:

@@ -6,8 +6,9 @@ regression tests are the second line, not the only one. A mutant that survives m
 model does not check.
 
 Each mutant runs in its own process on a copy of the package put first on its path, on the store
-whose code it changes (SQLite, or the Mongo store's code over mongomock), with a bounded number of
-examples, derandomized, and no shrinking: the first failing example kills it. The process is forked
+whose code it changes (SQLite, or the Mongo store's code over mongomock): first the model's walks
+(test_support/url_machine_walks.py, every boundary of the tables on every run), then a bounded number
+of examples, derandomized, and no shrinking: the first failing example kills it. The process is forked
 from a fork server (test_support/fork_server.py, one per test session) that has imported pytest and
 the third-party libraries but none of the project's code, so a mutant does not pay an interpreter's
 start; the run checks that it imported the mutant's file.

@@ -10,8 +10,27 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from test_support.mongo_server import MongoServer
 from test_support.url_machine_model import MONGO_EXAMPLES, UrlRules, UrlRulesOnMongo, UrlRulesOnMongomock
+from test_support.url_machine_walks import WALKS, Walk
 
 pytestmark = pytest.mark.heavy
+
+
+class TestUrlRulesWalks:
+    """The model's explicit examples (test_support/url_machine_walks.py): every boundary of the tables,
+    and a tick either side, met on every run whatever the draws; run with the model, mutants included."""
+
+    @pytest.mark.parametrize("walk", WALKS, ids=lambda w: w.name)
+    def test_the_walk_holds(self, walk: Walk) -> None:
+        walk.run()
+
+
+class TestUrlRulesOnMongomockWalks:
+    """The same walks on the Mongo store's code over mongomock (its own fences and fields)."""
+
+    @pytest.mark.parametrize("walk", WALKS, ids=lambda w: w.name)
+    def test_the_walk_holds(self, walk: Walk) -> None:
+        walk.run(UrlRulesOnMongomock)
+
 
 TestUrlRules = UrlRules.TestCase
 TestUrlRulesOnMongomock = UrlRulesOnMongomock.TestCase

@@ -1,0 +1,170 @@
+"""The model's explicit examples: short walks of its own rules that meet every boundary of the state
+machine's tables, and a tick either side, on every run (test_support/url_machine_model.py). The drawn
+examples reach them too, but by chance: a change to the model moves the derandomized draws, and a
+boundary met in one version of the model can be missed in the next. The walks make "its clock lands on
+each boundary" a certainty; the invariants and the table checks are the model's, unchanged
+(docs/architecture.md, "The per-URL state machine")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from test_support.url_machine_model import UrlRules
+from test_support.url_machine_steps import Draws, replay
+
+X = "https://x.com/i/status/101"
+"""A paid one-step call (an open call is recorded before it)."""
+WEB = "https://paid-site.example/a"
+"""A paid two-step request (submitted, then polled)."""
+YT = "https://youtube.com/watch?v=abcdefghijk"
+TG = "https://t.me/modelchat"
+"""Never reused: its answers are not adopted by other holders."""
+TICKS = (-1, 0, 1)
+
+
+@dataclass(frozen=True)
+class Walk:
+    name: str
+    steps: Callable[[UrlRules], list[Callable[[], object]]]
+
+    def run(self, machine: type[UrlRules] = UrlRules) -> None:
+        m = machine()
+        replay(m, self.steps(m))
+
+
+def _record(m: UrlRules, address: str) -> Callable[[], object]:
+    return lambda: m.live_event(Draws(lambda a: a == address), "none")  # type: ignore[arg-type]
+
+
+def _at_boundary(m: UrlRules, boundary: str, url: str, ticks: int, address: str) -> Callable[[], object]:
+    """The clock on `boundary` of `url` (+ `ticks`), where `address`, one of its holders, records it."""
+    return lambda: m.clock_reaches_a_boundary(
+        boundary, ticks, Draws(lambda u: u == url, lambda new: not new, lambda a: a == address))  # type: ignore[arg-type]
+
+
+def _open_call_times_out(ticks: int) -> Walk:
+    """A failed call, then a holder dies after recording its open call and paying; a token traded just
+    now comes a tick before, at, or after the call's timeout (the open-call table: counted from then on)."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        dies = Draws(lambda e: e[0] == "T000" and e[1].url == X, lambda t: t == ticks)
+        return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), _record(m, "T000"),
+                lambda: m.provider_changes(X, "ok"),
+                lambda: m.a_holder_dies(dies, "after the open call")]  # type: ignore[arg-type]
+    return Walk(f"an open call times out, {ticks:+d} tick", steps)
+
+
+def _streak_expires(ticks: int) -> Walk:
+    """Two failed calls, then another holder a tick before, at, or after the streak's expiry."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}),
+                _record(m, "T000"), lambda: m.clock_moves(61), _record(m, "T000"),
+                _at_boundary(m, "the streak expires", TG, ticks, "T001")]
+    return Walk(f"a streak expires, {ticks:+d} tick", steps)
+
+
+def _answer_expires(ticks: int) -> Walk:
+    """An answer, then a token traded just now a tick before, at, or after the window's end."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        return [lambda: m.some_tokens_and_answers([[YT], [YT]], {}), _record(m, "T000"),
+                lambda: m.a_new_holder_as_the_answer_expires(url=YT, ticks=ticks)]
+    return Walk(f"an answer expires, {ticks:+d} tick", steps)
+
+
+def _called_again(ticks: int, failures: int) -> Walk:
+    """`failures` failed calls, then a holder a tick before, at, or after the back-off ends."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        walk: list[Callable[[], object]] = [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "5xx"})]
+        for _ in range(failures):
+            walk += [_at_boundary(m, "it may be called again", YT, 1, "T000")] if walk[1:] else [_record(m, "T000")]
+        return [*walk, _at_boundary(m, "it may be called again", YT, ticks, "T001")]
+    return Walk(f"called again after {failures} failure(s), {ticks:+d} tick", steps)
+
+
+def _element_due(ticks: int) -> Walk:
+    """A failed call, then its element a tick before, at, or after it is due."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        return [lambda: m.some_tokens_and_answers([[TG]], {TG: "5xx"}), _record(m, "T000"),
+                _at_boundary(m, "an element is due", TG, ticks, "T000")]
+    return Walk(f"an element is due, {ticks:+d} tick", steps)
+
+
+def _engine_failures_then_an_answer(m: UrlRules) -> list[Callable[[], object]]:
+    """Our own defect before any request, twice, then the provider answers: the count starts again."""
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "bug"}), _record(m, "T000"),
+            lambda: m.clock_moves(61), _record(m, "T000"), lambda: m.provider_changes(TG, "ok"),
+            lambda: m.clock_moves(61), _record(m, "T000"), lambda: m.provider_changes(TG, "bug"),
+            _record(m, "T001")]
+
+
+def _a_failure_then_an_answer(m: UrlRules) -> list[Callable[[], object]]:
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), _record(m, "T000"),
+            lambda: m.clock_moves(61), lambda: m.provider_changes(TG, "ok"), _record(m, "T000"),
+            lambda: m.provider_changes(TG, "5xx"), lambda: m.clock_moves(61), _record(m, "T001")]
+
+
+def _a_named_re_examination_fails(m: UrlRules) -> list[Callable[[], object]]:
+    """A `not_found` named by a retry is called again and fails: it keeps the window's answer."""
+    return [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "not_found"}), _record(m, "T000"),
+            lambda: m.provider_changes(YT, "5xx"), lambda: m.clock_moves(61),
+            lambda: m.named_retry(["not_found"], 0, "none", Draws())]  # type: ignore[arg-type]
+
+
+def _a_paid_request_survives_a_failed_poll(m: UrlRules) -> list[Callable[[], object]]:
+    return [lambda: m.some_tokens_and_answers([[WEB], [WEB]], {WEB: "5xx"}), _record(m, "T000"),
+            lambda: m.clock_moves(61), _record(m, "T001")]
+
+
+def _the_provider_changes_its_mind(url: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        return [lambda: m.some_tokens_and_answers([[url], [url]], {}),
+                lambda: m.the_provider_changes_its_mind_between_two_new_holders(url=url, first="ok", then="not_found")]
+    return steps
+
+
+def _a_days_budget_holds_the_next_request(m: UrlRules) -> list[Callable[[], object]]:
+    """The paid one-step account's budget is two new requests a UTC day: the third failure waits."""
+    return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), _record(m, "T000"),
+            lambda: m.clock_moves(61), _record(m, "T000"), lambda: m.clock_moves(121), _record(m, "T000")]
+
+
+def _a_runs_interval(m: UrlRules) -> list[Callable[[], object]]:
+    """A retry that runs every base interval takes what is due within it; one that runs at once only
+    what is due now."""
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), _record(m, "T000"),
+            lambda: m.clock_moves(30), lambda: m.default_retry(0, "none", Draws()),  # type: ignore[arg-type]
+            lambda: m.clock_moves(61), lambda: m.default_retry(60, "none", Draws())]  # type: ignore[arg-type]
+
+
+def _a_paused_holder(what: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
+    """A holder paused past its lease wakes with its old fence: its paid call's record is refused."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        wakes = (lambda: m.a_paused_holder_records_a_paid_url(Draws(lambda e: e[0] == "T000"))) if what == "records" \
+            else (lambda: m.a_paused_holder_wakes(url=X, what="open call"))  # type: ignore[arg-type]
+        return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), _record(m, "T000"),
+                lambda: m.clock_moves(61), _record(m, "T001"), lambda: m.clock_moves(121), wakes]
+    return steps
+
+
+def _read_nothing_for_many_holders(m: UrlRules) -> list[Callable[[], object]]:
+    """Three holders of a paid URL whose answers nobody can read, in one run."""
+    return [lambda: m.some_tokens_and_answers([[WEB], [WEB], [WEB]], {WEB: "unreadable"}), m.reconcile]
+
+
+WALKS: tuple[Walk, ...] = (
+    *(_open_call_times_out(t) for t in TICKS),
+    *(_streak_expires(t) for t in TICKS),
+    *(_answer_expires(t) for t in TICKS),
+    *(_called_again(t, n) for t in TICKS for n in (1, 2)),
+    *(_element_due(t) for t in TICKS),
+    Walk("engine failures, then an answer", _engine_failures_then_an_answer),
+    Walk("a run's call reads nothing for three holders", _read_nothing_for_many_holders),
+    Walk("a failure, then an answer", _a_failure_then_an_answer),
+    Walk("a named re-examination fails", _a_named_re_examination_fails),
+    Walk("a paid request survives a failed poll", _a_paid_request_survives_a_failed_poll),
+    *(Walk(f"the provider changes its mind ({url})", _the_provider_changes_its_mind(url)) for url in (TG, YT)),
+    Walk("a day's budget holds the next request", _a_days_budget_holds_the_next_request),
+    Walk("a run's interval", _a_runs_interval),
+    *(Walk(f"a paused holder {what}", _a_paused_holder(what)) for what in ("records", "wakes")),
+)
+
