@@ -72,8 +72,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "from MongoDB (ferretdb_differences.py) and is expected to fail there",
     )
     config.addinivalue_line(
-        "markers", f"{HEAVY_MARK}: takes minutes (a deployment, the model, the benchmarks): handed to a "
-        "pytest-xdist worker first (test_support/work_units.py)",
+        "markers", f"{HEAVY_MARK}(minutes=1): takes minutes (a deployment, the model, the benchmarks): handed "
+        "to a pytest-xdist worker first, the longest first (test_support/work_units.py)",
     )
 
 
