@@ -9,18 +9,25 @@ from pathlib import Path
 
 import pytest
 
+from test_support.work_units import SERIAL_LIST_OPTION
+
 pytest_plugins = ["pytester"]
 
 REPO = Path(__file__).resolve().parents[1]
 CONFTEST = """
 import pytest
-from test_support.work_units import HEAVY_MARK, group_and_order
+from test_support.work_units import HEAVY_MARK, SERIAL_MARK, add_serial_list_option, group_and_order, record_serial
+
+def pytest_addoption(parser):
+    add_serial_list_option(parser)
 
 def pytest_configure(config):
     config.addinivalue_line("markers", HEAVY_MARK + ": minutes")
+    config.addinivalue_line("markers", SERIAL_MARK + ": alone")
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
+    record_serial(config, items)
     group_and_order(config, items)
 """
 MODULES = {
@@ -72,3 +79,28 @@ def test_a_module_sharing_a_fixture_runs_on_one_worker_and_the_others_spread(
         assert len(in_class) == 3 and len({worker for worker, _ in in_class}) == 1, ran
         assert all(test.endswith(f"@test_d_classes.{cls}") for _, test in in_class), ran
     assert not any("@" in test for _, test in ran if "test_b_shared" not in test and "::TestShared" not in test), ran
+
+
+def test_the_parallel_part_lists_the_serial_tests_the_serial_part_runs(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """As `make test` runs them: the parallel part writes the `serial` tests' ids (those deselected by
+    its `-m "not serial"`, however their names are written), and `pytest @FILE -m serial` runs each."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(**MODULES, test_f_alone=(
+        "import pytest\n@pytest.mark.serial\n@pytest.mark.parametrize('name', ['a b', 'c[d]', 'e@f'])\n"
+        "def test_alone(name): pass\n"))
+    listed = tmp_path / "ids"
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    first = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-m", "not serial", SERIAL_LIST_OPTION, str(listed))
+    first.assert_outcomes(passed=19)
+    assert len(listed.read_text().splitlines()) == 3, listed.read_text()
+    second = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-m", "serial", f"@{listed}")
+    second.assert_outcomes(passed=3)
+
+
+def test_without_serial_tests_the_list_is_empty(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(**MODULES)
+    listed = tmp_path / "ids"
+    pytester.inline_run("--collect-only", "-m", "not serial", SERIAL_LIST_OPTION, str(listed))
+    assert listed.read_text() == ""

@@ -8,6 +8,9 @@ workers, not with one worker finishing a long unit it took late while the others
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 HEAVY_MARK = "heavy"
@@ -15,6 +18,17 @@ HEAVY_MINUTES = 1.0
 """The size of a unit marked plain `heavy`: a unit of a few minutes says so with `heavy(minutes=N)`, one
 of seconds among many (a mutant, a fault) with a fraction."""
 MODULE_SCOPES = frozenset({"module", "package"})
+SERIAL_MARK = "serial"
+SERIAL_LIST_OPTION = "--serial-list"
+"""Names the file where the parallel part of `make test` writes the ids of the tests marked `serial` it
+collected, one a line (`pytest @FILE` reads them): the serial part then runs those without collecting
+the whole suite again (a quarter of a minute), and is left out when the file is empty. An option, not
+a variable: the pytest sessions a test starts itself (the mutants', pytester's) do not inherit it."""
+
+
+def add_serial_list_option(parser: pytest.Parser) -> None:
+    parser.addoption(SERIAL_LIST_OPTION, metavar="FILE", default=None,
+                     help="write the ids of the collected tests marked `serial` to FILE (make test)")
 
 
 def shared_scope(item: pytest.Item) -> str | None:
@@ -31,6 +45,19 @@ def heavy_minutes(item: pytest.Item) -> float:
     """How long the test's unit takes, roughly, in minutes; 0 when it is not marked `heavy`."""
     mark = item.get_closest_marker(HEAVY_MARK)
     return 0.0 if mark is None else float(mark.kwargs.get("minutes", HEAVY_MINUTES))
+
+
+def record_serial(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Write the ids of the items marked `serial` to the SERIAL_LIST_OPTION file (when it is given):
+    before the `-m "not serial"` of the parallel part deselects them. Every pytest-xdist worker writes
+    the same list; each replaces the file whole."""
+    target = config.getoption(SERIAL_LIST_OPTION, None)
+    if not target:
+        return
+    ids = [item.nodeid for item in items if item.get_closest_marker(SERIAL_MARK) is not None]
+    written = Path(f"{target}.{os.getpid()}")
+    written.write_text("".join(f"{nodeid}\n" for nodeid in ids), encoding="utf-8")
+    os.replace(written, target)
 
 
 def group_and_order(config: pytest.Config, items: list[pytest.Item]) -> None:
