@@ -50,12 +50,16 @@ $(FERRETDB):
 # always run; the target fails when either does. The first part lists the `serial` tests it collected
 # (test_support/work_units.py, --serial-list): the second runs those (none: it says so) instead of
 # collecting the whole suite again; when the first part ended before it collected, the second
-# collects all. Workers: one more than the cores (many tests wait on
-# servers and subprocesses), at most 6. `make test PYTEST_ARGS="-x"` passes options to both.
+# collects all. Workers: one more than the cores (many tests wait on servers and subprocesses), at
+# most 6. `make test PYTEST_ARGS="-x"` passes options to both. The package and the test helpers are
+# byte-compiled first (as `make dev` does): the suite starts hundreds of processes that import them
+# (runs, code servers, CLI calls, engine workers), and where PYTHONDONTWRITEBYTECODE is set each would
+# compile them again.
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); n=$$((n + 1)); [ $$n -gt 6 ] && n=6; echo $$n)
 PYTEST_ARGS ?=
 PYTEST := SOCIAL_RECORDING_TEST_FERRETDB=$(FERRETDB) $(BIN)/python -m pytest
 test: install lint $(FERRETDB)
+	@$(BIN)/python -m compileall -q social_recording test_support
 	@start=$$(date +%s); status=0; serial=$$(mktemp -d); \
 	$(PYTEST) -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not serial" --serial-list $$serial/ids $(PYTEST_ARGS) || status=$$?; \
 	parallel=$$(( $$(date +%s) - start )); \
