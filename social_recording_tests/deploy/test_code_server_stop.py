@@ -27,7 +27,7 @@ from test_support.redis_server import free_port
 from test_support.rehearsal import DEPLOY_DIR, ENTRYPOINT, REPO, process_env
 from test_support.sandbox_env import token, write_scenario
 
-pytestmark = [pytest.mark.integration, pytest.mark.heavy]
+pytestmark = [pytest.mark.integration, pytest.mark.heavy(minutes=0.5)]
 
 TOKENS = 12
 HOLD_FILE = "telegram-held"
