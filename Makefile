@@ -48,7 +48,7 @@ $(FERRETDB):
 # marked `serial` on TEST_WORKERS pytest-xdist workers (each with its own servers, ports and
 # databases), then the `serial` ones alone; the wall time at the end (CI's log shows it). Both parts
 # always run; the target fails when either does. The first part lists the `serial` tests it collected
-# (test_support/work_units.py, --serial-list): the second runs those (none: it says so) instead of
+# (test_support/work_units.py, `-o serial_list`): the second runs those (none: it says so) instead of
 # collecting the whole suite again; when the first part ended before it collected, the second
 # collects all. Workers: one more than the cores (many tests wait on servers and subprocesses), at
 # most 6. `make test PYTEST_ARGS="-x"` passes options to both. The package and the test helpers are
@@ -61,7 +61,7 @@ PYTEST := SOCIAL_RECORDING_TEST_FERRETDB=$(FERRETDB) $(BIN)/python -m pytest
 test: install lint $(FERRETDB)
 	@$(BIN)/python -m compileall -q social_recording test_support
 	@start=$$(date +%s); status=0; serial=$$(mktemp -d); \
-	$(PYTEST) -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not serial" --serial-list $$serial/ids $(PYTEST_ARGS) || status=$$?; \
+	$(PYTEST) -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not serial" -o serial_list=$$serial/ids $(PYTEST_ARGS) || status=$$?; \
 	parallel=$$(( $$(date +%s) - start )); \
 	if [ -f $$serial/ids ] && [ ! -s $$serial/ids ]; then echo "make test: no test is marked serial"; \
 	else $(PYTEST) -q -m serial $(PYTEST_ARGS) $$([ -f $$serial/ids ] && echo "@$$serial/ids") || { rc=$$?; [ $$rc -eq 5 ] || status=$$rc; }; fi; \

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from test_support.work_units import SERIAL_LIST_OPTION
+from test_support.work_units import SERIAL_LIST_INI
 
 pytest_plugins = ["pytester"]
 
@@ -91,7 +91,8 @@ def test_the_parallel_part_lists_the_serial_tests_the_serial_part_runs(
         "def test_alone(name): pass\n"))
     listed = tmp_path / "ids"
     monkeypatch.setenv("PYTHONPATH", str(REPO))
-    first = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-m", "not serial", SERIAL_LIST_OPTION, str(listed))
+    first = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup",
+                                          "--no-loadscope-reorder", "-m", "not serial", "-o", f"{SERIAL_LIST_INI}={listed}")
     first.assert_outcomes(passed=19)
     assert len(listed.read_text().splitlines()) == 3, listed.read_text()
     second = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-m", "serial", f"@{listed}")
@@ -102,5 +103,5 @@ def test_without_serial_tests_the_list_is_empty(pytester: pytest.Pytester, tmp_p
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(**MODULES)
     listed = tmp_path / "ids"
-    pytester.inline_run("--collect-only", "-m", "not serial", SERIAL_LIST_OPTION, str(listed))
+    pytester.inline_run("--collect-only", "-m", "not serial", "-o", f"{SERIAL_LIST_INI}={listed}")
     assert listed.read_text() == ""

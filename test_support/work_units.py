@@ -19,16 +19,19 @@ HEAVY_MINUTES = 1.0
 of seconds among many (a mutant, a fault) with a fraction."""
 MODULE_SCOPES = frozenset({"module", "package"})
 SERIAL_MARK = "serial"
-SERIAL_LIST_OPTION = "--serial-list"
+SERIAL_LIST_INI = "serial_list"
 """Names the file where the parallel part of `make test` writes the ids of the tests marked `serial` it
 collected, one a line (`pytest @FILE` reads them): the serial part then runs those without collecting
-the whole suite again (a quarter of a minute), and is left out when the file is empty. An option, not
-a variable: the pytest sessions a test starts itself (the mutants', pytester's) do not inherit it."""
+the whole suite again (a quarter of a minute), and is left out when the file is empty. Given on the
+command line (`-o serial_list=FILE`), not in a variable: the pytest sessions a test starts itself (the
+mutants', pytester's) do not inherit it. An ini option, which a conftest may register whatever the
+arguments: a command-line option would be refused before the suite's conftest is read when no path is
+given."""
 
 
 def add_serial_list_option(parser: pytest.Parser) -> None:
-    parser.addoption(SERIAL_LIST_OPTION, metavar="FILE", default=None,
-                     help="write the ids of the collected tests marked `serial` to FILE (make test)")
+    parser.addini(SERIAL_LIST_INI, "write the ids of the collected tests marked `serial` to this file (make test)",
+                  default="")
 
 
 def shared_scope(item: pytest.Item) -> str | None:
@@ -48,10 +51,10 @@ def heavy_minutes(item: pytest.Item) -> float:
 
 
 def record_serial(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Write the ids of the items marked `serial` to the SERIAL_LIST_OPTION file (when it is given):
+    """Write the ids of the items marked `serial` to the SERIAL_LIST_INI file (when it is given):
     before the `-m "not serial"` of the parallel part deselects them. Every pytest-xdist worker writes
     the same list; each replaces the file whole."""
-    target = config.getoption(SERIAL_LIST_OPTION, None)
+    target = str(config.getini(SERIAL_LIST_INI))
     if not target:
         return
     ids = [item.nodeid for item in items if item.get_closest_marker(SERIAL_MARK) is not None]
