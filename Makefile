@@ -47,16 +47,25 @@ $(FERRETDB):
 # The suite in two parts (social_recording_tests/README.md, "Running in parallel"): every test not
 # marked `serial` on TEST_WORKERS pytest-xdist workers (each with its own servers, ports and
 # databases), then the `serial` ones alone; the wall time at the end (CI's log shows it). Both parts
-# always run; the target fails when either does. Workers: one more than the cores (many tests wait on
-# servers and subprocesses), at most 6. `make test PYTEST_ARGS="-x"` passes options to both.
+# always run; the target fails when either does. The first part lists the `serial` tests it collected
+# (test_support/work_units.py, `-o serial_list`): the second runs those (none: it says so) instead of
+# collecting the whole suite again; when the first part ended before it collected, the second
+# collects all. Workers: one more than the cores (many tests wait on servers and subprocesses), at
+# most 6. `make test PYTEST_ARGS="-x"` passes options to both. The package and the test helpers are
+# byte-compiled first (as `make dev` does): the suite starts hundreds of processes that import them
+# (runs, code servers, CLI calls, engine workers), and where PYTHONDONTWRITEBYTECODE is set each would
+# compile them again.
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); n=$$((n + 1)); [ $$n -gt 6 ] && n=6; echo $$n)
 PYTEST_ARGS ?=
 PYTEST := SOCIAL_RECORDING_TEST_FERRETDB=$(FERRETDB) $(BIN)/python -m pytest
 test: install lint $(FERRETDB)
-	@start=$$(date +%s); status=0; \
-	$(PYTEST) -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not serial" $(PYTEST_ARGS) || status=$$?; \
+	@$(BIN)/python -m compileall -q social_recording test_support
+	@start=$$(date +%s); status=0; serial=$$(mktemp -d); \
+	$(PYTEST) -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not serial" -o serial_list=$$serial/ids $(PYTEST_ARGS) || status=$$?; \
 	parallel=$$(( $$(date +%s) - start )); \
-	$(PYTEST) -q -m serial $(PYTEST_ARGS) || { rc=$$?; [ $$rc -eq 5 ] || status=$$rc; }; \
+	if [ -f $$serial/ids ] && [ ! -s $$serial/ids ]; then echo "make test: no test is marked serial"; \
+	else $(PYTEST) -q -m serial $(PYTEST_ARGS) $$([ -f $$serial/ids ] && echo "@$$serial/ids") || { rc=$$?; [ $$rc -eq 5 ] || status=$$rc; }; fi; \
+	rm -rf "$$serial"; \
 	wall=$$(( $$(date +%s) - start )); \
 	echo "make test: pytest took $$((wall / 60)) min $$((wall % 60)) s wall ($$parallel s on $(TEST_WORKERS) workers, then the serial tests; load $$(cut -d' ' -f1-3 /proc/loadavg))"; \
 	exit $$status

@@ -14,7 +14,7 @@ from social_recording_tests.ferretdb_differences import Difference
 from test_support.ferretdb_server import BINARY_ENV, FERRETDB_VERSION, running_ferretdb
 from test_support.mongo_server import MONGO_URL_ENV, MongoServer, describe, server_available
 from test_support.redis_server import running_redis
-from test_support.work_units import HEAVY_MARK, group_and_order
+from test_support.work_units import HEAVY_MARK, add_serial_list_option, group_and_order, record_serial
 
 MONGO_SERVER_MARK = "mongo_server"
 
@@ -63,6 +63,10 @@ def mongo_server_url(mongo_server: MongoServer) -> str:
     return mongo_server.url
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_serial_list_option(parser)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{MONGO_SERVER_MARK}: needs the session's Mongo-protocol server (FerretDB, or a real MongoDB)"
@@ -72,20 +76,22 @@ def pytest_configure(config: pytest.Config) -> None:
         "from MongoDB (ferretdb_differences.py) and is expected to fail there",
     )
     config.addinivalue_line(
-        "markers", f"{HEAVY_MARK}: takes minutes (a deployment, the model, the benchmarks): handed to a "
-        "pytest-xdist worker first (test_support/work_units.py)",
+        "markers", f"{HEAVY_MARK}(minutes=1): takes minutes (a deployment, the model, the benchmarks): handed "
+        "to a pytest-xdist worker first, the longest first (test_support/work_units.py)",
     )
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark every test that reaches the Mongo server (`-m mongo_server` selects them). None is left out
-    when there is no server: the session fixture fails them, saying how to get one. Then group and
-    order the tests for the parallel run (test_support/work_units.py)."""
+    when there is no server: the session fixture fails them, saying how to get one. Then list the
+    `serial` tests for `make test`'s second part, and group and order the tests for the parallel run
+    (test_support/work_units.py)."""
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
         if "mongo_server" in fixtures or "mongo_server_url" in fixtures:
             item.add_marker(MONGO_SERVER_MARK)
+    record_serial(config, items)
     group_and_order(config, items)
 
 

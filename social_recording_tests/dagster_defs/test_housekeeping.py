@@ -18,7 +18,7 @@ from social_recording.dagster_defs.jobs.housekeeping import HOUSEKEEPING_CRON, H
 from social_recording.domain.models import utcnow
 from test_support.sandbox_env import SandboxEnv, make_env, token
 
-pytestmark = pytest.mark.heavy
+pytestmark = pytest.mark.heavy(minutes=0.5)
 
 A = "TokHouse1111111111111111111111111111111111"
 B = "TokHouse2222222222222222222222222222222222"

@@ -34,7 +34,7 @@ from social_recording.sandbox.scenario import DEMO_SCENARIO_PATH
 from test_support.dev_server import DevServer, dev_server
 from test_support.rehearsal import M_BACKFILL, M_LAUNCH_RUN, REPO_SELECTOR, TERMINAL, runs
 
-pytestmark = pytest.mark.heavy
+pytestmark = pytest.mark.heavy(minutes=1.5)
 
 REPO = Path(__file__).resolve().parents[2]
 QUICKSTART = REPO / "docs" / "quickstart.md"

@@ -46,7 +46,7 @@ from test_support.rehearsal import (
 from test_support.sandbox_env import token
 from test_support.table_lock import TableLock
 
-pytestmark = [pytest.mark.integration, pytest.mark.heavy]
+pytestmark = [pytest.mark.integration, pytest.mark.heavy(minutes=1.25)]
 
 SENSOR = "backfill_start_sensor"
 HELD_WAIT_S = 60.0

@@ -27,14 +27,16 @@ from test_support.redis_server import free_port
 from test_support.rehearsal import DEPLOY_DIR, ENTRYPOINT, REPO, process_env
 from test_support.sandbox_env import token, write_scenario
 
-pytestmark = [pytest.mark.integration, pytest.mark.heavy]
+pytestmark = [pytest.mark.integration, pytest.mark.heavy(minutes=0.5)]
 
 TOKENS = 12
-LATENCY_MS = 10_000
-"""Each token's Telegram URL answers in 10 s and a run records at most 8 tokens at a time: the run is
-certainly mid-call, with tokens not started, when the stop comes after its first call."""
+HOLD_FILE = "telegram-held"
+"""While this file (in the test's directory) exists, every token's Telegram URL goes unanswered (the
+sandbox's `held_while`) and a run records at most 8 tokens at a time: the run is certainly mid-call,
+with tokens not started, when the stop comes after its first call, however slow or fast the machine;
+the test removes it once the stop has refused a new run, and the calls in flight are answered then."""
 STOP_BOUND_S = 120.0
-"""Generous against the calls in flight (10 s) on a loaded machine; compose's grace period is 180 s."""
+"""Generous against the calls in flight on a loaded machine; compose's grace period is 180 s."""
 GUARD_S = 180.0
 
 
@@ -57,7 +59,9 @@ def test_sigterm_to_the_entry_point_cancels_the_runs_and_ends_the_code_server(tm
     tokens = [token(f"StopT{i}token", f"{day}T{8 + i:02d}:00:00Z", telegram=f"https://t.me/stop_t{i}")
               for i in range(TOKENS)]
     urls = {to_canonical(str(t["telegram"])) for t in tokens}
-    scenario = write_scenario(tmp_path / "scenario.json", tokens, {u: {"latency_ms": LATENCY_MS} for u in urls})
+    hold = tmp_path / HOLD_FILE
+    hold.touch()
+    scenario = write_scenario(tmp_path / "scenario.json", tokens, {u: {"held_while": str(hold)} for u in urls})
     store_url, ledger = f"sqlite:///{tmp_path / 'store.db'}", tmp_path / "ledger.jsonl"
     port = free_port()
     env = process_env({
@@ -97,9 +101,11 @@ def test_sigterm_to_the_entry_point_cancels_the_runs_and_ends_the_code_server(tm
             ["dagster", "job", "launch", "-w", str(DEPLOY_DIR / "workspace.yaml"), "-j", "reconcile_job",
              "--tags", json.dumps({"dagster/partition": day})],
             env=env, cwd=REPO, capture_output=True, text=True, timeout=GUARD_S, check=False)
+        hold.unlink()  # the calls in flight are answered now
         exit_code = shell.wait(timeout=GUARD_S)
         took = time.monotonic() - stopped_at
     finally:
+        hold.unlink(missing_ok=True)
         if shell.poll() is None:
             os.killpg(shell.pid, signal.SIGKILL)
             shell.wait(30)

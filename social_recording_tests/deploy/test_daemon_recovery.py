@@ -50,7 +50,7 @@ from test_support.rehearsal import (
 from test_support.sandbox_env import token
 from test_support.table_lock import TableLock
 
-pytestmark = [pytest.mark.integration, pytest.mark.heavy]
+pytestmark = [pytest.mark.integration, pytest.mark.heavy(minutes=2)]
 
 STRANDED_WAIT_S = 90.0
 """Guard: the backfill daemon looks for new backfills every 30 s."""

@@ -20,7 +20,7 @@ from test_support.rehearsal import (
     run_rehearsal,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.mongo_server, pytest.mark.heavy]
+pytestmark = [pytest.mark.integration, pytest.mark.mongo_server, pytest.mark.heavy(minutes=3)]
 
 
 @pytest.fixture(scope="module")

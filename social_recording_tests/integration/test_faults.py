@@ -31,7 +31,7 @@ from test_support.mongo_server import mongo_url_with_db
 from test_support.redis_server import free_port
 from test_support.sqlite_faults import hold_write_lock
 
-pytestmark = [pytest.mark.integration, pytest.mark.heavy]
+pytestmark = [pytest.mark.integration, pytest.mark.heavy(minutes=0.25)]
 
 TTL = 1.0
 """Short leases so a pause "past the TTL" takes a second, not minutes."""

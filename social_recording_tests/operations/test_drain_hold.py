@@ -25,7 +25,7 @@ from social_recording.operations.instigator_stop import (
     stop_instigators,
 )
 
-pytestmark = pytest.mark.heavy
+pytestmark = pytest.mark.heavy(minutes=0.25)
 
 SENSOR = "retry_candidates_sensor"
 

@@ -56,7 +56,7 @@ from test_support.rehearsal import (
 )
 from test_support.sandbox_env import token
 
-pytestmark = [pytest.mark.integration, pytest.mark.mongo_server, pytest.mark.heavy]
+pytestmark = [pytest.mark.integration, pytest.mark.mongo_server, pytest.mark.heavy(minutes=3.5)]
 
 DAYS = 3
 TOKENS_PER_DAY = 6
