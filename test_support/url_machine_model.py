@@ -872,7 +872,11 @@ class UrlRules(RuleBasedStateMachine):
             return
         address, url = data.draw(st.sampled_from(paid))
         state = self.store.find_url_state(url)
-        late = build_engine(self.store, StaleLocks((state.fence if state else 0) + 1, confirmed=False),  # type: ignore[arg-type]
+        # Its fence is the newest (it took the lock last): above the URL state's and every element's,
+        # which a holder that recorded the element without a URL state (no call) may have written alone.
+        fences = [state.fence if state else 0, *(el.fence for a in self.tokens
+                                                  if (el := self.store.find_element(a, url)) is not None)]
+        late = build_engine(self.store, StaleLocks(max(fences) + 1, confirmed=False),  # type: ignore[arg-type]
                             self.registry, self.profiles, enable_paid=True, max_attempts=MAX_ATTEMPTS,
                             clock=self.clock, backoff=BACKOFF, spend_budgets=self.spend)
         STATS["holders disowned before paying"] += 1

@@ -1008,6 +1008,35 @@ def test_a_url_that_reads_nothing_converges_for_seven_holders() -> None:
     ])
 
 
+def test_the_model_gives_a_disowned_holder_the_newest_fence() -> None:
+    """Found by the model test with deaths (1000 x 60): the model's own miscount, not the engine's. A
+    holder whose lease the lock backend no longer confirms is the one that took the lock last, so its
+    fence is the newest. The model gave it the URL state's fence + 1, and a URL whose element was
+    written before any URL state (paid calls off) had none: its fence was 1, below the element's, so
+    its failed call (a 429 on submit, nothing paid) was refused as a stale write while the model counted
+    it, and twice over it saw a fourth failure in a streak of three. Its fence is now above the URL
+    state's and every element's."""
+    from test_support.url_machine_model import UrlRules
+    from test_support.url_machine_steps import Draws, replay
+
+    x, web = "https://x.com/i/status/101", "https://paid-site.example/a"
+    m = UrlRules()
+
+    def disowned() -> None:
+        m.the_lock_backend_disowns_a_holder_before_it_pays(Draws(lambda e: e == ("T001", web)))  # type: ignore[arg-type]
+
+    def dies() -> None:
+        m.a_holder_dies(Draws(lambda e: e[0] == "T001"), "after admission")  # type: ignore[arg-type]
+
+    replay(m, [
+        lambda: m.some_tokens_and_answers([[x], [web]], {web: "429"}),
+        m.toggle_paid,
+        m.reconcile,  # paid calls off: T001's element is written, the URL has no state
+        disowned, disowned, dies, dies,
+        lambda: exhausted_after(m.store.find_url_state(web), m.store.find_element("T001", web)),
+    ])
+
+
 def read_nothing_once(m: Any, url: str, holders: int) -> None:
     state = m.store.find_url_state(url)
     assert state is not None and state.attempts == 1, state
