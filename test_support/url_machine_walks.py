@@ -146,6 +146,20 @@ def _a_paused_holder(what: str) -> Callable[[UrlRules], list[Callable[[], object
     return steps
 
 
+def _holders_die_one_after_another(m: UrlRules) -> list[Callable[[], object]]:
+    """Holders in turn die after recording their open call and paying (a day apart: the account's
+    budget), each once the last one's call timed out: each record is written over a timed-out one,
+    which travels with it until counted; then the world stands still."""
+    def dies() -> None:
+        m.a_holder_dies(Draws(lambda e: e[0] == "T000", lambda t: t is None), "after the open call")  # type: ignore[arg-type]
+
+    def day() -> None:
+        m.clock_moves(24 * 60)
+
+    return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), _record(m, "T000"),
+            dies, day, dies, day, dies, m.a_stable_world_converges]
+
+
 def _read_nothing_for_many_holders(m: UrlRules) -> list[Callable[[], object]]:
     """Three holders of a paid URL whose answers nobody can read, in one run."""
     return [lambda: m.some_tokens_and_answers([[WEB], [WEB], [WEB]], {WEB: "unreadable"}), m.reconcile]
@@ -160,6 +174,7 @@ WALKS: tuple[Walk, ...] = (
     Walk("engine failures, then an answer", _engine_failures_then_an_answer),
     Walk("a run's call reads nothing for three holders", _read_nothing_for_many_holders),
     Walk("a failure, then an answer", _a_failure_then_an_answer),
+    Walk("holders die one after another", _holders_die_one_after_another),
     Walk("a named re-examination fails", _a_named_re_examination_fails),
     Walk("a paid request survives a failed poll", _a_paid_request_survives_a_failed_poll),
     *(Walk(f"the provider changes its mind ({url})", _the_provider_changes_its_mind(url)) for url in (TG, YT)),
