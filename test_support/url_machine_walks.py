@@ -146,6 +146,15 @@ def _a_paused_holder(what: str) -> Callable[[UrlRules], list[Callable[[], object
     return steps
 
 
+def _an_answer_lands_while_a_call_fails(m: UrlRules) -> list[Callable[[], object]]:
+    """A holder's call fails; before its write, a late holder's later call answers and is written
+    first: the failed call's write leaves the last call at the answer's (it only moves forward)."""
+    late = Draws(lambda a: a == "T000", lambda answer: answer == "ok", lambda at: at == "before a call's write")
+    return [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "bug"}),
+            _record(m, "T001"),  # T001 holds the URL (our own defect: nothing called), for the late write
+            lambda: m.provider_changes(YT, "5xx"), lambda: m.live_event(late, "write")]  # type: ignore[arg-type]
+
+
 def _holders_die_one_after_another(m: UrlRules) -> list[Callable[[], object]]:
     """Holders in turn die after recording their open call and paying (a day apart: the account's
     budget), each once the last one's call timed out: each record is written over a timed-out one,
@@ -175,6 +184,7 @@ WALKS: tuple[Walk, ...] = (
     Walk("a run's call reads nothing for three holders", _read_nothing_for_many_holders),
     Walk("a failure, then an answer", _a_failure_then_an_answer),
     Walk("holders die one after another", _holders_die_one_after_another),
+    Walk("an answer lands while a call fails", _an_answer_lands_while_a_call_fails),
     Walk("a named re-examination fails", _a_named_re_examination_fails),
     Walk("a paid request survives a failed poll", _a_paid_request_survives_a_failed_poll),
     *(Walk(f"the provider changes its mind ({url})", _the_provider_changes_its_mind(url)) for url in (TG, YT)),
