@@ -142,7 +142,7 @@ def _a_paused_holder(what: str) -> Callable[[UrlRules], list[Callable[[], object
         wakes = (lambda: m.a_paused_holder_records_a_paid_url(Draws(lambda e: e[0] == "T000"))) if what == "records" \
             else (lambda: m.a_paused_holder_wakes(url=X, what="open call"))  # type: ignore[arg-type]
         return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), _record(m, "T000"),
-                lambda: m.clock_moves(61), _record(m, "T001"), lambda: m.clock_moves(121), wakes]
+                lambda: m.clock_moves(24 * 60), wakes]  # a day on: the account's budget is not what stops it
     return steps
 
 
@@ -169,6 +169,11 @@ def _holders_die_one_after_another(m: UrlRules) -> list[Callable[[], object]]:
             dies, day, dies, day, dies, m.a_stable_world_converges]
 
 
+def _a_stale_write_onto_ok(m: UrlRules) -> list[Callable[[], object]]:
+    return [lambda: m.some_tokens_and_answers([[YT]], {}), _record(m, "T000"),
+            lambda: m.a_stale_url_write(Draws(lambda e: e[0] == "T000"), "onto an ok element")]  # type: ignore[arg-type]
+
+
 def _read_nothing_for_many_holders(m: UrlRules) -> list[Callable[[], object]]:
     """Three holders of a paid URL whose answers nobody can read, in one run."""
     return [lambda: m.some_tokens_and_answers([[WEB], [WEB], [WEB]], {WEB: "unreadable"}), m.reconcile]
@@ -185,6 +190,7 @@ WALKS: tuple[Walk, ...] = (
     Walk("a failure, then an answer", _a_failure_then_an_answer),
     Walk("holders die one after another", _holders_die_one_after_another),
     Walk("an answer lands while a call fails", _an_answer_lands_while_a_call_fails),
+    Walk("a stale write onto an ok element", _a_stale_write_onto_ok),
     Walk("a named re-examination fails", _a_named_re_examination_fails),
     Walk("a paid request survives a failed poll", _a_paid_request_survives_a_failed_poll),
     *(Walk(f"the provider changes its mind ({url})", _the_provider_changes_its_mind(url)) for url in (TG, YT)),
