@@ -26,7 +26,7 @@ import pytest
 from test_support.fork_server import ForkedRun, ForkServer, running_fork_server
 from test_support.mutants import MUTANTS, REPO, Mutant, apply
 
-pytestmark = pytest.mark.heavy(minutes=0.5)
+pytestmark = pytest.mark.heavy(minutes=0.1)
 
 MODEL_TEST = REPO / "social_recording_tests/recording/test_url_machine_model.py"
 EXAMPLES_PER_MUTANT = "250"
