@@ -244,6 +244,18 @@ class World:
     def failed(self, url: str, now: Any, *, budgeted: bool) -> None:
         """One failed call (a paid one the provider was paid for, whatever came back): the streaks grow,
         after expiring with the window; the budget bounds the calls it counts."""
+        self.expire(url, now)
+        self.last_failed[url] = self.last_call[url] = now
+        self.streak[url] = self.streak.get(url, 0) + 1
+        self.peak_streak[url] = max(self.peak_streak.get(url, 0), self.counted(url))
+        if budgeted:
+            self.budget_streak[url] = self.budget_streak.get(url, 0) + 1
+            if self.budget_streak[url] > MAX_ATTEMPTS:
+                self.violations.append(f"{url}: failed call {self.budget_streak[url]} in one streak "
+                                       f"(budget {MAX_ATTEMPTS})")
+
+    def expire(self, url: str, now: Any) -> None:
+        """A streak whose last call is a window old has expired, before a new call counts or moves it."""
         last = self.last_call.get(url)
         # The spent streak expired with the window, counted from the engine's moment of the last call, a few
         # ticks before the provider saw it (a dead holder's at its record, to the millisecond): within a
@@ -254,14 +266,6 @@ class World:
         if last is not None and now - last >= DEDUPE_TTL + timedelta(milliseconds=1):
             STATS["streaks expired"] += int(self.streak.get(url, 0) > 0)
             self.streak[url] = 0
-        self.last_failed[url] = self.last_call[url] = now
-        self.streak[url] = self.streak.get(url, 0) + 1
-        self.peak_streak[url] = max(self.peak_streak.get(url, 0), self.counted(url))
-        if budgeted:
-            self.budget_streak[url] = self.budget_streak.get(url, 0) + 1
-            if self.budget_streak[url] > MAX_ATTEMPTS:
-                self.violations.append(f"{url}: failed call {self.budget_streak[url]} in one streak "
-                                       f"(budget {MAX_ATTEMPTS})")
 
     def counted(self, url: str) -> int:
         """The failed calls since the last answer the engine may count: a call that failed in the very
@@ -355,6 +359,7 @@ class ModelProvider:
                 w.failed(url, now, budgeted=True)
             w.die("after the answer")
         if answer == "unreadable":  # neither an answer nor a failure: the calls count, the streak stays
+            w.expire(url, now)
             w.last_call[url] = now  # ... and lives a window from this call
             w.op.read_nothing.add(url)
             raise ExternalFetchError(ErrorCode.UNSUPPORTED, "a shape this generator cannot read")

@@ -198,7 +198,7 @@ def after(state: UrlState | None, element: SocialUrl, outcome: Outcome, *, addre
         status = after_window or (EXHAUSTED if streak >= rules.max_attempts else ERROR)
         return status, _closed(nxt, outcome), "a failed call | live streak + 1, answer and request kept"
     if result is Result.UNREADABLE:
-        nxt = (NextUrl(s.streak, s.attempts + 1, _last(s, now), s.engine_failures, s.answer, s.answered_at,
+        nxt = (NextUrl(live(s, now, rules), s.attempts + 1, _last(s, now), s.engine_failures, s.answer, s.answered_at,
                        s.source_token, rid, s.open_call) if called else base)
         return (e if e in ABSORBING else UNSUPPORTED), _closed(nxt, outcome), "a shape the generator cannot read"
     if result is Result.NOT_CALLED:

@@ -536,9 +536,11 @@ def _call_failed(before: NextState, element: SocialUrl, outcome: Outcome, now: d
 
 def _unreadable(before: NextState, element: SocialUrl, outcome: Outcome, now: datetime, rules: Rules) -> Transition:
     """A shape the generator cannot read: `unsupported`, with the call counted if one left (and the
-    URL's status as it stands now: an answer that expired since the last write no longer shows)."""
-    counted = (_with_status(replace(before, attempts=before.attempts + 1, attempted_at=_last_call(before, now),
-                                    request=_request_after(before, outcome)), now, rules)
+    URL's status as it stands now: an answer that expired since the last write no longer shows). The
+    streak kept is the one that still counts: moving the last call must not revive an expired one."""
+    counted = (_with_status(replace(before, streak=live_streak(before, now, rules), attempts=before.attempts + 1,
+                                    attempted_at=_last_call(before, now), request=_request_after(before, outcome)),
+                            now, rules)
                if outcome.called else None)
     attempts, attempted_at = _element_call(element, outcome, now)
     if element.status in ABSORBING:  # a forced re-examination that learned nothing keeps its answer

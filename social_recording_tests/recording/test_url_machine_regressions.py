@@ -953,6 +953,36 @@ def test_the_model_keeps_a_streak_alive_a_window_from_a_call_that_read_nothing()
     ])
 
 
+def test_a_call_that_reads_nothing_does_not_revive_an_expired_streak() -> None:
+    """Found by the model test with deaths (1000 x 60, seed 167428635313652982429396780411514686118):
+    a URL failed twice, then nothing for 15 days (the streak expired with the window), then a call read
+    nothing. That call moved the URL's last call and kept the stored streak of 2, which counted again:
+    one more failure made it `exhausted`, on failures of an old outage. A call that reads nothing now
+    keeps the streak that still counts (0 here), as every other row does."""
+    from test_support.url_machine_model import UrlRules
+    from test_support.url_machine_steps import replay
+
+    tg = "https://t.me/modelchat"
+    m = UrlRules()
+
+    def record(address: str) -> None:
+        from test_support.url_machine_steps import Draws
+        m.live_event(Draws(lambda a: a == address), "none")  # type: ignore[arg-type]
+
+    def streak_is(n: int) -> None:
+        state = m.store.find_url_state(tg)
+        assert state is not None and state.streak == n, state
+
+    replay(m, [
+        lambda: m.some_tokens_and_answers([[tg], [tg]], {tg: "5xx"}),
+        lambda: record("T000"), lambda: m.clock_moves(61), lambda: record("T000"), lambda: streak_is(2),
+        lambda: m.clock_moves(15 * 24 * 60), lambda: m.provider_changes(tg, "unreadable"),
+        lambda: record("T001"), lambda: streak_is(0),
+        lambda: m.provider_changes(tg, "5xx"), lambda: m.clock_moves(61), lambda: record("T000"),
+        lambda: streak_is(1),
+    ])
+
+
 def test_a_run_buys_what_its_call_could_not_read_once_whatever_its_holders() -> None:
     """Found by the same run (its third counterexample): four tokens hold a paid URL whose provider
     answers in a shape the generator cannot read. A reconcile run paid for it four times, once per
