@@ -823,8 +823,8 @@ class UrlRules(RuleBasedStateMachine):
         when = now
         if state is not None and state.attempted_at is not None:
             when = max(when, state.attempted_at + table.wait(table.live(state, now, rules), rules) + TICK)
-        if state is not None and state.open_call is not None:  # once counted, its back-off runs from it
-            when = max(when, self._after_the_dead_call(state, element.url))
+        if state is not None and state.open_call is not None:
+            when = max(when, state.open_call.started_at + rules.call_timeout + TICK)
         act = table.decision(state, element, request=RunIntent(Why.LIVE, when), selected=None, now=when,
                              rules=rules).act
         return when if act in (Act.CALL, Act.RESUME) else None
