@@ -244,8 +244,8 @@ class World:
     def failed(self, url: str, now: Any, *, budgeted: bool) -> None:
         """One failed call (a paid one the provider was paid for, whatever came back): the streaks grow,
         after expiring with the window; the budget bounds the calls it counts."""
-        self.expire(url, now)
-        self.last_failed[url] = self.last_call[url] = now
+        self.called(url, now)
+        self.last_failed[url] = now
         self.streak[url] = self.streak.get(url, 0) + 1
         self.peak_streak[url] = max(self.peak_streak.get(url, 0), self.counted(url))
         if budgeted:
@@ -253,6 +253,12 @@ class World:
             if self.budget_streak[url] > MAX_ATTEMPTS:
                 self.violations.append(f"{url}: failed call {self.budget_streak[url]} in one streak "
                                        f"(budget {MAX_ATTEMPTS})")
+
+    def called(self, url: str, now: Any) -> None:
+        """A call left (failed, or read nothing): a streak a window old expired before it, and the
+        streak that remains lives a window from this call."""
+        self.expire(url, now)
+        self.last_call[url] = now
 
     def expire(self, url: str, now: Any) -> None:
         """A streak whose last call is a window old has expired, before a new call counts or moves it."""
@@ -359,8 +365,7 @@ class ModelProvider:
                 w.failed(url, now, budgeted=True)
             w.die("after the answer")
         if answer == "unreadable":  # neither an answer nor a failure: the calls count, the streak stays
-            w.expire(url, now)
-            w.last_call[url] = now  # ... and lives a window from this call
+            w.called(url, now)  # ... and lives a window from this call
             w.op.read_nothing.add(url)
             raise ExternalFetchError(ErrorCode.UNSUPPORTED, "a shape this generator cannot read")
         if answer in ("5xx", "429"):

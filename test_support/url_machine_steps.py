@@ -29,6 +29,11 @@ class Draws:
         return chosen[0]
 
 
+def recorded_live(machine: Any, address: str) -> Callable[[], object]:
+    """A step: a live run records token `address`, nothing interleaved (the machine's `live_event`)."""
+    return lambda: machine.live_event(Draws(lambda a: a == address), "none")
+
+
 def check_invariants(machine: RuleBasedStateMachine) -> None:
     for _name, f in inspect.getmembers(type(machine)):
         if getattr(f, INVARIANT_MARKER, None) is not None:

@@ -10,16 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from test_support.url_machine_model import UrlRules
-from test_support.url_machine_steps import Draws, replay
+from test_support.url_machine_model import POOL, UrlRules
+from test_support.url_machine_steps import Draws, recorded_live, replay
 
-X = "https://x.com/i/status/101"
-"""A paid one-step call (an open call is recorded before it)."""
-WEB = "https://paid-site.example/a"
-"""A paid two-step request (submitted, then polled)."""
-YT = "https://youtube.com/watch?v=abcdefghijk"
-TG = "https://t.me/modelchat"
-"""Never reused: its answers are not adopted by other holders."""
+X, _, WEB, YT, TG = POOL
+"""The model's URLs: a paid one-step call (an open call is recorded before it), a paid two-step
+request (submitted, then polled), a free one, and a free one never reused (its answers are not
+adopted by other holders)."""
 TICKS = (-1, 0, 1)
 
 
@@ -33,10 +30,6 @@ class Walk:
         replay(m, self.steps(m))
 
 
-def _record(m: UrlRules, address: str) -> Callable[[], object]:
-    return lambda: m.live_event(Draws(lambda a: a == address), "none")  # type: ignore[arg-type]
-
-
 def _at_boundary(m: UrlRules, boundary: str, url: str, ticks: int, address: str) -> Callable[[], object]:
     """The clock on `boundary` of `url` (+ `ticks`), where `address`, one of its holders, records it."""
     return lambda: m.clock_reaches_a_boundary(
@@ -48,7 +41,7 @@ def _open_call_times_out(ticks: int) -> Walk:
     now comes a tick before, at, or after the call's timeout (the open-call table: counted from then on)."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
         dies = Draws(lambda e: e[0] == "T000" and e[1].url == X, lambda t: t == ticks)
-        return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), _record(m, "T000"),
+        return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), recorded_live(m, "T000"),
                 lambda: m.provider_changes(X, "ok"),
                 lambda: m.a_holder_dies(dies, "after the open call")]  # type: ignore[arg-type]
     return Walk(f"an open call times out, {ticks:+d} tick", steps)
@@ -58,7 +51,7 @@ def _streak_expires(ticks: int) -> Walk:
     """Two failed calls, then another holder a tick before, at, or after the streak's expiry."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
         return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}),
-                _record(m, "T000"), lambda: m.clock_moves(61), _record(m, "T000"),
+                recorded_live(m, "T000"), lambda: m.clock_moves(61), recorded_live(m, "T000"),
                 _at_boundary(m, "the streak expires", TG, ticks, "T001")]
     return Walk(f"a streak expires, {ticks:+d} tick", steps)
 
@@ -66,7 +59,7 @@ def _streak_expires(ticks: int) -> Walk:
 def _answer_expires(ticks: int) -> Walk:
     """An answer, then a token traded just now a tick before, at, or after the window's end."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
-        return [lambda: m.some_tokens_and_answers([[YT], [YT]], {}), _record(m, "T000"),
+        return [lambda: m.some_tokens_and_answers([[YT], [YT]], {}), recorded_live(m, "T000"),
                 lambda: m.a_new_holder_as_the_answer_expires(url=YT, ticks=ticks)]
     return Walk(f"an answer expires, {ticks:+d} tick", steps)
 
@@ -74,45 +67,44 @@ def _answer_expires(ticks: int) -> Walk:
 def _called_again(ticks: int, failures: int) -> Walk:
     """`failures` failed calls, then a holder a tick before, at, or after the back-off ends."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
-        walk: list[Callable[[], object]] = [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "5xx"})]
-        for _ in range(failures):
-            walk += [_at_boundary(m, "it may be called again", YT, 1, "T000")] if walk[1:] else [_record(m, "T000")]
-        return [*walk, _at_boundary(m, "it may be called again", YT, ticks, "T001")]
+        again = _at_boundary(m, "it may be called again", YT, 1, "T000")  # each further failure, once callable
+        return [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "5xx"}), recorded_live(m, "T000"),
+                *[again] * (failures - 1), _at_boundary(m, "it may be called again", YT, ticks, "T001")]
     return Walk(f"called again after {failures} failure(s), {ticks:+d} tick", steps)
 
 
 def _element_due(ticks: int) -> Walk:
     """A failed call, then its element a tick before, at, or after it is due."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
-        return [lambda: m.some_tokens_and_answers([[TG]], {TG: "5xx"}), _record(m, "T000"),
+        return [lambda: m.some_tokens_and_answers([[TG]], {TG: "5xx"}), recorded_live(m, "T000"),
                 _at_boundary(m, "an element is due", TG, ticks, "T000")]
     return Walk(f"an element is due, {ticks:+d} tick", steps)
 
 
 def _engine_failures_then_an_answer(m: UrlRules) -> list[Callable[[], object]]:
     """Our own defect before any request, twice, then the provider answers: the count starts again."""
-    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "bug"}), _record(m, "T000"),
-            lambda: m.clock_moves(61), _record(m, "T000"), lambda: m.provider_changes(TG, "ok"),
-            lambda: m.clock_moves(61), _record(m, "T000"), lambda: m.provider_changes(TG, "bug"),
-            _record(m, "T001")]
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "bug"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(61), recorded_live(m, "T000"), lambda: m.provider_changes(TG, "ok"),
+            lambda: m.clock_moves(61), recorded_live(m, "T000"), lambda: m.provider_changes(TG, "bug"),
+            recorded_live(m, "T001")]
 
 
 def _a_failure_then_an_answer(m: UrlRules) -> list[Callable[[], object]]:
-    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), _record(m, "T000"),
-            lambda: m.clock_moves(61), lambda: m.provider_changes(TG, "ok"), _record(m, "T000"),
-            lambda: m.provider_changes(TG, "5xx"), lambda: m.clock_moves(61), _record(m, "T001")]
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(61), lambda: m.provider_changes(TG, "ok"), recorded_live(m, "T000"),
+            lambda: m.provider_changes(TG, "5xx"), lambda: m.clock_moves(61), recorded_live(m, "T001")]
 
 
 def _a_named_re_examination_fails(m: UrlRules) -> list[Callable[[], object]]:
     """A `not_found` named by a retry is called again and fails: it keeps the window's answer."""
-    return [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "not_found"}), _record(m, "T000"),
+    return [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "not_found"}), recorded_live(m, "T000"),
             lambda: m.provider_changes(YT, "5xx"), lambda: m.clock_moves(61),
             lambda: m.named_retry(["not_found"], 0, "none", Draws())]  # type: ignore[arg-type]
 
 
 def _a_paid_request_survives_a_failed_poll(m: UrlRules) -> list[Callable[[], object]]:
-    return [lambda: m.some_tokens_and_answers([[WEB], [WEB]], {WEB: "5xx"}), _record(m, "T000"),
-            lambda: m.clock_moves(61), _record(m, "T001")]
+    return [lambda: m.some_tokens_and_answers([[WEB], [WEB]], {WEB: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(61), recorded_live(m, "T001")]
 
 
 def _the_provider_changes_its_mind(url: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
@@ -124,14 +116,14 @@ def _the_provider_changes_its_mind(url: str) -> Callable[[UrlRules], list[Callab
 
 def _a_days_budget_holds_the_next_request(m: UrlRules) -> list[Callable[[], object]]:
     """The paid one-step account's budget is two new requests a UTC day: the third failure waits."""
-    return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), _record(m, "T000"),
-            lambda: m.clock_moves(61), _record(m, "T000"), lambda: m.clock_moves(121), _record(m, "T000")]
+    return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(61), recorded_live(m, "T000"), lambda: m.clock_moves(121), recorded_live(m, "T000")]
 
 
 def _a_runs_interval(m: UrlRules) -> list[Callable[[], object]]:
     """A retry that runs every base interval takes what is due within it; one that runs at once only
     what is due now."""
-    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), _record(m, "T000"),
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"),
             lambda: m.clock_moves(30), lambda: m.default_retry(0, "none", Draws()),  # type: ignore[arg-type]
             lambda: m.clock_moves(61), lambda: m.default_retry(60, "none", Draws())]  # type: ignore[arg-type]
 
@@ -141,7 +133,7 @@ def _a_paused_holder(what: str) -> Callable[[UrlRules], list[Callable[[], object
     def steps(m: UrlRules) -> list[Callable[[], object]]:
         wakes = (lambda: m.a_paused_holder_records_a_paid_url(Draws(lambda e: e[0] == "T000"))) if what == "records" \
             else (lambda: m.a_paused_holder_wakes(url=X, what="open call"))  # type: ignore[arg-type]
-        return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), _record(m, "T000"),
+        return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), recorded_live(m, "T000"),
                 lambda: m.clock_moves(24 * 60), wakes]  # a day on: the account's budget is not what stops it
     return steps
 
@@ -151,7 +143,7 @@ def _an_answer_lands_while_a_call_fails(m: UrlRules) -> list[Callable[[], object
     first: the failed call's write leaves the last call at the answer's (it only moves forward)."""
     late = Draws(lambda a: a == "T000", lambda answer: answer == "ok", lambda at: at == "before a call's write")
     return [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "bug"}),
-            _record(m, "T001"),  # T001 holds the URL (our own defect: nothing called), for the late write
+            recorded_live(m, "T001"),  # T001 holds the URL (our own defect: nothing called), for the late write
             lambda: m.provider_changes(YT, "5xx"), lambda: m.live_event(late, "write")]  # type: ignore[arg-type]
 
 
@@ -165,12 +157,12 @@ def _holders_die_one_after_another(m: UrlRules) -> list[Callable[[], object]]:
     def day() -> None:
         m.clock_moves(24 * 60)
 
-    return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), _record(m, "T000"),
+    return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), recorded_live(m, "T000"),
             dies, day, dies, day, dies, m.a_stable_world_converges]
 
 
 def _a_stale_write_onto_ok(m: UrlRules) -> list[Callable[[], object]]:
-    return [lambda: m.some_tokens_and_answers([[YT]], {}), _record(m, "T000"),
+    return [lambda: m.some_tokens_and_answers([[YT]], {}), recorded_live(m, "T000"),
             lambda: m.a_stale_url_write(Draws(lambda e: e[0] == "T000"), "onto an ok element")]  # type: ignore[arg-type]
 
 

@@ -215,7 +215,7 @@ def _decide(
     selected: Selected | None,
     now: datetime,
     rules: Rules,
-    read_nothing: bool = False,
+    read_nothing: bool,
 ) -> Decision:
     status = element.status
     if status is FetchStatus.OK:

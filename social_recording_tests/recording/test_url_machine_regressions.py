@@ -49,6 +49,7 @@ from test_support.engine_fakes import (
     seed_result,
 )
 from test_support.mongo_server import MongoServer
+from test_support.url_machine_steps import recorded_live
 
 
 class _LateHolder:
@@ -902,21 +903,18 @@ def test_the_model_counts_a_call_that_failed_in_the_instant_of_an_answer_toward_
     tg = "https://t.me/modelchat"
     m = UrlRules()
 
-    def record(address: str) -> None:
-        m.live_event(Draws(lambda a: a == address), "none")  # type: ignore[arg-type]
-
     replay(m, [
         lambda: m.some_tokens_and_answers([[tg], [tg]], {tg: "bug"}),
-        lambda: record("T001"),  # T001 holds the URL (our own defect: nothing called, nothing counted)
+        recorded_live(m, "T001"),  # T001 holds the URL (our own defect: nothing called, nothing counted)
         lambda: m.provider_changes(tg, "429"),
         lambda: m.clock_moves(61),
         # T000's call fails while, in its instant, a late holder's call for T001 answers ok and is written first
         lambda: m.two_holders_in_one_instant(Draws(lambda a: a == "T000", lambda a: a == "ok"),  # type: ignore[arg-type]
                                              "write"),
         lambda: m.clock_moves(61),
-        lambda: record("T000"),
+        recorded_live(m, "T000"),
         lambda: m.clock_moves(120),
-        lambda: record("T000"),
+        recorded_live(m, "T000"),
         lambda: exhausted_after(m.store.find_url_state(tg), m.store.find_element("T000", tg)),
     ])
 
@@ -930,25 +928,22 @@ def test_the_model_keeps_a_streak_alive_a_window_from_a_call_that_read_nothing()
     last *failed* call, so it counted one failure and called `exhausted` wrong. The model's world now
     keeps the last call too (`World.last_call`)."""
     from test_support.url_machine_model import UrlRules
-    from test_support.url_machine_steps import Draws, replay
+    from test_support.url_machine_steps import replay
 
     tg = "https://t.me/modelchat"
     m = UrlRules()
 
-    def record(address: str) -> None:
-        m.live_event(Draws(lambda a: a == address), "none")  # type: ignore[arg-type]
-
     replay(m, [
         lambda: m.some_tokens_and_answers([[tg], [tg]], {tg: "5xx"}),
-        lambda: record("T000"),
+        recorded_live(m, "T000"),
         lambda: m.clock_moves(61),
-        lambda: record("T000"),  # a streak of 2
+        recorded_live(m, "T000"),  # a streak of 2
         lambda: m.provider_changes(tg, "unreadable"),
         lambda: m.clock_moves(13 * 24 * 60),
-        lambda: record("T001"),  # reads nothing: the streak stays, its last call moves
+        recorded_live(m, "T001"),  # reads nothing: the streak stays, its last call moves
         lambda: m.provider_changes(tg, "5xx"),
         lambda: m.clock_moves(2 * 24 * 60),  # 15 days after the last failure, 2 after the last call
-        lambda: record("T000"),
+        recorded_live(m, "T000"),
         lambda: exhausted_after(m.store.find_url_state(tg), m.store.find_element("T000", tg)),
     ])
 
@@ -965,20 +960,16 @@ def test_a_call_that_reads_nothing_does_not_revive_an_expired_streak() -> None:
     tg = "https://t.me/modelchat"
     m = UrlRules()
 
-    def record(address: str) -> None:
-        from test_support.url_machine_steps import Draws
-        m.live_event(Draws(lambda a: a == address), "none")  # type: ignore[arg-type]
-
     def streak_is(n: int) -> None:
         state = m.store.find_url_state(tg)
         assert state is not None and state.streak == n, state
 
     replay(m, [
         lambda: m.some_tokens_and_answers([[tg], [tg]], {tg: "5xx"}),
-        lambda: record("T000"), lambda: m.clock_moves(61), lambda: record("T000"), lambda: streak_is(2),
+        recorded_live(m, "T000"), lambda: m.clock_moves(61), recorded_live(m, "T000"), lambda: streak_is(2),
         lambda: m.clock_moves(15 * 24 * 60), lambda: m.provider_changes(tg, "unreadable"),
-        lambda: record("T001"), lambda: streak_is(0),
-        lambda: m.provider_changes(tg, "5xx"), lambda: m.clock_moves(61), lambda: record("T000"),
+        recorded_live(m, "T001"), lambda: streak_is(0),
+        lambda: m.provider_changes(tg, "5xx"), lambda: m.clock_moves(61), recorded_live(m, "T000"),
         lambda: streak_is(1),
     ])
 
