@@ -178,7 +178,7 @@ FRESH: dict[str, Mutant] = {
         "if self._clock() - request.submitted_at > retention:"),
     # Only when a two-step paid call is submitted over a timed-out open call (a dead holder's).
     "a saved submission drops the timed-out call its record carried": Mutant(
-        CALL_GUARD, "kept=None if self.opened is None else self.opened.replaced)", "kept=None)"),
+        CALL_GUARD, "kept=None if self.opened is None else self.opened.replaced,", "kept=None,"),
     "an open call is recorded without its holder's fence": Mutant(
         CALL_GUARD, "fence=self._lease.fence, unit_price_usd=", "fence=0, unit_price_usd="),
     # ---------------------------------------------------------------- the spend check

@@ -91,7 +91,7 @@ MUTANTS: dict[str, Mutant] = {
     "a run's interval is ignored": Mutant(POLICY, "return now + (backoff.base - run_interval)", "return now"),
     # ---------------------------------------------------------------- the call guard
     "the timed-out call a record replaced is forgotten": Mutant(
-        CALL_GUARD, "replaced=self._seen_open_call)", "replaced=None)"),
+        CALL_GUARD, "replaced=self._seen_open_call,", "replaced=None,"),
     "a paid call leaves without its record": Mutant(
         CALL_GUARD, "if paid and self._record_paid is not None:", "if False:"),
     "a refused record does not stop the call": Mutant(

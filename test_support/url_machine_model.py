@@ -51,6 +51,7 @@ from hypothesis.stateful import (
 )
 
 from social_recording.domain.dedupe import DEDUPE_TTL
+from social_recording.domain.graph import SocialContractError
 from social_recording.domain.models import OpenCall, PaidRequest, as_stored
 from social_recording.domain.policy import Backoff
 from social_recording.domain.spend import Budget
@@ -77,6 +78,7 @@ from social_recording.platforms.base import (
     GenerateResult,
     GeneratorRegistry,
 )
+from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.recording import attempt as attempt_module
 from social_recording.recording.attempt import rules_for
 from social_recording.recording.concurrency import CallSlots
@@ -100,13 +102,12 @@ from test_support.mongo_server import MongoServer
 
 MAX_ATTEMPTS = 3
 """Small, so streaks are spent within a few steps."""
-ACCOUNTS = {Platform.X: "x", Platform.WEB: "urlscan"}
-"""The paid accounts the model's providers are billed under. The two-step one bears the real name of an
-account that polls on its paid client (spend_check.POLLS_ON_PAID_CLIENT): its polls are paid requests,
-but not new spending."""
+ACCOUNTS = {p: CATALOGUE[p].account.name for p in (Platform.X, Platform.WEB)}
+"""The paid accounts the model's providers are billed under, as the catalogue names them (the spend
+ledger's keys). The two-step one polls on its paid client (spend_check.POLLS_ON_PAID_CLIENT): its polls
+are paid requests, but not new spending."""
 SPEND_PER_DAY = {ACCOUNTS[Platform.X]: 2, ACCOUNTS[Platform.WEB]: 1}
-"""The paid accounts' budgets of new paid requests per UTC day (the model's accounts are named after
-their platform): small, so a busy day meets them."""
+"""The paid accounts' budgets of new paid requests per UTC day: small, so a busy day meets them."""
 RETENTION = timedelta(days=7)
 """The two-step paid provider keeps a submitted request this long (like urlscan)."""
 BACKOFF = Backoff(growth=2.0, cap=timedelta(hours=4))
@@ -119,13 +120,15 @@ POOL = (
     "https://youtube.com/watch?v=abcdefghijk",  # free
     "https://t.me/modelchat",  # free, never reused
 )
-ANSWERS = ("ok", "not_found", "blocked", "5xx", "429", "slow", "bug", "unreadable")
+ANSWERS = ("ok", "not_found", "blocked", "5xx", "429", "slow", "bug", "unreadable", "nothing to fetch")
 """What a provider may answer; `bug` is a defect of ours that fails before any request is sent;
-`unreadable` a shape the generator cannot read, after its requests left (counted as calls)."""
+`unreadable` a shape the generator cannot read, after its requests left (counted as calls);
+`nothing to fetch` an answer decided without a request (the URL names nothing fetchable: `invalid`),
+which no call stands behind, so it has no anchor and never expires."""
 CLOCK_STEPS = (1, 30, 61, 61, 90, 120, 120, 24 * 60, 7 * 24 * 60, 15 * 24 * 60, 30 * 24 * 60)
 """Minutes; past the base back-off (61, 120) more often than the rest, and between it and the doubled one (90)."""
 BOUNDARIES = ("the answer expires", "the streak expires", "the open call times out", "it may be called again",
-              "an element is due")
+              "an element is due", "the submission's retention ends")
 STALE_WRITES = ("with a lower fence", "decided on an old version", "onto an ok element")
 WRITE_MOMENTS = ("before the first write", "before a call's write", "inside a call's write")
 """When a late holder's write lands in the current holder's: inside it only on a store whose write
@@ -194,6 +197,9 @@ class World:
     the store (the model the engine is checked against)."""
 
     answers: dict[str, str] = field(default_factory=dict)
+    kept_to: timedelta = timedelta(0)
+    """How much of a time the store drops (Mongo keeps the millisecond): a submission's retention, as the
+    engine reads it back, may end that much early."""
     op: Op = field(default_factory=lambda: Op("idle"))
     stale: bool = False
     """A holder whose lease ran out without it knowing is calling (the in-flight window)."""
@@ -216,9 +222,17 @@ class World:
     """URL -> when its last call that left was made, failed or read nothing: a streak whose last call
     is older than the window has expired (the table's "live streak"; an unreadable answer keeps the
     streak and moves the last call)."""
+    last_recorded_call: dict[str, Any] = field(default_factory=dict)
+    """URL -> the same, among the calls the engine can have recorded (not a late holder's, whose write
+    may be refused): the budget's streak expires a window from it."""
+    in_the_answers_instant: dict[str, int] = field(default_factory=dict)
+    """URL -> budgeted failed calls made in the very instant of its last answer: the engine may count
+    them before that answer (then not at all), the safe side of `after`'s table."""
+    unanchored: dict[str, Any] = field(default_factory=dict)
+    """URL -> when an answer without a call was given, while it is the last answer given."""
     tied: dict[str, bool] = field(default_factory=dict)
     """URL -> its last answer came in the instant of a failed call (two holders in one instant)."""
-    stale_answer: tuple[str, Any, FetchStatus] | None = None
+    stale_answer: tuple[str, Any, FetchStatus, bool] | None = None
     """What a late holder's call answered, until its write is known to have landed."""
     stale_written: dict[tuple[str, str], Any] = field(default_factory=dict)
     """(token, URL) -> the `checked_at` a late holder's write left on that element."""
@@ -228,6 +242,8 @@ class World:
     """The spend budgets hold (lifted while a stable world converges)."""
     spent: Counter[tuple[str, Any]] = field(default_factory=Counter)
     """(account, UTC day) -> new paid requests sent: never past the account's budget."""
+    billed: Counter[str] = field(default_factory=Counter)
+    """Account -> new paid requests sent, budgets lifted or not: what the provider bills."""
     on_call: Callable[[str], None] | None = None
     dies: str | None = None
     """The moment the holder now calling dies at (one of DEATH_MOMENTS), or None."""
@@ -250,39 +266,58 @@ class World:
         self.peak_streak[url] = max(self.peak_streak.get(url, 0), self.counted(url))
         if budgeted:
             self.budget_streak[url] = self.budget_streak.get(url, 0) + 1
+            if self.given.get(url) and self.given[url][-1][0] == now:
+                self.in_the_answers_instant[url] = self.in_the_answers_instant.get(url, 0) + 1
             if self.budget_streak[url] > MAX_ATTEMPTS:
                 self.violations.append(f"{url}: failed call {self.budget_streak[url]} in one streak "
                                        f"(budget {MAX_ATTEMPTS})")
 
     def called(self, url: str, now: Any) -> None:
         """A call left (failed, or read nothing): a streak a window old expired before it, and the
-        streak that remains lives a window from this call."""
+        streak that remains lives a window from this call; the budget's, only from a call the engine
+        records (a late holder's write may be refused: the engine never learns of its call)."""
         self.expire(url, now)
         self.last_call[url] = now
+        if not self.stale:
+            self.last_recorded_call[url] = now
 
     def expire(self, url: str, now: Any) -> None:
         """A streak whose last call is a window old has expired, before a new call counts or moves it."""
-        last = self.last_call.get(url)
+        last, recorded = self.last_call.get(url), self.last_recorded_call.get(url)
         # The spent streak expired with the window, counted from the engine's moment of the last call, a few
         # ticks before the provider saw it (a dead holder's at its record, to the millisecond): within a
         # millisecond of the window's end, the budget's count expires (the lenient side for "no call past
         # the budget") and the full count does not (the lenient side for "no more than the provider gave").
-        if last is not None and now - last >= DEDUPE_TTL - timedelta(milliseconds=1):
-            self.budget_streak[url] = 0
+        if recorded is not None and now - recorded >= DEDUPE_TTL - timedelta(milliseconds=1):
+            self.budget_streak[url] = self.in_the_answers_instant[url] = 0
         if last is not None and now - last >= DEDUPE_TTL + timedelta(milliseconds=1):
             STATS["streaks expired"] += int(self.streak.get(url, 0) > 0)
             self.streak[url] = 0
+
+    def budget_streak_at(self, url: str, now: Any) -> int:
+        """The failed calls the engine must count at `now`: none once the window after the last recorded
+        call has passed (a millisecond early), and not those made in the instant of the last answer (the
+        lenient side for "the engine counts every one")."""
+        recorded = self.last_recorded_call.get(url)
+        if recorded is not None and now - recorded >= DEDUPE_TTL - timedelta(milliseconds=1):
+            return 0
+        return self.budget_streak.get(url, 0) - self.in_the_answers_instant.get(url, 0)
 
     def counted(self, url: str) -> int:
         """The failed calls since the last answer the engine may count: a call that failed in the very
         instant of that answer may count after it (the safe side, `after`'s table)."""
         return self.streak.get(url, 0) + int(self.tied.get(url, False))
 
-    def answered(self, url: str, at: Any, status: FetchStatus) -> None:
+    def answered(self, url: str, at: Any, status: FetchStatus, *, anchored: bool = True) -> None:
         """The provider's answer was recorded: the streaks end, an open request is closed. A call that
-        failed in the answer's very instant may still count after it (the safe side, `after`'s table)."""
+        failed in the answer's very instant may still count after it (the safe side, `after`'s table).
+        One no call stood behind (not `anchored`) holds from its moment on, whatever the window."""
+        if anchored:
+            self.unanchored.pop(url, None)
+        else:
+            self.unanchored[url] = at
         self.tied[url] = self.last_failed.get(url) == at
-        self.budget_streak[url] = self.streak[url] = 0
+        self.budget_streak[url] = self.streak[url] = self.in_the_answers_instant[url] = 0
         self.open_request.pop(url, None)
         self.given.setdefault(url, []).append((at, status))
 
@@ -318,6 +353,12 @@ class ModelProvider:
         answer = w.answers.get(url, "ok")
         if answer == "bug":
             raise KeyError("a defect of ours, before any request")
+        if answer == "nothing to fetch":  # an answer without a call: no request leaves, no anchor
+            if w.stale:
+                w.stale_answer = (url, now, FetchStatus.INVALID, False)
+            else:
+                w.answered(url, now, FetchStatus.INVALID, anchored=False)
+            raise SocialContractError("nothing fetchable in the url", attempted=False)
         fresh = fresh_answer(state, now, rules)
         excused = w.stale or (forced and (fresh is None or rank(fresh[0]) <= rank(element.status)))
         if _paid(url) and fresh is not None and not excused:
@@ -338,7 +379,7 @@ class ModelProvider:
                 if answer == "429":
                     return self._fail(url, ErrorCode.RATE_LIMITED, "429 on submit", forced)
                 opened = w.open_request.get(url)
-                if opened is not None and now - opened < RETENTION and not w.stale:
+                if opened is not None and now - opened < RETENTION - w.kept_to and not w.stale:
                     w.violations.append(f"{url}: a second paid submission while the one of {opened} was open")
                 try:
                     self._send(url, platform, True)
@@ -373,7 +414,7 @@ class ModelProvider:
             return self._fail(url, code, f"HTTP {answer}", forced)
         status = {"not_found": FetchStatus.NOT_FOUND, "blocked": FetchStatus.BLOCKED}.get(answer, FetchStatus.OK)
         if w.stale:  # a late holder's answer counts only if its write lands (no newer holder wrote first)
-            w.stale_answer = (url, now, status)
+            w.stale_answer = (url, now, status, True)
         else:
             w.answered(url, now, status)
         if status is FetchStatus.NOT_FOUND:
@@ -408,6 +449,8 @@ class ModelProvider:
         if paid and self.w.unconfirmed:
             self.w.violations.append(f"{url}: a paid {service} request left although the lock backend no "
                                      f"longer confirmed its holder's lease ({self.w.op.kind})")
+        if paid and not poll:
+            self.w.billed[service] += 1
         if paid and not poll and self.w.budgeted:
             day = (service, now.date())
             self.w.spent[day] += 1
@@ -421,6 +464,9 @@ class ModelProvider:
                     record.open_call.subject, record.open_call.started_at > now) != (url, False):
                 self.w.violations.append(f"{url}: a paid {service} request left without its own record "
                                          f"before it (the URL state holds {None if record is None else record.open_call!r})")
+            elif record.open_call.fence != record.fence:  # its holder's: only that holder's result closes it
+                self.w.violations.append(f"{url}: a paid {service} request's record carries fence "
+                                         f"{record.open_call.fence}, its holder wrote it under fence {record.fence}")
         if call is not None and now - call.started_at < OPEN_CALL_TIMEOUT:
             self.w.violations.append(f"{url}: paid beside the open call of {call.started_at} (fence {call.fence}) "
                                      f"({self.w.op.kind}, stale holder: {self.w.stale})")
@@ -595,15 +641,15 @@ class Interleaving:
         before = self.find_url_state(url)  # type: ignore[attr-defined]
         out = super().save_open_call(url, platform, fence, call)  # type: ignore[misc]
         self._check_fenced(url, out, before, fence, "open call")
-        self._read_back(url, out, lambda s: s.open_call == call, f"the open call {call!r}")
+        self._read_back(url, out, before, lambda s: s.open_call == call, f"the open call {call!r}")
         return out
 
     def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest,
-                          kept: OpenCall | None = None) -> Any:
+                          kept: OpenCall | None = None, spend: Any = None) -> Any:
         before = self.find_url_state(url)  # type: ignore[attr-defined]
-        out = super().save_paid_request(url, platform, fence, request, kept)  # type: ignore[misc]
+        out = super().save_paid_request(url, platform, fence, request, kept, spend)  # type: ignore[misc]
         self._check_fenced(url, out, before, fence, "paid request")
-        self._read_back(url, out, lambda s: s.open_call == kept and s.request is not None and (
+        self._read_back(url, out, before, lambda s: s.open_call == kept and s.request is not None and (
             s.request.request_id, as_stored(s.request.submitted_at)) == (request.request_id, as_stored(request.submitted_at)),
             f"the paid request {request!r} (keeping the open call {kept!r})")
         return out
@@ -617,11 +663,13 @@ class Interleaving:
             self.violations.append(f"{url}: the {what} with fence {fence} came back {out}, the refusal table says "
                                    f"{expected.value} (state {before!r})")
 
-    def _read_back(self, url: str, out: Any, holds: Callable[[Any], bool], what: str) -> None:
-        """What the store holds right after a paid-call write it applied is what the write said."""
+    def _read_back(self, url: str, out: Any, before: Any, holds: Callable[[Any], bool], what: str) -> None:
+        """What the store holds right after a paid-call write it applied is what the write said, at a
+        newer version (a write decided on the state before it must now be refused)."""
         state = self.find_url_state(url)  # type: ignore[attr-defined]
-        if out.applied and self.violations is not None and (state is None or not holds(state)):
-            self.violations.append(f"{url}: the store holds {state!r} after the write of {what}")
+        if out.applied and self.violations is not None and (
+                state is None or not holds(state) or state.version <= (0 if before is None else before.version)):
+            self.violations.append(f"{url}: the store holds {state!r} after the write of {what} (before it: {before!r})")
 
 
 class InterleavingStore(Interleaving, SqliteStore):
@@ -637,13 +685,16 @@ class InterleavingMongoStore(Interleaving, MongoStore):
 
 
 class UrlRules(RuleBasedStateMachine):
+    KEEPS_TO: ClassVar[timedelta] = timedelta(0)
+    """What the store drops of a time (the SQLite store keeps the microsecond)."""
+
     def __init__(self) -> None:
         super().__init__()
         self.dir = Path(tempfile.mkdtemp(prefix="url-model-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
         self.store = self._open_store()
         self.locks = SqliteLockManager(self.dir / "locks.db")
         self.clock = TickingClock(T0)
-        self.world = World()
+        self.world = World(kept_to=self.KEEPS_TO)
         self.profiles = FakeProfiles()
         self.tracker = FakeTracker()
         provider = ModelProvider(self.world, self.store, self.clock)
@@ -742,7 +793,8 @@ class UrlRules(RuleBasedStateMachine):
     def clock_reaches_a_boundary(self, boundary: str, ticks: int, data: st.DataObject) -> None:
         """The clock lands exactly on one of a URL's boundaries, or one tick before or past it (its
         answer's reuse window, its streak's expiry, its open call's timeout, when it may be called
-        again, when one of its elements is due), and stands there while a holder of the URL records it
+        again, when one of its elements is due, when the provider forgets its submitted request), and
+        stands there while a holder of the URL records it
         (one of its holders, or a token traded just now). The URL is one that has this boundary ahead."""
         # Read once: the clock moves a tick at every reading, so a due time a tick ahead may be passed
         # by the time it is read again.
@@ -810,6 +862,8 @@ class UrlRules(RuleBasedStateMachine):
             return None if state.attempted_at is None or not state.streak else state.attempted_at + rules.ttl
         if boundary == "the open call times out":
             return None if state.open_call is None else state.open_call.started_at + rules.call_timeout
+        if boundary == "the submission's retention ends":
+            return None if state.request is None else state.request.submitted_at + RETENTION
         return None if state.attempted_at is None else state.attempted_at + table.wait(table.live(
             state, self.clock(), rules), rules)
 
@@ -1186,8 +1240,8 @@ class UrlRules(RuleBasedStateMachine):
                 if (_paid(el.url) and not self.paid) or el.status in (FetchStatus.UNSUPPORTED, FetchStatus.SKIPPED_PAID) or (
                         el.status.value not in selection.statuses):
                     continue
-                if el.due_at is not None and abs(el.due_at - due_by) <= timedelta(milliseconds=1):
-                    continue  # the stores keep the millisecond
+                if el.due_at is not None and el.due_at != due_by and abs(el.due_at - due_by) <= timedelta(milliseconds=1):
+                    continue  # the stores keep the millisecond (due at the very instant: taken)
                 due = el.due_at is None or el.due_at <= due_by
                 if (address, el.url) in chosen and not due or (due and not selection.remaining
                                                                 and (address, el.url) not in chosen):
@@ -1256,7 +1310,8 @@ class UrlRules(RuleBasedStateMachine):
             assert el is not None
             w.stale_written[(holders[0], write.url)] = el.checked_at
             if w.stale_answer is not None:
-                w.answered(*w.stale_answer)
+                url, at, status, anchored = w.stale_answer
+                w.answered(url, at, status, anchored=anchored)
         w.stale_answer = None
 
     # ------------------------------------------------------------------ invariants
@@ -1326,6 +1381,23 @@ class UrlRules(RuleBasedStateMachine):
                 f"(sent, or kept by a holder that died after admission) on {sorted(expected.items())}")
 
     @invariant()
+    def the_ledger_holds_the_bill(self) -> None:
+        """The spend ledger holds every new paid request the provider billed: those behind recorded
+        outcomes, and those whose answer never came once the write removing their open call entered
+        them. So what the ledger lacks of the bill is exactly the calls still open on the URL states
+        (a dead or paused holder's, one per stored call; a poll of a request already paid for is none),
+        never more, never less (docs/architecture.md, "Spend budgets")."""
+        ledger = self.store.spend_totals().ledger
+        open_calls: Counter[str] = Counter(
+            call.provider for url in POOL if (state := self.store.find_url_state(url)) is not None
+            and state.open_call is not None for call in state.open_call.chain() if call.new_spending)
+        for account in SPEND_PER_DAY:
+            entered, billed, still_open = ledger.get(account, 0), self.world.billed[account], open_calls[account]
+            assert entered + still_open == billed, (
+                f"{account}: the spend ledger holds {entered} paid request(s) and {still_open} call(s) are still "
+                f"open, the provider billed {billed}")
+
+    @invariant()
     def ok_never_changes(self) -> None:
         for address in self.tokens:
             doc = self.store.find_token(address)
@@ -1351,7 +1423,7 @@ class UrlRules(RuleBasedStateMachine):
                 continue
             if state.answered_at is not None and now - state.answered_at >= DEDUPE_TTL:
                 continue
-            since = state.answered_at
+            since = state.answered_at if state.answered_at is not None else self.world.unanchored.get(url)
             for address in self.tokens:
                 el = self.store.find_element(address, url)
                 if el is None or el.status not in REUSABLE or el.checked_at is None:
@@ -1387,13 +1459,23 @@ class UrlRules(RuleBasedStateMachine):
     @invariant()
     def the_streak_counts_only_failed_calls_since_the_last_answer(self) -> None:
         """The budget's counter never holds more failures than the provider really gave since its
-        last answer (a late holder's refused write may leave it holding fewer)."""
+        last answer (a late holder's refused write may leave it holding fewer), nor fewer than the budget
+        counts (a dead holder's call travels with the record written over it until it is counted)."""
         for url in POOL:
             state = self.store.find_url_state(url)
             if state is not None:
                 real = self.world.counted(url)
                 counts = live_streak(state, self.clock(), self._rules(url))  # a stored streak past the window has expired
                 assert counts <= real, f"{url}: streak {counts}, but {real} failed calls since the last answer"
+                # ... and never fewer than the budget must count: those it stored, and the paid calls whose
+                # holder died with them open, each counted once it times out (the open-call table).
+                now, rules = self.clock(), self._rules(url)
+                ends = now if state.open_call is None else max(now, state.open_call.started_at + rules.call_timeout)
+                will_count = table.live(table.counted(state, ends, rules), now, rules)
+                owed = self.world.budget_streak_at(url, now)
+                assert will_count >= owed, (
+                    f"{url}: the engine counts {will_count} failed call(s) with its open calls counted, but the "
+                    f"budget counts {owed} since the last answer (state {state!r})")
 
     @invariant()
     def exhausted_only_when_a_streak_spent_the_budget(self) -> None:
@@ -1447,6 +1529,7 @@ class UrlRulesOnMongo(UrlRules):
     server applies them)."""
 
     server: ClassVar[MongoServer | None] = None
+    KEEPS_TO = timedelta(milliseconds=1)
 
     def _open_store(self) -> Any:
         assert self.server is not None, "set UrlRulesOnMongo.server first"
@@ -1465,6 +1548,8 @@ class UrlRulesOnMongomock(UrlRules):
     """The same machine on the Mongo store's code over mongomock, in process (with MongoDB's
     per-operation atomicity, store/_mongomock.py): the Mongo store's own rules (its fences, its
     fields) at the speed of the SQLite runs."""
+
+    KEEPS_TO = timedelta(milliseconds=1)
 
     def _open_store(self) -> Any:
         import mongomock

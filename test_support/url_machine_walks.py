@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 
 from test_support.url_machine_model import POOL, UrlRules
 from test_support.url_machine_steps import Draws, recorded_live, replay
@@ -81,6 +82,85 @@ def _element_due(ticks: int) -> Walk:
     return Walk(f"an element is due, {ticks:+d} tick", steps)
 
 
+def _in_one_instant(m: UrlRules, step: Callable[[], object], *, on_a_second: bool = False) -> Callable[[], object]:
+    """`step` with the clock standing still (every reading the same instant), on a whole second if asked
+    (a run's `since` is kept to the millisecond: there a call in the same instant is stored as equal)."""
+    def run() -> None:
+        if on_a_second:
+            m.clock.set((m.clock() + timedelta(seconds=1)).replace(microsecond=0))
+        m.clock.frozen = True
+        try:
+            step()
+        finally:
+            m.clock.frozen = False
+    return run
+
+
+def _retention_ends(ticks: int) -> Walk:
+    """A paid submission whose poll failed (the request stays saved), then a holder a tick before, at,
+    or after the provider forgets it: it polls the saved request before, submits a new one from then on
+    (the submission recorded in one instant, so the provider's time and the engine's are one)."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        return [lambda: m.some_tokens_and_answers([[WEB], [WEB]], {WEB: "5xx"}),
+                _in_one_instant(m, recorded_live(m, "T000")),
+                _at_boundary(m, "the submission's retention ends", WEB, ticks, "T001")]
+    return Walk(f"a submission's retention ends, {ticks:+d} tick", steps)
+
+
+def _named_beside_a_young_open_call(m: UrlRules) -> list[Callable[[], object]]:
+    """An operator names a `not_found` whose window ended while another holder's paid call is open (it
+    died after paying): nothing is called beside it, and the named element keeps its answer."""
+    dies = Draws(lambda e: e[0] == "T001", lambda t: t is None, lambda a: a == "T000")
+    return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), recorded_live(m, "T001"),
+            lambda: m.provider_changes(X, "not_found"), lambda: m.clock_moves(61), recorded_live(m, "T000"),
+            lambda: m.provider_changes(X, "ok"), lambda: m.clock_moves(15 * 24 * 60),
+            lambda: m.a_holder_dies(dies, "after the open call"),  # type: ignore[arg-type]
+            lambda: m.named_retry(["not_found"], 0, "none", Draws())]  # type: ignore[arg-type]
+
+
+def _called_in_the_selections_instant(m: UrlRules) -> list[Callable[[], object]]:
+    """A named retry selects an expired `not_found`; in the very instant of its selection another run
+    calls the URL (and it fails): called since the selection, the named element is not called again."""
+    between = Draws(lambda pool: "T001" in pool, lambda a: a == "T001")
+    return [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "not_found"}), recorded_live(m, "T000"),
+            lambda: m.provider_changes(YT, "5xx"), lambda: m.clock_moves(15 * 24 * 60),
+            _in_one_instant(m, lambda: m.named_retry(["not_found"], 0, "between", between),  # type: ignore[arg-type]
+                            on_a_second=True)]
+
+
+def _an_answer_without_a_call(url: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
+    """A failed call, then an answer decided without a request (no anchor), then a holder a window
+    later: the answer still stands, and the failed call's moment is not its anchor."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        return [lambda: m.some_tokens_and_answers([[url], [url]], {url: "5xx"}), recorded_live(m, "T000"),
+                lambda: m.provider_changes(url, "nothing to fetch"), lambda: m.clock_moves(24 * 60),
+                recorded_live(m, "T000"), lambda: m.provider_changes(url, "ok"),
+                lambda: m.clock_moves(15 * 24 * 60), recorded_live(m, "T001")]
+    return steps
+
+
+def _a_submission_over_a_dead_call(m: UrlRules) -> list[Callable[[], object]]:
+    """A holder dies after paying a two-step submission nobody knows the id of; a day on, the next one
+    submits again over its timed-out call and its poll fails: the dead call travels with the saved
+    submission and is counted, once."""
+    dies = Draws(lambda e: e[0] == "T000", lambda t: t is None, lambda a: a == "T000")
+    return [lambda: m.some_tokens_and_answers([[WEB], [WEB]], {WEB: "429"}), recorded_live(m, "T000"),
+            lambda: m.provider_changes(WEB, "5xx"),
+            lambda: m.a_holder_dies(dies, "after the open call"),  # type: ignore[arg-type]
+            lambda: m.clock_moves(24 * 60), recorded_live(m, "T000"), lambda: m.clock_moves(24 * 60),
+            recorded_live(m, "T001")]
+
+
+def _a_retry_in_the_instant_an_element_is_due(m: UrlRules) -> list[Callable[[], object]]:
+    """A failed call, then a retry selecting in the very instant its element is due: it is taken."""
+    def due() -> None:
+        el = m.store.find_element("T000", TG)
+        assert el is not None and el.due_at is not None
+        m.clock.set(el.due_at)
+    return [lambda: m.some_tokens_and_answers([[TG]], {TG: "5xx"}), recorded_live(m, "T000"), due,
+            _in_one_instant(m, lambda: m.default_retry(0, "none", Draws()))]  # type: ignore[arg-type]
+
+
 def _engine_failures_then_an_answer(m: UrlRules) -> list[Callable[[], object]]:
     """Our own defect before any request, twice, then the provider answers: the count starts again."""
     return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "bug"}), recorded_live(m, "T000"),
@@ -138,13 +218,17 @@ def _a_paused_holder(what: str) -> Callable[[UrlRules], list[Callable[[], object
     return steps
 
 
-def _an_answer_lands_while_a_call_fails(m: UrlRules) -> list[Callable[[], object]]:
-    """A holder's call fails; before its write, a late holder's later call answers and is written
-    first: the failed call's write leaves the last call at the answer's (it only moves forward)."""
-    late = Draws(lambda a: a == "T000", lambda answer: answer == "ok", lambda at: at == "before a call's write")
-    return [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "bug"}),
-            recorded_live(m, "T001"),  # T001 holds the URL (our own defect: nothing called), for the late write
-            lambda: m.provider_changes(YT, "5xx"), lambda: m.live_event(late, "write")]  # type: ignore[arg-type]
+def _an_answer_lands_while_a_call_fails(moment: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
+    """A holder's call fails; before its write (or, on the Mongo store, between its read and its
+    conditional update), a late holder's later call answers and is written first: the failed call's
+    write is merged, under its own fence, and leaves the last call at the answer's (it only moves
+    forward)."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        late = Draws(lambda a: a == "T000", lambda answer: answer == "ok", lambda at: at == moment)
+        return [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "bug"}),
+                recorded_live(m, "T001"),  # T001 holds the URL (our own defect: nothing called), for the late write
+                lambda: m.provider_changes(YT, "5xx"), lambda: m.live_event(late, "write")]  # type: ignore[arg-type]
+    return steps
 
 
 def _holders_die_one_after_another(m: UrlRules) -> list[Callable[[], object]]:
@@ -177,17 +261,24 @@ WALKS: tuple[Walk, ...] = (
     *(_answer_expires(t) for t in TICKS),
     *(_called_again(t, n) for t in TICKS for n in (1, 2)),
     *(_element_due(t) for t in TICKS),
+    *(_retention_ends(t) for t in TICKS),
+    Walk("a named answer beside a young open call", _named_beside_a_young_open_call),
+    Walk("called in the selection's instant", _called_in_the_selections_instant),
+    *(Walk(f"an answer without a call ({url})", _an_answer_without_a_call(url)) for url in (X, YT)),
     Walk("engine failures, then an answer", _engine_failures_then_an_answer),
     Walk("a run's call reads nothing for three holders", _read_nothing_for_many_holders),
     Walk("a failure, then an answer", _a_failure_then_an_answer),
     Walk("holders die one after another", _holders_die_one_after_another),
-    Walk("an answer lands while a call fails", _an_answer_lands_while_a_call_fails),
+    Walk("a submission saved over a dead holder's call", _a_submission_over_a_dead_call),
+    *(Walk(f"an answer lands while a call fails ({at})", _an_answer_lands_while_a_call_fails(at))
+      for at in ("before a call's write", "inside a call's write")),
     Walk("a stale write onto an ok element", _a_stale_write_onto_ok),
     Walk("a named re-examination fails", _a_named_re_examination_fails),
     Walk("a paid request survives a failed poll", _a_paid_request_survives_a_failed_poll),
     *(Walk(f"the provider changes its mind ({url})", _the_provider_changes_its_mind(url)) for url in (TG, YT)),
     Walk("a day's budget holds the next request", _a_days_budget_holds_the_next_request),
     Walk("a run's interval", _a_runs_interval),
+    Walk("a retry in the instant an element is due", _a_retry_in_the_instant_an_element_is_due),
     *(Walk(f"a paused holder {what}", _a_paused_holder(what)) for what in ("records", "wakes")),
 )
 

@@ -104,6 +104,9 @@ class OpenCall(BaseModel):
     """An earlier holder's open call, past its timeout and not yet counted, that this record was written
     over: counted (and entered as spent) with this one, first, so a holder that dies before its own
     result is written loses no count. Also what a saved two-step submission leaves in its place."""
+    new_spending: bool = True
+    """Whether the call's paid requests are new spending: not a poll of a request already paid for (a
+    resumed two-step call on its paid client), which counts as a call but is never entered as spent."""
 
     @field_validator("started_at")
     @classmethod

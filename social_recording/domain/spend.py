@@ -113,12 +113,13 @@ def unanswered_lines(stored: OpenCall | None, fence: int, kept: OpenCall | None)
     record written over a timed-out call keeps it, to be entered when the record itself goes. Its own
     holder can no longer enter it: its result write is refused by the larger fence from now on. Whether
     the request reached the provider before its holder died nobody on our side can tell, so it counts
-    as billed, the side the budget errs on too (docs/architecture.md, "Spend budgets")."""
+    as billed, the side the budget errs on too; a poll of a request already paid for is no new spending
+    and is not entered (docs/architecture.md, "Spend budgets")."""
     if stored is None:
         return []
     still = set(kept.chain()) if kept is not None else set()
     return [SpendLine(call.provider, day_key(call.started_at), 1, call.unit_price_usd, unanswered=1)
-            for call in stored.chain() if call.fence < fence and call not in still]
+            for call in stored.chain() if call.fence < fence and call not in still and call.new_spending]
 
 
 @dataclass(frozen=True)

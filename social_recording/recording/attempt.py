@@ -130,6 +130,7 @@ class UrlAttempt:
         self._request: RunIntent = run.request_or_live(now)
         self._previous: FetchStatus | None = None
         self._spend: SpendGuard | None = None
+        self._requests: StoredPaidRequests | None = None
 
     def outcome(self, status: OutcomeStatus, *, attempted: bool = False, reused: bool = False,
                 detail: str = "", written: frozenset[Written] = frozenset()) -> UrlOutcome:
@@ -302,6 +303,8 @@ class UrlAttempt:
         guard = LeaseGuard(self._lease, record_paid=requests.open_call)
         spend = self._spend = SpendGuard(guard, self._settings.budgets,
                                          lambda: requests.resumed is not None or requests.submitted_request is not None)
+        self._requests = requests
+        requests.unentered = self._spend_line
         symbol = self._symbol
         if symbol is None:  # the caller knew only the address: the symbol comes from our own document
             doc = self._store.find_token(self.address)
@@ -377,8 +380,9 @@ class UrlAttempt:
     # ------------------------------------------------------------------ the write
 
     def _spend_line(self) -> SpendLine | None:
-        """The ledger line of this call: its new paid requests, written with its outcome."""
-        n = 0 if self._spend is None else self._spend.new_paid
+        """The ledger line of this call: its new paid requests not entered with its saved submission,
+        written with its outcome."""
+        n = 0 if self._spend is None else self._spend.new_paid - (0 if self._requests is None else self._requests.entered)
         if not n:
             return None
         account = CATALOGUE[self.platform].account

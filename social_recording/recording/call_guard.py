@@ -16,9 +16,11 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from social_recording.domain.models import OpenCall, PaidRequest, as_stored
+from social_recording.domain.spend import SpendLine
 from social_recording.locks.base import Lease
 from social_recording.outbound.observe import CallVetoed
 from social_recording.platforms.catalogue import CATALOGUE
+from social_recording.recording.spend_check import POLLS_ON_PAID_CLIENT
 from social_recording.recording.store_retry import WRITE_RETRY_S, write_through_outages
 from social_recording.store.base import PaidRequestStore
 
@@ -97,13 +99,18 @@ class StoredPaidRequests:
         self.opened: OpenCall | None = None
         """The paid call this attempt recorded before sending it, with the timed-out open call (the
         decision counted it) it was written over: stored with it, so the count outlives this holder."""
+        self.unentered: Callable[[], SpendLine | None] = lambda: None
+        """The ledger line of this attempt's new paid requests not entered yet (set by the attempt)."""
+        self.entered = 0
+        """New paid requests this attempt entered in the ledger with its saved submission."""
 
     def open_call(self, provider: str) -> None:
         """Record the paid call about to leave on the URL state, durably, or refuse to send it: a
         store that cannot write would otherwise turn every run into a new payment nobody counts."""
         call = OpenCall(provider=provider, subject=self._url, started_at=as_stored(self._clock()),
                         fence=self._lease.fence, unit_price_usd=UNIT_PRICES.get(provider, 0.0),
-                        replaced=self._seen_open_call)
+                        replaced=self._seen_open_call,
+                        new_spending=not (self.resumed is not None and provider in POLLS_ON_PAID_CLIENT))
         try:
             result = write_through_outages(
                 lambda: self._store.save_open_call(self._url, self._platform, self._lease.fence, call),
@@ -128,12 +135,18 @@ class StoredPaidRequests:
         return request.request_id
 
     def submitted(self, provider: str, request_id: str) -> None:
+        """Save the submitted request in place of this attempt's open call, with the ledger line of the
+        requests that paid for it: should this holder die now, nobody else could enter them."""
         request = PaidRequest(provider=provider, request_id=request_id, submitted_at=self._clock())
+        spend = self.unentered()
         result = write_through_outages(
             lambda: self._store.save_paid_request(self._url, self._platform, self._lease.fence, request,
-                                                  kept=None if self.opened is None else self.opened.replaced),
+                                                  kept=None if self.opened is None else self.opened.replaced,
+                                                  spend=spend),
             what="paid_request", url=self._url, retry_s=self._retry_s,
         )
+        if result.applied and spend is not None:
+            self.entered += spend.requests
         if not result.applied:
             # A newer holder owns the URL: it will resume or decide; stop here without writing more.
             raise CallVetoed(f"a newer holder of the URL recorded its own request; {provider} request left to it")

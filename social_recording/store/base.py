@@ -299,12 +299,13 @@ class PaidRequestStore(Protocol):
     """The paid calls on record: a two-step request to resume, a call about to leave."""
 
     def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest,
-                          kept: OpenCall | None = None) -> WriteResult:
+                          kept: OpenCall | None = None, spend: SpendLine | None = None) -> WriteResult:
         """Record a submitted two-step paid request on the URL state (created `pending` if absent),
         fenced like `apply_url_write`, whatever its version (the request is paid for: it must not be
         lost); the version moves on, so the recording that follows reads the state again. The open
         call becomes `kept`: the submission replaces its holder's own record, and keeps the uncounted
-        timed-out call that record was written over (`OpenCall.replaced`)."""
+        timed-out call that record was written over (`OpenCall.replaced`). `spend`, the submission's
+        new paid requests, goes to the ledger with it: the record it replaces no longer could."""
         ...
 
     def save_open_call(self, url: str, platform: str, fence: int, call: OpenCall) -> WriteResult:

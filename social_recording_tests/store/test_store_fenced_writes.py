@@ -151,3 +151,36 @@ def test_a_record_written_over_a_timed_out_call_keeps_it_and_the_write_that_remo
     assert store.spend_rows("2026-01-01") == [SpendRow("twitterapi", "2026-12-03", 1, pytest.approx(PRICE), 1),
                                               SpendRow("twitterapi", "2026-12-04", 1, pytest.approx(PRICE), 1)]
     assert store.spend_totals() == SpendTotals({"twitterapi": 2}, {"x": 2})
+
+
+def test_a_dead_holders_poll_of_a_paid_request_counts_as_a_call_but_is_not_entered_as_spent(store: Store) -> None:
+    """A resumed two-step call polls a request already paid for: its open call (`new_spending` false)
+    is stored and read back as such, and the write that removes it enters nothing; the submission's
+    own open call beside it (replaced) is entered once."""
+    _token(store)
+    submitted = _call(5)
+    poll = _call(6, T2).model_copy(update={"replaced": submitted, "new_spending": False})
+    assert store.save_open_call(U_X, "x", 6, poll) is WriteResult.APPLIED
+    state = store.find_url_state(U_X)
+    assert state is not None and state.open_call == poll and state.open_call.new_spending is False
+    assert state.open_call.replaced is not None and state.open_call.replaced.new_spending is True
+    assert store.apply_url_write(url_write("A", U_X, 7, FetchStatus.ERROR, T2, attempts=3)).result.applied
+    assert store.spend_rows("2026-01-01") == [SpendRow("twitterapi", "2026-12-03", 1, pytest.approx(PRICE), 1)]
+    assert store.spend_totals() == SpendTotals({"twitterapi": 1}, {"x": 1})
+
+
+def test_a_saved_submission_enters_its_requests_with_it_and_a_refused_one_enters_nothing(store: Store) -> None:
+    """The write that saves a submitted two-step request in place of its holder's open call enters the
+    requests that paid for it (its holder may die right after: nobody else could), in the same write;
+    one refused by a newer fence enters nothing."""
+    _token(store)
+    assert store.save_open_call(U_X, "x", 5, _call(5)) is WriteResult.APPLIED
+    request = PaidRequest(provider="twitterapi", request_id="r5", submitted_at=T1)
+    line = SpendLine("twitterapi", "2026-12-03", 1, PRICE)
+    assert store.save_paid_request(U_X, "x", 5, request, spend=line) is WriteResult.APPLIED
+    state = store.find_url_state(U_X)
+    assert state is not None and state.open_call is None and state.request is not None
+    assert store.spend_rows("2026-01-01") == [SpendRow("twitterapi", "2026-12-03", 1, pytest.approx(PRICE))]
+    assert store.spend_totals() == SpendTotals({"twitterapi": 1}, {"x": 1})
+    assert store.save_paid_request(U_X, "x", 4, request, spend=line) is WriteResult.FENCED
+    assert store.spend_totals() == SpendTotals({"twitterapi": 1}, {"x": 1})

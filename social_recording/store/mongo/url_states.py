@@ -96,7 +96,7 @@ class UrlStatesMixin(MongoConnection):
         return state_refusal(self._stored_state(url), fence, expect_version) or WriteOutcome(WriteResult.STALE)
 
     def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest,
-                          kept: OpenCall | None = None) -> WriteResult:
+                          kept: OpenCall | None = None, spend: SpendLine | None = None) -> WriteResult:
         applied = self._update_state(
             url,
             fence,
@@ -108,7 +108,7 @@ class UrlStatesMixin(MongoConnection):
                     "open_call": _open_call_out(kept),
                     "updated_at": utcnow(),
                 },
-                "$inc": {"version": 1},
+                "$inc": {"version": 1, "paid_requests": 0 if spend is None else spend.requests},
                 "$setOnInsert": {"platform": platform, "status": FetchStatus.PENDING.value,
                                  "attempted_at": None, "attempts": 0, "source_token": None, "answer": None,
                                  "answered_at": None, "streak": 0, "engine_failures": 0},
@@ -116,6 +116,8 @@ class UrlStatesMixin(MongoConnection):
             None,
             kept,
         )
+        if applied and spend is not None:
+            self._add_spend(spend)
         return WriteResult.APPLIED if applied else WriteResult.FENCED
 
     def save_open_call(self, url: str, platform: str, fence: int, call: OpenCall) -> WriteResult:

@@ -130,18 +130,20 @@ class UrlWriteMixin(GraphWriteMixin):
         return None if refused is None else refused.result
 
     def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest,
-                          kept: OpenCall | None = None) -> WriteResult:
+                          kept: OpenCall | None = None, spend: SpendLine | None = None) -> WriteResult:
         return self._fenced_state_upsert(url, platform, fence, {
             "request_provider": request.provider, "request_id": request.request_id,
             "request_submitted_at": dt_to_text(request.submitted_at),
-            "open_call": None if kept is None else kept.model_dump_json()})
+            "open_call": None if kept is None else kept.model_dump_json()}, spend)
 
     def save_open_call(self, url: str, platform: str, fence: int, call: OpenCall) -> WriteResult:
         return self._fenced_state_upsert(url, platform, fence, {"open_call": call.model_dump_json()})
 
-    def _fenced_state_upsert(self, url: str, platform: str, fence: int, fields: dict[str, Any]) -> WriteResult:
+    def _fenced_state_upsert(self, url: str, platform: str, fence: int, fields: dict[str, Any],
+                             spend: SpendLine | None = None) -> WriteResult:
         """Set `fields` of the URL's state (made pending if it has none), whatever its version, unless a
-        larger fence holds it: the one write behind a paid request and an open call."""
+        larger fence holds it: the one write behind a paid request and an open call. `spend` (a saved
+        submission's) moves the ledger and the state's count in the same transaction."""
         names = list(fields)
         columns = ", ".join(["url", "platform", "status", "attempts", "fence", *names, "updated_at", "version"])
         marks = ", ".join(["?", "?", "?", "0", "?", *("?" for _ in names), "?", "1"])
@@ -157,4 +159,8 @@ class UrlWriteMixin(GraphWriteMixin):
                 f"ON CONFLICT (url) DO UPDATE SET {updates}, version = url_states.version + 1",
                 [url, platform, FetchStatus.PENDING.value, fence, *fields.values(), dt_to_text(utcnow())],
             )
+            if spend is not None:
+                self._add_spend(conn, spend)
+                conn.execute("UPDATE url_states SET paid_requests = paid_requests + ? WHERE url = ?",
+                             [spend.requests, url])
         return WriteResult.APPLIED
