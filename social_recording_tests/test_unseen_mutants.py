@@ -1,10 +1,11 @@
 """bench/unseen_mutants.py measures the model test against mutants it was not built against; a batch
-whose lines moved would measure nothing (every mutant would fail to apply). These checks keep both
-batches applicable and apart from the project's list without running the model (the measure itself is
+whose lines moved would measure nothing (every mutant would fail to apply). These checks keep every
+batch applicable and apart from the project's list without running the model (the measure itself is
 a benchmark: bench/README.md)."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -41,3 +42,21 @@ def test_the_fresh_batch_is_new_and_spread_over_every_part_that_carries_a_rule()
     for part in PARTS:
         assert any(m.path.endswith(part) for m in fresh.values()), f"no fresh mutant of {part}"
     assert all(m.store == "mongomock" for m in fresh.values() if "/mongo/" in m.path)
+
+
+def _mutated_source(m: Mutant) -> str:
+    """The file `m` changes, with `m` applied and its whitespace squeezed out (one change, however written)."""
+    return re.sub(r"\s+", "", (REPO / m.path).read_text().replace(m.original, m.mutant))
+
+
+def test_the_fresh2_batch_repeats_no_earlier_mutant_and_covers_every_part() -> None:
+    fresh2: dict[str, Mutant] = unseen_mutants.FRESH2
+    assert len(fresh2) >= 40, len(fresh2)
+    earlier = [*MUTANTS.values(), *unseen_mutants.UNSEEN.values(), *unseen_mutants.FRESH.values()]
+    assert not set(fresh2) & (set(MUTANTS) | set(unseen_mutants.UNSEEN) | set(unseen_mutants.FRESH))
+    # Not the same change written another way either: no fresh2 mutant yields the source an earlier one does.
+    sources = {(m.path, _mutated_source(m)) for m in earlier if (REPO / m.path).read_text().count(m.original) == 1}
+    assert not [n for n, m in fresh2.items() if (m.path, _mutated_source(m)) in sources]
+    for part in PARTS:
+        assert any(m.path.endswith(part) for m in fresh2.values()), f"no fresh2 mutant of {part}"
+    assert all(m.store == "mongomock" for m in fresh2.values() if "/mongo/" in m.path)
