@@ -197,9 +197,6 @@ class World:
     the store (the model the engine is checked against)."""
 
     answers: dict[str, str] = field(default_factory=dict)
-    kept_to: timedelta = timedelta(0)
-    """How much of a time the store drops (Mongo keeps the millisecond): a submission's retention, as the
-    engine reads it back, may end that much early."""
     op: Op = field(default_factory=lambda: Op("idle"))
     stale: bool = False
     """A holder whose lease ran out without it knowing is calling (the in-flight window)."""
@@ -379,7 +376,7 @@ class ModelProvider:
                 if answer == "429":
                     return self._fail(url, ErrorCode.RATE_LIMITED, "429 on submit", forced)
                 opened = w.open_request.get(url)
-                if opened is not None and now - opened < RETENTION - w.kept_to and not w.stale:
+                if opened is not None and now - opened < RETENTION and not w.stale:
                     w.violations.append(f"{url}: a second paid submission while the one of {opened} was open")
                 try:
                     self._send(url, platform, True)
@@ -393,7 +390,7 @@ class ModelProvider:
                     w.failed(url, now, budgeted=True)
                     w.die("after the open call")
                 ctx.requests.submitted("model-scan", rid)
-                w.open_request[url] = now
+                w.open_request[url] = self._saved_submission(url, rid, now)
                 w.die("after the submission")  # saved: the next holder polls it, nothing to count
                 self._send(url, platform, True, poll=True, first=False)
             else:  # a resumed request: its poll is the attempt's first paid request, no new spending
@@ -424,6 +421,19 @@ class ModelProvider:
         if answer == "slow":
             time.sleep(0.002)
         return GenerateResult(graph_for(url), attempted=True, requests=1)
+
+    def _saved_submission(self, url: str, rid: str, now: datetime) -> datetime:
+        """When the engine saved the submission as made (its attempt's moment, a few ticks before the
+        provider received it; the millisecond on a store that keeps it): the provider's retention runs
+        from then, as the engine reads it back."""
+        state = self.store.find_url_state(url)
+        saved = None if state is None or state.request is None or state.request.request_id != rid else (
+            state.request.submitted_at)
+        if saved is None or not now - timedelta(milliseconds=2) <= saved <= now:
+            self.w.violations.append(f"{url}: the submission {rid} the provider received at {now} was saved as "
+                                     f"{state.request if state is not None else None!r}")
+            return now
+        return saved
 
     def _check_back_off(self, url: str, now: datetime, rules: Any, forced: bool) -> None:
         """No call of a failing URL before its back-off (grown with its streak) has passed since its
@@ -685,16 +695,13 @@ class InterleavingMongoStore(Interleaving, MongoStore):
 
 
 class UrlRules(RuleBasedStateMachine):
-    KEEPS_TO: ClassVar[timedelta] = timedelta(0)
-    """What the store drops of a time (the SQLite store keeps the microsecond)."""
-
     def __init__(self) -> None:
         super().__init__()
         self.dir = Path(tempfile.mkdtemp(prefix="url-model-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
         self.store = self._open_store()
         self.locks = SqliteLockManager(self.dir / "locks.db")
         self.clock = TickingClock(T0)
-        self.world = World(kept_to=self.KEEPS_TO)
+        self.world = World()
         self.profiles = FakeProfiles()
         self.tracker = FakeTracker()
         provider = ModelProvider(self.world, self.store, self.clock)
@@ -1529,7 +1536,6 @@ class UrlRulesOnMongo(UrlRules):
     server applies them)."""
 
     server: ClassVar[MongoServer | None] = None
-    KEEPS_TO = timedelta(milliseconds=1)
 
     def _open_store(self) -> Any:
         assert self.server is not None, "set UrlRulesOnMongo.server first"
@@ -1548,8 +1554,6 @@ class UrlRulesOnMongomock(UrlRules):
     """The same machine on the Mongo store's code over mongomock, in process (with MongoDB's
     per-operation atomicity, store/_mongomock.py): the Mongo store's own rules (its fences, its
     fields) at the speed of the SQLite runs."""
-
-    KEEPS_TO = timedelta(milliseconds=1)
 
     def _open_store(self) -> Any:
         import mongomock

@@ -1185,6 +1185,26 @@ def test_the_model_owes_a_dead_holders_call_as_the_engine_will_count_it() -> Non
     ])
 
 
+def test_the_model_runs_a_submissions_retention_from_the_moment_the_engine_saved() -> None:
+    """Found by the model test with deaths (1000 x 60, seed 213600684463430092679139018474520914203)
+    once its clock could land on a submission's retention: the model's own miscount. The engine dates a
+    submission at its attempt's moment, a few ticks before the provider receives it, and reads the
+    retention from that date; the model ran it from the provider's moment, so exactly at the end of the
+    retention it took the engine's new submission for a second one while the first was open. It now
+    runs it from the saved date, and checks that date is the provider's moment or a little before."""
+    from test_support.url_machine_model import UrlRules
+    from test_support.url_machine_steps import Draws, replay
+
+    web = "https://paid-site.example/a"
+    m = UrlRules()
+    replay(m, [
+        lambda: m.some_tokens_and_answers([["https://x.com/i/status/101"], [web]], {web: "5xx"}),
+        m.reconcile,  # submitted, its poll failed: the request stays saved
+        lambda: m.clock_reaches_a_boundary("the submission's retention ends", 0, Draws(  # type: ignore[arg-type]
+            lambda u: u == web, lambda new: not new, lambda a: a == "T001")),
+    ])
+
+
 def read_nothing_once(m: Any, url: str, holders: int) -> None:
     state = m.store.find_url_state(url)
     assert state is not None and state.attempts == 1, state
