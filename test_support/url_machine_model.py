@@ -54,7 +54,7 @@ from social_recording.domain.dedupe import DEDUPE_TTL
 from social_recording.domain.graph import SocialContractError
 from social_recording.domain.models import OpenCall, PaidRequest, as_stored
 from social_recording.domain.policy import Backoff
-from social_recording.domain.spend import Budget
+from social_recording.domain.spend import Budget, SpendLine, day_key
 from social_recording.domain.status import ABSORBING, REUSABLE, FetchStatus
 from social_recording.domain.url_machine import (
     OPEN_CALL_TIMEOUT,
@@ -106,12 +106,19 @@ ACCOUNTS = {p: CATALOGUE[p].account.name for p in (Platform.X, Platform.WEB)}
 """The paid accounts the model's providers are billed under, as the catalogue names them (the spend
 ledger's keys). The two-step one polls on its paid client (spend_check.POLLS_ON_PAID_CLIENT): its polls
 are paid requests, but not new spending."""
+PRICE = {CATALOGUE[p].account.name: CATALOGUE[p].account.unit_price_usd or 0.0 for p in ACCOUNTS}
+"""What each of those accounts bills per request: an open call carries it, the ledger enters it."""
 SPEND_PER_DAY = {ACCOUNTS[Platform.X]: 2, ACCOUNTS[Platform.WEB]: 1}
 """The paid accounts' budgets of new paid requests per UTC day: small, so a busy day meets them."""
 RETENTION = timedelta(days=7)
 """The two-step paid provider keeps a submitted request this long (like urlscan)."""
-BACKOFF = Backoff(growth=2.0, cap=timedelta(hours=4))
-"""A back-off that grows with the streak (1 h, 1 h, 2 h, 4 h): every call is checked against it."""
+BACKOFF_CAP_MINUTES = 90
+BACKOFF = Backoff.configured(growth=2.0, max_minutes=BACKOFF_CAP_MINUTES)
+"""The engines' back-off, built as the settings build it: it grows with the streak and meets its cap
+within the budget (1 h, 1 h, then 1.5 h instead of 2 h)."""
+EXPECTED_BACKOFF = Backoff(growth=2.0, cap=timedelta(minutes=BACKOFF_CAP_MINUTES))
+"""The same back-off as the model expects it, from its own numbers: every call and due time is checked
+against it (test_support/url_machine_table.py reads the rules it is given)."""
 
 POOL = (
     "https://x.com/i/status/101",  # paid, one step
@@ -129,7 +136,8 @@ CLOCK_STEPS = (1, 30, 61, 61, 90, 120, 120, 24 * 60, 7 * 24 * 60, 15 * 24 * 60, 
 """Minutes; past the base back-off (61, 120) more often than the rest, and between it and the doubled one (90)."""
 BOUNDARIES = ("the answer expires", "the streak expires", "the open call times out", "it may be called again",
               "an element is due", "the submission's retention ends")
-STALE_WRITES = ("with a lower fence", "decided on an old version", "onto an ok element")
+STALE_WRITES = ("with a lower fence", "decided on an old version", "onto an ok element",
+                "below the element's fence alone")
 WRITE_MOMENTS = ("before the first write", "before a call's write", "inside a call's write")
 """When a late holder's write lands in the current holder's: inside it only on a store whose write
 reads before its conditional update (Mongo); elsewhere right before it."""
@@ -246,6 +254,8 @@ class World:
     """The moment the holder now calling dies at (one of DEATH_MOMENTS), or None."""
     kept_slots: Counter[tuple[str, Any]] = field(default_factory=Counter)
     """(account, UTC day) -> budget slots admitted to a holder that died before sending (kept: documented)."""
+    counter_down: bool = False
+    """The spend budget's counter cannot be asked: no new paid request may leave."""
     unconfirmed: bool = False
     """The lock backend no longer confirms the calling holder's lease: it must send no paid request."""
 
@@ -333,7 +343,8 @@ class ModelProvider:
         w = self.w
         platform = _platform(url)
         now = self.clock()
-        rules = rules_for(platform, max_attempts=MAX_ATTEMPTS, min_interval=timedelta(minutes=60), backoff=BACKOFF)
+        rules = rules_for(platform, max_attempts=MAX_ATTEMPTS, min_interval=timedelta(minutes=60),
+                          backoff=EXPECTED_BACKOFF)
         element = self.store.find_element(ctx.token_address, url)
         assert element is not None
         selected = w.op.selected.get((ctx.token_address, url))
@@ -443,7 +454,7 @@ class ModelProvider:
         if forced or self.w.stale or state is None or state.attempted_at is None:
             return
         streak = live_streak(state, now, rules)
-        due = BACKOFF.next_due(state.attempted_at, streak)
+        due = state.attempted_at + table.wait(streak, rules)
         if streak and now < due:
             self.w.violations.append(f"{url} called at {now} ({self.w.op.kind}) inside its back-off: {streak} failed "
                                      f"call(s) in a row, the last at {state.attempted_at}, due again at {due}")
@@ -461,6 +472,9 @@ class ModelProvider:
                                      f"longer confirmed its holder's lease ({self.w.op.kind})")
         if paid and not poll:
             self.w.billed[service] += 1
+            if self.w.counter_down and self.w.budgeted:
+                self.w.violations.append(f"{url}: a new paid {service} request left although its spend budget "
+                                         f"could not be asked ({self.w.op.kind})")
         if paid and not poll and self.w.budgeted:
             day = (service, now.date())
             self.w.spent[day] += 1
@@ -474,6 +488,9 @@ class ModelProvider:
                     record.open_call.subject, record.open_call.started_at > now) != (url, False):
                 self.w.violations.append(f"{url}: a paid {service} request left without its own record "
                                          f"before it (the URL state holds {None if record is None else record.open_call!r})")
+            elif record.open_call.unit_price_usd != PRICE[service]:
+                self.w.violations.append(f"{url}: a paid {service} request's record carries the price "
+                                         f"{record.open_call.unit_price_usd}, its account's is {PRICE[service]}")
             elif record.open_call.fence != record.fence:  # its holder's: only that holder's result closes it
                 self.w.violations.append(f"{url}: a paid {service} request's record carries fence "
                                          f"{record.open_call.fence}, its holder wrote it under fence {record.fence}")
@@ -549,6 +566,12 @@ def _counting(real_decide: Callable[..., Any], real_after: Callable[..., Any],
         elif t.state is not None and t.state.status is not table.url_status(t.state, now, kw["rules"]):
             world.violations.append(f"after {outcome.result.value} of {element.url}: the URL stands at "
                                     f"{t.state.status.value}, the statuses say {table.url_status(t.state, now, kw['rules'])}")
+        if t.element is not None:  # the element's own count: moved only when a request left, to this attempt
+            want = (element.attempts + 1, now) if outcome.called else (element.attempts, element.attempted_at)
+            if (t.element.attempts, t.element.attempted_at) != want:
+                world.violations.append(f"after {outcome.result.value} of {element.url} at {now}: the element's "
+                                        f"(attempts, last attempt) are {(t.element.attempts, t.element.attempted_at)}, "
+                                        f"the attempt says {want}")
         if state is not None and state.answered_at is not None and state.answered_at > now:
             STATS[f"rule: {outcome.result.value} merged after a later holder's answer"] += 1
         if t.element is not None and "stands" in t.element.detail:
@@ -694,6 +717,27 @@ class InterleavingMongoStore(Interleaving, MongoStore):
         return super()._apply_claimed(write, deltas)  # type: ignore[misc,no-any-return]
 
 
+def _ms(at: datetime | None) -> datetime | None:
+    """A time as every store keeps it (the Mongo store, the millisecond)."""
+    return None if at is None else as_stored(at)
+
+
+class UnreachableCounters:
+    """The spend budget's counters, which cannot be asked while `down` (a backend past its outage bound)."""
+
+    def __init__(self, inner: SqliteSpendCounters) -> None:
+        self.inner = inner
+        self.down = False
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.inner, name)
+        if name in ("take", "give_back", "read") and self.down:
+            def unreachable(*_args: Any, **_kw: Any) -> Any:
+                raise ConnectionError("the spend counter's backend does not answer")
+            return unreachable
+        return attr
+
+
 class UrlRules(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
@@ -707,8 +751,9 @@ class UrlRules(RuleBasedStateMachine):
         provider = ModelProvider(self.world, self.store, self.clock)
         self.registry = GeneratorRegistry.of({p: provider for p in Platform if p is not Platform.DISCORD})
         self.paid = True
-        self.spend = SpendBudgets(SqliteSpendCounters(self.dir / "spend.db"),
-                                  {a: Budget(a, per_day=n) for a, n in SPEND_PER_DAY.items()}, clock=self.clock)
+        self.counters = UnreachableCounters(SqliteSpendCounters(self.dir / "spend.db"))
+        self.spend = SpendBudgets(self.counters, {a: Budget(a, per_day=n) for a, n in SPEND_PER_DAY.items()},
+                                  clock=self.clock, outage_s=0.0, sleep=lambda _s: None)
         self.engines = {paid: self._engine(paid) for paid in (True, False)}
         self.tokens: list[str] = []
         self.ok_seen: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
@@ -899,7 +944,8 @@ class UrlRules(RuleBasedStateMachine):
         return when if act in (Act.CALL, Act.RESUME) else None
 
     def _rules(self, url: str) -> Any:
-        return rules_for(_platform(url), max_attempts=MAX_ATTEMPTS, min_interval=timedelta(minutes=60), backoff=BACKOFF)
+        return rules_for(_platform(url), max_attempts=MAX_ATTEMPTS, min_interval=timedelta(minutes=60),
+                         backoff=EXPECTED_BACKOFF)
 
     @precondition(lambda self: self.tokens)
     @rule(data=st.data(), interleave=st.sampled_from(("call", "write")))
@@ -933,6 +979,25 @@ class UrlRules(RuleBasedStateMachine):
         finally:
             self.clock.frozen = False
             self.world.answers = before
+
+    @precondition(lambda self: self.tokens)
+    @rule(data=st.data())
+    def the_spend_counter_cannot_be_asked(self, data: st.DataObject) -> None:
+        """A holder records a paid URL while the spend budget's counter cannot be asked (its backend is
+        down past the outage bound): no new paid request leaves, the URL is left as it was, and a poll
+        of a request already paid for still may (docs/architecture.md, "Spend budgets")."""
+        paid = [(a, el.url) for a in self.tokens if (doc := self.store.find_token(a))
+                for el in doc.social_urls if _paid(el.url) and el.status not in ABSORBING]
+        if not paid:
+            return
+        address, url = data.draw(st.sampled_from(paid))
+        STATS["spend counter unreachable"] += 1
+        self.counters.down = self.world.counter_down = True
+        try:
+            with self.doing("live"):
+                self.engines[True].recorder.record_url((address, address), url, self._run(Why.LIVE))
+        finally:
+            self.counters.down = self.world.counter_down = False
 
     @precondition(lambda self: self.tokens)
     @rule(data=st.data())
@@ -1038,7 +1103,12 @@ class UrlRules(RuleBasedStateMachine):
             if state is None or state.version < 1:
                 return
             fence, version = top, state.version - 1
-        before = self.store.find_url_state(el.url), self.store.find_element(address, el.url)
+        elif why == "below the element's fence alone":  # a newer holder wrote the element, not the URL state
+            if state is None or el.fence - 1 < state.fence:
+                return
+            fence = el.fence - 1
+        before = (self.store.find_url_state(el.url), self.store.find_element(address, el.url),
+                  self.store.spend_totals())
         s = state or table.EMPTY
         nxt = NextState(status=FetchStatus.ERROR, answer=s.answer, answered_at=s.answered_at,
                         source_token=s.source_token, streak=s.streak + 1, attempted_at=now, attempts=s.attempts + 1,
@@ -1046,10 +1116,13 @@ class UrlRules(RuleBasedStateMachine):
         write = UrlWrite(address=address, url=el.url, platform=_platform(el.url).value, fence=fence, now=now,
                          element=ElementWrite(status=FetchStatus.ERROR, attempts=el.attempts + 1, attempted_at=now,
                                               checked_at=now, detail="a stale holder's write", due_at=now),
-                         state=nxt, expect_version=version)
+                         state=nxt, expect_version=version,
+                         spend=SpendLine(ACCOUNTS[_platform(el.url)], day_key(now), 1, PRICE[ACCOUNTS[_platform(el.url)]])
+                         if _paid(el.url) else None)  # its call's line: the ledger moves only if the write lands
         STATS[f"stale writes {why}"] += 1
         out = self.store.apply_url_write(write)
-        after = self.store.find_url_state(el.url), self.store.find_element(address, el.url)
+        after = (self.store.find_url_state(el.url), self.store.find_element(address, el.url),
+                 self.store.spend_totals())
         if out.result is WriteResult.APPLIED or after != before:
             self.world.violations.append(f"{address} {el.url}: a write {why} (fence {fence}, version {version}) was "
                                          f"{out.result.value}: {before!r} -> {after!r}")
@@ -1239,7 +1312,8 @@ class UrlRules(RuleBasedStateMachine):
         """A retry takes exactly the elements of its statuses due by its moment, moved by its interval
         (the back-off table's "due by", test_support/url_machine_table.py), when all of them fit its
         limit; not checked on what a spending or platform switch holds back."""
-        due_by = table.due_by(selection.selected_at, timedelta(minutes=selection.min_interval_minutes), BACKOFF)
+        due_by = table.due_by(selection.selected_at, timedelta(minutes=selection.min_interval_minutes),
+                              EXPECTED_BACKOFF)
         chosen = {(c.address, c.url) for c in selection.candidates}
         for address in self.tokens:
             doc = self.store.find_token(address)
@@ -1339,9 +1413,11 @@ class UrlRules(RuleBasedStateMachine):
             w.append(f"{write.address} {write.url}: the element is gone after a write")
             return
         e = write.element
-        if (el.status, el.cause, el.attempts) != (e.status, e.cause, e.attempts):
-            w.append(f"{write.address} {write.url}: the store holds {el.status.value}/{el.cause}/{el.attempts} after "
-                     f"the write of {e.status.value}/{e.cause}/{e.attempts}")
+        held = (el.status, el.cause, el.attempts, _ms(el.attempted_at), _ms(el.checked_at), el.fence)
+        said = (e.status, e.cause, e.attempts, _ms(e.attempted_at), _ms(e.checked_at), write.fence)
+        if held != said:
+            w.append(f"{write.address} {write.url}: the store holds {held} after the write of {said} "
+                     f"(status, cause, attempts, last attempt, recorded, fence)")
         due = table.element_due(e.checked_at, state, self._rules(write.url))
         if el.due_at is None or as_stored(el.due_at) != as_stored(due):
             w.append(f"{write.address} {write.url}: due at {el.due_at}, the back-off table says {due} "
@@ -1403,6 +1479,13 @@ class UrlRules(RuleBasedStateMachine):
             assert entered + still_open == billed, (
                 f"{account}: the spend ledger holds {entered} paid request(s) and {still_open} call(s) are still "
                 f"open, the provider billed {billed}")
+        costs: Counter[str] = Counter()
+        for row in self.store.spend_rows("2000-01-01"):
+            costs[row.account] += row.cost_usd
+        for account in SPEND_PER_DAY:  # each at its account's price
+            assert abs(costs[account] - ledger.get(account, 0) * PRICE[account]) < 1e-9, (
+                f"{account}: the spend ledger's cost is {costs[account]}, {ledger.get(account, 0)} request(s) at "
+                f"{PRICE[account]}")
 
     @invariant()
     def ok_never_changes(self) -> None:

@@ -161,6 +161,77 @@ def _a_retry_in_the_instant_an_element_is_due(m: UrlRules) -> list[Callable[[], 
             _in_one_instant(m, lambda: m.default_retry(0, "none", Draws()))]  # type: ignore[arg-type]
 
 
+def _a_failure_as_the_answer_expires(m: UrlRules) -> list[Callable[[], object]]:
+    """An answer, then a holder exactly at the window's end whose call fails: the URL stands at the
+    failure, not at the answer that just expired."""
+    return [lambda: m.some_tokens_and_answers([[YT], [YT]], {}), recorded_live(m, "T000"),
+            lambda: m.provider_changes(YT, "5xx"), _at_boundary(m, "the answer expires", YT, 0, "T001")]
+
+
+def _a_dead_call_on_a_streak_about_to_expire(m: UrlRules) -> list[Callable[[], object]]:
+    """Two failures; minutes before their streak expires a holder dies with its paid call open; the
+    next holder finds it timed out after the expiry: it counts on the streak alive when it was opened."""
+    dies = Draws(lambda e: e[0] == "T000", lambda t: t is None, lambda a: a == "T000")
+    return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(61), recorded_live(m, "T000"),
+            lambda: m.clock_moves(14 * 24 * 60 - 10), lambda: m.a_holder_dies(dies, "after the open call"),  # type: ignore[arg-type]
+            lambda: m.clock_moves(20), recorded_live(m, "T000")]
+
+
+def _reads_nothing_after_the_streak_expired(m: UrlRules) -> list[Callable[[], object]]:
+    """Two failures, a window of silence, then a call that reads nothing and a failure: one failure."""
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}),
+            recorded_live(m, "T000"), lambda: m.clock_moves(61), recorded_live(m, "T000"),
+            lambda: m.clock_moves(15 * 24 * 60), lambda: m.provider_changes(TG, "unreadable"),
+            recorded_live(m, "T001"), lambda: m.provider_changes(TG, "5xx"), lambda: m.clock_moves(61),
+            recorded_live(m, "T000")]
+
+
+def _a_stale_write_below_the_elements_fence(m: UrlRules) -> list[Callable[[], object]]:
+    """A failed paid call, then the same token recorded again inside the back-off (its element written,
+    the URL state not): a late write with a fence between the two is refused by the element's, and its
+    spend line enters nothing."""
+    return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(1), recorded_live(m, "T000"),
+            lambda: m.a_stale_url_write(Draws(lambda e: e[0] == "T000"),  # type: ignore[arg-type]
+                                        "below the element's fence alone")]
+
+
+def _dies_after_a_fresh_submissions_answer(m: UrlRules) -> list[Callable[[], object]]:
+    """A holder submits a paid two-step request, its poll is answered, and it dies before writing: the
+    saved submission is polled again by the next holder, nothing is paid or entered twice."""
+    dies = Draws(lambda e: e[0] == "T000", lambda t: t is None, lambda a: a == "T000")
+    return [lambda: m.some_tokens_and_answers([[WEB], [WEB]], {WEB: "bug"}), recorded_live(m, "T000"),
+            lambda: m.provider_changes(WEB, "ok"), lambda: m.clock_moves(61),
+            lambda: m.a_holder_dies(dies, "after the answer"),  # type: ignore[arg-type]
+            lambda: m.clock_moves(24 * 60), recorded_live(m, "T000")]
+
+
+def _the_spend_counter_cannot_be_asked(m: UrlRules) -> list[Callable[[], object]]:
+    """A failed paid call; once it may be called again, a holder while the spend budget's counter cannot
+    be asked (nothing new is paid), then one once it can."""
+    return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(61), lambda: m.the_spend_counter_cannot_be_asked(Draws(lambda e: e[0] == "T000")),  # type: ignore[arg-type]
+            recorded_live(m, "T000")]
+
+
+def _the_back_off_meets_its_cap(m: UrlRules) -> list[Callable[[], object]]:
+    """Three failures: the third back-off is the cap's, and an element is due a tick after it."""
+    again = _at_boundary(m, "it may be called again", TG, 1, "T000")
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"), again, again,
+            _at_boundary(m, "an element is due", TG, 0, "T000")]
+
+
+def _a_late_write_inside_a_paid_calls_write(m: UrlRules) -> list[Callable[[], object]]:
+    """A paid call answers; between its write's read and its conditional update (the Mongo store's
+    moment; elsewhere right before it) a late holder writes: the call's write is refused once, read
+    again and applied, and its spend line enters the ledger once."""
+    late = Draws(lambda a: a == "T000", lambda answer: answer == "ok", lambda at: at == "inside a call's write")
+    return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), recorded_live(m, "T001"),
+            lambda: m.provider_changes(X, "ok"), lambda: m.clock_moves(61),
+            lambda: m.live_event(late, "write")]  # type: ignore[arg-type]
+
+
 def _engine_failures_then_an_answer(m: UrlRules) -> list[Callable[[], object]]:
     """Our own defect before any request, twice, then the provider answers: the count starts again."""
     return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "bug"}), recorded_live(m, "T000"),
@@ -279,6 +350,14 @@ WALKS: tuple[Walk, ...] = (
     Walk("a day's budget holds the next request", _a_days_budget_holds_the_next_request),
     Walk("a run's interval", _a_runs_interval),
     Walk("a retry in the instant an element is due", _a_retry_in_the_instant_an_element_is_due),
+    Walk("a failure as the answer expires", _a_failure_as_the_answer_expires),
+    Walk("a dead call on a streak about to expire", _a_dead_call_on_a_streak_about_to_expire),
+    Walk("reads nothing after the streak expired", _reads_nothing_after_the_streak_expired),
+    Walk("a stale write below the element's fence", _a_stale_write_below_the_elements_fence),
+    Walk("dies after a fresh submission's answer", _dies_after_a_fresh_submissions_answer),
+    Walk("the spend counter cannot be asked", _the_spend_counter_cannot_be_asked),
+    Walk("the back-off meets its cap", _the_back_off_meets_its_cap),
+    Walk("a late write inside a paid call's write", _a_late_write_inside_a_paid_calls_write),
     *(Walk(f"a paused holder {what}", _a_paused_holder(what)) for what in ("records", "wakes")),
 )
 
