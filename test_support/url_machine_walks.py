@@ -232,6 +232,17 @@ def _a_late_write_inside_a_paid_calls_write(m: UrlRules) -> list[Callable[[], ob
             lambda: m.live_event(late, "write")]  # type: ignore[arg-type]
 
 
+def _a_named_answer_that_cannot_be_called(m: UrlRules) -> list[Callable[[], object]]:
+    """A holder's `not_found` of an old window; the window now holds a worse `blocked`, and the day's
+    spend budget is used up; an operator names `not_found`: its call cannot be made, and the element
+    takes the window's answer (holders recorded in one window agree)."""
+    x2 = POOL[1]
+    return [lambda: m.some_tokens_and_answers([[X], [X], [x2]], {X: "not_found"}), recorded_live(m, "T001"),
+            lambda: m.clock_moves(15 * 24 * 60), lambda: m.provider_changes(X, "blocked"),
+            recorded_live(m, "T000"), recorded_live(m, "T002"),  # the account's two requests of the day
+            lambda: m.clock_moves(61), lambda: m.named_retry(["not_found"], 0, "none", Draws())]  # type: ignore[arg-type]
+
+
 def _engine_failures_then_an_answer(m: UrlRules) -> list[Callable[[], object]]:
     """Our own defect before any request, twice, then the provider answers: the count starts again."""
     return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "bug"}), recorded_live(m, "T000"),
@@ -358,6 +369,7 @@ WALKS: tuple[Walk, ...] = (
     Walk("the spend counter cannot be asked", _the_spend_counter_cannot_be_asked),
     Walk("the back-off meets its cap", _the_back_off_meets_its_cap),
     Walk("a late write inside a paid call's write", _a_late_write_inside_a_paid_calls_write),
+    Walk("a named answer that cannot be called", _a_named_answer_that_cannot_be_called),
     *(Walk(f"a paused holder {what}", _a_paused_holder(what)) for what in ("records", "wakes")),
 )
 
