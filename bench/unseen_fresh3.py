@@ -66,12 +66,9 @@ FRESH3: dict[str, Mutant] = {
     "a named retry forces a call of an element that is no answer": Mutant(
         MACHINE, "forced = request.why is Why.RETRY_NAMED and status in request.named and status in ABSORBING",
         "forced = request.why is Why.RETRY_NAMED and status in request.named"),
-    # Only for a named retry re-examining an answer while the URL holds an open two-step paid request.
-    "a named re-examination submits anew beside an open paid request": Mutant(
-        MACHINE, "act = Act.RESUME if state is not None and state.request is not None else Act.CALL",
-        "act = Act.CALL"),
     # Only for a two-step paid request found past its provider's retention by an attempt that did not
-    # submit a new one (it failed, or our code failed, before the submission).
+    # submit a new one (it failed, or our code failed, before the submission): the stored state keeps
+    # the dead request, and the next holder finds it past its retention again.
     "a request past its retention stays on the URL": Mutant(
         MACHINE, "return None if outcome.request_expired else before.request", "return before.request"),
     # Only when another run recorded a selected element again with the same status after the selection.
