@@ -150,9 +150,6 @@ FRESH3: dict[str, Mutant] = {
     "a URL state admits a write one fence below its own": Mutant(
         REFUSAL, "fenced = fence_refusal(state.fence, fence)\n", "fenced = fence_refusal(state.fence, fence + 1)\n"),
     # ---------------------------------------------------------------- the SQLite store
-    "the SQLite store's URL count keeps only the last write's paid requests": Mutant(
-        SQLITE_WRITE, "paid_requests = url_states.paid_requests + excluded.paid_requests",
-        "paid_requests = excluded.paid_requests"),
     # Only when a write keeps a timed-out call on the state (a record written over a dead holder's call).
     "the SQLite store enters a kept timed-out call as spent": Mutant(
         SQLITE_WRITE, "self._enter_unanswered(conn, write.url, write.fence, s.open_call)",
@@ -162,9 +159,13 @@ FRESH3: dict[str, Mutant] = {
         SQLITE_WRITE, 'for name in ["fence", *names, "updated_at"])', 'for name in [*names, "updated_at"])'),
     "the SQLite store reads no engine failures": Mutant(
         SQLITE_ROWS, "engine_failures=engine_failures,", "engine_failures=0,"),
-    # Only for a call whose result writes new paid requests (a paid call's spend line).
-    "the SQLite store's URL count misses the result's paid requests": Mutant(
-        SQLITE_WRITE, "paid = 0 if write.spend is None else write.spend.requests", "paid = 0"),
+    # Only for a retry run: its selection's element and the element read under the lock never agree.
+    "the SQLite store reads no element's recording time": Mutant(
+        SQLITE_ROWS, "checked_at=_checked_dt(checked_at),\n        due_at", "checked_at=None,\n        due_at"),
+    # Only when a failed call follows an answer (the answer is then anchored at that later call).
+    "the SQLite store anchors the answer at the URL's last call": Mutant(
+        SQLITE_WRITE, "None if s.answer is None else s.answer.value, opt_dt_to_text(s.answered_at), s.streak,",
+        "None if s.answer is None else s.answer.value, opt_dt_to_text(s.attempted_at), s.streak,"),
     # ---------------------------------------------------------------- the Mongo store (its code over mongomock)
     # Only for a dead holder's poll of a request already paid for (an open call that is no new spending).
     "the Mongo store reads every open call as new spending": Mutant(
@@ -175,9 +176,6 @@ FRESH3: dict[str, Mutant] = {
     "the Mongo store's element-only write ignores the version": Mutant(
         MONGO_WRITE, "state_filter(write.url, f, write.expect_version), {", "state_filter(write.url, f, None), {",
         "mongomock"),
-    # Only for a two-step paid call whose submission is saved with its ledger line.
-    "the Mongo store's saved submission leaves the URL's count": Mutant(
-        MONGO_STATES, '"paid_requests": 0 if spend is None else spend.requests}', '"paid_requests": 0}', "mongomock"),
     "the Mongo store dates the element due at its recording": Mutant(
         MONGO_WRITE, '"detail": e.detail, "due_at": ensure_utc(e.next_due),',
         '"detail": e.detail, "due_at": ensure_utc(e.checked_at),', "mongomock"),
@@ -191,4 +189,9 @@ FRESH3: dict[str, Mutant] = {
     "the Mongo store's selection among tokens skips an element due in its very instant": Mutant(
         MONGO_QUERIES, '"due_at": {"$lte": due_by}, "platform": {"$ne": None}},\n        _CANDIDATE_PROJECTION,\n    )',
         '"due_at": {"$lt": due_by}, "platform": {"$ne": None}},\n        _CANDIDATE_PROJECTION,\n    )', "mongomock"),
+    # Only for a write without a call (reuse, adopt, a named re-examination that learned nothing): the
+    # element's last call moves to its recording.
+    "the Mongo store dates the element's last call at its recording": Mutant(
+        MONGO_WRITE, '"attempts": e.attempts, "attempted_at": _opt_utc(e.attempted_at),',
+        '"attempts": e.attempts, "attempted_at": _opt_utc(e.checked_at),', "mongomock"),
 }
