@@ -194,4 +194,8 @@ FRESH3: dict[str, Mutant] = {
     "the Mongo store dates the element's last call at its recording": Mutant(
         MONGO_WRITE, '"attempts": e.attempts, "attempted_at": _opt_utc(e.attempted_at),',
         '"attempts": e.attempts, "attempted_at": _opt_utc(e.checked_at),', "mongomock"),
+    # Only when a write keeps a timed-out call on the state (a record written over a dead holder's call).
+    "the Mongo store enters a kept timed-out call as spent": Mutant(
+        MONGO_STATES, "self._enter_unanswered(url, fence, _open_call_in(before), kept)",
+        "self._enter_unanswered(url, fence, _open_call_in(before), None)", "mongomock"),
 }

@@ -8,7 +8,7 @@ Each mutant is one plausible wrong rule (one line changed) of the state machine,
 the dedupe gate, the call guard, the spend check, the write refusal both stores apply, or a store;
 none is in the project's list. Four batches:
 
-- `fresh3` (the default, `FRESH3` in bench/unseen_fresh3.py): 42 mutants written later still on
+- `fresh3` (the default, `FRESH3` in bench/unseen_fresh3.py): 43 mutants written later still on
   2026-12-06 from the production code and docs/architecture.md alone, blind of the model test, its
   machinery and the earlier batches: the honest measure.
 - `fresh2` (`FRESH2` in bench/unseen_fresh2.py): 40 mutants written earlier that day the same way.
