@@ -1,16 +1,18 @@
 """How many mutants the model test alone kills among mutants it was NOT built against: a measure of
 the model, not a test (CI runs the project's own list, test_support/mutants.py, in test_mutants.py).
 
-    python bench/unseen_mutants.py [--batch fresh2|fresh|old] [--jobs 1|2] [--examples 250] [--only NAME ...]
+    python bench/unseen_mutants.py [--batch fresh3|fresh2|fresh|old] [--jobs 1|2] [--examples 250] [--only NAME ...]
                                    [--list] [--record]
 
 Each mutant is one plausible wrong rule (one line changed) of the state machine, the back-off policy,
 the dedupe gate, the call guard, the spend check, the write refusal both stores apply, or a store;
-none is in the project's list. Three batches:
+none is in the project's list. Four batches:
 
-- `fresh2` (the default, `FRESH2` in bench/unseen_fresh2.py): 40 mutants written later on 2026-12-06
-  from the production code and docs/architecture.md alone, blind of the model test, its machinery and
-  the earlier batches: the honest measure.
+- `fresh3` (the default, `FRESH3` in bench/unseen_fresh3.py): 43 mutants written later still on
+  2026-12-06 from the production code and docs/architecture.md alone, blind of the model test, its
+  machinery and the earlier batches: the honest measure.
+- `fresh2` (`FRESH2` in bench/unseen_fresh2.py): 40 mutants written earlier that day the same way.
+  Those improving the model have seen them since; it stays for its history.
 - `fresh` (`FRESH`): 38 mutants written earlier that day the same way. Those improving the model have
   seen them since, so its figure no longer measures anything unseen; it stays for its history.
 - `old` (`UNSEEN`): the first batch, 29 mutants, seen since as well; kept for its history.
@@ -39,6 +41,7 @@ if str(REPO) not in sys.path:
 
 import _results  # noqa: E402  (bench/ is on the path when run as a script)
 from unseen_fresh2 import FRESH2  # noqa: E402  (bench/ is on the path, as for _results)
+from unseen_fresh3 import FRESH3  # noqa: E402
 
 from test_support.mutants import MUTANTS, Mutant  # noqa: E402
 
@@ -236,9 +239,9 @@ FRESH: dict[str, Mutant] = {
         MONGO_QUERIES, '{"status": status, "due_at": {"$lte": due_by}, "platform": {"$ne": None}},',
         '{"status": status, "due_at": {"$lt": due_by}, "platform": {"$ne": None}},', "mongomock"),
 }
-BATCHES: dict[str, dict[str, Mutant]] = {"fresh2": FRESH2, "fresh": FRESH, "old": UNSEEN}
-"""`fresh2`: unseen by whoever improves the model, the honest measure; `fresh` and `old`: the earlier
-batches (seen since the rounds that measured them, kept for their history)."""
+BATCHES: dict[str, dict[str, Mutant]] = {"fresh3": FRESH3, "fresh2": FRESH2, "fresh": FRESH, "old": UNSEEN}
+"""`fresh3`: unseen by whoever improves the model, the honest measure; `fresh2`, `fresh` and `old`: the
+earlier batches (seen since the rounds that measured them, kept for their history)."""
 assert not set(UNSEEN) & set(MUTANTS), "an unseen mutant is in the project's list"
 assert not set(FRESH) & (set(MUTANTS) | set(UNSEEN)), "a fresh mutant is already in another list"
 _EARLIER = {(m.path, m.original, m.mutant) for m in [*MUTANTS.values(), *UNSEEN.values()]}
@@ -246,6 +249,9 @@ assert not [n for n, m in FRESH.items() if (m.path, m.original, m.mutant) in _EA
 assert not set(FRESH2) & (set(MUTANTS) | set(UNSEEN) | set(FRESH)), "a fresh2 mutant is already in another list"
 _BEFORE_FRESH2 = _EARLIER | {(m.path, m.original, m.mutant) for m in FRESH.values()}
 assert not [n for n, m in FRESH2.items() if (m.path, m.original, m.mutant) in _BEFORE_FRESH2], "a fresh2 mutant repeats one"
+assert not set(FRESH3) & (set(MUTANTS) | set(UNSEEN) | set(FRESH) | set(FRESH2)), "a fresh3 mutant is already in another list"
+_BEFORE_FRESH3 = _BEFORE_FRESH2 | {(m.path, m.original, m.mutant) for m in FRESH2.values()}
+assert not [n for n, m in FRESH3.items() if (m.path, m.original, m.mutant) in _BEFORE_FRESH3], "a fresh3 mutant repeats one"
 
 
 def _verdict(name: str, mutants: dict[str, Mutant], examples: str) -> tuple[str, bool, float, str]:
@@ -263,8 +269,8 @@ def _verdict(name: str, mutants: dict[str, Mutant], examples: str) -> tuple[str,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--batch", choices=sorted(BATCHES), default="fresh2",
-                        help="fresh2: written blind of the model (default); fresh, old: earlier batches, seen since")
+    parser.add_argument("--batch", choices=sorted(BATCHES), default="fresh3",
+                        help="fresh3: written blind of the model (default); fresh2, fresh, old: earlier batches, seen since")
     parser.add_argument("--examples", default="250", help="examples per mutant (the project's list: 250)")
     parser.add_argument("--jobs", type=int, default=1, choices=(1, 2),
                         help="mutants run at once (a survivor runs every example: 1-7 min each)")

@@ -60,3 +60,18 @@ def test_the_fresh2_batch_repeats_no_earlier_mutant_and_covers_every_part() -> N
     for part in PARTS:
         assert any(m.path.endswith(part) for m in fresh2.values()), f"no fresh2 mutant of {part}"
     assert all(m.store == "mongomock" for m in fresh2.values() if "/mongo/" in m.path)
+
+
+def test_the_fresh3_batch_repeats_no_earlier_mutant_and_covers_every_part() -> None:
+    fresh3: dict[str, Mutant] = unseen_mutants.FRESH3
+    assert len(fresh3) >= 40, len(fresh3)
+    earlier = [*MUTANTS.values(), *unseen_mutants.UNSEEN.values(), *unseen_mutants.FRESH.values(),
+               *unseen_mutants.FRESH2.values()]
+    assert not set(fresh3) & (set(MUTANTS) | set(unseen_mutants.UNSEEN) | set(unseen_mutants.FRESH)
+                              | set(unseen_mutants.FRESH2))
+    # Not the same change written another way either: no fresh3 mutant yields the source an earlier one does.
+    sources = {(m.path, _mutated_source(m)) for m in earlier if (REPO / m.path).read_text().count(m.original) == 1}
+    assert not [n for n, m in fresh3.items() if (m.path, _mutated_source(m)) in sources]
+    for part in (*PARTS, "domain/spend.py", "recording/attempt.py", "store/sqlite/rows.py"):
+        assert any(m.path.endswith(part) for m in fresh3.values()), f"no fresh3 mutant of {part}"
+    assert all(m.store == "mongomock" for m in fresh3.values() if "/mongo/" in m.path)
