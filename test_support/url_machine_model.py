@@ -217,7 +217,7 @@ class World:
     peak_streak: dict[str, int] = field(default_factory=dict)
     """The highest `streak` reached during the current step (an element may only become exhausted
     when its URL's streak reached the budget)."""
-    given: dict[str, list[tuple[Any, FetchStatus]]] = field(default_factory=dict)
+    given: dict[str, list[tuple[Any, FetchStatus, bool]]] = field(default_factory=dict)
     """Every answer the provider gave, with its time."""
     open_request: dict[str, Any] = field(default_factory=dict)
     """URL -> when its paid request was submitted, until an answer closes it."""
@@ -326,7 +326,7 @@ class World:
         self.tied[url] = self.last_failed.get(url) == at
         self.budget_streak[url] = self.streak[url] = self.in_the_answers_instant[url] = 0
         self.open_request.pop(url, None)
-        self.given.setdefault(url, []).append((at, status))
+        self.given.setdefault(url, []).append((at, status, anchored))
 
 
 class ModelProvider:
@@ -1536,14 +1536,17 @@ class UrlRules(RuleBasedStateMachine):
                 continue
             # The provider's answer is dated a few ticks after the engine's moment of the call (its anchor):
             # a millisecond's margin, as the clock lands exactly on the window's end.
-            recent = [a for t, a in given if now - t < DEDUPE_TTL - timedelta(milliseconds=1)]
+            recent = [(a, anchored) for t, a, anchored in given if now - t < DEDUPE_TTL - timedelta(milliseconds=1)]
             if not recent:
                 continue
             state = self.store.find_url_state(url)
             assert state is not None and state.answer is not None, f"{url}: answered {recent}, no answer kept"
-            best = max(recent, key=rank)
+            best = max((a for a, _ in recent), key=rank)
             assert rank(state.answer) >= rank(best), f"{url}: keeps {state.answer.value}, the window had {best.value}"
-            assert state.answered_at is None or now - state.answered_at < DEDUPE_TTL, (
+            # An answer no call stood behind moves no anchor: one a fresh better answer outranked is gone
+            # once that answer's window ends.
+            assert not any(anchored for _, anchored in recent) or state.answered_at is None or (
+                now - state.answered_at < DEDUPE_TTL), (
                 f"{url}: answered within the window, but its answer's anchor {state.answered_at} is stale")
 
     @invariant()

@@ -1205,6 +1205,26 @@ def test_the_model_runs_a_submissions_retention_from_the_moment_the_engine_saved
     ])
 
 
+def test_the_model_lets_an_outranked_answer_without_a_call_go_with_the_window() -> None:
+    """Found by the model test with deaths (1000 x 60, seed 231861704804467485068121389561253321066):
+    the model's own miscount. A `not_found` was answered; hours later a named re-examination got an
+    answer decided without a request (`invalid`), which the fresh, better `not_found` outranked: no call
+    stood behind it, so it moved no anchor and was not kept. At the `not_found`'s window end the model
+    still demanded a fresh anchor for that answer. Answers without a call now count for the rank of the
+    window's answer, not for its anchor."""
+    from test_support.url_machine_model import UrlRules
+    from test_support.url_machine_steps import Draws, replay
+
+    x = "https://x.com/i/status/101"
+    m = UrlRules()
+    replay(m, [
+        lambda: m.some_tokens_and_answers([[x], [x]], {x: "not_found"}), recorded_live(m, "T000"),
+        lambda: m.provider_changes(x, "nothing to fetch"), lambda: m.clock_moves(61),
+        lambda: m.named_retry(["not_found"], 0, "none", Draws()),  # type: ignore[arg-type]
+        lambda: m.a_new_holder_as_the_answer_expires(url=x, ticks=-1),
+    ])
+
+
 def read_nothing_once(m: Any, url: str, holders: int) -> None:
     state = m.store.find_url_state(url)
     assert state is not None and state.attempts == 1, state
