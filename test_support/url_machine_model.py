@@ -55,7 +55,7 @@ from social_recording.domain.graph import SocialContractError
 from social_recording.domain.models import OpenCall, PaidRequest, as_stored
 from social_recording.domain.policy import Backoff
 from social_recording.domain.spend import Budget, SpendLine, day_key
-from social_recording.domain.status import ABSORBING, REUSABLE, FetchStatus
+from social_recording.domain.status import ABSORBING, REUSABLE, Cause, FetchStatus
 from social_recording.domain.url_machine import (
     OPEN_CALL_TIMEOUT,
     Act,
@@ -254,6 +254,9 @@ class World:
     """The moment the holder now calling dies at (one of DEATH_MOMENTS), or None."""
     kept_slots: Counter[tuple[str, Any]] = field(default_factory=Counter)
     """(account, UTC day) -> budget slots admitted to a holder that died before sending (kept: documented)."""
+    asked: set[tuple[str, Any]] = field(default_factory=set)
+    """(account, UTC day): days a new paid request asked the budget on, and the day after each (a slot
+    given back after midnight goes to the day it was taken in)."""
     counter_down: bool = False
     """The spend budget's counter cannot be asked: no new paid request may leave."""
     unconfirmed: bool = False
@@ -465,7 +468,17 @@ class ModelProvider:
         its own record precedes."""
         before = self.store.find_url_state(url) if paid else None
         service = ACCOUNTS[platform] if paid else platform.value
-        observe.before_request(service=service, paid=paid)
+        if paid and not poll:
+            asked = self.clock()
+            self.w.asked.update({(service, asked.date()), (service, (asked + timedelta(days=1)).date())})
+        try:
+            observe.before_request(service=service, paid=paid)
+        except SpendHeld as held:  # used up, or not asked: as the counter stands
+            if (held.reached is None) != self.w.counter_down and paid and not poll:
+                self.w.violations.append(f"{url}: a new paid {service} request held as "
+                                         f"{'not asked' if held.reached is None else 'used up'} ({held}) while the "
+                                         f"spend counter {'could' if not self.w.counter_down else 'could not'} be asked")
+            raise
         now = self.clock()
         if paid and self.w.unconfirmed:
             self.w.violations.append(f"{url}: a paid {service} request left although the lock backend no "
@@ -992,12 +1005,17 @@ class UrlRules(RuleBasedStateMachine):
             return
         address, url = data.draw(st.sampled_from(paid))
         STATS["spend counter unreachable"] += 1
+        before = self.store.find_element(address, url)
         self.counters.down = self.world.counter_down = True
         try:
             with self.doing("live"):
                 self.engines[True].recorder.record_url((address, address), url, self._run(Why.LIVE))
         finally:
             self.counters.down = self.world.counter_down = False
+        after = self.store.find_element(address, url)
+        if after is not None and after.cause is Cause.SPEND_BUDGET and (before is None or after != before):
+            self.world.violations.append(f"{address} {url}: held as if its spend budget were used up "
+                                         f"({after.status.value}, {after.detail}) while the budget could not be asked")
 
     @precondition(lambda self: self.tokens)
     @rule(data=st.data())
@@ -1456,7 +1474,8 @@ class UrlRules(RuleBasedStateMachine):
         request admitted a tick before midnight leaves a tick after it."""
         for account in SPEND_PER_DAY:
             expected = {d: n for (a, d), n in (self.world.spent + self.world.kept_slots).items() if a == account}
-            days = set(expected) | {d - timedelta(days=1) for d in expected}
+            days = set(expected) | {d - timedelta(days=1) for d in expected} | {d for a, d in self.world.asked
+                                                                               if a == account}
             counted = sum(self.spend.used(account, datetime(d.year, d.month, d.day, 12, tzinfo=T0.tzinfo))["day"]
                           for d in days)
             assert counted == sum(expected.values()), (

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
-from test_support.url_machine_model import POOL, UrlRules
+from test_support.url_machine_model import POOL, TICK, UrlRules
 from test_support.url_machine_steps import Draws, recorded_live, replay
 
 X, _, WEB, YT, TG = POOL
@@ -243,6 +243,20 @@ def _a_named_answer_that_cannot_be_called(m: UrlRules) -> list[Callable[[], obje
             lambda: m.clock_moves(61), lambda: m.named_retry(["not_found"], 0, "none", Draws())]  # type: ignore[arg-type]
 
 
+def _disowned_as_a_day_ends(m: UrlRules) -> list[Callable[[], object]]:
+    """A holder the lock backend disowns right before its paid request, in the last microseconds of a
+    UTC day, once per offset (a day apart): wherever midnight falls between its admission and the veto,
+    the slot goes back to the day it was taken in."""
+    def at(k: int) -> Callable[[], object]:
+        def step() -> None:
+            now = m.clock()
+            m.clock.set(datetime(now.year, now.month, now.day, tzinfo=UTC) + timedelta(days=1) - k * TICK)
+            m.the_lock_backend_disowns_a_holder_before_it_pays(Draws(lambda e: e == ("T000", X)))  # type: ignore[arg-type]
+        return step
+    return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), recorded_live(m, "T000"),
+            *(at(k) for k in range(1, 80))]
+
+
 def _engine_failures_then_an_answer(m: UrlRules) -> list[Callable[[], object]]:
     """Our own defect before any request, twice, then the provider answers: the count starts again."""
     return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "bug"}), recorded_live(m, "T000"),
@@ -370,6 +384,7 @@ WALKS: tuple[Walk, ...] = (
     Walk("the back-off meets its cap", _the_back_off_meets_its_cap),
     Walk("a late write inside a paid call's write", _a_late_write_inside_a_paid_calls_write),
     Walk("a named answer that cannot be called", _a_named_answer_that_cannot_be_called),
+    Walk("disowned as a day ends", _disowned_as_a_day_ends),
     *(Walk(f"a paused holder {what}", _a_paused_holder(what)) for what in ("records", "wakes")),
 )
 
