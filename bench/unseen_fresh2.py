@@ -11,20 +11,21 @@ that died with its paid call open, a back-off growth above 1, a two-step paid ca
 
 from __future__ import annotations
 
-from test_support.mutants import Mutant
-
-MACHINE = "social_recording/domain/url_machine.py"
-POLICY = "social_recording/domain/policy.py"
-DEDUPE = "social_recording/domain/dedupe.py"
-CALL_GUARD = "social_recording/recording/call_guard.py"
-SPEND_CHECK = "social_recording/recording/spend_check.py"
-REFUSAL = "social_recording/store/write_refusal.py"
-SQLITE_WRITE = "social_recording/store/sqlite/url_write.py"
-SQLITE_ROWS = "social_recording/store/sqlite/rows.py"
-MONGO_STATES = "social_recording/store/mongo/url_states.py"
-MONGO_WRITE = "social_recording/store/mongo/url_write.py"
-MONGO_DOCS = "social_recording/store/mongo/documents.py"
-MONGO_QUERIES = "social_recording/store/mongo/queries.py"
+from test_support.mutants import (
+    CALL_GUARD,
+    DEDUPE,
+    MACHINE,
+    MONGO_DOCS,
+    MONGO_QUERIES,
+    MONGO_STATES,
+    MONGO_WRITE,
+    POLICY,
+    REFUSAL,
+    SPEND_CHECK,
+    SQLITE_ROWS,
+    SQLITE_WRITE,
+    Mutant,
+)
 
 FRESH2: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the state machine

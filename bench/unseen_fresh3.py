@@ -12,22 +12,23 @@ two-step paid call, a spend budget).
 
 from __future__ import annotations
 
-from test_support.mutants import Mutant
-
-MACHINE = "social_recording/domain/url_machine.py"
-POLICY = "social_recording/domain/policy.py"
-DEDUPE = "social_recording/domain/dedupe.py"
-SPEND = "social_recording/domain/spend.py"
-CALL_GUARD = "social_recording/recording/call_guard.py"
-SPEND_CHECK = "social_recording/recording/spend_check.py"
-ATTEMPT = "social_recording/recording/attempt.py"
-REFUSAL = "social_recording/store/write_refusal.py"
-SQLITE_WRITE = "social_recording/store/sqlite/url_write.py"
-SQLITE_ROWS = "social_recording/store/sqlite/rows.py"
-MONGO_STATES = "social_recording/store/mongo/url_states.py"
-MONGO_WRITE = "social_recording/store/mongo/url_write.py"
-MONGO_DOCS = "social_recording/store/mongo/documents.py"
-MONGO_QUERIES = "social_recording/store/mongo/queries.py"
+from test_support.mutants import (
+    ATTEMPT,
+    CALL_GUARD,
+    DEDUPE,
+    MACHINE,
+    MONGO_DOCS,
+    MONGO_QUERIES,
+    MONGO_STATES,
+    MONGO_WRITE,
+    POLICY,
+    REFUSAL,
+    SPEND,
+    SPEND_CHECK,
+    SQLITE_ROWS,
+    SQLITE_WRITE,
+    Mutant,
+)
 
 FRESH3: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the state machine

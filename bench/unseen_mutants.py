@@ -43,18 +43,21 @@ import _results  # noqa: E402  (bench/ is on the path when run as a script)
 from unseen_fresh2 import FRESH2  # noqa: E402  (bench/ is on the path, as for _results)
 from unseen_fresh3 import FRESH3  # noqa: E402
 
-from test_support.mutants import MUTANTS, Mutant  # noqa: E402
-
-MACHINE = "social_recording/domain/url_machine.py"
-POLICY = "social_recording/domain/policy.py"
-CALL_GUARD = "social_recording/recording/call_guard.py"
-SPEND_CHECK = "social_recording/recording/spend_check.py"
-REFUSAL = "social_recording/store/write_refusal.py"
-SQLITE_WRITE = "social_recording/store/sqlite/url_write.py"
-MONGO_STATES = "social_recording/store/mongo/url_states.py"
-MONGO_WRITE = "social_recording/store/mongo/url_write.py"
-MONGO_DOCS = "social_recording/store/mongo/documents.py"
-MONGO_QUERIES = "social_recording/store/mongo/queries.py"
+from test_support.mutants import (  # noqa: E402
+    CALL_GUARD,
+    DEDUPE,
+    MACHINE,
+    MONGO_DOCS,
+    MONGO_QUERIES,
+    MONGO_STATES,
+    MONGO_WRITE,
+    MUTANTS,
+    POLICY,
+    REFUSAL,
+    SPEND_CHECK,
+    SQLITE_WRITE,
+    Mutant,
+)
 
 UNSEEN: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the state machine
@@ -113,7 +116,6 @@ UNSEEN: dict[str, Mutant] = {
         MONGO_QUERIES, '        flt["version"] = expect_version if expect_version else {"$exists": False}\n',
         "        pass\n", "mongomock"),
 }
-DEDUPE = "social_recording/domain/dedupe.py"
 
 FRESH: dict[str, Mutant] = {
     # Written on 2026-12-06 from the production code and docs/architecture.md alone, blind of the model

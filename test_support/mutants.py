@@ -25,14 +25,20 @@ class Mutant:
     """The store the model runs on to meet it: "sqlite", or "mongomock" for the Mongo store's code."""
 
 
+# The files the mutants change (this list's and bench/unseen_*.py's batches alike).
 MACHINE = "social_recording/domain/url_machine.py"
 DEDUPE = "social_recording/domain/dedupe.py"
 POLICY = "social_recording/domain/policy.py"
+SPEND = "social_recording/domain/spend.py"
 CALL_GUARD = "social_recording/recording/call_guard.py"
 SPEND_CHECK = "social_recording/recording/spend_check.py"
+ATTEMPT = "social_recording/recording/attempt.py"
 SQLITE_WRITE = "social_recording/store/sqlite/url_write.py"
+SQLITE_ROWS = "social_recording/store/sqlite/rows.py"
 MONGO_STATES = "social_recording/store/mongo/url_states.py"
 MONGO_WRITE = "social_recording/store/mongo/url_write.py"
+MONGO_DOCS = "social_recording/store/mongo/documents.py"
+MONGO_QUERIES = "social_recording/store/mongo/queries.py"
 REFUSAL = "social_recording/store/write_refusal.py"
 
 MUTANTS: dict[str, Mutant] = {
