@@ -1284,6 +1284,15 @@ class UrlRules(RuleBasedStateMachine):
             self._arm(interleave, data, selection.candidates)
             self.engine.retry.record_selection(selection, max_workers=1, run=self._run(Why.RETRY))
 
+    def retry_among(self, addresses: Sequence[str], min_interval: int) -> None:
+        """A default retry among the given tokens only (as a run asked about some tokens selects):
+        checked as every selection is (a walk's step, not drawn)."""
+        with self.doing("retry"):
+            selection = self.engine.retry.select_due(token_addresses=list(addresses),
+                                                     min_interval_minutes=min_interval)
+            self._check_selection(selection)
+            self.engine.retry.record_selection(selection, max_workers=1, run=self._run(Why.RETRY))
+
     @precondition(lambda self: self.tokens)
     @rule(named=st.one_of(st.lists(st.sampled_from(NAMEABLE), min_size=1, max_size=4, unique=True),
                           st.lists(st.sampled_from(sorted(s.value for s in ABSORBING if s is not FetchStatus.OK)),
@@ -1333,7 +1342,9 @@ class UrlRules(RuleBasedStateMachine):
         due_by = table.due_by(selection.selected_at, timedelta(minutes=selection.min_interval_minutes),
                               EXPECTED_BACKOFF)
         chosen = {(c.address, c.url) for c in selection.candidates}
-        for address in self.tokens:
+        among = self.tokens if selection.token_addresses is None else [
+            a for a in self.tokens if a in selection.token_addresses]
+        for address in among:
             doc = self.store.find_token(address)
             for el in doc.social_urls if doc is not None else ():
                 if (_paid(el.url) and not self.paid) or el.status in (FetchStatus.UNSUPPORTED, FetchStatus.SKIPPED_PAID) or (

@@ -151,14 +151,20 @@ def _a_submission_over_a_dead_call(m: UrlRules) -> list[Callable[[], object]]:
             recorded_live(m, "T001")]
 
 
-def _a_retry_in_the_instant_an_element_is_due(m: UrlRules) -> list[Callable[[], object]]:
-    """A failed call, then a retry selecting in the very instant its element is due: it is taken."""
-    def due() -> None:
-        el = m.store.find_element("T000", TG)
-        assert el is not None and el.due_at is not None
-        m.clock.set(el.due_at)
-    return [lambda: m.some_tokens_and_answers([[TG]], {TG: "5xx"}), recorded_live(m, "T000"), due,
-            _in_one_instant(m, lambda: m.default_retry(0, "none", Draws()))]  # type: ignore[arg-type]
+def _a_retry_in_the_instant_an_element_is_due(among: bool) -> Callable[[UrlRules], list[Callable[[], object]]]:
+    """A failed call, then a retry selecting in the very instant its element is due (among all tokens,
+    or among given ones): it is taken."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        def due() -> None:
+            el = m.store.find_element("T000", TG)
+            assert el is not None and el.due_at is not None
+            m.clock.set(el.due_at)
+        # A run every base interval takes what is due by its very moment (the back-off table's "due by").
+        retry = (lambda: m.retry_among(["T000"], 60)) if among else (
+            lambda: m.default_retry(60, "none", Draws()))  # type: ignore[arg-type]
+        return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"), due,
+                _in_one_instant(m, retry)]
+    return steps
 
 
 def _a_failure_as_the_answer_expires(m: UrlRules) -> list[Callable[[], object]]:
@@ -374,7 +380,8 @@ WALKS: tuple[Walk, ...] = (
     *(Walk(f"the provider changes its mind ({url})", _the_provider_changes_its_mind(url)) for url in (TG, YT)),
     Walk("a day's budget holds the next request", _a_days_budget_holds_the_next_request),
     Walk("a run's interval", _a_runs_interval),
-    Walk("a retry in the instant an element is due", _a_retry_in_the_instant_an_element_is_due),
+    *(Walk(f"a retry{' among given tokens' if among else ''} in the instant an element is due",
+           _a_retry_in_the_instant_an_element_is_due(among)) for among in (False, True)),
     Walk("a failure as the answer expires", _a_failure_as_the_answer_expires),
     Walk("a dead call on a streak about to expire", _a_dead_call_on_a_streak_about_to_expire),
     Walk("reads nothing after the streak expired", _reads_nothing_after_the_streak_expired),
