@@ -119,8 +119,13 @@ class UrlWriteMixin(GraphWriteMixin):
         row = conn.execute("SELECT open_call FROM url_states WHERE url = ?", [url]).fetchone()
         stored = None if row is None or not row[0] else OpenCall.model_validate_json(row[0])
         for line in unanswered_lines(stored, fence, kept):
-            self._add_spend(conn, line)
-            conn.execute("UPDATE url_states SET paid_requests = paid_requests + ? WHERE url = ?", [line.requests, url])
+            self._enter_spend(conn, url, line)
+
+    @classmethod
+    def _enter_spend(cls, conn: sqlite3.Connection, url: str, line: SpendLine) -> None:
+        """Spend entered outside the URL write's own: in the ledger and in the state's count."""
+        cls._add_spend(conn, line)
+        conn.execute("UPDATE url_states SET paid_requests = paid_requests + ? WHERE url = ?", [line.requests, url])
 
     @staticmethod
     def _state_fence_refusal(conn: sqlite3.Connection, url: str, fence: int) -> WriteResult | None:
@@ -160,7 +165,5 @@ class UrlWriteMixin(GraphWriteMixin):
                 [url, platform, FetchStatus.PENDING.value, fence, *fields.values(), dt_to_text(utcnow())],
             )
             if spend is not None:
-                self._add_spend(conn, spend)
-                conn.execute("UPDATE url_states SET paid_requests = paid_requests + ? WHERE url = ?",
-                             [spend.requests, url])
+                self._enter_spend(conn, url, spend)
         return WriteResult.APPLIED
