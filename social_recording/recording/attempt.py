@@ -299,12 +299,12 @@ class UrlAttempt:
         requests = StoredPaidRequests(self._store, self.url, self.platform.value, self._lease,
                                       state.request if state is not None else None, lambda: self._now,
                                       retry_s=self._writer.retry_s,
-                                      open_call=state.open_call if state is not None else None)
+                                      open_call=state.open_call if state is not None else None,
+                                      unentered=self._spend_line)
         guard = LeaseGuard(self._lease, record_paid=requests.open_call)
         spend = self._spend = SpendGuard(guard, self._settings.budgets,
                                          lambda: requests.resumed is not None or requests.submitted_request is not None)
         self._requests = requests
-        requests.unentered = self._spend_line
         symbol = self._symbol
         if symbol is None:  # the caller knew only the address: the symbol comes from our own document
             doc = self._store.find_token(self.address)

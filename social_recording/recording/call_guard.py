@@ -82,6 +82,7 @@ class StoredPaidRequests:
         clock: Callable[[], datetime],
         retry_s: float = WRITE_RETRY_S,
         open_call: OpenCall | None = None,
+        unentered: Callable[[], SpendLine | None] = lambda: None,
     ) -> None:
         self._seen_open_call = open_call
         self._retry_s = retry_s
@@ -99,8 +100,8 @@ class StoredPaidRequests:
         self.opened: OpenCall | None = None
         """The paid call this attempt recorded before sending it, with the timed-out open call (the
         decision counted it) it was written over: stored with it, so the count outlives this holder."""
-        self.unentered: Callable[[], SpendLine | None] = lambda: None
-        """The ledger line of this attempt's new paid requests not entered yet (set by the attempt)."""
+        self.unentered = unentered
+        """The ledger line of this attempt's new paid requests not entered yet (the attempt's)."""
         self.entered = 0
         """New paid requests this attempt entered in the ledger with its saved submission."""
 
