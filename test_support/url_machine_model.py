@@ -81,6 +81,7 @@ from social_recording.platforms.base import (
 from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.recording import attempt as attempt_module
 from social_recording.recording.attempt import rules_for
+from social_recording.recording.call_guard import UNIT_PRICES
 from social_recording.recording.concurrency import CallSlots
 from social_recording.recording.engine import Engine, Timings, build_engine
 from social_recording.recording.outcomes import EngineOutcome, TokenStatus, UrlOutcome
@@ -106,8 +107,6 @@ ACCOUNTS = {p: CATALOGUE[p].account.name for p in (Platform.X, Platform.WEB)}
 """The paid accounts the model's providers are billed under, as the catalogue names them (the spend
 ledger's keys). The two-step one polls on its paid client (spend_check.POLLS_ON_PAID_CLIENT): its polls
 are paid requests, but not new spending."""
-PRICE = {CATALOGUE[p].account.name: CATALOGUE[p].account.unit_price_usd or 0.0 for p in ACCOUNTS}
-"""What each of those accounts bills per request: an open call carries it, the ledger enters it."""
 SPEND_PER_DAY = {ACCOUNTS[Platform.X]: 2, ACCOUNTS[Platform.WEB]: 1}
 """The paid accounts' budgets of new paid requests per UTC day: small, so a busy day meets them."""
 RETENTION = timedelta(days=7)
@@ -501,9 +500,9 @@ class ModelProvider:
                     record.open_call.subject, record.open_call.started_at > now) != (url, False):
                 self.w.violations.append(f"{url}: a paid {service} request left without its own record "
                                          f"before it (the URL state holds {None if record is None else record.open_call!r})")
-            elif record.open_call.unit_price_usd != PRICE[service]:
+            elif record.open_call.unit_price_usd != UNIT_PRICES[service]:
                 self.w.violations.append(f"{url}: a paid {service} request's record carries the price "
-                                         f"{record.open_call.unit_price_usd}, its account's is {PRICE[service]}")
+                                         f"{record.open_call.unit_price_usd}, its account's is {UNIT_PRICES[service]}")
             elif record.open_call.fence != record.fence:  # its holder's: only that holder's result closes it
                 self.w.violations.append(f"{url}: a paid {service} request's record carries fence "
                                          f"{record.open_call.fence}, its holder wrote it under fence {record.fence}")
@@ -1135,7 +1134,7 @@ class UrlRules(RuleBasedStateMachine):
                          element=ElementWrite(status=FetchStatus.ERROR, attempts=el.attempts + 1, attempted_at=now,
                                               checked_at=now, detail="a stale holder's write", due_at=now),
                          state=nxt, expect_version=version,
-                         spend=SpendLine(ACCOUNTS[_platform(el.url)], day_key(now), 1, PRICE[ACCOUNTS[_platform(el.url)]])
+                         spend=SpendLine(ACCOUNTS[_platform(el.url)], day_key(now), 1, UNIT_PRICES[ACCOUNTS[_platform(el.url)]])
                          if _paid(el.url) else None)  # its call's line: the ledger moves only if the write lands
         STATS[f"stale writes {why}"] += 1
         out = self.store.apply_url_write(write)
@@ -1513,9 +1512,9 @@ class UrlRules(RuleBasedStateMachine):
         for row in self.store.spend_rows("2000-01-01"):
             costs[row.account] += row.cost_usd
         for account in SPEND_PER_DAY:  # each at its account's price
-            assert abs(costs[account] - ledger.get(account, 0) * PRICE[account]) < 1e-9, (
+            assert abs(costs[account] - ledger.get(account, 0) * UNIT_PRICES[account]) < 1e-9, (
                 f"{account}: the spend ledger's cost is {costs[account]}, {ledger.get(account, 0)} request(s) at "
-                f"{PRICE[account]}")
+                f"{UNIT_PRICES[account]}")
 
     @invariant()
     def ok_never_changes(self) -> None:
