@@ -232,8 +232,6 @@ class World:
     in_the_answers_instant: dict[str, int] = field(default_factory=dict)
     """URL -> budgeted failed calls made in the very instant of its last answer: the engine may count
     them before that answer (then not at all), the safe side of `after`'s table."""
-    unanchored: dict[str, Any] = field(default_factory=dict)
-    """URL -> when an answer without a call was given, while it is the last answer given."""
     tied: dict[str, bool] = field(default_factory=dict)
     """URL -> its last answer came in the instant of a failed call (two holders in one instant)."""
     stale_answer: tuple[str, Any, FetchStatus, bool] | None = None
@@ -292,23 +290,27 @@ class World:
 
     def expire(self, url: str, now: Any) -> None:
         """A streak whose last call is a window old has expired, before a new call counts or moves it."""
-        last, recorded = self.last_call.get(url), self.last_recorded_call.get(url)
-        # The spent streak expired with the window, counted from the engine's moment of the last call, a few
-        # ticks before the provider saw it (a dead holder's at its record, to the millisecond): within a
-        # millisecond of the window's end, the budget's count expires (the lenient side for "no call past
-        # the budget") and the full count does not (the lenient side for "no more than the provider gave").
-        if recorded is not None and now - recorded >= DEDUPE_TTL - timedelta(milliseconds=1):
+        last = self.last_call.get(url)
+        # Within a millisecond of the window's end, the budget's count expires (_budget_window_over) and the
+        # full count does not (the lenient side for "no more than the provider gave").
+        if self._budget_window_over(url, now):
             self.budget_streak[url] = self.in_the_answers_instant[url] = 0
         if last is not None and now - last >= DEDUPE_TTL + timedelta(milliseconds=1):
             STATS["streaks expired"] += int(self.streak.get(url, 0) > 0)
             self.streak[url] = 0
 
+    def _budget_window_over(self, url: str, now: Any) -> bool:
+        """The budget's streak expired with the window, counted from the engine's moment of the last
+        recorded call, a few ticks before the provider saw it (a dead holder's at its record, to the
+        millisecond): a millisecond early, the lenient side for "no call past the budget"."""
+        recorded = self.last_recorded_call.get(url)
+        return recorded is not None and now - recorded >= DEDUPE_TTL - timedelta(milliseconds=1)
+
     def budget_streak_at(self, url: str, now: Any) -> int:
         """The failed calls the engine must count at `now`: none once the window after the last recorded
         call has passed (a millisecond early), and not those made in the instant of the last answer (the
         lenient side for "the engine counts every one")."""
-        recorded = self.last_recorded_call.get(url)
-        if recorded is not None and now - recorded >= DEDUPE_TTL - timedelta(milliseconds=1):
+        if self._budget_window_over(url, now):
             return 0
         return self.budget_streak.get(url, 0) - self.in_the_answers_instant.get(url, 0)
 
@@ -321,14 +323,15 @@ class World:
         """The provider's answer was recorded: the streaks end, an open request is closed. A call that
         failed in the answer's very instant may still count after it (the safe side, `after`'s table).
         One no call stood behind (not `anchored`) holds from its moment on, whatever the window."""
-        if anchored:
-            self.unanchored.pop(url, None)
-        else:
-            self.unanchored[url] = at
         self.tied[url] = self.last_failed.get(url) == at
         self.budget_streak[url] = self.streak[url] = self.in_the_answers_instant[url] = 0
         self.open_request.pop(url, None)
         self.given.setdefault(url, []).append((at, status, anchored))
+
+    def unanchored(self, url: str) -> Any:
+        """When the last answer given was, if no call stood behind it (it holds from then on)."""
+        last = self.given.get(url, [])[-1:]
+        return last[0][0] if last and not last[0][2] else None
 
 
 class ModelProvider:
@@ -1542,7 +1545,7 @@ class UrlRules(RuleBasedStateMachine):
                 continue
             if state.answered_at is not None and now - state.answered_at >= DEDUPE_TTL:
                 continue
-            since = state.answered_at if state.answered_at is not None else self.world.unanchored.get(url)
+            since = state.answered_at if state.answered_at is not None else self.world.unanchored(url)
             for address in self.tokens:
                 el = self.store.find_element(address, url)
                 if el is None or el.status not in REUSABLE or el.checked_at is None:
