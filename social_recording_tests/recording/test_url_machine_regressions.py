@@ -1084,6 +1084,12 @@ def test_the_model_keeps_a_refused_late_call_off_the_budgets_clock() -> None:
     ])
 
 
+def billed_and_entered_once(m: Any, account: str) -> None:
+    """The provider billed `account` one request, and the spend ledger holds exactly that one."""
+    assert m.world.billed[account] == 1
+    assert m.store.spend_totals().ledger.get(account) == 1
+
+
 def test_a_dead_holders_unanswered_poll_is_not_entered_as_spent() -> None:
     """Found by the model test once it compared the spend ledger with the bill: a paid two-step request
     was submitted (billed once) and its poll failed, so it stays saved. The next holder resumed it, and
@@ -1099,8 +1105,7 @@ def test_a_dead_holders_unanswered_poll_is_not_entered_as_spent() -> None:
     dies = Draws(lambda e: e[0] == "T000", lambda t: t is None, lambda a: a == "T000")
 
     def billed_once() -> None:
-        assert m.world.billed["urlscan"] == 1
-        assert m.store.spend_totals().ledger.get("urlscan") == 1
+        billed_and_entered_once(m, "urlscan")
         state = m.store.find_url_state(web)
         assert state is not None and state.open_call is None and state.streak == 3, state  # the dead call counted
 
@@ -1149,18 +1154,14 @@ def test_a_submission_saved_by_a_holder_that_died_is_in_the_spend_ledger() -> No
     m = UrlRules()
     dies = Draws(lambda e: e[0] == "T002", lambda t: t is None, lambda a: a == "T002")
 
-    def entered_once() -> None:
-        assert m.world.billed["urlscan"] == 1
-        assert m.store.spend_totals().ledger.get("urlscan") == 1
-
     replay(m, [
         lambda: m.some_tokens_and_answers([["https://x.com/i/status/101"], [web]], {}),
         m.toggle_paid,
         lambda: m.a_fresh_token_shares_a_url(web),  # paid calls off: skipped
         lambda: m.a_holder_dies(dies, "after the submission"),  # type: ignore[arg-type]  # saved, then died
-        entered_once,
+        lambda: billed_and_entered_once(m, "urlscan"),
         m.toggle_paid, lambda: m.clock_moves(61), recorded_live(m, "T002"),  # resumed: polls, nothing new
-        entered_once,
+        lambda: billed_and_entered_once(m, "urlscan"),
     ])
 
 
