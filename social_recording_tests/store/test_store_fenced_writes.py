@@ -8,15 +8,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
+from pymongo.errors import AutoReconnect
 
 from social_recording.domain.models import OpenCall, PaidRequest, TokenProfile
 from social_recording.domain.spend import SpendLine, SpendRow
 from social_recording.domain.status import FetchStatus
-from social_recording.store import ElementWrite, Store, UrlWrite, WriteResult
+from social_recording.recording.store_retry import write_through_outages
+from social_recording.store import ElementWrite, MongoStore, Store, UrlWrite, WriteResult
 from social_recording.store.base import SpendTotals
 from social_recording_tests.store._seed import url_write
+from social_recording_tests.store.conftest import Backend
 
 T0 = datetime(2026, 12, 3, 23, 58, 0, 250000, tzinfo=UTC)
 T1 = T0 + timedelta(minutes=1)
@@ -183,4 +187,53 @@ def test_a_saved_submission_enters_its_requests_with_it_and_a_refused_one_enters
     assert store.spend_rows("2026-01-01") == [SpendRow("twitterapi", "2026-12-03", 1, pytest.approx(PRICE))]
     assert store.spend_totals() == SpendTotals({"twitterapi": 1}, {"x": 1})
     assert store.save_paid_request(U_X, "x", 4, request, spend=line) is WriteResult.FENCED
+    assert store.spend_totals() == SpendTotals({"twitterapi": 1}, {"x": 1})
+
+
+class _AckLostOnce:
+    """A Mongo database whose URL states' first `find_one_and_update` is applied by the server and its
+    acknowledgement lost on the way back (the connection dropped)."""
+
+    def __init__(self, db: Any) -> None:
+        self._db, self.lost = db, 0
+
+    def __getitem__(self, name: str) -> Any:
+        coll = self._db[name]
+        if name != "url_states" or self.lost:
+            return coll
+        outer = self
+
+        class Collection:
+            def __getattr__(self, attr: str) -> Any:
+                return getattr(coll, attr)
+
+            def find_one_and_update(self, *args: Any, **kwargs: Any) -> Any:
+                coll.find_one_and_update(*args, **kwargs)
+                outer.lost += 1
+                raise AutoReconnect("connection closed before the reply")
+
+        return Collection()
+
+
+@pytest.mark.parametrize("backend", ["mongomock", pytest.param("mongo", marks=pytest.mark.mongo_server)],
+                         indirect=True)
+def test_a_saved_submission_repeated_after_its_acknowledgement_was_lost_is_entered_once(backend: Backend) -> None:
+    """Without multi-document transactions, the Mongo store saves a submission, then enters its
+    requests. When the server applied the save but the reply was lost, the engine repeats the save
+    (write_through_outages): the repeat must not move the state's count again, and must enter the
+    ledger's line the failed save never reached."""
+    store = backend.store
+    assert isinstance(store, MongoStore)
+    _token(store)
+    assert store.save_open_call(U_X, "x", 5, _call(5)) is WriteResult.APPLIED
+    request = PaidRequest(provider="twitterapi", request_id="r5", submitted_at=T1)
+    line = SpendLine("twitterapi", "2026-12-03", 1, PRICE)
+    flaky = _AckLostOnce(store.db)
+    store.db = flaky
+    assert write_through_outages(lambda: store.save_paid_request(U_X, "x", 5, request, spend=line),
+                                 what="paid_request", url=U_X, retry_s=30, sleep=lambda s: None) is WriteResult.APPLIED
+    assert flaky.lost == 1
+    state = store.find_url_state(U_X)
+    assert state is not None and state.request == request and state.open_call is None
+    assert store.spend_rows("2026-01-01") == [SpendRow("twitterapi", "2026-12-03", 1, pytest.approx(PRICE))]
     assert store.spend_totals() == SpendTotals({"twitterapi": 1}, {"x": 1})

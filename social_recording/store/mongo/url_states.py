@@ -40,14 +40,14 @@ class UrlStatesMixin(MongoConnection):
         return NO_STATE if doc is None else StoredState(int(doc.get("fence", 0)), int(doc.get("version", 0)))
 
     def _update_state(self, url: str, fence: int, update: Mapping[str, Any], expect_version: int | None,
-                      kept: OpenCall | None) -> bool:
+                      kept: OpenCall | None, unless: Mapping[str, Any] | None = None) -> bool:
         """Update the URL state if no larger fence was applied to it and (given `expect_version`) it is
         still at that version, inserting it when absent; False when refused. Two holders writing a
         URL's first state race to insert it, and the loser's upsert fails on the unique url whatever
         its fence; it is retried as a plain conditional update. Every caller sets the open call to
         `kept`: the one it replaces, read in the same atomic step, is entered as spent when another
         holder's (`_enter_unanswered`)."""
-        flt = state_filter(url, fence, expect_version)
+        flt = {**state_filter(url, fence, expect_version), **(unless or {})}
         coll = self.db[URL_STATES]
         try:
             before = coll.find_one_and_update(flt, update, upsert=True, return_document=ReturnDocument.BEFORE)
@@ -115,10 +115,22 @@ class UrlStatesMixin(MongoConnection):
             },
             None,
             kept,
+            # A repeat of this very save (its acknowledgement lost, write_through_outages repeats it)
+            # matches nothing: the state's count moves once, and the ledger's line, never entered by the
+            # save that failed, is entered by its repeat.
+            unless={"request.request_id": {"$ne": request.request_id}},
         )
+        if not applied:
+            applied = self._saved_by(url, fence) == request.request_id
         if applied and spend is not None:
             self._add_spend(spend)
         return WriteResult.APPLIED if applied else WriteResult.FENCED
+
+    def _saved_by(self, url: str, fence: int) -> str | None:
+        """The id of the paid request the state holds, if the holder with `fence` still holds it."""
+        doc = self.db[URL_STATES].find_one({"url": url, "fence": fence}, {"request": 1})
+        request = None if doc is None else doc.get("request")
+        return None if not request else request.get("request_id")
 
     def save_open_call(self, url: str, platform: str, fence: int, call: OpenCall) -> WriteResult:
         # Acknowledged by the server before the request leaves (the client's write concern; a replica
