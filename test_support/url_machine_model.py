@@ -101,8 +101,6 @@ from test_support.engine_fakes import (
 )
 from test_support.mongo_server import MongoServer
 
-MAX_ATTEMPTS = 3
-"""Small, so streaks are spent within a few steps."""
 ACCOUNTS = {p: CATALOGUE[p].account.name for p in (Platform.X, Platform.WEB)}
 """The paid accounts the model's providers are billed under, as the catalogue names them (the spend
 ledger's keys). The two-step one polls on its paid client (spend_check.POLLS_ON_PAID_CLIENT): its polls
@@ -111,13 +109,34 @@ SPEND_PER_DAY = {ACCOUNTS[Platform.X]: 2, ACCOUNTS[Platform.WEB]: 1}
 """The paid accounts' budgets of new paid requests per UTC day: small, so a busy day meets them."""
 RETENTION = timedelta(days=7)
 """The two-step paid provider keeps a submitted request this long (like urlscan)."""
-BACKOFF_CAP_MINUTES = 90
-BACKOFF = Backoff.configured(growth=2.0, max_minutes=BACKOFF_CAP_MINUTES)
-"""The engines' back-off, built as the settings build it: it grows with the streak and meets its cap
-within the budget (1 h, 1 h, then 1.5 h instead of 2 h)."""
-EXPECTED_BACKOFF = Backoff(growth=2.0, cap=timedelta(minutes=BACKOFF_CAP_MINUTES))
-"""The same back-off as the model expects it, from its own numbers: every call and due time is checked
-against it (test_support/url_machine_table.py reads the rules it is given)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The attempt budget and the growing back-off the engines are built with, small so streaks are
+    spent within a few steps."""
+
+    max_attempts: int
+    growth: float
+    cap_minutes: int
+
+    @property
+    def backoff(self) -> Backoff:
+        """The engines' back-off, built as the settings build it."""
+        return Backoff.configured(growth=self.growth, max_minutes=self.cap_minutes)
+
+    @property
+    def expected(self) -> Backoff:
+        """The same back-off as the model expects it, from its own numbers: every call and due time is
+        checked against it (test_support/url_machine_table.py reads the rules it is given)."""
+        return Backoff(growth=self.growth, cap=timedelta(minutes=self.cap_minutes))
+
+
+LIMITS = Limits(max_attempts=3, growth=2.0, cap_minutes=90)
+"""Waits of 1 h, then 1.5 h instead of 2 h: the cap is met within the budget."""
+FOUR_ATTEMPTS = Limits(max_attempts=4, growth=3.0, cap_minutes=8 * 60)
+"""Waits of 1 h, 3 h, then 8 h instead of 9 h: a third wait shows the back-off's shape (a linear
+growth would wait 6 h; with a growth of 2 the two shapes agree up to the third wait)."""
 
 POOL = (
     "https://x.com/i/status/101",  # paid, one step
@@ -203,6 +222,7 @@ class World:
     """The outside world: what each URL's provider answers now, and what it did, kept independently of
     the store (the model the engine is checked against)."""
 
+    limits: Limits = LIMITS
     answers: dict[str, str] = field(default_factory=dict)
     op: Op = field(default_factory=lambda: Op("idle"))
     stale: bool = False
@@ -275,9 +295,9 @@ class World:
             self.budget_streak[url] = self.budget_streak.get(url, 0) + 1
             if self.given.get(url) and self.given[url][-1][0] == now:
                 self.in_the_answers_instant[url] = self.in_the_answers_instant.get(url, 0) + 1
-            if self.budget_streak[url] > MAX_ATTEMPTS:
+            if self.budget_streak[url] > self.limits.max_attempts:
                 self.violations.append(f"{url}: failed call {self.budget_streak[url]} in one streak "
-                                       f"(budget {MAX_ATTEMPTS})")
+                                       f"(budget {self.limits.max_attempts})")
 
     def called(self, url: str, now: Any) -> None:
         """A call left (failed, or read nothing): a streak a window old expired before it, and the
@@ -348,8 +368,8 @@ class ModelProvider:
         w = self.w
         platform = _platform(url)
         now = self.clock()
-        rules = rules_for(platform, max_attempts=MAX_ATTEMPTS, min_interval=timedelta(minutes=60),
-                          backoff=EXPECTED_BACKOFF)
+        rules = rules_for(platform, max_attempts=w.limits.max_attempts, min_interval=timedelta(minutes=60),
+                          backoff=w.limits.expected)
         element = self.store.find_element(ctx.token_address, url)
         assert element is not None
         selected = w.op.selected.get((ctx.token_address, url))
@@ -754,13 +774,15 @@ class UnreachableCounters:
 
 
 class UrlRules(RuleBasedStateMachine):
+    limits: ClassVar[Limits] = LIMITS
+
     def __init__(self) -> None:
         super().__init__()
         self.dir = Path(tempfile.mkdtemp(prefix="url-model-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
         self.store = self._open_store()
         self.locks = SqliteLockManager(self.dir / "locks.db")
         self.clock = TickingClock(T0)
-        self.world = World()
+        self.world = World(limits=self.limits)
         self.profiles = FakeProfiles()
         self.tracker = FakeTracker()
         provider = ModelProvider(self.world, self.store, self.clock)
@@ -785,8 +807,8 @@ class UrlRules(RuleBasedStateMachine):
     def _engine(self, paid: bool) -> Engine:
         timings = Timings(url_lock_wait=0.02, url_lock_ttl=30.0, token_lock_ttl=30.0, write_retry_s=1.0)
         return build_engine(self.store, self.locks, self.registry, self.profiles, tracker=self.tracker,
-                            enable_paid=paid, max_attempts=MAX_ATTEMPTS, timings=timings, clock=self.clock,
-                            backoff=BACKOFF, spend_budgets=self.spend)
+                            enable_paid=paid, max_attempts=self.limits.max_attempts, timings=timings, clock=self.clock,
+                            backoff=self.limits.backoff, spend_budgets=self.spend)
 
     @property
     def engine(self) -> Engine:
@@ -959,8 +981,8 @@ class UrlRules(RuleBasedStateMachine):
         return when if act in (Act.CALL, Act.RESUME) else None
 
     def _rules(self, url: str) -> Any:
-        return rules_for(_platform(url), max_attempts=MAX_ATTEMPTS, min_interval=timedelta(minutes=60),
-                         backoff=EXPECTED_BACKOFF)
+        return rules_for(_platform(url), max_attempts=self.limits.max_attempts, min_interval=timedelta(minutes=60),
+                         backoff=self.limits.expected)
 
     @precondition(lambda self: self.tokens)
     @rule(data=st.data(), interleave=st.sampled_from(("call", "write")))
@@ -1036,8 +1058,8 @@ class UrlRules(RuleBasedStateMachine):
         fences = [state.fence if state else 0, *(el.fence for a in self.tokens
                                                   if (el := self.store.find_element(a, url)) is not None)]
         late = build_engine(self.store, StaleLocks(max(fences) + 1, confirmed=False),  # type: ignore[arg-type]
-                            self.registry, self.profiles, enable_paid=True, max_attempts=MAX_ATTEMPTS,
-                            clock=self.clock, backoff=BACKOFF, spend_budgets=self.spend)
+                            self.registry, self.profiles, enable_paid=True, max_attempts=self.limits.max_attempts,
+                            clock=self.clock, backoff=self.limits.backoff, spend_budgets=self.spend)
         STATS["holders disowned before paying"] += 1
         self.world.unconfirmed = True
         try:
@@ -1065,7 +1087,7 @@ class UrlRules(RuleBasedStateMachine):
         if when > self.clock():
             self.clock.set(when)
         late = build_engine(self.store, StaleLocks(state.fence - 1), self.registry, self.profiles,  # type: ignore[arg-type]
-                            enable_paid=True, max_attempts=MAX_ATTEMPTS, clock=self.clock, backoff=BACKOFF,
+                            enable_paid=True, max_attempts=self.limits.max_attempts, clock=self.clock, backoff=self.limits.backoff,
                             spend_budgets=self.spend)
         STATS["paused holders recorded a paid URL"] += 1
         self.world.stale = True
@@ -1342,7 +1364,7 @@ class UrlRules(RuleBasedStateMachine):
         (the back-off table's "due by", test_support/url_machine_table.py), when all of them fit its
         limit; not checked on what a spending or platform switch holds back."""
         due_by = table.due_by(selection.selected_at, timedelta(minutes=selection.min_interval_minutes),
-                              EXPECTED_BACKOFF)
+                              self.limits.expected)
         chosen = {(c.address, c.url) for c in selection.candidates}
         among = self.tokens if selection.token_addresses is None else [
             a for a in self.tokens if a in selection.token_addresses]
@@ -1404,7 +1426,7 @@ class UrlRules(RuleBasedStateMachine):
         if not holders:
             return
         late = build_engine(self.store, StaleLocks(write.fence - 1), self.registry, self.profiles,  # type: ignore[arg-type]
-                            enable_paid=self.paid, max_attempts=MAX_ATTEMPTS, clock=self.clock, backoff=BACKOFF,
+                            enable_paid=self.paid, max_attempts=self.limits.max_attempts, clock=self.clock, backoff=self.limits.backoff,
                             spend_budgets=self.spend)
         STATS["late holder writes"] += 1
         w = self.world
@@ -1611,8 +1633,8 @@ class UrlRules(RuleBasedStateMachine):
                 was = self.exhausted_seen.get(key)
                 if el.status is FetchStatus.EXHAUSTED and el.cause is None and was is None:
                     peak = max(self.world.peak_streak.get(el.url, 0), self.streak_at_step_start.get(el.url, 0))
-                    assert peak >= MAX_ATTEMPTS, (
-                        f"{key} became exhausted with a streak of {peak} failed calls (budget {MAX_ATTEMPTS})")
+                    assert peak >= self.limits.max_attempts, (
+                        f"{key} became exhausted with a streak of {peak} failed calls (budget {self.limits.max_attempts})")
                 self.exhausted_seen[key] = el.status if el.status is FetchStatus.EXHAUSTED else None
                 if was is not None and el.status is not FetchStatus.EXHAUSTED:
                     self.exhausted_seen.pop(key, None)
@@ -1625,13 +1647,13 @@ class UrlRules(RuleBasedStateMachine):
         """Freeze the world: repeated default retries, each past the longest back-off, end with nothing due."""
         budgets, self.spend.budgets = self.spend.budgets, {}  # the world is stable: no budget holds it back
         self.world.budgeted = False
-        for _ in range(MAX_ATTEMPTS + 3):
+        for _ in range(self.limits.max_attempts + 3):
             with self.doing("retry"):  # one operation per run
-                self.clock.advance(BACKOFF.cap + timedelta(minutes=1))
+                self.clock.advance(self.limits.backoff.cap + timedelta(minutes=1))
                 self.engine.retry.record_selection(self.engine.retry.select_due(), max_workers=1,
                                                    run=self._run(Why.RETRY))
         with self.doing("retry"):
-            self.clock.advance(BACKOFF.cap + timedelta(minutes=1))
+            self.clock.advance(self.limits.backoff.cap + timedelta(minutes=1))
             left = self.engine.retry.select_due()
         self.spend.budgets, self.world.budgeted = budgets, True
         assert not left.candidates, [(c.address, c.url, c.status.value, c.detail) for c in left.candidates]
@@ -1683,3 +1705,13 @@ class UrlRulesOnMongomock(UrlRules):
 
 
 UrlRulesOnMongomock.TestCase.settings = settings(UrlRules.TestCase.settings, max_examples=MONGOMOCK_EXAMPLES)
+
+
+class UrlRulesFourAttempts(UrlRules):
+    """The same machine with a budget of four failed calls and a cap met at the third wait: the
+    back-off's shape past its second wait (its growth, its cap) is then seen by a URL still called."""
+
+    limits = FOUR_ATTEMPTS
+
+
+UrlRulesFourAttempts.TestCase.settings = settings(UrlRules.TestCase.settings, max_examples=max(1, EXAMPLES // 2))

@@ -9,7 +9,13 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from test_support.mongo_server import MongoServer
-from test_support.url_machine_model import MONGO_EXAMPLES, UrlRules, UrlRulesOnMongo, UrlRulesOnMongomock
+from test_support.url_machine_model import (
+    MONGO_EXAMPLES,
+    UrlRules,
+    UrlRulesFourAttempts,
+    UrlRulesOnMongo,
+    UrlRulesOnMongomock,
+)
 from test_support.url_machine_walks import WALKS, Walk
 
 pytestmark = pytest.mark.heavy
@@ -34,6 +40,7 @@ class TestUrlRulesOnMongomockWalks:
 
 TestUrlRules = UrlRules.TestCase
 TestUrlRulesOnMongomock = UrlRulesOnMongomock.TestCase
+TestUrlRulesFourAttempts = UrlRulesFourAttempts.TestCase
 
 
 @pytest.mark.mongo_server
