@@ -40,6 +40,11 @@ MONGO_WRITE = "social_recording/store/mongo/url_write.py"
 MONGO_DOCS = "social_recording/store/mongo/documents.py"
 MONGO_QUERIES = "social_recording/store/mongo/queries.py"
 REFUSAL = "social_recording/store/write_refusal.py"
+MODELS = "social_recording/domain/models.py"
+SPEND_BUDGET = "social_recording/locks/spend_budget.py"
+CANDIDATES = "social_recording/recording/candidates.py"
+SQLITE_SELECTION = "social_recording/store/sqlite/queries_selection.py"
+PROCESSOR = "social_recording/recording/processor.py"
 
 MUTANTS: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the state machine
