@@ -182,8 +182,8 @@ FRESH4: dict[str, Mutant] = {
     # Only a holder that dies after saving a two-step submission, before its outcome is written.
     "a saved submission enters nothing in the ledger": Mutant(
         ATTEMPT,
-        "        requests.unentered = self._spend_line",
-        "        requests.unentered = lambda: None"),
+        "                                      unentered=self._spend_line)",
+        "                                      unentered=lambda: None)"),
     # Only with a back-off growth above 1: an element adopting a URL's streak of 2 or more without a call.
     "a recording without a URL write is due one base interval later": Mutant(
         ATTEMPT,

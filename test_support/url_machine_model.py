@@ -376,6 +376,10 @@ class ModelProvider:
         forced = (w.op.kind == "named_retry" and selected in w.op.named and selected in ABSORBING
                   and element.status is selected and url not in w.op.called)
         self._check_back_off(url, now, rules, forced)
+        if url in w.op.called and not w.stale and (state := self.store.find_url_state(url)) is not None and (
+                live_streak(state, now, rules)):
+            w.violations.append(f"{url} called again for {ctx.token_address} in one run ({w.op.kind}) after its "
+                                f"own call failed, at {now}: a run never calls a failing URL twice")
         if url in w.op.read_nothing and not (forced or w.stale):
             w.violations.append(f"{url} called again for {ctx.token_address} in one run ({w.op.kind}) after "
                                 f"its call read nothing")
@@ -1299,8 +1303,8 @@ class UrlRules(RuleBasedStateMachine):
             self._check_token_outcome(token)
 
     @precondition(lambda self: self.tokens)
-    @rule(min_interval=st.sampled_from((0, 60)), interleave=st.sampled_from(("none", "call", "write", "between")),
-          data=st.data())
+    @rule(min_interval=st.sampled_from((0, 60)),
+          interleave=st.sampled_from(("none", "call", "write", "between", "a long call")), data=st.data())
     def default_retry(self, min_interval: int, interleave: str, data: st.DataObject) -> None:
         with self.doing("retry"):
             selection = self.engine.retry.select_due(min_interval_minutes=min_interval)
@@ -1389,7 +1393,9 @@ class UrlRules(RuleBasedStateMachine):
     def _arm(self, interleave: str, data: st.DataObject, selected: Sequence[Any] = ()) -> None:
         """Another run lands in the middle of this one: at a provider call (a second recorder records
         another token), right before a write (a holder whose lease ran out writes first), or between
-        a retry's selection and its recording (a live run, mostly for a token the retry selected)."""
+        a retry's selection and its recording (a live run, mostly for a token the retry selected); or
+        the run's first call takes longer than the longest back-off (its later elements are decided
+        when their URLs may be called again)."""
         if interleave == "call":
             other = data.draw(st.sampled_from(self.tokens))
             self.world.on_call = lambda url: self._second_recorder(other)
@@ -1406,6 +1412,8 @@ class UrlRules(RuleBasedStateMachine):
 
             self.store.armed = late
             self.store.armed_inside = at == "inside a call's write"
+        elif interleave == "a long call":  # the run's first call outlasts every back-off
+            self.world.on_call = lambda url: self.clock.advance(self.limits.backoff.cap + timedelta(minutes=1))
         elif interleave == "between":
             chosen = sorted({c.address for c in selected})
             pool = data.draw(st.sampled_from((chosen, self.tokens))) if chosen else self.tokens
