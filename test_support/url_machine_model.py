@@ -215,6 +215,8 @@ class Op:
     """URLs called during this operation (a named retry re-examines a URL once)."""
     read_nothing: set[str] = field(default_factory=set)
     """URLs whose call in this operation (one run) read nothing: the run never buys them again."""
+    interval: timedelta = timedelta(minutes=60)
+    """The run's interval (a retry's own `min_interval_minutes`; the base otherwise): its "due by"."""
 
 
 @dataclass
@@ -368,7 +370,7 @@ class ModelProvider:
         w = self.w
         platform = _platform(url)
         now = self.clock()
-        rules = rules_for(platform, max_attempts=w.limits.max_attempts, min_interval=timedelta(minutes=60),
+        rules = rules_for(platform, max_attempts=w.limits.max_attempts, min_interval=w.op.interval,
                           backoff=w.limits.expected)
         element = self.store.find_element(ctx.token_address, url)
         assert element is not None
@@ -477,14 +479,14 @@ class ModelProvider:
 
     def _check_back_off(self, url: str, now: datetime, rules: Any, forced: bool) -> None:
         """No call of a failing URL before its back-off (grown with its streak) has passed since its
-        last call, unless an operator named the element or a late holder's call is in flight (every
-        run here takes the policy's base interval)."""
+        last call by the run's "due by", unless an operator named the element or a late holder's call
+        is in flight."""
         state = self.store.find_url_state(url)
         if forced or self.w.stale or state is None or state.attempted_at is None:
             return
         streak = live_streak(state, now, rules)
         due = state.attempted_at + table.wait(streak, rules)
-        if streak and now < due:
+        if streak and table.due_by(now, rules.min_interval, rules.backoff) < due:
             self.w.violations.append(f"{url} called at {now} ({self.w.op.kind}) inside its back-off: {streak} failed "
                                      f"call(s) in a row, the last at {state.attempted_at}, due again at {due}")
 
@@ -820,8 +822,9 @@ class UrlRules(RuleBasedStateMachine):
 
     def _run(self, why: Why) -> RunState:
         """One token and one URL at a time: the interleavings are the test's own, so a failing
-        example replays exactly (the engine's threads would reorder holders between replays)."""
-        return RunState(calls=CallSlots(per_token=1), request=self.engine.processor.request(why))
+        example replays exactly (the engine's threads would reorder holders between replays). A retry
+        runs with its own interval, as the retry job does."""
+        return RunState(self.world.op.interval, calls=CallSlots(per_token=1), request=self.engine.processor.request(why))
 
     def teardown(self) -> None:
         STATS["examples"] += 1
@@ -842,9 +845,9 @@ class UrlRules(RuleBasedStateMachine):
         self.store.close()
 
     @contextmanager
-    def doing(self, kind: str, named: frozenset[FetchStatus] = frozenset()) -> Iterator[Op]:
+    def doing(self, kind: str, named: frozenset[FetchStatus] = frozenset(), interval: int = 60) -> Iterator[Op]:
         STATS[f"op {kind}"] += 1
-        op = self.world.op = Op(kind, named)
+        op = self.world.op = Op(kind, named, interval=timedelta(minutes=interval))
         try:
             yield op
         finally:
@@ -1303,10 +1306,10 @@ class UrlRules(RuleBasedStateMachine):
             self._check_token_outcome(token)
 
     @precondition(lambda self: self.tokens)
-    @rule(min_interval=st.sampled_from((0, 60)),
-          interleave=st.sampled_from(("none", "call", "write", "between", "a long call")), data=st.data())
+    @rule(min_interval=st.sampled_from((0, 60)), interleave=st.sampled_from(("none", "call", "write", "between")),
+          data=st.data())
     def default_retry(self, min_interval: int, interleave: str, data: st.DataObject) -> None:
-        with self.doing("retry"):
+        with self.doing("retry", interval=min_interval):
             selection = self.engine.retry.select_due(min_interval_minutes=min_interval)
             self._check_selection(selection)
             self._arm(interleave, data, selection.candidates)
@@ -1315,7 +1318,7 @@ class UrlRules(RuleBasedStateMachine):
     def retry_among(self, addresses: Sequence[str], min_interval: int) -> None:
         """A default retry among the given tokens only (as a run asked about some tokens selects):
         checked as every selection is (a walk's step, not drawn)."""
-        with self.doing("retry"):
+        with self.doing("retry", interval=min_interval):
             selection = self.engine.retry.select_due(token_addresses=list(addresses),
                                                      min_interval_minutes=min_interval)
             self._check_selection(selection)
@@ -1328,7 +1331,7 @@ class UrlRules(RuleBasedStateMachine):
           min_interval=st.sampled_from((0, 60)), interleave=st.sampled_from(("none", "between")), data=st.data())
     def named_retry(self, named: list[str], min_interval: int, interleave: str, data: st.DataObject) -> None:
         statuses = frozenset(FetchStatus(s) for s in named)
-        with self.doing("named_retry", statuses) as op:
+        with self.doing("named_retry", statuses, interval=min_interval) as op:
             selection = self.engine.retry.select_due(statuses=named, min_interval_minutes=min_interval)
             self._check_selection(selection)
             op.selected = {(c.address, c.url): c.status for c in selection.candidates}
@@ -1393,9 +1396,7 @@ class UrlRules(RuleBasedStateMachine):
     def _arm(self, interleave: str, data: st.DataObject, selected: Sequence[Any] = ()) -> None:
         """Another run lands in the middle of this one: at a provider call (a second recorder records
         another token), right before a write (a holder whose lease ran out writes first), or between
-        a retry's selection and its recording (a live run, mostly for a token the retry selected); or
-        the run's first call takes longer than the longest back-off (its later elements are decided
-        when their URLs may be called again)."""
+        a retry's selection and its recording (a live run, mostly for a token the retry selected)."""
         if interleave == "call":
             other = data.draw(st.sampled_from(self.tokens))
             self.world.on_call = lambda url: self._second_recorder(other)
@@ -1412,8 +1413,6 @@ class UrlRules(RuleBasedStateMachine):
 
             self.store.armed = late
             self.store.armed_inside = at == "inside a call's write"
-        elif interleave == "a long call":  # the run's first call outlasts every back-off
-            self.world.on_call = lambda url: self.clock.advance(self.limits.backoff.cap + timedelta(minutes=1))
         elif interleave == "between":
             chosen = sorted({c.address for c in selected})
             pool = data.draw(st.sampled_from((chosen, self.tokens))) if chosen else self.tokens

@@ -310,6 +310,14 @@ def _a_runs_interval(m: UrlRules) -> list[Callable[[], object]]:
             lambda: m.clock_moves(61), lambda: m.default_retry(60, "none", Draws())]  # type: ignore[arg-type]
 
 
+def _a_retry_at_once_meets_its_own_failure(m: UrlRules) -> list[Callable[[], object]]:
+    """A retry that runs at once (its "due by" one base interval ahead) calls a URL whose streak has
+    expired, fails, and meets the same URL for its second token: a URL its own call failed, which
+    the run's "due by" would let it call again, is not called twice in one run."""
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), m.reconcile,
+            lambda: m.clock_moves(15 * 24 * 60), lambda: m.default_retry(0, "none", Draws())]  # type: ignore[arg-type]
+
+
 def _a_paused_holder(what: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
     """A holder paused past its lease wakes with its old fence: its paid call's record is refused."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
@@ -380,6 +388,7 @@ WALKS: tuple[Walk, ...] = (
     *(Walk(f"the provider changes its mind ({url})", _the_provider_changes_its_mind(url)) for url in (TG, YT)),
     Walk("a day's budget holds the next request", _a_days_budget_holds_the_next_request),
     Walk("a run's interval", _a_runs_interval),
+    Walk("a retry at once meets its own failure", _a_retry_at_once_meets_its_own_failure),
     *(Walk(f"a retry{' among given tokens' if among else ''} in the instant an element is due",
            _a_retry_in_the_instant_an_element_is_due(among)) for among in (False, True)),
     Walk("a failure as the answer expires", _a_failure_as_the_answer_expires),
