@@ -156,7 +156,7 @@ BOUNDARIES = ("the answer expires", "the streak expires", "the open call times o
               "an element is due", "the submission's retention ends")
 STALE_WRITES = ("with a lower fence", "decided on an old version", "onto an ok element",
                 "below the element's fence alone")
-WRITE_MOMENTS = ("before the first write", "before a call's write", "inside a call's write")
+WRITE_MOMENTS = ("before the first write", "before a call's write", "inside the first write", "inside a call's write")
 """When a late holder's write lands in the current holder's: inside it only on a store whose write
 reads before its conditional update (Mongo); elsewhere right before it."""
 NAMEABLE = sorted(s.value for s in FetchStatus if s is not FetchStatus.OK)
@@ -1406,13 +1406,13 @@ class UrlRules(RuleBasedStateMachine):
             calls = self.world.calls
 
             def late(write: UrlWrite) -> bool:
-                if at != "before the first write" and self.world.calls == calls:
+                if not at.endswith("the first write") and self.world.calls == calls:
                     return False  # waits for the write of a call
                 self._late_holder(write, flip)
                 return True
 
             self.store.armed = late
-            self.store.armed_inside = at == "inside a call's write"
+            self.store.armed_inside = at.startswith("inside")
         elif interleave == "between":
             chosen = sorted({c.address for c in selected})
             pool = data.draw(st.sampled_from((chosen, self.tokens))) if chosen else self.tokens

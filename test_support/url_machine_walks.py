@@ -318,6 +318,16 @@ def _a_retry_at_once_meets_its_own_failure(m: UrlRules) -> list[Callable[[], obj
             lambda: m.clock_moves(15 * 24 * 60), lambda: m.default_retry(0, "none", Draws())]  # type: ignore[arg-type]
 
 
+def _a_late_holder_inside_a_write_without_a_call(m: UrlRules) -> list[Callable[[], object]]:
+    """A holder reuses the window's answer (a write without a call, made on the state's version) while
+    a late holder reuses it for a third token inside that write, between its read and its conditional
+    update (on the Mongo store; right before it elsewhere): the version moved, so the write is stale."""
+    inside = Draws(lambda a: a == "T001", lambda flip: flip == "ok", lambda at: at == "inside the first write")
+    return [lambda: m.some_tokens_and_answers([[X], [X], [X]], {X: "5xx"}), recorded_live(m, "T002"),
+            lambda: m.provider_changes(X, "ok"), lambda: m.clock_moves(61), recorded_live(m, "T000"),
+            lambda: m.live_event(inside, "write")]  # type: ignore[arg-type]
+
+
 def _a_paused_holder(what: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
     """A holder paused past its lease wakes with its old fence: its paid call's record is refused."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
@@ -389,6 +399,7 @@ WALKS: tuple[Walk, ...] = (
     Walk("a day's budget holds the next request", _a_days_budget_holds_the_next_request),
     Walk("a run's interval", _a_runs_interval),
     Walk("a retry at once meets its own failure", _a_retry_at_once_meets_its_own_failure),
+    Walk("a late holder inside a write without a call", _a_late_holder_inside_a_write_without_a_call),
     *(Walk(f"a retry{' among given tokens' if among else ''} in the instant an element is due",
            _a_retry_in_the_instant_an_element_is_due(among)) for among in (False, True)),
     Walk("a failure as the answer expires", _a_failure_as_the_answer_expires),
