@@ -53,7 +53,12 @@ from hypothesis.stateful import (
 from social_recording.domain.dedupe import DEDUPE_TTL
 from social_recording.domain.graph import SocialContractError
 from social_recording.domain.models import OpenCall, PaidRequest, as_stored
-from social_recording.domain.policy import Backoff
+from social_recording.domain.policy import (
+    DEFAULT_BACKOFF_GROWTH,
+    DEFAULT_BACKOFF_MAX_MINUTES,
+    DEFAULT_MAX_ATTEMPTS,
+    Backoff,
+)
 from social_recording.domain.spend import Budget, SpendLine, day_key
 from social_recording.domain.status import ABSORBING, REUSABLE, Cause, FetchStatus
 from social_recording.domain.url_machine import (
@@ -121,6 +126,11 @@ class Limits:
     cap_minutes: int
 
     @property
+    def engine_max_attempts(self) -> int:
+        """The attempt budget the engines are built with."""
+        return self.max_attempts
+
+    @property
     def backoff(self) -> Backoff:
         """The engines' back-off, built as the settings build it."""
         return Backoff.configured(growth=self.growth, max_minutes=self.cap_minutes)
@@ -132,11 +142,26 @@ class Limits:
         return Backoff(growth=self.growth, cap=timedelta(minutes=self.cap_minutes))
 
 
+class ProductionDefaults(Limits):
+    """The engines are built with the settings' defaults (policy.py's constants); the model expects
+    the documented numbers, written here: 5 calls, a flat 1 h back-off, at most 24 h."""
+
+    @property
+    def engine_max_attempts(self) -> int:
+        return DEFAULT_MAX_ATTEMPTS
+
+    @property
+    def backoff(self) -> Backoff:
+        return Backoff.configured(growth=DEFAULT_BACKOFF_GROWTH, max_minutes=DEFAULT_BACKOFF_MAX_MINUTES)
+
+
 LIMITS = Limits(max_attempts=3, growth=2.0, cap_minutes=90)
 """Waits of 1 h, then 1.5 h instead of 2 h: the cap is met within the budget."""
 FOUR_ATTEMPTS = Limits(max_attempts=4, growth=3.0, cap_minutes=8 * 60)
 """Waits of 1 h, 3 h, then 8 h instead of 9 h: a third wait shows the back-off's shape (a linear
 growth would wait 6 h; with a growth of 2 the two shapes agree up to the third wait)."""
+DEFAULTS = ProductionDefaults(max_attempts=5, growth=1.0, cap_minutes=24 * 60)
+"""As a deployment that sets none of them runs."""
 
 POOL = (
     "https://x.com/i/status/101",  # paid, one step
@@ -813,7 +838,7 @@ class UrlRules(RuleBasedStateMachine):
     def _engine(self, paid: bool) -> Engine:
         timings = Timings(url_lock_wait=0.02, url_lock_ttl=30.0, token_lock_ttl=30.0, write_retry_s=1.0)
         return build_engine(self.store, self.locks, self.registry, self.profiles, tracker=self.tracker,
-                            enable_paid=paid, max_attempts=self.limits.max_attempts, timings=timings, clock=self.clock,
+                            enable_paid=paid, max_attempts=self.limits.engine_max_attempts, timings=timings, clock=self.clock,
                             backoff=self.limits.backoff, spend_budgets=self.spend)
 
     @property
@@ -1065,7 +1090,7 @@ class UrlRules(RuleBasedStateMachine):
         fences = [state.fence if state else 0, *(el.fence for a in self.tokens
                                                   if (el := self.store.find_element(a, url)) is not None)]
         late = build_engine(self.store, StaleLocks(max(fences) + 1, confirmed=False),  # type: ignore[arg-type]
-                            self.registry, self.profiles, enable_paid=True, max_attempts=self.limits.max_attempts,
+                            self.registry, self.profiles, enable_paid=True, max_attempts=self.limits.engine_max_attempts,
                             clock=self.clock, backoff=self.limits.backoff, spend_budgets=self.spend)
         STATS["holders disowned before paying"] += 1
         self.world.unconfirmed = True
@@ -1094,7 +1119,7 @@ class UrlRules(RuleBasedStateMachine):
         if when > self.clock():
             self.clock.set(when)
         late = build_engine(self.store, StaleLocks(state.fence - 1), self.registry, self.profiles,  # type: ignore[arg-type]
-                            enable_paid=True, max_attempts=self.limits.max_attempts, clock=self.clock, backoff=self.limits.backoff,
+                            enable_paid=True, max_attempts=self.limits.engine_max_attempts, clock=self.clock, backoff=self.limits.backoff,
                             spend_budgets=self.spend)
         STATS["paused holders recorded a paid URL"] += 1
         self.world.stale = True
@@ -1433,7 +1458,7 @@ class UrlRules(RuleBasedStateMachine):
         if not holders:
             return
         late = build_engine(self.store, StaleLocks(write.fence - 1), self.registry, self.profiles,  # type: ignore[arg-type]
-                            enable_paid=self.paid, max_attempts=self.limits.max_attempts, clock=self.clock, backoff=self.limits.backoff,
+                            enable_paid=self.paid, max_attempts=self.limits.engine_max_attempts, clock=self.clock, backoff=self.limits.backoff,
                             spend_budgets=self.spend)
         STATS["late holder writes"] += 1
         w = self.world
@@ -1722,3 +1747,13 @@ class UrlRulesFourAttempts(UrlRules):
 
 
 UrlRulesFourAttempts.TestCase.settings = settings(UrlRules.TestCase.settings, max_examples=max(1, EXAMPLES // 2))
+
+
+class UrlRulesWithDefaults(UrlRules):
+    """The same machine with the settings' defaults (a budget of five calls, a flat back-off): the
+    numbers a deployment runs with unless it sets them, checked against the documented ones."""
+
+    limits = DEFAULTS
+
+
+UrlRulesWithDefaults.TestCase.settings = settings(UrlRules.TestCase.settings, max_examples=max(1, EXAMPLES // 2))

@@ -15,6 +15,7 @@ from test_support.url_machine_model import (
     UrlRulesFourAttempts,
     UrlRulesOnMongo,
     UrlRulesOnMongomock,
+    UrlRulesWithDefaults,
 )
 from test_support.url_machine_walks import WALKS, Walk
 
@@ -41,6 +42,7 @@ class TestUrlRulesOnMongomockWalks:
 TestUrlRules = UrlRules.TestCase
 TestUrlRulesOnMongomock = UrlRulesOnMongomock.TestCase
 TestUrlRulesFourAttempts = UrlRulesFourAttempts.TestCase
+TestUrlRulesWithDefaults = UrlRulesWithDefaults.TestCase
 
 
 @pytest.mark.mongo_server
