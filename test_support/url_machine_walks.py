@@ -155,15 +155,21 @@ def _a_retry_in_the_instant_an_element_is_due(among: bool) -> Callable[[UrlRules
     """A failed call, then a retry selecting in the very instant its element is due (among all tokens,
     or among given ones): it is taken."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
-        def due() -> None:
-            el = m.store.find_element("T000", TG)
-            assert el is not None and el.due_at is not None
-            m.clock.set(el.due_at)
         # A run every base interval takes what is due by its very moment (the back-off table's "due by").
         retry = (lambda: m.retry_among(["T000"], 60)) if among else (
             lambda: m.default_retry(60, "none", Draws()))  # type: ignore[arg-type]
-        return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"), due,
-                _in_one_instant(m, retry)]
+
+        def at_the_due_instant() -> None:
+            el = m.store.find_element("T000", TG)
+            assert el is not None and el.due_at is not None
+            m.clock.set(el.due_at)  # as the store keeps it (to the millisecond on Mongo), and no tick later
+            m.clock.frozen = True
+            try:
+                retry()
+            finally:
+                m.clock.frozen = False
+        return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"),
+                at_the_due_instant]
     return steps
 
 
