@@ -33,7 +33,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -112,6 +112,8 @@ ledger's keys). The two-step one polls on its paid client (spend_check.POLLS_ON_
 are paid requests, but not new spending."""
 SPEND_PER_DAY = {ACCOUNTS[Platform.X]: 2, ACCOUNTS[Platform.WEB]: 1}
 """The paid accounts' budgets of new paid requests per UTC day: small, so a busy day meets them."""
+SPEND_PER_MONTH = {ACCOUNTS[Platform.X]: 5, ACCOUNTS[Platform.WEB]: 3}
+"""Their budgets per UTC month, on the machine that sets them: small, so a month of busy days meets them."""
 RETENTION = timedelta(days=7)
 """The two-step paid provider keeps a submitted request this long (like urlscan)."""
 
@@ -250,6 +252,8 @@ class World:
     the store (the model the engine is checked against)."""
 
     limits: Limits = LIMITS
+    per_month: Mapping[str, int] = field(default_factory=dict)
+    """The paid accounts' budgets per UTC month (none unless the machine sets them)."""
     answers: dict[str, str] = field(default_factory=dict)
     op: Op = field(default_factory=lambda: Op("idle"))
     stale: bool = False
@@ -515,6 +519,20 @@ class ModelProvider:
             self.w.violations.append(f"{url} called at {now} ({self.w.op.kind}) inside its back-off: {streak} failed "
                                      f"call(s) in a row, the last at {state.attempted_at}, due again at {due}")
 
+    def _check_used_up(self, url: str, service: str, reached: Any, asked: datetime) -> None:
+        """A budget said "used up": it is the account's own (its period and limit as the model sets
+        them), and the requests admitted in that period reach it (a tick around midnight aside)."""
+        own = SPEND_PER_DAY[service] if reached.period == "day" else self.w.per_month.get(service)
+        same = (lambda d: d == asked.date()) if reached.period == "day" else (
+            lambda d: (d.year, d.month) == (asked.year, asked.month))
+        admitted = sum(n for (a, d), n in (self.w.spent + self.w.kept_slots).items() if a == service and same(d))
+        start = asked.replace(hour=0, minute=0, second=0, microsecond=0)
+        if reached.period != "day":
+            start = start.replace(day=1)
+        if reached.limit != own or (admitted < reached.limit and asked - start > timedelta(seconds=1)):
+            self.w.violations.append(f"{url}: a new paid {service} request held by a budget of {reached.limit} per "
+                                     f"{reached.period} with {admitted} admitted in it; the account's is {own}")
+
     def _send(self, url: str, platform: Platform, paid: bool, *, poll: bool = False, first: bool = True) -> None:
         """One request to the provider: a `poll` of a submitted or resumed paid request is a paid request
         (on the paid client) but no new spending; `first`: the attempt's first paid request, which
@@ -531,6 +549,8 @@ class ModelProvider:
                 self.w.violations.append(f"{url}: a new paid {service} request held as "
                                          f"{'not asked' if held.reached is None else 'used up'} ({held}) while the "
                                          f"spend counter {'could' if not self.w.counter_down else 'could not'} be asked")
+            if held.reached is not None and paid and not poll and self.w.budgeted:
+                self._check_used_up(url, service, held.reached, asked)
             raise
         now = self.clock()
         if paid and self.w.unconfirmed:
@@ -547,6 +567,11 @@ class ModelProvider:
             if self.w.spent[day] > SPEND_PER_DAY[service]:
                 self.w.violations.append(f"{service}: new paid request {self.w.spent[day]} on {now.date()} "
                                          f"(budget {SPEND_PER_DAY[service]} a day)")
+            month = sum(n for (a, d), n in self.w.spent.items() if a == service and (d.year, d.month) == (
+                now.year, now.month))
+            if service in self.w.per_month and month > self.w.per_month[service]:
+                self.w.violations.append(f"{service}: new paid request {month} in {now:%Y-%m} "
+                                         f"(budget {self.w.per_month[service]} a month)")
         call = None if before is None else before.open_call
         if paid and first:  # "no payment without a record": this holder's own record is durable before the request leaves
             record = self.store.find_url_state(url)
@@ -806,6 +831,7 @@ class UnreachableCounters:
 
 class UrlRules(RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
+    per_month: ClassVar[Mapping[str, int]] = {}
 
     def __init__(self) -> None:
         super().__init__()
@@ -813,14 +839,15 @@ class UrlRules(RuleBasedStateMachine):
         self.store = self._open_store()
         self.locks = SqliteLockManager(self.dir / "locks.db")
         self.clock = TickingClock(T0)
-        self.world = World(limits=self.limits)
+        self.world = World(limits=self.limits, per_month=self.per_month)
         self.profiles = FakeProfiles()
         self.tracker = FakeTracker()
         provider = ModelProvider(self.world, self.store, self.clock)
         self.registry = GeneratorRegistry.of({p: provider for p in Platform if p is not Platform.DISCORD})
         self.paid = True
         self.counters = UnreachableCounters(SqliteSpendCounters(self.dir / "spend.db"))
-        self.spend = SpendBudgets(self.counters, {a: Budget(a, per_day=n) for a, n in SPEND_PER_DAY.items()},
+        self.spend = SpendBudgets(self.counters, {a: Budget(a, per_day=n, per_month=self.per_month.get(a))
+                                                  for a, n in SPEND_PER_DAY.items()},
                                   clock=self.clock, outage_s=0.0, sleep=lambda _s: None)
         self.engines = {paid: self._engine(paid) for paid in (True, False)}
         self.tokens: list[str] = []
@@ -1548,6 +1575,11 @@ class UrlRules(RuleBasedStateMachine):
             assert counted == sum(expected.values()), (
                 f"{account}: the budget counted {counted} requests, {sum(expected.values())} were admitted "
                 f"(sent, or kept by a holder that died after admission) on {sorted(expected.items())}")
+            months = {(d.year, d.month) for d in days}
+            by_month = sum(self.spend.used(account, datetime(y, m, 15, 12, tzinfo=T0.tzinfo))["month"] for y, m in months)
+            assert by_month == sum(expected.values()), (
+                f"{account}: the budget's months counted {by_month} requests, {sum(expected.values())} were admitted "
+                f"on {sorted(expected.items())}")
 
     @invariant()
     def the_ledger_holds_the_bill(self) -> None:
@@ -1741,9 +1773,11 @@ UrlRulesOnMongomock.TestCase.settings = settings(UrlRules.TestCase.settings, max
 
 class UrlRulesFourAttempts(UrlRules):
     """The same machine with a budget of four failed calls and a cap met at the third wait: the
-    back-off's shape past its second wait (its growth, its cap) is then seen by a URL still called."""
+    back-off's shape past its second wait (its growth, its cap) is then seen by a URL still called;
+    and spend budgets per month beside those per day."""
 
     limits = FOUR_ATTEMPTS
+    per_month = SPEND_PER_MONTH
 
 
 UrlRulesFourAttempts.TestCase.settings = settings(UrlRules.TestCase.settings, max_examples=max(1, EXAMPLES // 2))
