@@ -1385,7 +1385,7 @@ class UrlRules(RuleBasedStateMachine):
         statuses = frozenset(FetchStatus(s) for s in named)
         with self.doing("named_retry", statuses, interval=min_interval) as op:
             selection = self.engine.retry.select_due(statuses=named, min_interval_minutes=min_interval)
-            self._check_selection(selection)
+            self._check_selection(selection, named)
             op.selected = {(c.address, c.url): c.status for c in selection.candidates}
             self._arm(interleave, data, selection.candidates)
             self.engine.retry.record_selection(selection, max_workers=1, run=self._run(Why.RETRY))
@@ -1418,10 +1418,14 @@ class UrlRules(RuleBasedStateMachine):
             STATS["outranked answers named"] += 1
             self.named_retry(outranked, 0, "none", data)
 
-    def _check_selection(self, selection: Any) -> None:
+    def _check_selection(self, selection: Any, named: Sequence[str] | None = None) -> None:
         """A retry takes exactly the elements of its statuses due by its moment, moved by its interval
         (the back-off table's "due by", test_support/url_machine_table.py), when all of them fit its
-        limit; not checked on what a spending or platform switch holds back."""
+        limit; not checked on paid URLs while paid calls are off. Its statuses are the model's own:
+        those named, or by default error and pending, and skipped_paid while paid calls are on (never
+        unsupported here: every platform of the model has a generator, so none waits for one)."""
+        wanted = set(named) if named is not None else {FetchStatus.ERROR.value, FetchStatus.PENDING.value} | (
+            {FetchStatus.SKIPPED_PAID.value} if self.paid else set())
         due_by = table.due_by(selection.selected_at, timedelta(minutes=selection.min_interval_minutes),
                               self.limits.expected)
         chosen = {(c.address, c.url) for c in selection.candidates}
@@ -1430,8 +1434,12 @@ class UrlRules(RuleBasedStateMachine):
         for address in among:
             doc = self.store.find_token(address)
             for el in doc.social_urls if doc is not None else ():
-                if (_paid(el.url) and not self.paid) or el.status in (FetchStatus.UNSUPPORTED, FetchStatus.SKIPPED_PAID) or (
-                        el.status.value not in selection.statuses):
+                if _paid(el.url) and not self.paid:
+                    continue
+                if el.status.value not in wanted:
+                    if (address, el.url) in chosen:
+                        self.world.violations.append(f"{address} {el.url}: {el.status.value} selected by a retry of "
+                                                     f"{sorted(wanted)}")
                     continue
                 if el.due_at is not None and el.due_at != due_by and abs(el.due_at - due_by) <= timedelta(milliseconds=1):
                     continue  # the stores keep the millisecond (due at the very instant: taken)
