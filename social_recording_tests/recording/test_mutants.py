@@ -17,6 +17,7 @@ start; the run checks that it imported the mutant's file.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,12 +27,27 @@ import pytest
 from test_support.fork_server import ForkedRun, ForkServer, running_fork_server
 from test_support.mutants import MUTANTS, REPO, Mutant, apply
 
+sys.path.insert(0, str(REPO / "bench"))
+import unseen_mutants  # type: ignore[import-not-found]  # noqa: E402  (the blind batches)
+
 pytestmark = pytest.mark.heavy(minutes=0.1)
 
 MODEL_TEST = REPO / "social_recording_tests/recording/test_url_machine_model.py"
 EXAMPLES_PER_MUTANT = "250"
 """Bounded, so the whole list stays within a few minutes of CI (a killed mutant stops at its first
 failing example); every mutant of the list dies well within it."""
+PROMOTED: dict[str, tuple[str, ...]] = {
+    "fresh3": (
+        "the back-off grows linearly",
+        "a run calls again a URL its own call failed once the back-off allows",
+        "a vetoed request's slot is given back to the period of the veto",
+        "a used-up budget is taken for a budget that cannot be asked",
+        "the Mongo store's element-only write ignores the version",
+        "the Mongo store's selection among tokens skips an element due in its very instant",
+    ),
+}
+"""Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
+the model kills since it checks their rule: part of the project's list from then on, by name."""
 PARTS = ("domain/url_machine.py", "domain/policy.py", "recording/call_guard.py", "recording/spend_check.py",
          "store/sqlite/", "store/mongo/")
 
@@ -82,3 +98,10 @@ def test_the_model_alone_kills_the_mutant(name: str, tmp_path: Path, fork_server
     run = model_alone(name, tmp_path, server=fork_server)
     assert run.returncode == 1 and "1 failed" in run.output, (
         f"mutant {name!r} survived the model (pytest exit {run.returncode}):\n{run.output[-3000:]}")
+
+
+@pytest.mark.parametrize(("batch", "name"), [(b, n) for b, names in PROMOTED.items() for n in names])
+def test_the_model_alone_kills_a_promoted_mutant(batch: str, name: str, tmp_path: Path, fork_server: ForkServer) -> None:
+    run = model_alone(name, tmp_path, mutants=unseen_mutants.BATCHES[batch], server=fork_server)
+    assert run.returncode == 1 and "1 failed" in run.output, (
+        f"mutant {name!r} of {batch} survived the model (pytest exit {run.returncode}):\n{run.output[-3000:]}")
