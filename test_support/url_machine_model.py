@@ -1368,7 +1368,7 @@ class UrlRules(RuleBasedStateMachine):
             self._check_token_outcome(token)
 
     @precondition(lambda self: self.tokens)
-    @rule(min_interval=st.sampled_from((0, 60)), interleave=st.sampled_from(("none", "call", "write", "between")),
+    @rule(min_interval=st.sampled_from((0, 60, 120)), interleave=st.sampled_from(("none", "call", "write", "between")),
           data=st.data())
     def default_retry(self, min_interval: int, interleave: str, data: st.DataObject) -> None:
         with self.doing("retry", interval=min_interval):
@@ -1390,7 +1390,7 @@ class UrlRules(RuleBasedStateMachine):
     @rule(named=st.one_of(st.lists(st.sampled_from(NAMEABLE), min_size=1, max_size=4, unique=True),
                           st.lists(st.sampled_from(sorted(s.value for s in ABSORBING if s is not FetchStatus.OK)),
                                    min_size=1, max_size=2, unique=True)),
-          min_interval=st.sampled_from((0, 60)), interleave=st.sampled_from(("none", "between")), data=st.data())
+          min_interval=st.sampled_from((0, 60, 120)), interleave=st.sampled_from(("none", "between")), data=st.data())
     def named_retry(self, named: list[str], min_interval: int, interleave: str, data: st.DataObject) -> None:
         statuses = frozenset(FetchStatus(s) for s in named)
         with self.doing("named_retry", statuses, interval=min_interval) as op:
