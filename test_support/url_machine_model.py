@@ -69,7 +69,6 @@ from social_recording.domain.url_machine import (
     Why,
     fresh_answer,
     live_streak,
-    rank,
 )
 from social_recording.domain.urls import Platform, parse_canonical
 from social_recording.locks.base import Lease
@@ -438,7 +437,7 @@ class ModelProvider:
                 w.answered(url, now, FetchStatus.INVALID, anchored=False)
             raise SocialContractError("nothing fetchable in the url", attempted=False)
         fresh = fresh_answer(state, now, rules)
-        excused = w.stale or (forced and (fresh is None or rank(fresh[0]) <= rank(element.status)))
+        excused = w.stale or (forced and (fresh is None or table.rank(fresh[0]) <= table.rank(element.status)))
         if _paid(url) and fresh is not None and not excused:
             w.violations.append(f"{url} paid for {ctx.token_address} ({w.op.kind}) although the window's "
                                 f"{fresh[0].value} was fresh")
@@ -1423,7 +1422,7 @@ class UrlRules(RuleBasedStateMachine):
                             for el in doc.social_urls
                             if el.status in ABSORBING and el.status is not FetchStatus.OK
                             and (fresh := fresh_answer(self.store.find_url_state(el.url), now, self._rules(el.url)))
-                            and rank(fresh[0]) > rank(el.status)})
+                            and table.rank(fresh[0]) > table.rank(el.status)})
         if outranked:
             STATS["outranked answers named"] += 1
             self.named_retry(outranked, 0, "none", data)
@@ -1677,8 +1676,8 @@ class UrlRules(RuleBasedStateMachine):
                 continue
             state = self.store.find_url_state(url)
             assert state is not None and state.answer is not None, f"{url}: answered {recent}, no answer kept"
-            best = max((a for a, _ in recent), key=rank)
-            assert rank(state.answer) >= rank(best), f"{url}: keeps {state.answer.value}, the window had {best.value}"
+            best = max((a for a, _ in recent), key=table.rank)
+            assert table.rank(state.answer) >= table.rank(best), f"{url}: keeps {state.answer.value}, the window had {best.value}"
             # An answer no call stood behind moves no anchor: one a fresh better answer outranked is gone
             # once that answer's window ends.
             assert not any(anchored for _, anchored in recent) or state.answered_at is None or (

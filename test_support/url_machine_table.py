@@ -23,12 +23,20 @@ from social_recording.domain.url_machine import (
     RunIntent,
     Selected,
     Why,
-    rank,
 )
 from social_recording.store.base import WriteResult
 
 OK, ERROR, EXHAUSTED, PENDING, UNSUPPORTED = (FetchStatus.OK, FetchStatus.ERROR, FetchStatus.EXHAUSTED,
                                               FetchStatus.PENDING, FetchStatus.UNSUPPORTED)
+RANKING = (OK, FetchStatus.NOT_FOUND, FetchStatus.BLOCKED, FetchStatus.INVALID)
+"""The answers, best first, as docs/architecture.md ranks them (the model's own: not the engine's)."""
+
+
+def rank(status: FetchStatus) -> int:
+    """Higher is better; a status that is no answer ranks below every answer."""
+    return len(RANKING) - RANKING.index(status) if status in RANKING else 0
+
+
 EMPTY = UrlState(url="", platform="", status=PENDING)
 """A URL nothing has been recorded for."""
 
