@@ -734,6 +734,15 @@ class Interleaving:
     before_open_call: Callable[[], None] | None = None
     inside_seam: ClassVar[bool] = False
     _raced: list[Any]
+    _entered: Counter[str] | None = None
+
+    @property
+    def entered_answered(self) -> Counter[str]:
+        """Account -> new paid requests the applied writes entered with the answers or submissions
+        they recorded (their spend lines)."""
+        if self._entered is None:
+            self._entered = Counter()
+        return self._entered
 
     def _fire(self, write: UrlWrite) -> bool:
         hook, self.armed = self.armed, None
@@ -759,6 +768,8 @@ class Interleaving:
             self.violations.append(f"{write.address} {write.url}: the write with fence {write.fence} on version "
                                    f"{write.expect_version} came back {out.result.value}, the refusal table says "
                                    f"{expected.value} (element {element!r}, state {state!r})")
+        if out.result.applied and write.spend is not None:
+            self.entered_answered[write.spend.account] += write.spend.requests
         if self.checked is not None:
             self.checked(write, out)
         return out
@@ -781,6 +792,8 @@ class Interleaving:
                           kept: OpenCall | None = None, spend: Any = None) -> Any:
         before = self.find_url_state(url)  # type: ignore[attr-defined]
         out = super().save_paid_request(url, platform, fence, request, kept, spend)  # type: ignore[misc]
+        if out.applied and spend is not None:
+            self.entered_answered[spend.account] += spend.requests
         self._check_fenced(url, out, before, fence, "paid request")
         self._read_back(url, out, before, lambda s: s.open_call == kept and s.request is not None and (
             s.request.request_id, as_stored(s.request.submitted_at)) == (request.request_id, as_stored(request.submitted_at)),
@@ -1615,12 +1628,20 @@ class UrlRules(RuleBasedStateMachine):
                 f"{account}: the spend ledger holds {entered} paid request(s) and {still_open} call(s) are still "
                 f"open, the provider billed {billed}")
         costs: Counter[str] = Counter()
+        unanswered: Counter[str] = Counter()
         for row in self.store.spend_rows("2000-01-01"):
             costs[row.account] += row.cost_usd
+            unanswered[row.account] += row.unanswered
         for account in SPEND_PER_DAY:  # each at its account's price
             assert abs(costs[account] - ledger.get(account, 0) * UNIT_PRICES[account]) < 1e-9, (
                 f"{account}: the spend ledger's cost is {costs[account]}, {ledger.get(account, 0)} request(s) at "
                 f"{UNIT_PRICES[account]}")
+            # Those entered with the outcome or submission that answered them are the answered ones; the
+            # rest came in as calls whose answer never came (removed open calls).
+            answered = self.store.entered_answered[account]
+            assert ledger.get(account, 0) - unanswered[account] == answered, (
+                f"{account}: the spend ledger holds {ledger.get(account, 0)} request(s), {unanswered[account]} of "
+                f"them unanswered, but the applied writes entered {answered} with their answers")
 
     @invariant()
     def ok_never_changes(self) -> None:
