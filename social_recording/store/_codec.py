@@ -18,8 +18,13 @@ _DATE_TAG = "$date"
 
 
 def dt_to_text(value: datetime) -> str:
-    """Fixed-width ISO-8601 UTC with microseconds, so text order is time order in SQLite."""
-    return ensure_utc(value).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+    """Fixed-width ISO-8601 UTC with microseconds, so text order is time order in SQLite. `isoformat`
+    writes the same text as the `strftime` pattern below in half its time (a URL write formats eight
+    times), except for years before 1000, which `strftime` does not pad."""
+    utc = value if value.tzinfo is UTC else ensure_utc(value)
+    if utc.year >= 1000:
+        return utc.isoformat(timespec="microseconds")
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
 
 
 def dt_from_text(value: str) -> datetime:
