@@ -305,11 +305,14 @@ def counting_round_trips() -> Iterator[Counter[tuple[str, str]]]:
     first key's prefix up to its first colon)."""
     import redis.connection
 
+    from social_recording.locks import resp
+
     names = _script_names()
     sent: Counter[tuple[str, str]] = Counter()
     original = redis.connection.AbstractConnection.send_packed_command
+    original_trip = resp.round_trip
 
-    def counting(self: Any, command: Any, check_health: bool = True) -> None:
+    def count(command: Any) -> None:
         raw = command if isinstance(command, bytes | str) else command[0] if len(command) == 1 else b"".join(command)
         # The first four bulk strings (a script's first key is the fourth), not the whole command: this
         # count runs inside the timed bookkeeping, so it should cost as little as it can.
@@ -320,13 +323,22 @@ def counting_round_trips() -> Iterator[Counter[tuple[str, str]]]:
             what = names.get(parts[1], "script")
         key = parts[key_at].decode(errors="replace") if len(parts) > key_at else ""
         sent[(what, key.split(":", 1)[0] + ":" if ":" in key else key)] += 1
+
+    def counting(self: Any, command: Any, check_health: bool = True) -> None:
+        count(command)
         original(self, command, check_health)
 
+    def counting_trip(conn: Any, command: bytes) -> Any:  # the locks' and limiter's own round trips
+        count(command)
+        return original_trip(conn, command)
+
     redis.connection.AbstractConnection.send_packed_command = counting  # type: ignore[method-assign]
+    resp.round_trip = counting_trip
     try:
         yield sent
     finally:
         redis.connection.AbstractConnection.send_packed_command = original  # type: ignore[method-assign]
+        resp.round_trip = original_trip
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -153,8 +153,8 @@ FRESH3: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the SQLite store
     # Only when a write keeps a timed-out call on the state (a record written over a dead holder's call).
     "the SQLite store enters a kept timed-out call as spent": Mutant(
-        SQLITE_WRITE, "self._enter_unanswered(conn, write.url, write.fence, s.open_call)",
-        "self._enter_unanswered(conn, write.url, write.fence, None)"),
+        SQLITE_WRITE, "self._settle_unanswered(conn, write.url, write.fence, stored_call, s.open_call)",
+        "self._settle_unanswered(conn, write.url, write.fence, stored_call, None)"),
     # Only when another holder with a lower fence writes after the paid call is recorded.
     "the SQLite store's paid-call writes leave the state's fence": Mutant(
         SQLITE_WRITE, 'for name in ["fence", *names, "updated_at"])', 'for name in [*names, "updated_at"])'),

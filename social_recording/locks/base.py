@@ -13,7 +13,6 @@ checking and releasing a key raise `LockBackendUnavailable` only past the outage
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
@@ -60,7 +59,10 @@ class Lease:
         self.waited_ms = waited_ms
         self.fence = fence if held else 0
         self._confirm = confirm
-        self._lost = threading.Event()
+        self._lost = False
+        """Set once, by the renewer's thread or the holder's; read by the holder. A plain attribute: its
+        assignment is atomic, and an `Event` (a lock and a condition made per lease) cost every URL
+        lock more than the rest of the lease, with nobody ever waiting on it."""
         self.lost_reason: str | None = None
 
     def confirm(self) -> bool:
@@ -80,12 +82,12 @@ class Lease:
 
     @property
     def lost(self) -> bool:
-        return self._lost.is_set()
+        return self._lost
 
     def mark_lost(self, reason: str) -> None:
-        if not self._lost.is_set():
+        if not self._lost:
             self.lost_reason = reason
-        self._lost.set()
+        self._lost = True
 
     def __bool__(self) -> bool:
         return self.held and not self.lost

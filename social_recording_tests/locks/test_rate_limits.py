@@ -143,20 +143,29 @@ def test_a_request_refused_by_one_window_takes_no_slot_in_another(backend: str, 
 
 
 def test_one_round_trip_per_admitted_request_on_redis(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pause and three windows of a service: one script, one round trip to Redis per request."""
+    """The pause and three windows of a service: one script, one round trip to Redis per request,
+    whichever way it is sent (the locks' own `resp.round_trip`, or redis-py's)."""
     import redis.connection
+
+    from social_recording.locks import resp
 
     sent: list[bytes] = []
     original = redis.connection.AbstractConnection.send_packed_command
+    original_trip = resp.round_trip
 
     def counting(self: Any, command: Any, check_health: bool = True) -> None:
         sent.append(command if isinstance(command, bytes) else b"".join(command))
         original(self, command, check_health)
 
+    def counting_trip(conn: Any, command: bytes) -> Any:
+        sent.append(command)
+        return original_trip(conn, command)
+
     limiter = open_rate_limiter(redis_url, {"urlscan": (Rate(100, 1), Rate(1000, 60), Rate(5000, 3600))})
     try:
         limiter.acquire("urlscan")  # connects and loads the script once
         monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
+        monkeypatch.setattr(resp, "round_trip", counting_trip)
         for _ in range(5):
             limiter.acquire("urlscan")
         assert len(sent) == 5 and all(b"EVALSHA" in c for c in sent)

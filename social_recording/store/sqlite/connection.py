@@ -10,7 +10,7 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -64,11 +64,10 @@ class SqliteBase:
                 self._holders.add(holder)
         return holder.conn
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction on this thread's connection (see `sqlite_file.immediate`)."""
-        with immediate(self._conn()) as conn:
-            yield conn
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        """One write transaction on this thread's connection (see `sqlite_file.immediate`), handed back
+        as it is rather than wrapped in a second generator: each URL write enters it."""
+        return immediate(self._conn())
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:

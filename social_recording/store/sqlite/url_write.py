@@ -36,18 +36,19 @@ class UrlWriteMixin(GraphWriteMixin):
         row = self._conn().execute(*q_url_state(url)).fetchone()
         return None if row is None else _state_from_row(row)
 
-    def _refusal(self, conn: sqlite3.Connection, write: UrlWrite) -> WriteOutcome | None:
-        """Why `write` may not touch its (address, url), or None when it may: the element's and its URL
-        state's fences and the state's version, read in one statement."""
+    def _refusal(self, conn: sqlite3.Connection, write: UrlWrite) -> tuple[WriteOutcome | None, str | None]:
+        """Why `write` may not touch its (address, url), or None when it may, and the URL state's open
+        call as stored (what `_enter_unanswered` settles): the element's and its URL state's fences, the
+        state's version and its open call, read in one statement."""
         row = conn.execute(
-            "SELECT u.status, u.fence, s.fence, s.version FROM token_urls u LEFT JOIN url_states s ON s.url = u.url "
-            "WHERE u.address = ? AND u.url = ?", [write.address, write.url]
+            "SELECT u.status, u.fence, s.fence, s.version, s.open_call FROM token_urls u "
+            "LEFT JOIN url_states s ON s.url = u.url WHERE u.address = ? AND u.url = ?", [write.address, write.url]
         ).fetchone()
         if row is None:
-            return url_write_refusal(None, NO_STATE, write.fence, write.expect_version)
-        status, element_fence, state_fence, version = row
+            return url_write_refusal(None, NO_STATE, write.fence, write.expect_version), None
+        status, element_fence, state_fence, version, open_call = row
         state = NO_STATE if state_fence is None else StoredState(state_fence, version or 0)
-        return url_write_refusal(StoredElement(status, element_fence), state, write.fence, write.expect_version)
+        return url_write_refusal(StoredElement(status, element_fence), state, write.fence, write.expect_version), open_call
 
     def apply_url_write(self, write: UrlWrite) -> WriteOutcome:
         stamp = dt_to_text(write.now)
@@ -55,7 +56,7 @@ class UrlWriteMixin(GraphWriteMixin):
         # metric values, link fields), so the transaction only runs statements.
         graph = None if write.graph_links is None else [_PreparedObject.of(pl, stamp) for pl in write.graph_links]
         with self._write() as conn:
-            refused = self._refusal(conn, write)
+            refused, stored_call = self._refusal(conn, write)
             if refused is not None:
                 return refused
             links: tuple[TokenLink, ...] = ()
@@ -65,7 +66,7 @@ class UrlWriteMixin(GraphWriteMixin):
                 links = tuple(self._copy_links(conn, write.address, write.url, write.copy_links_from, write.now))
             if write.state is not None:
                 s = write.state
-                self._enter_unanswered(conn, write.url, write.fence, s.open_call)
+                self._settle_unanswered(conn, write.url, write.fence, stored_call, s.open_call)
                 req = s.request
                 paid = 0 if write.spend is None else write.spend.requests
                 conn.execute(
@@ -117,8 +118,14 @@ class UrlWriteMixin(GraphWriteMixin):
         """Inside a state write with `fence` that leaves `kept` as the open call: another holder's open
         call it removes goes to the ledger and the state's count as spent (domain/spend.py)."""
         row = conn.execute("SELECT open_call FROM url_states WHERE url = ?", [url]).fetchone()
-        stored = None if row is None or not row[0] else OpenCall.model_validate_json(row[0])
-        for line in unanswered_lines(stored, fence, kept):
+        self._settle_unanswered(conn, url, fence, None if row is None else row[0], kept)
+
+    def _settle_unanswered(self, conn: sqlite3.Connection, url: str, fence: int, stored: str | None,
+                           kept: OpenCall | None) -> None:
+        """`_enter_unanswered` with the stored open call already read in this transaction (`stored`, its
+        JSON text; None or empty: none)."""
+        previous = OpenCall.model_validate_json(stored) if stored else None
+        for line in unanswered_lines(previous, fence, kept):
             self._enter_spend(conn, url, line)
 
     @classmethod
