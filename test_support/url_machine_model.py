@@ -830,6 +830,13 @@ class InterleavingMongoStore(Interleaving, MongoStore):
         return super()._apply_claimed(write, deltas)  # type: ignore[misc,no-any-return]
 
 
+def _carried(call: OpenCall | None) -> Iterator[OpenCall]:
+    """An open call and every timed-out call it was written over, walked by the model itself."""
+    while call is not None:
+        yield call
+        call = call.replaced
+
+
 def _ms(at: datetime | None) -> datetime | None:
     """A time as every store keeps it (the Mongo store, the millisecond)."""
     return None if at is None else as_stored(at)
@@ -1256,9 +1263,25 @@ class UrlRules(RuleBasedStateMachine):
     @rule(data=st.data(), interleave=st.sampled_from(("none", "call", "write")))
     def live_event(self, data: st.DataObject, interleave: str) -> None:
         address = data.draw(st.sampled_from(self.tokens))
+        before = {el.url: el for el in doc.social_urls} if (doc := self.store.find_token(address)) else {}
         with self.doing("live"):
             self._arm(interleave, data)
             self._check_token_outcome(self.engine.processor.record(address, address, self._run(Why.LIVE)))
+        if interleave == "none":
+            self._check_live_took_only_due(address, before)
+
+    def _check_live_took_only_due(self, address: str, before: dict[str, Any]) -> None:
+        """A live run reopens only the token's pending and error elements that are due (by their
+        stored due time, at the run's moment): the others are left as they were."""
+        doc, now = self.store.find_token(address), self.clock()
+        for el in doc.social_urls if doc is not None else ():
+            was = before.get(el.url)
+            if was is None or (was.status, _ms(was.checked_at)) == (el.status, _ms(el.checked_at)):
+                continue
+            if was.status not in (FetchStatus.PENDING, FetchStatus.ERROR) or (
+                    was.due_at is not None and was.due_at > now):
+                self.world.violations.append(f"{address} {el.url}: a live run at {now} recorded it again ("
+                                             f"{was.status.value}, due at {was.due_at})")
 
     @rule(url=st.sampled_from(POOL))
     def a_fresh_token_shares_a_url(self, url: str) -> None:
@@ -1551,6 +1574,10 @@ class UrlRules(RuleBasedStateMachine):
             got = _to_ms(table.stored(state)) if state is not None else None
             if got != _to_ms(table.stored(write.state)) or state is None or state.status is not write.state.status:
                 w.append(f"{write.url}: the store holds {state!r} after the write of {write.state!r}")
+        timeout = self._rules(write.url).call_timeout
+        if state is not None and state.open_call is not None and write.now - state.open_call.started_at >= timeout:
+            w.append(f"{write.url}: a recording at {write.now} left the open call of {state.open_call.started_at}, "
+                     f"past its timeout, uncounted (the open-call table: counted by the next recording)")
         if el is None:
             w.append(f"{write.address} {write.url}: the element is gone after a write")
             return
@@ -1621,7 +1648,7 @@ class UrlRules(RuleBasedStateMachine):
         ledger = self.store.spend_totals().ledger
         open_calls: Counter[str] = Counter(
             call.provider for url in POOL if (state := self.store.find_url_state(url)) is not None
-            and state.open_call is not None for call in state.open_call.chain() if call.new_spending)
+            for call in _carried(state.open_call) if call.new_spending)
         for account in SPEND_PER_DAY:
             entered, billed, still_open = ledger.get(account, 0), self.world.billed[account], open_calls[account]
             assert entered + still_open == billed, (

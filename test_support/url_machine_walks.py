@@ -334,6 +334,26 @@ def _a_late_holder_inside_a_write_without_a_call(m: UrlRules) -> list[Callable[[
             lambda: m.live_event(inside, "write")]  # type: ignore[arg-type]
 
 
+def _three_holders_die_with_their_calls_open(m: UrlRules) -> list[Callable[[], object]]:
+    """Three holders in a row die after paying, a day apart, each writing its open call over the last
+    one's, timed out: the third record carries all three (the open-call table), none entered yet."""
+    def dies(address: str) -> Callable[[], object]:
+        return lambda: m.a_holder_dies(Draws(lambda e: e[0] == address and e[1].url == X, lambda t: t is None),  # type: ignore[arg-type]
+                                       "after the open call")
+    return [lambda: m.some_tokens_and_answers([[X], [X], [X], [X]], {X: "ok"}), m.toggle_paid, m.reconcile,
+            m.toggle_paid, dies("T000"), lambda: m.clock_moves(24 * 60), dies("T001"),
+            lambda: m.clock_moves(24 * 60), dies("T002")]
+
+
+def _a_named_exhausted_element_reads_nothing(m: UrlRules) -> list[Callable[[], object]]:
+    """A URL spent its budget; an operator names exhausted, and the provider now answers in a shape the
+    generator cannot read: the forced re-examination learned nothing, the element keeps exhausted."""
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(61), recorded_live(m, "T000"), lambda: m.clock_moves(120), recorded_live(m, "T000"),
+            lambda: m.provider_changes(TG, "unreadable"), lambda: m.clock_moves(61),
+            lambda: m.named_retry(["exhausted"], 0, "none", Draws())]  # type: ignore[arg-type]
+
+
 def _a_paused_holder(what: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
     """A holder paused past its lease wakes with its old fence: its paid call's record is refused."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
@@ -406,6 +426,8 @@ WALKS: tuple[Walk, ...] = (
     Walk("a run's interval", _a_runs_interval),
     Walk("a retry at once meets its own failure", _a_retry_at_once_meets_its_own_failure),
     Walk("a late holder inside a write without a call", _a_late_holder_inside_a_write_without_a_call),
+    Walk("three holders die with their calls open", _three_holders_die_with_their_calls_open),
+    Walk("a named exhausted element reads nothing", _a_named_exhausted_element_reads_nothing),
     *(Walk(f"a retry{' among given tokens' if among else ''} in the instant an element is due",
            _a_retry_in_the_instant_an_element_is_due(among)) for among in (False, True)),
     Walk("a failure as the answer expires", _a_failure_as_the_answer_expires),
