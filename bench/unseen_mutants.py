@@ -1,15 +1,16 @@
 """How many mutants the model test alone kills among mutants it was NOT built against: a measure of
 the model, not a test (CI runs the project's own list, test_support/mutants.py, in test_mutants.py).
 
-    python bench/unseen_mutants.py [--batch fresh4|fresh3|fresh2|fresh|old] [--jobs 1|2] [--examples 250] [--only NAME ...]
+    python bench/unseen_mutants.py [--batch fresh5|fresh4|fresh3|fresh2|fresh|old] [--jobs 1|2] [--examples 250] [--only NAME ...]
                                    [--list] [--record]
 
 Each mutant is one plausible wrong rule (one line changed) of the state machine, the back-off policy,
 the dedupe gate, the call guard, the spend check, the write refusal both stores apply, or a store;
-none is in the project's list. Five batches:
+none is in the project's list. Six batches:
 
-- `fresh4` (the default, `FRESH4` in bench/unseen_fresh4.py): 47 mutants written later on 2026-12-06
+- `fresh5` (the default, `FRESH5` in bench/unseen_fresh5.py): 43 mutants written later on 2026-12-06
   the same way, blind of the model test, its machinery and the earlier batches: the honest measure.
+- `fresh4` (`FRESH4` in bench/unseen_fresh4.py): 47 mutants written earlier that day the same way; seen since.
 - `fresh3` (`FRESH3` in bench/unseen_fresh3.py): 43 mutants written earlier that day from the
   production code and docs/architecture.md alone; seen since, it stays for its history.
 - `fresh2` (`FRESH2` in bench/unseen_fresh2.py): 40 mutants written earlier that day the same way.
@@ -44,6 +45,7 @@ import _results  # noqa: E402  (bench/ is on the path when run as a script)
 from unseen_fresh2 import FRESH2  # noqa: E402  (bench/ is on the path, as for _results)
 from unseen_fresh3 import FRESH3  # noqa: E402
 from unseen_fresh4 import FRESH4  # noqa: E402
+from unseen_fresh5 import FRESH5  # noqa: E402
 
 from test_support.mutants import (  # noqa: E402
     CALL_GUARD,
@@ -243,10 +245,10 @@ FRESH: dict[str, Mutant] = {
         MONGO_QUERIES, '{"status": status, "due_at": {"$lte": due_by}, "platform": {"$ne": None}},',
         '{"status": status, "due_at": {"$lt": due_by}, "platform": {"$ne": None}},', "mongomock"),
 }
-BATCHES: dict[str, dict[str, Mutant]] = {"fresh4": FRESH4, "fresh3": FRESH3, "fresh2": FRESH2, "fresh": FRESH,
-                                         "old": UNSEEN}
-"""`fresh4`: unseen by whoever improves the model, the honest measure; `fresh3`, `fresh2`, `fresh` and
-`old`: the earlier batches (seen since the rounds that measured them, kept for their history)."""
+BATCHES: dict[str, dict[str, Mutant]] = {"fresh5": FRESH5, "fresh4": FRESH4, "fresh3": FRESH3, "fresh2": FRESH2,
+                                         "fresh": FRESH, "old": UNSEEN}
+"""`fresh5`: unseen by whoever improves the model, the honest measure; `fresh4`, `fresh3`, `fresh2`, `fresh`
+and `old`: the earlier batches (seen since the rounds that measured them, kept for their history)."""
 assert not set(UNSEEN) & set(MUTANTS), "an unseen mutant is in the project's list"
 assert not set(FRESH) & (set(MUTANTS) | set(UNSEEN)), "a fresh mutant is already in another list"
 _EARLIER = {(m.path, m.original, m.mutant) for m in [*MUTANTS.values(), *UNSEEN.values()]}
@@ -261,6 +263,10 @@ assert not set(FRESH4) & (set(MUTANTS) | set(UNSEEN) | set(FRESH) | set(FRESH2) 
     "a fresh4 mutant is already in another list"
 _BEFORE_FRESH4 = _BEFORE_FRESH3 | {(m.path, m.original, m.mutant) for m in FRESH3.values()}
 assert not [n for n, m in FRESH4.items() if (m.path, m.original, m.mutant) in _BEFORE_FRESH4], "a fresh4 mutant repeats one"
+assert not set(FRESH5) & (set(MUTANTS) | set(UNSEEN) | set(FRESH) | set(FRESH2) | set(FRESH3) | set(FRESH4)), \
+    "a fresh5 mutant is already in another list"
+_BEFORE_FRESH5 = _BEFORE_FRESH4 | {(m.path, m.original, m.mutant) for m in FRESH4.values()}
+assert not [n for n, m in FRESH5.items() if (m.path, m.original, m.mutant) in _BEFORE_FRESH5], "a fresh5 mutant repeats one"
 
 
 def _verdict(name: str, mutants: dict[str, Mutant], examples: str) -> tuple[str, bool, float, str]:
@@ -278,8 +284,9 @@ def _verdict(name: str, mutants: dict[str, Mutant], examples: str) -> tuple[str,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--batch", choices=sorted(BATCHES), default="fresh4",
-                        help="fresh4: written blind of the model (default); fresh3, fresh2, fresh, old: earlier batches, "
+    parser.add_argument("--batch", choices=sorted(BATCHES), default="fresh5",
+                        help="fresh5: written blind of the model (default); fresh4, fresh3, fresh2, fresh, old: earlier "
+                             "batches, "
                              "seen since")
     parser.add_argument("--examples", default="250", help="examples per mutant (the project's list: 250)")
     parser.add_argument("--jobs", type=int, default=1, choices=(1, 2),
