@@ -75,3 +75,20 @@ def test_the_fresh3_batch_repeats_no_earlier_mutant_and_covers_every_part() -> N
     for part in (*PARTS, "domain/spend.py", "recording/attempt.py", "store/sqlite/rows.py"):
         assert any(m.path.endswith(part) for m in fresh3.values()), f"no fresh3 mutant of {part}"
     assert all(m.store == "mongomock" for m in fresh3.values() if "/mongo/" in m.path)
+
+
+ORDER = ("old", "fresh", "fresh2", "fresh3", "fresh4", "fresh5")
+"""The batches in the order they were written: each later one must be new against all before it."""
+
+
+@pytest.mark.parametrize("batch", ORDER[4:])
+def test_a_later_batch_repeats_no_earlier_mutant(batch: str) -> None:
+    assert set(ORDER) == set(unseen_mutants.BATCHES)
+    mine: dict[str, Mutant] = unseen_mutants.BATCHES[batch]
+    assert len(mine) >= 40, len(mine)
+    earlier = [MUTANTS, *(unseen_mutants.BATCHES[b] for b in ORDER[:ORDER.index(batch)])]
+    assert not set(mine) & set().union(*earlier)
+    sources = {(m.path, _mutated_source(m)) for mutants in earlier for m in mutants.values()
+               if (REPO / m.path).read_text().count(m.original) == 1}
+    assert not [n for n, m in mine.items() if (m.path, _mutated_source(m)) in sources]
+    assert all(m.store == "mongomock" for m in mine.values() if "/mongo/" in m.path)
