@@ -50,7 +50,6 @@ from hypothesis.stateful import (
     rule,
 )
 
-from social_recording.domain.dedupe import DEDUPE_TTL
 from social_recording.domain.graph import SocialContractError
 from social_recording.domain.models import OpenCall, PaidRequest, as_stored
 from social_recording.domain.policy import (
@@ -113,6 +112,8 @@ SPEND_PER_DAY = {ACCOUNTS[Platform.X]: 2, ACCOUNTS[Platform.WEB]: 1}
 """The paid accounts' budgets of new paid requests per UTC day: small, so a busy day meets them."""
 SPEND_PER_MONTH = {ACCOUNTS[Platform.X]: 5, ACCOUNTS[Platform.WEB]: 3}
 """Their budgets per UTC month, on the machine that sets them: small, so a month of busy days meets them."""
+DEDUPE_TTL = timedelta(days=14)
+"""The reuse window as docs/architecture.md gives it ("the same answer"): the model's own, not the engine's."""
 RETENTION = timedelta(days=7)
 """The two-step paid provider keeps a submitted request this long (like urlscan)."""
 
@@ -408,8 +409,8 @@ class ModelProvider:
         w = self.w
         platform = _platform(url)
         now = self.clock()
-        rules = rules_for(platform, max_attempts=w.limits.max_attempts, min_interval=w.op.interval,
-                          backoff=w.limits.expected)
+        rules = replace(rules_for(platform, max_attempts=w.limits.max_attempts, min_interval=w.op.interval,
+                                  backoff=w.limits.expected), ttl=DEDUPE_TTL)
         element = self.store.find_element(ctx.token_address, url)
         assert element is not None
         selected = w.op.selected.get((ctx.token_address, url))
@@ -1069,8 +1070,8 @@ class UrlRules(RuleBasedStateMachine):
         return when if act in (Act.CALL, Act.RESUME) else None
 
     def _rules(self, url: str) -> Any:
-        return rules_for(_platform(url), max_attempts=self.limits.max_attempts, min_interval=timedelta(minutes=60),
-                         backoff=self.limits.expected)
+        return replace(rules_for(_platform(url), max_attempts=self.limits.max_attempts,
+                                 min_interval=timedelta(minutes=60), backoff=self.limits.expected), ttl=DEDUPE_TTL)
 
     @precondition(lambda self: self.tokens)
     @rule(data=st.data(), interleave=st.sampled_from(("call", "write")))
@@ -1264,19 +1265,28 @@ class UrlRules(RuleBasedStateMachine):
     def live_event(self, data: st.DataObject, interleave: str) -> None:
         address = data.draw(st.sampled_from(self.tokens))
         before = {el.url: el for el in doc.social_urls} if (doc := self.store.find_token(address)) else {}
+        started = self.clock()
         with self.doing("live"):
             self._arm(interleave, data)
             self._check_token_outcome(self.engine.processor.record(address, address, self._run(Why.LIVE)))
         if interleave == "none":
-            self._check_live_took_only_due(address, before)
+            self._check_live_took_only_due(address, before, started)
 
-    def _check_live_took_only_due(self, address: str, before: dict[str, Any]) -> None:
-        """A live run reopens only the token's pending and error elements that are due (by their
-        stored due time, at the run's moment): the others are left as they were."""
+    def _check_live_took_only_due(self, address: str, before: dict[str, Any], started: datetime) -> None:
+        """A live run reopens the token's pending and error elements that are due (by their stored due
+        time, at the run's moment: the instant itself counts), and only those: the others are left as
+        they were."""
         doc, now = self.store.find_token(address), self.clock()
         for el in doc.social_urls if doc is not None else ():
             was = before.get(el.url)
-            if was is None or (was.status, _ms(was.checked_at)) == (el.status, _ms(el.checked_at)):
+            if was is None:
+                continue
+            if (was.status, _ms(was.checked_at)) == (el.status, _ms(el.checked_at)):
+                if was.status in (FetchStatus.PENDING, FetchStatus.ERROR) and (
+                        was.due_at is None or was.due_at <= started) and not (
+                        self.world.counter_down or self.world.unconfirmed):  # those leave a paid URL as it was
+                    self.world.violations.append(f"{address} {el.url}: a live run at {started} left it "
+                                                 f"{was.status.value}, due at {was.due_at}")
                 continue
             if was.status not in (FetchStatus.PENDING, FetchStatus.ERROR) or (
                     was.due_at is not None and was.due_at > now):
@@ -1593,6 +1603,18 @@ class UrlRules(RuleBasedStateMachine):
                      f"(recorded {e.checked_at}, state {state!r})")
 
     @invariant()
+    def a_urls_last_call_never_goes_back(self) -> None:
+        """The URL's last call only moves forward (an answer or a timed-out call never dates it back)."""
+        seen = self.__dict__.setdefault("_last_calls", {})
+        for url in POOL:
+            state = self.store.find_url_state(url)
+            at = None if state is None else _ms(state.attempted_at)
+            if at is not None and url in seen and at < seen[url]:
+                raise AssertionError(f"{url}: its last call went back from {seen[url]} to {at}")
+            if at is not None:
+                seen[url] = at
+
+    @invariant()
     def a_url_states_fence_never_goes_down(self) -> None:
         for url in POOL:
             state = self.store.find_url_state(url)
@@ -1645,7 +1667,12 @@ class UrlRules(RuleBasedStateMachine):
         them. So what the ledger lacks of the bill is exactly the calls still open on the URL states
         (a dead or paused holder's, one per stored call; a poll of a request already paid for is none),
         never more, never less (docs/architecture.md, "Spend budgets")."""
-        ledger = self.store.spend_totals().ledger
+        totals = self.store.spend_totals()
+        ledger = totals.ledger
+        for platform, account in ACCOUNTS.items():  # the URL states count what the ledger counts
+            assert totals.url_states.get(platform.value, 0) == ledger.get(account, 0), (
+                f"{platform.value}: the URL states count {totals.url_states.get(platform.value, 0)} paid request(s), "
+                f"the spend ledger {ledger.get(account, 0)}")
         open_calls: Counter[str] = Counter(
             call.provider for url in POOL if (state := self.store.find_url_state(url)) is not None
             for call in _carried(state.open_call) if call.new_spending)

@@ -324,6 +324,22 @@ def _a_retry_at_once_meets_its_own_failure(m: UrlRules) -> list[Callable[[], obj
             lambda: m.clock_moves(15 * 24 * 60), lambda: m.default_retry(0, "none", Draws())]  # type: ignore[arg-type]
 
 
+def _a_live_run_in_the_instant_an_element_is_due(m: UrlRules) -> list[Callable[[], object]]:
+    """A failed call, then a live run in the very instant its element is due (as the store keeps the
+    time, the clock standing still from there): the live path reopens it."""
+    def at_the_due_instant() -> None:
+        el = m.store.find_element("T000", TG)
+        assert el is not None and el.due_at is not None
+        m.clock.set(el.due_at)
+        m.clock.frozen = True
+        try:
+            m.live_event(Draws(lambda a: a == "T000"), "none")  # type: ignore[arg-type]
+        finally:
+            m.clock.frozen = False
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"),
+            at_the_due_instant]
+
+
 def _a_late_holder_inside_a_write_without_a_call(m: UrlRules) -> list[Callable[[], object]]:
     """A holder reuses the window's answer (a write without a call, made on the state's version) while
     a late holder reuses it for a third token inside that write, between its read and its conditional
@@ -427,6 +443,7 @@ WALKS: tuple[Walk, ...] = (
     Walk("a retry at once meets its own failure", _a_retry_at_once_meets_its_own_failure),
     Walk("a late holder inside a write without a call", _a_late_holder_inside_a_write_without_a_call),
     Walk("three holders die with their calls open", _three_holders_die_with_their_calls_open),
+    Walk("a live run in the instant an element is due", _a_live_run_in_the_instant_an_element_is_due),
     Walk("a named exhausted element reads nothing", _a_named_exhausted_element_reads_nothing),
     *(Walk(f"a retry{' among given tokens' if among else ''} in the instant an element is due",
            _a_retry_in_the_instant_an_element_is_due(among)) for among in (False, True)),
