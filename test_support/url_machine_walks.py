@@ -340,6 +340,17 @@ def _a_live_run_in_the_instant_an_element_is_due(m: UrlRules) -> list[Callable[[
             at_the_due_instant]
 
 
+def _a_dead_holders_poll(m: UrlRules) -> list[Callable[[], object]]:
+    """A two-step submission whose poll failed stays saved; the next holder resumes it and dies after
+    the provider answered its poll: its open call, a poll, counts as a failed call once timed out, and
+    is no new spending (the ledger holds the submission alone)."""
+    dies = Draws(lambda e: e[0] == "T000", lambda t: t is None, lambda a: a == "T000")
+    return [lambda: m.some_tokens_and_answers([[WEB]], {WEB: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.provider_changes(WEB, "ok"), lambda: m.clock_moves(61),
+            lambda: m.a_holder_dies(dies, "after the answer"),  # type: ignore[arg-type]
+            lambda: m.provider_changes(WEB, "5xx"), lambda: m.clock_moves(24 * 60), recorded_live(m, "T000")]
+
+
 def _a_late_holder_inside_a_write_without_a_call(m: UrlRules) -> list[Callable[[], object]]:
     """A holder reuses the window's answer (a write without a call, made on the state's version) while
     a late holder reuses it for a third token inside that write, between its read and its conditional
@@ -443,6 +454,7 @@ WALKS: tuple[Walk, ...] = (
     Walk("a retry at once meets its own failure", _a_retry_at_once_meets_its_own_failure),
     Walk("a late holder inside a write without a call", _a_late_holder_inside_a_write_without_a_call),
     Walk("three holders die with their calls open", _three_holders_die_with_their_calls_open),
+    Walk("a dead holder's poll", _a_dead_holders_poll),
     Walk("a live run in the instant an element is due", _a_live_run_in_the_instant_an_element_is_due),
     Walk("a named exhausted element reads nothing", _a_named_exhausted_element_reads_nothing),
     *(Walk(f"a retry{' among given tokens' if among else ''} in the instant an element is due",

@@ -45,6 +45,22 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the Mongo store's element-only write ignores the version",
         "the Mongo store's selection among tokens skips an element due in its very instant",
     ),
+    "fresh4": (
+        "blocked outranks not_found in the window",
+        "a named answer re-examined that read nothing becomes unsupported",
+        "a recording without a call does not write the timed-out call it counted",
+        "a dead holder's poll is entered as spent",
+        "an unanswered call is entered as answered",
+        "an open call carries one timed-out call, not all",
+        "the SQLite ledger keeps a day's last unanswered count",
+        "live reopens an element before it is due",
+    ),
+    "fresh5": (
+        "the reuse window is a day short",
+        "an element is due only once past its due time",
+        "the SQLite state's paid requests restart at each write",
+        "the Mongo state's paid requests are overwritten by the unanswered ones",
+    ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
 the model kills since it checks their rule: part of the project's list from then on, by name."""
