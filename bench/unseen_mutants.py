@@ -6,11 +6,16 @@ the model, not a test (CI runs the project's own list, test_support/mutants.py, 
 
 Each mutant is one plausible wrong rule (one line changed) of the state machine, the back-off policy,
 the dedupe gate, the call guard, the spend check, the write refusal both stores apply, or a store;
-none is in the project's list. Six batches:
+none is in the project's list. Each batch was written blind of the model test (its model, steps,
+walks, table and tests) from the production code and docs alone, none is equivalent (a comment above a
+mutant says when only some settings or interleavings tell it apart), and none repeats a mutant of the
+project's list or of an earlier batch, nor yields the same source as one (test_unseen_mutants.py). Six
+batches:
 
-- `fresh5` (the default, `FRESH5` in bench/unseen_fresh5.py): 43 mutants written later on 2026-12-06
-  the same way, blind of the model test, its machinery and the earlier batches: the honest measure.
-- `fresh4` (`FRESH4` in bench/unseen_fresh4.py): 47 mutants written earlier that day the same way; seen since.
+- `fresh5` (the default, `FRESH5` in bench/unseen_fresh5.py): 44 mutants written last on 2026-12-06,
+  measured once on its first run (30 of 44); seen since.
+- `fresh4` (`FRESH4` in bench/unseen_fresh4.py): 47 mutants written earlier that day the same way,
+  measured once on its first run (37 of 47); seen since.
 - `fresh3` (`FRESH3` in bench/unseen_fresh3.py): 43 mutants written earlier that day from the
   production code and docs/architecture.md alone; seen since, it stays for its history.
 - `fresh2` (`FRESH2` in bench/unseen_fresh2.py): 40 mutants written earlier that day the same way.
@@ -25,7 +30,8 @@ a time (at most 2: a survivor runs every example, 1-7 min). It prints each verdi
 figure "killed k of n (p %)"; `--record` writes the table into bench/RESULTS.md (section
 `unseen-<batch>`, with the commit, date and load, as bench/run.py does). A survivor is a rule the model
 does not check yet (or, where its comment says so, a case the model never reaches): once the model
-checks it, the mutant moves into the project's list and a new batch is written blind.
+checks it, the mutant joins the project's list (`PROMOTED` in test_mutants.py) and a new batch is
+written blind.
 """
 
 from __future__ import annotations
