@@ -1414,10 +1414,10 @@ class UrlRules(RuleBasedStateMachine):
 
     @precondition(lambda self: self.tokens)
     @rule(min_interval=st.sampled_from((0, 60, 120)), interleave=st.sampled_from(("none", "call", "write", "between")),
-          data=st.data())
-    def default_retry(self, min_interval: int, interleave: str, data: st.DataObject) -> None:
+          data=st.data(), limit=st.sampled_from((50, 1, 2)))
+    def default_retry(self, min_interval: int, interleave: str, data: st.DataObject, limit: int = 50) -> None:
         with self.doing("retry", interval=min_interval):
-            selection = self.engine.retry.select_due(min_interval_minutes=min_interval)
+            selection = self.engine.retry.select_due(min_interval_minutes=min_interval, limit=limit)
             self._check_selection(selection)
             self._arm(interleave, data, selection.candidates)
             self.engine.retry.record_selection(selection, max_workers=1, run=self._run(Why.RETRY))
@@ -1484,6 +1484,8 @@ class UrlRules(RuleBasedStateMachine):
         due_by = table.due_by(selection.selected_at, timedelta(minutes=selection.min_interval_minutes),
                               self.limits.expected)
         chosen = {(c.address, c.url) for c in selection.candidates}
+        waiting: list[tuple[bool, datetime | None, str, str]] = []
+        unsure = False
         among = self.tokens if selection.token_addresses is None else [
             a for a in self.tokens if a in selection.token_addresses]
         for address in among:
@@ -1497,14 +1499,22 @@ class UrlRules(RuleBasedStateMachine):
                                                      f"{sorted(wanted)}")
                     continue
                 if el.due_at is not None and el.due_at != due_by and abs(el.due_at - due_by) <= timedelta(milliseconds=1):
+                    unsure = True
                     continue  # the stores keep the millisecond (due at the very instant: taken)
                 due = el.due_at is None or el.due_at <= due_by
+                if due:
+                    waiting.append((el.due_at is not None, el.due_at, address, el.url))
                 if (address, el.url) in chosen and not due or (due and not selection.remaining
                                                                 and (address, el.url) not in chosen):
                     self.world.violations.append(
                         f"{address} {el.url}: due at {el.due_at}, {'selected' if not due else 'not selected'} by a "
                         f"retry at {selection.selected_at} with interval {selection.min_interval_minutes} min "
                         f"(due by {due_by})")
+        # Past its limit, a retry takes the longest due first (then by token and URL).
+        first = {(a, u) for *_, a, u in sorted(waiting)[:len(chosen)]}
+        if selection.remaining and self.paid and not unsure and first != chosen:
+            self.world.violations.append(f"a retry limited to {len(chosen)} took {sorted(chosen)}, the longest due "
+                                         f"are {sorted(first)}")
 
     # ------------------------------------------------------------------ interleavings
 
