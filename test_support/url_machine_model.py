@@ -64,6 +64,7 @@ from social_recording.domain.url_machine import (
     OPEN_CALL_TIMEOUT,
     Act,
     NextState,
+    Result,
     RunIntent,
     Why,
     fresh_answer,
@@ -667,6 +668,10 @@ def _counting(real_decide: Callable[..., Any], real_after: Callable[..., Any],
         elif t.state is not None and t.state.status is not table.url_status(t.state, now, kw["rules"]):
             world.violations.append(f"after {outcome.result.value} of {element.url}: the URL stands at "
                                     f"{t.state.status.value}, the statuses say {table.url_status(t.state, now, kw['rules'])}")
+        if (t.element is not None and outcome.result is Result.NOT_CALLED and element.status not in ABSORBING
+                and (t.element.status, t.element.cause) != (outcome.status, outcome.cause)):
+            world.violations.append(f"after not_called of {element.url}: the element takes {t.element.status.value} "
+                                    f"({t.element.cause}), the reason says {outcome.status} ({outcome.cause})")
         if t.element is not None:  # the element's own count: moved only when a request left, to this attempt
             want = (element.attempts + 1, now) if outcome.called else (element.attempts, element.attempted_at)
             if (t.element.attempts, t.element.attempted_at) != want:
