@@ -58,7 +58,7 @@ from social_recording.domain.policy import (
     DEFAULT_MAX_ATTEMPTS,
     Backoff,
 )
-from social_recording.domain.spend import Budget, SpendLine, day_key
+from social_recording.domain.spend import DAY, MONTH, Budget, SpendLine, day_key
 from social_recording.domain.status import ABSORBING, REUSABLE, Cause, FetchStatus
 from social_recording.domain.url_machine import (
     OPEN_CALL_TIMEOUT,
@@ -175,6 +175,13 @@ third wait shows the back-off's shape (a linear growth would wait 20 h; with a g
 agree up to the third wait) and meets the default maximum."""
 DEFAULTS = ProductionDefaults(max_attempts=5, growth=1.0, cap_minutes=24 * 60)
 """As a deployment that sets none of them runs."""
+
+
+def model_rules(platform: Platform, limits: Limits, interval: timedelta) -> Any:
+    """The state machine's rules as the model expects them: its own budget, back-off and window, for a
+    run with `interval`."""
+    return replace(rules_for(platform, max_attempts=limits.max_attempts, min_interval=interval,
+                             backoff=limits.expected), ttl=DEDUPE_TTL)
 
 POOL = (
     "https://x.com/i/status/101",  # paid, one step
@@ -390,6 +397,13 @@ class World:
         self.open_request.pop(url, None)
         self.given.setdefault(url, []).append((at, status, anchored))
 
+    def admitted(self, account: str, period: str, at: datetime, *, kept: bool = False) -> int:
+        """New paid requests of `account` sent in the UTC day or month (`period`) of `at`, and with
+        `kept` the slots of holders that died after admission."""
+        same = (lambda d: d == at.date()) if period == DAY else (lambda d: (d.year, d.month) == (at.year, at.month))
+        counts = self.spent + self.kept_slots if kept else self.spent
+        return sum(n for (a, d), n in counts.items() if a == account and same(d))
+
     def unanchored(self, url: str) -> Any:
         """When the last answer given was, if no call stood behind it (it holds from then on)."""
         last = self.given.get(url, [])[-1:]
@@ -410,8 +424,7 @@ class ModelProvider:
         w = self.w
         platform = _platform(url)
         now = self.clock()
-        rules = replace(rules_for(platform, max_attempts=w.limits.max_attempts, min_interval=w.op.interval,
-                                  backoff=w.limits.expected), ttl=DEDUPE_TTL)
+        rules = model_rules(platform, w.limits, w.op.interval)
         element = self.store.find_element(ctx.token_address, url)
         assert element is not None
         selected = w.op.selected.get((ctx.token_address, url))
@@ -533,12 +546,10 @@ class ModelProvider:
     def _check_used_up(self, url: str, service: str, reached: Any, asked: datetime) -> None:
         """A budget said "used up": it is the account's own (its period and limit as the model sets
         them), and the requests admitted in that period reach it (a tick around midnight aside)."""
-        own = SPEND_PER_DAY[service] if reached.period == "day" else self.w.per_month.get(service)
-        same = (lambda d: d == asked.date()) if reached.period == "day" else (
-            lambda d: (d.year, d.month) == (asked.year, asked.month))
-        admitted = sum(n for (a, d), n in (self.w.spent + self.w.kept_slots).items() if a == service and same(d))
+        own = SPEND_PER_DAY[service] if reached.period == DAY else self.w.per_month.get(service)
+        admitted = self.w.admitted(service, reached.period, asked, kept=True)
         start = asked.replace(hour=0, minute=0, second=0, microsecond=0)
-        if reached.period != "day":
+        if reached.period != DAY:
             start = start.replace(day=1)
         if reached.limit != own or (admitted < reached.limit and asked - start > timedelta(seconds=1)):
             self.w.violations.append(f"{url}: a new paid {service} request held by a budget of {reached.limit} per "
@@ -578,8 +589,7 @@ class ModelProvider:
             if self.w.spent[day] > SPEND_PER_DAY[service]:
                 self.w.violations.append(f"{service}: new paid request {self.w.spent[day]} on {now.date()} "
                                          f"(budget {SPEND_PER_DAY[service]} a day)")
-            month = sum(n for (a, d), n in self.w.spent.items() if a == service and (d.year, d.month) == (
-                now.year, now.month))
+            month = self.w.admitted(service, MONTH, now)
             if service in self.w.per_month and month > self.w.per_month[service]:
                 self.w.violations.append(f"{service}: new paid request {month} in {now:%Y-%m} "
                                          f"(budget {self.w.per_month[service]} a month)")
@@ -890,6 +900,7 @@ class UrlRules(RuleBasedStateMachine):
         self.exhausted_seen: dict[tuple[str, str], FetchStatus | None] = {}
         self.streak_at_step_start: dict[str, int] = {}
         self.fences: dict[str, int] = {}
+        self.last_calls: dict[str, datetime] = {}
         self.store.checked = self._check_stored
         self.store.violations = self.world.violations
         self.exceptions = EngineExceptions(self.world)
@@ -899,9 +910,14 @@ class UrlRules(RuleBasedStateMachine):
 
     def _engine(self, paid: bool) -> Engine:
         timings = Timings(url_lock_wait=0.02, url_lock_ttl=30.0, token_lock_ttl=30.0, write_retry_s=1.0)
-        return build_engine(self.store, self.locks, self.registry, self.profiles, tracker=self.tracker,
-                            enable_paid=paid, max_attempts=self.limits.engine_max_attempts, timings=timings, clock=self.clock,
-                            backoff=self.limits.backoff, spend_budgets=self.spend)
+        return self._engine_on(self.locks, paid, tracker=self.tracker, timings=timings)
+
+    def _engine_on(self, locks: Any, paid: bool, **options: Any) -> Engine:
+        """An engine on the model's store, providers, clock and budgets, with this machine's limits,
+        under `locks` (the shared ones, or a late or disowned holder's)."""
+        return build_engine(self.store, locks, self.registry, self.profiles, enable_paid=paid,
+                            max_attempts=self.limits.engine_max_attempts, clock=self.clock,
+                            backoff=self.limits.backoff, spend_budgets=self.spend, **options)
 
     @property
     def engine(self) -> Engine:
@@ -1075,8 +1091,7 @@ class UrlRules(RuleBasedStateMachine):
         return when if act in (Act.CALL, Act.RESUME) else None
 
     def _rules(self, url: str) -> Any:
-        return replace(rules_for(_platform(url), max_attempts=self.limits.max_attempts,
-                                 min_interval=timedelta(minutes=60), backoff=self.limits.expected), ttl=DEDUPE_TTL)
+        return model_rules(_platform(url), self.limits, timedelta(minutes=60))
 
     @precondition(lambda self: self.tokens)
     @rule(data=st.data(), interleave=st.sampled_from(("call", "write")))
@@ -1151,9 +1166,7 @@ class UrlRules(RuleBasedStateMachine):
         # which a holder that recorded the element without a URL state (no call) may have written alone.
         fences = [state.fence if state else 0, *(el.fence for a in self.tokens
                                                   if (el := self.store.find_element(a, url)) is not None)]
-        late = build_engine(self.store, StaleLocks(max(fences) + 1, confirmed=False),  # type: ignore[arg-type]
-                            self.registry, self.profiles, enable_paid=True, max_attempts=self.limits.engine_max_attempts,
-                            clock=self.clock, backoff=self.limits.backoff, spend_budgets=self.spend)
+        late = self._engine_on(StaleLocks(max(fences) + 1, confirmed=False), True)
         STATS["holders disowned before paying"] += 1
         self.world.unconfirmed = True
         try:
@@ -1180,9 +1193,7 @@ class UrlRules(RuleBasedStateMachine):
             return
         if when > self.clock():
             self.clock.set(when)
-        late = build_engine(self.store, StaleLocks(state.fence - 1), self.registry, self.profiles,  # type: ignore[arg-type]
-                            enable_paid=True, max_attempts=self.limits.engine_max_attempts, clock=self.clock, backoff=self.limits.backoff,
-                            spend_budgets=self.spend)
+        late = self._engine_on(StaleLocks(state.fence - 1), True)
         STATS["paused holders recorded a paid URL"] += 1
         self.world.stale = True
         try:
@@ -1562,9 +1573,7 @@ class UrlRules(RuleBasedStateMachine):
                    and el.status is not FetchStatus.OK]
         if not holders:
             return
-        late = build_engine(self.store, StaleLocks(write.fence - 1), self.registry, self.profiles,  # type: ignore[arg-type]
-                            enable_paid=self.paid, max_attempts=self.limits.engine_max_attempts, clock=self.clock, backoff=self.limits.backoff,
-                            spend_budgets=self.spend)
+        late = self._engine_on(StaleLocks(write.fence - 1), self.paid)
         STATS["late holder writes"] += 1
         w = self.world
         w.stale = True
@@ -1620,7 +1629,7 @@ class UrlRules(RuleBasedStateMachine):
     @invariant()
     def a_urls_last_call_never_goes_back(self) -> None:
         """The URL's last call only moves forward (an answer or a timed-out call never dates it back)."""
-        seen = self.__dict__.setdefault("_last_calls", {})
+        seen = self.last_calls
         for url in POOL:
             state = self.store.find_url_state(url)
             at = None if state is None else _ms(state.attempted_at)

@@ -151,6 +151,21 @@ def _a_submission_over_a_dead_call(m: UrlRules) -> list[Callable[[], object]]:
             recorded_live(m, "T001")]
 
 
+def _at_the_due_instant(m: UrlRules, step: Callable[[], object]) -> Callable[[], object]:
+    """`step` at the moment T000's Telegram element is due, as the store keeps it (to the millisecond on
+    Mongo), with the clock standing still from there (no tick later)."""
+    def run() -> None:
+        el = m.store.find_element("T000", TG)
+        assert el is not None and el.due_at is not None
+        m.clock.set(el.due_at)
+        m.clock.frozen = True
+        try:
+            step()
+        finally:
+            m.clock.frozen = False
+    return run
+
+
 def _a_retry_in_the_instant_an_element_is_due(among: bool) -> Callable[[UrlRules], list[Callable[[], object]]]:
     """A failed call, then a retry selecting in the very instant its element is due (among all tokens,
     or among given ones): it is taken."""
@@ -158,18 +173,8 @@ def _a_retry_in_the_instant_an_element_is_due(among: bool) -> Callable[[UrlRules
         # A run every base interval takes what is due by its very moment (the back-off table's "due by").
         retry = (lambda: m.retry_among(["T000"], 60)) if among else (
             lambda: m.default_retry(60, "none", Draws()))  # type: ignore[arg-type]
-
-        def at_the_due_instant() -> None:
-            el = m.store.find_element("T000", TG)
-            assert el is not None and el.due_at is not None
-            m.clock.set(el.due_at)  # as the store keeps it (to the millisecond on Mongo), and no tick later
-            m.clock.frozen = True
-            try:
-                retry()
-            finally:
-                m.clock.frozen = False
         return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"),
-                at_the_due_instant]
+                _at_the_due_instant(m, retry)]
     return steps
 
 
@@ -325,19 +330,9 @@ def _a_retry_at_once_meets_its_own_failure(m: UrlRules) -> list[Callable[[], obj
 
 
 def _a_live_run_in_the_instant_an_element_is_due(m: UrlRules) -> list[Callable[[], object]]:
-    """A failed call, then a live run in the very instant its element is due (as the store keeps the
-    time, the clock standing still from there): the live path reopens it."""
-    def at_the_due_instant() -> None:
-        el = m.store.find_element("T000", TG)
-        assert el is not None and el.due_at is not None
-        m.clock.set(el.due_at)
-        m.clock.frozen = True
-        try:
-            m.live_event(Draws(lambda a: a == "T000"), "none")  # type: ignore[arg-type]
-        finally:
-            m.clock.frozen = False
+    """A failed call, then a live run in the very instant its element is due: the live path reopens it."""
     return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"),
-            at_the_due_instant]
+            _at_the_due_instant(m, recorded_live(m, "T000"))]
 
 
 def _a_dead_holders_poll(m: UrlRules) -> list[Callable[[], object]]:

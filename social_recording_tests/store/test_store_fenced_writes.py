@@ -19,6 +19,7 @@ from social_recording.domain.status import FetchStatus
 from social_recording.recording.store_retry import write_through_outages
 from social_recording.store import ElementWrite, MongoStore, Store, UrlWrite, WriteResult
 from social_recording.store.base import SpendTotals
+from social_recording.store.mongo.schema import URL_STATES
 from social_recording_tests.store._seed import url_write
 from social_recording_tests.store.conftest import Backend
 
@@ -199,7 +200,7 @@ class _AckLostOnce:
 
     def __getitem__(self, name: str) -> Any:
         coll = self._db[name]
-        if name != "url_states" or self.lost:
+        if name != URL_STATES or self.lost:
             return coll
         outer = self
 
