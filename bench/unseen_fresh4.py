@@ -205,13 +205,13 @@ FRESH4: dict[str, Mutant] = {
     # Only a two-step submission saved by a holder that wrote its open call over a timed-out one.
     "the SQLite store's saved submission drops the call it carried": Mutant(
         SQLITE_WRITE,
-        '"open_call": None if kept is None else kept.model_dump_json()}, spend)',
-        '"open_call": None}, spend)'),
+        '"open_call": None if kept is None else kept.model_dump_json()}, kept, spend)',
+        '"open_call": None}, None, spend)'),
     # Only an open call or submission of a holder whose lease was lost, written after a newer holder's.
     "the SQLite store fences a URL state's own writes by its version": Mutant(
         SQLITE_WRITE,
-        'row = conn.execute("SELECT fence FROM url_states WHERE url = ?", [url]).fetchone()',
-        'row = conn.execute("SELECT version FROM url_states WHERE url = ?", [url]).fetchone()'),
+        'row = conn.execute("SELECT fence, open_call FROM url_states WHERE url = ?", [url]).fetchone()',
+        'row = conn.execute("SELECT version, open_call FROM url_states WHERE url = ?", [url]).fetchone()'),
     # Only a ledger day with more than one unanswered entry.
     "the SQLite ledger keeps a day's last unanswered count": Mutant(
         SQLITE_WRITE,

@@ -155,8 +155,8 @@ FRESH5: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the SQLite store
     # Only an open call written over a timed-out one (its record then removed) tells it apart.
     "the SQLite open-call write enters the carried timed-out calls at once": Mutant(
-        SQLITE_WRITE, "self._enter_unanswered(conn, url, fence, None if kept is None else OpenCall.model_validate_json(kept))",
-        "self._enter_unanswered(conn, url, fence, None)"),
+        SQLITE_WRITE, "self._settle_unanswered(conn, url, fence, stored_call, kept)",
+        "self._settle_unanswered(conn, url, fence, stored_call, None)"),
     "the SQLite state's paid requests restart at each write": Mutant(
         SQLITE_WRITE, "paid_requests = url_states.paid_requests + excluded.paid_requests,",
         "paid_requests = excluded.paid_requests,"),

@@ -119,7 +119,8 @@ MUTANTS: dict[str, Mutant] = {
         SPEND_CHECK, "return paid and not (service in POLLS_ON_PAID_CLIENT and self._holds_open())", "return paid"),
     # ---------------------------------------------------------------- both stores
     "the SQLite store's paid-call records accept a lower fence": Mutant(
-        SQLITE_WRITE, "refused = self._state_fence_refusal(conn, url, fence)", "refused = None"),
+        SQLITE_WRITE, "refused, stored_call = self._state_fence_refusal(conn, url, fence)",
+        "refused, stored_call = None, self._state_fence_refusal(conn, url, fence)[1]"),
     "the SQLite store forgets the engine failures": Mutant(
         SQLITE_WRITE, "s.engine_failures, None if s.open_call is None else s.open_call.model_dump_json(), paid],",
         "0, None if s.open_call is None else s.open_call.model_dump_json(), paid],"),

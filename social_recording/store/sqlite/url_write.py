@@ -38,7 +38,7 @@ class UrlWriteMixin(GraphWriteMixin):
 
     def _refusal(self, conn: sqlite3.Connection, write: UrlWrite) -> tuple[WriteOutcome | None, str | None]:
         """Why `write` may not touch its (address, url), or None when it may, and the URL state's open
-        call as stored (what `_enter_unanswered` settles): the element's and its URL state's fences, the
+        call as stored (what `_settle_unanswered` settles): the element's and its URL state's fences, the
         state's version and its open call, read in one statement."""
         row = conn.execute(
             "SELECT u.status, u.fence, s.fence, s.version, s.open_call FROM token_urls u "
@@ -114,16 +114,11 @@ class UrlWriteMixin(GraphWriteMixin):
                      "cost_usd = cost_usd + excluded.cost_usd, unanswered = unanswered + excluded.unanswered",
                      [line.account, line.day, line.requests, line.cost_usd, line.unanswered])
 
-    def _enter_unanswered(self, conn: sqlite3.Connection, url: str, fence: int, kept: OpenCall | None) -> None:
-        """Inside a state write with `fence` that leaves `kept` as the open call: another holder's open
-        call it removes goes to the ledger and the state's count as spent (domain/spend.py)."""
-        row = conn.execute("SELECT open_call FROM url_states WHERE url = ?", [url]).fetchone()
-        self._settle_unanswered(conn, url, fence, None if row is None else row[0], kept)
-
     def _settle_unanswered(self, conn: sqlite3.Connection, url: str, fence: int, stored: str | None,
                            kept: OpenCall | None) -> None:
-        """`_enter_unanswered` with the stored open call already read in this transaction (`stored`, its
-        JSON text; None or empty: none)."""
+        """Inside a state write with `fence` that leaves `kept` as the open call, over the open call
+        `stored` (its JSON text, read in this transaction; None or empty: none): another holder's open
+        call it removes goes to the ledger and the state's count as spent (domain/spend.py)."""
         previous = OpenCall.model_validate_json(stored) if stored else None
         for line in unanswered_lines(previous, fence, kept):
             self._enter_spend(conn, url, line)
@@ -135,37 +130,38 @@ class UrlWriteMixin(GraphWriteMixin):
         conn.execute("UPDATE url_states SET paid_requests = paid_requests + ? WHERE url = ?", [line.requests, url])
 
     @staticmethod
-    def _state_fence_refusal(conn: sqlite3.Connection, url: str, fence: int) -> WriteResult | None:
-        """The URL state's own writes are fenced whatever its version (write_refusal.py)."""
-        row = conn.execute("SELECT fence FROM url_states WHERE url = ?", [url]).fetchone()
+    def _state_fence_refusal(conn: sqlite3.Connection, url: str, fence: int) -> tuple[WriteResult | None, str | None]:
+        """The URL state's own writes are fenced whatever its version (write_refusal.py); with the
+        state's open call as stored, read in the same statement."""
+        row = conn.execute("SELECT fence, open_call FROM url_states WHERE url = ?", [url]).fetchone()
         refused = state_refusal(NO_STATE if row is None else StoredState(fence=row[0]), fence, None)
-        return None if refused is None else refused.result
+        return None if refused is None else refused.result, None if row is None else row[1]
 
     def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest,
                           kept: OpenCall | None = None, spend: SpendLine | None = None) -> WriteResult:
         return self._fenced_state_upsert(url, platform, fence, {
             "request_provider": request.provider, "request_id": request.request_id,
             "request_submitted_at": dt_to_text(request.submitted_at),
-            "open_call": None if kept is None else kept.model_dump_json()}, spend)
+            "open_call": None if kept is None else kept.model_dump_json()}, kept, spend)
 
     def save_open_call(self, url: str, platform: str, fence: int, call: OpenCall) -> WriteResult:
-        return self._fenced_state_upsert(url, platform, fence, {"open_call": call.model_dump_json()})
+        return self._fenced_state_upsert(url, platform, fence, {"open_call": call.model_dump_json()}, call)
 
     def _fenced_state_upsert(self, url: str, platform: str, fence: int, fields: dict[str, Any],
-                             spend: SpendLine | None = None) -> WriteResult:
+                             kept: OpenCall | None, spend: SpendLine | None = None) -> WriteResult:
         """Set `fields` of the URL's state (made pending if it has none), whatever its version, unless a
-        larger fence holds it: the one write behind a paid request and an open call. `spend` (a saved
-        submission's) moves the ledger and the state's count in the same transaction."""
+        larger fence holds it: the one write behind a paid request and an open call, which leaves
+        `kept` as the open call. `spend` (a saved submission's) moves the ledger and the state's count
+        in the same transaction."""
         names = list(fields)
         columns = ", ".join(["url", "platform", "status", "attempts", "fence", *names, "updated_at", "version"])
         marks = ", ".join(["?", "?", "?", "0", "?", *("?" for _ in names), "?", "1"])
         updates = ", ".join(f"{name} = excluded.{name}" for name in ["fence", *names, "updated_at"])
         with self._write() as conn:
-            refused = self._state_fence_refusal(conn, url, fence)
+            refused, stored_call = self._state_fence_refusal(conn, url, fence)
             if refused is not None:
                 return refused
-            kept = fields.get("open_call")
-            self._enter_unanswered(conn, url, fence, None if kept is None else OpenCall.model_validate_json(kept))
+            self._settle_unanswered(conn, url, fence, stored_call, kept)
             conn.execute(
                 f"INSERT INTO url_states ({columns}) VALUES ({marks}) "
                 f"ON CONFLICT (url) DO UPDATE SET {updates}, version = url_states.version + 1",
