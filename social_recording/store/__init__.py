@@ -172,12 +172,13 @@ def open_store(url: str) -> Store:
     from pymongo.errors import ConfigurationError, PyMongoError
 
     from social_recording.store.mongo import MongoStore
+    from social_recording.store.mongo.connection import mongo_client
 
     if parsed.kind == "mongomock":
         return MongoStore(_shared_mongomock_client(), parsed.db_name)
     assert parsed.url is not None
     try:
-        client: MongoClient[dict[str, Any]] = MongoClient(parsed.url, tz_aware=True)
+        client: MongoClient[dict[str, Any]] = mongo_client(parsed.url)
     except (ConfigurationError, ValueError, TypeError) as exc:  # InvalidURI, bad port/options, SRV lookup
         raise _bad(url, f"pymongo rejected it: {scrub(str(exc), url)}") from None
     wait_s = min(OPEN_TIMEOUT_S, client.options.server_selection_timeout)  # a shorter one in the URL wins

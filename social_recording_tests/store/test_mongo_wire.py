@@ -1,11 +1,14 @@
 """What only a server over the wire shows (mongomock hides it): datetimes as the driver decodes them,
 64-bit integers in BSON, the indexes a server really has after the store opened a database (empty,
-old, or made by someone else), a duplicate-key race answered by the server, and a server that is not
-there at all. Each runs against the session's Mongo-protocol server (FerretDB, or a real MongoDB).
+old, or made by someone else), a duplicate-key race answered by the server, a server that is not
+there at all, and one that takes a request and never answers (its own process, stopped). Each runs against the session's Mongo-protocol server (FerretDB, or a real MongoDB).
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import signal
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -19,6 +22,7 @@ from social_recording.domain.graph import ObjectKind, SocialObject
 from social_recording.domain.models import PaidRequest, TokenProfile, UnresolvedValue, utcnow
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
+from social_recording.recording.store_retry import write_through_outages
 from social_recording.store import (
     OPEN_TIMEOUT_S,
     CandidateQuery,
@@ -28,9 +32,11 @@ from social_recording.store import (
     open_store,
 )
 from social_recording.store.mongo import INDEXES, IndexConflictError
+from social_recording.store.mongo.connection import SOCKET_TIMEOUT_S
 from social_recording_tests.store._seed import planned, record_call, url_write
 from social_recording_tests.store.test_store_migrations import OLD_TOKENS, make_v1_mongo
-from test_support.mongo_server import MongoServer, PrefixedClient
+from test_support.ferretdb_server import running_ferretdb
+from test_support.mongo_server import MongoServer, PrefixedClient, mongo_url_with_db
 from test_support.redis_server import free_port
 
 pytestmark = pytest.mark.mongo_server
@@ -290,3 +296,70 @@ def test_an_unreachable_server_fails_the_open_fast_naming_the_url_without_its_pa
     with pytest.raises(StoreUnavailableError) as info:
         open_store(url + "&serverSelectionTimeoutMS=200")
     assert "waited at most 0.2 s" in str(info.value)
+
+
+# ----------------------------------------------------------------------------- a server that stops answering
+
+
+def test_every_request_has_a_bounded_wait_for_its_reply_unless_the_url_names_one(mongo_server: MongoServer) -> None:
+    """pymongo waits forever for a reply by default; the store's client does not (SOCKET_TIMEOUT_S), and a
+    `socketTimeoutMS` in the URL is the operator's to set."""
+    with mongo_server.scratch_db() as db_name:
+        for url, wanted in ((mongo_server.with_db(db_name), SOCKET_TIMEOUT_S),
+                            (mongo_server.with_db(db_name) + "?socketTimeoutMS=1500", 1.5)):
+            store = open_store(url)
+            try:
+                assert isinstance(store, MongoStore)
+                assert store._client.options.pool_options.socket_timeout == wanted, url
+            finally:
+                store.close()
+
+
+class _Retries(logging.Handler):
+    """Sets `seen` at the first `store_write_retry` a write logs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "store_write_retry" in record.getMessage():
+            self.seen.set()
+
+
+def test_a_write_to_a_server_that_stopped_answering_is_repeated_once_it_answers_not_waited_on_forever() -> None:
+    """The store's own server process is stopped (SIGSTOP: its socket stays open and takes the request,
+    no reply ever comes) while a write is sent. The request gives up after the URL's socket timeout, the
+    write is repeated as transient (logged), and once the server is resumed (SIGCONT) the repeat lands:
+    one token, no hang. Without the bound the write waits on its socket and the retry never shows."""
+    retries = _Retries()
+    recording_log = logging.getLogger("social_recording.recording")
+    recording_log.addHandler(retries)
+    with running_ferretdb() as ferret:
+        store = open_store(mongo_url_with_db(ferret.url, "unanswered") + "?socketTimeoutMS=300")
+        assert ferret.proc is not None
+        outcome: list[object] = []
+
+        def write() -> None:
+            try:
+                outcome.append(write_through_outages(
+                    lambda: store.create_pending_token(TokenProfile(address="stalled")),
+                    what="token", url=U, retry_s=120.0))
+            except BaseException as exc:  # reported by the assertion below
+                outcome.append(exc)
+
+        writer = threading.Thread(target=write, daemon=True)
+        try:
+            os.kill(ferret.proc.pid, signal.SIGSTOP)
+            try:
+                writer.start()
+                assert retries.seen.wait(60.0), "the write still waits on a server that does not answer"
+            finally:
+                os.kill(ferret.proc.pid, signal.SIGCONT)
+            writer.join(120.0)
+            assert not writer.is_alive(), "the repeated write did not land after the server resumed"
+            assert outcome == [True], outcome
+            assert store.find_token("stalled") is not None
+        finally:
+            recording_log.removeHandler(retries)
+            store.close()

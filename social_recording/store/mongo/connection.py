@@ -11,7 +11,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
+import pymongo
 from pymongo import MongoClient
 from pymongo.errors import DuplicateKeyError, PyMongoError
 
@@ -19,6 +21,23 @@ from social_recording.store.mongo.queries import QUERIES, MongoQuery, _plan_stag
 from social_recording.store.mongo.schema import COUNTS_DOC, STORE_COUNTS
 
 log = logging.getLogger("social_recording.store")
+
+SOCKET_TIMEOUT_S = 30.0
+"""How long one request waits for the server's reply before the driver drops that connection with a
+NetworkTimeout, which a store write repeats as transient (docs/architecture.md, "Backend outages").
+pymongo's own default is to wait forever: a server that takes a request and never answers would hang
+the run. A `socketTimeoutMS` in the store URL wins."""
+
+SCHEMA_WORK_TIMEOUT_S = 3600.0
+"""The bound of the index builds and migrations run at open, which may visit every document."""
+
+
+def mongo_client(url: str, **options: Any) -> MongoClient[dict[str, Any]]:
+    """A client for the store URL: tz-aware datetimes, and `SOCKET_TIMEOUT_S` unless the URL sets one."""
+    named = {key.lower() for key in parse_qs(urlsplit(url).query)}
+    if "sockettimeoutms" not in named:
+        options.setdefault("socketTimeoutMS", int(SOCKET_TIMEOUT_S * 1000))
+    return MongoClient(url, tz_aware=True, **options)
 
 
 class MongoConnection:
@@ -33,7 +52,7 @@ class MongoConnection:
         if not db_name:
             raise ValueError("MongoStore needs a database name")
         if isinstance(client, str):
-            self._client = MongoClient(client, tz_aware=True)
+            self._client = mongo_client(client)
         else:
             self._client = client
         self._owns_client = isinstance(client, str) if owns_client is None else owns_client
@@ -44,8 +63,9 @@ class MongoConnection:
             db_name, codec_options=self._client.codec_options.with_options(tz_aware=True)
         )
         try:
-            self._ensure_indexes()
-            self._migrate()
+            with pymongo.timeout(SCHEMA_WORK_TIMEOUT_S):  # longer than one request's SOCKET_TIMEOUT_S
+                self._ensure_indexes()
+                self._migrate()
         except BaseException:
             self.close()  # do not leak the connection pool of a store that never opened
             raise
