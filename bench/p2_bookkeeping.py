@@ -15,7 +15,8 @@ are on Redis (production) or on the store's own SQLite file (the embedded defaul
 enforces a rate no run here reaches, so what it costs is its bookkeeping alone. On Redis the round
 trips per URL are counted (the token lock, shared by the token's two URLs; the URL lock; the
 limiter, one per request), and apart those inside the timed bookkeeping (the URL lock's take and the
-limiter's admission; the release comes after the outcome is timed).
+limiter's admission; the release comes after the outcome is timed), in the untimed pre-pass: the
+instrument that counts them runs in the sending thread, so the timed runs go without it.
 
 The provider is the sandbox, its answers replayed: an untimed pre-pass (which also warms the process
 up) has the sandbox compute every answer once, and the timed runs get each one back after the
@@ -48,7 +49,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -208,7 +209,7 @@ class Sample:
     cpu: list[float]
     """Per URL: the recording thread's CPU time in record_url outside the generator, plus the limiter's."""
     round_trips: float | None
-    """Per URL: Redis round trips (commands or scripts sent), whatever sent them."""
+    """Per URL: Redis round trips (commands or scripts sent), whatever sent them (the untimed pre-pass only)."""
     timed_trips: float | None
     """Per URL: those inside the timed bookkeeping (the URL lock's take, the limiter's admission)."""
 
@@ -247,7 +248,10 @@ def measure(threads: int, n_urls: int, latency_ms: int, lock_url: str | None, *,
         engine = build_engine(store, locks, registry, tokens, unsafe=floor)
         record_cpu = time_record_url_cpu(engine.processor.recorder)
         run = RunState(calls=CallSlots(per_token=1))  # T threads = T URLs in flight
-        with counting_round_trips() as sent, ThreadPoolExecutor(max_workers=threads) as pool:
+        # The round trips are counted in the untimed pre-pass only (the same locks and limiter, URL for URL):
+        # the count runs in the sending thread, and the timed runs should not pay for the instrument.
+        counting = counting_round_trips() if not timed else nullcontext(Counter[tuple[str, str]]())
+        with counting as sent, ThreadPoolExecutor(max_workers=threads) as pool:
             outcomes = list(pool.map(lambda a: engine.processor.record(a, None, run), list(tokens)))
     rows = [u for o in outcomes for u in o.urls]
     if not all(str(u.status) == "ok" for u in rows):
@@ -258,8 +262,8 @@ def measure(threads: int, n_urls: int, latency_ms: int, lock_url: str | None, *,
         limiter=[t.limiter for _, t in per_url],
         client=[t.generate - t.provider - t.limiter for _, t in per_url],
         cpu=[record_cpu[(u.token, u.url)] - t.generate_cpu + t.limiter_cpu for u, t in per_url],
-        round_trips=sum(sent.values()) / len(rows) if on_redis else None,
-        timed_trips=sum(sent[k] for k in TIMED_TRIPS) / len(rows) if on_redis else None,
+        round_trips=sum(sent.values()) / len(rows) if on_redis and not timed else None,
+        timed_trips=sum(sent[k] for k in TIMED_TRIPS) / len(rows) if on_redis and not timed else None,
     )
 
 
@@ -314,8 +318,7 @@ def counting_round_trips() -> Iterator[Counter[tuple[str, str]]]:
 
     def count(command: Any) -> None:
         raw = command if isinstance(command, bytes | str) else command[0] if len(command) == 1 else b"".join(command)
-        # The first four bulk strings (a script's first key is the fourth), not the whole command: this
-        # count runs inside the timed bookkeeping, so it should cost as little as it can.
+        # The first four bulk strings (a script's first key is the fourth), not the whole command.
         parts = (raw.encode() if isinstance(raw, str) else raw).split(b"\r\n", 9)[2:9:2]
         what = parts[0].decode().upper() if parts else "?"
         key_at = 3 if what == "EVALSHA" else 1
@@ -366,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
                 lock_url = stack.enter_context(running_redis())
             for t in args.threads:
                 # The pre-pass, untimed: warms the process up and has the sandbox compute every answer once.
-                measure(t, args.urls, args.latency_ms, lock_url, floor=False, answers=answers, timed=False)
+                pre = measure(t, args.urls, args.latency_ms, lock_url, floor=False, answers=answers, timed=False)
                 runs = [(measure(t, args.urls, args.latency_ms, lock_url, floor=False, answers=answers),
                          measure(t, args.urls, args.latency_ms, lock_url, floor=True, answers=answers))
                         for _ in range(args.repeat)]
@@ -378,8 +381,8 @@ def main(argv: list[str] | None = None) -> int:
                 table.add(kind, t, mid(lambda g, f: median(g.bookkeeping)), median(means),
                           f"{means[0]:.2f}-{means[-1]:.2f}", mid(lambda g, f: percentile(g.bookkeeping, 0.9)),
                           mid(lambda g, f: mean(g.cpu)), mid(lambda g, f: mean(g.limiter)),
-                          float("nan") if runs[0][0].round_trips is None else mid(lambda g, f: g.round_trips),
-                          float("nan") if runs[0][0].timed_trips is None else mid(lambda g, f: g.timed_trips),
+                          float("nan") if pre.round_trips is None else pre.round_trips,
+                          float("nan") if pre.timed_trips is None else pre.timed_trips,
                           mid(lambda g, f: mean(f.bookkeeping)), mid(lambda g, f: mean(f.cpu)),
                           mid(lambda g, f: mean(g.client)), _load())
     table.notes.append("bookkeeping: time in record_url outside the generator (token and URL locks, element and "
@@ -391,7 +394,8 @@ def main(argv: list[str] | None = None) -> int:
                        "(the write transaction and the engine's Python alone)")
     table.notes.append(f"each figure the median of {args.repeat} run(s), each followed by its floor; means of runs: "
                        "the lowest and highest run's mean")
-    table.notes.append("Redis trips: round trips to Redis per URL, whatever sent them (the token lock's take and "
+    table.notes.append("Redis trips: round trips to Redis per URL, counted in the untimed pre-pass of the row (the "
+                       "same URLs, locks and limiter), whatever sent them (the token lock's take and "
                        "release, shared by the token's URLs; the URL lock's take and release; the limiter's admission; "
                        "a renewal now and then); timed: those inside the timed bookkeeping (the URL lock's take, the "
                        "limiter's admission), each a wait for the server and then for the interpreter lock")

@@ -14,8 +14,9 @@ What it owns, so no client can forget one of them:
   sent to a target the check refused.
 
 Requests go straight to the transport: `httpx.Client.send` parses a redirect's Location itself (even
-without following it) and raises on a hostile one before we could name it; the httpx client is used
-only to build requests (default headers, the per-request timeouts).
+without following it) and raises on a hostile one before we could name it; an httpx client is used
+only to build requests (default headers, the per-request timeouts), one per (timeout, headers) shared
+by every client with them (`request_builder`).
 
 Errors are left as raised (httpx's, ResponseTooLarge, the redirect errors below): each client maps
 them to its own error type and retry rule.
@@ -23,6 +24,7 @@ them to its own error type and retry rule.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -107,6 +109,26 @@ def redirected_method(status: int, method: str, body: Any) -> tuple[str, Any]:
     return method, body
 
 
+class _BuildsOnly(httpx.BaseTransport):
+    """The transport of a request builder, which never sends: `OutboundClient.send` hands requests to
+    the real transport itself."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        raise RuntimeError("a request builder sends nothing; OutboundClient.send hands requests to the transport")
+
+
+@functools.lru_cache(maxsize=64)
+def request_builder(timeout: tuple[float | None, float | None, float | None, float | None],
+                    headers: tuple[tuple[str, str], ...]) -> httpx.Client:
+    """The httpx client that builds the requests of every client with this timeout and these default
+    headers. A client is made per generate() call, and an httpx client of its own cost it more than
+    the rest of its set-up (docs/architecture.md, "Per-URL bookkeeping"); building a request only
+    reads the builder, so threads share it. `timeout`: (connect, read, write, pool) seconds."""
+    connect, read, write, pool = timeout
+    return httpx.Client(transport=_BuildsOnly(), timeout=httpx.Timeout(connect=connect, read=read, write=write, pool=pool), follow_redirects=False, headers=dict(headers),
+                        trust_env=False)
+
+
 class OutboundClient:
     """One service's connection to the outside (see the module doc). Thread-safe. It sends on the given
     transport or, without one, on the process's real-network transport, and never closes either:
@@ -131,13 +153,8 @@ class OutboundClient:
         self.paid = paid
         self.max_bytes = max_bytes
         self._transport: httpx.BaseTransport = inner
-        self._builder = httpx.Client(
-            transport=self._transport,
-            timeout=timeout,
-            follow_redirects=False,
-            headers=dict(headers or {}),
-            trust_env=False,
-        )
+        self._builder = request_builder((timeout.connect, timeout.read, timeout.write, timeout.pool),
+                                        tuple((headers or {}).items()))
         self._lock = threading.Lock()
         self.requests_made = 0
         """Requests handed to the transport over this client's life."""

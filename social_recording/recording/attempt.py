@@ -10,6 +10,7 @@ so a paid answer is never thrown away and never overwrites a better one. docs/ar
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from dataclasses import dataclass
@@ -71,10 +72,11 @@ _ANSWER_OF_CODE: dict[ErrorCode, FetchStatus] = {
 (rate limits, timeouts, 5xx, credit) is a transient failure."""
 
 
+@functools.lru_cache(maxsize=256)
 def rules_for(platform: Platform, *, max_attempts: int, min_interval: timedelta,
               backoff: Backoff = DEFAULT_BACKOFF) -> Rules:
     """The state machine's rules for one URL of `platform` (whether its answers may be reused is the
-    platform descriptor's word)."""
+    platform descriptor's word); frozen, so one per setting is shared by every attempt."""
     return Rules(max_attempts, min_interval, reusable=CATALOGUE[platform].reusable, backoff=backoff)
 
 
