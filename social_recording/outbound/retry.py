@@ -60,10 +60,24 @@ def run_with_retries(
     on_retry: OnRetry | None = None,
 ) -> T:
     """`attempt()` until it returns, or raises something `retry_if` rejects, or the attempts are spent;
-    the last exception is re-raised unchanged."""
+    the last exception is re-raised unchanged. The first attempt is a plain call: the retry loop is set
+    up only for one that failed and may be retried, so the request every URL makes does not pay for it
+    (docs/architecture.md, "Per-URL bookkeeping")."""
 
     def worth_retrying(exc: BaseException) -> bool:
         return not isinstance(exc, CallVetoed) and retry_if(exc)
+
+    try:
+        return attempt()
+    except Exception as exc:
+        if policy.attempts == 1 or not worth_retrying(exc):
+            raise
+        failed: list[BaseException] = [exc]
+
+    def again() -> T:
+        if failed:  # the first attempt, already made: its error counts as the loop's first
+            raise failed.pop()
+        return attempt()
 
     def before_sleep(state: tenacity.RetryCallState) -> None:
         if on_retry is None or state.outcome is None:
@@ -81,4 +95,4 @@ def run_with_retries(
         before_sleep=before_sleep,
         reraise=True,
     )
-    return retrying(attempt)
+    return retrying(again)

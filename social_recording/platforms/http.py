@@ -224,7 +224,10 @@ class ProviderHttp:
 
         def prepare(url: httpx.URL) -> tuple[httpx.URL, Mapping[str, str]]:
             authed = self._is_auth_host(url, start.scheme)
-            send_url = url.copy_merge_params(self._auth_params) if authed else self._strip_auth(url)
+            if not authed:
+                send_url = self._strip_auth(url)
+            else:  # merging no params still parses the URL again: a key sent as a header needs none
+                send_url = url.copy_merge_params(self._auth_params) if self._auth_params else url
             hop_headers = dict(headers or {})
             if authed:
                 hop_headers.update(self._auth_headers)
