@@ -502,6 +502,14 @@ def _a_generator_back_in_the_instant_an_element_is_due(m: UrlRules) -> list[Call
             _at_the_due_instant(m, lambda: m.default_retry(60, "none", Draws()))]  # type: ignore[arg-type]
 
 
+def _a_retry_limited_to_one(m: UrlRules) -> list[Callable[[], object]]:
+    """Two holders of a failing URL recorded a minute apart are due a minute apart; a retry limited to
+    one element takes the longest due."""
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(1), recorded_live(m, "T001"), lambda: m.clock_moves(120),
+            lambda: m.default_retry(60, "none", Draws(), limit=1)]  # type: ignore[arg-type]
+
+
 WALKS: tuple[Walk, ...] = (
     *(_open_call_times_out(t) for t in TICKS),
     *(_streak_expires(t) for t in TICKS),
@@ -553,5 +561,6 @@ WALKS: tuple[Walk, ...] = (
     Walk("a request past its retention without a call", _a_request_past_its_retention_without_a_call),
     Walk("an answer in two paid requests", _an_answer_in_two_paid_requests),
     Walk("a generator back in the instant an element is due", _a_generator_back_in_the_instant_an_element_is_due),
+    Walk("a retry limited to one", _a_retry_limited_to_one),
 )
 
