@@ -510,6 +510,15 @@ def _a_retry_limited_to_one(m: UrlRules) -> list[Callable[[], object]]:
             lambda: m.default_retry(60, "none", Draws(), limit=1)]  # type: ignore[arg-type]
 
 
+def _a_named_exhausted_element_that_cannot_be_called(m: UrlRules) -> list[Callable[[], object]]:
+    """A URL spent its budget; an operator names exhausted, and our rate limiter holds the forced call
+    before any request: no call was made, the element keeps exhausted (the `after` table's no-call row)."""
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(61), recorded_live(m, "T000"), lambda: m.clock_moves(120), recorded_live(m, "T000"),
+            lambda: m.clock_moves(61), lambda: m.our_rate_limiter_holds_the_next_call(TG),
+            lambda: m.named_retry(["exhausted"], 0, "none", Draws())]  # type: ignore[arg-type]
+
+
 WALKS: tuple[Walk, ...] = (
     *(_open_call_times_out(t) for t in TICKS),
     *(_streak_expires(t) for t in TICKS),
@@ -562,5 +571,6 @@ WALKS: tuple[Walk, ...] = (
     Walk("an answer in two paid requests", _an_answer_in_two_paid_requests),
     Walk("a generator back in the instant an element is due", _a_generator_back_in_the_instant_an_element_is_due),
     Walk("a retry limited to one", _a_retry_limited_to_one),
+    Walk("a named exhausted element that cannot be called", _a_named_exhausted_element_that_cannot_be_called),
 )
 
