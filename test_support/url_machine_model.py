@@ -1518,20 +1518,27 @@ class UrlRules(RuleBasedStateMachine):
         return max([0 if state is None else state.fence,
                     *(el.fence for a in self.tokens if (el := self.store.find_element(a, url)) is not None)])
 
-    @rule(url=st.sampled_from([u for u in POOL if _paid(u)]), data=st.data())
+    @rule(url=st.sampled_from(POOL), data=st.data())
     def two_holders_race_a_urls_first_state(self, url: str, data: st.DataObject) -> None:
-        """Two tokens traded just now hold a paid URL nothing has been recorded for (the first one recorded
-        with paid calls off: its element waits, the URL has no state). The second is recorded, with paid
-        calls on or off, and decides on no state; a late holder (paid calls on or off) records the first
-        one and writes the URL's first state right before the second's write, or inside it on the Mongo
-        store. The second's write is conditional on there being no state (`_check_conditional`), so it
-        is refused as stale and taken anew, never written over the first state (the refusal table)."""
+        """Two tokens traded just now hold a URL nothing has been recorded for (the first one recorded
+        with paid calls off and its platform's key unset: its element waits, the URL has no state). The
+        second is recorded, with paid calls on or off, and decides on no state; a late holder (paid calls
+        on or off) records the first one and writes the URL's first state right before the second's
+        write, or inside it on the Mongo store. The second's write is conditional on there being no state
+        (`_check_conditional`), so it is refused as stale and taken anew, never written over the first
+        state (the refusal table)."""
         if self.store.find_url_state(url) is not None:
             return
         self.new_token([url])
         first = self.tokens[-1]
-        with self.doing("live"):
-            self._check_token_outcome(self.engines[False].processor.record(first, first, self._run(Why.LIVE)))
+        platform, keyed = _platform(url), _platform(url) not in self.registry.unavailable
+        self.registry.unavailable[platform] = f"the model's {platform.value} key is not set"
+        try:
+            with self.doing("live"):
+                self._check_token_outcome(self.engines[False].processor.record(first, first, self._run(Why.LIVE)))
+        finally:
+            if keyed:
+                del self.registry.unavailable[platform]
         if self.store.find_url_state(url) is not None:
             return
         self.new_token([url])

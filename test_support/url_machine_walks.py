@@ -450,15 +450,16 @@ def _a_late_call_before_a_dead_holders_record(m: UrlRules) -> list[Callable[[], 
                 dies, "5xx", timedelta(milliseconds=2))]  # type: ignore[arg-type]
 
 
-def _two_holders_race_a_first_state(paid: bool) -> Callable[[UrlRules], list[Callable[[], object]]]:
-    """A paid URL nothing has been recorded for: a holder (paid calls on: it calls; off: it writes its
-    element alone) decides on no state while a late holder with paid calls on writes the URL's first
-    state before its write (inside it on the Mongo store): the holder's write is stale, taken anew."""
+def _two_holders_race_a_first_state(paid: bool, url: str = X) -> Callable[[UrlRules], list[Callable[[], object]]]:
+    """A URL nothing has been recorded for: a holder (a paid one with paid calls on, or a free one: it
+    calls; paid calls off: it writes its element alone) decides on no state while a late holder with paid
+    calls on writes the URL's first state before its write (inside it on the Mongo store): the holder's
+    write is stale, taken anew."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
         race = Draws(lambda p: p is paid, lambda late_paid: late_paid, lambda flip: flip == "5xx",
                      lambda at: at == "inside the first write")
-        return [lambda: m.some_tokens_and_answers([[YT], [YT]], {}),
-                lambda: m.two_holders_race_a_urls_first_state(X, race)]  # type: ignore[arg-type]
+        return [lambda: m.some_tokens_and_answers([[TG], [TG]], {}),
+                lambda: m.two_holders_race_a_urls_first_state(url, race)]  # type: ignore[arg-type]
     return steps
 
 
@@ -566,6 +567,7 @@ WALKS: tuple[Walk, ...] = (
     Walk("a late call before a dead holder's record", _a_late_call_before_a_dead_holders_record),
     *(Walk(f"two holders race a URL's first state (paid calls {'on' if paid else 'off'})",
            _two_holders_race_a_first_state(paid)) for paid in (False, True)),
+    Walk("two holders race a free URL's first state", _two_holders_race_a_first_state(True, YT)),
     Walk("a named exhausted element beside a young open call", _a_named_exhausted_element_beside_a_young_open_call),
     Walk("a request past its retention without a call", _a_request_past_its_retention_without_a_call),
     Walk("an answer in two paid requests", _an_answer_in_two_paid_requests),
