@@ -44,6 +44,7 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a used-up budget is taken for a budget that cannot be asked",
         "the Mongo store's element-only write ignores the version",
         "the Mongo store's selection among tokens skips an element due in its very instant",
+        "the Mongo store's write made on no state matches a state written since",
     ),
     "fresh4": (
         "blocked outranks not_found in the window",
