@@ -190,8 +190,10 @@ POOL = (
     "https://youtube.com/watch?v=abcdefghijk",  # free
     "https://t.me/modelchat",  # free, never reused
 )
-ANSWERS = ("ok", "not_found", "blocked", "5xx", "429", "slow", "bug", "unreadable", "nothing to fetch")
+ANSWERS = ("ok", "not_found", "blocked", "5xx", "429", "slow", "bug", "unreadable", "nothing to fetch",
+           "ok in two requests")
 """What a provider may answer; `bug` is a defect of ours that fails before any request is sent;
+`ok in two requests` an answer read from two requests (two new paid requests of a one-step paid call);
 `unreadable` a shape the generator cannot read, after its requests left (counted as calls);
 `nothing to fetch` an answer decided without a request (the URL names nothing fetchable: `invalid`),
 which no call stands behind, so it has no anchor and never expires."""
@@ -204,6 +206,10 @@ STALE_WRITES = ("with a lower fence", "decided on an old version", "onto an ok e
 WRITE_MOMENTS = ("before the first write", "before a call's write", "inside the first write", "inside a call's write")
 """When a late holder's write lands in the current holder's: inside it only on a store whose write
 reads before its conditional update (Mongo); elsewhere right before it."""
+LATE_BY = (timedelta(0), timedelta(milliseconds=2), timedelta(minutes=1))
+"""How long after the current holder's moment the late holder acts: in its very millisecond (the stores
+keep the millisecond, so its call and the current holder's are stored as one moment), a few
+milliseconds later, or a minute later (a slow call): its later call is then stored as later."""
 NAMEABLE = sorted(s.value for s in FetchStatus if s is not FetchStatus.OK)
 
 STATS: Counter[str] = Counter()
@@ -315,7 +321,8 @@ class World:
     """(account, UTC day) -> new paid requests sent: never past the account's budget."""
     billed: Counter[str] = field(default_factory=Counter)
     """Account -> new paid requests sent, budgets lifted or not: what the provider bills."""
-    on_call: Callable[[str], None] | None = None
+    on_call: Callable[[str, str], None] | None = None
+    """Told (URL, token) at the next provider call, before its request and its paid call's record."""
     dies: str | None = None
     """The moment the holder now calling dies at (one of DEATH_MOMENTS), or None."""
     kept_slots: Counter[tuple[str, Any]] = field(default_factory=Counter)
@@ -327,6 +334,13 @@ class World:
     """The spend budget's counter cannot be asked: no new paid request may leave."""
     unconfirmed: bool = False
     """The lock backend no longer confirms the calling holder's lease: it must send no paid request."""
+    last_request: dict[str, datetime] = field(default_factory=dict)
+    """URL -> when the provider received its last request (any: paid or free, failed or answered)."""
+    held: set[str] = field(default_factory=set)
+    """URLs whose next call (not a late holder's) our own rate limiter holds before any request leaves."""
+    read_versions: dict[str, int] = field(default_factory=dict)
+    """URL -> the version of the URL state the engine's last decision or merge of it read (0: none yet),
+    until the write carrying it: that write is conditional on exactly this version."""
 
     def die(self, moment: str) -> None:
         if self.dies == moment:
@@ -353,9 +367,9 @@ class World:
         streak that remains lives a window from this call; the budget's, only from a call the engine
         records (a late holder's write may be refused: the engine never learns of its call)."""
         self.expire(url, now)
-        self.last_call[url] = now
+        self.last_call[url] = max(now, self.last_call.get(url, now))  # (a late holder's call may be later)
         if not self.stale:
-            self.last_recorded_call[url] = now
+            self.last_recorded_call[url] = max(now, self.last_recorded_call.get(url, now))
 
     def expire(self, url: str, now: Any) -> None:
         """A streak whose last call is a window old has expired, before a new call counts or moves it."""
@@ -440,8 +454,13 @@ class ModelProvider:
                                 f"its call read nothing")
         if w.on_call is not None:
             hook, w.on_call = w.on_call, None
-            hook(url)
+            hook(url, ctx.token_address)
         state = self.store.find_url_state(url)
+        if url in w.held and not w.stale:  # our own rate limiter holds the call: nothing leaves
+            w.held.discard(url)
+            if platform is Platform.WEB:  # the saved request is read first (found past its retention, or not)
+                ctx.requests.previous("model-scan", RETENTION)
+            raise ExternalFetchError(ErrorCode.RATE_LIMITED, "our rate limiter would hold it too long")
         answer = w.answers.get(url, "ok")
         if answer == "bug":
             raise KeyError("a defect of ours, before any request")
@@ -461,6 +480,14 @@ class ModelProvider:
         if platform is Platform.X and w.dies == "after the open call":
             w.failed(url, now, budgeted=True)  # paid, its result never known: one failed call once timed out
             w.die("after the open call")
+        if answer == "ok in two requests" and platform is not Platform.WEB:  # the answer's second page
+            record = self.store.find_url_state(url)
+            try:
+                self._send(url, platform, platform is Platform.X, first=False,
+                           own=None if record is None else record.open_call)
+            except SpendHeld:  # after this call's first request: a failed call of the streak
+                w.failed(url, now, budgeted=not (forced or w.stale))
+                raise
         if platform is Platform.WEB:
             rid = ctx.requests.previous("model-scan", RETENTION)
             resumed = rid is not None
@@ -515,7 +542,7 @@ class ModelProvider:
             raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, "private")
         if answer == "slow":
             time.sleep(0.002)
-        return GenerateResult(graph_for(url), attempted=True, requests=1)
+        return GenerateResult(graph_for(url), attempted=True, requests=2 if answer == "ok in two requests" else 1)
 
     def _saved_submission(self, url: str, rid: str, now: datetime) -> datetime:
         """When the engine saved the submission as made (its attempt's moment, a few ticks before the
@@ -555,10 +582,11 @@ class ModelProvider:
             self.w.violations.append(f"{url}: a new paid {service} request held by a budget of {reached.limit} per "
                                      f"{reached.period} with {admitted} admitted in it; the account's is {own}")
 
-    def _send(self, url: str, platform: Platform, paid: bool, *, poll: bool = False, first: bool = True) -> None:
+    def _send(self, url: str, platform: Platform, paid: bool, *, poll: bool = False, first: bool = True,
+              own: OpenCall | None = None) -> None:
         """One request to the provider: a `poll` of a submitted or resumed paid request is a paid request
         (on the paid client) but no new spending; `first`: the attempt's first paid request, which
-        its own record precedes."""
+        its own record precedes; `own`: that record, beside which the attempt's later requests go."""
         before = self.store.find_url_state(url) if paid else None
         service = ACCOUNTS[platform] if paid else platform.value
         if paid and not poll:
@@ -606,12 +634,13 @@ class ModelProvider:
             elif record.open_call.fence != record.fence:  # its holder's: only that holder's result closes it
                 self.w.violations.append(f"{url}: a paid {service} request's record carries fence "
                                          f"{record.open_call.fence}, its holder wrote it under fence {record.fence}")
-        if call is not None and now - call.started_at < OPEN_CALL_TIMEOUT:
+        if call is not None and call != own and now - call.started_at < OPEN_CALL_TIMEOUT:
             self.w.violations.append(f"{url}: paid beside the open call of {call.started_at} (fence {call.fence}) "
                                      f"({self.w.op.kind}, stale holder: {self.w.stale})")
         observe.request_sent(service=service, paid=paid)
         with self.lock:
             self.w.calls += 1
+            self.w.last_request[url] = max(now, self.w.last_request.get(url, now))
 
     def _fail(self, url: str, code: ErrorCode, message: str, forced: bool) -> GenerateResult:
         self.w.failed(url, self.clock(), budgeted=not (forced or self.w.stale))
@@ -643,6 +672,7 @@ def _counting(real_decide: Callable[..., Any], real_after: Callable[..., Any],
 
     def decide(state: Any, element: Any, **kw: Any) -> Any:
         d = real_decide(state, element, **kw)
+        world.read_versions[element.url] = 0 if state is None else state.version
         want = table.decision(state, element, **kw)
         counted = None if state is None else table.counted(state, kw["now"], kw["rules"])
         if counted is not None and counted is not state and d.act is not Act.LEAVE and (
@@ -664,6 +694,7 @@ def _counting(real_decide: Callable[..., Any], real_after: Callable[..., Any],
 
     def after(state: Any, element: Any, outcome: Any, **kw: Any) -> Any:
         t = real_after(state, element, outcome, **kw)
+        world.read_versions[element.url] = 0 if state is None else state.version
         now = kw["now"]
         status, fields, row = table.after(state, element, outcome, address=kw["address"], now=now, rules=kw["rules"])
         written = t.state if t.state is not None else (state or table.EMPTY)
@@ -770,6 +801,7 @@ class Interleaving:
         return True
 
     def apply_url_write(self, write: UrlWrite) -> WriteOutcome:
+        self._check_conditional(write)
         if not (self.armed_inside and self.inside_seam):
             self._fire(write)
         element, state = self.find_element(write.address, write.url), self.find_url_state(write.url)  # type: ignore[attr-defined]
@@ -789,6 +821,15 @@ class Interleaving:
         if self.checked is not None:
             self.checked(write, out)
         return out
+
+    def _check_conditional(self, write: UrlWrite) -> None:
+        """"Recording one URL": a recording's write is conditional on the version of the URL state its
+        decision (or its merge) read, and on there being none when it read none (0), so a state another
+        holder wrote meanwhile, the URL's first one included, is never overwritten unseen."""
+        read = None if self.read_versions is None else self.read_versions.pop(write.url, None)
+        if read is not None and write.expect_version != read and self.violations is not None:
+            self.violations.append(f"{write.address} {write.url}: a write decided on version {read} of the URL "
+                                   f"state is conditional on {write.expect_version!r}")
 
     def _inside(self, write: UrlWrite) -> None:
         """The moment between a Mongo write's read and its conditional update."""
@@ -817,6 +858,8 @@ class Interleaving:
         return out
 
     violations: list[str] | None = None
+    read_versions: dict[str, int] | None = None
+    """The model's record of the version each URL's last decision or merge read (World.read_versions)."""
 
     def _check_fenced(self, url: str, out: Any, before: Any, fence: int, what: str) -> None:
         """The URL state's own writes are refused exactly when a larger fence is stored ("Fencing", check 3)."""
@@ -903,6 +946,7 @@ class UrlRules(RuleBasedStateMachine):
         self.last_calls: dict[str, datetime] = {}
         self.store.checked = self._check_stored
         self.store.violations = self.world.violations
+        self.store.read_versions = self.world.read_versions
         self.exceptions = EngineExceptions(self.world)
         logging.getLogger("social_recording").addHandler(self.exceptions)
         self._real = (attempt_module.decide, attempt_module.after)
@@ -979,6 +1023,24 @@ class UrlRules(RuleBasedStateMachine):
     @rule(url=st.sampled_from(POOL), answer=st.sampled_from(ANSWERS))
     def provider_changes(self, url: str, answer: str) -> None:
         self.world.answers[url] = answer
+
+    @rule(url=st.sampled_from(POOL))
+    def our_rate_limiter_holds_the_next_call(self, url: str) -> None:
+        """Our own rate limiter will hold the URL's next call longer than a recording waits: nothing is
+        sent, the element takes the reason's status and cause (the `after` table's no-call row), and a
+        saved paid request past its provider's retention is closed all the same. Once: a transient
+        hold, so a stable world still converges."""
+        self.world.held.add(url)
+
+    @rule(platform=st.sampled_from(sorted({_platform(u) for u in POOL})))
+    def a_providers_key_goes_or_comes_back(self, platform: Platform) -> None:
+        """The platform's provider key is unset where the jobs run (its generator unusable: its URLs are
+        recorded `unsupported` for want of it, without a call), or set again: the default retry then takes
+        those elements again once due (docs/architecture.md, "Retry selection")."""
+        if platform in self.registry.unavailable:
+            del self.registry.unavailable[platform]
+        else:
+            self.registry.unavailable[platform] = f"the model's {platform.value} key is not set"
 
     @rule()
     def toggle_paid(self) -> None:
@@ -1120,7 +1182,8 @@ class UrlRules(RuleBasedStateMachine):
         self.clock.frozen = True
         try:
             with self.doing("live"):
-                self.store.armed = lambda write: self._late_holder(write, answer) is None
+                self.store.armed = lambda write: self._late_holder(write.address, write.url, write.fence - 1,
+                                                                   answer) is None
                 self._check_token_outcome(self.engines[True].processor.record(address, address, self._run(Why.LIVE)))
         finally:
             self.clock.frozen = False
@@ -1209,7 +1272,9 @@ class UrlRules(RuleBasedStateMachine):
     @rule(url=st.sampled_from(POOL), what=st.sampled_from(("open call", "paid request")))
     def a_paused_holder_wakes(self, url: str, what: str) -> None:
         """A holder paused past its lease (SIGSTOP) wakes and records its paid call or its submission
-        with its old fence, below the one the URL state holds: refused, and nothing changes."""
+        with its old fence, below the one the URL state holds: refused, and nothing changes; the
+        submission's spend line (its new paid request, on a paid URL) enters nothing (the ledger's
+        invariant: the holder that counts its call enters it)."""
         state = self.store.find_url_state(url)
         if state is None or state.fence < 2:
             return
@@ -1219,7 +1284,9 @@ class UrlRules(RuleBasedStateMachine):
             result = self.store.save_open_call(url, _platform(url).value, fence, call)
         else:
             request = PaidRequest(provider="model-scan", request_id="scan-paused", submitted_at=now)
-            result = self.store.save_paid_request(url, _platform(url).value, fence, request)
+            account = ACCOUNTS.get(_platform(url))
+            spend = None if account is None else SpendLine(account, day_key(now), 1, UNIT_PRICES[account])
+            result = self.store.save_paid_request(url, _platform(url).value, fence, request, spend=spend)
         STATS["paused holders woke"] += 1
         after = self.store.find_url_state(url)
         if result.applied or after != state:
@@ -1267,6 +1334,7 @@ class UrlRules(RuleBasedStateMachine):
                          spend=SpendLine(ACCOUNTS[_platform(el.url)], day_key(now), 1, UNIT_PRICES[ACCOUNTS[_platform(el.url)]])
                          if _paid(el.url) else None)  # its call's line: the ledger moves only if the write lands
         STATS[f"stale writes {why}"] += 1
+        self.world.read_versions.pop(el.url, None)  # decided on `version` on purpose, not on what the engine read
         out = self.store.apply_url_write(write)
         after = (self.store.find_url_state(el.url), self.store.find_element(address, el.url),
                  self.store.spend_totals())
@@ -1419,6 +1487,75 @@ class UrlRules(RuleBasedStateMachine):
         finally:
             self.clock.frozen = False
 
+    @precondition(lambda self: self.tokens and DEATHS)
+    @rule(data=st.data(), answer=st.sampled_from(("5xx", "unreadable")), later=st.sampled_from(LATE_BY[1:]))
+    def a_late_holder_calls_before_a_dead_holders_record(self, data: st.DataObject, answer: str,
+                                                         later: timedelta) -> None:
+        """A holder decides to call a paid URL; at its call, before its open call is recorded (dated at its
+        decision), a late holder calls the URL `later` and writes first (a failure, or a shape nobody can
+        read: an answer would make the holder's call a second payment; a one-step URL only: a two-step
+        one's would leave a submission the holder never saw); then the holder pays and dies.
+        Whoever counts the dead call once it times out keeps the late holder's later call as the URL's
+        last one (the open-call table: the last call moves only forward)."""
+        def at_the_call(url: str, address: str) -> None:
+            state = self.store.find_url_state(url)
+            # A two-step URL's late holder would leave a submission the holder never saw. Beside a stored open
+            # call the late holder's fence would lie between its holder's and the current one's, which the
+            # model cannot pick: the highest stored fence stands for it only where no record carries it.
+            if _platform(url) is Platform.X and (state is None or state.open_call is None):
+                self._late_holder(address, url, self._stored_fence(url), answer, later, paid=True)
+
+        self.world.on_call = at_the_call
+        try:
+            self.a_holder_dies(data, "after the open call")
+        finally:
+            self.world.on_call = None
+
+    def _stored_fence(self, url: str) -> int:
+        """The highest fence written for `url` (its state's, its elements'): a holder that took its lock
+        before the current one had at most this one."""
+        state = self.store.find_url_state(url)
+        return max([0 if state is None else state.fence,
+                    *(el.fence for a in self.tokens if (el := self.store.find_element(a, url)) is not None)])
+
+    @rule(url=st.sampled_from(POOL), data=st.data())
+    def two_holders_race_a_urls_first_state(self, url: str, data: st.DataObject) -> None:
+        """Two tokens traded just now hold a URL nothing has been recorded for (the first one recorded
+        with paid calls off and its platform's key unset: its element waits, the URL has no state). The
+        second is recorded, with paid calls on or off, and decides on no state; a late holder (paid calls
+        on or off) records the first one and writes the URL's first state right before the second's
+        write, or inside it on the Mongo store. The second's write is conditional on there being no state
+        (`_check_conditional`), so it is refused as stale and taken anew, never written over the first
+        state (the refusal table)."""
+        if self.store.find_url_state(url) is not None:
+            return
+        self.new_token([url])
+        first = self.tokens[-1]
+        platform, keyed = _platform(url), _platform(url) not in self.registry.unavailable
+        self.registry.unavailable[platform] = f"the model's {platform.value} key is not set"
+        try:
+            with self.doing("live"):
+                self._check_token_outcome(self.engines[False].processor.record(first, first, self._run(Why.LIVE)))
+        finally:
+            if keyed:
+                del self.registry.unavailable[platform]
+        if self.store.find_url_state(url) is not None:
+            return
+        self.new_token([url])
+        second = self.tokens[-1]
+        paid, late_paid = data.draw(st.booleans()), data.draw(st.booleans())
+        flip = data.draw(st.sampled_from(ANSWERS))
+        at = data.draw(st.sampled_from(("before the first write", "inside the first write")))
+        STATS["races of a URL's first state"] += 1
+        def late(write: UrlWrite) -> bool:
+            self._late_holder(write.address, url, write.fence - 1, flip, paid=late_paid)
+            return True
+
+        with self.doing("live"):
+            self.store.armed = late
+            self.store.armed_inside = at.startswith("inside")
+            self._check_token_outcome(self.engines[paid].processor.record(second, second, self._run(Why.LIVE)))
+
     @precondition(lambda self: self.tokens)
     @rule()
     def reconcile(self) -> None:
@@ -1493,10 +1630,17 @@ class UrlRules(RuleBasedStateMachine):
         """A retry takes exactly the elements of its statuses due by its moment, moved by its interval
         (the back-off table's "due by", test_support/url_machine_table.py), when all of them fit its
         limit; not checked on paid URLs while paid calls are off. Its statuses are the model's own:
-        those named, or by default error and pending, and skipped_paid while paid calls are on (never
-        unsupported here: every platform of the model has a generator, so none waits for one)."""
+        those named, or by default error and pending, skipped_paid while paid calls are on, and
+        unsupported for want of a generator where the platform's generator is usable again (not one
+        whose answer could not be read)."""
         wanted = set(named) if named is not None else {FetchStatus.ERROR.value, FetchStatus.PENDING.value} | (
             {FetchStatus.SKIPPED_PAID.value} if self.paid else set())
+
+        def taken(el: Any) -> bool:
+            if named is None and el.status is FetchStatus.UNSUPPORTED:
+                return el.cause is Cause.NO_GENERATOR and _platform(el.url) not in self.registry.unavailable
+            return el.status.value in wanted
+
         due_by = table.due_by(selection.selected_at, timedelta(minutes=selection.min_interval_minutes),
                               self.limits.expected)
         chosen = {(c.address, c.url) for c in selection.candidates}
@@ -1509,7 +1653,7 @@ class UrlRules(RuleBasedStateMachine):
             for el in doc.social_urls if doc is not None else ():
                 if _paid(el.url) and not self.paid:
                     continue
-                if el.status.value not in wanted:
+                if not taken(el):
                     if (address, el.url) in chosen:
                         self.world.violations.append(f"{address} {el.url}: {el.status.value} selected by a retry of "
                                                      f"{sorted(wanted)}")
@@ -1540,16 +1684,17 @@ class UrlRules(RuleBasedStateMachine):
         a retry's selection and its recording (a live run, mostly for a token the retry selected)."""
         if interleave == "call":
             other = data.draw(st.sampled_from(self.tokens))
-            self.world.on_call = lambda url: self._second_recorder(other)
+            self.world.on_call = lambda _url, _address: self._second_recorder(other)
         elif interleave == "write":
             flip = data.draw(st.sampled_from(ANSWERS))
             at = data.draw(st.sampled_from(WRITE_MOMENTS))
+            later = data.draw(st.sampled_from(LATE_BY))
             calls = self.world.calls
 
             def late(write: UrlWrite) -> bool:
                 if not at.endswith("the first write") and self.world.calls == calls:
                     return False  # waits for the write of a call
-                self._late_holder(write, flip)
+                self._late_holder(write.address, write.url, write.fence - 1, flip, later)
                 return True
 
             self.store.armed = late
@@ -1568,29 +1713,37 @@ class UrlRules(RuleBasedStateMachine):
         finally:
             self.world.op = op
 
-    def _late_holder(self, write: UrlWrite, answer: str) -> None:
-        holders = [a for a in self.tokens if a != write.address and (el := self.store.find_element(a, write.url))
+    def _late_holder(self, address: str, url: str, fence: int, answer: str, later: timedelta = timedelta(0),
+                     paid: bool | None = None) -> None:
+        """A holder whose lease ran out (its `fence` below the current holder's) records `url` for a token
+        other than the current holder's `address`, `later` than the current holder's moment, with the
+        provider now answering `answer` and paid calls on or off as `paid` says (as the machine's, unless
+        given: another process's settings), and writes first."""
+        holders = [a for a in self.tokens if a != address and (el := self.store.find_element(a, url))
                    and el.status is not FetchStatus.OK]
         if not holders:
             return
-        late = self._engine_on(StaleLocks(write.fence - 1), self.paid)
+        self.clock.advance(later)
+        late = self._engine_on(StaleLocks(fence), self.paid if paid is None else paid)
         STATS["late holder writes"] += 1
         w = self.world
         w.stale = True
         w.stale_answer = None
-        before = w.answers.get(write.url, "ok")
-        w.answers[write.url] = answer  # the provider may have changed its mind in between
+        before = w.answers.get(url, "ok")
+        w.answers[url] = answer  # the provider may have changed its mind in between
+        dies, w.dies = w.dies, None  # the current holder may die later; this one does not
         try:
-            out = late.recorder.record_url((holders[0], holders[0]), write.url, self._run(Why.LIVE))
+            out = late.recorder.record_url((holders[0], holders[0]), url, self._run(Why.LIVE))
         finally:
             w.stale = False
-            w.answers[write.url] = before
+            w.answers[url] = before
+            w.dies = dies
         if isinstance(out.status, FetchStatus):  # the late write landed
-            el = self.store.find_element(holders[0], write.url)
+            el = self.store.find_element(holders[0], url)
             assert el is not None
-            w.stale_written[(holders[0], write.url)] = el.checked_at
+            w.stale_written[(holders[0], url)] = el.checked_at
             if w.stale_answer is not None:
-                url, at, status, anchored = w.stale_answer
+                _, at, status, anchored = w.stale_answer
                 w.answered(url, at, status, anchored=anchored)
         w.stale_answer = None
 
@@ -1628,13 +1781,18 @@ class UrlRules(RuleBasedStateMachine):
 
     @invariant()
     def a_urls_last_call_never_goes_back(self) -> None:
-        """The URL's last call only moves forward (an answer or a timed-out call never dates it back)."""
+        """The URL's last call only moves forward (an answer or a timed-out call never dates it back), and
+        is never later than the last request the provider received (a recording without a call, or a
+        write, never dates it: the engine's moment of a call precedes its request)."""
         seen = self.last_calls
         for url in POOL:
             state = self.store.find_url_state(url)
             at = None if state is None else _ms(state.attempted_at)
             if at is not None and url in seen and at < seen[url]:
                 raise AssertionError(f"{url}: its last call went back from {seen[url]} to {at}")
+            received = self.world.last_request.get(url)
+            if at is not None and (received is None or at > received):
+                raise AssertionError(f"{url}: its last call is {at}, the provider's last request came at {received}")
             if at is not None:
                 seen[url] = at
 

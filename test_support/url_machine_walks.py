@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from social_recording.domain.urls import Platform
 from test_support.url_machine_model import POOL, TICK, UrlRules
 from test_support.url_machine_steps import Draws, recorded_live, replay
 
@@ -377,10 +378,11 @@ def _a_named_exhausted_element_reads_nothing(m: UrlRules) -> list[Callable[[], o
 
 
 def _a_paused_holder(what: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
-    """A holder paused past its lease wakes with its old fence: its paid call's record is refused."""
+    """A holder paused past its lease wakes with its old fence: its paid call's record (or its saved
+    submission, with its spend line) is refused."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
         wakes = (lambda: m.a_paused_holder_records_a_paid_url(Draws(lambda e: e[0] == "T000"))) if what == "records" \
-            else (lambda: m.a_paused_holder_wakes(url=X, what="open call"))  # type: ignore[arg-type]
+            else (lambda: m.a_paused_holder_wakes(url=X, what="open call" if what == "wakes" else "paid request"))  # type: ignore[arg-type]
         return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), recorded_live(m, "T000"),
                 lambda: m.clock_moves(24 * 60), wakes]  # a day on: the account's budget is not what stops it
     return steps
@@ -421,6 +423,101 @@ def _a_stale_write_onto_ok(m: UrlRules) -> list[Callable[[], object]]:
 def _read_nothing_for_many_holders(m: UrlRules) -> list[Callable[[], object]]:
     """Three holders of a paid URL whose answers nobody can read, in one run."""
     return [lambda: m.some_tokens_and_answers([[WEB], [WEB], [WEB]], {WEB: "unreadable"}), m.reconcile]
+
+
+def _a_later_failure_lands_while_a_call_answers(moment: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
+    """A holder's call answers; a few milliseconds later a late holder's call fails and is written
+    first (right before the answer's write, or inside it on the Mongo store): the answer is merged, and
+    the URL's last call stays the late holder's, stored as later (it only moves forward)."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        late = Draws(lambda a: a == "T001", lambda answer: answer == "5xx", lambda at: at == moment,
+                     lambda later: later == timedelta(milliseconds=2))
+        return [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "bug"}),
+                recorded_live(m, "T000"),  # T000 holds the URL (our own defect: nothing called), for the late write
+                lambda: m.provider_changes(YT, "ok"), lambda: m.live_event(late, "write")]  # type: ignore[arg-type]
+    return steps
+
+
+def _a_late_call_before_a_dead_holders_record(m: UrlRules) -> list[Callable[[], object]]:
+    """A failed paid call; a day on, a holder decides to call again, and at its call (before its open
+    call is recorded, dated at its decision) a late holder's call fails a few milliseconds later and is
+    written; the holder pays and dies. A token traded just now comes as the dead call times out: it
+    counts it, and the URL's last call stays the late holder's (the open-call table)."""
+    dies = Draws(lambda e: e[0] == "T000", lambda t: t == 0)
+    return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "5xx"}), m.reconcile,
+            lambda: m.clock_moves(24 * 60),
+            lambda: m.a_late_holder_calls_before_a_dead_holders_record(
+                dies, "5xx", timedelta(milliseconds=2))]  # type: ignore[arg-type]
+
+
+def _two_holders_race_a_first_state(paid: bool, url: str = X) -> Callable[[UrlRules], list[Callable[[], object]]]:
+    """A URL nothing has been recorded for: a holder (a paid one with paid calls on, or a free one: it
+    calls; paid calls off: it writes its element alone) decides on no state while a late holder with paid
+    calls on writes the URL's first state before its write (inside it on the Mongo store): the holder's
+    write is stale, taken anew."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        race = Draws(lambda p: p is paid, lambda late_paid: late_paid, lambda flip: flip == "5xx",
+                     lambda at: at == "inside the first write")
+        return [lambda: m.some_tokens_and_answers([[TG], [TG]], {}),
+                lambda: m.two_holders_race_a_urls_first_state(url, race)]  # type: ignore[arg-type]
+    return steps
+
+
+def _a_named_exhausted_element_beside_a_young_open_call(m: UrlRules) -> list[Callable[[], object]]:
+    """A URL spent its budget; its streak expires, a third holder dies after paying (its call open), and an
+    operator names exhausted: nothing is called beside the open call, and the named element keeps
+    exhausted (the open-call row for a named absorbing element)."""
+    dies = Draws(lambda e: e[0] == "T002", lambda t: t is None, lambda a: a == "T002")
+    return [lambda: m.some_tokens_and_answers([[X], [X], [X]], {X: "5xx"}), m.toggle_paid,
+            recorded_live(m, "T002"), m.toggle_paid,  # T002 waits skipped_paid: callable once its streak expires
+            recorded_live(m, "T001"), lambda: m.clock_moves(24 * 60), recorded_live(m, "T001"),
+            lambda: m.clock_moves(24 * 60), recorded_live(m, "T001"),  # a day apart: the account's budget
+            lambda: m.clock_moves(15 * 24 * 60), lambda: m.a_holder_dies(dies, "after the open call"),  # type: ignore[arg-type]
+            lambda: m.named_retry(["exhausted"], 0, "none", Draws())]  # type: ignore[arg-type]
+
+
+def _a_request_past_its_retention_without_a_call(m: UrlRules) -> list[Callable[[], object]]:
+    """A paid submission whose poll failed stays saved; once the provider forgot it, the next holder
+    can make no call (our rate limiter holds it before any request): the request past its retention is
+    closed all the same (the `after` table's no-call row)."""
+    return [lambda: m.some_tokens_and_answers([[WEB], [WEB]], {WEB: "5xx"}),
+            _in_one_instant(m, recorded_live(m, "T000")), lambda: m.our_rate_limiter_holds_the_next_call(WEB),
+            _at_boundary(m, "the submission's retention ends", WEB, 1, "T001")]
+
+
+def _an_answer_in_two_paid_requests(m: UrlRules) -> list[Callable[[], object]]:
+    """A one-step paid call reads its answer from two paid requests: both are entered in the ledger,
+    each at its account's price; the next day a third one's second request meets the day's budget,
+    after its first left: a failed call."""
+    return [lambda: m.some_tokens_and_answers([[X], [X, YT]], {X: "ok in two requests"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(15 * 24 * 60), lambda: m.provider_changes(X, "5xx"), recorded_live(m, "T001"),
+            lambda: m.provider_changes(X, "ok in two requests"), lambda: m.clock_moves(61), recorded_live(m, "T001")]
+
+
+def _a_generator_back_in_the_instant_an_element_is_due(m: UrlRules) -> list[Callable[[], object]]:
+    """The free platform's key is not set: its URL is recorded unsupported for want of a generator; the
+    key is set again, and a retry selects in the very instant the element is due: it is taken."""
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {}), lambda: m.a_providers_key_goes_or_comes_back(
+                Platform.TELEGRAM), recorded_live(m, "T000"),
+            lambda: m.a_providers_key_goes_or_comes_back(Platform.TELEGRAM),
+            _at_the_due_instant(m, lambda: m.default_retry(60, "none", Draws()))]  # type: ignore[arg-type]
+
+
+def _a_retry_limited_to_one(m: UrlRules) -> list[Callable[[], object]]:
+    """Two holders of a failing URL recorded a minute apart are due a minute apart; a retry limited to
+    one element takes the longest due."""
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(1), recorded_live(m, "T001"), lambda: m.clock_moves(120),
+            lambda: m.default_retry(60, "none", Draws(), limit=1)]  # type: ignore[arg-type]
+
+
+def _a_named_exhausted_element_that_cannot_be_called(m: UrlRules) -> list[Callable[[], object]]:
+    """A URL spent its budget; an operator names exhausted, and our rate limiter holds the forced call
+    before any request: no call was made, the element keeps exhausted (the `after` table's no-call row)."""
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(61), recorded_live(m, "T000"), lambda: m.clock_moves(120), recorded_live(m, "T000"),
+            lambda: m.clock_moves(61), lambda: m.our_rate_limiter_holds_the_next_call(TG),
+            lambda: m.named_retry(["exhausted"], 0, "none", Draws())]  # type: ignore[arg-type]
 
 
 WALKS: tuple[Walk, ...] = (
@@ -464,6 +561,18 @@ WALKS: tuple[Walk, ...] = (
     Walk("a late write inside a paid call's write", _a_late_write_inside_a_paid_calls_write),
     Walk("a named answer that cannot be called", _a_named_answer_that_cannot_be_called),
     Walk("disowned as a day ends", _disowned_as_a_day_ends),
-    *(Walk(f"a paused holder {what}", _a_paused_holder(what)) for what in ("records", "wakes")),
+    *(Walk(f"a paused holder {what}", _a_paused_holder(what)) for what in ("records", "wakes", "submits")),
+    *(Walk(f"a later failure lands while a call answers ({at})", _a_later_failure_lands_while_a_call_answers(at))
+      for at in ("before a call's write", "inside a call's write")),
+    Walk("a late call before a dead holder's record", _a_late_call_before_a_dead_holders_record),
+    *(Walk(f"two holders race a URL's first state (paid calls {'on' if paid else 'off'})",
+           _two_holders_race_a_first_state(paid)) for paid in (False, True)),
+    Walk("two holders race a free URL's first state", _two_holders_race_a_first_state(True, YT)),
+    Walk("a named exhausted element beside a young open call", _a_named_exhausted_element_beside_a_young_open_call),
+    Walk("a request past its retention without a call", _a_request_past_its_retention_without_a_call),
+    Walk("an answer in two paid requests", _an_answer_in_two_paid_requests),
+    Walk("a generator back in the instant an element is due", _a_generator_back_in_the_instant_an_element_is_due),
+    Walk("a retry limited to one", _a_retry_limited_to_one),
+    Walk("a named exhausted element that cannot be called", _a_named_exhausted_element_that_cannot_be_called),
 )
 

@@ -44,6 +44,7 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a used-up budget is taken for a budget that cannot be asked",
         "the Mongo store's element-only write ignores the version",
         "the Mongo store's selection among tokens skips an element due in its very instant",
+        "the Mongo store's write made on no state matches a state written since",
     ),
     "fresh4": (
         "blocked outranks not_found in the window",
@@ -54,12 +55,22 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "an open call carries one timed-out call, not all",
         "the SQLite ledger keeps a day's last unanswered count",
         "live reopens an element before it is due",
+        "the Mongo store enters a refused submission's requests",
+        "the Mongo selection of one platform's unsupported takes them only past due",
     ),
     "fresh5": (
         "the reuse window is a day short",
         "an element is due only once past its due time",
         "the SQLite state's paid requests restart at each write",
         "the Mongo state's paid requests are overwritten by the unanswered ones",
+        "a named exhausted element beside an open call is made an error",
+        "a timed-out call moves the last call back to its opening",
+        "an answer moves the last call back to its own time",
+        "a no-call outcome never closes a request past its retention",
+        "a no-call outcome records the element's old cause",
+        "a call's ledger cost is one request's price whatever its requests",
+        "a URL's first state is written whatever another holder wrote meanwhile",
+        "the Mongo element-only write on no state ignores a state written meanwhile",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
