@@ -13,7 +13,7 @@ project's list or of an earlier batch, nor yields the same source as one (test_u
 batches:
 
 - `fresh6` (the default, `FRESH6` in bench/unseen_fresh6.py): 50 mutants written blind last on
-  2026-12-06; not yet measured.
+  2026-12-06, measured once on its first run (39 of 50); seen since.
 - `fresh5` (`FRESH5` in bench/unseen_fresh5.py): 44 mutants written earlier that day the same way,
   measured once on its first run (30 of 44); seen since.
 - `fresh4` (`FRESH4` in bench/unseen_fresh4.py): 47 mutants written earlier that day the same way,
@@ -256,8 +256,8 @@ FRESH: dict[str, Mutant] = {
 }
 BATCHES: dict[str, dict[str, Mutant]] = {"fresh6": FRESH6, "fresh5": FRESH5, "fresh4": FRESH4, "fresh3": FRESH3,
                                          "fresh2": FRESH2, "fresh": FRESH, "old": UNSEEN}
-"""`fresh6`: unseen by whoever improves the model, the honest measure; `fresh5`, `fresh4`, `fresh3`, `fresh2`,
-`fresh` and `old`: the earlier batches (seen since the rounds that measured them, kept for their history)."""
+"""Every batch has been measured once on its first run and seen since (kept for its history): the next
+honest measure needs a new batch written blind."""
 assert not set(UNSEEN) & set(MUTANTS), "an unseen mutant is in the project's list"
 assert not set(FRESH) & (set(MUTANTS) | set(UNSEEN)), "a fresh mutant is already in another list"
 _EARLIER = {(m.path, m.original, m.mutant) for m in [*MUTANTS.values(), *UNSEEN.values()]}
@@ -298,8 +298,8 @@ def _verdict(name: str, mutants: dict[str, Mutant], examples: str) -> tuple[str,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--batch", choices=sorted(BATCHES), default="fresh6",
-                        help="fresh6: written blind of the model (default); fresh5, fresh4, fresh3, fresh2, fresh, old: "
-                             "earlier batches, seen since")
+                        help="fresh6: the last batch written blind of the model (default); fresh5, fresh4, fresh3, fresh2, "
+                             "fresh, old: earlier batches; all seen since their first measure")
     parser.add_argument("--examples", default="250", help="examples per mutant (the project's list: 250)")
     parser.add_argument("--jobs", type=int, default=1, choices=(1, 2),
                         help="mutants run at once (a survivor runs every example: 1-7 min each)")
