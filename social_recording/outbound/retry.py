@@ -60,24 +60,11 @@ def run_with_retries(
     on_retry: OnRetry | None = None,
 ) -> T:
     """`attempt()` until it returns, or raises something `retry_if` rejects, or the attempts are spent;
-    the last exception is re-raised unchanged. The first attempt is a plain call: the retry loop is set
-    up only for one that failed and may be retried, so the request every URL makes does not pay for it
-    (docs/architecture.md, "Per-URL bookkeeping")."""
+    the last exception is re-raised unchanged. The loop is set up only once a first attempt failed and
+    may be retried (`retried_after_a_failed_first`)."""
 
     def worth_retrying(exc: BaseException) -> bool:
         return not isinstance(exc, CallVetoed) and retry_if(exc)
-
-    try:
-        return attempt()
-    except Exception as exc:
-        if policy.attempts == 1 or not worth_retrying(exc):
-            raise
-        failed: list[BaseException] = [exc]
-
-    def again() -> T:
-        if failed:  # the first attempt, already made: its error counts as the loop's first
-            raise failed.pop()
-        return attempt()
 
     def before_sleep(state: tenacity.RetryCallState) -> None:
         if on_retry is None or state.outcome is None:
@@ -87,12 +74,35 @@ def run_with_retries(
             delay = state.upcoming_sleep if state.next_action is None else state.next_action.sleep
             on_retry(state.attempt_number, exc, float(delay))
 
-    retrying = tenacity.Retrying(
-        stop=tenacity.stop_after_attempt(policy.attempts),
-        wait=policy.wait(),
-        retry=tenacity.retry_if_exception(worth_retrying),
-        sleep=sleep,
-        before_sleep=before_sleep,
-        reraise=True,
-    )
-    return retrying(again)
+    return retried_after_a_failed_first(
+        attempt, lambda exc: policy.attempts > 1 and worth_retrying(exc),
+        lambda: tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(policy.attempts),
+            wait=policy.wait(),
+            retry=tenacity.retry_if_exception(worth_retrying),
+            sleep=sleep,
+            before_sleep=before_sleep,
+            reraise=True,
+        ))
+
+
+def retried_after_a_failed_first(attempt: Callable[[], T], worth_retrying: Callable[[BaseException], bool],
+                                 retrying: Callable[[], tenacity.Retrying]) -> T:
+    """`attempt()` as a plain call; only when it fails with an error `worth_retrying` is the loop
+    `retrying()` builds set up, and it runs `attempt()` again with that first failure counted as its
+    first attempt (so its waits, stop and logging see it). The call every URL makes then does not pay
+    for a tenacity loop (docs/architecture.md, "Per-URL bookkeeping")."""
+    try:
+        return attempt()
+    except Exception as exc:
+        if not worth_retrying(exc):
+            raise
+        failed: list[BaseException] = [exc]
+
+    def again() -> T:
+        if failed:  # the first attempt, already made: its error counts as the loop's first
+            raise failed.pop()
+        return attempt()
+
+    result: T = retrying()(again)
+    return result

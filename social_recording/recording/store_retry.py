@@ -12,6 +12,7 @@ from typing import TypeVar
 
 import tenacity
 
+from social_recording.outbound.retry import retried_after_a_failed_first
 from social_recording.recording._text import kv, safe_url
 from social_recording.store.transient import is_transient
 
@@ -32,35 +33,20 @@ def write_through_outages(
     sleep: Callable[[float], None] = time.sleep,
 ) -> T:
     """`write()`, repeated with back-off for up to `retry_s` while it fails with a transient store
-    error (each repeat logged); any other error, or the last transient one, propagates. The first
-    try is a plain call: the retry loop is set up only for a write that failed, so the write every
-    URL makes does not pay for it (docs/architecture.md, "Per-URL bookkeeping")."""
+    error (each repeat logged); any other error, or the last transient one, propagates. The loop
+    is set up only for a write that failed (`retried_after_a_failed_first`)."""
     started = time.monotonic()
-    try:
-        return write()
-    except Exception as exc:
-        if not is_transient(exc):
-            raise
-        first_error = exc
 
     def retrying(state: tenacity.RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome is not None else None
         log.warning(kv(event="store_write_retry", write=what, url=safe_url(url), attempt=state.attempt_number,
                        error=type(exc).__name__, waited_s=round(time.monotonic() - started, 1)))
 
-    failed: list[BaseException] = [first_error]
-
-    def again() -> T:
-        if failed:  # the first try, already made: its error counts as the loop's first attempt
-            raise failed.pop()
-        return write()
-
-    result: T = tenacity.Retrying(
+    return retried_after_a_failed_first(write, is_transient, lambda: tenacity.Retrying(
         retry=tenacity.retry_if_exception(is_transient),
         stop=tenacity.stop_after_delay(max(0.0, retry_s - (time.monotonic() - started))),
         wait=tenacity.wait_exponential(multiplier=0.1, max=5.0),
         before_sleep=retrying,
         sleep=sleep,
         reraise=True,
-    )(again)
-    return result
+    ))
