@@ -85,11 +85,11 @@ def open_store_client(url: str) -> Any:
         from social_recording.store import _shared_mongomock_client
 
         return _shared_mongomock_client()
-    from pymongo import MongoClient
-
     from social_recording.store import OPEN_TIMEOUT_S
+    from social_recording.store.mongo.connection import mongo_client
 
-    return MongoClient(parsed.url, tz_aware=True, serverSelectionTimeoutMS=int(OPEN_TIMEOUT_S * 1000))
+    assert parsed.url is not None  # a mongodb URL (parse_store_url)
+    return mongo_client(parsed.url, serverSelectionTimeoutMS=int(OPEN_TIMEOUT_S * 1000))
 
 
 def migrate(url: str) -> MigrationReport:
