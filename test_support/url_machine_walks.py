@@ -159,11 +159,7 @@ def _at_the_due_instant(m: UrlRules, step: Callable[[], object]) -> Callable[[],
         el = m.store.find_element("T000", TG)
         assert el is not None and el.due_at is not None
         m.clock.set(el.due_at)
-        m.clock.frozen = True
-        try:
-            step()
-        finally:
-            m.clock.frozen = False
+        _in_one_instant(m, step)()
     return run
 
 

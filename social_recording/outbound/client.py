@@ -125,8 +125,13 @@ def request_builder(timeout: tuple[float | None, float | None, float | None, flo
     the rest of its set-up (docs/architecture.md, "Per-URL bookkeeping"); building a request only
     reads the builder, so threads share it. `timeout`: (connect, read, write, pool) seconds."""
     connect, read, write, pool = timeout
-    return httpx.Client(transport=_BuildsOnly(), timeout=httpx.Timeout(connect=connect, read=read, write=write, pool=pool), follow_redirects=False, headers=dict(headers),
-                        trust_env=False)
+    return httpx.Client(
+        transport=_BuildsOnly(),
+        timeout=httpx.Timeout(connect=connect, read=read, write=write, pool=pool),
+        follow_redirects=False,
+        headers=dict(headers),
+        trust_env=False,
+    )
 
 
 class OutboundClient:

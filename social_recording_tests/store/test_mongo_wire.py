@@ -1,7 +1,8 @@
 """What only a server over the wire shows (mongomock hides it): datetimes as the driver decodes them,
 64-bit integers in BSON, the indexes a server really has after the store opened a database (empty,
 old, or made by someone else), a duplicate-key race answered by the server, a server that is not
-there at all, and one that takes a request and never answers (its own process, stopped). Each runs against the session's Mongo-protocol server (FerretDB, or a real MongoDB).
+there at all, and one that takes a request and never answers (its own process, stopped). Each runs
+against the session's Mongo-protocol server (FerretDB, or a real MongoDB).
 """
 
 from __future__ import annotations
