@@ -44,6 +44,7 @@ MODELS = "social_recording/domain/models.py"
 SPEND_BUDGET = "social_recording/locks/spend_budget.py"
 CANDIDATES = "social_recording/recording/candidates.py"
 SQLITE_SELECTION = "social_recording/store/sqlite/queries_selection.py"
+SQLITE_SELECT = "social_recording/store/sqlite/selection.py"
 PROCESSOR = "social_recording/recording/processor.py"
 
 MUTANTS: dict[str, Mutant] = {
