@@ -107,7 +107,8 @@ FRESH2: dict[str, Mutant] = {
     # Needs a two-step paid call whose holder dies after its submission: each poll records the call
     # again, so an open call is left beside the saved request.
     "every paid request records the call again": Mutant(
-        CALL_GUARD, "record, self._record_paid = self._record_paid, None", "record = self._record_paid"),
+        CALL_GUARD, "if self.opened is not None and self.submitted_request is None and self.opened.requests < requests:",
+        "if self.opened is not None and self.opened.requests < requests:"),
     # ---------------------------------------------------------------- the spend check
     # Only with a spend budget: a request under it is held, one past it is sent.
     "the budget's answer is read the wrong way round": Mutant(

@@ -102,8 +102,7 @@ FRESH3: dict[str, Mutant] = {
         "for call in stored.chain() if call.fence <= fence and call not in still"),
     # Only when a paid call's answer never came (its holder died or lost the URL with its call open).
     "an unanswered call is entered at no cost": Mutant(
-        SPEND, "SpendLine(call.provider, day_key(call.started_at), 1, call.unit_price_usd, unanswered=1)",
-        "SpendLine(call.provider, day_key(call.started_at), 1, 0.0, unanswered=1)"),
+        SPEND, "call.requests, call.requests * call.unit_price_usd,", "call.requests, 0.0,"),
     # ---------------------------------------------------------------- the call guard
     # Only against a stale holder whose lease was lost without it noticing (paused past its TTL).
     "a paid request leaves without the lock being confirmed": Mutant(

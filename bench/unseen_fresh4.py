@@ -131,9 +131,7 @@ FRESH4: dict[str, Mutant] = {
         '            raise CallVetoed(f"a newer holder of the URL wrote first; the paid {provider} call is left to it")'),
     # Only a two-step paid call (urlscan) whose holder dies while polling after its submission was saved.
     "every paid request of a call writes an open call": Mutant(
-        CALL_GUARD,
-        "            record, self._record_paid = self._record_paid, None  # one record covers the attempt's calls",
-        "            record = self._record_paid"),
+        CALL_GUARD, "        if requests > 1:\n", "        if False:\n"),
     # ---------------------------------------------------------------- the spend check
     # Only the account whose two-step call polls on the paid client (urlscan).
     "a paid-client poller's submissions are never new spending": Mutant(
@@ -154,8 +152,7 @@ FRESH4: dict[str, Mutant] = {
     # Only a holder that died with its paid call open.
     "an unanswered call is entered as answered": Mutant(
         SPEND,
-        "    return [SpendLine(call.provider, day_key(call.started_at), 1, call.unit_price_usd, unanswered=1)",
-        "    return [SpendLine(call.provider, day_key(call.started_at), 1, call.unit_price_usd, unanswered=0)"),
+        "                      unanswered=call.requests)", "                      unanswered=0)"),
     # Only three holders in a row whose paid calls stayed open (two carried under the third's record).
     "an open call carries one timed-out call, not all": Mutant(
         MODELS,

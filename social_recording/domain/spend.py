@@ -108,7 +108,7 @@ class SpendLine:
 def unanswered_lines(stored: OpenCall | None, fence: int, kept: OpenCall | None) -> list[SpendLine]:
     """The ledger lines of paid calls whose answer never came: a fenced write of the URL state with
     `fence` that removes (clears, or writes another over) open calls of holders of a LOWER fence
-    enters each as one spent request, on the day it left, at its price. A call is removed when it is
+    enters each as spent, its requests (`OpenCall.requests`) on the day it left, at its price. A call is removed when it is
     in the `stored` record (with the ones it replaced, `OpenCall.chain`) and not in the `kept` one: a
     record written over a timed-out call keeps it, to be entered when the record itself goes. Its own
     holder can no longer enter it: its result write is refused by the larger fence from now on. Whether
@@ -118,7 +118,8 @@ def unanswered_lines(stored: OpenCall | None, fence: int, kept: OpenCall | None)
     if stored is None:
         return []
     still = set(kept.chain()) if kept is not None else set()
-    return [SpendLine(call.provider, day_key(call.started_at), 1, call.unit_price_usd, unanswered=1)
+    return [SpendLine(call.provider, day_key(call.started_at), call.requests, call.requests * call.unit_price_usd,
+                      unanswered=call.requests)
             for call in stored.chain() if call.fence < fence and call not in still and call.new_spending]
 
 

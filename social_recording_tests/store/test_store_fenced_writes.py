@@ -108,6 +108,21 @@ def test_a_dead_holders_open_call_is_entered_as_spent_once_by_the_write_that_rem
     assert store.spend_totals() == SpendTotals({"twitterapi": 1}, {"x": 1})
 
 
+@pytest.mark.parametrize("how", list(REMOVALS))
+def test_a_dead_holders_call_of_two_paid_requests_is_entered_as_both(store: Store, how: str) -> None:
+    """A call that reads its answer from two paid requests records its count again before the second
+    leaves (the same holder, the same fence, over its own record: nothing entered then); its holder dies,
+    and the write that removes its record enters both requests, as billed."""
+    _token(store)
+    first = _call(5)
+    assert store.save_open_call(U_X, "x", 5, first) is WriteResult.APPLIED
+    assert store.save_open_call(U_X, "x", 5, first.model_copy(update={"requests": 2})) is WriteResult.APPLIED
+    assert store.spend_rows("2026-01-01") == []
+    assert REMOVALS[how](store, 6) is WriteResult.APPLIED
+    assert store.spend_rows("2026-01-01") == [SpendRow("twitterapi", "2026-12-03", 2, pytest.approx(2 * PRICE), 2)]
+    assert store.spend_totals() == SpendTotals({"twitterapi": 2}, {"x": 2})
+
+
 def test_a_holders_own_result_and_writes_that_keep_or_are_refused_enter_nothing(store: Store) -> None:
     _token(store)
     mine = _call(5)

@@ -75,7 +75,7 @@ def _open_call_out(call: OpenCall | None) -> dict[str, Any] | None:
     if call is None:
         return None
     return {"provider": call.provider, "subject": call.subject, "started_at": ensure_utc(call.started_at),
-            "fence": call.fence, "unit_price_usd": call.unit_price_usd, "new_spending": call.new_spending,
+            "fence": call.fence, "unit_price_usd": call.unit_price_usd, "requests": call.requests, "new_spending": call.new_spending,
             "replaced": _open_call_out(call.replaced)}
 
 
@@ -86,7 +86,7 @@ def _open_call_in(doc: Mapping[str, Any], key: str = "open_call") -> OpenCall | 
         return None
     return OpenCall(provider=call["provider"], subject=call.get("subject") or doc["url"],
                     started_at=ensure_utc(call["started_at"]), fence=int(call.get("fence", 0)),
-                    unit_price_usd=float(call.get("unit_price_usd", 0.0)),
+                    unit_price_usd=float(call.get("unit_price_usd", 0.0)), requests=int(call.get("requests", 1)),
                     new_spending=bool(call.get("new_spending", True)),
                     replaced=_open_call_in({"url": doc["url"], key: call.get("replaced")}, key))
 
