@@ -711,21 +711,23 @@ def _counting(real_decide: Callable[..., Any], real_after: Callable[..., Any],
     prints the counts: how often each interleaving met each rule), each checked against its table's
     row (test_support/url_machine_table.py)."""
 
-    def judged_by(rules: Rules, url: str, what: str) -> None:
+    def judged_by(rules: Rules, url: str, what: str) -> Rules:
         """The numbers the engine judged by are the model's: the configured budget and back-off, the
-        run's interval, the documented window and open-call timeout, the platform's reuse."""
+        run's interval, the documented window and open-call timeout, the platform's reuse. The model's
+        are returned: the tables are read with them, not with the engine's."""
         want = model_rules(_platform(url), world.limits, world.op.interval)
         if rules != want:
             world.violations.append(f"{what} {url} ({world.op.kind}) judged by {rules!r}, the model's rules are {want!r}")
+        return want
 
     def decide(state: Any, element: Any, **kw: Any) -> Any:
-        judged_by(kw["rules"], element.url, "decide")
+        rules = judged_by(kw["rules"], element.url, "decide")
         d = real_decide(state, element, **kw)
         world.read_versions[element.url] = 0 if state is None else state.version
-        want = table.decision(state, element, **kw)
-        counted = None if state is None else table.counted(state, kw["now"], kw["rules"])
-        if counted is not None and counted is not state and d.act is not Act.LEAVE and (
-                d.settled is None or table.stored(d.settled) != table.stored(counted)):
+        want = table.decision(state, element, **{**kw, "rules": rules})
+        counted = None if state is None else table.counted(state, kw["now"], rules)
+        if d.act is not Act.LEAVE and (None if d.settled is None else table.stored(d.settled)) != (
+                None if counted is None or counted is state else table.stored(counted)):
             world.violations.append(f"decide {element.url} at {kw['now']}: the open call past its timeout is counted as "
                                     f"{d.settled!r}, the open call's table says {counted!r}")
         shown = (Act.REUSE, Act.ADOPT, Act.LEAVE)
@@ -742,11 +744,11 @@ def _counting(real_decide: Callable[..., Any], real_after: Callable[..., Any],
         return d
 
     def after(state: Any, element: Any, outcome: Any, **kw: Any) -> Any:
-        judged_by(kw["rules"], element.url, "after")
+        rules = judged_by(kw["rules"], element.url, "after")
         t = real_after(state, element, outcome, **kw)
         world.read_versions[element.url] = 0 if state is None else state.version
         now = kw["now"]
-        status, fields, row = table.after(state, element, outcome, address=kw["address"], now=now, rules=kw["rules"])
+        status, fields, row = table.after(state, element, outcome, address=kw["address"], now=now, rules=rules)
         written = t.state if t.state is not None else (state or table.EMPTY)
         got = (None if t.element is None else t.element.status, None if t.element is None else table.stored(written))
         if got != (status, fields if status is not None else None):
@@ -756,9 +758,9 @@ def _counting(real_decide: Callable[..., Any], real_after: Callable[..., Any],
                 t.state.attempts < settled.attempts + int(outcome.called)):
             world.violations.append(f"after {outcome.result.value} of {element.url}: {t.state.attempts} calls, but the "
                                     f"decision counted a timed-out open call ({settled.attempts}) before this one")
-        elif t.state is not None and t.state.status is not table.url_status(t.state, now, kw["rules"]):
+        elif t.state is not None and t.state.status is not table.url_status(t.state, now, rules):
             world.violations.append(f"after {outcome.result.value} of {element.url}: the URL stands at "
-                                    f"{t.state.status.value}, the statuses say {table.url_status(t.state, now, kw['rules'])}")
+                                    f"{t.state.status.value}, the statuses say {table.url_status(t.state, now, rules)}")
         if (t.element is not None and outcome.result is Result.NOT_CALLED and element.status not in ABSORBING
                 and (t.element.status, t.element.cause) != (outcome.status, outcome.cause)):
             world.violations.append(f"after not_called of {element.url}: the element takes {t.element.status.value} "
