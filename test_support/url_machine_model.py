@@ -4,15 +4,19 @@ through interleavings and months of clock, with providers whose answers the test
 the three promises as invariants after every step (docs/architecture.md, "The per-URL state machine").
 Beside the promises it checks each rule: every decision and every next state the engine computes
 against the state machine's tables (test_support/url_machine_table.py, one line per row), and what
-the store holds after every write against that write and the back-off table. Its clock lands exactly
-on the URL's boundaries (the reuse window, the streak's expiry, the open call's timeout, the due
-times) and one tick past them, and stands still while two holders act in one instant; holders die
-after the spend admission, the open call, the paid submission or the answer; paid accounts have day
-budgets, and the two-step one polls on its paid client. Every fenced write is checked against the
-store's refusal table ("Fencing"), and stale ones are attempted (a lower fence, an old version, onto
-`ok`, a late holder inside a Mongo write); a retry's selection against its interval's due-by. The
-same machine runs on the Mongo store's code over mongomock, and over the wire (fewer examples: every
-step is round trips).
+the store holds after every write against that write and the back-off table; the rules the engine
+judged by against the model's own numbers (its budget, back-off, window, open-call timeout), with which
+the tables are read. Its clock lands exactly on the URL's boundaries (the reuse window, the streak's
+expiry, the open call's timeout, the due times) and one tick past them, in a run that may have started
+before, and stands still while two holders act in one instant; holders die after the spend admission,
+the open call, the paid submission or the answer, or lose their URL lock right before a request; our
+rate limiter may be down before a call's first request or after one; paid accounts have day budgets
+(and month budgets, on the machine whose live path runs every 30 minutes), and the two-step one polls
+on its paid client. Every fenced write is checked against the store's refusal table ("Fencing"), and
+stale ones are attempted (a lower fence, an old version, onto `ok`, a late holder inside a Mongo write
+or at its claim of the element); a retry's selection against its interval's due-by. The same machine
+runs on the Mongo store's code over mongomock, and over the wire (fewer examples: every step is round
+trips).
 
 Size: `SOCIAL_RECORDING_MODEL_EXAMPLES` x `SOCIAL_RECORDING_MODEL_STEPS` (CI: 200 x 40, derandomized;
 `python bench/model_test.py` runs it longer), `SOCIAL_RECORDING_MODEL_MONGOMOCK_EXAMPLES` (CI: 40) and
