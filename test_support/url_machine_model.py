@@ -4,15 +4,19 @@ through interleavings and months of clock, with providers whose answers the test
 the three promises as invariants after every step (docs/architecture.md, "The per-URL state machine").
 Beside the promises it checks each rule: every decision and every next state the engine computes
 against the state machine's tables (test_support/url_machine_table.py, one line per row), and what
-the store holds after every write against that write and the back-off table. Its clock lands exactly
-on the URL's boundaries (the reuse window, the streak's expiry, the open call's timeout, the due
-times) and one tick past them, and stands still while two holders act in one instant; holders die
-after the spend admission, the open call, the paid submission or the answer; paid accounts have day
-budgets, and the two-step one polls on its paid client. Every fenced write is checked against the
-store's refusal table ("Fencing"), and stale ones are attempted (a lower fence, an old version, onto
-`ok`, a late holder inside a Mongo write); a retry's selection against its interval's due-by. The
-same machine runs on the Mongo store's code over mongomock, and over the wire (fewer examples: every
-step is round trips).
+the store holds after every write against that write and the back-off table; the rules the engine
+judged by against the model's own numbers (its budget, back-off, window, open-call timeout), with which
+the tables are read. Its clock lands exactly on the URL's boundaries (the reuse window, the streak's
+expiry, the open call's timeout, the due times) and one tick past them, in a run that may have started
+before, and stands still while two holders act in one instant; holders die after the spend admission,
+the open call, the paid submission or the answer, or lose their URL lock right before a request; our
+rate limiter may be down before a call's first request or after one; paid accounts have day budgets
+(and month budgets, on the machine whose live path runs every 30 minutes), and the two-step one polls
+on its paid client. Every fenced write is checked against the store's refusal table ("Fencing"), and
+stale ones are attempted (a lower fence, an old version, onto `ok`, a late holder inside a Mongo write
+or at its claim of the element); a retry's selection against its interval's due-by. The same machine
+runs on the Mongo store's code over mongomock, and over the wire (fewer examples: every step is round
+trips).
 
 Size: `SOCIAL_RECORDING_MODEL_EXAMPLES` x `SOCIAL_RECORDING_MODEL_STEPS` (CI: 200 x 40, derandomized;
 `python bench/model_test.py` runs it longer), `SOCIAL_RECORDING_MODEL_MONGOMOCK_EXAMPLES` (CI: 40) and
@@ -61,10 +65,10 @@ from social_recording.domain.policy import (
 from social_recording.domain.spend import DAY, MONTH, Budget, SpendLine, day_key
 from social_recording.domain.status import ABSORBING, REUSABLE, Cause, FetchStatus
 from social_recording.domain.url_machine import (
-    OPEN_CALL_TIMEOUT,
     Act,
     NextState,
     Result,
+    Rules,
     RunIntent,
     Why,
     fresh_answer,
@@ -84,7 +88,6 @@ from social_recording.platforms.base import (
 )
 from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.recording import attempt as attempt_module
-from social_recording.recording.attempt import rules_for
 from social_recording.recording.call_guard import UNIT_PRICES
 from social_recording.recording.concurrency import CallSlots
 from social_recording.recording.engine import Engine, Timings, build_engine
@@ -117,6 +120,11 @@ DEDUPE_TTL = timedelta(days=14)
 """The reuse window as docs/architecture.md gives it ("the same answer"): the model's own, not the engine's."""
 RETENTION = timedelta(days=7)
 """The two-step paid provider keeps a submitted request this long (like urlscan)."""
+OPEN_CALL_TIMEOUT = timedelta(minutes=5)
+"""How long an open paid call stays before another holder counts it as failed, as docs/architecture.md
+gives it ("Timeouts"): the model's own, not the engine's constant."""
+NEVER_REUSED = frozenset({Platform.TELEGRAM})
+"""The model's platforms whose answers are never handed to another holder (a key that can change hands)."""
 
 
 @dataclass(frozen=True)
@@ -177,11 +185,13 @@ DEFAULTS = ProductionDefaults(max_attempts=5, growth=1.0, cap_minutes=24 * 60)
 """As a deployment that sets none of them runs."""
 
 
-def model_rules(platform: Platform, limits: Limits, interval: timedelta) -> Any:
-    """The state machine's rules as the model expects them: its own budget, back-off and window, for a
-    run with `interval`."""
-    return replace(rules_for(platform, max_attempts=limits.max_attempts, min_interval=interval,
-                             backoff=limits.expected), ttl=DEDUPE_TTL)
+def model_rules(platform: Platform, limits: Limits, interval: timedelta) -> Rules:
+    """The state machine's rules as the model expects them, from its own numbers alone (its budget,
+    back-off, window and open-call timeout, none read off the engine), for a run with `interval`: the
+    engine's are compared with them at every decision and merge, so one that judges by another number
+    than the configured or documented one fails at once."""
+    return Rules(limits.max_attempts, interval, reusable=platform not in NEVER_REUSED, ttl=DEDUPE_TTL,
+                 call_timeout=OPEN_CALL_TIMEOUT, backoff=limits.expected)
 
 POOL = (
     "https://x.com/i/status/101",  # paid, one step
@@ -191,21 +201,29 @@ POOL = (
     "https://t.me/modelchat",  # free, never reused
 )
 ANSWERS = ("ok", "not_found", "blocked", "5xx", "429", "slow", "bug", "unreadable", "nothing to fetch",
-           "ok in two requests")
+           "ok in two requests", "blocked without a request")
 """What a provider may answer; `bug` is a defect of ours that fails before any request is sent;
 `ok in two requests` an answer read from two requests (two new paid requests of a one-step paid call);
 `unreadable` a shape the generator cannot read, after its requests left (counted as calls);
 `nothing to fetch` an answer decided without a request (the URL names nothing fetchable: `invalid`),
-which no call stands behind, so it has no anchor and never expires."""
+which no call stands behind, so it has no anchor and never expires; `blocked without a request` the
+same for a shape that names a private target (an invite link): a better answer without an anchor."""
+LIMITER_DOWN = ("before any request", "after a request")
+"""When our own rate limiter cannot be asked during a call: before its first request (nothing left:
+the URL is left as it was), or after one left (a failed call of the streak)."""
 CLOCK_STEPS = (1, 30, 61, 61, 90, 120, 120, 24 * 60, 7 * 24 * 60, 15 * 24 * 60, 30 * 24 * 60)
 """Minutes; past the base back-off (61, 120) more often than the rest, and between it and the doubled one (90)."""
 BOUNDARIES = ("the answer expires", "the streak expires", "the open call times out", "it may be called again",
               "an element is due", "the submission's retention ends")
 STALE_WRITES = ("with a lower fence", "decided on an old version", "onto an ok element",
-                "below the element's fence alone")
-WRITE_MOMENTS = ("before the first write", "before a call's write", "inside the first write", "inside a call's write")
+                "below the element's fence alone", "onto an ok element, on an old version",
+                "onto an ok element, below the state's fence")
+"""The last two fail two checks of the refusal table at once: the first that fails is the reason."""
+WRITE_MOMENTS = ("before the first write", "before a call's write", "inside the first write", "inside a call's write",
+                 "at the claim of the first write", "at the claim of a call's write")
 """When a late holder's write lands in the current holder's: inside it only on a store whose write
-reads before its conditional update (Mongo); elsewhere right before it."""
+reads before its conditional update (Mongo: after it claimed the element; or at the claim, between the
+refusal's read and the claim, when the late holder records the same element); elsewhere right before it."""
 LATE_BY = (timedelta(0), timedelta(milliseconds=2), timedelta(minutes=1))
 """How long after the current holder's moment the late holder acts: in its very millisecond (the stores
 keep the millisecond, so its call and the current holder's are stored as one moment), a few
@@ -338,6 +356,14 @@ class World:
     """URL -> when the provider received its last request (any: paid or free, failed or answered)."""
     held: set[str] = field(default_factory=set)
     """URLs whose next call (not a late holder's) our own rate limiter holds before any request leaves."""
+    limiter_down: dict[str, str] = field(default_factory=dict)
+    """URL -> when (LIMITER_DOWN) our own rate limiter cannot be asked during its next call (not a late holder's)."""
+    deferred: set[str] = field(default_factory=set)
+    """URLs the current operation left as they were because the rate limiter could not be asked."""
+    lease_lost: bool = False
+    """The calling holder's URL lock is lost (its lease marked so): no request of any kind may leave."""
+    vetoed: bool = False
+    """A request of the calling holder was refused since its URL lock was lost."""
     read_versions: dict[str, int] = field(default_factory=dict)
     """URL -> the version of the URL state the engine's last decision or merge of it read (0: none yet),
     until the write carrying it: that write is conditional on exactly this version."""
@@ -402,11 +428,14 @@ class World:
         instant of that answer may count after it (the safe side, `after`'s table)."""
         return self.streak.get(url, 0) + int(self.tied.get(url, False))
 
-    def answered(self, url: str, at: Any, status: FetchStatus, *, anchored: bool = True) -> None:
+    def answered(self, url: str, at: Any, status: FetchStatus, *, anchored: bool = True,
+                 in_flight: bool = False) -> None:
         """The provider's answer was recorded: the streaks end, an open request is closed. A call that
         failed in the answer's very instant may still count after it (the safe side, `after`'s table).
-        One no call stood behind (not `anchored`) holds from its moment on, whatever the window."""
-        self.tied[url] = self.last_failed.get(url) == at
+        One no call stood behind (not `anchored`) holds from its moment on, whatever the window; it has
+        no time to tell a failed call `in_flight` (made before it, written after it) from a later one, so
+        that call may count after it too."""
+        self.tied[url] = self.last_failed.get(url) == at or in_flight
         self.budget_streak[url] = self.streak[url] = self.in_the_answers_instant[url] = 0
         self.open_request.pop(url, None)
         self.given.setdefault(url, []).append((at, status, anchored))
@@ -461,14 +490,21 @@ class ModelProvider:
             if platform is Platform.WEB:  # the saved request is read first (found past its retention, or not)
                 ctx.requests.previous("model-scan", RETENTION)
             raise ExternalFetchError(ErrorCode.RATE_LIMITED, "our rate limiter would hold it too long")
+        if not w.stale and w.limiter_down.get(url) == "before any request":  # nothing left: left as it was
+            del w.limiter_down[url]
+            w.deferred.add(url)
+            raise ExternalFetchError(ErrorCode.LIMITER_UNAVAILABLE, "our rate limiter cannot be asked")
         answer = w.answers.get(url, "ok")
         if answer == "bug":
             raise KeyError("a defect of ours, before any request")
-        if answer == "nothing to fetch":  # an answer without a call: no request leaves, no anchor
+        if answer in ("nothing to fetch", "blocked without a request"):  # an answer without a call: no anchor
+            status = FetchStatus.INVALID if answer == "nothing to fetch" else FetchStatus.BLOCKED
             if w.stale:
-                w.stale_answer = (url, now, FetchStatus.INVALID, False)
+                w.stale_answer = (url, now, status, False)
             else:
-                w.answered(url, now, FetchStatus.INVALID, anchored=False)
+                w.answered(url, now, status, anchored=False)
+            if status is FetchStatus.BLOCKED:
+                raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, "a private target's link", attempted=False)
             raise SocialContractError("nothing fetchable in the url", attempted=False)
         fresh = fresh_answer(state, now, rules)
         excused = w.stale or (forced and (fresh is None or table.rank(fresh[0]) <= table.rank(element.status)))
@@ -480,6 +516,9 @@ class ModelProvider:
         if platform is Platform.X and w.dies == "after the open call":
             w.failed(url, now, budgeted=True)  # paid, its result never known: one failed call once timed out
             w.die("after the open call")
+        if not w.stale and w.limiter_down.get(url) == "after a request":  # a request left: a failed call
+            del w.limiter_down[url]
+            return self._fail(url, ErrorCode.LIMITER_UNAVAILABLE, "our rate limiter cannot be asked", forced)
         if answer == "ok in two requests" and platform is not Platform.WEB:  # the answer's second page
             record = self.store.find_url_state(url)
             try:
@@ -602,7 +641,13 @@ class ModelProvider:
             if held.reached is not None and paid and not poll and self.w.budgeted:
                 self._check_used_up(url, service, held.reached, asked)
             raise
+        except observe.CallVetoed:
+            self.w.vetoed = self.w.lease_lost
+            raise
         now = self.clock()
+        if self.w.lease_lost:
+            self.w.violations.append(f"{url}: a {'paid' if paid else 'free'} {service} request left after its "
+                                     f"holder's URL lock was lost ({self.w.op.kind})")
         if paid and self.w.unconfirmed:
             self.w.violations.append(f"{url}: a paid {service} request left although the lock backend no "
                                      f"longer confirmed its holder's lease ({self.w.op.kind})")
@@ -670,13 +715,23 @@ def _counting(real_decide: Callable[..., Any], real_after: Callable[..., Any],
     prints the counts: how often each interleaving met each rule), each checked against its table's
     row (test_support/url_machine_table.py)."""
 
+    def judged_by(rules: Rules, url: str, what: str) -> Rules:
+        """The numbers the engine judged by are the model's: the configured budget and back-off, the
+        run's interval, the documented window and open-call timeout, the platform's reuse. The model's
+        are returned: the tables are read with them, not with the engine's."""
+        want = model_rules(_platform(url), world.limits, world.op.interval)
+        if rules != want:
+            world.violations.append(f"{what} {url} ({world.op.kind}) judged by {rules!r}, the model's rules are {want!r}")
+        return want
+
     def decide(state: Any, element: Any, **kw: Any) -> Any:
+        rules = judged_by(kw["rules"], element.url, "decide")
         d = real_decide(state, element, **kw)
         world.read_versions[element.url] = 0 if state is None else state.version
-        want = table.decision(state, element, **kw)
-        counted = None if state is None else table.counted(state, kw["now"], kw["rules"])
-        if counted is not None and counted is not state and d.act is not Act.LEAVE and (
-                d.settled is None or table.stored(d.settled) != table.stored(counted)):
+        want = table.decision(state, element, **{**kw, "rules": rules})
+        counted = None if state is None else table.counted(state, kw["now"], rules)
+        if d.act is not Act.LEAVE and (None if d.settled is None else table.stored(d.settled)) != (
+                None if counted is None or counted is state else table.stored(counted)):
             world.violations.append(f"decide {element.url} at {kw['now']}: the open call past its timeout is counted as "
                                     f"{d.settled!r}, the open call's table says {counted!r}")
         shown = (Act.REUSE, Act.ADOPT, Act.LEAVE)
@@ -693,10 +748,11 @@ def _counting(real_decide: Callable[..., Any], real_after: Callable[..., Any],
         return d
 
     def after(state: Any, element: Any, outcome: Any, **kw: Any) -> Any:
+        rules = judged_by(kw["rules"], element.url, "after")
         t = real_after(state, element, outcome, **kw)
         world.read_versions[element.url] = 0 if state is None else state.version
         now = kw["now"]
-        status, fields, row = table.after(state, element, outcome, address=kw["address"], now=now, rules=kw["rules"])
+        status, fields, row = table.after(state, element, outcome, address=kw["address"], now=now, rules=rules)
         written = t.state if t.state is not None else (state or table.EMPTY)
         got = (None if t.element is None else t.element.status, None if t.element is None else table.stored(written))
         if got != (status, fields if status is not None else None):
@@ -706,9 +762,9 @@ def _counting(real_decide: Callable[..., Any], real_after: Callable[..., Any],
                 t.state.attempts < settled.attempts + int(outcome.called)):
             world.violations.append(f"after {outcome.result.value} of {element.url}: {t.state.attempts} calls, but the "
                                     f"decision counted a timed-out open call ({settled.attempts}) before this one")
-        elif t.state is not None and t.state.status is not table.url_status(t.state, now, kw["rules"]):
+        elif t.state is not None and t.state.status is not table.url_status(t.state, now, rules):
             world.violations.append(f"after {outcome.result.value} of {element.url}: the URL stands at "
-                                    f"{t.state.status.value}, the statuses say {table.url_status(t.state, now, kw['rules'])}")
+                                    f"{t.state.status.value}, the statuses say {table.url_status(t.state, now, rules)}")
         if (t.element is not None and outcome.result is Result.NOT_CALLED and element.status not in ABSORBING
                 and (t.element.status, t.element.cause) != (outcome.status, outcome.cause)):
             world.violations.append(f"after not_called of {element.url}: the element takes {t.element.status.value} "
@@ -765,6 +821,36 @@ class StaleLocks:
         pass
 
 
+class LosingLocks:
+    """The shared locks, whose URL lease the test can mark lost while its holder records (the renewer
+    found the key gone): `lose` marks the last lease taken."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.leases: list[Lease] = []
+        self.lost = False
+
+    @contextmanager
+    def _kept(self, held: Any) -> Iterator[Lease]:
+        with held as lease:
+            self.leases.append(lease)
+            yield lease
+
+    def try_hold(self, key: str, ttl: float) -> Any:
+        return self._kept(self.inner.try_hold(key, ttl))
+
+    def hold_within(self, key: str, ttl: float, wait: float) -> Any:
+        return self._kept(self.inner.hold_within(key, ttl, wait))
+
+    def lose(self) -> None:
+        if self.leases:
+            self.leases[-1].mark_lost("the test: the lock backend lost the key")
+            self.lost = True
+
+    def close(self) -> None:
+        pass
+
+
 class Interleaving:
     """Mixed into the real store: when armed for a URL, a late holder records that URL for another
     token right before the current holder's write lands (between its decision and its write), or,
@@ -776,6 +862,9 @@ class Interleaving:
     """Told the write it lands before (or inside); returns False to wait for a later write."""
     armed_inside: bool = False
     """The armed late holder acts inside the write, on a store that has such a moment."""
+    armed_at_claim: bool = False
+    """... or between the write's refusal read and its claim of the element (Mongo)."""
+    _at_claim: UrlWrite | None = None
     checked: Callable[[UrlWrite, WriteOutcome], None] | None = None
     """Told every write and its outcome: the model compares what the store then holds with the write."""
     before_open_call: Callable[[], None] | None = None
@@ -802,15 +891,16 @@ class Interleaving:
 
     def apply_url_write(self, write: UrlWrite) -> WriteOutcome:
         self._check_conditional(write)
-        if not (self.armed_inside and self.inside_seam):
+        if not ((self.armed_inside or self.armed_at_claim) and self.inside_seam):
             self._fire(write)
         element, state = self.find_element(write.address, write.url), self.find_url_state(write.url)  # type: ignore[attr-defined]
         if not hasattr(self, "_raced"):
             self._raced = []
         depth = len(self._raced)
+        self._at_claim = write
         out: WriteOutcome = super().apply_url_write(write)  # type: ignore[misc]
-        if len(self._raced) > depth:  # a late holder wrote inside this write: the state it then met counts
-            state = self._raced.pop()
+        if len(self._raced) > depth:  # a late holder wrote inside this write: what it then met counts
+            element, state = self._raced.pop()
         expected = table.refusal(element, state, write.fence, write.expect_version)
         if out.result is not expected and self.violations is not None:
             self.violations.append(f"{write.address} {write.url}: the write with fence {write.fence} on version "
@@ -834,7 +924,18 @@ class Interleaving:
     def _inside(self, write: UrlWrite) -> None:
         """The moment between a Mongo write's read and its conditional update."""
         if self.armed_inside and self._fire(write):
-            self._raced.append(self.find_url_state(write.url))  # type: ignore[attr-defined]
+            self._raced_by(write)
+
+    def _claiming(self) -> None:
+        """The moment between a Mongo write's refusal read and its claim of the element (the write's
+        first read only, once it found nothing to refuse)."""
+        write, self._at_claim = self._at_claim, None
+        if write is not None and self.armed_at_claim and self._fire(write):
+            self._raced_by(write)
+
+    def _raced_by(self, write: UrlWrite) -> None:
+        self._raced.append((self.find_element(write.address, write.url),  # type: ignore[attr-defined]
+                            self.find_url_state(write.url)))  # type: ignore[attr-defined]
 
     def save_open_call(self, url: str, platform: str, fence: int, call: OpenCall) -> Any:
         if self.before_open_call is not None:
@@ -888,12 +989,24 @@ class InterleavingMongoStore(Interleaving, MongoStore):
         self._inside(write)
         return super()._apply_claimed(write, deltas)  # type: ignore[misc,no-any-return]
 
+    def _refusal(self, address: str, url: str, fence: int, expect_version: int | None = None) -> WriteOutcome | None:
+        refused = super()._refusal(address, url, fence, expect_version)  # type: ignore[misc]
+        if refused is None:
+            self._claiming()
+        self._at_claim = None
+        return refused  # type: ignore[no-any-return]
+
 
 def _carried(call: OpenCall | None) -> Iterator[OpenCall]:
     """An open call and every timed-out call it was written over, walked by the model itself."""
     while call is not None:
         yield call
         call = call.replaced
+
+
+def _submitted(request: PaidRequest | None) -> tuple[str, datetime] | None:
+    """A saved paid request as every store keeps it: its id and when it was submitted (the millisecond)."""
+    return None if request is None else (request.request_id, as_stored(request.submitted_at))
 
 
 def _ms(at: datetime | None) -> datetime | None:
@@ -920,6 +1033,8 @@ class UnreachableCounters:
 class UrlRules(RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}
+    live_interval: ClassVar[int] = 60
+    """Minutes: the live path's and reconcile's interval (the engine's `min_interval`), its "due by"."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -961,6 +1076,7 @@ class UrlRules(RuleBasedStateMachine):
         under `locks` (the shared ones, or a late or disowned holder's)."""
         return build_engine(self.store, locks, self.registry, self.profiles, enable_paid=paid,
                             max_attempts=self.limits.engine_max_attempts, clock=self.clock,
+                            min_interval=timedelta(minutes=self.live_interval),
                             backoff=self.limits.backoff, spend_budgets=self.spend, **options)
 
     @property
@@ -992,16 +1108,21 @@ class UrlRules(RuleBasedStateMachine):
         self.store.close()
 
     @contextmanager
-    def doing(self, kind: str, named: frozenset[FetchStatus] = frozenset(), interval: int = 60) -> Iterator[Op]:
+    def doing(self, kind: str, named: frozenset[FetchStatus] = frozenset(), interval: int | None = None) -> Iterator[Op]:
+        """The operation `kind` runs with `interval` (minutes; by default the live path's for live and
+        reconcile runs, the base for a retry)."""
+        if interval is None:
+            interval = self.live_interval if kind in ("live", "reconcile") else 60
         STATS[f"op {kind}"] += 1
         op = self.world.op = Op(kind, named, interval=timedelta(minutes=interval))
+        self.world.deferred = set()
         try:
             yield op
         finally:
             self.world.op = Op("idle")
             self.world.on_call = None
             self.store.armed = None
-            self.store.armed_inside = False
+            self.store.armed_inside = self.store.armed_at_claim = False
 
     # ------------------------------------------------------------------ rules: the world
 
@@ -1031,6 +1152,14 @@ class UrlRules(RuleBasedStateMachine):
         saved paid request past its provider's retention is closed all the same. Once: a transient
         hold, so a stable world still converges."""
         self.world.held.add(url)
+
+    @rule(url=st.sampled_from(POOL), when=st.sampled_from(LIMITER_DOWN))
+    def our_rate_limiter_cannot_be_asked_at_the_next_call(self, url: str, when: str) -> None:
+        """Our own rate limiter's backend will not answer during the URL's next call: before its first
+        request, nothing left and the URL is left as it was (the `after` table's "the rate limiter could
+        not be asked"); after a request left, the call failed (one more failure of the streak, its paid
+        requests entered). Once: a transient outage."""
+        self.world.limiter_down[url] = when
 
     @rule(platform=st.sampled_from(sorted({_platform(u) for u in POOL})))
     def a_providers_key_goes_or_comes_back(self, platform: Platform) -> None:
@@ -1067,7 +1196,6 @@ class UrlRules(RuleBasedStateMachine):
         url = data.draw(st.sampled_from(ahead))
         target = targets[url]
         STATS[f"clock on a boundary: {boundary}"] += 1
-        self.clock.set(target + ticks * TICK)
         if data.draw(st.booleans()):
             self.new_token([url])
         holders = [a for a in self.tokens if self.store.find_element(a, url) is not None
@@ -1075,12 +1203,21 @@ class UrlRules(RuleBasedStateMachine):
         if not holders:
             return
         address = data.draw(st.sampled_from(holders))
-        self.clock.frozen = True
-        try:
-            with self.doing("live"):
-                self._check_token_outcome(self.engine.processor.record(address, address, self._run(Why.LIVE)))
-        finally:
-            self.clock.frozen = False
+        # The run started with the boundary ahead (a live batch that began a minute before, recording
+        # tokens since): the rules judge the URL at its recording, not at the run's start.
+        started_before = data.draw(st.booleans())
+        with self.doing("live"):
+            run = None
+            if started_before:
+                STATS["a run's start before the boundary it records at"] += 1
+                self.clock.set(max(self.clock(), target + ticks * TICK - timedelta(minutes=1)))
+                run = self._run(Why.LIVE)
+            self.clock.set(target + ticks * TICK)
+            self.clock.frozen = True
+            try:
+                self._check_token_outcome(self.engine.processor.record(address, address, run or self._run(Why.LIVE)))
+            finally:
+                self.clock.frozen = False
 
     @rule(url=st.sampled_from([u for u in POOL if _platform(u) is not Platform.TELEGRAM]),
           ticks=st.sampled_from((-1, 0, 1)))
@@ -1110,8 +1247,9 @@ class UrlRules(RuleBasedStateMachine):
 
     def _boundary(self, url: str, boundary: str) -> datetime | None:
         state = self.store.find_url_state(url)
+        lead = self._live_lead  # the moment a live run takes what is then due (or may call again)
         if boundary == "an element is due":
-            dues = [el.due_at for a in self.tokens if (el := self.store.find_element(a, url)) and el.due_at]
+            dues = [el.due_at - lead for a in self.tokens if (el := self.store.find_element(a, url)) and el.due_at]
             later = [d for d in dues if d > self.clock()]
             return min(later) if later else None
         if state is None:
@@ -1123,10 +1261,11 @@ class UrlRules(RuleBasedStateMachine):
             return None if state.attempted_at is None or not state.streak else state.attempted_at + rules.ttl
         if boundary == "the open call times out":
             return None if state.open_call is None else state.open_call.started_at + rules.call_timeout
-        if boundary == "the submission's retention ends":
-            return None if state.request is None else state.request.submitted_at + RETENTION
+        if boundary == "the submission's retention ends":  # as the provider keeps it (the model's record)
+            return None if state.request is None else self.world.open_request.get(
+                url, state.request.submitted_at) + RETENTION
         return None if state.attempted_at is None else state.attempted_at + table.wait(table.live(
-            state, self.clock(), rules), rules)
+            state, self.clock(), rules), rules) - lead
 
     def _after_the_dead_call(self, state: Any, url: str) -> datetime:
         """The first moment the next holder may call the URL once a dead holder's timed-out call is
@@ -1152,8 +1291,14 @@ class UrlRules(RuleBasedStateMachine):
                              rules=rules).act
         return when if act in (Act.CALL, Act.RESUME) else None
 
-    def _rules(self, url: str) -> Any:
-        return model_rules(_platform(url), self.limits, timedelta(minutes=60))
+    def _rules(self, url: str) -> Rules:
+        """The rules of a live run of `url`, as the model expects them."""
+        return model_rules(_platform(url), self.limits, timedelta(minutes=self.live_interval))
+
+    @property
+    def _live_lead(self) -> timedelta:
+        """How far ahead of its moment the live path takes what is due (the back-off table's "due by")."""
+        return self.limits.expected.base - timedelta(minutes=self.live_interval)
 
     @precondition(lambda self: self.tokens)
     @rule(data=st.data(), interleave=st.sampled_from(("call", "write")))
@@ -1240,6 +1385,42 @@ class UrlRules(RuleBasedStateMachine):
 
     @precondition(lambda self: self.tokens)
     @rule(data=st.data())
+    def the_url_lock_is_lost_before_a_request(self, data: st.DataObject) -> None:
+        """A holder records a URL when it may be called, and right before its first request (free or
+        paid) its URL lock is lost (the renewer found the key gone): no request leaves, and nothing is
+        written, the URL is left as it was (docs/architecture.md, "Fencing")."""
+        candidates = [(a, el) for a in self.tokens if (doc := self.store.find_token(a))
+                      for el in doc.social_urls if el.status not in ABSORBING]
+        if not candidates:
+            return
+        address, element = data.draw(st.sampled_from(candidates))
+        when = self._callable_at(element)
+        if when is None:
+            return
+        if when > self.clock():
+            self.clock.set(when)
+        locks = LosingLocks(self.locks)
+        STATS["URL locks lost before a request"] += 1
+
+        def lost(_url: str, _address: str) -> None:
+            locks.lose()
+            self.world.lease_lost = True
+
+        before = (self.store.find_url_state(element.url), self.store.find_element(address, element.url))
+        try:
+            with self.doing("live"):
+                self.world.on_call = lost
+                self._engine_on(locks, self.paid).recorder.record_url((address, address), element.url,
+                                                                      self._run(Why.LIVE))
+        finally:
+            vetoed, self.world.lease_lost, self.world.vetoed = self.world.vetoed, False, False
+        after = (self.store.find_url_state(element.url), self.store.find_element(address, element.url))
+        if vetoed and after != before:
+            self.world.violations.append(f"{address} {element.url}: recorded after its URL lock was lost: "
+                                         f"{before!r} -> {after!r}")
+
+    @precondition(lambda self: self.tokens)
+    @rule(data=st.data())
     def a_paused_holder_records_a_paid_url(self, data: st.DataObject) -> None:
         """A holder paused past its lease wakes and records a paid URL with its old fence, below the one
         the URL state holds, when the URL may be called: the store refuses the record of its paid call,
@@ -1302,7 +1483,7 @@ class UrlRules(RuleBasedStateMachine):
         wrapper checks the result against test_support/url_machine_table.py), and nothing changes."""
         now = self.clock()
         elements = [(a, el) for a in self.tokens if (doc := self.store.find_token(a)) for el in doc.social_urls
-                    if (el.status is FetchStatus.OK) == (why == "onto an ok element")]
+                    if (el.status is FetchStatus.OK) == why.startswith("onto an ok element")]
         if not elements:
             return
         address, el = data.draw(st.sampled_from(elements))
@@ -1321,6 +1502,14 @@ class UrlRules(RuleBasedStateMachine):
             if state is None or el.fence - 1 < state.fence:
                 return
             fence = el.fence - 1
+        elif why == "onto an ok element, on an old version":  # refused as ok first (check 2 before check 4)
+            if state is None or state.version < 1:
+                return
+            version = state.version - 1
+        elif why == "onto an ok element, below the state's fence":  # refused as ok first (check 2 before check 3)
+            if state is None or state.fence - 1 < el.fence:
+                return
+            fence = state.fence - 1
         before = (self.store.find_url_state(el.url), self.store.find_element(address, el.url),
                   self.store.spend_totals())
         s = state or table.EMPTY
@@ -1361,19 +1550,22 @@ class UrlRules(RuleBasedStateMachine):
         time, at the run's moment: the instant itself counts), and only those: the others are left as
         they were."""
         doc, now = self.store.find_token(address), self.clock()
+        interval, backoff = timedelta(minutes=self.live_interval), self.limits.expected
+        by_start, by_now = table.due_by(started, interval, backoff), table.due_by(now, interval, backoff)
         for el in doc.social_urls if doc is not None else ():
             was = before.get(el.url)
             if was is None:
                 continue
             if (was.status, _ms(was.checked_at)) == (el.status, _ms(el.checked_at)):
                 if was.status in (FetchStatus.PENDING, FetchStatus.ERROR) and (
-                        was.due_at is None or was.due_at <= started) and not (
-                        self.world.counter_down or self.world.unconfirmed):  # those leave a paid URL as it was
+                        was.due_at is None or was.due_at <= by_start) and not (
+                        self.world.counter_down or self.world.unconfirmed) and (
+                        el.url not in self.world.deferred):  # those leave a URL as it was
                     self.world.violations.append(f"{address} {el.url}: a live run at {started} left it "
                                                  f"{was.status.value}, due at {was.due_at}")
                 continue
             if was.status not in (FetchStatus.PENDING, FetchStatus.ERROR) or (
-                    was.due_at is not None and was.due_at > now):
+                    was.due_at is not None and was.due_at > by_now):
                 self.world.violations.append(f"{address} {el.url}: a live run at {now} recorded it again ("
                                              f"{was.status.value}, due at {was.due_at})")
 
@@ -1503,7 +1695,7 @@ class UrlRules(RuleBasedStateMachine):
             # call the late holder's fence would lie between its holder's and the current one's, which the
             # model cannot pick: the highest stored fence stands for it only where no record carries it.
             if _platform(url) is Platform.X and (state is None or state.open_call is None):
-                self._late_holder(address, url, self._stored_fence(url), answer, later, paid=True)
+                self._late_holder(address, url, max(1, self._stored_fence(url)), answer, later, paid=True)
 
         self.world.on_call = at_the_call
         try:
@@ -1694,11 +1886,13 @@ class UrlRules(RuleBasedStateMachine):
             def late(write: UrlWrite) -> bool:
                 if not at.endswith("the first write") and self.world.calls == calls:
                     return False  # waits for the write of a call
-                self._late_holder(write.address, write.url, write.fence - 1, flip, later)
+                self._late_holder(write.address, write.url, write.fence - 1, flip, later,
+                                  own=at.startswith("at the claim"))
                 return True
 
             self.store.armed = late
             self.store.armed_inside = at.startswith("inside")
+            self.store.armed_at_claim = at.startswith("at the claim")
         elif interleave == "between":
             chosen = sorted({c.address for c in selected})
             pool = data.draw(st.sampled_from((chosen, self.tokens))) if chosen else self.tokens
@@ -1707,19 +1901,20 @@ class UrlRules(RuleBasedStateMachine):
     def _second_recorder(self, address: str) -> None:
         STATS["second recorder runs"] += 1
         op = self.world.op
-        self.world.op = Op("live")
+        self.world.op = Op("live", interval=timedelta(minutes=self.live_interval))
         try:
             self._check_token_outcome(self.engine.processor.record(address, address, self._run(Why.LIVE)))
         finally:
             self.world.op = op
 
     def _late_holder(self, address: str, url: str, fence: int, answer: str, later: timedelta = timedelta(0),
-                     paid: bool | None = None) -> None:
+                     paid: bool | None = None, own: bool = False) -> None:
         """A holder whose lease ran out (its `fence` below the current holder's) records `url` for a token
-        other than the current holder's `address`, `later` than the current holder's moment, with the
+        other than the current holder's `address` (for that very token with `own`: its token lock ran out
+        too), `later` than the current holder's moment, with the
         provider now answering `answer` and paid calls on or off as `paid` says (as the machine's, unless
         given: another process's settings), and writes first."""
-        holders = [a for a in self.tokens if a != address and (el := self.store.find_element(a, url))
+        holders = [a for a in self.tokens if (a == address) == own and (el := self.store.find_element(a, url))
                    and el.status is not FetchStatus.OK]
         if not holders:
             return
@@ -1744,7 +1939,8 @@ class UrlRules(RuleBasedStateMachine):
             w.stale_written[(holders[0], url)] = el.checked_at
             if w.stale_answer is not None:
                 _, at, status, anchored = w.stale_answer
-                w.answered(url, at, status, anchored=anchored)
+                # The current holder's call of the URL, if one left, is written after this answer.
+                w.answered(url, at, status, anchored=anchored, in_flight=not anchored and url in w.op.called)
         w.stale_answer = None
 
     # ------------------------------------------------------------------ invariants
@@ -1761,6 +1957,9 @@ class UrlRules(RuleBasedStateMachine):
             got = _to_ms(table.stored(state)) if state is not None else None
             if got != _to_ms(table.stored(write.state)) or state is None or state.status is not write.state.status:
                 w.append(f"{write.url}: the store holds {state!r} after the write of {write.state!r}")
+            elif _submitted(state.request) != _submitted(write.state.request):  # carried as submitted, never re-dated
+                w.append(f"{write.url}: the store holds the paid request {state.request!r} after the write of "
+                         f"{write.state.request!r}")
         timeout = self._rules(write.url).call_timeout
         if state is not None and state.open_call is not None and write.now - state.open_call.started_at >= timeout:
             w.append(f"{write.url}: a recording at {write.now} left the open call of {state.open_call.started_at}, "
@@ -2048,10 +2247,12 @@ UrlRulesOnMongomock.TestCase.settings = settings(UrlRules.TestCase.settings, max
 class UrlRulesFourAttempts(UrlRules):
     """The same machine with a budget of four failed calls and a cap met at the third wait: the
     back-off's shape past its second wait (its growth, its cap) is then seen by a URL still called;
-    and spend budgets per month beside those per day."""
+    spend budgets per month beside those per day; and a live path every 30 minutes, which takes what
+    is due within them."""
 
     limits = FOUR_ATTEMPTS
     per_month = SPEND_PER_MONTH
+    live_interval = 30
 
 
 UrlRulesFourAttempts.TestCase.settings = settings(UrlRules.TestCase.settings, max_examples=max(1, EXAMPLES // 2))

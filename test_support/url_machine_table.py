@@ -185,7 +185,7 @@ def after(state: UrlState | None, element: SocialUrl, outcome: Outcome, *, addre
                    None if s.request is None else s.request.request_id, s.open_call)
     request = _request(s, outcome)
     rid = None if request is None else request.request_id
-    if result is Result.DEFERRED:  # "the rate limiter could not be asked | unchanged | unchanged"
+    if result is Result.DEFERRED:  # "the rate limiter could not be asked before any request | unchanged | unchanged"
         return None, None, "deferred"
     if result is Result.ANSWER:
         assert outcome.status is not None

@@ -7,12 +7,13 @@ each boundary" a certainty; the invariants and the table checks are the model's,
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from social_recording.domain.urls import Platform
-from test_support.url_machine_model import POOL, TICK, UrlRules
+from test_support.url_machine_model import FOUR_ATTEMPTS, POOL, SPEND_PER_MONTH, TICK, UrlRules
 from test_support.url_machine_steps import Draws, recorded_live, replay
 
 X, _, WEB, YT, TG = POOL
@@ -26,16 +27,21 @@ TICKS = (-1, 0, 1)
 class Walk:
     name: str
     steps: Callable[[UrlRules], list[Callable[[], object]]]
+    config: Mapping[str, Any] = field(default_factory=dict)
+    """The machine's settings this walk needs (class attributes: `limits`, `per_month`, `live_interval`)."""
 
     def run(self, machine: type[UrlRules] = UrlRules) -> None:
-        m = machine()
+        m = (type(machine.__name__, (machine,), dict(self.config)) if self.config else machine)()
         replay(m, self.steps(m))
 
 
-def _at_boundary(m: UrlRules, boundary: str, url: str, ticks: int, address: str) -> Callable[[], object]:
-    """The clock on `boundary` of `url` (+ `ticks`), where `address`, one of its holders, records it."""
+def _at_boundary(m: UrlRules, boundary: str, url: str, ticks: int, address: str,
+                 started_before: bool = False) -> Callable[[], object]:
+    """The clock on `boundary` of `url` (+ `ticks`), where `address`, one of its holders, records it (in a
+    run that started a minute before if asked)."""
     return lambda: m.clock_reaches_a_boundary(
-        boundary, ticks, Draws(lambda u: u == url, lambda new: not new, lambda a: a == address))  # type: ignore[arg-type]
+        boundary, ticks, Draws(lambda u: u == url, lambda new: not new, lambda a: a == address,  # type: ignore[arg-type]
+                               lambda before: before is started_before))
 
 
 def _open_call_times_out(ticks: int) -> Walk:
@@ -412,8 +418,13 @@ def _holders_die_one_after_another(m: UrlRules) -> list[Callable[[], object]]:
 
 
 def _a_stale_write_onto_ok(m: UrlRules) -> list[Callable[[], object]]:
-    return [lambda: m.some_tokens_and_answers([[YT]], {}), recorded_live(m, "T000"),
-            lambda: m.a_stale_url_write(Draws(lambda e: e[0] == "T000"), "onto an ok element")]  # type: ignore[arg-type]
+    """An `ok` element, its URL state since written by another holder (a newer fence, a newer version):
+    stale writes onto it are refused as `ok` kept, the first check of the refusal table that fails."""
+    def onto_ok(why: str) -> Callable[[], object]:
+        return lambda: m.a_stale_url_write(Draws(lambda e: e[0] == "T000"), why)  # type: ignore[arg-type]
+    return [lambda: m.some_tokens_and_answers([[YT], [YT]], {}), recorded_live(m, "T000"), recorded_live(m, "T001"),
+            *(onto_ok(why) for why in ("onto an ok element", "onto an ok element, on an old version",
+                                       "onto an ok element, below the state's fence"))]
 
 
 def _read_nothing_for_many_holders(m: UrlRules) -> list[Callable[[], object]]:
@@ -516,6 +527,109 @@ def _a_named_exhausted_element_that_cannot_be_called(m: UrlRules) -> list[Callab
             lambda: m.named_retry(["exhausted"], 0, "none", Draws())]  # type: ignore[arg-type]
 
 
+def _a_spent_streak_expires_during_a_run(ticks: int) -> Walk:
+    """A URL spends its budget; a holder's run starts a minute before the streak expires and records the
+    URL a tick before, at, or after the expiry: judged at its recording (from the expiry on, called)."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        again = _at_boundary(m, "it may be called again", TG, 1, "T000")
+        return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"), again, again,
+                _at_boundary(m, "the streak expires", TG, ticks, "T001", started_before=True)]
+    return Walk(f"a spent streak expires during a run, {ticks:+d} tick", steps)
+
+
+def _an_unanchored_answer_stands(url: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
+    """A `blocked` no call stood behind (a private target's link: no anchor, it never expires); the
+    provider then finds nothing to fetch (`invalid`, no anchor either), met by a named re-examination
+    (or a second holder of a URL never reused): the better `blocked` stands."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        then = (lambda: m.named_retry(["blocked"], 0, "none", Draws())) if url != TG else (  # type: ignore[arg-type]
+            recorded_live(m, "T001"))
+        return [lambda: m.some_tokens_and_answers([[url], [url]], {url: "blocked without a request"}),
+                recorded_live(m, "T000"), lambda: m.provider_changes(url, "nothing to fetch"),
+                lambda: m.clock_moves(24 * 60), then, lambda: m.clock_moves(15 * 24 * 60), recorded_live(m, "T001")]
+    return steps
+
+
+def _the_rate_limiter_cannot_be_asked(when: str, url: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
+    """A failed call; once the URL may be called again, our rate limiter cannot be asked during the next
+    call: before its first request (left as it was), or after one left (a failed call)."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        return [lambda: m.some_tokens_and_answers([[url], [url]], {url: "5xx"}), recorded_live(m, "T000"),
+                lambda: m.provider_changes(url, "ok"), lambda: m.clock_moves(61),
+                lambda: m.our_rate_limiter_cannot_be_asked_at_the_next_call(url, when), recorded_live(m, "T000"),
+                lambda: m.clock_moves(120), recorded_live(m, "T001")]
+    return steps
+
+
+def _the_url_lock_is_lost_before_a_request(url: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
+    """A failed call; once the URL may be called again, a holder's URL lock is lost right before its
+    first request (free, or paid): nothing leaves, nothing is written."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        return [lambda: m.some_tokens_and_answers([[url], [url]], {url: "5xx"}), recorded_live(m, "T000"),
+                lambda: m.clock_moves(61),
+                lambda: m.the_url_lock_is_lost_before_a_request(Draws(lambda e: e[0] == "T000")),  # type: ignore[arg-type]
+                recorded_live(m, "T001")]
+    return steps
+
+
+def _a_month_budget_used_up_first(m: UrlRules) -> list[Callable[[], object]]:
+    """The one-step account's budget is two new requests a day and five a month: two failing URLs called
+    on three days of one month meet the month's budget first, on a day with one request left."""
+    x2 = POOL[1]
+    day = lambda: m.clock_moves(24 * 60)  # noqa: E731
+    return [lambda: m.some_tokens_and_answers([[X], [x2]], {X: "5xx", x2: "5xx"}),
+            recorded_live(m, "T000"), recorded_live(m, "T001"), day, recorded_live(m, "T000"), recorded_live(m, "T001"),
+            day, recorded_live(m, "T000"), recorded_live(m, "T001")]
+
+
+def _at_the_live_due_instant(m: UrlRules, step: Callable[[], object]) -> Callable[[], object]:
+    """`step` at the first moment a live run takes T000's Telegram element (its due time less the live
+    path's lead), the clock standing still from there."""
+    def run() -> None:
+        el = m.store.find_element("T000", TG)
+        assert el is not None and el.due_at is not None
+        m.clock.set(el.due_at - m._live_lead)
+        _in_one_instant(m, step)()
+    return run
+
+
+def _a_live_path_every_30_minutes(m: UrlRules) -> list[Callable[[], object]]:
+    """A live path every 30 minutes takes what is due within them: a failed call's element, recorded
+    again at its due time less 30 minutes (the back-off table's "due by"), then a tick before that."""
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"),
+            _at_the_live_due_instant(m, recorded_live(m, "T000")),
+            lambda: m.clock.set(m.store.find_element("T000", TG).due_at - m._live_lead - TICK),  # type: ignore[union-attr]
+            _in_one_instant(m, recorded_live(m, "T000"))]
+
+
+def _a_re_polled_submission_meets_its_retention(ticks: int) -> Walk:
+    """A paid submission whose poll fails stays saved; an hour on another holder polls it again and fails
+    (the write carries the request as submitted); then a holder a tick before, at, or after the
+    provider forgets it."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        return [lambda: m.some_tokens_and_answers([[WEB], [WEB]], {WEB: "5xx"}),
+                _in_one_instant(m, recorded_live(m, "T000")), lambda: m.clock_moves(61), recorded_live(m, "T001"),
+                _at_boundary(m, "the submission's retention ends", WEB, ticks, "T000")]
+    return Walk(f"a re-polled submission meets its retention, {ticks:+d} tick", steps)
+
+
+def _a_late_holder_at_the_claim(call: bool) -> Callable[[UrlRules], list[Callable[[], object]]]:
+    """A holder's write (of its call's answer, or of the window's answer reused without one) meets, between
+    its refusal read and its claim of the element (the Mongo store's moment; elsewhere right before it),
+    a late holder of the same token that makes the element `ok`: the write is refused, `ok` kept."""
+    at = "at the claim of a call's write" if call else "at the claim of the first write"
+    url = YT if call else X  # a free URL: a paid call's record would fence the late holder out
+
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        late = Draws(lambda a: a == "T000", lambda answer: answer == "ok", lambda moment: moment == at)
+        first = [recorded_live(m, "T001")] if call else [recorded_live(m, "T001"), lambda: m.provider_changes(url, "ok"),
+                                                         lambda: m.clock_moves(61), recorded_live(m, "T002")]
+        return [lambda: m.some_tokens_and_answers([[url], [url], [url]], {url: "5xx"}), *first,
+                lambda: m.provider_changes(url, "ok"), lambda: m.clock_moves(61),
+                lambda: m.live_event(late, "write")]  # type: ignore[arg-type]
+    return steps
+
+
 WALKS: tuple[Walk, ...] = (
     *(_open_call_times_out(t) for t in TICKS),
     *(_streak_expires(t) for t in TICKS),
@@ -570,5 +684,17 @@ WALKS: tuple[Walk, ...] = (
     Walk("a generator back in the instant an element is due", _a_generator_back_in_the_instant_an_element_is_due),
     Walk("a retry limited to one", _a_retry_limited_to_one),
     Walk("a named exhausted element that cannot be called", _a_named_exhausted_element_that_cannot_be_called),
+    *(_a_spent_streak_expires_during_a_run(t) for t in TICKS),
+    *(Walk(f"an unanchored answer stands ({url})", _an_unanchored_answer_stands(url)) for url in (YT, TG)),
+    *(Walk(f"the rate limiter cannot be asked {when} ({url})", _the_rate_limiter_cannot_be_asked(when, url))
+      for when in ("before any request", "after a request") for url in (YT, X)),
+    *(Walk(f"the URL lock is lost before a request ({url})", _the_url_lock_is_lost_before_a_request(url))
+      for url in (YT, X)),
+    Walk("a month's budget used up first", _a_month_budget_used_up_first,
+         {"limits": FOUR_ATTEMPTS, "per_month": SPEND_PER_MONTH}),
+    Walk("a live path every 30 minutes", _a_live_path_every_30_minutes, {"live_interval": 30}),
+    *(_a_re_polled_submission_meets_its_retention(t) for t in TICKS),
+    *(Walk(f"a late holder at the claim of {'a call' if call else 'a write without a call'}",
+           _a_late_holder_at_the_claim(call)) for call in (True, False)),
 )
 

@@ -72,6 +72,19 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a URL's first state is written whatever another holder wrote meanwhile",
         "the Mongo element-only write on no state ignores a state written meanwhile",
     ),
+    "fresh6": (
+        "a failure streak's expiry is judged at the run's start",
+        "an open call times out a minute early",
+        "a better answer without an anchor never stands",
+        "the state machine ignores the configured back-off",
+        "the live path asks what is due by now, whatever its interval",
+        "a free request leaves after the URL lock was lost",
+        "a limiter outage after a request left leaves the URL as it was",
+        "a used-up month budget is reported as the day's",
+        "a URL write is checked against the state before the element",
+        "the Mongo URL write re-dates the open paid request",
+        "the Mongo element claim takes an ok element",
+    ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
 the model kills since it checks their rule: part of the project's list from then on, by name."""
