@@ -2045,18 +2045,20 @@ class UrlRules(RuleBasedStateMachine):
     def the_ledger_holds_the_bill(self) -> None:
         """The spend ledger holds every new paid request the provider billed: those behind recorded
         outcomes, and those whose answer never came once the write removing their open call entered
-        them. So what the ledger lacks of the bill is exactly the calls still open on the URL states
-        (a dead or paused holder's, one per stored call; a poll of a request already paid for is none),
-        never more, never less (docs/architecture.md, "Spend budgets")."""
+        them. So what the ledger lacks of the bill is exactly the calls still open on the URL states (a
+        dead or paused holder's, each with the paid requests it recorded before sending; a poll of a
+        request already paid for is none), never more, never less (docs/architecture.md, "Spend budgets")."""
         totals = self.store.spend_totals()
         ledger = totals.ledger
         for platform, account in ACCOUNTS.items():  # the URL states count what the ledger counts
             assert totals.url_states.get(platform.value, 0) == ledger.get(account, 0), (
                 f"{platform.value}: the URL states count {totals.url_states.get(platform.value, 0)} paid request(s), "
                 f"the spend ledger {ledger.get(account, 0)}")
-        open_calls: Counter[str] = Counter(
-            call.provider for url in POOL if (state := self.store.find_url_state(url)) is not None
-            for call in _carried(state.open_call) if call.new_spending)
+        open_calls: Counter[str] = Counter()
+        for url in POOL:
+            state = self.store.find_url_state(url)
+            for call in _carried(None if state is None else state.open_call):
+                open_calls[call.provider] += call.requests if call.new_spending else 0
         for account in SPEND_PER_DAY:
             entered, billed, still_open = ledger.get(account, 0), self.world.billed[account], open_calls[account]
             assert entered + still_open == billed, (

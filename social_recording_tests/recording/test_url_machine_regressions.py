@@ -1267,8 +1267,6 @@ def test_the_model_gives_a_late_holder_a_fence_when_nothing_is_stored() -> None:
     ])
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="an engine gap, not fixed here: a dead holder's open call is entered as one "
-                   "request however many paid requests its call sent")
 def test_a_dead_holders_call_of_two_paid_requests_is_in_the_ledger_as_billed() -> None:
     """Found by the longer model run (bench/model_test.py, 400 x 60, seed
     205430203263843822465605132839273960062), already there before the fresh6 checks: a one-step paid call
