@@ -1271,10 +1271,9 @@ def test_a_dead_holders_call_of_two_paid_requests_is_in_the_ledger_as_billed() -
     """Found by the longer model run (bench/model_test.py, 400 x 60, seed
     205430203263843822465605132839273960062), already there before the fresh6 checks: a one-step paid call
     reads its answer from two paid requests, and its holder dies after the answer, before its write. Its
-    open call was recorded before the first request only ("one record covers the attempt's calls"), so the
-    write that counts it once timed out enters one unanswered request: the ledger stays a request short of
-    the bill, where docs/operations.md ("Money as billed after a crash") says it holds every paid request
-    that left. Strict xfail until the engine records a call's later paid requests (or the docs say one)."""
+    open call was recorded before the first request only, so the write that counted it once timed out
+    entered one unanswered request, a request short of the bill. The call now records its count again
+    before the second request (`OpenCall.requests`), and the ledger holds both."""
     from test_support.url_machine_model import UrlRules
     from test_support.url_machine_steps import Draws, replay
 
