@@ -37,89 +37,55 @@ class _PreparedObject:
 
 
 def _object_row(obj: SocialObject, stamp: str) -> tuple[Any, ...]:
-    """An object's row values, in the order of `_ids_of`'s insert."""
+    """An object's row values, in the order of `_upsert_prepared`'s insert."""
     return obj.platform.value, obj.platform_key, obj.subtype, json_dumps(object_body(obj)), stamp
 
 
-_METRICS = "metrics (object, object_id, metric, value, observed_at)"
-_FIRST_VALUE_KEPT = "ON CONFLICT (object, object_id, metric) DO NOTHING"
+_INSERT_METRICS = ("INSERT INTO metrics (object, object_id, metric, value, observed_at) VALUES (?, ?, ?, ?, ?) "
+                   "ON CONFLICT (object, object_id, metric) DO NOTHING")
 """A metric's first value is kept: later observations of the same metric are not written."""
-
-
-ROWS_PER_STATEMENT = 200
-"""Rows written by one multi-row insert: far below SQLite's limit on bound values (32,766), and a
-graph's rows (a few objects, a few dozen metrics and links) go in one statement."""
-
-
-def _chunks(rows: Sequence[Sequence[Any]]) -> list[Sequence[Sequence[Any]]]:
-    return [rows[i:i + ROWS_PER_STATEMENT] for i in range(0, len(rows), ROWS_PER_STATEMENT)]
-
-
-def _insert_rows(conn: sqlite3.Connection, into: str, rows: Sequence[Sequence[Any]], then: str = "") -> None:
-    """`INSERT INTO {into} VALUES (...), (...) {then}` for all `rows`: statements of many rows each,
-    rather than one SQLite step per row as `executemany` runs them."""
-    if not rows:
-        return
-    one = f"({', '.join('?' * len(rows[0]))})"
-    for chunk in _chunks(rows):
-        conn.execute(f"INSERT INTO {into} VALUES {', '.join([one] * len(chunk))} {then}",
-                     [value for row in chunk for value in row])
 
 
 class GraphWriteMixin(SqliteBase):
     """The object, metric and link writes shared by the URL write and the graph methods."""
 
     def _upsert_object(self, conn: sqlite3.Connection, kind: ObjectKind, obj: SocialObject, stamp: str) -> str:
-        table = object_collection(kind)
-        return self._ids_of(conn, table, [_object_row(obj, stamp)])[(table, obj.platform_key)]
+        return self._upsert_prepared(conn, object_collection(kind), _object_row(obj, stamp))
+
+    @staticmethod
+    def _upsert_prepared(conn: sqlite3.Connection, table: str, row: Sequence[Any]) -> str:
+        """Insert-if-absent by platform_key; the new row's id comes back from the insert itself, an
+        existing row's from its unique key."""
+        inserted = conn.execute(
+            f"INSERT INTO {table} (platform, platform_key, subtype, doc, created_at) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (platform_key) DO NOTHING RETURNING id",
+            row,
+        ).fetchone()
+        if inserted is not None:
+            return str(inserted[0])
+        return str(conn.execute(f"SELECT id FROM {table} WHERE platform_key = ?", [row[1]]).fetchone()[0])
 
     @staticmethod
     def _insert_metrics(
         conn: sqlite3.Connection, kind: ObjectKind, object_id: str, values: Mapping[str, float], stamp: str
     ) -> None:
-        _insert_rows(conn, _METRICS, [(ObjectKind(kind).value, object_id, name, value, stamp)
-                                      for name, value in values.items()], _FIRST_VALUE_KEPT)
+        conn.executemany(_INSERT_METRICS,
+                         [(ObjectKind(kind).value, object_id, name, value, stamp) for name, value in values.items()])
 
     def _write_graph(
         self, conn: sqlite3.Connection, address: str, url: str, graph: Sequence[_PreparedObject], now: datetime
     ) -> list[TokenLink]:
-        """The whole graph in a few statements: each object table's rows in one insert, the metrics in
-        one, the links in one. The write lock is held meanwhile, and every statement run (each row of an
-        `executemany` too) lets go of the interpreter lock and waits to take it back behind the process's
-        other threads (docs/architecture.md, "Per-URL bookkeeping")."""
-        ids: dict[tuple[str, str], str] = {}
-        for table in dict.fromkeys(p.table for p in graph):
-            ids.update(self._ids_of(conn, table, [p.row for p in graph if p.table == table]))
         links: list[TokenLink] = []
         metric_rows: list[tuple[Any, ...]] = []
         for p in graph:
-            object_id = ids[(p.table, p.row[1])]
+            object_id = self._upsert_prepared(conn, p.table, p.row)
             metric_rows += [(p.planned.kind.value, object_id, name, value, p.row[4])
                             for name, value in p.metrics.items()]
             links.append(TokenLink.stored(p.planned, object_id, address, url, now))
-        _insert_rows(conn, _METRICS, metric_rows, _FIRST_VALUE_KEPT)
+        if metric_rows:
+            conn.executemany(_INSERT_METRICS, metric_rows)
         self._replace_links(conn, address, url, links)
         return links
-
-    @staticmethod
-    def _ids_of(conn: sqlite3.Connection, table: str, rows: Sequence[Sequence[Any]]) -> dict[tuple[str, str], str]:
-        """Insert-if-absent of `rows` (in their order, so new ids follow it) and every row's id by
-        platform_key: the new ones from the insert itself, the existing ones in one read."""
-        ids: dict[tuple[str, str], str] = {}
-        for chunk in _chunks(rows):
-            inserted = conn.execute(
-                f"INSERT INTO {table} (platform, platform_key, subtype, doc, created_at) VALUES "
-                + ", ".join(["(?, ?, ?, ?, ?)"] * len(chunk))
-                + " ON CONFLICT (platform_key) DO NOTHING RETURNING id, platform_key",
-                [value for row in chunk for value in row],
-            ).fetchall()
-            ids.update({(table, key): str(object_id) for object_id, key in inserted})
-            existing = list(dict.fromkeys(row[1] for row in chunk if (table, row[1]) not in ids))
-            if existing:
-                found = conn.execute(f"SELECT id, platform_key FROM {table} WHERE platform_key IN "
-                                     f"({', '.join('?' * len(existing))})", existing).fetchall()
-                ids.update({(table, key): str(object_id) for object_id, key in found})
-        return ids
 
     def _copy_links(
         self, conn: sqlite3.Connection, address: str, url: str, source: str, now: datetime
@@ -135,4 +101,8 @@ class GraphWriteMixin(SqliteBase):
     @staticmethod
     def _replace_links(conn: sqlite3.Connection, address: str, url: str, links: Sequence[TokenLink]) -> None:
         conn.execute(*q_delete_links(address, url))
-        _insert_rows(conn, f"token_links ({_LINK_COLS})", [_link_row(link) for link in links])
+        if links:
+            conn.executemany(
+                f"INSERT INTO token_links ({_LINK_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [_link_row(link) for link in links],
+            )
