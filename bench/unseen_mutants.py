@@ -13,7 +13,7 @@ project's list or of an earlier batch, nor yields the same source as one (test_u
 batches:
 
 - `fresh7` (the default, `FRESH7` in bench/unseen_fresh7.py): 50 mutants written blind last on
-  2026-12-07, not measured yet.
+  2026-12-07, measured once on its first run (28 of 50); seen since.
 - `fresh6` (`FRESH6` in bench/unseen_fresh6.py): 50 mutants written blind on 2026-12-06, measured
   once on its first run (39 of 50); seen since.
 - `fresh5` (`FRESH5` in bench/unseen_fresh5.py): 44 mutants written earlier that day the same way,
@@ -259,8 +259,8 @@ FRESH: dict[str, Mutant] = {
 }
 BATCHES: dict[str, dict[str, Mutant]] = {"fresh7": FRESH7, "fresh6": FRESH6, "fresh5": FRESH5, "fresh4": FRESH4,
                                          "fresh3": FRESH3, "fresh2": FRESH2, "fresh": FRESH, "old": UNSEEN}
-"""`fresh7`, written blind, awaits its first run: the one honest measure it gives. Every other batch has
-been measured once on its first run and seen since (kept for its history)."""
+"""Every batch has been measured once on its first run and seen since (kept for its history): the next
+honest measure needs a new batch written blind."""
 assert not set(UNSEEN) & set(MUTANTS), "an unseen mutant is in the project's list"
 assert not set(FRESH) & (set(MUTANTS) | set(UNSEEN)), "a fresh mutant is already in another list"
 _EARLIER = {(m.path, m.original, m.mutant) for m in [*MUTANTS.values(), *UNSEEN.values()]}
