@@ -40,7 +40,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -262,6 +262,12 @@ def _to_ms(fields: table.NextUrl) -> table.NextUrl:
     return replace(fields, attempted_at=fields.attempted_at and as_stored(fields.attempted_at),
                    open_call=fields.open_call and fields.open_call.model_copy(
                        update={"started_at": as_stored(fields.open_call.started_at)}))
+
+
+def _period_end(period: str, at: datetime) -> datetime:
+    """When the UTC day or month (a spend budget's period) of `at` ends, the model's own reckoning."""
+    day = datetime(at.year, at.month, at.day, tzinfo=UTC) + timedelta(days=1)
+    return day if period == DAY else (datetime(at.year, at.month, 1, tzinfo=UTC) + timedelta(days=32)).replace(day=1)
 
 
 def _platform(url: str) -> Platform:
@@ -611,7 +617,8 @@ class ModelProvider:
 
     def _check_used_up(self, url: str, service: str, reached: Any, asked: datetime) -> None:
         """A budget said "used up": it is the account's own (its period and limit as the model sets
-        them), and the requests admitted in that period reach it (a tick around midnight aside)."""
+        them), the requests admitted in that period reach it, and it resets when that UTC day or month
+        ends (a tick around midnight aside)."""
         own = SPEND_PER_DAY[service] if reached.period == DAY else self.w.per_month.get(service)
         admitted = self.w.admitted(service, reached.period, asked, kept=True)
         start = asked.replace(hour=0, minute=0, second=0, microsecond=0)
@@ -620,6 +627,10 @@ class ModelProvider:
         if reached.limit != own or (admitted < reached.limit and asked - start > timedelta(seconds=1)):
             self.w.violations.append(f"{url}: a new paid {service} request held by a budget of {reached.limit} per "
                                      f"{reached.period} with {admitted} admitted in it; the account's is {own}")
+        if reached.resets not in {_period_end(reached.period, at) for at in (asked, asked + timedelta(seconds=1))}:
+            self.w.violations.append(f"{url}: a new paid {service} request held by the {reached.period}'s budget "
+                                     f"said to reset at {reached.resets}, the {reached.period} of {asked} ends at "
+                                     f"{_period_end(reached.period, asked)}")
 
     def _send(self, url: str, platform: Platform, paid: bool, *, poll: bool = False, first: bool = True,
               own: OpenCall | None = None) -> None:
@@ -769,6 +780,9 @@ def _counting(real_decide: Callable[..., Any], real_after: Callable[..., Any],
                 and (t.element.status, t.element.cause) != (outcome.status, outcome.cause)):
             world.violations.append(f"after not_called of {element.url}: the element takes {t.element.status.value} "
                                     f"({t.element.cause}), the reason says {outcome.status} ({outcome.cause})")
+        if outcome.status is FetchStatus.SKIPPED_PAID and not _paid(element.url):  # "paid calls off" holds paid ones
+            world.violations.append(f"after not_called of {element.url}: a free platform's URL skipped as paid "
+                                    f"({outcome.cause})")
         if t.element is not None:  # the element's own count: moved only when a request left, to this attempt
             want = (element.attempts + 1, now) if outcome.called else (element.attempts, element.attempted_at)
             if (t.element.attempts, t.element.attempted_at) != want:
@@ -1763,7 +1777,7 @@ class UrlRules(RuleBasedStateMachine):
     def default_retry(self, min_interval: int, interleave: str, data: st.DataObject, limit: int = 50) -> None:
         with self.doing("retry", interval=min_interval):
             selection = self.engine.retry.select_due(min_interval_minutes=min_interval, limit=limit)
-            self._check_selection(selection)
+            self._check_selection(selection, limit=limit)
             self._arm(interleave, data, selection.candidates)
             self.engine.retry.record_selection(selection, max_workers=1, run=self._run(Why.RETRY))
 
@@ -1818,13 +1832,14 @@ class UrlRules(RuleBasedStateMachine):
             STATS["outranked answers named"] += 1
             self.named_retry(outranked, 0, "none", data)
 
-    def _check_selection(self, selection: Any, named: Sequence[str] | None = None) -> None:
+    def _check_selection(self, selection: Any, named: Sequence[str] | None = None, *, limit: int | None = None) -> None:
         """A retry takes exactly the elements of its statuses due by its moment, moved by its interval
         (the back-off table's "due by", test_support/url_machine_table.py), when all of them fit its
         limit; not checked on paid URLs while paid calls are off. Its statuses are the model's own:
         those named, or by default error and pending, skipped_paid while paid calls are on, and
         unsupported for want of a generator where the platform's generator is usable again (not one
-        whose answer could not be read)."""
+        whose answer could not be read). A retry given a `limit` takes no more than it, and exactly it
+        when more elements are due."""
         wanted = set(named) if named is not None else {FetchStatus.ERROR.value, FetchStatus.PENDING.value} | (
             {FetchStatus.SKIPPED_PAID.value} if self.paid else set())
 
@@ -1862,6 +1877,13 @@ class UrlRules(RuleBasedStateMachine):
                         f"{address} {el.url}: due at {el.due_at}, {'selected' if not due else 'not selected'} by a "
                         f"retry at {selection.selected_at} with interval {selection.min_interval_minutes} min "
                         f"(due by {due_by})")
+        if limit is not None and (len(chosen) > limit or len(waiting) > limit and len(chosen) != limit):
+            self.world.violations.append(f"a retry limited to {limit} took {len(chosen)} of {len(waiting)} due "
+                                         f"elements (and more unchecked)" if len(waiting) > limit else
+                                         f"a retry limited to {limit} took {len(chosen)} elements")
+        if limit is not None and self.paid and not unsure and selection.remaining != len(waiting) - len(chosen):
+            self.world.violations.append(f"a retry limited to {limit} took {len(chosen)} of {len(waiting)} due "
+                                         f"elements, {selection.remaining} said to remain")
         # Past its limit, a retry takes the longest due first (then by token and URL).
         first = {(a, u) for *_, a, u in sorted(waiting)[:len(chosen)]}
         if selection.remaining and self.paid and not unsure and first != chosen:

@@ -501,13 +501,16 @@ def _an_answer_in_two_paid_requests(m: UrlRules) -> list[Callable[[], object]]:
             lambda: m.provider_changes(X, "ok in two requests"), lambda: m.clock_moves(61), recorded_live(m, "T001")]
 
 
-def _a_generator_back_in_the_instant_an_element_is_due(m: UrlRules) -> list[Callable[[], object]]:
+def _a_generator_back_in_the_instant_an_element_is_due(paid: bool) -> Callable[[UrlRules], list[Callable[[], object]]]:
     """The free platform's key is not set: its URL is recorded unsupported for want of a generator; the
-    key is set again, and a retry selects in the very instant the element is due: it is taken."""
-    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {}), lambda: m.a_providers_key_goes_or_comes_back(
-                Platform.TELEGRAM), recorded_live(m, "T000"),
-            lambda: m.a_providers_key_goes_or_comes_back(Platform.TELEGRAM),
-            _at_the_due_instant(m, lambda: m.default_retry(60, "none", Draws()))]  # type: ignore[arg-type]
+    key is set again, and a retry (paid calls on, or off: the free platform's generator is usable either
+    way) selects in the very instant the element is due: it is taken."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        return [lambda: m.some_tokens_and_answers([[TG], [TG]], {}), lambda: m.a_providers_key_goes_or_comes_back(
+                    Platform.TELEGRAM), recorded_live(m, "T000"),
+                lambda: m.a_providers_key_goes_or_comes_back(Platform.TELEGRAM), *([] if paid else [m.toggle_paid]),
+                _at_the_due_instant(m, lambda: m.default_retry(60, "none", Draws()))]  # type: ignore[arg-type]
+    return steps
 
 
 def _a_retry_limited_to_one(m: UrlRules) -> list[Callable[[], object]]:
@@ -516,6 +519,37 @@ def _a_retry_limited_to_one(m: UrlRules) -> list[Callable[[], object]]:
     return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"),
             lambda: m.clock_moves(1), recorded_live(m, "T001"), lambda: m.clock_moves(120),
             lambda: m.default_retry(60, "none", Draws(), limit=1)]  # type: ignore[arg-type]
+
+
+def _a_retry_limited_to_one_of_two_statuses(error_first: bool) -> Callable[[UrlRules], list[Callable[[], object]]]:
+    """A failed call's element (`error`) and, a day apart before or after it, an element recorded
+    `unsupported` for want of a generator whose key is set again: both due, a retry limited to one takes
+    the longest due whatever its status (the stores select status by status)."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        error = [recorded_live(m, "T000")]
+        unsupported = [lambda: m.a_providers_key_goes_or_comes_back(Platform.YOUTUBE), recorded_live(m, "T001"),
+                       lambda: m.a_providers_key_goes_or_comes_back(Platform.YOUTUBE)]
+        first, then = (error, unsupported) if error_first else (unsupported, error)
+        return [lambda: m.some_tokens_and_answers([[TG], [YT]], {TG: "5xx"}), *first,
+                lambda: m.clock_moves(24 * 60), *then, lambda: m.clock_moves(3 * 24 * 60),
+                lambda: m.default_retry(60, "none", Draws(), limit=1)]  # type: ignore[arg-type]
+    return steps
+
+
+def _a_retry_past_the_default_limit(m: UrlRules) -> list[Callable[[], object]]:
+    """More tokens than a retry takes by default hold a failing URL, recorded by a reconcile run: a day
+    on, a retry given a larger limit takes all it may, the rest counted as remaining
+    (docs/architecture.md, a run's `limit`)."""
+    return [lambda: m.some_tokens_and_answers([[YT]] * 53, {YT: "5xx"}), m.reconcile,
+            lambda: m.clock_moves(24 * 60), lambda: m.default_retry(0, "none", Draws(), limit=52)]  # type: ignore[arg-type]
+
+
+def _a_retry_among_a_tokens_elements(m: UrlRules) -> list[Callable[[], object]]:
+    """A token holds an element `unsupported` because its generator cannot read the URL's shape (a
+    usable platform: only a code change helps) and an answered one; a retry among that token's elements
+    takes neither (only the default statuses, and unsupported only for want of a generator)."""
+    return [lambda: m.some_tokens_and_answers([[TG, YT], [TG]], {TG: "unreadable", YT: "not_found"}),
+            recorded_live(m, "T000"), lambda: m.clock_moves(15 * 24 * 60), lambda: m.retry_among(["T000"], 60)]
 
 
 def _a_named_exhausted_element_that_cannot_be_called(m: UrlRules) -> list[Callable[[], object]]:
@@ -681,8 +715,13 @@ WALKS: tuple[Walk, ...] = (
     Walk("a named exhausted element beside a young open call", _a_named_exhausted_element_beside_a_young_open_call),
     Walk("a request past its retention without a call", _a_request_past_its_retention_without_a_call),
     Walk("an answer in two paid requests", _an_answer_in_two_paid_requests),
-    Walk("a generator back in the instant an element is due", _a_generator_back_in_the_instant_an_element_is_due),
+    *(Walk(f"a generator back in the instant an element is due (paid calls {'on' if paid else 'off'})",
+           _a_generator_back_in_the_instant_an_element_is_due(paid)) for paid in (True, False)),
     Walk("a retry limited to one", _a_retry_limited_to_one),
+    *(Walk(f"a retry limited to one of two statuses ({'error' if first else 'unsupported'} first)",
+           _a_retry_limited_to_one_of_two_statuses(first)) for first in (True, False)),
+    Walk("a retry among a token's elements", _a_retry_among_a_tokens_elements),
+    Walk("a retry past the default limit", _a_retry_past_the_default_limit),
     Walk("a named exhausted element that cannot be called", _a_named_exhausted_element_that_cannot_be_called),
     *(_a_spent_streak_expires_during_a_run(t) for t in TICKS),
     *(Walk(f"an unanchored answer stands ({url})", _an_unanchored_answer_stands(url)) for url in (YT, TG)),

@@ -85,6 +85,15 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the Mongo URL write re-dates the open paid request",
         "the Mongo element claim takes an ok element",
     ),
+    "fresh7": (
+        "a retry's limit is ignored",
+        "the default retry takes unsupported only when paid calls are on",
+        "the SQLite selection cuts at the limit before the fair order",
+        "the SQLite selection among tokens takes unsupported whatever its cause",
+        "the Mongo selection among tokens takes every status",
+        "paid calls off skip free platforms too",
+        "a used-up month budget resets at midnight",
+    ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
 the model kills since it checks their rule: part of the project's list from then on, by name."""
