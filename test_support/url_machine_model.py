@@ -150,7 +150,7 @@ class Limits:
     def expected(self) -> Backoff:
         """The same back-off as the model expects it, from its own numbers: every call and due time is
         checked against it (test_support/url_machine_table.py reads the rules it is given)."""
-        return Backoff(growth=self.growth, cap=timedelta(minutes=self.cap_minutes))
+        return Backoff(base=BACKOFF_BASE, growth=self.growth, cap=timedelta(minutes=self.cap_minutes))
 
 
 class DefaultCap(Limits):
@@ -175,12 +175,18 @@ class ProductionDefaults(Limits):
         return Backoff.configured(growth=DEFAULT_BACKOFF_GROWTH, max_minutes=DEFAULT_BACKOFF_MAX_MINUTES)
 
 
+BACKOFF_BASE = timedelta(minutes=60)
+"""The back-off's base as docs/architecture.md gives it ("Back-off: one due time": base 60 min): the
+model's own, not the policy's constant (a base the engine judges by otherwise fails at its first decision)."""
 LIMITS = Limits(max_attempts=3, growth=2.0, cap_minutes=90)
 """Waits of 1 h, then 1.5 h instead of 2 h: the cap is met within the budget."""
 FOUR_ATTEMPTS = DefaultCap(max_attempts=4, growth=10.0, cap_minutes=24 * 60)
 """The steepest growth the settings take: waits of 1 h, 10 h, then the default 24 h instead of 100 h. A
 third wait shows the back-off's shape (a linear growth would wait 20 h; with a growth of 2 the two shapes
 agree up to the third wait) and meets the default maximum."""
+NINE_ATTEMPTS = DefaultCap(max_attempts=9, growth=10.0, cap_minutes=24 * 60)
+"""The steepest growth with a budget past seven calls: the seventh failure in a row would wait a million
+times the base, and waits the 24 h cap as every wait past it does."""
 DEFAULTS = ProductionDefaults(max_attempts=5, growth=1.0, cap_minutes=24 * 60)
 """As a deployment that sets none of them runs."""
 
@@ -207,7 +213,9 @@ ANSWERS = ("ok", "not_found", "blocked", "5xx", "429", "slow", "bug", "unreadabl
 `unreadable` a shape the generator cannot read, after its requests left (counted as calls);
 `nothing to fetch` an answer decided without a request (the URL names nothing fetchable: `invalid`),
 which no call stands behind, so it has no anchor and never expires; `blocked without a request` the
-same for a shape that names a private target (an invite link): a better answer without an anchor."""
+same for a shape that names a private target (an invite link): a better answer without an anchor.
+`no credit` (a walk's, not drawn) a failed call after which the account takes no request this run;
+`bug after a request` (a walk's, not drawn) a defect of ours once a request left: a failed call."""
 LIMITER_DOWN = ("before any request", "after a request")
 """When our own rate limiter cannot be asked during a call: before its first request (nothing left:
 the URL is left as it was), or after one left (a failed call of the streak)."""
@@ -290,6 +298,9 @@ class Op:
     """URLs called during this operation (a named retry re-examines a URL once)."""
     read_nothing: set[str] = field(default_factory=set)
     """URLs whose call in this operation (one run) read nothing: the run never buys them again."""
+    credit_gone: set[str] = field(default_factory=set)
+    """Services (paid accounts, free platforms) that said their credit is gone in this operation (one
+    run): the run sends them no further request (docs/architecture.md, "credit exhausted")."""
     interval: timedelta = timedelta(minutes=60)
     """The run's interval (a retry's own `min_interval_minutes`; the base otherwise): its "due by"."""
 
@@ -362,6 +373,9 @@ class World:
     """URL -> when the provider received its last request (any: paid or free, failed or answered)."""
     held: set[str] = field(default_factory=set)
     """URLs whose next call (not a late holder's) our own rate limiter holds before any request leaves."""
+    unavailable: Mapping[Platform, str] = field(default_factory=dict)
+    """The platforms whose generator cannot run here (the registry's, as the model set them): the only
+    ones an element may be recorded `unsupported` for want of a generator."""
     limiter_down: dict[str, str] = field(default_factory=dict)
     """URL -> when (LIMITER_DOWN) our own rate limiter cannot be asked during its next call (not a late holder's)."""
     deferred: set[str] = field(default_factory=set)
@@ -525,6 +539,9 @@ class ModelProvider:
         if not w.stale and w.limiter_down.get(url) == "after a request":  # a request left: a failed call
             del w.limiter_down[url]
             return self._fail(url, ErrorCode.LIMITER_UNAVAILABLE, "our rate limiter cannot be asked", forced)
+        if answer == "bug after a request":  # our code fails once a request left: a failed call of the streak
+            w.failed(url, now, budgeted=not (forced or w.stale))
+            raise KeyError("a defect of ours, after a request")
         if answer == "ok in two requests" and platform is not Platform.WEB:  # the answer's second page
             record = self.store.find_url_state(url)
             try:
@@ -576,6 +593,9 @@ class ModelProvider:
         if answer in ("5xx", "429"):
             code = ErrorCode.UPSTREAM if answer == "5xx" else ErrorCode.RATE_LIMITED
             return self._fail(url, code, f"HTTP {answer}", forced)
+        if answer == "no credit":  # a failed call; the account makes no further call this run
+            w.op.credit_gone.add(ACCOUNTS[platform] if _paid(url) else platform.value)
+            return self._fail(url, ErrorCode.CREDIT_EXHAUSTED, "credit exhausted", forced)
         status = {"not_found": FetchStatus.NOT_FOUND, "blocked": FetchStatus.BLOCKED}.get(answer, FetchStatus.OK)
         if w.stale:  # a late holder's answer counts only if its write lands (no newer holder wrote first)
             w.stale_answer = (url, now, status, True)
@@ -656,6 +676,9 @@ class ModelProvider:
             self.w.vetoed = self.w.lease_lost
             raise
         now = self.clock()
+        if service in self.w.op.credit_gone and not self.w.stale:
+            self.w.violations.append(f"{url}: a {service} request left after {service} said its credit is gone "
+                                     f"earlier in this run ({self.w.op.kind})")
         if self.w.lease_lost:
             self.w.violations.append(f"{url}: a {'paid' if paid else 'free'} {service} request left after its "
                                      f"holder's URL lock was lost ({self.w.op.kind})")
@@ -745,6 +768,10 @@ def _counting(real_decide: Callable[..., Any], real_after: Callable[..., Any],
                 None if counted is None or counted is state else table.stored(counted)):
             world.violations.append(f"decide {element.url} at {kw['now']}: the open call past its timeout is counted as "
                                     f"{d.settled!r}, the open call's table says {counted!r}")
+        if (d.cause is Cause.NO_GENERATOR and element.cause is not Cause.NO_GENERATOR
+                and _platform(element.url) not in world.unavailable):  # only a missing generator or key
+            world.violations.append(f"decide {element.url} at {kw['now']}: {d.act.value} for want of a generator, "
+                                    f"but {_platform(element.url).value}'s generator is usable")
         shown = (Act.REUSE, Act.ADOPT, Act.LEAVE)
         if (d.act, d.status if d.act in shown else None) != (want.act, want.status if want.act in shown else None):
             world.violations.append(
@@ -780,6 +807,10 @@ def _counting(real_decide: Callable[..., Any], real_after: Callable[..., Any],
                 and (t.element.status, t.element.cause) != (outcome.status, outcome.cause)):
             world.violations.append(f"after not_called of {element.url}: the element takes {t.element.status.value} "
                                     f"({t.element.cause}), the reason says {outcome.status} ({outcome.cause})")
+        if (t.element is not None and t.element.cause is Cause.NO_GENERATOR and element.cause is not Cause.NO_GENERATOR
+                and _platform(element.url) not in world.unavailable):
+            world.violations.append(f"after {outcome.result.value} of {element.url}: recorded for want of a generator, "
+                                    f"but {_platform(element.url).value}'s generator is usable")
         if outcome.status is FetchStatus.SKIPPED_PAID and not _paid(element.url):  # "paid calls off" holds paid ones
             world.violations.append(f"after not_called of {element.url}: a free platform's URL skipped as paid "
                                     f"({outcome.cause})")
@@ -1061,6 +1092,7 @@ class UrlRules(RuleBasedStateMachine):
         self.tracker = FakeTracker()
         provider = ModelProvider(self.world, self.store, self.clock)
         self.registry = GeneratorRegistry.of({p: provider for p in Platform if p is not Platform.DISCORD})
+        self.world.unavailable = self.registry.unavailable
         self.paid = True
         self.counters = UnreachableCounters(SqliteSpendCounters(self.dir / "spend.db"))
         self.spend = SpendBudgets(self.counters, {a: Budget(a, per_day=n, per_month=self.per_month.get(a))

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from social_recording.domain.urls import Platform
-from test_support.url_machine_model import FOUR_ATTEMPTS, POOL, SPEND_PER_MONTH, TICK, UrlRules
+from test_support.url_machine_model import FOUR_ATTEMPTS, NINE_ATTEMPTS, POOL, SPEND_PER_MONTH, TICK, UrlRules
 from test_support.url_machine_steps import Draws, recorded_live, replay
 
 X, _, WEB, YT, TG = POOL
@@ -536,6 +536,28 @@ def _a_retry_limited_to_one_of_two_statuses(error_first: bool) -> Callable[[UrlR
     return steps
 
 
+def _a_million_times_the_base(m: UrlRules) -> list[Callable[[], object]]:
+    """Eight failed calls in a row, each once the URL may be called again, under a growth of 10 and a
+    budget of nine: the waits grow to the cap and stay there, a million times the base included."""
+    again = _at_boundary(m, "it may be called again", YT, 1, "T000")
+    return [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "5xx"}), recorded_live(m, "T000"), *[again] * 7]
+
+
+def _a_providers_credit_is_gone(m: UrlRules) -> list[Callable[[], object]]:
+    """The paid account says its credit is gone at a run's first URL: the run sends it no further
+    request (its other URL is not called), and the next run may again."""
+    x2 = POOL[1]
+    return [lambda: m.some_tokens_and_answers([[X], [x2]], {X: "no credit", x2: "ok"}), m.reconcile,
+            lambda: m.clock_moves(61), m.reconcile]
+
+
+def _a_defect_after_a_free_request(m: UrlRules) -> list[Callable[[], object]]:
+    """Our code fails once a free request left: a failed call of the streak (the `after` table), not an
+    engine failure; a second holder an hour on calls again and fails the same way."""
+    return [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "bug after a request"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(61), recorded_live(m, "T001")]
+
+
 def _a_retry_past_the_default_limit(m: UrlRules) -> list[Callable[[], object]]:
     """More tokens than a retry takes by default hold a failing URL, recorded by a reconcile run: a day
     on, a retry given a larger limit takes all it may, the rest counted as remaining
@@ -722,6 +744,9 @@ WALKS: tuple[Walk, ...] = (
            _a_retry_limited_to_one_of_two_statuses(first)) for first in (True, False)),
     Walk("a retry among a token's elements", _a_retry_among_a_tokens_elements),
     Walk("a retry past the default limit", _a_retry_past_the_default_limit),
+    Walk("a provider's credit is gone", _a_providers_credit_is_gone),
+    Walk("a defect after a free request", _a_defect_after_a_free_request),
+    Walk("a million times the base", _a_million_times_the_base, {"limits": NINE_ATTEMPTS}),
     Walk("a named exhausted element that cannot be called", _a_named_exhausted_element_that_cannot_be_called),
     *(_a_spent_streak_expires_during_a_run(t) for t in TICKS),
     *(Walk(f"an unanchored answer stands ({url})", _an_unanchored_answer_stands(url)) for url in (YT, TG)),

@@ -93,6 +93,11 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the Mongo selection among tokens takes every status",
         "paid calls off skip free platforms too",
         "a used-up month budget resets at midnight",
+        "a provider's spent credit is not remembered for the run",
+        "the back-off's base is a minute short",
+        "a back-off past a million times its base falls back to the base",
+        "a defect after a free request counts as an engine failure",
+        "a URL this run read nothing from is adopted for want of a generator",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
