@@ -583,6 +583,25 @@ def _a_named_exhausted_element_that_cannot_be_called(m: UrlRules) -> list[Callab
             lambda: m.named_retry(["exhausted"], 0, "none", Draws())]  # type: ignore[arg-type]
 
 
+def _a_named_exhausted_element_fails_in_our_code(m: UrlRules) -> list[Callable[[], object]]:
+    """A URL spent its budget; an operator names exhausted, and our code fails before any request: an
+    engine failure, no call was made, the element keeps exhausted (the `after` table's engine-failure row)."""
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(61), recorded_live(m, "T000"), lambda: m.clock_moves(120), recorded_live(m, "T000"),
+            lambda: m.clock_moves(61), lambda: m.provider_changes(TG, "bug"),
+            lambda: m.named_retry(["exhausted"], 0, "none", Draws())]  # type: ignore[arg-type]
+
+
+def _a_named_exhausted_element_meets_a_fresh_invalid(m: UrlRules) -> list[Callable[[], object]]:
+    """A URL spent its budget; its streak expires, the provider now finds nothing to fetch and another
+    holder records `invalid` (no call stands behind it); an operator names exhausted: the window's
+    better `invalid` is taken, not paid for again (the answers' ranks)."""
+    return [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(61), recorded_live(m, "T000"), lambda: m.clock_moves(120), recorded_live(m, "T000"),
+            lambda: m.clock_moves(15 * 24 * 60), lambda: m.provider_changes(YT, "nothing to fetch"),
+            recorded_live(m, "T001"), lambda: m.named_retry(["exhausted"], 0, "none", Draws())]  # type: ignore[arg-type]
+
+
 def _a_spent_streak_expires_during_a_run(ticks: int) -> Walk:
     """A URL spends its budget; a holder's run starts a minute before the streak expires and records the
     URL a tick before, at, or after the expiry: judged at its recording (from the expiry on, called)."""
@@ -748,6 +767,8 @@ WALKS: tuple[Walk, ...] = (
     Walk("a defect after a free request", _a_defect_after_a_free_request),
     Walk("a million times the base", _a_million_times_the_base, {"limits": NINE_ATTEMPTS}),
     Walk("a named exhausted element that cannot be called", _a_named_exhausted_element_that_cannot_be_called),
+    Walk("a named exhausted element fails in our code", _a_named_exhausted_element_fails_in_our_code),
+    Walk("a named exhausted element meets a fresh invalid", _a_named_exhausted_element_meets_a_fresh_invalid),
     *(_a_spent_streak_expires_during_a_run(t) for t in TICKS),
     *(Walk(f"an unanchored answer stands ({url})", _an_unanchored_answer_stands(url)) for url in (YT, TG)),
     *(Walk(f"the rate limiter cannot be asked {when} ({url})", _the_rate_limiter_cannot_be_asked(when, url))

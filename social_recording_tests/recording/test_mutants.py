@@ -98,6 +98,8 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a back-off past a million times its base falls back to the base",
         "a defect after a free request counts as an engine failure",
         "a URL this run read nothing from is adopted for want of a generator",
+        "a named exhausted element failing in our code takes the engine failure's status",
+        "invalid ranks no higher than a status that is no answer",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
