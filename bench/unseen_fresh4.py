@@ -131,7 +131,7 @@ FRESH4: dict[str, Mutant] = {
         '            raise CallVetoed(f"a newer holder of the URL wrote first; the paid {provider} call is left to it")'),
     # Only a two-step paid call (urlscan) whose holder dies while polling after its submission was saved.
     "every paid request of a call writes an open call": Mutant(
-        CALL_GUARD, "        if requests > 1:\n", "        if False:\n"),
+        CALL_GUARD, "        if self.opened is not None:\n", "        if False:\n"),
     # ---------------------------------------------------------------- the spend check
     # Only the account whose two-step call polls on the paid client (urlscan).
     "a paid-client poller's submissions are never new spending": Mutant(

@@ -105,8 +105,9 @@ class OpenCall(BaseModel):
     over: counted (and entered as spent) with this one, first, so a holder that dies before its own
     result is written loses no count. Also what a saved two-step submission leaves in its place."""
     requests: int = Field(default=1, ge=1)
-    """The paid requests this call may have sent: a call that reads its answer from several records
-    again before each later one (`call_guard.LeaseGuard`), so an unanswered call is entered as billed."""
+    """The paid requests this call may have sent: a call that reads its answer from several requests
+    records their count again before each later one leaves (`call_guard.StoredPaidRequests`), so an
+    unanswered call is entered as billed."""
     new_spending: bool = True
     """Whether the call's paid requests are new spending: not a poll of a request already paid for (a
     resumed two-step call on its paid client), which counts as a call but is never entered as spent."""

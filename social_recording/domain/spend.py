@@ -108,9 +108,10 @@ class SpendLine:
 def unanswered_lines(stored: OpenCall | None, fence: int, kept: OpenCall | None) -> list[SpendLine]:
     """The ledger lines of paid calls whose answer never came: a fenced write of the URL state with
     `fence` that removes (clears, or writes another over) open calls of holders of a LOWER fence
-    enters each as spent, its requests (`OpenCall.requests`) on the day it left, at its price. A call is removed when it is
-    in the `stored` record (with the ones it replaced, `OpenCall.chain`) and not in the `kept` one: a
-    record written over a timed-out call keeps it, to be entered when the record itself goes. Its own
+    enters each as spent, every request it recorded (`OpenCall.requests`), on the day it left, at its
+    price. A call is removed when it is in the `stored` record (with the ones it replaced,
+    `OpenCall.chain`) and not in the `kept` one: a record written over a timed-out call keeps it, to be
+    entered when the record itself goes. Its own
     holder can no longer enter it: its result write is refused by the larger fence from now on. Whether
     the request reached the provider before its holder died nobody on our side can tell, so it counts
     as billed, the side the budget errs on too; a poll of a request already paid for is no new spending

@@ -36,15 +36,13 @@ class LeaseGuard:
     """A RequestObserver bound to one URL lease.
 
     `sent` counts the requests handed to the transport during this invocation (the one source of
-    truth for `attempted`); `paid_sent` those of paid providers. `record_paid(service, n)` is asked
-    before each paid request leaves, n the paid requests counted with it: no paid request without a
-    durable record of it (the first opens the call, each later one records its new count).
+    truth for `attempted`); `paid_sent` those of paid providers. `record_paid` is asked before each
+    paid request leaves: no paid request without a durable record of it.
     """
 
-    def __init__(self, lease: Lease, record_paid: Callable[[str, int], None] | None = None) -> None:
+    def __init__(self, lease: Lease, record_paid: Callable[[str], None] | None = None) -> None:
         self._lease = lease
         self._record_paid = record_paid
-        self._paid_recorded = 0
         self._lock = threading.Lock()
         self.sent = 0
         self.paid_sent = 0
@@ -59,8 +57,7 @@ class LeaseGuard:
             self.vetoed = f"URL lock no longer ours right before a paid {service} request ({reason}); nothing sent"
             raise CallVetoed(self.vetoed)
         if paid and self._record_paid is not None:
-            self._record_paid(service, self._paid_recorded + 1)
-            self._paid_recorded += 1
+            self._record_paid(service)
 
     def request_sent(self, *, service: str, paid: bool) -> None:
         with self._lock:
@@ -107,14 +104,14 @@ class StoredPaidRequests:
         self.entered = 0
         """New paid requests this attempt entered in the ledger with its saved submission."""
 
-    def open_call(self, provider: str, requests: int = 1) -> None:
+    def open_call(self, provider: str) -> None:
         """Record the paid call about to leave on the URL state, durably, or refuse to send it: a
-        store that cannot write would otherwise turn every run into a new payment nobody counts. Its
-        later paid requests (`requests` > 1) record their count on the same open call while it stands
-        (a saved submission has taken its place since: its spend line carries the requests)."""
-        if requests > 1:
-            if self.opened is not None and self.submitted_request is None and self.opened.requests < requests:
-                self._record(provider, self.opened.model_copy(update={"requests": requests}))
+        store that cannot write would otherwise turn every run into a new payment nobody counts. Each
+        later paid request of the call records its count on the same open call while it stands (once a
+        submission is saved in its place, the submission's spend line carries the requests)."""
+        if self.opened is not None:
+            if self.submitted_request is None:
+                self._record(provider, self.opened.model_copy(update={"requests": self.opened.requests + 1}))
             return
         call = OpenCall(provider=provider, subject=self._url, started_at=as_stored(self._clock()),
                         fence=self._lease.fence, unit_price_usd=UNIT_PRICES.get(provider, 0.0),
