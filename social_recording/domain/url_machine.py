@@ -430,7 +430,9 @@ def after(
         return transition
     next_state = transition.state
     if next_state is None and settled is not None and settled is not stored:
-        next_state = _as_next(settled)  # a count, or this attempt's own record closed, to write even when nothing else is
+        # A count, or this attempt's own record closed, to write even when nothing else is: as every write of
+        # the URL state, with its status as it stands now.
+        next_state = _with_status(_as_next(settled), now, rules)
     return Transition(transition.element, next_state)
 
 
