@@ -941,6 +941,10 @@ class Interleaving:
     """Told every write and its outcome: the model compares what the store then holds with the write."""
     before_open_call: Callable[[], None] | None = None
     inside_seam: ClassVar[bool] = False
+    element_writes_move_the_version: ClassVar[bool] = False
+    """A store whose write is no single transaction (Mongo: the element, then the URL state) moves the
+    state's version with an element-only write too, so that a write decided on the state before it, by
+    another holder interleaving, is refused as stale ("Recording one URL": conditional on the version read)."""
     _raced: list[Any]
     _entered: Counter[str] | None = None
 
@@ -978,6 +982,13 @@ class Interleaving:
             self.violations.append(f"{write.address} {write.url}: the write with fence {write.fence} on version "
                                    f"{write.expect_version} came back {out.result.value}, the refusal table says "
                                    f"{expected.value} (element {element!r}, state {state!r})")
+        if (self.element_writes_move_the_version and out.result.applied and write.state is None and write.expect_version
+                and self.violations is not None):
+            after = self.find_url_state(write.url)  # type: ignore[attr-defined]
+            if after is None or after.version <= write.expect_version:
+                self.violations.append(f"{write.address} {write.url}: an element-only write decided on version "
+                                       f"{write.expect_version} left the URL state at {after!r}: a write decided "
+                                       f"before it would still land")
         if out.result.applied and write.spend is not None:
             self.entered_answered[write.spend.account] += write.spend.requests
         if self.checked is not None:
@@ -1056,6 +1067,7 @@ class InterleavingStore(Interleaving, SqliteStore):
 
 class InterleavingMongoStore(Interleaving, MongoStore):
     inside_seam = True
+    element_writes_move_the_version = True
 
     def _apply_claimed(self, write: UrlWrite, deltas: Counter[str]) -> WriteOutcome:
         self._inside(write)

@@ -102,6 +102,7 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "invalid ranks no higher than a status that is no answer",
         "closing its own record alone is not written",
         "a refused submission does not stop the call",
+        "the Mongo element-only write leaves the state's version",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
