@@ -1026,7 +1026,7 @@ class Interleaving:
         before = self.find_url_state(url)  # type: ignore[attr-defined]
         out = super().save_open_call(url, platform, fence, call)  # type: ignore[misc]
         self._check_fenced(url, out, before, fence, "open call")
-        self._read_back(url, out, before, lambda s: s.open_call == call, f"the open call {call!r}")
+        self._read_back(url, out, before, lambda s: s.open_call == call and s.fence == fence, f"the open call {call!r}")
         return out
 
     def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest,
@@ -1036,7 +1036,7 @@ class Interleaving:
         if out.applied and spend is not None:
             self.entered_answered[spend.account] += spend.requests
         self._check_fenced(url, out, before, fence, "paid request")
-        self._read_back(url, out, before, lambda s: s.open_call == kept and s.request is not None and (
+        self._read_back(url, out, before, lambda s: s.open_call == kept and s.fence == fence and s.request is not None and (
             s.request.request_id, as_stored(s.request.submitted_at)) == (request.request_id, as_stored(request.submitted_at)),
             f"the paid request {request!r} (keeping the open call {kept!r})")
         return out
