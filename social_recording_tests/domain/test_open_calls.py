@@ -109,6 +109,22 @@ def test_the_holder_that_opened_a_call_closes_it_with_its_result(result: Result)
     assert others.state is not None and others.state.open_call == CALL, "another holder's record stays"
 
 
+@pytest.mark.xfail(strict=True, reason="`after` writes a closed own record with the status stored before, "
+                   "not the status as it stands at that write (domain/url_machine.py, `after`: `_as_next(settled)`)")
+def test_a_record_closed_alone_is_written_with_the_status_as_it_stands() -> None:
+    """A holder recorded its paid call and the request never left (the connection failed): nothing
+    else changes, but the write closing its record stores the URL's status as it stands at that write
+    (docs/architecture.md: every write of the URL state does), here pending since the streak of the
+    last failure expired with the window, not the `error` stored back then."""
+    mine = OpenCall(provider="twitterapi", subject=URL, started_at=T, fence=5)
+    state = UrlState(url=URL, platform="x", status=FetchStatus.ERROR, streak=1, attempts=1,
+                     attempted_at=T - timedelta(days=15), open_call=mine, fence=5, version=3)
+    outcome = Outcome(Result.NOT_CALLED, status=FetchStatus.ERROR, opened=mine)
+    transition = after(state, PENDING, outcome, decision=Decision(Act.CALL), address="A", now=T, rules=RULES)
+    assert transition.state is not None and transition.state.open_call is None
+    assert transition.state.status is FetchStatus.PENDING
+
+
 # ---------------------------------------------------------------- a record written over a timed-out one
 
 def _over(dead: OpenCall, at: datetime, fence: int) -> OpenCall:

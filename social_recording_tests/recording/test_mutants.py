@@ -100,6 +100,9 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a URL this run read nothing from is adopted for want of a generator",
         "a named exhausted element failing in our code takes the engine failure's status",
         "invalid ranks no higher than a status that is no answer",
+        "closing its own record alone is not written",
+        "a refused submission does not stop the call",
+        "the Mongo element-only write leaves the state's version",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
