@@ -109,8 +109,6 @@ def test_the_holder_that_opened_a_call_closes_it_with_its_result(result: Result)
     assert others.state is not None and others.state.open_call == CALL, "another holder's record stays"
 
 
-@pytest.mark.xfail(strict=True, reason="`after` writes a closed own record with the status stored before, "
-                   "not the status as it stands at that write (domain/url_machine.py, `after`: `_as_next(settled)`)")
 def test_a_record_closed_alone_is_written_with_the_status_as_it_stands() -> None:
     """A holder recorded its paid call and the request never left (the connection failed): nothing
     else changes, but the write closing its record stores the URL's status as it stands at that write
