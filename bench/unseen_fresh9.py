@@ -211,7 +211,8 @@ FRESH9: dict[str, Mutant] = {
     "the Mongo store reads a URL's calls as none": Mutant(
         MONGO_DOCS, 'attempts=int(doc.get("attempts", 0)),\n        source_token',
         'attempts=0,\n        source_token', "mongomock"),
-    # Only with a growing back-off (or a run interval moving due times) and a limit cutting across statuses.
+    # Only with a growing back-off (flat, every due time is its recording plus the base) and a limit
+    # cutting across statuses.
     "the Mongo fair order is by last recording": Mutant(
         MONGO_DOCS, "return (_checked_out(c.due_at), c.address, c.url)",
         "return (_checked_out(c.checked_at), c.address, c.url)", "mongomock"),
