@@ -70,8 +70,8 @@ FRESH9: dict[str, Mutant] = {
     "the live path reopens skipped_paid": Mutant(
         STATUS, "REALTIME: frozenset[FetchStatus] = frozenset({FetchStatus.ERROR, FetchStatus.PENDING})",
         "REALTIME: frozenset[FetchStatus] = frozenset({FetchStatus.ERROR, FetchStatus.PENDING, FetchStatus.SKIPPED_PAID})"),
-    # Only an element the live path reads whose last recording made no call after its last call (an
-    # adopted back-off, a zero-call status) tells it apart: it is taken as recorded by another run and left.
+    # Only an element whose last recording made no call (an adopted back-off, a zero-call status) tells it
+    # apart: its last call is not its last recording, so the live path takes it as changed by another run.
     "the live path judges an element changed by its last call": Mutant(
         URL_RECORDER, "selected = Selected(el.status, el.checked_at)", "selected = Selected(el.status, el.attempted_at)"),
     # ---------------------------------------------------------------- spend
@@ -87,8 +87,9 @@ FRESH9: dict[str, Mutant] = {
     "a resumed call's new payment is taken for a poll": Mutant(
         CALL_GUARD, "new_spending=not (self.resumed is not None and provider in POLLS_ON_PAID_CLIENT))",
         "new_spending=self.resumed is None)"),
-    # Only a paid request whose URL lock is lost right then tells it apart: its record is written before
-    # the check refuses it, and that call, never sent, is later counted as failed and entered as spent.
+    # Only a paid request whose URL lock is lost right then, before a newer holder wrote the URL state,
+    # tells it apart: its record is written before the check refuses it, and that call, never sent, is
+    # later counted as failed and entered as spent.
     "a paid call is recorded before its lock is confirmed": Mutant(
         CALL_GUARD,
         "        if paid and not self._lease.confirm():\n"
