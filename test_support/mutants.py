@@ -46,6 +46,11 @@ CANDIDATES = "social_recording/recording/candidates.py"
 SQLITE_SELECTION = "social_recording/store/sqlite/queries_selection.py"
 SQLITE_SELECT = "social_recording/store/sqlite/selection.py"
 PROCESSOR = "social_recording/recording/processor.py"
+STATUS = "social_recording/domain/status.py"
+RETRY = "social_recording/recording/retry.py"
+URL_RECORDER = "social_recording/recording/url_recorder.py"
+SPOOL = "social_recording/recording/answer_spool.py"
+MONGO_SELECT = "social_recording/store/mongo/selection.py"
 
 MUTANTS: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the state machine
