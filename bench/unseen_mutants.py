@@ -13,9 +13,9 @@ project's list or of an earlier batch, nor yields the same source as one (test_u
 batches:
 
 - `fresh9` (the default, `FRESH9` in bench/unseen_fresh9.py): 50 mutants written blind last on
-  2026-12-07, not measured yet.
+  2026-12-07, measured once on its first run (26 of 50); seen since.
 - `fresh8` (`FRESH8` in bench/unseen_fresh8.py): 50 mutants written blind earlier on 2026-12-07,
-  not measured yet.
+  measured once on its first run (32 of 50); seen since.
 - `fresh7` (`FRESH7` in bench/unseen_fresh7.py): 50 mutants written blind earlier on 2026-12-07,
   measured once on its first run (28 of 50); seen since.
 - `fresh6` (`FRESH6` in bench/unseen_fresh6.py): 50 mutants written blind on 2026-12-06, measured
@@ -266,8 +266,8 @@ FRESH: dict[str, Mutant] = {
 BATCHES: dict[str, dict[str, Mutant]] = {"fresh9": FRESH9, "fresh8": FRESH8, "fresh7": FRESH7, "fresh6": FRESH6,
                                          "fresh5": FRESH5, "fresh4": FRESH4, "fresh3": FRESH3, "fresh2": FRESH2,
                                          "fresh": FRESH, "old": UNSEEN}
-"""`fresh9` and `fresh8`, written blind, await their first run: the one honest measure each gives. Every
-other batch has been measured once on its first run and seen since (kept for its history)."""
+"""Every batch has been measured once on its first run and seen since (kept for its history): the next
+honest measure needs a new batch written blind."""
 assert not set(UNSEEN) & set(MUTANTS), "an unseen mutant is in the project's list"
 assert not set(FRESH) & (set(MUTANTS) | set(UNSEEN)), "a fresh mutant is already in another list"
 _EARLIER = {(m.path, m.original, m.mutant) for m in [*MUTANTS.values(), *UNSEEN.values()]}
@@ -320,9 +320,9 @@ def _verdict(name: str, mutants: dict[str, Mutant], examples: str) -> tuple[str,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--batch", choices=sorted(BATCHES), default="fresh9",
-                        help="fresh9: the last batch written blind of the model, not measured yet (default); fresh8: "
-                             "the one before it, not measured yet either; fresh7, fresh6, fresh5, fresh4, fresh3, "
-                             "fresh2, fresh, old: earlier batches, seen since their first measure")
+                        help="fresh9: the last batch written blind of the model (default); fresh8, fresh7, fresh6, "
+                             "fresh5, fresh4, fresh3, fresh2, fresh, old: earlier batches; all seen since their "
+                             "first measure")
     parser.add_argument("--examples", default="250", help="examples per mutant (the project's list: 250)")
     parser.add_argument("--jobs", type=int, default=1, choices=(1, 2),
                         help="mutants run at once (a survivor runs every example: 1-7 min each)")
