@@ -89,6 +89,7 @@ from social_recording.platforms.base import (
 from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.recording import attempt as attempt_module
 from social_recording.recording.call_guard import UNIT_PRICES
+from social_recording.recording.candidates import retry_query
 from social_recording.recording.concurrency import CallSlots
 from social_recording.recording.engine import Engine, Timings, build_engine
 from social_recording.recording.outcomes import EngineOutcome, TokenStatus, UrlOutcome
@@ -621,6 +622,8 @@ class ModelProvider:
             w.answered(url, now, status)
         if status is FetchStatus.NOT_FOUND:
             raise ExternalFetchError(ErrorCode.NOT_FOUND, "gone")
+        if status is FetchStatus.BLOCKED and platform is Platform.WEB:  # the page fetch follows a redirect
+            raise ExternalFetchError(ErrorCode.UNSAFE_REDIRECT, "redirected to a non-public address")
         if status is FetchStatus.BLOCKED:
             raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, "private")
         if answer == "slow":
@@ -1931,17 +1934,35 @@ class UrlRules(RuleBasedStateMachine):
         with self.doing("retry", interval=min_interval):
             selection = self.engine.retry.select_due(min_interval_minutes=min_interval, limit=limit)
             self._check_selection(selection, limit=limit)
+            self._check_store_takes_the_first(selection)
             self._arm(interleave, data, selection.candidates)
             self.engine.retry.record_selection(selection, max_workers=1, run=self._run(Why.RETRY))
 
-    def retry_among(self, addresses: Sequence[str], min_interval: int) -> None:
-        """A default retry among the given tokens only (as a run asked about some tokens selects):
-        checked as every selection is (a walk's step, not drawn)."""
-        with self.doing("retry", interval=min_interval):
-            selection = self.engine.retry.select_due(token_addresses=list(addresses),
+    def retry_among(self, addresses: Sequence[str], min_interval: int, named: Sequence[str] | None = None,
+                    limit: int = 50) -> None:
+        """A retry among the given tokens only (as a run asked about some tokens selects), of the default
+        statuses or those `named`: checked as every selection is (a walk's step, not drawn)."""
+        statuses = frozenset(FetchStatus(s) for s in named or ())
+        with self.doing("retry" if named is None else "named_retry", statuses, interval=min_interval) as op:
+            selection = self.engine.retry.select_due(statuses=None if named is None else list(named),
+                                                     token_addresses=list(addresses), limit=limit,
                                                      min_interval_minutes=min_interval)
-            self._check_selection(selection)
+            self._check_selection(selection, named, limit=limit)
+            self._check_store_takes_the_first(selection)
+            op.selected = {(c.address, c.url): c.status for c in selection.candidates}
             self.engine.retry.record_selection(selection, max_workers=1, run=self._run(Why.RETRY))
+
+    def _check_store_takes_the_first(self, selection: Any) -> None:
+        """The store asked for the same selection limited to one element returns one, the first of the
+        retry's own (the longest due, ties by token then URL: "Retry selection"): a store whose query
+        stops at its limit stops at the right element."""
+        query = retry_query(now=selection.selected_at, min_interval=timedelta(minutes=selection.min_interval_minutes),
+                            limit=1, statuses=selection.named, addresses=selection.token_addresses,
+                            enable_paid=self.paid, usable_platforms=self.registry.usable_platforms())
+        got = [(c.address, c.url) for c in self.store.select_candidates(query)]
+        first = [(c.address, c.url) for c in selection.candidates[:1]]
+        if got != first:
+            self.world.violations.append(f"a selection limited to one took {got}; the retry's first is {first}")
 
     @precondition(lambda self: self.tokens)
     @rule(named=st.one_of(st.lists(st.sampled_from(NAMEABLE), min_size=1, max_size=4, unique=True),

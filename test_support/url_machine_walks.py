@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
 from test_support.url_machine_model import FOUR_ATTEMPTS, NINE_ATTEMPTS, POOL, SPEND_PER_MONTH, TICK, UrlRules
 from test_support.url_machine_steps import Draws, recorded_live, replay
@@ -574,6 +575,41 @@ def _a_retry_among_a_tokens_elements(m: UrlRules) -> list[Callable[[], object]]:
             recorded_live(m, "T000"), lambda: m.clock_moves(15 * 24 * 60), lambda: m.retry_among(["T000"], 60)]
 
 
+def _a_tie_at_a_retrys_limit(among: bool) -> Callable[[UrlRules], list[Callable[[], object]]]:
+    """Two tokens' failing URLs called in one instant are due in one instant; a retry limited to one
+    (among both tokens, or by default) takes the first token's, whatever the URLs' order (the longest due
+    first, ties by token then URL: "Retry selection"), and so does the store asked for one."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        retry = (lambda: m.retry_among(["T000", "T001"], 60, limit=1)) if among else (
+            lambda: m.default_retry(60, "none", Draws(), limit=1))  # type: ignore[arg-type]
+        return [lambda: m.some_tokens_and_answers([[YT], [TG]], {YT: "5xx", TG: "5xx"}), _in_one_instant(m, m.reconcile),
+                lambda: m.clock_moves(120), retry]
+    return steps
+
+
+def _a_named_unsupported_among_a_tokens_elements(m: UrlRules) -> list[Callable[[], object]]:
+    """A token's element is recorded `unsupported` for want of a generator; an operator names unsupported
+    in a retry among that token's elements: it is taken (named, whatever the configuration)."""
+    return [lambda: m.some_tokens_and_answers([[TG, YT], [YT]], {}),
+            lambda: m.a_providers_key_goes_or_comes_back(Platform.TELEGRAM), recorded_live(m, "T000"),
+            lambda: m.clock_moves(15 * 24 * 60), lambda: m.retry_among(["T000"], 60, named=["unsupported"])]
+
+
+def _a_redirect_refused(m: UrlRules) -> list[Callable[[], object]]:
+    """The page fetch is redirected to a non-public address: our guard refuses it, the element is
+    `blocked` (docs/architecture.md, the statuses), and a second holder reuses that answer."""
+    return [lambda: m.some_tokens_and_answers([[WEB], [WEB]], {WEB: "blocked"}), recorded_live(m, "T000"),
+            recorded_live(m, "T001"), *(_holds(m, address, WEB, FetchStatus.BLOCKED) for address in ("T000", "T001"))]
+
+
+def _holds(m: UrlRules, address: str, url: str, status: FetchStatus) -> Callable[[], object]:
+    """A step: `address`'s element of `url` holds `status` (what the provider's answer means, by the docs)."""
+    def check() -> None:
+        el = m.store.find_element(address, url)
+        assert el is not None and el.status is status, f"{address} {url}: {el!r}, expected {status.value}"
+    return check
+
+
 def _a_named_exhausted_element_that_cannot_be_called(m: UrlRules) -> list[Callable[[], object]]:
     """A URL spent its budget; an operator names exhausted, and our rate limiter holds the forced call
     before any request: no call was made, the element keeps exhausted (the `after` table's no-call row)."""
@@ -762,6 +798,10 @@ WALKS: tuple[Walk, ...] = (
     *(Walk(f"a retry limited to one of two statuses ({'error' if first else 'unsupported'} first)",
            _a_retry_limited_to_one_of_two_statuses(first)) for first in (True, False)),
     Walk("a retry among a token's elements", _a_retry_among_a_tokens_elements),
+    *(Walk(f"a tie at a retry's limit{' among given tokens' if among else ''}", _a_tie_at_a_retrys_limit(among))
+      for among in (False, True)),
+    Walk("a named unsupported among a token's elements", _a_named_unsupported_among_a_tokens_elements),
+    Walk("a redirect refused", _a_redirect_refused),
     Walk("a retry past the default limit", _a_retry_past_the_default_limit),
     Walk("a provider's credit is gone", _a_providers_credit_is_gone),
     Walk("a defect after a free request", _a_defect_after_a_free_request),

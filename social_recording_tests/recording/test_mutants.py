@@ -104,6 +104,13 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a refused submission does not stop the call",
         "the Mongo element-only write leaves the state's version",
     ),
+    "fresh8": (
+        "the SQLite selection among tokens ignores the limit",
+        "the SQLite selection among tokens never takes a named unsupported",
+        "the SQLite selection breaks ties at its limit by URL",
+        "the SQLite fair order breaks ties by URL",
+        "an unsafe redirect is recorded not_found",
+    ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
 the model kills since it checks their rule: part of the project's list from then on, by name."""
