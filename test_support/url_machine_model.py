@@ -2022,6 +2022,11 @@ class UrlRules(RuleBasedStateMachine):
                 return el.cause is Cause.NO_GENERATOR and _platform(el.url) not in self.registry.unavailable
             return el.status.value in wanted
 
+        for c in selection.candidates:  # never sent, never changed: nothing a retry could change (documented)
+            try:
+                parse_canonical(c.url)
+            except ValueError:
+                self.world.violations.append(f"{c.address} {c.url}: a stored non-canonical URL selected by a retry")
         due_by = table.due_by(selection.selected_at, timedelta(minutes=selection.min_interval_minutes),
                               self.limits.expected)
         chosen = {(c.address, c.url) for c in selection.candidates}

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from social_recording.domain.models import TokenProfile
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
 from test_support.url_machine_model import FOUR_ATTEMPTS, NINE_ATTEMPTS, POOL, SPEND_PER_MONTH, TICK, UrlRules
@@ -595,6 +596,16 @@ def _a_named_unsupported_among_a_tokens_elements(m: UrlRules) -> list[Callable[[
             lambda: m.clock_moves(15 * 24 * 60), lambda: m.retry_among(["T000"], 60, named=["unsupported"])]
 
 
+def _a_retry_among_tokens_meets_a_non_canonical_url(m: UrlRules) -> list[Callable[[], object]]:
+    """A token stored before the entry canonicalised its URLs holds a non-canonical one (our bug: reported,
+    never sent, so nothing a retry could change); a retry among it and a model token never selects it."""
+    def stored() -> None:
+        assert m.store.create_pending_token(TokenProfile(address="OLD", urls=["https://X.com/i/status/101"]),
+                                            m.clock())
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"), stored,
+            lambda: m.clock_moves(120), lambda: m.retry_among(["T000", "OLD"], 60)]
+
+
 def _a_redirect_refused(m: UrlRules) -> list[Callable[[], object]]:
     """The page fetch is redirected to a non-public address: our guard refuses it, the element is
     `blocked` (docs/architecture.md, the statuses), and a second holder reuses that answer."""
@@ -802,6 +813,7 @@ WALKS: tuple[Walk, ...] = (
       for among in (False, True)),
     Walk("a named unsupported among a token's elements", _a_named_unsupported_among_a_tokens_elements),
     Walk("a redirect refused", _a_redirect_refused),
+    Walk("a retry among tokens meets a non-canonical URL", _a_retry_among_tokens_meets_a_non_canonical_url),
     Walk("a retry past the default limit", _a_retry_past_the_default_limit),
     Walk("a provider's credit is gone", _a_providers_credit_is_gone),
     Walk("a defect after a free request", _a_defect_after_a_free_request),

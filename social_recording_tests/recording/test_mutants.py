@@ -110,6 +110,8 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the SQLite selection breaks ties at its limit by URL",
         "the SQLite fair order breaks ties by URL",
         "an unsafe redirect is recorded not_found",
+        "the SQLite selection among tokens takes non-canonical URLs",
+        "the Mongo selection among tokens takes non-canonical URLs",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
