@@ -15,6 +15,7 @@ from typing import Any
 from social_recording.domain.models import TokenProfile
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
+from test_support.engine_fakes import T0
 from test_support.url_machine_model import FOUR_ATTEMPTS, NINE_ATTEMPTS, POOL, SPEND_PER_MONTH, TICK, UrlRules
 from test_support.url_machine_steps import Draws, recorded_live, replay
 
@@ -704,6 +705,20 @@ def _a_month_budget_used_up_first(m: UrlRules) -> list[Callable[[], object]]:
             day, recorded_live(m, "T000"), recorded_live(m, "T001")]
 
 
+def _a_month_budget_used_up_in_december(m: UrlRules) -> list[Callable[[], object]]:
+    """The month's budget used up first, in the last days of December: it resets when the UTC month ends,
+    on the first of January of the next year."""
+    to_december = lambda: m.clock.set(T0.replace(month=12, day=28))  # noqa: E731
+    return [to_december, *_a_month_budget_used_up_first(m)]
+
+
+def _a_month_budget_of_zero(m: UrlRules) -> list[Callable[[], object]]:
+    """A month budget of no paid request: a paid URL is not called (held by the month's budget), a free
+    one is; a day on, still not."""
+    return [lambda: m.some_tokens_and_answers([[X, YT], [X]], {X: "5xx", YT: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(24 * 60), recorded_live(m, "T001")]
+
+
 def _at_the_live_due_instant(m: UrlRules, step: Callable[[], object]) -> Callable[[], object]:
     """`step` at the first moment a live run takes T000's Telegram element (its due time less the live
     path's lead), the clock standing still from there."""
@@ -829,6 +844,10 @@ WALKS: tuple[Walk, ...] = (
       for url in (YT, X)),
     Walk("a month's budget used up first", _a_month_budget_used_up_first,
          {"limits": FOUR_ATTEMPTS, "per_month": SPEND_PER_MONTH}),
+    Walk("a month's budget used up in December", _a_month_budget_used_up_in_december,
+         {"limits": FOUR_ATTEMPTS, "per_month": SPEND_PER_MONTH}),
+    Walk("a month's budget of zero", _a_month_budget_of_zero,
+         {"per_month": {account: 0 for account in SPEND_PER_MONTH}}),
     Walk("a live path every 30 minutes", _a_live_path_every_30_minutes, {"live_interval": 30}),
     *(_a_re_polled_submission_meets_its_retention(t) for t in TICKS),
     *(Walk(f"a late holder at the claim of {'a call' if call else 'a write without a call'}",

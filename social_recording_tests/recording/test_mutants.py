@@ -112,6 +112,8 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "an unsafe redirect is recorded not_found",
         "the SQLite selection among tokens takes non-canonical URLs",
         "the Mongo selection among tokens takes non-canonical URLs",
+        "December's month budget resets in January of the same year",
+        "the SQLite budget never refuses a limit of zero",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
