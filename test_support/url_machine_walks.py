@@ -554,6 +554,15 @@ def _a_providers_credit_is_gone(m: UrlRules) -> list[Callable[[], object]]:
             lambda: m.clock_moves(61), m.reconcile]
 
 
+def _a_free_providers_quota_is_gone(m: UrlRules) -> list[Callable[[], object]]:
+    """A free provider says its quota is gone at a run's first URL: the run calls it no more, and its
+    other URL ends `error` (credit or quota gone: the no-call row keeps that status), not `skipped_paid`,
+    which is a paid account's."""
+    yt2 = "https://youtube.com/watch?v=bcdefghijkl"
+    return [lambda: m.some_tokens_and_answers([[YT], [yt2]], {YT: "no credit", yt2: "ok"}), m.reconcile,
+            _holds(m, "T000", YT, FetchStatus.ERROR), _holds(m, "T001", yt2, FetchStatus.ERROR)]
+
+
 def _a_defect_after_a_free_request(m: UrlRules) -> list[Callable[[], object]]:
     """Our code fails once a free request left: a failed call of the streak (the `after` table), not an
     engine failure; a second holder an hour on calls again and fails the same way."""
@@ -831,6 +840,7 @@ WALKS: tuple[Walk, ...] = (
     Walk("a retry among tokens meets a non-canonical URL", _a_retry_among_tokens_meets_a_non_canonical_url),
     Walk("a retry past the default limit", _a_retry_past_the_default_limit),
     Walk("a provider's credit is gone", _a_providers_credit_is_gone),
+    Walk("a free provider's quota is gone", _a_free_providers_quota_is_gone),
     Walk("a defect after a free request", _a_defect_after_a_free_request),
     Walk("a million times the base", _a_million_times_the_base, {"limits": NINE_ATTEMPTS}),
     Walk("a named exhausted element that cannot be called", _a_named_exhausted_element_that_cannot_be_called),

@@ -114,6 +114,7 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the Mongo selection among tokens takes non-canonical URLs",
         "December's month budget resets in January of the same year",
         "the SQLite budget never refuses a limit of zero",
+        "a free provider's spent quota skips its URLs as paid",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
