@@ -227,7 +227,8 @@ BOUNDARIES = ("the answer expires", "the streak expires", "the open call times o
 STALE_WRITES = ("with a lower fence", "decided on an old version", "onto an ok element",
                 "below the element's fence alone", "onto an ok element, on an old version",
                 "onto an ok element, below the state's fence")
-"""The last two fail two checks of the refusal table at once: the first that fails is the reason."""
+"""The last two fail two checks of the refusal table at once: the first that fails is the reason (as
+does "onto an ok element, below its fence", a walk's, not drawn)."""
 WRITE_MOMENTS = ("before the first write", "before a call's write", "inside the first write", "inside a call's write",
                  "at the claim of the first write", "at the claim of a call's write")
 """When a late holder's write lands in the current holder's: inside it only on a store whose write
@@ -1680,6 +1681,10 @@ class UrlRules(RuleBasedStateMachine):
             if state is None or state.fence - 1 < el.fence:
                 return
             fence = state.fence - 1
+        elif why == "onto an ok element, below its fence":  # refused as fenced first (check 1 before check 2)
+            if el.fence < 1:
+                return
+            fence = el.fence - 1
         before = (self.store.find_url_state(el.url), self.store.find_element(address, el.url),
                   self.store.spend_totals())
         s = state or table.EMPTY

@@ -422,12 +422,14 @@ def _holders_die_one_after_another(m: UrlRules) -> list[Callable[[], object]]:
 
 def _a_stale_write_onto_ok(m: UrlRules) -> list[Callable[[], object]]:
     """An `ok` element, its URL state since written by another holder (a newer fence, a newer version):
-    stale writes onto it are refused as `ok` kept, the first check of the refusal table that fails."""
+    stale writes onto it are refused as `ok` kept, the first check of the refusal table that fails (below
+    the element's own fence: fenced, the check before)."""
     def onto_ok(why: str) -> Callable[[], object]:
         return lambda: m.a_stale_url_write(Draws(lambda e: e[0] == "T000"), why)  # type: ignore[arg-type]
     return [lambda: m.some_tokens_and_answers([[YT], [YT]], {}), recorded_live(m, "T000"), recorded_live(m, "T001"),
             *(onto_ok(why) for why in ("onto an ok element", "onto an ok element, on an old version",
-                                       "onto an ok element, below the state's fence"))]
+                                       "onto an ok element, below the state's fence",
+                                       "onto an ok element, below its fence"))]
 
 
 def _read_nothing_for_many_holders(m: UrlRules) -> list[Callable[[], object]]:

@@ -115,6 +115,7 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "December's month budget resets in January of the same year",
         "the SQLite budget never refuses a limit of zero",
         "a free provider's spent quota skips its URLs as paid",
+        "an ok element is kept before the element's fence is checked",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
