@@ -305,6 +305,12 @@ class Op:
     run): the run sends them no further request (docs/architecture.md, "credit exhausted")."""
     interval: timedelta = timedelta(minutes=60)
     """The run's interval (a retry's own `min_interval_minutes`; the base otherwise): its "due by"."""
+    runs: list[RunState] = field(default_factory=list)
+    """The runs of this operation (the holders', late ones included)."""
+    paid_sent: int = 0
+    """The paid requests that left in this operation, polls of a two-step call included."""
+    died: bool = False
+    """A holder died in this operation: its run never counted what it sent."""
 
 
 @dataclass
@@ -404,6 +410,7 @@ class World:
     def die(self, moment: str) -> None:
         if self.dies == moment:
             self.dies = None
+            self.op.died = True
             raise HolderDied(moment)
 
     def failed(self, url: str, now: Any, *, budgeted: bool) -> None:
@@ -750,6 +757,7 @@ class ModelProvider:
         observe.request_sent(service=service, paid=paid)
         with self.lock:
             self.w.calls += 1
+            self.w.op.paid_sent += int(paid)
             self.w.last_request[url] = max(now, self.w.last_request.get(url, now))
 
     def _fail(self, url: str, code: ErrorCode, message: str, forced: bool) -> GenerateResult:
@@ -1176,7 +1184,9 @@ class UrlRules(RuleBasedStateMachine):
         """One token and one URL at a time: the interleavings are the test's own, so a failing
         example replays exactly (the engine's threads would reorder holders between replays). A retry
         runs with its own interval, as the retry job does."""
-        return RunState(self.world.op.interval, calls=CallSlots(per_token=1), request=self.engine.processor.request(why))
+        run = RunState(self.world.op.interval, calls=CallSlots(per_token=1), request=self.engine.processor.request(why))
+        self.world.op.runs.append(run)
+        return run
 
     def teardown(self) -> None:
         STATS["examples"] += 1
@@ -1207,6 +1217,10 @@ class UrlRules(RuleBasedStateMachine):
         self.world.deferred = set()
         try:
             yield op
+            counted = sum(run.paid_requests for run in op.runs)
+            if not op.died and counted != op.paid_sent:  # a poll on the paid client is a paid request too
+                self.world.violations.append(f"{kind}: its runs counted {counted} paid request(s) sent, "
+                                             f"{op.paid_sent} left")
         finally:
             self.world.op = Op("idle")
             self.world.on_call = None
@@ -1812,6 +1826,7 @@ class UrlRules(RuleBasedStateMachine):
                 polls = state is not None and state.request is not None and (
                     self.clock() - state.request.submitted_at < RETENTION)  # a resumed request's poll: no slot
                 w.kept_slots[(ACCOUNTS[_platform(url)], self.clock().date())] += int(not polls)  # counted, never sent
+                w.op.died = True
                 raise HolderDied(moment)
 
         self.store.before_open_call = admitted

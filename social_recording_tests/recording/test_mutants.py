@@ -116,6 +116,7 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the SQLite budget never refuses a limit of zero",
         "a free provider's spent quota skips its URLs as paid",
         "an ok element is kept before the element's fence is checked",
+        "a poll on the paid client is not counted as a paid request sent",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
