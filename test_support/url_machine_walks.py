@@ -506,6 +506,17 @@ def _an_answer_in_two_paid_requests(m: UrlRules) -> list[Callable[[], object]]:
             lambda: m.provider_changes(X, "ok in two requests"), lambda: m.clock_moves(61), recorded_live(m, "T001")]
 
 
+def _dies_after_an_answer_in_two_paid_requests(m: UrlRules) -> list[Callable[[], object]]:
+    """A one-step paid call reads its answer from two paid requests and its holder dies before writing:
+    its record counts both (each recorded before it left), so the holder a tick past its timeout enters
+    both in the ledger ("No payment without a record")."""
+    dies = Draws(lambda e: e[0] == "T000" and e[1].url == X, lambda t: t == 1)
+    return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "bug"}), recorded_live(m, "T000"),
+            lambda: m.provider_changes(X, "ok in two requests"), lambda: m.clock_moves(61),
+            lambda: m.a_holder_dies(dies, "after the answer"), lambda: m.clock_moves(24 * 60),  # type: ignore[arg-type]
+            recorded_live(m, "T000")]
+
+
 def _a_generator_back_in_the_instant_an_element_is_due(paid: bool) -> Callable[[UrlRules], list[Callable[[], object]]]:
     """The free platform's key is not set: its URL is recorded unsupported for want of a generator; the
     key is set again, and a retry (paid calls on, or off: the free platform's generator is usable either
@@ -829,6 +840,7 @@ WALKS: tuple[Walk, ...] = (
     Walk("a named exhausted element beside a young open call", _a_named_exhausted_element_beside_a_young_open_call),
     Walk("a request past its retention without a call", _a_request_past_its_retention_without_a_call),
     Walk("an answer in two paid requests", _an_answer_in_two_paid_requests),
+    Walk("dies after an answer in two paid requests", _dies_after_an_answer_in_two_paid_requests),
     *(Walk(f"a generator back in the instant an element is due (paid calls {'on' if paid else 'off'})",
            _a_generator_back_in_the_instant_an_element_is_due(paid)) for paid in (True, False)),
     Walk("a retry limited to one", _a_retry_limited_to_one),

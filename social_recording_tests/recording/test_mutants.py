@@ -117,6 +117,7 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a free provider's spent quota skips its URLs as paid",
         "an ok element is kept before the element's fence is checked",
         "a poll on the paid client is not counted as a paid request sent",
+        "a later paid request of an open call is not counted on its record",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
