@@ -216,7 +216,9 @@ ANSWERS = ("ok", "not_found", "blocked", "5xx", "429", "slow", "bug", "unreadabl
 which no call stands behind, so it has no anchor and never expires; `blocked without a request` the
 same for a shape that names a private target (an invite link): a better answer without an anchor.
 `no credit` (a walk's, not drawn) a failed call after which the account takes no request this run;
-`bug after a request` (a walk's, not drawn) a defect of ours once a request left: a failed call."""
+`bug after a request` (a walk's, not drawn) a defect of ours once a request left: a failed call;
+`bug after the saved request is read` (a walk's) a defect of ours before any request, once the two-step
+call read its saved request: an engine failure."""
 LIMITER_DOWN = ("before any request", "after a request")
 """When our own rate limiter cannot be asked during a call: before its first request (nothing left:
 the URL is left as it was), or after one left (a failed call of the streak)."""
@@ -403,6 +405,8 @@ class World:
     on_submit: Callable[[str], None] | None = None
     """Told the URL right before a two-step submission is saved (its paid submit sent): a newer holder
     may take the URL over while the submitting one is paused there."""
+    read_request: dict[str, datetime] = field(default_factory=dict)
+    """URL -> when its call last read the saved paid request (its provider's retention judged then)."""
     taken_over: set[str] = field(default_factory=set)
     """URLs whose submitting holder a newer holder's write overtook: its submission must be refused and
     its call stop there."""
@@ -528,6 +532,7 @@ class ModelProvider:
         if url in w.held and not w.stale:  # our own rate limiter holds the call: nothing leaves
             w.held.discard(url)
             if platform is Platform.WEB:  # the saved request is read first (found past its retention, or not)
+                w.read_request[url] = now
                 ctx.requests.previous("model-scan", RETENTION)
             raise ExternalFetchError(ErrorCode.RATE_LIMITED, "our rate limiter would hold it too long")
         if not w.stale and w.limiter_down.get(url) == "before any request":  # nothing left: left as it was
@@ -537,6 +542,10 @@ class ModelProvider:
         answer = w.answers.get(url, "ok")
         if answer == "bug":
             raise KeyError("a defect of ours, before any request")
+        if answer == "bug after the saved request is read" and platform is Platform.WEB:  # a walk's: an engine failure
+            w.read_request[url] = now
+            ctx.requests.previous("model-scan", RETENTION)
+            raise KeyError("a defect of ours, after the saved request was read, before any request")
         if answer in ("nothing to fetch", "blocked without a request"):  # an answer without a call: no anchor
             status = FetchStatus.INVALID if answer == "nothing to fetch" else FetchStatus.BLOCKED
             if w.stale:
@@ -571,6 +580,7 @@ class ModelProvider:
                 w.failed(url, now, budgeted=not (forced or w.stale))
                 raise
         if platform is Platform.WEB:
+            w.read_request[url] = now
             rid = ctx.requests.previous("model-scan", RETENTION)
             resumed = rid is not None
             submitted = w.open_request.get(url)
@@ -853,6 +863,12 @@ def _counting(real_decide: Callable[..., Any], real_after: Callable[..., Any],
         if outcome.status is FetchStatus.SKIPPED_PAID and not _paid(element.url):  # "paid calls off" holds paid ones
             world.violations.append(f"after not_called of {element.url}: a free platform's URL skipped as paid "
                                     f"({outcome.cause})")
+        read = world.read_request.pop(element.url, None)
+        if (read is not None and state is not None and state.request is not None
+                and read - state.request.submitted_at >= RETENTION and not outcome.request_expired):
+            world.violations.append(f"after {outcome.result.value} of {element.url}: its call read the saved request "
+                                    f"of {state.request.submitted_at} at {read}, past the provider's retention, and "
+                                    f"did not close it")
         if t.element is not None:  # the element's own count: moved only when a request left, to this attempt
             want = (element.attempts + 1, now) if outcome.called else (element.attempts, element.attempted_at)
             if (t.element.attempts, t.element.attempted_at) != want:

@@ -497,6 +497,17 @@ def _a_request_past_its_retention_without_a_call(m: UrlRules) -> list[Callable[[
             _at_boundary(m, "the submission's retention ends", WEB, 1, "T001")]
 
 
+def _a_request_past_its_retention_then_an_engine_failure(m: UrlRules) -> list[Callable[[], object]]:
+    """A paid submission whose poll failed stays saved; once the provider forgot it, the next holder's
+    call reads it (past its retention: closed) and our code then fails before any request: an engine
+    failure, the request closed all the same (the `after` table's engine-failure row)."""
+    return [lambda: m.some_tokens_and_answers([[WEB], [WEB]], {WEB: "5xx"}),
+            _in_one_instant(m, recorded_live(m, "T000")),
+            lambda: m.provider_changes(WEB, "bug after the saved request is read"),
+            _at_boundary(m, "the submission's retention ends", WEB, 1, "T001"),
+            lambda: m.provider_changes(WEB, "ok"), lambda: m.clock_moves(24 * 60), recorded_live(m, "T001")]
+
+
 def _an_answer_in_two_paid_requests(m: UrlRules) -> list[Callable[[], object]]:
     """A one-step paid call reads its answer from two paid requests: both are entered in the ledger,
     each at its account's price; the next day a third one's second request meets the day's budget,
@@ -839,6 +850,7 @@ WALKS: tuple[Walk, ...] = (
     Walk("two holders race a free URL's first state", _two_holders_race_a_first_state(True, YT)),
     Walk("a named exhausted element beside a young open call", _a_named_exhausted_element_beside_a_young_open_call),
     Walk("a request past its retention without a call", _a_request_past_its_retention_without_a_call),
+    Walk("a request past its retention, then an engine failure", _a_request_past_its_retention_then_an_engine_failure),
     Walk("an answer in two paid requests", _an_answer_in_two_paid_requests),
     Walk("dies after an answer in two paid requests", _dies_after_an_answer_in_two_paid_requests),
     *(Walk(f"a generator back in the instant an element is due (paid calls {'on' if paid else 'off'})",

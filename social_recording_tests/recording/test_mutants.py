@@ -118,6 +118,8 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "an ok element is kept before the element's fence is checked",
         "a poll on the paid client is not counted as a paid request sent",
         "a later paid request of an open call is not counted on its record",
+        "an engine failure keeps a request past its retention",
+        "a request past its retention is not closed",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
