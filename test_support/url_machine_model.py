@@ -53,6 +53,7 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
+from pymongo.errors import AutoReconnect
 
 from social_recording.domain.graph import SocialContractError
 from social_recording.domain.models import OpenCall, PaidRequest, as_stored
@@ -968,6 +969,10 @@ class Interleaving:
     checked: Callable[[UrlWrite, WriteOutcome], None] | None = None
     """Told every write and its outcome: the model compares what the store then holds with the write."""
     before_open_call: Callable[[], None] | None = None
+    ack_lost: bool = False
+    _unacked: tuple[tuple[str, str], Any] | None = None
+    """The next paid submission saved on a store that acknowledges each write apart (Mongo) is applied,
+    and its acknowledgement lost (the connection drops): the engine repeats the save (a walk's)."""
     inside_seam: ClassVar[bool] = False
     element_writes_move_the_version: ClassVar[bool] = False
     """A store whose write is no single transaction (Mongo: the element, then the URL state) moves the
@@ -1060,7 +1065,14 @@ class Interleaving:
     def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest,
                           kept: OpenCall | None = None, spend: Any = None) -> Any:
         before = self.find_url_state(url)  # type: ignore[attr-defined]
-        out = super().save_paid_request(url, platform, fence, request, kept, spend)  # type: ignore[misc]
+        if self._unacked is not None and self._unacked[0] == (url, request.request_id):
+            before = self._unacked[1]  # a repeat: checked against the state before the save it repeats
+        self._unacked = None
+        try:
+            out = super().save_paid_request(url, platform, fence, request, kept, spend)  # type: ignore[misc]
+        except AutoReconnect:
+            self._unacked = ((url, request.request_id), before)
+            raise
         if out.applied and spend is not None:
             self.entered_answered[spend.account] += spend.requests
         self._check_fenced(url, out, before, fence, "paid request")
@@ -1096,6 +1108,14 @@ class InterleavingStore(Interleaving, SqliteStore):
 class InterleavingMongoStore(Interleaving, MongoStore):
     inside_seam = True
     element_writes_move_the_version = True
+
+    def _update_state(self, url: str, fence: int, update: Mapping[str, Any], expect_version: int | None,
+                      kept: OpenCall | None, unless: Mapping[str, Any] | None = None) -> bool:
+        applied = super()._update_state(url, fence, update, expect_version, kept, unless)  # type: ignore[misc]
+        if applied and self.ack_lost and update.get("$set", {}).get("request"):
+            self.ack_lost = False
+            raise AutoReconnect("the model dropped the connection before the acknowledgement")
+        return bool(applied)
 
     def _apply_claimed(self, write: UrlWrite, deltas: Counter[str]) -> WriteOutcome:
         self._inside(write)

@@ -508,6 +508,14 @@ def _a_request_past_its_retention_then_an_engine_failure(m: UrlRules) -> list[Ca
             lambda: m.provider_changes(WEB, "ok"), lambda: m.clock_moves(24 * 60), recorded_live(m, "T001")]
 
 
+def _a_saved_submissions_acknowledgement_lost(m: UrlRules) -> list[Callable[[], object]]:
+    """A paid submission is saved, and the store's acknowledgement is lost (Mongo: the connection drops
+    after the write applied): the engine repeats the save, which moves nothing twice; the URL state and
+    the ledger count its request once."""
+    return [lambda: m.some_tokens_and_answers([[WEB], [WEB]], {}), lambda: setattr(m.store, "ack_lost", True),
+            recorded_live(m, "T000"), recorded_live(m, "T001")]
+
+
 def _an_answer_in_two_paid_requests(m: UrlRules) -> list[Callable[[], object]]:
     """A one-step paid call reads its answer from two paid requests: both are entered in the ledger,
     each at its account's price; the next day a third one's second request meets the day's budget,
@@ -850,6 +858,7 @@ WALKS: tuple[Walk, ...] = (
     Walk("two holders race a free URL's first state", _two_holders_race_a_first_state(True, YT)),
     Walk("a named exhausted element beside a young open call", _a_named_exhausted_element_beside_a_young_open_call),
     Walk("a request past its retention without a call", _a_request_past_its_retention_without_a_call),
+    Walk("a saved submission's acknowledgement lost", _a_saved_submissions_acknowledgement_lost),
     Walk("a request past its retention, then an engine failure", _a_request_past_its_retention_then_an_engine_failure),
     Walk("an answer in two paid requests", _an_answer_in_two_paid_requests),
     Walk("dies after an answer in two paid requests", _dies_after_an_answer_in_two_paid_requests),

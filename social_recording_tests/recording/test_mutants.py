@@ -120,6 +120,7 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a later paid request of an open call is not counted on its record",
         "an engine failure keeps a request past its retention",
         "a request past its retention is not closed",
+        "the Mongo saved submission repeated counts its requests twice",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
