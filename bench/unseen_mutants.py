@@ -15,7 +15,7 @@ batches:
 - `fresh9` (the default, `FRESH9` in bench/unseen_fresh9.py): 50 mutants written blind last on
   2026-12-07, not measured yet.
 - `fresh8` (`FRESH8` in bench/unseen_fresh8.py): 50 mutants written blind earlier on 2026-12-07,
-  not measured yet.
+  measured once on its first run (32 of 50); seen since.
 - `fresh7` (`FRESH7` in bench/unseen_fresh7.py): 50 mutants written blind earlier on 2026-12-07,
   measured once on its first run (28 of 50); seen since.
 - `fresh6` (`FRESH6` in bench/unseen_fresh6.py): 50 mutants written blind on 2026-12-06, measured
