@@ -53,7 +53,7 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
-from pymongo.errors import AutoReconnect
+from pymongo.errors import AutoReconnect, DuplicateKeyError
 
 from social_recording.domain.graph import SocialContractError
 from social_recording.domain.models import OpenCall, PaidRequest, as_stored
@@ -98,6 +98,7 @@ from social_recording.recording.run_state import RunState
 from social_recording.recording.spend_check import SpendHeld
 from social_recording.store.base import ElementWrite, Store, UrlWrite, WriteOutcome, WriteResult
 from social_recording.store.mongo import MongoStore
+from social_recording.store.mongo.schema import URL_STATES
 from social_recording.store.sqlite import SqliteStore
 from test_support import url_machine_table as table
 from test_support.engine_fakes import (
@@ -970,6 +971,9 @@ class Interleaving:
     """Told every write and its outcome: the model compares what the store then holds with the write."""
     before_open_call: Callable[[], None] | None = None
     ack_lost: bool = False
+    racing_insert: Callable[[str, int], None] | None = None
+    """Told (URL, fence) when a write's upsert of a URL's first state runs (Mongo): another holder inserts
+    it first, and the upsert loses the race (a walk's)."""
     _unacked: tuple[tuple[str, str], Any] | None = None
     """The next paid submission saved on a store that acknowledges each write apart (Mongo) is applied,
     and its acknowledgement lost (the connection drops): the engine repeats the save (a walk's)."""
@@ -1111,11 +1115,37 @@ class InterleavingMongoStore(Interleaving, MongoStore):
 
     def _update_state(self, url: str, fence: int, update: Mapping[str, Any], expect_version: int | None,
                       kept: OpenCall | None, unless: Mapping[str, Any] | None = None) -> bool:
-        applied = super()._update_state(url, fence, update, expect_version, kept, unless)  # type: ignore[misc]
+        if self.racing_insert is not None and self.find_url_state(url) is None:
+            applied = self._losing_the_insert(url, fence, update, expect_version, kept, unless)
+        else:
+            applied = super()._update_state(url, fence, update, expect_version, kept, unless)  # type: ignore[misc]
         if applied and self.ack_lost and update.get("$set", {}).get("request"):
             self.ack_lost = False
             raise AutoReconnect("the model dropped the connection before the acknowledgement")
         return bool(applied)
+
+    def _losing_the_insert(self, url: str, fence: int, update: Mapping[str, Any], expect_version: int | None,
+                           kept: OpenCall | None, unless: Mapping[str, Any] | None) -> bool:
+        """This write's upsert finds no state, and another holder inserts the URL's first state before
+        its own insert: the insert fails on the unique URL, as on a server where both race."""
+        racing, self.racing_insert = self.racing_insert, None
+        assert racing is not None
+        coll = self.db[URL_STATES]
+        coll_type = type(getattr(coll, "_target", coll))  # the driver's collection, under any wrapper
+        real = coll_type.find_one_and_update
+
+        def raced(coll: Any, flt: Any, upd: Any, *args: Any, **kw: Any) -> Any:
+            if kw.get("upsert") and coll.name == URL_STATES:
+                setattr(coll_type, "find_one_and_update", real)  # noqa: B010  (once)
+                racing(url, fence)
+                raise DuplicateKeyError("E11000 duplicate key error: url (the model's racing insert)")
+            return real(coll, flt, upd, *args, **kw)
+
+        setattr(coll_type, "find_one_and_update", raced)  # noqa: B010
+        try:
+            return bool(super()._update_state(url, fence, update, expect_version, kept, unless))  # type: ignore[misc]
+        finally:
+            setattr(coll_type, "find_one_and_update", real)  # noqa: B010
 
     def _apply_claimed(self, write: UrlWrite, deltas: Counter[str]) -> WriteOutcome:
         self._inside(write)

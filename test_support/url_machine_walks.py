@@ -516,6 +516,19 @@ def _a_saved_submissions_acknowledgement_lost(m: UrlRules) -> list[Callable[[], 
             recorded_live(m, "T000"), recorded_live(m, "T001")]
 
 
+def _an_open_call_loses_the_first_insert(m: UrlRules) -> list[Callable[[], object]]:
+    """A URL nothing was recorded for (its first holder recorded while the key was unset); a new holder
+    saves its paid call's record, and a late holder (a lower fence) inserts the URL's first state right
+    before it (Mongo: the record's insert loses the race): the record is written all the same (its
+    fence is the larger: "Fencing"), then paid."""
+    def race(url: str, fence: int) -> None:
+        m._late_holder("T001", url, fence - 1, "nothing to fetch")
+
+    return [lambda: m.some_tokens_and_answers([[X], [X]], {}), lambda: m.a_providers_key_goes_or_comes_back(Platform.X),
+            recorded_live(m, "T000"), lambda: m.a_providers_key_goes_or_comes_back(Platform.X),
+            lambda: setattr(m.store, "racing_insert", race), recorded_live(m, "T001")]
+
+
 def _an_answer_in_two_paid_requests(m: UrlRules) -> list[Callable[[], object]]:
     """A one-step paid call reads its answer from two paid requests: both are entered in the ledger,
     each at its account's price; the next day a third one's second request meets the day's budget,
@@ -859,6 +872,7 @@ WALKS: tuple[Walk, ...] = (
     Walk("a named exhausted element beside a young open call", _a_named_exhausted_element_beside_a_young_open_call),
     Walk("a request past its retention without a call", _a_request_past_its_retention_without_a_call),
     Walk("a saved submission's acknowledgement lost", _a_saved_submissions_acknowledgement_lost),
+    Walk("an open call loses the first insert", _an_open_call_loses_the_first_insert),
     Walk("a request past its retention, then an engine failure", _a_request_past_its_retention_then_an_engine_failure),
     Walk("an answer in two paid requests", _an_answer_in_two_paid_requests),
     Walk("dies after an answer in two paid requests", _dies_after_an_answer_in_two_paid_requests),

@@ -121,6 +121,7 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "an engine failure keeps a request past its retention",
         "a request past its retention is not closed",
         "the Mongo saved submission repeated counts its requests twice",
+        "the Mongo first insert that loses a race is refused",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
