@@ -98,7 +98,7 @@ from social_recording.recording.run_state import RunState
 from social_recording.recording.spend_check import SpendHeld
 from social_recording.store.base import ElementWrite, Store, UrlWrite, WriteOutcome, WriteResult
 from social_recording.store.mongo import MongoStore
-from social_recording.store.mongo.schema import URL_STATES
+from social_recording.store.mongo.schema import TOKEN_URLS, URL_STATES
 from social_recording.store.sqlite import SqliteStore
 from test_support import url_machine_table as table
 from test_support.engine_fakes import (
@@ -971,6 +971,9 @@ class Interleaving:
     """Told every write and its outcome: the model compares what the store then holds with the write."""
     before_open_call: Callable[[], None] | None = None
     ack_lost: bool = False
+    claimed_after_commit: bool = False
+    """The next URL write on Mongo meets, between its state's commit and its element's update, a newer
+    holder's claim of its element (a walk's): the element's update must be refused (fenced)."""
     racing_insert: Callable[[str, int], None] | None = None
     """Told (URL, fence) when a write's upsert of a URL's first state runs (Mongo): another holder inserts
     it first, and the upsert loses the race (a walk's)."""
@@ -1122,6 +1125,13 @@ class InterleavingMongoStore(Interleaving, MongoStore):
         if applied and self.ack_lost and update.get("$set", {}).get("request"):
             self.ack_lost = False
             raise AutoReconnect("the model dropped the connection before the acknowledgement")
+        if applied and self.claimed_after_commit and "status" in update.get("$set", {}):
+            # A newer holder claims the element this write claimed, between its state and its element.
+            self.claimed_after_commit = False
+            self.db[TOKEN_URLS].update_many({"url": url, "fence": fence}, {"$set": {"fence": fence + 1}})
+            claimed = self.db[TOKEN_URLS].find_one({"url": url, "fence": fence + 1}, {"address": 1})
+            if claimed is not None:
+                self._raced.append((self.find_element(claimed["address"], url), self.find_url_state(url)))
         return bool(applied)
 
     def _losing_the_insert(self, url: str, fence: int, update: Mapping[str, Any], expect_version: int | None,

@@ -529,6 +529,16 @@ def _an_open_call_loses_the_first_insert(m: UrlRules) -> list[Callable[[], objec
             lambda: setattr(m.store, "racing_insert", race), recorded_live(m, "T001")]
 
 
+def _a_newer_holder_claims_the_element_mid_write(m: UrlRules) -> list[Callable[[], object]]:
+    """A failed call's URL, retried an hour on: between the write's URL state and its element
+    (Mongo: two updates), a newer holder claims the element; the element's update is refused as
+    fenced (the refusal table, check 1: conditional on the fence this write claimed)."""
+    return [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.provider_changes(YT, "ok"), lambda: m.clock_moves(61),
+            lambda: setattr(m.store, "claimed_after_commit", True),
+            lambda: m.default_retry(60, "none", Draws(), limit=1)]  # type: ignore[arg-type]
+
+
 def _an_answer_in_two_paid_requests(m: UrlRules) -> list[Callable[[], object]]:
     """A one-step paid call reads its answer from two paid requests: both are entered in the ledger,
     each at its account's price; the next day a third one's second request meets the day's budget,
@@ -873,6 +883,7 @@ WALKS: tuple[Walk, ...] = (
     Walk("a request past its retention without a call", _a_request_past_its_retention_without_a_call),
     Walk("a saved submission's acknowledgement lost", _a_saved_submissions_acknowledgement_lost),
     Walk("an open call loses the first insert", _an_open_call_loses_the_first_insert),
+    Walk("a newer holder claims the element mid-write", _a_newer_holder_claims_the_element_mid_write),
     Walk("a request past its retention, then an engine failure", _a_request_past_its_retention_then_an_engine_failure),
     Walk("an answer in two paid requests", _an_answer_in_two_paid_requests),
     Walk("dies after an answer in two paid requests", _dies_after_an_answer_in_two_paid_requests),

@@ -122,6 +122,7 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a request past its retention is not closed",
         "the Mongo saved submission repeated counts its requests twice",
         "the Mongo first insert that loses a race is refused",
+        "the Mongo element update is not conditional on its claimed fence",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
