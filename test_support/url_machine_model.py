@@ -2051,7 +2051,10 @@ class UrlRules(RuleBasedStateMachine):
     def _check_store_takes_the_first(self, selection: Any) -> None:
         """The store asked for the same selection limited to one element returns one, the first of the
         retry's own (the longest due, ties by token then URL: "Retry selection"): a store whose query
-        stops at its limit stops at the right element."""
+        stops at its limit stops at the right element. Asked only when two or more are due (one round
+        trip less per retry over the wire)."""
+        if len(selection.candidates) + selection.remaining < 2:
+            return
         query = retry_query(now=selection.selected_at, min_interval=timedelta(minutes=selection.min_interval_minutes),
                             limit=1, statuses=selection.named, addresses=selection.token_addresses,
                             enable_paid=self.paid, usable_platforms=self.registry.usable_platforms())
