@@ -53,6 +53,7 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
+from pymongo.errors import AutoReconnect, DuplicateKeyError
 
 from social_recording.domain.graph import SocialContractError
 from social_recording.domain.models import OpenCall, PaidRequest, as_stored
@@ -89,6 +90,7 @@ from social_recording.platforms.base import (
 from social_recording.platforms.catalogue import CATALOGUE
 from social_recording.recording import attempt as attempt_module
 from social_recording.recording.call_guard import UNIT_PRICES
+from social_recording.recording.candidates import retry_query
 from social_recording.recording.concurrency import CallSlots
 from social_recording.recording.engine import Engine, Timings, build_engine
 from social_recording.recording.outcomes import EngineOutcome, TokenStatus, UrlOutcome
@@ -96,6 +98,7 @@ from social_recording.recording.run_state import RunState
 from social_recording.recording.spend_check import SpendHeld
 from social_recording.store.base import ElementWrite, Store, UrlWrite, WriteOutcome, WriteResult
 from social_recording.store.mongo import MongoStore
+from social_recording.store.mongo.schema import TOKEN_URLS, URL_STATES
 from social_recording.store.sqlite import SqliteStore
 from test_support import url_machine_table as table
 from test_support.engine_fakes import (
@@ -215,7 +218,9 @@ ANSWERS = ("ok", "not_found", "blocked", "5xx", "429", "slow", "bug", "unreadabl
 which no call stands behind, so it has no anchor and never expires; `blocked without a request` the
 same for a shape that names a private target (an invite link): a better answer without an anchor.
 `no credit` (a walk's, not drawn) a failed call after which the account takes no request this run;
-`bug after a request` (a walk's, not drawn) a defect of ours once a request left: a failed call."""
+`bug after a request` (a walk's, not drawn) a defect of ours once a request left: a failed call;
+`bug after the saved request is read` (a walk's) a defect of ours before any request, once the two-step
+call read its saved request: an engine failure."""
 LIMITER_DOWN = ("before any request", "after a request")
 """When our own rate limiter cannot be asked during a call: before its first request (nothing left:
 the URL is left as it was), or after one left (a failed call of the streak)."""
@@ -226,7 +231,8 @@ BOUNDARIES = ("the answer expires", "the streak expires", "the open call times o
 STALE_WRITES = ("with a lower fence", "decided on an old version", "onto an ok element",
                 "below the element's fence alone", "onto an ok element, on an old version",
                 "onto an ok element, below the state's fence")
-"""The last two fail two checks of the refusal table at once: the first that fails is the reason."""
+"""The last two fail two checks of the refusal table at once: the first that fails is the reason (as
+does "onto an ok element, below its fence", a walk's, not drawn)."""
 WRITE_MOMENTS = ("before the first write", "before a call's write", "inside the first write", "inside a call's write",
                  "at the claim of the first write", "at the claim of a call's write")
 """When a late holder's write lands in the current holder's: inside it only on a store whose write
@@ -303,6 +309,12 @@ class Op:
     run): the run sends them no further request (docs/architecture.md, "credit exhausted")."""
     interval: timedelta = timedelta(minutes=60)
     """The run's interval (a retry's own `min_interval_minutes`; the base otherwise): its "due by"."""
+    runs: list[RunState] = field(default_factory=list)
+    """The runs of this operation (the holders', late ones included)."""
+    paid_sent: int = 0
+    """The paid requests that left in this operation, polls of a two-step call included."""
+    died: bool = False
+    """A holder died in this operation: its run never counted what it sent."""
 
 
 @dataclass
@@ -395,6 +407,8 @@ class World:
     on_submit: Callable[[str], None] | None = None
     """Told the URL right before a two-step submission is saved (its paid submit sent): a newer holder
     may take the URL over while the submitting one is paused there."""
+    read_request: dict[str, datetime] = field(default_factory=dict)
+    """URL -> when its call last read the saved paid request (its provider's retention judged then)."""
     taken_over: set[str] = field(default_factory=set)
     """URLs whose submitting holder a newer holder's write overtook: its submission must be refused and
     its call stop there."""
@@ -402,6 +416,7 @@ class World:
     def die(self, moment: str) -> None:
         if self.dies == moment:
             self.dies = None
+            self.op.died = True
             raise HolderDied(moment)
 
     def failed(self, url: str, now: Any, *, budgeted: bool) -> None:
@@ -519,6 +534,7 @@ class ModelProvider:
         if url in w.held and not w.stale:  # our own rate limiter holds the call: nothing leaves
             w.held.discard(url)
             if platform is Platform.WEB:  # the saved request is read first (found past its retention, or not)
+                w.read_request[url] = now
                 ctx.requests.previous("model-scan", RETENTION)
             raise ExternalFetchError(ErrorCode.RATE_LIMITED, "our rate limiter would hold it too long")
         if not w.stale and w.limiter_down.get(url) == "before any request":  # nothing left: left as it was
@@ -528,6 +544,10 @@ class ModelProvider:
         answer = w.answers.get(url, "ok")
         if answer == "bug":
             raise KeyError("a defect of ours, before any request")
+        if answer == "bug after the saved request is read" and platform is Platform.WEB:  # a walk's: an engine failure
+            w.read_request[url] = now
+            ctx.requests.previous("model-scan", RETENTION)
+            raise KeyError("a defect of ours, after the saved request was read, before any request")
         if answer in ("nothing to fetch", "blocked without a request"):  # an answer without a call: no anchor
             status = FetchStatus.INVALID if answer == "nothing to fetch" else FetchStatus.BLOCKED
             if w.stale:
@@ -562,6 +582,7 @@ class ModelProvider:
                 w.failed(url, now, budgeted=not (forced or w.stale))
                 raise
         if platform is Platform.WEB:
+            w.read_request[url] = now
             rid = ctx.requests.previous("model-scan", RETENTION)
             resumed = rid is not None
             submitted = w.open_request.get(url)
@@ -621,6 +642,8 @@ class ModelProvider:
             w.answered(url, now, status)
         if status is FetchStatus.NOT_FOUND:
             raise ExternalFetchError(ErrorCode.NOT_FOUND, "gone")
+        if status is FetchStatus.BLOCKED and platform is Platform.WEB:  # the page fetch follows a redirect
+            raise ExternalFetchError(ErrorCode.UNSAFE_REDIRECT, "redirected to a non-public address")
         if status is FetchStatus.BLOCKED:
             raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, "private")
         if answer == "slow":
@@ -746,6 +769,7 @@ class ModelProvider:
         observe.request_sent(service=service, paid=paid)
         with self.lock:
             self.w.calls += 1
+            self.w.op.paid_sent += int(paid)
             self.w.last_request[url] = max(now, self.w.last_request.get(url, now))
 
     def _fail(self, url: str, code: ErrorCode, message: str, forced: bool) -> GenerateResult:
@@ -841,6 +865,12 @@ def _counting(real_decide: Callable[..., Any], real_after: Callable[..., Any],
         if outcome.status is FetchStatus.SKIPPED_PAID and not _paid(element.url):  # "paid calls off" holds paid ones
             world.violations.append(f"after not_called of {element.url}: a free platform's URL skipped as paid "
                                     f"({outcome.cause})")
+        read = world.read_request.pop(element.url, None)
+        if (read is not None and state is not None and state.request is not None
+                and read - state.request.submitted_at >= RETENTION and not outcome.request_expired):
+            world.violations.append(f"after {outcome.result.value} of {element.url}: its call read the saved request "
+                                    f"of {state.request.submitted_at} at {read}, past the provider's retention, and "
+                                    f"did not close it")
         if t.element is not None:  # the element's own count: moved only when a request left, to this attempt
             want = (element.attempts + 1, now) if outcome.called else (element.attempts, element.attempted_at)
             if (t.element.attempts, t.element.attempted_at) != want:
@@ -940,6 +970,16 @@ class Interleaving:
     checked: Callable[[UrlWrite, WriteOutcome], None] | None = None
     """Told every write and its outcome: the model compares what the store then holds with the write."""
     before_open_call: Callable[[], None] | None = None
+    ack_lost: bool = False
+    claimed_after_commit: bool = False
+    """The next URL write on Mongo meets, between its state's commit and its element's update, a newer
+    holder's claim of its element (a walk's): the element's update must be refused (fenced)."""
+    racing_insert: Callable[[str, int], None] | None = None
+    """Told (URL, fence) when a write's upsert of a URL's first state runs (Mongo): another holder inserts
+    it first, and the upsert loses the race (a walk's)."""
+    _unacked: tuple[tuple[str, str], Any] | None = None
+    """The next paid submission saved on a store that acknowledges each write apart (Mongo) is applied,
+    and its acknowledgement lost (the connection drops): the engine repeats the save (a walk's)."""
     inside_seam: ClassVar[bool] = False
     element_writes_move_the_version: ClassVar[bool] = False
     """A store whose write is no single transaction (Mongo: the element, then the URL state) moves the
@@ -1032,7 +1072,14 @@ class Interleaving:
     def save_paid_request(self, url: str, platform: str, fence: int, request: PaidRequest,
                           kept: OpenCall | None = None, spend: Any = None) -> Any:
         before = self.find_url_state(url)  # type: ignore[attr-defined]
-        out = super().save_paid_request(url, platform, fence, request, kept, spend)  # type: ignore[misc]
+        if self._unacked is not None and self._unacked[0] == (url, request.request_id):
+            before = self._unacked[1]  # a repeat: checked against the state before the save it repeats
+        self._unacked = None
+        try:
+            out = super().save_paid_request(url, platform, fence, request, kept, spend)  # type: ignore[misc]
+        except AutoReconnect:
+            self._unacked = ((url, request.request_id), before)
+            raise
         if out.applied and spend is not None:
             self.entered_answered[spend.account] += spend.requests
         self._check_fenced(url, out, before, fence, "paid request")
@@ -1068,6 +1115,47 @@ class InterleavingStore(Interleaving, SqliteStore):
 class InterleavingMongoStore(Interleaving, MongoStore):
     inside_seam = True
     element_writes_move_the_version = True
+
+    def _update_state(self, url: str, fence: int, update: Mapping[str, Any], expect_version: int | None,
+                      kept: OpenCall | None, unless: Mapping[str, Any] | None = None) -> bool:
+        if self.racing_insert is not None and self.find_url_state(url) is None:
+            applied = self._losing_the_insert(url, fence, update, expect_version, kept, unless)
+        else:
+            applied = super()._update_state(url, fence, update, expect_version, kept, unless)  # type: ignore[misc]
+        if applied and self.ack_lost and update.get("$set", {}).get("request"):
+            self.ack_lost = False
+            raise AutoReconnect("the model dropped the connection before the acknowledgement")
+        if applied and self.claimed_after_commit and "status" in update.get("$set", {}):
+            # A newer holder claims the element this write claimed, between its state and its element.
+            self.claimed_after_commit = False
+            self.db[TOKEN_URLS].update_many({"url": url, "fence": fence}, {"$set": {"fence": fence + 1}})
+            claimed = self.db[TOKEN_URLS].find_one({"url": url, "fence": fence + 1}, {"address": 1})
+            if claimed is not None:
+                self._raced.append((self.find_element(claimed["address"], url), self.find_url_state(url)))
+        return bool(applied)
+
+    def _losing_the_insert(self, url: str, fence: int, update: Mapping[str, Any], expect_version: int | None,
+                           kept: OpenCall | None, unless: Mapping[str, Any] | None) -> bool:
+        """This write's upsert finds no state, and another holder inserts the URL's first state before
+        its own insert: the insert fails on the unique URL, as on a server where both race."""
+        racing, self.racing_insert = self.racing_insert, None
+        assert racing is not None
+        coll = self.db[URL_STATES]
+        coll_type = type(getattr(coll, "_target", coll))  # the driver's collection, under any wrapper
+        real = coll_type.find_one_and_update
+
+        def raced(coll: Any, flt: Any, upd: Any, *args: Any, **kw: Any) -> Any:
+            if kw.get("upsert") and coll.name == URL_STATES:
+                setattr(coll_type, "find_one_and_update", real)  # noqa: B010  (once)
+                racing(url, fence)
+                raise DuplicateKeyError("E11000 duplicate key error: url (the model's racing insert)")
+            return real(coll, flt, upd, *args, **kw)
+
+        setattr(coll_type, "find_one_and_update", raced)  # noqa: B010
+        try:
+            return bool(super()._update_state(url, fence, update, expect_version, kept, unless))  # type: ignore[misc]
+        finally:
+            setattr(coll_type, "find_one_and_update", real)  # noqa: B010
 
     def _apply_claimed(self, write: UrlWrite, deltas: Counter[str]) -> WriteOutcome:
         self._inside(write)
@@ -1172,7 +1260,9 @@ class UrlRules(RuleBasedStateMachine):
         """One token and one URL at a time: the interleavings are the test's own, so a failing
         example replays exactly (the engine's threads would reorder holders between replays). A retry
         runs with its own interval, as the retry job does."""
-        return RunState(self.world.op.interval, calls=CallSlots(per_token=1), request=self.engine.processor.request(why))
+        run = RunState(self.world.op.interval, calls=CallSlots(per_token=1), request=self.engine.processor.request(why))
+        self.world.op.runs.append(run)
+        return run
 
     def teardown(self) -> None:
         STATS["examples"] += 1
@@ -1203,6 +1293,10 @@ class UrlRules(RuleBasedStateMachine):
         self.world.deferred = set()
         try:
             yield op
+            counted = sum(run.paid_requests for run in op.runs)
+            if not op.died and counted != op.paid_sent:  # a poll on the paid client is a paid request too
+                self.world.violations.append(f"{kind}: its runs counted {counted} paid request(s) sent, "
+                                             f"{op.paid_sent} left")
         finally:
             self.world.op = Op("idle")
             self.world.on_call = None
@@ -1677,6 +1771,10 @@ class UrlRules(RuleBasedStateMachine):
             if state is None or state.fence - 1 < el.fence:
                 return
             fence = state.fence - 1
+        elif why == "onto an ok element, below its fence":  # refused as fenced first (check 1 before check 2)
+            if el.fence < 1:
+                return
+            fence = el.fence - 1
         before = (self.store.find_url_state(el.url), self.store.find_element(address, el.url),
                   self.store.spend_totals())
         s = state or table.EMPTY
@@ -1804,6 +1902,7 @@ class UrlRules(RuleBasedStateMachine):
                 polls = state is not None and state.request is not None and (
                     self.clock() - state.request.submitted_at < RETENTION)  # a resumed request's poll: no slot
                 w.kept_slots[(ACCOUNTS[_platform(url)], self.clock().date())] += int(not polls)  # counted, never sent
+                w.op.died = True
                 raise HolderDied(moment)
 
         self.store.before_open_call = admitted
@@ -1931,17 +2030,38 @@ class UrlRules(RuleBasedStateMachine):
         with self.doing("retry", interval=min_interval):
             selection = self.engine.retry.select_due(min_interval_minutes=min_interval, limit=limit)
             self._check_selection(selection, limit=limit)
+            self._check_store_takes_the_first(selection)
             self._arm(interleave, data, selection.candidates)
             self.engine.retry.record_selection(selection, max_workers=1, run=self._run(Why.RETRY))
 
-    def retry_among(self, addresses: Sequence[str], min_interval: int) -> None:
-        """A default retry among the given tokens only (as a run asked about some tokens selects):
-        checked as every selection is (a walk's step, not drawn)."""
-        with self.doing("retry", interval=min_interval):
-            selection = self.engine.retry.select_due(token_addresses=list(addresses),
+    def retry_among(self, addresses: Sequence[str], min_interval: int, named: Sequence[str] | None = None,
+                    limit: int = 50) -> None:
+        """A retry among the given tokens only (as a run asked about some tokens selects), of the default
+        statuses or those `named`: checked as every selection is (a walk's step, not drawn)."""
+        statuses = frozenset(FetchStatus(s) for s in named or ())
+        with self.doing("retry" if named is None else "named_retry", statuses, interval=min_interval) as op:
+            selection = self.engine.retry.select_due(statuses=None if named is None else list(named),
+                                                     token_addresses=list(addresses), limit=limit,
                                                      min_interval_minutes=min_interval)
-            self._check_selection(selection)
+            self._check_selection(selection, named, limit=limit)
+            self._check_store_takes_the_first(selection)
+            op.selected = {(c.address, c.url): c.status for c in selection.candidates}
             self.engine.retry.record_selection(selection, max_workers=1, run=self._run(Why.RETRY))
+
+    def _check_store_takes_the_first(self, selection: Any) -> None:
+        """The store asked for the same selection limited to one element returns one, the first of the
+        retry's own (the longest due, ties by token then URL: "Retry selection"): a store whose query
+        stops at its limit stops at the right element. Asked only when two or more are due (one round
+        trip less per retry over the wire)."""
+        if len(selection.candidates) + selection.remaining < 2:
+            return
+        query = retry_query(now=selection.selected_at, min_interval=timedelta(minutes=selection.min_interval_minutes),
+                            limit=1, statuses=selection.named, addresses=selection.token_addresses,
+                            enable_paid=self.paid, usable_platforms=self.registry.usable_platforms())
+        got = [(c.address, c.url) for c in self.store.select_candidates(query)]
+        first = [(c.address, c.url) for c in selection.candidates[:1]]
+        if got != first:
+            self.world.violations.append(f"a selection limited to one took {got}; the retry's first is {first}")
 
     @precondition(lambda self: self.tokens)
     @rule(named=st.one_of(st.lists(st.sampled_from(NAMEABLE), min_size=1, max_size=4, unique=True),
@@ -2001,6 +2121,11 @@ class UrlRules(RuleBasedStateMachine):
                 return el.cause is Cause.NO_GENERATOR and _platform(el.url) not in self.registry.unavailable
             return el.status.value in wanted
 
+        for c in selection.candidates:  # never sent, never changed: nothing a retry could change (documented)
+            try:
+                parse_canonical(c.url)
+            except ValueError:
+                self.world.violations.append(f"{c.address} {c.url}: a stored non-canonical URL selected by a retry")
         due_by = table.due_by(selection.selected_at, timedelta(minutes=selection.min_interval_minutes),
                               self.limits.expected)
         chosen = {(c.address, c.url) for c in selection.candidates}

@@ -12,7 +12,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from social_recording.domain.models import TokenProfile
+from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
+from test_support.engine_fakes import T0
 from test_support.url_machine_model import FOUR_ATTEMPTS, NINE_ATTEMPTS, POOL, SPEND_PER_MONTH, TICK, UrlRules
 from test_support.url_machine_steps import Draws, recorded_live, replay
 
@@ -419,12 +422,14 @@ def _holders_die_one_after_another(m: UrlRules) -> list[Callable[[], object]]:
 
 def _a_stale_write_onto_ok(m: UrlRules) -> list[Callable[[], object]]:
     """An `ok` element, its URL state since written by another holder (a newer fence, a newer version):
-    stale writes onto it are refused as `ok` kept, the first check of the refusal table that fails."""
+    stale writes onto it are refused as `ok` kept, the first check of the refusal table that fails (below
+    the element's own fence: fenced, the check before)."""
     def onto_ok(why: str) -> Callable[[], object]:
         return lambda: m.a_stale_url_write(Draws(lambda e: e[0] == "T000"), why)  # type: ignore[arg-type]
     return [lambda: m.some_tokens_and_answers([[YT], [YT]], {}), recorded_live(m, "T000"), recorded_live(m, "T001"),
             *(onto_ok(why) for why in ("onto an ok element", "onto an ok element, on an old version",
-                                       "onto an ok element, below the state's fence"))]
+                                       "onto an ok element, below the state's fence",
+                                       "onto an ok element, below its fence"))]
 
 
 def _read_nothing_for_many_holders(m: UrlRules) -> list[Callable[[], object]]:
@@ -492,6 +497,48 @@ def _a_request_past_its_retention_without_a_call(m: UrlRules) -> list[Callable[[
             _at_boundary(m, "the submission's retention ends", WEB, 1, "T001")]
 
 
+def _a_request_past_its_retention_then_an_engine_failure(m: UrlRules) -> list[Callable[[], object]]:
+    """A paid submission whose poll failed stays saved; once the provider forgot it, the next holder's
+    call reads it (past its retention: closed) and our code then fails before any request: an engine
+    failure, the request closed all the same (the `after` table's engine-failure row)."""
+    return [lambda: m.some_tokens_and_answers([[WEB], [WEB]], {WEB: "5xx"}),
+            _in_one_instant(m, recorded_live(m, "T000")),
+            lambda: m.provider_changes(WEB, "bug after the saved request is read"),
+            _at_boundary(m, "the submission's retention ends", WEB, 1, "T001"),
+            lambda: m.provider_changes(WEB, "ok"), lambda: m.clock_moves(24 * 60), recorded_live(m, "T001")]
+
+
+def _a_saved_submissions_acknowledgement_lost(m: UrlRules) -> list[Callable[[], object]]:
+    """A paid submission is saved, and the store's acknowledgement is lost (Mongo: the connection drops
+    after the write applied): the engine repeats the save, which moves nothing twice; the URL state and
+    the ledger count its request once."""
+    return [lambda: m.some_tokens_and_answers([[WEB], [WEB]], {}), lambda: setattr(m.store, "ack_lost", True),
+            recorded_live(m, "T000"), recorded_live(m, "T001")]
+
+
+def _an_open_call_loses_the_first_insert(m: UrlRules) -> list[Callable[[], object]]:
+    """A URL nothing was recorded for (its first holder recorded while the key was unset); a new holder
+    saves its paid call's record, and a late holder (a lower fence) inserts the URL's first state right
+    before it (Mongo: the record's insert loses the race): the record is written all the same (its
+    fence is the larger: "Fencing"), then paid."""
+    def race(url: str, fence: int) -> None:
+        m._late_holder("T001", url, fence - 1, "nothing to fetch")
+
+    return [lambda: m.some_tokens_and_answers([[X], [X]], {}), lambda: m.a_providers_key_goes_or_comes_back(Platform.X),
+            recorded_live(m, "T000"), lambda: m.a_providers_key_goes_or_comes_back(Platform.X),
+            lambda: setattr(m.store, "racing_insert", race), recorded_live(m, "T001")]
+
+
+def _a_newer_holder_claims_the_element_mid_write(m: UrlRules) -> list[Callable[[], object]]:
+    """A failed call's URL, retried an hour on: between the write's URL state and its element
+    (Mongo: two updates), a newer holder claims the element; the element's update is refused as
+    fenced (the refusal table, check 1: conditional on the fence this write claimed)."""
+    return [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.provider_changes(YT, "ok"), lambda: m.clock_moves(61),
+            lambda: setattr(m.store, "claimed_after_commit", True),
+            lambda: m.default_retry(60, "none", Draws(), limit=1)]  # type: ignore[arg-type]
+
+
 def _an_answer_in_two_paid_requests(m: UrlRules) -> list[Callable[[], object]]:
     """A one-step paid call reads its answer from two paid requests: both are entered in the ledger,
     each at its account's price; the next day a third one's second request meets the day's budget,
@@ -499,6 +546,17 @@ def _an_answer_in_two_paid_requests(m: UrlRules) -> list[Callable[[], object]]:
     return [lambda: m.some_tokens_and_answers([[X], [X, YT]], {X: "ok in two requests"}), recorded_live(m, "T000"),
             lambda: m.clock_moves(15 * 24 * 60), lambda: m.provider_changes(X, "5xx"), recorded_live(m, "T001"),
             lambda: m.provider_changes(X, "ok in two requests"), lambda: m.clock_moves(61), recorded_live(m, "T001")]
+
+
+def _dies_after_an_answer_in_two_paid_requests(m: UrlRules) -> list[Callable[[], object]]:
+    """A one-step paid call reads its answer from two paid requests and its holder dies before writing:
+    its record counts both (each recorded before it left), so the holder a tick past its timeout enters
+    both in the ledger ("No payment without a record")."""
+    dies = Draws(lambda e: e[0] == "T000" and e[1].url == X, lambda t: t == 1)
+    return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "bug"}), recorded_live(m, "T000"),
+            lambda: m.provider_changes(X, "ok in two requests"), lambda: m.clock_moves(61),
+            lambda: m.a_holder_dies(dies, "after the answer"), lambda: m.clock_moves(24 * 60),  # type: ignore[arg-type]
+            recorded_live(m, "T000")]
 
 
 def _a_generator_back_in_the_instant_an_element_is_due(paid: bool) -> Callable[[UrlRules], list[Callable[[], object]]]:
@@ -551,6 +609,15 @@ def _a_providers_credit_is_gone(m: UrlRules) -> list[Callable[[], object]]:
             lambda: m.clock_moves(61), m.reconcile]
 
 
+def _a_free_providers_quota_is_gone(m: UrlRules) -> list[Callable[[], object]]:
+    """A free provider says its quota is gone at a run's first URL: the run calls it no more, and its
+    other URL ends `error` (credit or quota gone: the no-call row keeps that status), not `skipped_paid`,
+    which is a paid account's."""
+    yt2 = "https://youtube.com/watch?v=bcdefghijkl"
+    return [lambda: m.some_tokens_and_answers([[YT], [yt2]], {YT: "no credit", yt2: "ok"}), m.reconcile,
+            _holds(m, "T000", YT, FetchStatus.ERROR), _holds(m, "T001", yt2, FetchStatus.ERROR)]
+
+
 def _a_defect_after_a_free_request(m: UrlRules) -> list[Callable[[], object]]:
     """Our code fails once a free request left: a failed call of the streak (the `after` table), not an
     engine failure; a second holder an hour on calls again and fails the same way."""
@@ -572,6 +639,51 @@ def _a_retry_among_a_tokens_elements(m: UrlRules) -> list[Callable[[], object]]:
     takes neither (only the default statuses, and unsupported only for want of a generator)."""
     return [lambda: m.some_tokens_and_answers([[TG, YT], [TG]], {TG: "unreadable", YT: "not_found"}),
             recorded_live(m, "T000"), lambda: m.clock_moves(15 * 24 * 60), lambda: m.retry_among(["T000"], 60)]
+
+
+def _a_tie_at_a_retrys_limit(among: bool) -> Callable[[UrlRules], list[Callable[[], object]]]:
+    """Two tokens' failing URLs called in one instant are due in one instant; a retry limited to one
+    (among both tokens, or by default) takes the first token's, whatever the URLs' order (the longest due
+    first, ties by token then URL: "Retry selection"), and so does the store asked for one."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        retry = (lambda: m.retry_among(["T000", "T001"], 60, limit=1)) if among else (
+            lambda: m.default_retry(60, "none", Draws(), limit=1))  # type: ignore[arg-type]
+        return [lambda: m.some_tokens_and_answers([[YT], [TG]], {YT: "5xx", TG: "5xx"}), _in_one_instant(m, m.reconcile),
+                lambda: m.clock_moves(120), retry]
+    return steps
+
+
+def _a_named_unsupported_among_a_tokens_elements(m: UrlRules) -> list[Callable[[], object]]:
+    """A token's element is recorded `unsupported` for want of a generator; an operator names unsupported
+    in a retry among that token's elements: it is taken (named, whatever the configuration)."""
+    return [lambda: m.some_tokens_and_answers([[TG, YT], [YT]], {}),
+            lambda: m.a_providers_key_goes_or_comes_back(Platform.TELEGRAM), recorded_live(m, "T000"),
+            lambda: m.clock_moves(15 * 24 * 60), lambda: m.retry_among(["T000"], 60, named=["unsupported"])]
+
+
+def _a_retry_among_tokens_meets_a_non_canonical_url(m: UrlRules) -> list[Callable[[], object]]:
+    """A token stored before the entry canonicalised its URLs holds a non-canonical one (our bug: reported,
+    never sent, so nothing a retry could change); a retry among it and a model token never selects it."""
+    def stored() -> None:
+        assert m.store.create_pending_token(TokenProfile(address="OLD", urls=["https://X.com/i/status/101"]),
+                                            m.clock())
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"), stored,
+            lambda: m.clock_moves(120), lambda: m.retry_among(["T000", "OLD"], 60)]
+
+
+def _a_redirect_refused(m: UrlRules) -> list[Callable[[], object]]:
+    """The page fetch is redirected to a non-public address: our guard refuses it, the element is
+    `blocked` (docs/architecture.md, the statuses), and a second holder reuses that answer."""
+    return [lambda: m.some_tokens_and_answers([[WEB], [WEB]], {WEB: "blocked"}), recorded_live(m, "T000"),
+            recorded_live(m, "T001"), *(_holds(m, address, WEB, FetchStatus.BLOCKED) for address in ("T000", "T001"))]
+
+
+def _holds(m: UrlRules, address: str, url: str, status: FetchStatus) -> Callable[[], object]:
+    """A step: `address`'s element of `url` holds `status` (what the provider's answer means, by the docs)."""
+    def check() -> None:
+        el = m.store.find_element(address, url)
+        assert el is not None and el.status is status, f"{address} {url}: {el!r}, expected {status.value}"
+    return check
 
 
 def _a_named_exhausted_element_that_cannot_be_called(m: UrlRules) -> list[Callable[[], object]]:
@@ -655,6 +767,20 @@ def _a_month_budget_used_up_first(m: UrlRules) -> list[Callable[[], object]]:
     return [lambda: m.some_tokens_and_answers([[X], [x2]], {X: "5xx", x2: "5xx"}),
             recorded_live(m, "T000"), recorded_live(m, "T001"), day, recorded_live(m, "T000"), recorded_live(m, "T001"),
             day, recorded_live(m, "T000"), recorded_live(m, "T001")]
+
+
+def _a_month_budget_used_up_in_december(m: UrlRules) -> list[Callable[[], object]]:
+    """The month's budget used up first, in the last days of December: it resets when the UTC month ends,
+    on the first of January of the next year."""
+    to_december = lambda: m.clock.set(T0.replace(month=12, day=28))  # noqa: E731
+    return [to_december, *_a_month_budget_used_up_first(m)]
+
+
+def _a_month_budget_of_zero(m: UrlRules) -> list[Callable[[], object]]:
+    """A month budget of no paid request: a paid URL is not called (held by the month's budget), a free
+    one is; a day on, still not."""
+    return [lambda: m.some_tokens_and_answers([[X, YT], [X]], {X: "5xx", YT: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(24 * 60), recorded_live(m, "T001")]
 
 
 def _at_the_live_due_instant(m: UrlRules, step: Callable[[], object]) -> Callable[[], object]:
@@ -755,15 +881,26 @@ WALKS: tuple[Walk, ...] = (
     Walk("two holders race a free URL's first state", _two_holders_race_a_first_state(True, YT)),
     Walk("a named exhausted element beside a young open call", _a_named_exhausted_element_beside_a_young_open_call),
     Walk("a request past its retention without a call", _a_request_past_its_retention_without_a_call),
+    Walk("a saved submission's acknowledgement lost", _a_saved_submissions_acknowledgement_lost),
+    Walk("an open call loses the first insert", _an_open_call_loses_the_first_insert),
+    Walk("a newer holder claims the element mid-write", _a_newer_holder_claims_the_element_mid_write),
+    Walk("a request past its retention, then an engine failure", _a_request_past_its_retention_then_an_engine_failure),
     Walk("an answer in two paid requests", _an_answer_in_two_paid_requests),
+    Walk("dies after an answer in two paid requests", _dies_after_an_answer_in_two_paid_requests),
     *(Walk(f"a generator back in the instant an element is due (paid calls {'on' if paid else 'off'})",
            _a_generator_back_in_the_instant_an_element_is_due(paid)) for paid in (True, False)),
     Walk("a retry limited to one", _a_retry_limited_to_one),
     *(Walk(f"a retry limited to one of two statuses ({'error' if first else 'unsupported'} first)",
            _a_retry_limited_to_one_of_two_statuses(first)) for first in (True, False)),
     Walk("a retry among a token's elements", _a_retry_among_a_tokens_elements),
+    *(Walk(f"a tie at a retry's limit{' among given tokens' if among else ''}", _a_tie_at_a_retrys_limit(among))
+      for among in (False, True)),
+    Walk("a named unsupported among a token's elements", _a_named_unsupported_among_a_tokens_elements),
+    Walk("a redirect refused", _a_redirect_refused),
+    Walk("a retry among tokens meets a non-canonical URL", _a_retry_among_tokens_meets_a_non_canonical_url),
     Walk("a retry past the default limit", _a_retry_past_the_default_limit),
     Walk("a provider's credit is gone", _a_providers_credit_is_gone),
+    Walk("a free provider's quota is gone", _a_free_providers_quota_is_gone),
     Walk("a defect after a free request", _a_defect_after_a_free_request),
     Walk("a million times the base", _a_million_times_the_base, {"limits": NINE_ATTEMPTS}),
     Walk("a named exhausted element that cannot be called", _a_named_exhausted_element_that_cannot_be_called),
@@ -777,6 +914,10 @@ WALKS: tuple[Walk, ...] = (
       for url in (YT, X)),
     Walk("a month's budget used up first", _a_month_budget_used_up_first,
          {"limits": FOUR_ATTEMPTS, "per_month": SPEND_PER_MONTH}),
+    Walk("a month's budget used up in December", _a_month_budget_used_up_in_december,
+         {"limits": FOUR_ATTEMPTS, "per_month": SPEND_PER_MONTH}),
+    Walk("a month's budget of zero", _a_month_budget_of_zero,
+         {"per_month": {account: 0 for account in SPEND_PER_MONTH}}),
     Walk("a live path every 30 minutes", _a_live_path_every_30_minutes, {"live_interval": 30}),
     *(_a_re_polled_submission_meets_its_retention(t) for t in TICKS),
     *(Walk(f"a late holder at the claim of {'a call' if call else 'a write without a call'}",

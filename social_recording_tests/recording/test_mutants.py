@@ -104,6 +104,26 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a refused submission does not stop the call",
         "the Mongo element-only write leaves the state's version",
     ),
+    "fresh8": (
+        "the SQLite selection among tokens ignores the limit",
+        "the SQLite selection among tokens never takes a named unsupported",
+        "the SQLite selection breaks ties at its limit by URL",
+        "the SQLite fair order breaks ties by URL",
+        "an unsafe redirect is recorded not_found",
+        "the SQLite selection among tokens takes non-canonical URLs",
+        "the Mongo selection among tokens takes non-canonical URLs",
+        "December's month budget resets in January of the same year",
+        "the SQLite budget never refuses a limit of zero",
+        "a free provider's spent quota skips its URLs as paid",
+        "an ok element is kept before the element's fence is checked",
+        "a poll on the paid client is not counted as a paid request sent",
+        "a later paid request of an open call is not counted on its record",
+        "an engine failure keeps a request past its retention",
+        "a request past its retention is not closed",
+        "the Mongo saved submission repeated counts its requests twice",
+        "the Mongo first insert that loses a race is refused",
+        "the Mongo element update is not conditional on its claimed fence",
+    ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
 the model kills since it checks their rule: part of the project's list from then on, by name."""
