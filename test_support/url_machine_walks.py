@@ -609,6 +609,15 @@ def _a_providers_credit_is_gone(m: UrlRules) -> list[Callable[[], object]]:
             lambda: m.clock_moves(61), m.reconcile]
 
 
+def _a_paid_accounts_credit_is_gone_skips_its_urls(m: UrlRules) -> list[Callable[[], object]]:
+    """The paid account says its credit is gone at a run's first URL: that URL's call failed (`error`,
+    credit), and its other URL, never called, ends `skipped_paid` (the docs: a paid one's URLs), not
+    `error`, which a free provider's quota leaves."""
+    x2 = POOL[1]
+    return [lambda: m.some_tokens_and_answers([[X], [x2]], {X: "no credit", x2: "ok"}), m.reconcile,
+            _holds(m, "T000", X, FetchStatus.ERROR), _holds(m, "T001", x2, FetchStatus.SKIPPED_PAID)]
+
+
 def _a_free_providers_quota_is_gone(m: UrlRules) -> list[Callable[[], object]]:
     """A free provider says its quota is gone at a run's first URL: the run calls it no more, and its
     other URL ends `error` (credit or quota gone: the no-call row keeps that status), not `skipped_paid`,
@@ -783,6 +792,13 @@ def _a_month_budget_of_zero(m: UrlRules) -> list[Callable[[], object]]:
             lambda: m.clock_moves(24 * 60), recorded_live(m, "T001")]
 
 
+def _a_month_budget_of_zero_skips_a_paid_url(m: UrlRules) -> list[Callable[[], object]]:
+    """A month budget of no paid request: the paid URL held by it is `skipped_paid` (cause spend budget,
+    zero calls), not `error`; the free one is called and fails (`error`)."""
+    return [lambda: m.some_tokens_and_answers([[X, YT]], {X: "5xx", YT: "5xx"}), recorded_live(m, "T000"),
+            _holds(m, "T000", X, FetchStatus.SKIPPED_PAID), _holds(m, "T000", YT, FetchStatus.ERROR)]
+
+
 def _at_the_live_due_instant(m: UrlRules, step: Callable[[], object]) -> Callable[[], object]:
     """`step` at the first moment a live run takes T000's Telegram element (its due time less the live
     path's lead), the clock standing still from there."""
@@ -900,6 +916,7 @@ WALKS: tuple[Walk, ...] = (
     Walk("a retry among tokens meets a non-canonical URL", _a_retry_among_tokens_meets_a_non_canonical_url),
     Walk("a retry past the default limit", _a_retry_past_the_default_limit),
     Walk("a provider's credit is gone", _a_providers_credit_is_gone),
+    Walk("a paid account's credit is gone: its URLs skipped", _a_paid_accounts_credit_is_gone_skips_its_urls),
     Walk("a free provider's quota is gone", _a_free_providers_quota_is_gone),
     Walk("a defect after a free request", _a_defect_after_a_free_request),
     Walk("a million times the base", _a_million_times_the_base, {"limits": NINE_ATTEMPTS}),
@@ -917,6 +934,8 @@ WALKS: tuple[Walk, ...] = (
     Walk("a month's budget used up in December", _a_month_budget_used_up_in_december,
          {"limits": FOUR_ATTEMPTS, "per_month": SPEND_PER_MONTH}),
     Walk("a month's budget of zero", _a_month_budget_of_zero,
+         {"per_month": {account: 0 for account in SPEND_PER_MONTH}}),
+    Walk("a month's budget of zero skips a paid URL", _a_month_budget_of_zero_skips_a_paid_url,
          {"per_month": {account: 0 for account in SPEND_PER_MONTH}}),
     Walk("a live path every 30 minutes", _a_live_path_every_30_minutes, {"live_interval": 30}),
     *(_a_re_polled_submission_meets_its_retention(t) for t in TICKS),

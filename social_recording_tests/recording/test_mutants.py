@@ -124,6 +124,10 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the Mongo first insert that loses a race is refused",
         "the Mongo element update is not conditional on its claimed fence",
     ),
+    "fresh9": (
+        "a paid account's spent credit leaves its URLs in error",
+        "a URL held by its spend budget is recorded error",
+    ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
 the model kills since it checks their rule: part of the project's list from then on, by name."""
