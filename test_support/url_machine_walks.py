@@ -794,9 +794,11 @@ def _a_month_budget_of_zero(m: UrlRules) -> list[Callable[[], object]]:
 
 def _a_month_budget_of_zero_skips_a_paid_url(m: UrlRules) -> list[Callable[[], object]]:
     """A month budget of no paid request: the paid URL held by it is `skipped_paid` (cause spend budget,
-    zero calls), not `error`; the free one is called and fails (`error`)."""
+    zero calls), not `error`; the free one is called and fails (`error`). A live run an hour on reopens
+    the error, never the `skipped_paid` (live reopens error and pending only: a retry takes it again)."""
     return [lambda: m.some_tokens_and_answers([[X, YT]], {X: "5xx", YT: "5xx"}), recorded_live(m, "T000"),
-            _holds(m, "T000", X, FetchStatus.SKIPPED_PAID), _holds(m, "T000", YT, FetchStatus.ERROR)]
+            _holds(m, "T000", X, FetchStatus.SKIPPED_PAID), _holds(m, "T000", YT, FetchStatus.ERROR),
+            lambda: m.clock_moves(61), recorded_live(m, "T000")]
 
 
 def _at_the_live_due_instant(m: UrlRules, step: Callable[[], object]) -> Callable[[], object]:

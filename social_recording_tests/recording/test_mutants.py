@@ -127,6 +127,8 @@ PROMOTED: dict[str, tuple[str, ...]] = {
     "fresh9": (
         "a paid account's spent credit leaves its URLs in error",
         "a URL held by its spend budget is recorded error",
+        "a free provider's spent quota is asked again",
+        "the live path reopens skipped_paid",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
