@@ -680,6 +680,16 @@ def _a_retry_among_tokens_meets_a_non_canonical_url(m: UrlRules) -> list[Callabl
             lambda: m.clock_moves(120), lambda: m.retry_among(["T000", "OLD"], 60)]
 
 
+def _a_default_retry_meets_a_non_canonical_url(m: UrlRules) -> list[Callable[[], object]]:
+    """As above, but the retry of the whole store, limited to one: the non-canonical URL (no platform,
+    never sent) is never selected, so it takes no slot of the limit; the model's due element is taken."""
+    def stored() -> None:
+        assert m.store.create_pending_token(TokenProfile(address="OLD", urls=["https://X.com/i/status/101"]),
+                                            m.clock())
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "5xx"}), recorded_live(m, "T000"), stored,
+            lambda: m.clock_moves(120), lambda: m.default_retry(60, "none", Draws(), limit=1)]  # type: ignore[arg-type]
+
+
 def _a_redirect_refused(m: UrlRules) -> list[Callable[[], object]]:
     """The page fetch is redirected to a non-public address: our guard refuses it, the element is
     `blocked` (docs/architecture.md, the statuses), and a second holder reuses that answer."""
@@ -916,6 +926,7 @@ WALKS: tuple[Walk, ...] = (
     Walk("a named unsupported among a token's elements", _a_named_unsupported_among_a_tokens_elements),
     Walk("a redirect refused", _a_redirect_refused),
     Walk("a retry among tokens meets a non-canonical URL", _a_retry_among_tokens_meets_a_non_canonical_url),
+    Walk("a default retry meets a non-canonical URL", _a_default_retry_meets_a_non_canonical_url),
     Walk("a retry past the default limit", _a_retry_past_the_default_limit),
     Walk("a provider's credit is gone", _a_providers_credit_is_gone),
     Walk("a paid account's credit is gone: its URLs skipped", _a_paid_accounts_credit_is_gone_skips_its_urls),

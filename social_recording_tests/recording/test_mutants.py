@@ -129,6 +129,8 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a URL held by its spend budget is recorded error",
         "a free provider's spent quota is asked again",
         "the live path reopens skipped_paid",
+        "the SQLite selection takes non-canonical URLs",
+        "the Mongo selection takes non-canonical URLs",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
