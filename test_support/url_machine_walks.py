@@ -690,6 +690,16 @@ def _a_default_retry_meets_a_non_canonical_url(m: UrlRules) -> list[Callable[[],
             lambda: m.clock_moves(120), lambda: m.default_retry(60, "none", Draws(), limit=1)]  # type: ignore[arg-type]
 
 
+def _a_retry_limited_to_one_meets_a_never_recorded_element(m: UrlRules) -> list[Callable[[], object]]:
+    """A failed element long due beside one never recorded (due at once: the longest due of all); the
+    store's selection limited to one takes the never-recorded one first, as the retry's own order does."""
+    def seen() -> None:  # T001 seen, stored pending, not recorded yet (as the entry leaves it)
+        assert m.store.create_pending_token(TokenProfile(address="T001", urls=[YT]), m.clock())
+    return [lambda: m.some_tokens_and_answers([[TG], [YT]], {TG: "5xx", YT: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(24 * 60), seen, lambda: m.clock_moves(1),
+            lambda: m.default_retry(0, "none", Draws(), limit=1)]  # type: ignore[arg-type]
+
+
 def _a_redirect_refused(m: UrlRules) -> list[Callable[[], object]]:
     """The page fetch is redirected to a non-public address: our guard refuses it, the element is
     `blocked` (docs/architecture.md, the statuses), and a second holder reuses that answer."""
@@ -927,6 +937,8 @@ WALKS: tuple[Walk, ...] = (
     Walk("a redirect refused", _a_redirect_refused),
     Walk("a retry among tokens meets a non-canonical URL", _a_retry_among_tokens_meets_a_non_canonical_url),
     Walk("a default retry meets a non-canonical URL", _a_default_retry_meets_a_non_canonical_url),
+    Walk("a retry limited to one meets a never-recorded element",
+         _a_retry_limited_to_one_meets_a_never_recorded_element),
     Walk("a retry past the default limit", _a_retry_past_the_default_limit),
     Walk("a provider's credit is gone", _a_providers_credit_is_gone),
     Walk("a paid account's credit is gone: its URLs skipped", _a_paid_accounts_credit_is_gone_skips_its_urls),

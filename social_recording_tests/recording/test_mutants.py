@@ -131,6 +131,7 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the live path reopens skipped_paid",
         "the SQLite selection takes non-canonical URLs",
         "the Mongo selection takes non-canonical URLs",
+        "the SQLite fair order puts never-recorded elements last",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
