@@ -821,6 +821,15 @@ def _a_month_budget_of_zero_skips_a_paid_url(m: UrlRules) -> list[Callable[[], o
             lambda: m.clock_moves(61), recorded_live(m, "T000")]
 
 
+def _a_retry_limited_to_one_across_statuses(m: UrlRules) -> list[Callable[[], object]]:
+    """A URL failed twice (its back-off grown), then a paid URL is held by a month budget of zero
+    (`skipped_paid`) a minute after its second recording: the retry limited to one takes the longest due
+    (by due time, not by last recording) across the two statuses."""
+    return [lambda: m.some_tokens_and_answers([[TG], [X]], {TG: "5xx", X: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(61), recorded_live(m, "T000"), lambda: m.clock_moves(1), recorded_live(m, "T001"),
+            lambda: m.clock_moves(24 * 60), lambda: m.default_retry(0, "none", Draws(), limit=1)]  # type: ignore[arg-type]
+
+
 def _at_the_live_due_instant(m: UrlRules, step: Callable[[], object]) -> Callable[[], object]:
     """`step` at the first moment a live run takes T000's Telegram element (its due time less the live
     path's lead), the clock standing still from there."""
@@ -961,6 +970,8 @@ WALKS: tuple[Walk, ...] = (
     Walk("a month's budget of zero", _a_month_budget_of_zero,
          {"per_month": {account: 0 for account in SPEND_PER_MONTH}}),
     Walk("a month's budget of zero skips a paid URL", _a_month_budget_of_zero_skips_a_paid_url,
+         {"per_month": {account: 0 for account in SPEND_PER_MONTH}}),
+    Walk("a retry limited to one across statuses", _a_retry_limited_to_one_across_statuses,
          {"per_month": {account: 0 for account in SPEND_PER_MONTH}}),
     Walk("a live path every 30 minutes", _a_live_path_every_30_minutes, {"live_interval": 30}),
     *(_a_re_polled_submission_meets_its_retention(t) for t in TICKS),

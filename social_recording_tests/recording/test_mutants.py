@@ -132,6 +132,7 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the SQLite selection takes non-canonical URLs",
         "the Mongo selection takes non-canonical URLs",
         "the SQLite fair order puts never-recorded elements last",
+        "the Mongo fair order is by last recording",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
