@@ -700,6 +700,18 @@ def _a_retry_limited_to_one_meets_a_never_recorded_element(m: UrlRules) -> list[
             lambda: m.default_retry(0, "none", Draws(), limit=1)]  # type: ignore[arg-type]
 
 
+def _a_retry_among_tokens_where_one_generator_is_back(m: UrlRules) -> list[Callable[[], object]]:
+    """Two platforms' keys are unset: a token's two URLs end `unsupported` for want of a generator. One
+    key comes back: a retry among that token takes that platform's element only, never the other's
+    (still without a generator: nothing the retry could change)."""
+    def keys(*platforms: Platform) -> Callable[[], object]:
+        return lambda: [m.a_providers_key_goes_or_comes_back(p) for p in platforms]
+    return [lambda: m.some_tokens_and_answers([[YT, TG]], {YT: "5xx", TG: "5xx"}),
+            keys(Platform.YOUTUBE, Platform.TELEGRAM), recorded_live(m, "T000"),
+            _holds(m, "T000", TG, FetchStatus.UNSUPPORTED), keys(Platform.YOUTUBE),
+            lambda: m.clock_moves(24 * 60), lambda: m.retry_among(["T000"], 0)]
+
+
 def _a_redirect_refused(m: UrlRules) -> list[Callable[[], object]]:
     """The page fetch is redirected to a non-public address: our guard refuses it, the element is
     `blocked` (docs/architecture.md, the statuses), and a second holder reuses that answer."""
@@ -946,6 +958,7 @@ WALKS: tuple[Walk, ...] = (
     Walk("a redirect refused", _a_redirect_refused),
     Walk("a retry among tokens meets a non-canonical URL", _a_retry_among_tokens_meets_a_non_canonical_url),
     Walk("a default retry meets a non-canonical URL", _a_default_retry_meets_a_non_canonical_url),
+    Walk("a retry among tokens where one generator is back", _a_retry_among_tokens_where_one_generator_is_back),
     Walk("a retry limited to one meets a never-recorded element",
          _a_retry_limited_to_one_meets_a_never_recorded_element),
     Walk("a retry past the default limit", _a_retry_past_the_default_limit),

@@ -133,6 +133,7 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the Mongo selection takes non-canonical URLs",
         "the SQLite fair order puts never-recorded elements last",
         "the Mongo fair order is by last recording",
+        "the SQLite selection among tokens takes unsupported of any platform",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
