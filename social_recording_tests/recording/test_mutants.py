@@ -134,6 +134,8 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the SQLite fair order puts never-recorded elements last",
         "the Mongo fair order is by last recording",
         "the SQLite selection among tokens takes unsupported of any platform",
+        "an unanswered call is billed one request's price",
+        "the Mongo store counts a removed call's requests as one",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
