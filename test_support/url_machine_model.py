@@ -865,8 +865,10 @@ def _counting(real_decide: Callable[..., Any], real_after: Callable[..., Any],
         if outcome.status is FetchStatus.SKIPPED_PAID and not _paid(element.url):  # "paid calls off" holds paid ones
             world.violations.append(f"after not_called of {element.url}: a free platform's URL skipped as paid "
                                     f"({outcome.cause})")
-        read = world.read_request.pop(element.url, None)  # the engine judges the retention at its attempt's instant
-        if (read is not None and state is not None and state.request is not None
+        # The engine judges the retention at its attempt's instant; a read before that instant was an earlier
+        # attempt's, one that ended without this write (lost, deferred or vetoed).
+        read = world.read_request.pop(element.url, None)
+        if (read is not None and read >= now and state is not None and state.request is not None
                 and now - state.request.submitted_at >= RETENTION and not outcome.request_expired):
             world.violations.append(f"after {outcome.result.value} of {element.url}: its call read the saved request "
                                     f"of {state.request.submitted_at} (attempt at {now}, read at {read}), past the provider's retention, and "
