@@ -110,6 +110,7 @@ from test_support.engine_fakes import (
     graph_for,
 )
 from test_support.mongo_server import MongoServer
+from test_support.url_machine_retry import RetryRules
 
 ACCOUNTS = {p: CATALOGUE[p].account.name for p in (Platform.X, Platform.WEB)}
 """The paid accounts the model's providers are billed under, as the catalogue names them (the spend
@@ -1204,7 +1205,7 @@ class UnreachableCounters:
         return attr
 
 
-class UrlRules(RuleBasedStateMachine):
+class UrlRules(RetryRules, RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}
     live_interval: ClassVar[int] = 60
@@ -1241,6 +1242,7 @@ class UrlRules(RuleBasedStateMachine):
         logging.getLogger("social_recording").addHandler(self.exceptions)
         self._real = (attempt_module.decide, attempt_module.after)
         attempt_module.decide, attempt_module.after = _counting(*self._real, self.world)
+        self.install_retry_checks()
 
     def _engine(self, paid: bool) -> Engine:
         timings = Timings(url_lock_wait=0.02, url_lock_ttl=30.0, token_lock_ttl=30.0, write_retry_s=1.0)
