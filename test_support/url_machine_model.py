@@ -14,7 +14,11 @@ rate limiter may be down before a call's first request or after one; paid accoun
 (and month budgets, on the machine whose live path runs every 30 minutes), and the two-step one polls
 on its paid client. Every fenced write is checked against the store's refusal table ("Fencing"), and
 stale ones are attempted (a lower fence, an old version, onto `ok`, a late holder inside a Mongo write
-or at its claim of the element); a retry's selection against its interval's due-by. The same machine
+or at its claim of the element); a retry's selection against its interval's due-by. The retry use case
+(test_support/url_machine_retry.py): raw values kept on tokens, tried by each retry when due, oldest
+first within its limit, counted, dropped or resolved into a URL that run records; every decision made
+for its run's request (a retry's as of its selection, its named statuses), each selected element
+judged as selected, a retry building its own run with its interval. The same machine
 runs on the Mongo store's code over mongomock, and over the wire (fewer examples: every step is round
 trips).
 
@@ -1242,7 +1246,7 @@ class UrlRules(RetryRules, RuleBasedStateMachine):
         logging.getLogger("social_recording").addHandler(self.exceptions)
         self._real = (attempt_module.decide, attempt_module.after)
         attempt_module.decide, attempt_module.after = _counting(*self._real, self.world)
-        self.install_retry_checks()
+        self.install_retry_checks(STATS)
 
     def _engine(self, paid: bool) -> Engine:
         timings = Timings(url_lock_wait=0.02, url_lock_ttl=30.0, token_lock_ttl=30.0, write_retry_s=1.0)

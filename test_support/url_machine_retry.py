@@ -21,6 +21,7 @@ rules:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -99,6 +100,10 @@ class CheckedRetry:
         finally:
             m.watch = None
         m.check_raw_values(watch, before, out)
+        m.stats["retries building their own run"] += int(own)
+        m.stats["raw values tried"] += len(watch.tries)
+        for t in watch.tries:
+            m.stats[f"raw values answered {t.answer if t.answer in ('transient', 'gone') else 'a URL'}"] += 1
         return out
 
 
@@ -127,7 +132,10 @@ class RetryRules:
     watch: Watch | None = None
     retry_builds_its_run: bool = False
 
-    def install_retry_checks(self) -> None:
+    def install_retry_checks(self, stats: Counter[str]) -> None:
+        """Wrap the engines' retry services, recorders and `decide`, and answer raw values as the world
+        says; `stats` counts what the retries met (bench/model_test.py prints it)."""
+        self.stats = stats
         self.shortener: dict[str, str] = {}
         """Raw value -> what its shortener answers now (RAW_ANSWERS)."""
         self.raw_owner: dict[str, tuple[str, str]] = {}
