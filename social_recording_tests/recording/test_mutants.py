@@ -136,6 +136,13 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the SQLite selection among tokens takes unsupported of any platform",
         "an unanswered call is billed one request's price",
         "the Mongo store counts a removed call's requests as one",
+        "a raw value is dropped one attempt late",
+        "a raw value still failing keeps its old check time",
+        "a resolved raw value's URL waits for the next run",
+        "a retry run backs off by the default interval",
+        "a named retry is recorded as the default one",
+        "a retry judges its elements as the token lock finds them",
+        "a retry tries again every raw value, however recently checked",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
