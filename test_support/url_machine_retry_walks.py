@@ -6,8 +6,9 @@ run's limit, and a retry run built by the retry itself. Listed among the model's
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 
-from test_support.url_machine_model import POOL, UrlRules
+from test_support.url_machine_model import POOL, TICK, UrlRules
 from test_support.url_machine_steps import Draws, recorded_live
 
 X, _, WEB, YT, TG = POOL
@@ -41,6 +42,20 @@ def _raw_values_past_a_retrys_limit(m: UrlRules) -> list[Callable[[], object]]:
             _retry(m, 60, 1), _retry(m, 60, 1), _retry(m, 60, 1)]
 
 
+def _a_raw_value_due_in_the_selections_instant(ticks: int) -> Steps:
+    """A retry selects a tick before, at, or after the instant a raw value is due (its last try plus
+    the retry's interval): tried from that instant on."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        def at_the_boundary() -> None:
+            doc = m.store.find_token("T000")
+            assert doc is not None and doc.unresolved[0].checked_at is not None
+            # The retry's selection reads the clock once, a tick past where it is set.
+            m.clock.set(doc.unresolved[0].checked_at + timedelta(minutes=60) - TICK + ticks * TICK)
+            m.default_retry(60, "none", Draws())
+        return [lambda: m.a_token_with_raw_values([], [("transient", "fresh", True)]), at_the_boundary]
+    return steps
+
+
 def _a_retry_builds_its_own_run(interval: int) -> Steps:
     """A retry recorded without a run given backs off by its selection's interval, not the default."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
@@ -54,6 +69,8 @@ RETRY_WALKS: tuple[tuple[str, Steps], ...] = (
     ("a raw value fails until its budget", _a_raw_value_fails_until_its_budget),
     ("a raw value resolves", _a_raw_value_resolves),
     ("raw values past a retry's limit", _raw_values_past_a_retrys_limit),
+    *((f"a raw value due in a retry's instant, {ticks:+d} tick", _a_raw_value_due_in_the_selections_instant(ticks))
+      for ticks in (-1, 0, 1)),
     *((f"a retry builds its own run ({interval} min)", _a_retry_builds_its_own_run(interval)) for interval in (0, 120)),
 )
 """(name, steps) of each walk."""
