@@ -302,6 +302,11 @@ class RetryRules:
                     w.violations.append(f"a retry limited to {selection.limit} tried {sorted(tried)}, but {left} "
                                         f"were due longer")
         budget = w.limits.max_attempts
+        said = Counter("retrying" if t.answer == "transient" and before[k].attempts + 1 < budget else
+                       "resolved" if t.answer not in ("transient", "gone") else "dropped"
+                       for k, t in tried.items() if k in before)
+        if sure and said != Counter(counts):
+            w.violations.append(f"a retry reports its raw values as {counts}, its tries were {dict(said)}")
         for key, v in before.items():
             now = after.get(key)
             t = tried.get(key)
