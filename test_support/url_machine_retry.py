@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -95,7 +95,7 @@ class CheckedRetry:
                       seen={(c.address, c.url): Selected(c.status, c.checked_at) for c in selection.candidates})
         m.watch = watch
         try:
-            with m.runs_built_by_the_retry(watch) if own else _nothing():
+            with m.runs_built_by_the_retry(watch) if own else nullcontext():
                 out = self._inner.record_selection(selection, run=None if own else run, **kw)
         finally:
             m.watch = None
@@ -105,11 +105,6 @@ class CheckedRetry:
         for t in watch.tries:
             m.stats[f"raw values answered {t.answer if t.answer in ('transient', 'gone') else 'a URL'}"] += 1
         return out
-
-
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield
 
 
 class RetryRules:
