@@ -219,9 +219,10 @@ class RetryRules:
     # ------------------------------------------------------------------ checks
 
     def raw_values(self) -> dict[tuple[str, str], UnresolvedValue]:
-        """Every raw value the store keeps, by (token, field)."""
+        """Every raw value the store keeps, by (token, field): on the tokens stored with some (only a
+        new token's profile brings them)."""
         held: dict[tuple[str, str], UnresolvedValue] = {}
-        for address in self.tokens:
+        for address in sorted({a for a, _ in self.raw_owner.values()}):
             doc = self.store.find_token(address)
             for v in doc.unresolved if doc is not None else ():
                 held[(address, v.field)] = v
