@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import rule
+from hypothesis.stateful import invariant, rule
 
 from social_recording.domain.models import TokenDoc, TokenProfile, UnresolvedValue, as_stored
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
@@ -135,6 +135,9 @@ class RetryRules:
         """Raw value -> what its shortener answers now (RAW_ANSWERS)."""
         self.raw_owner: dict[str, tuple[str, str]] = {}
         """Raw value -> (token, field)."""
+        self.raw_model: dict[tuple[str, str], UnresolvedValue] = {}
+        """(token, field) -> the raw value the store must keep, as the model follows it (its profile's,
+        then each retry's try): none once dropped or resolved."""
         self.profiles.resolve_value = self._resolve
         for engine in self.engines.values():
             object.__setattr__(engine, "retry", CheckedRetry(engine.retry, self))
@@ -182,6 +185,7 @@ class RetryRules:
             values.append(UnresolvedValue(field=name, value=raw, reason="timed out",
                                           attempts=1 if tries == "fresh" else max(1, budget - 1),
                                           checked_at=now if dated else None))
+        self.raw_model.update({(address, v.field): v for v in values})
         self.profiles.profiles[address] = TokenProfile(address=address, symbol=address, image="https://img/x.png",
                                                        urls=urls, unresolved=tuple(values))
         with self.doing("live"):
@@ -332,3 +336,18 @@ class RetryRules:
                     w.violations.append(f"{key}: resolved to {t.answer}, not recorded by the retry's run")
         for key in after.keys() - before.keys():
             w.violations.append(f"{key}: a raw value appeared during a retry ({after[key]!r})")
+        for key, t in tried.items():  # the model follows what the rules say of each try
+            v = self.raw_model.pop(key, None)
+            if v is not None and t.answer == "transient" and v.attempts + 1 < budget:
+                kept = after.get(key)
+                self.raw_model[key] = v.model_copy(update={"attempts": v.attempts + 1, "checked_at": (
+                    kept.checked_at if kept is not None and kept.checked_at is not None else t.at)})
+
+    @invariant()
+    def raw_values_are_kept_as_the_model_follows_them(self) -> None:
+        """The store keeps exactly the raw values the model follows: the profile's at the token's
+        creation (their attempts and check time, to the millisecond every store keeps), then as each
+        retry's tries left them; nothing else moves them."""
+        held = {k: (v.value, v.attempts, v.checked_at and as_stored(v.checked_at)) for k, v in self.raw_values().items()}
+        want = {k: (v.value, v.attempts, v.checked_at and as_stored(v.checked_at)) for k, v in self.raw_model.items()}
+        assert held == want, f"the store keeps the raw values {held}, the model follows {want}"
