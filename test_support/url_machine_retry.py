@@ -8,6 +8,7 @@ shortener answers what the world chooses (a transient failure, gone for good, or
 every retry the machine drives (through `engine.retry`, wrapped here) is checked against the documented
 rules:
 
+- the store keeps exactly the raw values the model follows (checked after every step);
 - exactly the raw values due are tried (never tried since the read, or last tried by the selection's
   moment less the run's interval), oldest first when more are due than the run's limit, and no other;
 - a value still failing keeps its place with one attempt more, checked at that try; it is dropped when
