@@ -51,6 +51,16 @@ RETRY = "social_recording/recording/retry.py"
 URL_RECORDER = "social_recording/recording/url_recorder.py"
 SPOOL = "social_recording/recording/answer_spool.py"
 MONGO_SELECT = "social_recording/store/mongo/selection.py"
+LIVE_FEED = "social_recording/recording/live_feed.py"
+RECONCILE = "social_recording/recording/reconcile.py"
+RUN_STATE = "social_recording/recording/run_state.py"
+RUN_DRIVER = "social_recording/recording/run_driver.py"
+CONCURRENCY = "social_recording/recording/concurrency.py"
+OUTCOMES = "social_recording/recording/outcomes.py"
+CODEC = "social_recording/store/_codec.py"
+SQLITE_GRAPH = "social_recording/store/sqlite/graph_write.py"
+MONGO_LINKS = "social_recording/store/mongo/links.py"
+TELEGRAM_SPEC = "social_recording/platforms/telegram/spec.py"
 
 MUTANTS: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the state machine
