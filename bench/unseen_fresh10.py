@@ -67,8 +67,8 @@ FRESH10: dict[str, Mutant] = {
     "the live path reopens unsupported": Mutant(
         STATUS, "REALTIME: frozenset[FetchStatus] = frozenset({FetchStatus.ERROR, FetchStatus.PENDING})",
         "REALTIME: frozenset[FetchStatus] = frozenset({FetchStatus.ERROR, FetchStatus.PENDING, FetchStatus.UNSUPPORTED})"),
-    # Only a token already stored whose live event finds a due element the element's token lock would
-    # see recorded by another run meanwhile, or a retry's element recorded after its selection.
+    # Only a retry's element recorded by another run between the selection and the token lock tells it
+    # apart (the live path hands over no selection): it is recorded again.
     "a recording judges the element as its token's document holds it, not as selected": Mutant(
         URL_RECORDER, "if selected is None and (el := token.element(url)) is not None:",
         "if (el := token.element(url)) is not None:"),
@@ -80,7 +80,8 @@ FRESH10: dict[str, Mutant] = {
     # run's second look gives up before the lock expires.
     "a run's second look gives up before a crashed holder's token lock expires": Mutant(
         PROCESSOR, "TOKEN_LOCK_WAIT_S = TOKEN_LOCK_TTL_S + 15.0", "TOKEN_LOCK_WAIT_S = TOKEN_LOCK_TTL_S - 15.0"),
-    # Only a token lock lost while its URLs are recorded one after another (one URL per token at once).
+    # Only a token lock lost before a URL of the token starts, where its URLs run one at a time (a token
+    # of one URL, or one URL per token at once).
     "a token's URLs are still recorded after its token lock is lost": Mutant(
         PROCESSOR, "                if stop():\n                    break\n", ""),
     # Only a provider whose calls overlap past its concurrency bound tells it apart.
@@ -181,7 +182,8 @@ FRESH10: dict[str, Mutant] = {
     "the SQLite selection takes the lowest addresses first": Mutant(
         SQLITE_ROWS, "return (NEVER if c.due_at is None else dt_to_text(c.due_at), c.address, c.url)",
         "return (c.address, c.url, NEVER if c.due_at is None else dt_to_text(c.due_at))"),
-    # Only a default retry narrowed to tokens while some platform has a usable generator.
+    # Only a default retry narrowed to tokens tells it apart (with no usable generator anywhere, it takes
+    # nothing at all).
     "a narrowed SQLite default retry takes only unsupported elements": Mutant(
         SQLITE_SELECT, "if c.status is not FetchStatus.UNSUPPORTED or self._unsupported_ok(conn, query, c)",
         "if self._unsupported_ok(conn, query, c)"),
