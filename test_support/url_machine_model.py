@@ -14,7 +14,10 @@ rate limiter may be down before a call's first request or after one; paid accoun
 (and month budgets, on the machine whose live path runs every 30 minutes), and the two-step one polls
 on its paid client. Every fenced write is checked against the store's refusal table ("Fencing"), and
 stale ones are attempted (a lower fence, an old version, onto `ok`, a late holder inside a Mongo write
-or at its claim of the element); a retry's selection against its interval's due-by. The same machine
+or at its claim of the element), and every applied write leaves the URL state's fence at least its own;
+a retry's selection against its interval's due-by. A paid call's result write the store refuses for good
+drives the answer spool (test_support/url_machine_spool.py: spooled or lost, a replay refused again, then
+written first by the next recording, for the token that paid, as the call it was). The same machine
 runs on the Mongo store's code over mongomock, and over the wire (fewer examples: every step is round
 trips).
 
