@@ -204,6 +204,7 @@ class SpoolRules:
 
     def _a_refused_answer(self, data: st.DataObject, answer: str, spool: str, replay: str, by: str,
                           later: timedelta) -> None:
+        """The rule's body: the call whose result the store refuses, what it left, then the replays."""
         from test_support.url_machine_model import STATS
 
         m: Any = self
