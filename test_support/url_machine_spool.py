@@ -153,18 +153,19 @@ class SpoolRules:
     @precondition(lambda self: self.tokens)
     @rule(data=st.data(), answer=st.sampled_from(SPOOLED_ANSWERS), spool=st.sampled_from(SPOOLS),
           replay=st.sampled_from(REPLAYS), by=st.sampled_from(REPLAYED_BY), later=st.sampled_from(REPLAYED_LATER),
-          budgets=st.sampled_from(BUDGETS))
+          budgets=st.sampled_from(BUDGETS), paid=st.sampled_from((True, True, False)))
     def a_paid_answer_the_store_cannot_take(self, data: st.DataObject, answer: str, spool: str, replay: str, by: str,
-                                            later: timedelta, budgets: str) -> None:
+                                            later: timedelta, budgets: str, paid: bool) -> None:
         """A holder's paid call answers and the store refuses its result write for good: the answer waits
         in the spool (or is lost, the spool unwritable too) and the URL's next recording writes it first
-        (docs/architecture.md, "No payment without a record"). The spend budgets are lifted, or hold."""
+        (docs/architecture.md, "No payment without a record"), whether that run may pay or not. The spend
+        budgets are lifted, or hold."""
         m: Any = self
         kept_budgets = m.spend.budgets
         if budgets == "lifted":  # as while a stable world converges: the model counts no budget then
             m.spend.budgets, self.world.budgeted = {}, False
         try:
-            self._a_refused_answer(data, answer, spool, replay, by, later)
+            self._a_refused_answer(data, answer, spool, replay, by, later, paid)
         finally:
             m.spend.budgets, self.world.budgeted = kept_budgets, True
 
@@ -189,21 +190,21 @@ class SpoolRules:
         m.new_token([url])
         return self.tokens[-1], url
 
-    def _record(self, address: str, url: str) -> UrlOutcome:
-        """A live run of `address` records `url`: a token not recorded yet is created and recorded whole
-        (its one URL), as the live path does."""
+    def _record(self, address: str, url: str, paid: bool = True) -> UrlOutcome:
+        """A live run of `address` records `url` (paid calls on or off): a token not recorded yet is created
+        and recorded whole (its one URL), as the live path does."""
         m: Any = self
         run = m._run(Why.LIVE)
         if self.store.find_element(address, url) is not None:
-            return self.engines[True].recorder.record_url((address, address), url, run)  # type: ignore[no-any-return]
-        out = self.engines[True].processor.record(address, address, run)
+            return self.engines[paid].recorder.record_url((address, address), url, run)  # type: ignore[no-any-return]
+        out = self.engines[paid].processor.record(address, address, run)
         m._check_token_outcome(out)
         mine = [o for o in out.urls if isinstance(o, UrlOutcome) and o.url == url]
         assert mine, f"{address}'s first recording did not record {url}: {out!r}"
         return mine[0]
 
     def _a_refused_answer(self, data: st.DataObject, answer: str, spool: str, replay: str, by: str,
-                          later: timedelta) -> None:
+                          later: timedelta, paid: bool) -> None:
         """The rule's body: the call whose result the store refuses, what it left, then the replays."""
         from test_support.url_machine_model import STATS
 
@@ -262,7 +263,7 @@ class SpoolRules:
             by == "another holder" and a != address or by != "another holder")]
         holder = (address if by == "the token that paid" else self.tokens[-1] if by == "a new holder"
                   else data.draw(st.sampled_from(candidates)) if candidates else address)
-        self._replayed(url, holder, spooled, holders[address], held, own, later)
+        self._replayed(url, holder, spooled, holders[address], held, own, later, paid)
 
     def _unwritten(self, url: str, at: datetime | None, kept: _Kept, own: Any, *, answered: bool, fresh: bool) -> None:
         """The call's result never reached the store (a failed call, or an answer the spool could not take
@@ -310,7 +311,7 @@ class SpoolRules:
                                 f"{self.store.find_url_state(url)!r}")
 
     def _replayed(self, url: str, holder: str, spooled: SpooledAnswer, paid_el: Any, held: Any, own: Any,
-                  later: timedelta) -> None:
+                  later: timedelta, paid: bool) -> None:
         """The next recording writes the spooled answer first: for the token that paid, before any request
         leaves, as the call it was (one more call, dated at that call, the URL's last one), closing the
         call's own record; the spool is emptied; within the window nothing is paid for the URL again."""
@@ -327,7 +328,7 @@ class SpoolRules:
                               self.store.find_element(spooled.address, url), w.last_request.get(url)))
 
         with m.doing("live") as op, watching(self.store, url, seen):
-            outcome = self._record(holder, url)
+            outcome = self._record(holder, url, paid)
             sent = op.paid_sent
         STATS["spool: a spooled answer written by the next recording"] += 1
         v = w.violations
