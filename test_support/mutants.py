@@ -155,6 +155,14 @@ MUTANTS: dict[str, Mutant] = {
     "an ok element is replaced": Mutant(REFUSAL, "if element.status == KEPT_STATUS.value:", "if False:"),
     "a write decided on an old version lands": Mutant(
         REFUSAL, "if expect_version is not None and state.version != expect_version:", "if False:"),
+    # ---------------------------------------------------------------- the answer spool
+    "a paid answer the store refused is never spooled": Mutant(
+        ATTEMPT, "if answer is not None and self._spool is not None and self._spool.put(answer):",
+        "if answer is not None and self._spool is not None and False:"),
+    "a spooled answer the store still refuses is dropped": Mutant(
+        ATTEMPT, "            except Exception as exc:\n                return self.outcome(EngineOutcome.DEFERRED,",
+        "            except Exception as exc:\n                self._spool.done(self.url)\n"
+        "                return self.outcome(EngineOutcome.DEFERRED,"),
 }
 
 

@@ -136,6 +136,11 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the SQLite selection among tokens takes unsupported of any platform",
         "an unanswered call is billed one request's price",
         "the Mongo store counts a removed call's requests as one",
+        "a spooled answer is dated at the recording that writes it",
+        "a spooled answer does not close its own open call",
+        "a spooled answer is written as one no call stood behind",
+        "the SQLite store's zero-call write leaves the state's fence",
+        "the Mongo store's zero-call write leaves the state's fence",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
