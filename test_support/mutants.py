@@ -51,6 +51,16 @@ RETRY = "social_recording/recording/retry.py"
 URL_RECORDER = "social_recording/recording/url_recorder.py"
 SPOOL = "social_recording/recording/answer_spool.py"
 MONGO_SELECT = "social_recording/store/mongo/selection.py"
+LIVE_FEED = "social_recording/recording/live_feed.py"
+RECONCILE = "social_recording/recording/reconcile.py"
+RUN_STATE = "social_recording/recording/run_state.py"
+RUN_DRIVER = "social_recording/recording/run_driver.py"
+CONCURRENCY = "social_recording/recording/concurrency.py"
+OUTCOMES = "social_recording/recording/outcomes.py"
+CODEC = "social_recording/store/_codec.py"
+SQLITE_GRAPH = "social_recording/store/sqlite/graph_write.py"
+MONGO_LINKS = "social_recording/store/mongo/links.py"
+TELEGRAM_SPEC = "social_recording/platforms/telegram/spec.py"
 
 MUTANTS: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the state machine
@@ -145,6 +155,14 @@ MUTANTS: dict[str, Mutant] = {
     "an ok element is replaced": Mutant(REFUSAL, "if element.status == KEPT_STATUS.value:", "if False:"),
     "a write decided on an old version lands": Mutant(
         REFUSAL, "if expect_version is not None and state.version != expect_version:", "if False:"),
+    # ---------------------------------------------------------------- the answer spool
+    "a paid answer the store refused is never spooled": Mutant(
+        ATTEMPT, "if answer is not None and self._spool is not None and self._spool.put(answer):",
+        "if answer is not None and self._spool is not None and False:"),
+    "a spooled answer the store still refuses is dropped": Mutant(
+        ATTEMPT, "            except Exception as exc:\n                return self.outcome(EngineOutcome.DEFERRED,",
+        "            except Exception as exc:\n                self._spool.done(self.url)\n"
+        "                return self.outcome(EngineOutcome.DEFERRED,"),
 }
 
 

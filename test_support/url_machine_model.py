@@ -14,7 +14,10 @@ rate limiter may be down before a call's first request or after one; paid accoun
 (and month budgets, on the machine whose live path runs every 30 minutes), and the two-step one polls
 on its paid client. Every fenced write is checked against the store's refusal table ("Fencing"), and
 stale ones are attempted (a lower fence, an old version, onto `ok`, a late holder inside a Mongo write
-or at its claim of the element); a retry's selection against its interval's due-by. The retry use case
+or at its claim of the element), and every applied write leaves the URL state's fence at least its own;
+a retry's selection against its interval's due-by. A paid call's result write the store refuses for good
+drives the answer spool (test_support/url_machine_spool.py: spooled or lost, a replay refused again, then
+written first by the next recording, for the token that paid, as the call it was). The retry use case
 (test_support/url_machine_retry.py): raw values kept on tokens, tried by each retry when due, oldest
 first within its limit, counted, dropped or resolved into a URL that run records; every decision made
 for its run's request (a retry's as of its selection, its named statuses), each selected element
@@ -115,6 +118,7 @@ from test_support.engine_fakes import (
 )
 from test_support.mongo_server import MongoServer
 from test_support.url_machine_retry import RetryRules
+from test_support.url_machine_spool import ModelSpool, SpoolRules, StoreGone
 
 ACCOUNTS = {p: CATALOGUE[p].account.name for p in (Platform.X, Platform.WEB)}
 """The paid accounts the model's providers are billed under, as the catalogue names them (the spend
@@ -794,7 +798,7 @@ class EngineExceptions(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         exc = record.exc_info[1] if record.exc_info else None
-        if exc is None or (isinstance(exc, KeyError) and "a defect of ours" in str(exc)):
+        if exc is None or isinstance(exc, StoreGone) or (isinstance(exc, KeyError) and "a defect of ours" in str(exc)):
             return
         self.world.violations.append(f"the engine raised {type(exc).__name__}: {exc} ({record.getMessage()[:200]})")
 
@@ -1209,7 +1213,7 @@ class UnreachableCounters:
         return attr
 
 
-class UrlRules(RetryRules, RuleBasedStateMachine):
+class UrlRules(RetryRules, SpoolRules, RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}
     live_interval: ClassVar[int] = 60
@@ -1232,6 +1236,7 @@ class UrlRules(RetryRules, RuleBasedStateMachine):
         self.spend = SpendBudgets(self.counters, {a: Budget(a, per_day=n, per_month=self.per_month.get(a))
                                                   for a, n in SPEND_PER_DAY.items()},
                                   clock=self.clock, outage_s=0.0, sleep=lambda _s: None)
+        self.spool = ModelSpool(self.dir / "spool")
         self.engines = {paid: self._engine(paid) for paid in (True, False)}
         self.tokens: list[str] = []
         self.ok_seen: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
@@ -1258,7 +1263,7 @@ class UrlRules(RetryRules, RuleBasedStateMachine):
         return build_engine(self.store, locks, self.registry, self.profiles, enable_paid=paid,
                             max_attempts=self.limits.engine_max_attempts, clock=self.clock,
                             min_interval=timedelta(minutes=self.live_interval),
-                            backoff=self.limits.backoff, spend_budgets=self.spend, **options)
+                            backoff=self.limits.backoff, spend_budgets=self.spend, spool=self.spool, **options)
 
     @property
     def engine(self) -> Engine:
@@ -2256,7 +2261,8 @@ class UrlRules(RetryRules, RuleBasedStateMachine):
     def _check_stored(self, write: UrlWrite, out: WriteOutcome) -> None:
         """What the store holds right after a write it applied is what the write said: the URL state's
         fields and status, the element's status, cause and attempts, and its due time by the back-off
-        table from this recording (docs/architecture.md, "Back-off: one due time")."""
+        table from this recording (docs/architecture.md, "Back-off: one due time"), and the state's fence at
+        least the write's, whatever parts it carried ("Fencing")."""
         if not out.result.applied:
             return
         state, el = self.store.find_url_state(write.url), self.store.find_element(write.address, write.url)
@@ -2268,6 +2274,8 @@ class UrlRules(RetryRules, RuleBasedStateMachine):
             elif _submitted(state.request) != _submitted(write.state.request):  # carried as submitted, never re-dated
                 w.append(f"{write.url}: the store holds the paid request {state.request!r} after the write of "
                          f"{write.state.request!r}")
+        if state is not None and state.fence < write.fence:  # "Fencing": no later holder below it may write
+            w.append(f"{write.url}: the state's fence is {state.fence} after an applied write with fence {write.fence}")
         timeout = self._rules(write.url).call_timeout
         if state is not None and state.open_call is not None and write.now - state.open_call.started_at >= timeout:
             w.append(f"{write.url}: a recording at {write.now} left the open call of {state.open_call.started_at}, "

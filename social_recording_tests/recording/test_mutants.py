@@ -143,6 +143,11 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a named retry is recorded as the default one",
         "a retry judges its elements as the token lock finds them",
         "a retry tries again every raw value, however recently checked",
+        "a spooled answer is dated at the recording that writes it",
+        "a spooled answer does not close its own open call",
+        "a spooled answer is written as one no call stood behind",
+        "the SQLite store's zero-call write leaves the state's fence",
+        "the Mongo store's zero-call write leaves the state's fence",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
