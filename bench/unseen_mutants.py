@@ -14,7 +14,7 @@ project's list or of an earlier batch, nor yields the same source as one (test_u
 batches:
 
 - `fresh10` (the default, `FRESH10` in bench/unseen_fresh10.py): 50 mutants written blind last on
-  2026-12-07, not measured yet.
+  2026-12-07, measured once on its first run (28 of 50); seen since.
 - `fresh9` (`FRESH9` in bench/unseen_fresh9.py): 50 mutants written blind earlier on
   2026-12-07, measured once on its first run (26 of 50); seen since.
 - `fresh8` (`FRESH8` in bench/unseen_fresh8.py): 50 mutants written blind earlier on 2026-12-07,
