@@ -117,6 +117,7 @@ from test_support.engine_fakes import (
     graph_for,
 )
 from test_support.mongo_server import MongoServer
+from test_support.url_machine_feed import FeedRules
 from test_support.url_machine_retry import RetryRules
 from test_support.url_machine_spool import ModelSpool, SpoolRules, StoreGone
 
@@ -1213,7 +1214,7 @@ class UnreachableCounters:
         return attr
 
 
-class UrlRules(RetryRules, SpoolRules, RuleBasedStateMachine):
+class UrlRules(RetryRules, SpoolRules, FeedRules, RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}
     live_interval: ClassVar[int] = 60

@@ -149,6 +149,13 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the SQLite store's zero-call write leaves the state's fence",
         "the Mongo store's zero-call write leaves the state's fence",
     ),
+    "fresh10": (
+        "the live feed leaves out a token at the investor threshold",
+        "the live feed hands out a trade it already launched",
+        "the live feed keeps a token's first trade of the range, not its latest",
+        "the reconcile leaves out a token at the AF floor",
+        "the reconcile records again the tokens stored since its window was read",
+    ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
 the model kills since it checks their rule: part of the project's list from then on, by name."""
