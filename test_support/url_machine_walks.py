@@ -540,6 +540,14 @@ def _a_newer_holder_claims_the_element_mid_write(m: UrlRules) -> list[Callable[[
             lambda: m.default_retry(60, "none", Draws(), limit=1)]  # type: ignore[arg-type]
 
 
+def _a_newer_holders_links_mid_write(m: UrlRules) -> list[Callable[[], object]]:
+    """A free URL answers ok with links: before the write's links land (Mongo: links, then the state,
+    then the element), a newer holder claims the element and replaces its links; the write is refused
+    as fenced and, refused, changes nothing: the newer holder's links stand alone ("Fencing")."""
+    return [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "ok"}),
+            lambda: setattr(m.store, "links_claimed_mid_write", True), recorded_live(m, "T000")]
+
+
 def _an_answer_in_two_paid_requests(m: UrlRules) -> list[Callable[[], object]]:
     """A one-step paid call reads its answer from two paid requests: both are entered in the ledger,
     each at its account's price; the next day a third one's second request meets the day's budget,
@@ -945,6 +953,7 @@ WALKS: tuple[Walk, ...] = (
     Walk("a saved submission's acknowledgement lost", _a_saved_submissions_acknowledgement_lost),
     Walk("an open call loses the first insert", _an_open_call_loses_the_first_insert),
     Walk("a newer holder claims the element mid-write", _a_newer_holder_claims_the_element_mid_write),
+    Walk("a newer holder's links mid-write", _a_newer_holders_links_mid_write),
     Walk("a request past its retention, then an engine failure", _a_request_past_its_retention_then_an_engine_failure),
     Walk("an answer in two paid requests", _an_answer_in_two_paid_requests),
     Walk("dies after an answer in two paid requests", _dies_after_an_answer_in_two_paid_requests),

@@ -149,6 +149,9 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the SQLite store's zero-call write leaves the state's fence",
         "the Mongo store's zero-call write leaves the state's fence",
     ),
+    "fresh10": (
+        "the Mongo store leaves an older holder's links beside a newer one's",
+    ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
 the model kills since it checks their rule: part of the project's list from then on, by name."""
