@@ -509,6 +509,16 @@ def _a_request_past_its_retention_then_an_engine_failure(m: UrlRules) -> list[Ca
             lambda: m.provider_changes(WEB, "ok"), lambda: m.clock_moves(24 * 60), recorded_live(m, "T001")]
 
 
+def _a_request_closed_without_a_call_past_the_window(m: UrlRules) -> list[Callable[[], object]]:
+    """A paid submission whose poll failed stays saved; past its retention and the failure's window, a
+    holder's call reads it (closed) and our rate limiter then holds the call: nothing sent, the request
+    closed, and the URL stands as the statuses say now (its failure expired: pending), not as it stood
+    at its last write (the `after` table's no-call row)."""
+    return [lambda: m.some_tokens_and_answers([[WEB], [WEB]], {WEB: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(15 * 24 * 60), lambda: m.our_rate_limiter_holds_the_next_call(WEB),
+            recorded_live(m, "T001")]
+
+
 def _a_saved_submissions_acknowledgement_lost(m: UrlRules) -> list[Callable[[], object]]:
     """A paid submission is saved, and the store's acknowledgement is lost (Mongo: the connection drops
     after the write applied): the engine repeats the save, which moves nothing twice; the URL state and
@@ -955,6 +965,7 @@ WALKS: tuple[Walk, ...] = (
     Walk("a newer holder claims the element mid-write", _a_newer_holder_claims_the_element_mid_write),
     Walk("a newer holder's links mid-write", _a_newer_holders_links_mid_write),
     Walk("a request past its retention, then an engine failure", _a_request_past_its_retention_then_an_engine_failure),
+    Walk("a request closed without a call past the window", _a_request_closed_without_a_call_past_the_window),
     Walk("an answer in two paid requests", _an_answer_in_two_paid_requests),
     Walk("dies after an answer in two paid requests", _dies_after_an_answer_in_two_paid_requests),
     *(Walk(f"a generator back in the instant an element is due (paid calls {'on' if paid else 'off'})",
