@@ -2347,6 +2347,19 @@ class UrlRules(RetryRules, SpoolRules, RuleBasedStateMachine):
             assert state.fence >= seen, f"{url}: the state's fence went down from {seen} to {state.fence}"
             self.fences[url] = state.fence
 
+    @invariant()
+    def a_url_state_written_once_stands_as_the_statuses_say(self) -> None:
+        """A URL state written once (its first write: a recording's, or the open call or submission
+        recorded before a paid request) stands at what the statuses say at that write: the one record
+        of the URL an operator reads, `pending` until a call's result (docs/architecture.md, "Statuses")."""
+        for url in POOL:
+            state = self.store.find_url_state(url)
+            if state is None or state.version != 1 or state.updated_at is None:
+                continue
+            said = table.url_status(state, state.updated_at, self._rules(url))
+            assert state.status is said, f"{url}: its first state stands at {state.status.value}, the statuses say " \
+                                         f"{said.value} ({state!r})"
+
     def _check_token_outcome(self, outcome: Any) -> None:
         """A run that held a token's lock leaves none of its elements pending, unless the URL said why
         (its lock was busy or lost, a backend could not be asked, our own code failed)."""

@@ -59,6 +59,16 @@ def _open_call_times_out(ticks: int) -> Walk:
     return Walk(f"an open call times out, {ticks:+d} tick", steps)
 
 
+def _a_first_call_dies_after_its_open_call(m: UrlRules) -> list[Callable[[], object]]:
+    """The URL's first call (its holder recorded it with paid calls off before): its holder dies after recording the open call and paying, before any
+    result; the URL's state, written once, stands pending (seen, not processed); a holder a tick before
+    the call's timeout pays nothing beside it, and leaves the state as it is."""
+    dies = Draws(lambda e: e[0] == "T000" and e[1].url == X, lambda t: t == -1)
+    return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "ok"}), m.toggle_paid, recorded_live(m, "T000"),
+            m.toggle_paid, lambda: m.clock_moves(61),  # recorded skipped_paid, no call: the URL has no state yet
+            lambda: m.a_holder_dies(dies, "after the open call")]  # type: ignore[arg-type]
+
+
 def _streak_expires(ticks: int) -> Walk:
     """Two failed calls, then another holder a tick before, at, or after the streak's expiry."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
@@ -912,6 +922,7 @@ def _a_late_holder_at_the_claim(call: bool) -> Callable[[UrlRules], list[Callabl
 WALKS: tuple[Walk, ...] = (
     *(Walk(name, steps) for name, steps in RETRY_WALKS),
     *(_open_call_times_out(t) for t in TICKS),
+    Walk("a first call dies after its open call", _a_first_call_dies_after_its_open_call),
     *(_streak_expires(t) for t in TICKS),
     *(_answer_expires(t) for t in TICKS),
     *(_called_again(t, n) for t in TICKS for n in (1, 2)),
