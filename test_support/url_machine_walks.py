@@ -69,6 +69,16 @@ def _a_first_call_dies_after_its_open_call(m: UrlRules) -> list[Callable[[], obj
             lambda: m.a_holder_dies(dies, "after the open call")]  # type: ignore[arg-type]
 
 
+def _a_named_retry_in_the_millisecond_of_a_call(m: UrlRules) -> list[Callable[[], object]]:
+    """A URL's not_found expired with its window; a new holder's call answers blocked, and in that very
+    millisecond a retry naming not_found starts: the call counts as since its start (the stores keep
+    the millisecond), so the re-examination pays nothing and leaves not_found (the `decide` table)."""
+    return [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "not_found"}), recorded_live(m, "T000"),
+            recorded_live(m, "T001"), lambda: m.clock_moves(15 * 24 * 60), lambda: m.provider_changes(YT, "blocked"),
+            lambda: m.new_token([YT]), recorded_live(m, "T002"),
+            lambda: m.named_retry(["not_found"], 0, "none", Draws())]  # type: ignore[arg-type]
+
+
 def _streak_expires(ticks: int) -> Walk:
     """Two failed calls, then another holder a tick before, at, or after the streak's expiry."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
@@ -923,6 +933,7 @@ WALKS: tuple[Walk, ...] = (
     *(Walk(name, steps) for name, steps in RETRY_WALKS),
     *(_open_call_times_out(t) for t in TICKS),
     Walk("a first call dies after its open call", _a_first_call_dies_after_its_open_call),
+    Walk("a named retry in the millisecond of a call", _a_named_retry_in_the_millisecond_of_a_call),
     *(_streak_expires(t) for t in TICKS),
     *(_answer_expires(t) for t in TICKS),
     *(_called_again(t, n) for t in TICKS for n in (1, 2)),

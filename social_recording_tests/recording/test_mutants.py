@@ -153,6 +153,7 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the Mongo store leaves an older holder's links beside a newer one's",
         "a write closing an expired request keeps the URL's old status",
         "a URL's first paid call records it as failing",
+        "a run's start is compared with stored calls to the microsecond",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
