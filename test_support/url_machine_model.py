@@ -1226,7 +1226,7 @@ def _ms(at: datetime | None) -> datetime | None:
 class UnreachableCounters:
     """The spend budget's counters, which cannot be asked while `down` (a backend past its outage bound)."""
 
-    def __init__(self, inner: SqliteSpendCounters) -> None:
+    def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.down = False
 
@@ -1258,7 +1258,7 @@ class UrlRules(RetryRules, SpoolRules, RuleBasedStateMachine):
         self.registry = GeneratorRegistry.of({p: provider for p in Platform if p is not Platform.DISCORD})
         self.world.unavailable = self.registry.unavailable
         self.paid = True
-        self.counters = UnreachableCounters(SqliteSpendCounters(self.dir / "spend.db"))
+        self.counters = UnreachableCounters(self._spend_counters())
         self.spend = SpendBudgets(self.counters, {a: Budget(a, per_day=n, per_month=self.per_month.get(a))
                                                   for a, n in SPEND_PER_DAY.items()},
                                   clock=self.clock, outage_s=0.0, sleep=lambda _s: None)
@@ -1302,6 +1302,10 @@ class UrlRules(RetryRules, SpoolRules, RuleBasedStateMachine):
         run = RunState(self.world.op.interval, calls=CallSlots(per_token=1), request=self.engine.processor.request(why))
         self.world.op.runs.append(run)
         return run
+
+    def _spend_counters(self) -> Any:
+        """The spend budget's counters: SQLite's (a variant runs Redis's, test_support/url_machine_redis.py)."""
+        return SqliteSpendCounters(self.dir / "spend.db")
 
     def teardown(self) -> None:
         STATS["examples"] += 1

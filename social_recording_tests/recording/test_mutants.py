@@ -154,6 +154,7 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a write closing an expired request keeps the URL's old status",
         "a URL's first paid call records it as failing",
         "a run's start is compared with stored calls to the microsecond",
+        "the Redis budget admits one request past its limit",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
