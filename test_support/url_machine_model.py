@@ -51,6 +51,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, ClassVar
 
+from bson import ObjectId
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -63,7 +64,7 @@ from hypothesis.stateful import (
 from pymongo.errors import AutoReconnect, DuplicateKeyError
 
 from social_recording.domain.graph import SocialContractError
-from social_recording.domain.models import OpenCall, PaidRequest, as_stored
+from social_recording.domain.models import OpenCall, PaidRequest, TokenLink, as_stored
 from social_recording.domain.policy import (
     DEFAULT_BACKOFF_GROWTH,
     DEFAULT_BACKOFF_MAX_MINUTES,
@@ -105,7 +106,7 @@ from social_recording.recording.run_state import RunState
 from social_recording.recording.spend_check import SpendHeld
 from social_recording.store.base import ElementWrite, Store, UrlWrite, WriteOutcome, WriteResult
 from social_recording.store.mongo import MongoStore
-from social_recording.store.mongo.schema import TOKEN_URLS, URL_STATES
+from social_recording.store.mongo.schema import TOKEN_LINKS, TOKEN_URLS, URL_STATES
 from social_recording.store.sqlite import SqliteStore
 from test_support import url_machine_table as table
 from test_support.engine_fakes import (
@@ -1127,6 +1128,8 @@ class InterleavingStore(Interleaving, SqliteStore):
 class InterleavingMongoStore(Interleaving, MongoStore):
     inside_seam = True
     element_writes_move_the_version = True
+    links_claimed_mid_write: bool = False
+    """The next write's links meet a newer holder's claim of the element and its links (a walk's)."""
 
     def _update_state(self, url: str, fence: int, update: Mapping[str, Any], expect_version: int | None,
                       kept: OpenCall | None, unless: Mapping[str, Any] | None = None) -> bool:
@@ -1145,6 +1148,29 @@ class InterleavingMongoStore(Interleaving, MongoStore):
             if claimed is not None:
                 self._raced.append((self.find_element(claimed["address"], url), self.find_url_state(url)))
         return bool(applied)
+
+    def _replace_links(self, address: str, url: str, links: Sequence[TokenLink], fence: int,
+                       deltas: Counter[str]) -> ObjectId:
+        if not self.links_claimed_mid_write:
+            return super()._replace_links(address, url, links, fence, deltas)  # type: ignore[misc, no-any-return]
+        # A newer holder claims the element and replaces its links before this write's links land: this
+        # write is then refused (fenced) and, "refused, it changes nothing", leaves the newer one's links.
+        self.links_claimed_mid_write = False
+        self.db[TOKEN_URLS].update_one({"address": address, "url": url}, {"$set": {"fence": fence + 1}})
+        super()._replace_links(address, url, links, fence + 1, deltas)  # type: ignore[misc]
+        newer = sorted(link.shape() for link in self.find_links(address, url))  # type: ignore[attr-defined]
+        self._raced.append((self.find_element(address, url), self.find_url_state(url)))
+        write_id = super()._replace_links(address, url, links, fence, deltas)  # type: ignore[misc]
+        STATS["newer holders' links mid-write"] += 1
+        # What the store keeps, not only what its reads show (they hide an overtaken writer's leftovers).
+        stored = sorted(int(d.get("fence", 0)) for d in self.db[TOKEN_LINKS].find(  # type: ignore[attr-defined]
+            {"token_address": address, "entry_url": url}, {"fence": 1}))
+        held = sorted(link.shape() for link in self.find_links(address, url))  # type: ignore[attr-defined]
+        if (held != newer or stored != [fence + 1] * len(newer)) and self.violations is not None:
+            self.violations.append(f"{address} {url}: a write with fence {fence}, overtaken by a newer holder's "
+                                   f"links, left {held} (stored fences {stored}), the newer holder's are {newer} "
+                                   f"(\"Fencing\": refused, it changes nothing)")
+        return write_id  # type: ignore[no-any-return]
 
     def _losing_the_insert(self, url: str, fence: int, update: Mapping[str, Any], expect_version: int | None,
                            kept: OpenCall | None, unless: Mapping[str, Any] | None) -> bool:
@@ -1201,7 +1227,7 @@ def _ms(at: datetime | None) -> datetime | None:
 class UnreachableCounters:
     """The spend budget's counters, which cannot be asked while `down` (a backend past its outage bound)."""
 
-    def __init__(self, inner: SqliteSpendCounters) -> None:
+    def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.down = False
 
@@ -1233,7 +1259,7 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, RuleBasedStateMachine):
         self.registry = GeneratorRegistry.of({p: provider for p in Platform if p is not Platform.DISCORD})
         self.world.unavailable = self.registry.unavailable
         self.paid = True
-        self.counters = UnreachableCounters(SqliteSpendCounters(self.dir / "spend.db"))
+        self.counters = UnreachableCounters(self._spend_counters())
         self.spend = SpendBudgets(self.counters, {a: Budget(a, per_day=n, per_month=self.per_month.get(a))
                                                   for a, n in SPEND_PER_DAY.items()},
                                   clock=self.clock, outage_s=0.0, sleep=lambda _s: None)
@@ -1277,6 +1303,10 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, RuleBasedStateMachine):
         run = RunState(self.world.op.interval, calls=CallSlots(per_token=1), request=self.engine.processor.request(why))
         self.world.op.runs.append(run)
         return run
+
+    def _spend_counters(self) -> Any:
+        """The spend budget's counters: SQLite's (a variant runs Redis's, test_support/url_machine_redis.py)."""
+        return SqliteSpendCounters(self.dir / "spend.db")
 
     def teardown(self) -> None:
         STATS["examples"] += 1
@@ -2321,6 +2351,19 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, RuleBasedStateMachine):
             seen = self.fences.get(url, 0)
             assert state.fence >= seen, f"{url}: the state's fence went down from {seen} to {state.fence}"
             self.fences[url] = state.fence
+
+    @invariant()
+    def a_url_state_written_once_stands_as_the_statuses_say(self) -> None:
+        """A URL state written once (its first write: a recording's, or the open call or submission
+        recorded before a paid request) stands at what the statuses say at that write: the one record
+        of the URL an operator reads, `pending` until a call's result (docs/architecture.md, "Statuses")."""
+        for url in POOL:
+            state = self.store.find_url_state(url)
+            if state is None or state.version != 1 or state.updated_at is None:
+                continue
+            said = table.url_status(state, state.updated_at, self._rules(url))
+            assert state.status is said, f"{url}: its first state stands at {state.status.value}, the statuses say " \
+                                         f"{said.value} ({state!r})"
 
     def _check_token_outcome(self, outcome: Any) -> None:
         """A run that held a token's lock leaves none of its elements pending, unless the URL said why

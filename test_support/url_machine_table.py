@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from social_recording.domain.models import OpenCall, PaidRequest, SocialUrl, UrlState, as_stored
+from social_recording.domain.models import OpenCall, PaidRequest, SocialUrl, UrlState
 from social_recording.domain.policy import Backoff
 from social_recording.domain.status import ABSORBING, FetchStatus
 from social_recording.domain.url_machine import (
@@ -105,13 +105,19 @@ class Expected:
     row: str = ""
 
 
+def _to_the_ms(value: datetime) -> datetime:
+    """A run's start at the resolution every store keeps, the millisecond (docs/architecture.md): a call
+    stored in its millisecond counts as since it. The table's own, not the engine's helper."""
+    return value.replace(microsecond=value.microsecond // 1000 * 1000)
+
+
 def decision(state: UrlState | None, element: SocialUrl, *, request: RunIntent, selected: Selected | None,
              now: datetime, rules: Rules, read_nothing: bool = False) -> Expected:
     """The `decide` table, first matching row wins, then the open call's row for a decision to call."""
     s = counted(state or EMPTY, now, rules)
     e = element.status
     answer = fresh(s, now, rules)
-    called = s.attempted_at is not None and s.attempted_at >= as_stored(request.since)
+    called = s.attempted_at is not None and s.attempted_at >= _to_the_ms(request.since)
     named = request.why is Why.RETRY_NAMED and e in request.named and e in ABSORBING
     due_by = now + (rules.backoff.base - rules.min_interval)
     in_backoff = s.attempted_at is not None and s.attempted_at + wait(live(s, now, rules), rules) > due_by

@@ -60,6 +60,26 @@ def _open_call_times_out(ticks: int) -> Walk:
     return Walk(f"an open call times out, {ticks:+d} tick", steps)
 
 
+def _a_first_call_dies_after_its_open_call(m: UrlRules) -> list[Callable[[], object]]:
+    """The URL's first call (its holder recorded it with paid calls off before): its holder dies after recording the open call and paying, before any
+    result; the URL's state, written once, stands pending (seen, not processed); a holder a tick before
+    the call's timeout pays nothing beside it, and leaves the state as it is."""
+    dies = Draws(lambda e: e[0] == "T000" and e[1].url == X, lambda t: t == -1)
+    return [lambda: m.some_tokens_and_answers([[X], [X]], {X: "ok"}), m.toggle_paid, recorded_live(m, "T000"),
+            m.toggle_paid, lambda: m.clock_moves(61),  # recorded skipped_paid, no call: the URL has no state yet
+            lambda: m.a_holder_dies(dies, "after the open call")]  # type: ignore[arg-type]
+
+
+def _a_named_retry_in_the_millisecond_of_a_call(m: UrlRules) -> list[Callable[[], object]]:
+    """A URL's not_found expired with its window; a new holder's call answers blocked, and in that very
+    millisecond a retry naming not_found starts: the call counts as since its start (the stores keep
+    the millisecond), so the re-examination pays nothing and leaves not_found (the `decide` table)."""
+    return [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "not_found"}), recorded_live(m, "T000"),
+            recorded_live(m, "T001"), lambda: m.clock_moves(15 * 24 * 60), lambda: m.provider_changes(YT, "blocked"),
+            lambda: m.new_token([YT]), recorded_live(m, "T002"),
+            lambda: m.named_retry(["not_found"], 0, "none", Draws())]  # type: ignore[arg-type]
+
+
 def _streak_expires(ticks: int) -> Walk:
     """Two failed calls, then another holder a tick before, at, or after the streak's expiry."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
@@ -510,6 +530,16 @@ def _a_request_past_its_retention_then_an_engine_failure(m: UrlRules) -> list[Ca
             lambda: m.provider_changes(WEB, "ok"), lambda: m.clock_moves(24 * 60), recorded_live(m, "T001")]
 
 
+def _a_request_closed_without_a_call_past_the_window(m: UrlRules) -> list[Callable[[], object]]:
+    """A paid submission whose poll failed stays saved; past its retention and the failure's window, a
+    holder's call reads it (closed) and our rate limiter then holds the call: nothing sent, the request
+    closed, and the URL stands as the statuses say now (its failure expired: pending), not as it stood
+    at its last write (the `after` table's no-call row)."""
+    return [lambda: m.some_tokens_and_answers([[WEB], [WEB]], {WEB: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(15 * 24 * 60), lambda: m.our_rate_limiter_holds_the_next_call(WEB),
+            recorded_live(m, "T001")]
+
+
 def _a_saved_submissions_acknowledgement_lost(m: UrlRules) -> list[Callable[[], object]]:
     """A paid submission is saved, and the store's acknowledgement is lost (Mongo: the connection drops
     after the write applied): the engine repeats the save, which moves nothing twice; the URL state and
@@ -539,6 +569,14 @@ def _a_newer_holder_claims_the_element_mid_write(m: UrlRules) -> list[Callable[[
             lambda: m.provider_changes(YT, "ok"), lambda: m.clock_moves(61),
             lambda: setattr(m.store, "claimed_after_commit", True),
             lambda: m.default_retry(60, "none", Draws(), limit=1)]  # type: ignore[arg-type]
+
+
+def _a_newer_holders_links_mid_write(m: UrlRules) -> list[Callable[[], object]]:
+    """A free URL answers ok with links: before the write's links land (Mongo: links, then the state,
+    then the element), a newer holder claims the element and replaces its links; the write is refused
+    as fenced and, refused, changes nothing: the newer holder's links stand alone ("Fencing")."""
+    return [lambda: m.some_tokens_and_answers([[YT], [YT]], {YT: "ok"}),
+            lambda: setattr(m.store, "links_claimed_mid_write", True), recorded_live(m, "T000")]
 
 
 def _an_answer_in_two_paid_requests(m: UrlRules) -> list[Callable[[], object]]:
@@ -896,6 +934,8 @@ WALKS: tuple[Walk, ...] = (
     *(Walk(name, steps) for name, steps in RETRY_WALKS),
     *(Walk(name, steps) for name, steps in FEED_WALKS),
     *(_open_call_times_out(t) for t in TICKS),
+    Walk("a first call dies after its open call", _a_first_call_dies_after_its_open_call),
+    Walk("a named retry in the millisecond of a call", _a_named_retry_in_the_millisecond_of_a_call),
     *(_streak_expires(t) for t in TICKS),
     *(_answer_expires(t) for t in TICKS),
     *(_called_again(t, n) for t in TICKS for n in (1, 2)),
@@ -947,7 +987,9 @@ WALKS: tuple[Walk, ...] = (
     Walk("a saved submission's acknowledgement lost", _a_saved_submissions_acknowledgement_lost),
     Walk("an open call loses the first insert", _an_open_call_loses_the_first_insert),
     Walk("a newer holder claims the element mid-write", _a_newer_holder_claims_the_element_mid_write),
+    Walk("a newer holder's links mid-write", _a_newer_holders_links_mid_write),
     Walk("a request past its retention, then an engine failure", _a_request_past_its_retention_then_an_engine_failure),
+    Walk("a request closed without a call past the window", _a_request_closed_without_a_call_past_the_window),
     Walk("an answer in two paid requests", _an_answer_in_two_paid_requests),
     Walk("dies after an answer in two paid requests", _dies_after_an_answer_in_two_paid_requests),
     *(Walk(f"a generator back in the instant an element is due (paid calls {'on' if paid else 'off'})",

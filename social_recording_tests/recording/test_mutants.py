@@ -155,6 +155,11 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the live feed keeps a token's first trade of the range, not its latest",
         "the reconcile leaves out a token at the AF floor",
         "the reconcile records again the tokens stored since its window was read",
+        "the Mongo store leaves an older holder's links beside a newer one's",
+        "a write closing an expired request keeps the URL's old status",
+        "a URL's first paid call records it as failing",
+        "a run's start is compared with stored calls to the microsecond",
+        "the Redis budget admits one request past its limit",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that

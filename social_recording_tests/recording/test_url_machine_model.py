@@ -17,6 +17,7 @@ from test_support.url_machine_model import (
     UrlRulesOnMongomock,
     UrlRulesWithDefaults,
 )
+from test_support.url_machine_redis import BUDGET_WALKS, UrlRulesOnRedisCounters
 from test_support.url_machine_walks import WALKS, Walk
 
 pytestmark = pytest.mark.heavy
@@ -55,3 +56,15 @@ def test_the_url_rules_hold_on_the_mongo_store(mongo_server: MongoServer) -> Non
         ))
     finally:
         UrlRulesOnMongo.server = None
+
+
+class TestUrlRulesOnRedisCountersWalks:
+    """The walks meeting a spend budget, with the budget counted by the Redis scripts (a real server)."""
+
+    @pytest.mark.parametrize("walk", BUDGET_WALKS, ids=lambda w: w.name)
+    def test_the_walk_holds(self, walk: Walk, redis_url: str) -> None:
+        UrlRulesOnRedisCounters.redis_url = redis_url
+        try:
+            walk.run(UrlRulesOnRedisCounters)
+        finally:
+            UrlRulesOnRedisCounters.redis_url = None
