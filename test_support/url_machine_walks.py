@@ -18,6 +18,7 @@ from social_recording.domain.urls import Platform
 from test_support.engine_fakes import T0
 from test_support.url_machine_model import FOUR_ATTEMPTS, NINE_ATTEMPTS, POOL, SPEND_PER_MONTH, TICK, UrlRules
 from test_support.url_machine_retry_walks import RETRY_WALKS
+from test_support.url_machine_runs import RUN_WALKS
 from test_support.url_machine_steps import Draws, recorded_live, replay
 
 X, _, WEB, YT, TG = POOL
@@ -893,6 +894,7 @@ def _a_late_holder_at_the_claim(call: bool) -> Callable[[UrlRules], list[Callabl
 
 WALKS: tuple[Walk, ...] = (
     *(Walk(name, steps) for name, steps in RETRY_WALKS),
+    *(Walk(name, steps) for name, steps in RUN_WALKS),
     *(_open_call_times_out(t) for t in TICKS),
     *(_streak_expires(t) for t in TICKS),
     *(_answer_expires(t) for t in TICKS),
