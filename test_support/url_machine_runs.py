@@ -72,7 +72,32 @@ def _recorded_after_the_second_look(interval: int, named: bool) -> Steps:
     return steps
 
 
+def _recorded_before_the_second_look(named: bool) -> Steps:
+    """A retry selects a failed element; another run records it before the retry's second look: the
+    retry leaves it and reports it as changed meanwhile (checked at every retry of the model)."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        def retry() -> None:
+            if named:
+                m.named_retry(["error"], 0, "between", Draws())
+            else:
+                m.default_retry(0, "between", Draws())
+        return [lambda: m.some_tokens_and_answers([[TG], [YT]], {TG: "5xx", YT: "5xx"}), recorded_live(m, "T000"),
+                recorded_live(m, "T001"), lambda: m.clock_moves(61), retry]
+    return steps
+
+
+def _a_retry_among_one_of_two_tokens(m: UrlRules) -> list[Callable[[], object]]:
+    """Two tokens' failing elements are due, a third's inside its back-off: a retry among the first and
+    third tokens takes the first's due element only, and counts the third's as held back."""
+    return [lambda: m.some_tokens_and_answers([[TG], [YT], [WEB]], {TG: "5xx", YT: "5xx", WEB: "5xx"}),
+            recorded_live(m, "T000"), recorded_live(m, "T001"), lambda: m.clock_moves(61), recorded_live(m, "T002"),
+            lambda: m.retry_among(["T000", "T002"], 0)]
+
+
 RUN_WALKS: tuple[tuple[str, Steps], ...] = (
+    ("a retry among one of two tokens", _a_retry_among_one_of_two_tokens),
+    *((f"recorded before a {'named' if named else 'default'} retry's second look", _recorded_before_the_second_look(named))
+      for named in (False, True)),
     *((f"recorded after a {'named' if named else 'default'} retry's second look ({interval} min)",
        _recorded_after_the_second_look(interval, named)) for interval in (0, 120) for named in (False, True)),
 )
