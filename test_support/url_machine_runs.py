@@ -94,7 +94,16 @@ def _a_retry_among_one_of_two_tokens(m: UrlRules) -> list[Callable[[], object]]:
             lambda: m.retry_among(["T000", "T002"], 0)]
 
 
+def _a_retry_among_a_token_meets_an_unreadable_answer(m: UrlRules) -> list[Callable[[], object]]:
+    """A token's element unsupported because its generator could not read the answer, and a failed one:
+    a retry among that token at once counts only the failed one as held back (the unreadable one waits
+    for a code change, not for a back-off)."""
+    return [lambda: m.some_tokens_and_answers([[TG, YT]], {TG: "unreadable", YT: "5xx"}),
+            recorded_live(m, "T000"), lambda: m.retry_among(["T000"], 60)]
+
+
 RUN_WALKS: tuple[tuple[str, Steps], ...] = (
+    ("a retry among a token meets an unreadable answer", _a_retry_among_a_token_meets_an_unreadable_answer),
     ("a retry among one of two tokens", _a_retry_among_one_of_two_tokens),
     *((f"recorded before a {'named' if named else 'default'} retry's second look", _recorded_before_the_second_look(named))
       for named in (False, True)),
