@@ -2339,6 +2339,9 @@ class UrlRules(RetryRules, SpoolRules, RuleBasedStateMachine):
         if outcome.status not in (TokenStatus.RECORDED, TokenStatus.UP_TO_DATE):
             return
         excused = {o.url for o in outcome.urls if isinstance(o, UrlOutcome) and isinstance(o.status, EngineOutcome)}
+        for o in outcome.urls:  # converged: an absorbing status the element did not hold before the run
+            if isinstance(o, UrlOutcome) and o.converged and o.previous is not None and o.status == o.previous:
+                self.world.violations.append(f"{o.token} {o.url}: stayed {o.status} and was counted as converged")
         doc = self.store.find_token(outcome.address)
         assert doc is not None
         left = [el.url for el in doc.social_urls if el.status is FetchStatus.PENDING and el.url not in excused]

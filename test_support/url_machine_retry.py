@@ -104,6 +104,9 @@ class CheckedRetry:
                 out = self._inner.record_selection(selection, run=None if own else run, **kw)
         finally:
             m.watch = None
+        for o in getattr(out, "url_outcomes", ()):  # converged: an absorbing status the element did not hold
+            if o.converged and o.previous is not None and o.status == o.previous:
+                m.world.violations.append(f"{o.token} {o.url}: stayed {o.status} and was counted as converged")
         if out.skipped is None and out.changed_meanwhile != changed:
             m.world.violations.append(f"a retry reported {out.changed_meanwhile} selected elements changed "
                                       f"meanwhile; another run recorded {changed} of them")

@@ -149,6 +149,14 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the SQLite store's zero-call write leaves the state's fence",
         "the Mongo store's zero-call write leaves the state's fence",
     ),
+    "fresh10": (
+        "a recording judges the element as its token's document holds it, not as selected",
+        "a retry's second look keeps what another run recorded meanwhile",
+        "a named retry's second look takes the default selection",
+        "a retry narrowed to tokens takes every token's due elements",
+        "a narrowed retry counts unparseable elements as held back",
+        "a run counts an element that stays absorbing as converged",
+    ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
 the model kills since it checks their rule: part of the project's list from then on, by name."""
