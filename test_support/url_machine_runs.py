@@ -6,9 +6,10 @@ reach (they land before a retry's second look, or at a call or a write). Listed 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
+from social_recording.recording.engine import Timings
 from social_recording.recording.processor import TOKEN_LOCK_PREFIX
 from test_support.url_machine_model import POOL, UrlRules
 from test_support.url_machine_steps import Draws, recorded_live
@@ -102,7 +103,67 @@ def _a_retry_among_a_token_meets_an_unreadable_answer(m: UrlRules) -> list[Calla
             recorded_live(m, "T000"), lambda: m.retry_among(["T000"], 60)]
 
 
+def _a_token_locked_out_then_freed(m: UrlRules) -> list[Callable[[], object]]:
+    """Another worker holds a token's lock when a retry first asks for it, and lets it go before the
+    retry's second look at its locked-out tokens: the retry records the token's due element then
+    ("Retry selection": a token locked out is looked at again at the end of the run)."""
+    def retry() -> None:
+        key = TOKEN_LOCK_PREFIX + "T000"
+        locks = m.locks
+        other = ExitStack()
+        asks: list[str] = []
+        real_try, real_within = locks.try_hold, locks.hold_within
+
+        def try_hold(k: str, ttl: float) -> Any:
+            if k == key and not asks:
+                asks.append("first")
+                assert other.enter_context(real_try(k, ttl)).held  # another worker takes it first
+            return real_try(k, ttl)
+
+        def hold_within(k: str, ttl: float, wait: float) -> Any:
+            if k == key:
+                asks.append("again")
+                other.close()  # the other worker is done
+            return real_within(k, ttl, wait)
+
+        before = m.store.find_element("T000", TG)
+        locks.try_hold, locks.hold_within = try_hold, hold_within  # type: ignore[method-assign]
+        try:
+            m.default_retry(0, "none", Draws())
+        finally:
+            locks.try_hold, locks.hold_within = real_try, real_within  # type: ignore[method-assign]
+            other.close()
+        after = m.store.find_element("T000", TG)
+        defaults = Timings()  # the second look waits past a crashed holder's lock, which its TTL frees
+        if defaults.token_lock_wait <= defaults.token_lock_ttl:
+            m.world.violations.append(f"a run's second look waits {defaults.token_lock_wait} s, a crashed holder's "
+                                      f"token lock lasts {defaults.token_lock_ttl} s")
+        if asks != ["first", "again"] or after == before:
+            m.world.violations.append(f"T000 locked out at a retry's first look and free at its second: asked "
+                                      f"{asks}, its element {before} left {after}")
+    return [lambda: m.some_tokens_and_answers([[TG]], {TG: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(61), retry]
+
+
+def _two_holders_of_a_url_at_once(url: str) -> Steps:
+    """Two tokens hold one URL; while a run of the first calls it, a run of the second records it: the
+    URL lock, one per URL whatever the token, leaves the second without a call ("Recording one URL")."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        def live() -> None:
+            def at_the_call(_url: str, _address: str) -> None:
+                calls = m.world.calls
+                m._second_recorder("T001")
+                if m.world.calls != calls:
+                    m.world.violations.append(f"{url}: called for T001 while T000's run called it")
+            m.world.on_call = at_the_call
+            m.live_event(Draws(lambda a: a == "T000"), "none")  # type: ignore[arg-type]
+        return [lambda: m.some_tokens_and_answers([[url], [url]], {url: "5xx"}), live]
+    return steps
+
+
 RUN_WALKS: tuple[tuple[str, Steps], ...] = (
+    *((f"two holders of a URL at once ({url})", _two_holders_of_a_url_at_once(url)) for url in (TG, YT)),
+    ("a token locked out, then freed", _a_token_locked_out_then_freed),
     ("a retry among a token meets an unreadable answer", _a_retry_among_a_token_meets_an_unreadable_answer),
     ("a retry among one of two tokens", _a_retry_among_one_of_two_tokens),
     *((f"recorded before a {'named' if named else 'default'} retry's second look", _recorded_before_the_second_look(named))

@@ -156,6 +156,9 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a retry narrowed to tokens takes every token's due elements",
         "a narrowed retry counts unparseable elements as held back",
         "a run counts an element that stays absorbing as converged",
+        "a run never looks again at a locked-out token",
+        "a run's second look gives up before a crashed holder's token lock expires",
+        "the URL lock is taken per token",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
