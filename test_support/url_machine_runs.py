@@ -9,9 +9,10 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
+from social_recording.domain.status import FetchStatus
 from social_recording.recording.engine import Timings
 from social_recording.recording.processor import TOKEN_LOCK_PREFIX
-from test_support.url_machine_model import POOL, UrlRules
+from test_support.url_machine_model import POOL, LosingLocks, UrlRules, Why
 from test_support.url_machine_steps import Draws, recorded_live
 
 X, _, WEB, YT, TG = POOL
@@ -161,7 +162,46 @@ def _two_holders_of_a_url_at_once(url: str) -> Steps:
     return steps
 
 
+def _the_token_lock_lost_at_a_call(m: UrlRules) -> list[Callable[[], object]]:
+    """A live run of a token of two due URLs loses its token lock while it calls the first: the second
+    is not started, left as it was for the next run ("Fencing": a holder that lost its lease stops)."""
+    def live() -> None:
+        locks = LosingLocks(m.locks)
+
+        def lost(_url: str, _address: str) -> None:
+            locks.leases[0].mark_lost("the test: the token lock's key was found gone")
+
+        doc = m.store.find_token("T000")
+        assert doc is not None
+        before = {el.url: el for el in doc.social_urls}
+        with m.doing("live"):
+            m.world.on_call = lost
+            out = m._engine_on(locks, m.paid).processor.record("T000", "T000", m._run(Why.LIVE))
+        m.world.on_call = None
+        recorded = [o.url for o in out.urls]
+        left = [url for url in before if url not in recorded[:1]]
+        after = {url: m.store.find_element("T000", url) for url in left}
+        if len(recorded) != 1 or any(after[url] != before[url] for url in left):
+            m.world.violations.append(f"T000: its token lock lost at its first URL's call, yet recorded {recorded}")
+    return [lambda: m.some_tokens_and_answers([[TG, YT]], {TG: "5xx", YT: "5xx"}), recorded_live(m, "T000"),
+            lambda: m.clock_moves(61), live]
+
+
+def _one_accounts_credit_is_gone(m: UrlRules) -> list[Callable[[], object]]:
+    """One paid account says its credit is gone at a run's first URL: the run still calls the other
+    paid account's URL ("Spend budgets": the credit is an account's own)."""
+    def called_the_other() -> None:
+        el = m.store.find_element("T001", WEB)
+        if el is None or el.status is not FetchStatus.OK:
+            m.world.violations.append(f"T001 {WEB}: left {el and el.status} by a run where only another account's "
+                                      f"credit was gone")
+    return [lambda: m.some_tokens_and_answers([[X], [WEB]], {X: "no credit", WEB: "ok"}), m.reconcile,
+            called_the_other]
+
+
 RUN_WALKS: tuple[tuple[str, Steps], ...] = (
+    ("one account's credit is gone", _one_accounts_credit_is_gone),
+    ("the token lock lost at a call", _the_token_lock_lost_at_a_call),
     *((f"two holders of a URL at once ({url})", _two_holders_of_a_url_at_once(url)) for url in (TG, YT)),
     ("a token locked out, then freed", _a_token_locked_out_then_freed),
     ("a retry among a token meets an unreadable answer", _a_retry_among_a_token_meets_an_unreadable_answer),

@@ -159,6 +159,8 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a run never looks again at a locked-out token",
         "a run's second look gives up before a crashed holder's token lock expires",
         "the URL lock is taken per token",
+        "a token's URLs are still recorded after its token lock is lost",
+        "one account's spent credit stops every account's calls",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
