@@ -128,7 +128,7 @@ def _a_token_locked_out_then_freed(m: UrlRules) -> list[Callable[[], object]]:
             return real_within(k, ttl, wait)
 
         before = m.store.find_element("T000", TG)
-        locks.try_hold, locks.hold_within = try_hold, hold_within  # type: ignore[method-assign]
+        locks.try_hold, locks.hold_within = try_hold, hold_within  # type: ignore[method-assign, assignment]
         try:
             m.default_retry(0, "none", Draws())
         finally:
