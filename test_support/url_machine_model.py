@@ -102,6 +102,7 @@ from social_recording.recording.candidates import retry_query
 from social_recording.recording.concurrency import CallSlots
 from social_recording.recording.engine import Engine, Timings, build_engine
 from social_recording.recording.outcomes import EngineOutcome, TokenStatus, UrlOutcome
+from social_recording.recording.retry import REMAINING_PROBE
 from social_recording.recording.run_state import RunState
 from social_recording.recording.spend_check import SpendHeld
 from social_recording.store.base import ElementWrite, Store, UrlWrite, WriteOutcome, WriteResult
@@ -2175,6 +2176,7 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, RuleBasedStateMachine):
         chosen = {(c.address, c.url) for c in selection.candidates}
         waiting: list[tuple[bool, datetime | None, str, str]] = []
         unsure = False
+        held_back = 0
         among = self.tokens if selection.token_addresses is None else [
             a for a in self.tokens if a in selection.token_addresses]
         for address in among:
@@ -2193,6 +2195,8 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, RuleBasedStateMachine):
                 due = el.due_at is None or el.due_at <= due_by
                 if due:
                     waiting.append((el.due_at is not None, el.due_at, address, el.url))
+                else:
+                    held_back += 1
                 if (address, el.url) in chosen and not due or (due and not selection.remaining
                                                                 and (address, el.url) not in chosen):
                     self.world.violations.append(
@@ -2206,6 +2210,14 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, RuleBasedStateMachine):
         if limit is not None and self.paid and not unsure and selection.remaining != len(waiting) - len(chosen):
             self.world.violations.append(f"a retry limited to {limit} took {len(chosen)} of {len(waiting)} due "
                                          f"elements, {selection.remaining} said to remain")
+        if selection.token_addresses is not None:
+            # A retry among given tokens takes none of another token's elements, and counts as held back
+            # (inside their back-off) only the elements of its statuses among them.
+            if strays := sorted({c.address for c in selection.candidates} - set(selection.token_addresses)):
+                self.world.violations.append(f"a retry among {list(selection.token_addresses)} took elements of {strays}")
+            if self.paid and not unsure and min(held_back, REMAINING_PROBE) != selection.held_back:
+                self.world.violations.append(f"a retry among {list(selection.token_addresses)} counted "
+                                             f"{selection.held_back} elements held back; {held_back} are")
         # Past its limit, a retry takes the longest due first (then by token and URL).
         first = {(a, u) for *_, a, u in sorted(waiting)[:len(chosen)]}
         if selection.remaining and self.paid and not unsure and first != chosen:
@@ -2371,6 +2383,9 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, RuleBasedStateMachine):
         if outcome.status not in (TokenStatus.RECORDED, TokenStatus.UP_TO_DATE):
             return
         excused = {o.url for o in outcome.urls if isinstance(o, UrlOutcome) and isinstance(o.status, EngineOutcome)}
+        for o in outcome.urls:  # converged: an absorbing status the element did not hold before the run
+            if isinstance(o, UrlOutcome) and o.converged and o.previous is not None and o.status == o.previous:
+                self.world.violations.append(f"{o.token} {o.url}: stayed {o.status} and was counted as converged")
         doc = self.store.find_token(outcome.address)
         assert doc is not None
         left = [el.url for el in doc.social_urls if el.status is FetchStatus.PENDING and el.url not in excused]

@@ -95,11 +95,21 @@ class CheckedRetry:
         watch = Watch(selection, None if own else run,
                       seen={(c.address, c.url): Selected(c.status, c.checked_at) for c in selection.candidates})
         m.watch = watch
+        # Recorded by another run since the selection (an interleaving before this call): left as it
+        # recorded them, and reported as changed meanwhile.
+        changed = sum(1 for c in selection.candidates if (el := m.store.find_element(c.address, c.url)) is None
+                      or (el.status, el.checked_at) != (c.status, c.checked_at))
         try:
             with m.runs_built_by_the_retry(watch) if own else nullcontext():
                 out = self._inner.record_selection(selection, run=None if own else run, **kw)
         finally:
             m.watch = None
+        for o in getattr(out, "url_outcomes", ()):  # converged: an absorbing status the element did not hold
+            if o.converged and o.previous is not None and o.status == o.previous:
+                m.world.violations.append(f"{o.token} {o.url}: stayed {o.status} and was counted as converged")
+        if out.skipped is None and out.changed_meanwhile != changed:
+            m.world.violations.append(f"a retry reported {out.changed_meanwhile} selected elements changed "
+                                      f"meanwhile; another run recorded {changed} of them")
         m.check_raw_values(watch, before, out)
         m.stats["retries building their own run"] += int(own)
         m.stats["raw values tried"] += len(watch.tries)

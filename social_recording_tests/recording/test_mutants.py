@@ -160,6 +160,17 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a URL's first paid call records it as failing",
         "a run's start is compared with stored calls to the microsecond",
         "the Redis budget admits one request past its limit",
+        "a recording judges the element as its token's document holds it, not as selected",
+        "a retry's second look keeps what another run recorded meanwhile",
+        "a named retry's second look takes the default selection",
+        "a retry narrowed to tokens takes every token's due elements",
+        "a narrowed retry counts unparseable elements as held back",
+        "a run counts an element that stays absorbing as converged",
+        "a run never looks again at a locked-out token",
+        "a run's second look gives up before a crashed holder's token lock expires",
+        "the URL lock is taken per token",
+        "a token's URLs are still recorded after its token lock is lost",
+        "one account's spent credit stops every account's calls",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
