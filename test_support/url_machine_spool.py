@@ -27,7 +27,7 @@ from hypothesis.stateful import precondition, rule
 
 from social_recording.domain.models import SocialUrl, as_stored
 from social_recording.domain.url_machine import Why
-from social_recording.domain.urls import Platform, parse_canonical
+from social_recording.domain.urls import Platform
 from social_recording.recording.answer_spool import AnswerSpool, SpooledAnswer
 from social_recording.recording.outcomes import EngineOutcome, UrlOutcome
 from social_recording.store.base import UrlWrite, WriteOutcome
@@ -357,7 +357,3 @@ class SpoolRules:
             v.append(f"{said}: its own call's record {own!r} stays open after it")
         if later < DEDUPE_TTL and sent:
             v.append(f"{said}: {sent} paid request(s) sent by {holder}'s recording {later} later, in the answer's window")
-
-
-def _platform(url: str) -> Platform:
-    return parse_canonical(url).platform
