@@ -9,10 +9,10 @@ from collections.abc import Callable
 
 from test_support.url_machine_feed import THRESHOLD
 from test_support.url_machine_model import POOL, UrlRules
+from test_support.url_machine_steps import Steps, recorded_live
 
 X, _, WEB, YT, TG = POOL
 
-Steps = Callable[[UrlRules], list[Callable[[], object]]]
 AROUND = (THRESHOLD - 1, THRESHOLD, THRESHOLD + 1)
 """Investor counts below, at and above the threshold (the floor)."""
 
@@ -55,19 +55,9 @@ def _a_reconcile_at_the_floor(interleave: str) -> Steps:
         tokens: list[str] = []
         return [lambda: m.some_tokens_and_answers([[X], [YT]], {}), lambda: tokens.extend(_around(m)),
                 lambda: tokens.extend(_around(m)),
-                lambda: m.live_event(_Only(tokens[-1]), "none"),  # type: ignore[arg-type]
+                lambda: recorded_live(m, tokens[-1])(),
                 lambda: m.reconcile_at_the_floor(interleave), lambda: m.reconcile_at_the_floor("none")]
     return steps
-
-
-class _Only:
-    """A `data` whose every draw is `value`."""
-
-    def __init__(self, value: object) -> None:
-        self.value = value
-
-    def draw(self, _strategy: object) -> object:
-        return self.value
 
 
 FEED_WALKS: tuple[tuple[str, Steps], ...] = (

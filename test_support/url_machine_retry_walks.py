@@ -9,11 +9,10 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from test_support.url_machine_model import POOL, TICK, UrlRules
-from test_support.url_machine_steps import Draws, recorded_live
+from test_support.url_machine_steps import Draws, Steps, recorded_live
 
 X, _, WEB, YT, TG = POOL
 
-Steps = Callable[[UrlRules], list[Callable[[], object]]]
 
 
 def _retry(m: UrlRules, interval: int, limit: int = 50) -> Callable[[], object]:

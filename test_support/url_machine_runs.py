@@ -13,11 +13,10 @@ from social_recording.domain.status import FetchStatus
 from social_recording.recording.engine import Timings
 from social_recording.recording.processor import TOKEN_LOCK_PREFIX
 from test_support.url_machine_model import POOL, LosingLocks, UrlRules, Why
-from test_support.url_machine_steps import Draws, recorded_live
+from test_support.url_machine_steps import Draws, Steps, recorded_live
 
 X, _, WEB, YT, TG = POOL
 
-Steps = Callable[[UrlRules], list[Callable[[], object]]]
 
 
 @contextmanager

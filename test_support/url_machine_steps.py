@@ -7,9 +7,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis.stateful import INVARIANT_MARKER, RuleBasedStateMachine
+
+if TYPE_CHECKING:
+    from test_support.url_machine_model import UrlRules
+
+Steps = Callable[["UrlRules"], list[Callable[[], object]]]
+"""A walk: given a fresh machine, the steps to call on it in order."""
 
 
 class Draws:

@@ -20,7 +20,7 @@ from test_support.url_machine_feed_walks import FEED_WALKS
 from test_support.url_machine_model import FOUR_ATTEMPTS, NINE_ATTEMPTS, POOL, SPEND_PER_MONTH, TICK, UrlRules
 from test_support.url_machine_retry_walks import RETRY_WALKS
 from test_support.url_machine_runs import RUN_WALKS
-from test_support.url_machine_steps import Draws, recorded_live, replay
+from test_support.url_machine_steps import Draws, Steps, recorded_live, replay
 
 X, _, WEB, YT, TG = POOL
 """The model's URLs: a paid one-step call (an open call is recorded before it), a paid two-step
@@ -32,7 +32,7 @@ TICKS = (-1, 0, 1)
 @dataclass(frozen=True)
 class Walk:
     name: str
-    steps: Callable[[UrlRules], list[Callable[[], object]]]
+    steps: Steps
     config: Mapping[str, Any] = field(default_factory=dict)
     """The machine's settings this walk needs (class attributes: `limits`, `per_month`, `live_interval`)."""
 
@@ -161,7 +161,7 @@ def _called_in_the_selections_instant(m: UrlRules) -> list[Callable[[], object]]
                             on_a_second=True)]
 
 
-def _an_answer_without_a_call(url: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
+def _an_answer_without_a_call(url: str) -> Steps:
     """A failed call, then an answer decided without a request (no anchor), then a holder a window
     later: the answer still stands, and the failed call's moment is not its anchor."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
@@ -195,7 +195,7 @@ def _at_the_due_instant(m: UrlRules, step: Callable[[], object]) -> Callable[[],
     return run
 
 
-def _a_retry_in_the_instant_an_element_is_due(among: bool) -> Callable[[UrlRules], list[Callable[[], object]]]:
+def _a_retry_in_the_instant_an_element_is_due(among: bool) -> Steps:
     """A failed call, then a retry selecting in the very instant its element is due (among all tokens,
     or among given ones): it is taken."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
@@ -329,7 +329,7 @@ def _a_paid_request_survives_a_failed_poll(m: UrlRules) -> list[Callable[[], obj
             lambda: m.clock_moves(61), recorded_live(m, "T001")]
 
 
-def _the_provider_changes_its_mind(url: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
+def _the_provider_changes_its_mind(url: str) -> Steps:
     def steps(m: UrlRules) -> list[Callable[[], object]]:
         return [lambda: m.some_tokens_and_answers([[url], [url]], {}),
                 lambda: m.the_provider_changes_its_mind_between_two_new_holders(url=url, first="ok", then="not_found")]
@@ -405,7 +405,7 @@ def _a_named_exhausted_element_reads_nothing(m: UrlRules) -> list[Callable[[], o
             lambda: m.named_retry(["exhausted"], 0, "none", Draws())]  # type: ignore[arg-type]
 
 
-def _a_paused_holder(what: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
+def _a_paused_holder(what: str) -> Steps:
     """A holder paused past its lease wakes with its old fence: its paid call's record (or its saved
     submission, with its spend line) is refused."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
@@ -416,7 +416,7 @@ def _a_paused_holder(what: str) -> Callable[[UrlRules], list[Callable[[], object
     return steps
 
 
-def _an_answer_lands_while_a_call_fails(moment: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
+def _an_answer_lands_while_a_call_fails(moment: str) -> Steps:
     """A holder's call fails; before its write (or, on the Mongo store, between its read and its
     conditional update), a late holder's later call answers and is written first: the failed call's
     write is merged, under its own fence, and leaves the last call at the answer's (it only moves
@@ -460,7 +460,7 @@ def _read_nothing_for_many_holders(m: UrlRules) -> list[Callable[[], object]]:
     return [lambda: m.some_tokens_and_answers([[WEB], [WEB], [WEB]], {WEB: "unreadable"}), m.reconcile]
 
 
-def _a_later_failure_lands_while_a_call_answers(moment: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
+def _a_later_failure_lands_while_a_call_answers(moment: str) -> Steps:
     """A holder's call answers; a few milliseconds later a late holder's call fails and is written
     first (right before the answer's write, or inside it on the Mongo store): the answer is merged, and
     the URL's last call stays the late holder's, stored as later (it only moves forward)."""
@@ -485,7 +485,7 @@ def _a_late_call_before_a_dead_holders_record(m: UrlRules) -> list[Callable[[], 
                 dies, "5xx", timedelta(milliseconds=2))]  # type: ignore[arg-type]
 
 
-def _two_holders_race_a_first_state(paid: bool, url: str = X) -> Callable[[UrlRules], list[Callable[[], object]]]:
+def _two_holders_race_a_first_state(paid: bool, url: str = X) -> Steps:
     """A URL nothing has been recorded for: a holder (a paid one with paid calls on, or a free one: it
     calls; paid calls off: it writes its element alone) decides on no state while a late holder with paid
     calls on writes the URL's first state before its write (inside it on the Mongo store): the holder's
@@ -600,7 +600,7 @@ def _dies_after_an_answer_in_two_paid_requests(m: UrlRules) -> list[Callable[[],
             recorded_live(m, "T000")]
 
 
-def _a_generator_back_in_the_instant_an_element_is_due(paid: bool) -> Callable[[UrlRules], list[Callable[[], object]]]:
+def _a_generator_back_in_the_instant_an_element_is_due(paid: bool) -> Steps:
     """The free platform's key is not set: its URL is recorded unsupported for want of a generator; the
     key is set again, and a retry (paid calls on, or off: the free platform's generator is usable either
     way) selects in the very instant the element is due: it is taken."""
@@ -620,7 +620,7 @@ def _a_retry_limited_to_one(m: UrlRules) -> list[Callable[[], object]]:
             lambda: m.default_retry(60, "none", Draws(), limit=1)]  # type: ignore[arg-type]
 
 
-def _a_retry_limited_to_one_of_two_statuses(error_first: bool) -> Callable[[UrlRules], list[Callable[[], object]]]:
+def _a_retry_limited_to_one_of_two_statuses(error_first: bool) -> Steps:
     """A failed call's element (`error`) and, a day apart before or after it, an element recorded
     `unsupported` for want of a generator whose key is set again: both due, a retry limited to one takes
     the longest due whatever its status (the stores select status by status)."""
@@ -691,7 +691,7 @@ def _a_retry_among_a_tokens_elements(m: UrlRules) -> list[Callable[[], object]]:
             recorded_live(m, "T000"), lambda: m.clock_moves(15 * 24 * 60), lambda: m.retry_among(["T000"], 60)]
 
 
-def _a_tie_at_a_retrys_limit(among: bool) -> Callable[[UrlRules], list[Callable[[], object]]]:
+def _a_tie_at_a_retrys_limit(among: bool) -> Steps:
     """Two tokens' failing URLs called in one instant are due in one instant; a retry limited to one
     (among both tokens, or by default) takes the first token's, whatever the URLs' order (the longest due
     first, ties by token then URL: "Retry selection"), and so does the store asked for one."""
@@ -806,7 +806,7 @@ def _a_spent_streak_expires_during_a_run(ticks: int) -> Walk:
     return Walk(f"a spent streak expires during a run, {ticks:+d} tick", steps)
 
 
-def _an_unanchored_answer_stands(url: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
+def _an_unanchored_answer_stands(url: str) -> Steps:
     """A `blocked` no call stood behind (a private target's link: no anchor, it never expires); the
     provider then finds nothing to fetch (`invalid`, no anchor either), met by a named re-examination
     (or a second holder of a URL never reused): the better `blocked` stands."""
@@ -819,7 +819,7 @@ def _an_unanchored_answer_stands(url: str) -> Callable[[UrlRules], list[Callable
     return steps
 
 
-def _the_rate_limiter_cannot_be_asked(when: str, url: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
+def _the_rate_limiter_cannot_be_asked(when: str, url: str) -> Steps:
     """A failed call; once the URL may be called again, our rate limiter cannot be asked during the next
     call: before its first request (left as it was), or after one left (a failed call)."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
@@ -830,7 +830,7 @@ def _the_rate_limiter_cannot_be_asked(when: str, url: str) -> Callable[[UrlRules
     return steps
 
 
-def _the_url_lock_is_lost_before_a_request(url: str) -> Callable[[UrlRules], list[Callable[[], object]]]:
+def _the_url_lock_is_lost_before_a_request(url: str) -> Steps:
     """A failed call; once the URL may be called again, a holder's URL lock is lost right before its
     first request (free, or paid): nothing leaves, nothing is written."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
@@ -914,7 +914,7 @@ def _a_re_polled_submission_meets_its_retention(ticks: int) -> Walk:
     return Walk(f"a re-polled submission meets its retention, {ticks:+d} tick", steps)
 
 
-def _a_late_holder_at_the_claim(call: bool) -> Callable[[UrlRules], list[Callable[[], object]]]:
+def _a_late_holder_at_the_claim(call: bool) -> Steps:
     """A holder's write (of its call's answer, or of the window's answer reused without one) meets, between
     its refusal read and its claim of the element (the Mongo store's moment; elsewhere right before it),
     a late holder of the same token that makes the element `ok`: the write is refused, `ok` kept."""
