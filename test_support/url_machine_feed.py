@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from social_recording.domain.policy import DEFAULT_AF_INVESTOR_THRESHOLD
 from social_recording.domain.url_machine import Why
 from social_recording.recording.live_feed import LiveCursor, scan_traded
-from test_support.engine_fakes import T0, RangeItem
+from test_support.engine_fakes import T0
 
 if TYPE_CHECKING:
     from test_support.url_machine_model import World
@@ -50,14 +50,14 @@ class FeedTracker:
 
 class FeedRules:
     """The live feed read as the sensor reads it and the reconcile at its floor, with their checks.
-    Expects the model's `store`, `world`, `clock`, `tokens`, `profiles`, `tracker`, `engine`,
+    Expects the model's `store`, `world`, `clock`, `tokens`, `new_token`, `tracker`, `engine`,
     `doing`, `_run` and `_check_token_outcome`."""
 
     store: Any
     world: World
     clock: Any
     tokens: list[str]
-    profiles: Any
+    new_token: Any
     tracker: Any
     engine: Any
     doing: Any
@@ -65,25 +65,22 @@ class FeedRules:
     _check_token_outcome: Any
 
     def _feed(self) -> tuple[FeedTracker, dict[str, Any]]:
-        """The feed's tracker and the sensor's state (cursor, trades launched, investor counts),
-        made at first use (the machine's other rules never read them)."""
+        """The feed's tracker and the sensor's state (cursor, trades launched), made at first use (the
+        machine's other rules never read them)."""
         if not hasattr(self, "_feed_state"):
-            self._feed_state = (FeedTracker(), {"cursor": LiveCursor(), "launched": set(), "counts": {}})
+            self._feed_state = (FeedTracker(), {"cursor": LiveCursor(), "launched": set()})
         return self._feed_state
 
     def a_token_with_investors(self, urls: list[str], investors: int) -> str:
         """A new token with `investors` AF investors in the tracker (the reconcile window's answer)."""
-        address = f"T{len(self.tokens):03d}"
-        self.tokens.append(address)
-        self.profiles.add(address, urls)
-        self.tracker.items.append(RangeItem(address, address, investors))
-        self._feed()[1]["counts"][address] = investors
-        return address
+        self.new_token(urls, investors)
+        return self.tokens[-1]
 
     def a_token_trades(self, address: str, minutes_ago: int, investors: int | None = None) -> None:
-        """`address` trades `minutes_ago` before now (with its investor count, or `investors`)."""
-        tracker, state = self._feed()
-        count = state["counts"].get(address, 5) if investors is None else investors
+        """`address` trades `minutes_ago` before now (with the tracker's investor count, or `investors`)."""
+        tracker, _ = self._feed()
+        count = next(i.investor_count for i in self.tracker.items if i.address == address) if investors is None \
+            else investors
         when = self.clock() - timedelta(minutes=minutes_ago)
         tracker.trades.append(Trade(address, address, count, when))
 

@@ -1359,11 +1359,12 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, RuleBasedStateMachine):
             self.new_token(urls)
 
     @rule(urls=st.lists(st.sampled_from(POOL), min_size=1, max_size=3, unique=True))
-    def new_token(self, urls: list[str]) -> None:
+    def new_token(self, urls: list[str], investors: int = 5) -> None:
+        """A token the tracker knows with `investors` AF investors (reconcile's window answers it)."""
         address = f"T{len(self.tokens):03d}"
         self.tokens.append(address)
         self.profiles.add(address, urls)
-        self.tracker.items.append(RangeItem(address, address, 5))
+        self.tracker.items.append(RangeItem(address, address, investors))
 
     @rule(url=st.sampled_from(POOL), answer=st.sampled_from(ANSWERS))
     def provider_changes(self, url: str, answer: str) -> None:
