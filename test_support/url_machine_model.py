@@ -120,7 +120,7 @@ from test_support.engine_fakes import (
 )
 from test_support.mongo_server import MongoServer
 from test_support.url_machine_feed import FeedRules
-from test_support.url_machine_retry import RetryRules
+from test_support.url_machine_retry import RetryRules, counted_converged_unchanged
 from test_support.url_machine_spool import ModelSpool, SpoolRules, StoreGone
 
 ACCOUNTS = {p: CATALOGUE[p].account.name for p in (Platform.X, Platform.WEB)}
@@ -2384,9 +2384,7 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, RuleBasedStateMachine):
         if outcome.status not in (TokenStatus.RECORDED, TokenStatus.UP_TO_DATE):
             return
         excused = {o.url for o in outcome.urls if isinstance(o, UrlOutcome) and isinstance(o.status, EngineOutcome)}
-        for o in outcome.urls:  # converged: an absorbing status the element did not hold before the run
-            if isinstance(o, UrlOutcome) and o.converged and o.previous is not None and o.status == o.previous:
-                self.world.violations.append(f"{o.token} {o.url}: stayed {o.status} and was counted as converged")
+        self.world.violations.extend(counted_converged_unchanged(outcome.urls))
         doc = self.store.find_token(outcome.address)
         assert doc is not None
         left = [el.url for el in doc.social_urls if el.status is FetchStatus.PENDING and el.url not in excused]

@@ -23,7 +23,7 @@ rules:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -38,6 +38,7 @@ from social_recording.domain.url_machine import RunIntent, Selected, Why
 from social_recording.recording import attempt as attempt_module
 from social_recording.recording import retry as retry_module
 from social_recording.recording.concurrency import CallSlots
+from social_recording.recording.outcomes import UrlOutcome
 from social_recording.recording.run_state import RunState
 from social_recording.upstream.profile import DroppedValue, UnresolvedValueError
 
@@ -73,6 +74,13 @@ class Watch:
     seen: dict[tuple[str, str], Selected] = field(default_factory=dict)
 
 
+def counted_converged_unchanged(outcomes: Iterable[Any]) -> list[str]:
+    """The URL outcomes counted as converged whose element stayed as it was: converged is an absorbing
+    status the element did not hold before the run (a token's outcome and a retry's report alike)."""
+    return [f"{o.token} {o.url}: stayed {o.status} and was counted as converged" for o in outcomes
+            if isinstance(o, UrlOutcome) and o.converged and o.previous is not None and o.status == o.previous]
+
+
 def _address(token: Any) -> str:
     return token.address if isinstance(token, TokenDoc) else token[0]
 
@@ -104,9 +112,7 @@ class CheckedRetry:
                 out = self._inner.record_selection(selection, run=None if own else run, **kw)
         finally:
             m.watch = None
-        for o in getattr(out, "url_outcomes", ()):  # converged: an absorbing status the element did not hold
-            if o.converged and o.previous is not None and o.status == o.previous:
-                m.world.violations.append(f"{o.token} {o.url}: stayed {o.status} and was counted as converged")
+        m.world.violations.extend(counted_converged_unchanged(getattr(out, "url_outcomes", ())))
         if out.skipped is None and out.changed_meanwhile != changed:
             m.world.violations.append(f"a retry reported {out.changed_meanwhile} selected elements changed "
                                       f"meanwhile; another run recorded {changed} of them")
