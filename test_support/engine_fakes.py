@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import redis
 
 from social_recording.domain.graph import GraphGroup, SocialGraph, SocialObject
-from social_recording.domain.models import TokenProfile
+from social_recording.domain.models import TokenProfile, UnresolvedValue
 from social_recording.domain.policy import DEFAULT_BACKOFF, DEFAULT_MIN_INTERVAL_MINUTES, Backoff
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform, parse_canonical
@@ -238,9 +238,10 @@ class FakeProfiles:
         self.resolutions = {}
         self._lock = threading.Lock()
 
-    def add(self, address: str, urls: list[str], symbol: str | None = None) -> TokenProfile:
+    def add(self, address: str, urls: list[str], symbol: str | None = None,
+            unresolved: tuple[UnresolvedValue, ...] = ()) -> TokenProfile:
         profile = TokenProfile(address=address, symbol=symbol or address.upper(), image="https://img/x.png",
-                               urls=urls)
+                               urls=urls, unresolved=unresolved)
         self.profiles[address] = profile
         return profile
 

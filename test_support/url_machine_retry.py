@@ -32,7 +32,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import invariant, rule
 
-from social_recording.domain.models import TokenDoc, TokenProfile, UnresolvedValue, as_stored
+from social_recording.domain.models import TokenDoc, UnresolvedValue, as_stored
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
 from social_recording.domain.url_machine import RunIntent, Selected, Why
 from social_recording.recording import attempt as attempt_module
@@ -203,8 +203,7 @@ class RetryRules:
                                           attempts=1 if tries == "fresh" else max(1, budget - 1),
                                           checked_at=now if dated else None))
         self.raw_model.update({(address, v.field): v for v in values})
-        self.profiles.profiles[address] = TokenProfile(address=address, symbol=address, image="https://img/x.png",
-                                                       urls=urls, unresolved=tuple(values))
+        self.profiles.add(address, urls, symbol=address, unresolved=tuple(values))
         with self.doing("live"):
             self._check_token_outcome(self.engine.processor.record(address, address, self._run(Why.LIVE)))
 
