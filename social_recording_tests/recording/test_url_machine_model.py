@@ -58,6 +58,11 @@ def test_the_url_rules_hold_on_the_mongo_store(mongo_server: MongoServer) -> Non
         UrlRulesOnMongo.server = None
 
 
+def test_some_walks_meet_a_spend_budget() -> None:
+    """The Redis variant's walks are picked by name: a rename must not leave it with none to run."""
+    assert BUDGET_WALKS, "no walk's name says it meets a budget"
+
+
 class TestUrlRulesOnRedisCountersWalks:
     """The walks meeting a spend budget, with the budget counted by the Redis scripts (a real server)."""
 
