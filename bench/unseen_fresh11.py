@@ -67,7 +67,8 @@ FRESH11: dict[str, Mutant] = {
     "a Redis lock's release deletes another owner's key": Mutant(
         REDIS_LOCKS, "  return redis.call('del', KEYS[1])\nend\nreturn 0",
         "  return redis.call('del', KEYS[1])\nend\nreturn redis.call('del', KEYS[1])"),
-    # Only on a Redis lock backend: every lease lives its TTL in milliseconds, and is lost between renewals.
+    # Only on a Redis lock backend, with a holder still working when its TTL's count of milliseconds has
+    # passed (a key then expires under it: another holder takes it, its paid request is refused).
     "a Redis lock's TTL is read as milliseconds": Mutant(
         REDIS_LOCKS, "return max(1, int(round(ttl * 1000)))", "return max(1, int(round(ttl)))"),
     # Only a lease marked lost while its backend still names it the owner (renewals that kept failing
