@@ -6,7 +6,7 @@ handed out once, at the token's latest trade of the range read; a reconcile reco
 not stored when it records (a live run may have stored some since its window was read).
 
 A mixin of the model (test_support/url_machine_model.py); its steps are driven by walks
-(test_support/url_machine_feed_walks.py), so the drawn examples do not move.
+(test_support/url_machine_feed_walks.py), and one drawn rule trades tokens and ticks the sensor.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import precondition, rule
 
 from social_recording.domain.policy import DEFAULT_AF_INVESTOR_THRESHOLD
 from social_recording.domain.url_machine import Why
@@ -55,6 +58,8 @@ class FeedTracker:
         return self.elapsed
 
 
+TRADED_AGO = (0, 30, 90, 9 * 60, 3 * 24 * 60)
+"""Minutes: just now, within a first read's hour, before it, a page or two back, before the max lookback."""
 PAGE_SECONDS = 10.0
 """How long one page of the tracker takes to read, on the evaluation's clock."""
 BATCH = 20
@@ -190,6 +195,15 @@ class FeedRules:
         if read_to >= now and len(ordered) <= cap and (mine.ts is None or mine.ts < now - RESCAN):
             mine = ModelCursor(now - RESCAN, set())
         return handed, mine
+
+    @precondition(lambda self: self.tokens)
+    @rule(data=st.data(), minutes_ago=st.sampled_from(TRADED_AGO), pages=st.sampled_from((None, None, 1)))
+    def some_tokens_trade_and_the_sensor_ticks(self, data: st.DataObject, minutes_ago: int, pages: int | None) -> None:
+        """One or two of the model's tokens trade `minutes_ago` before now, then the sensor ticks (out of
+        time after one page, sometimes), whatever the clock did since its last tick."""
+        for address in data.draw(st.lists(st.sampled_from(self.tokens), min_size=1, max_size=2, unique=True)):
+            self.a_token_trades(address, minutes_ago)
+        self.the_sensor_ticks(pages=pages)
 
     def the_feed_handed_out_each_once(self, addresses: list[str]) -> None:
         """Every one of `addresses` (tokens that traded once each) was handed out by the ticks so far,

@@ -166,7 +166,7 @@ class SpendRules:
         """The clock lands on the end of the UTC day or month (a tick before, on it, or past it) and
         stands there while a holder of a paid URL records it (one of its holders, or a token traded just
         now): the request is billed in the period of that instant, and the report read then shows it so."""
-        from test_support.url_machine_model import POOL, TICK, _paid, _period_end
+        from test_support.url_machine_model import POOL, STATS, TICK, _paid, _period_end
 
         at = _period_end(period, self.clock()) + ticks * TICK
         url = data.draw(st.sampled_from([u for u in POOL if _paid(u)]))
@@ -178,9 +178,11 @@ class SpendRules:
         address = data.draw(st.sampled_from(holders))
         self.clock.set(at)
         self.clock.frozen = True
+        billed = len(self.world.bill)
         try:
             with self.doing("live"):
                 self._check_token_outcome(self.engine.processor.record(address, address, self._run(Why.LIVE)))
             self._check_spend_report(self.clock())
         finally:
             self.clock.frozen = False
+        STATS[f"paid requests as a UTC {period} ends, {ticks:+d} tick"] += len(self.world.bill) - billed
