@@ -146,7 +146,7 @@ class FeedRules:
         batches = [[t["address"] for t in r.run_config["ops"]["record_tokens"]["config"]["tokens"]]
                    for r in result.run_requests]
         launched_now = [a for batch in batches for a in batch]
-        expected, mine = self._expected_read(state["mine"], now, max_runs * BATCH, pages)
+        expected, mine, left = self._expected_read(state["mine"], now, max_runs * BATCH, pages)
         raw = result.cursor.dump()
         kept = LiveCursor.parse(raw)
         v = self.world.violations
@@ -156,6 +156,13 @@ class FeedRules:
         if (kept.ts, set(kept.at_ts)) != (mine.ts, mine.at_ts):
             v.append(f"the sensor's cursor after {now} is {raw}; it handed out up to {mine.ts} ({sorted(mine.at_ts)} "
                      f"at that instant)")
+        before = state["mine"].ts
+        gap = before is not None and before < now - MAX_LOOKBACK
+        said = (any(f"{left} qualifying token(s) left for the next read" in n for n in result.notes),
+                any("left to reconcile_job" in n for n in result.notes))
+        if said != (left > 0, gap):
+            v.append(f"the sensor at {now} notes {result.notes}; {left} qualifying token(s) are left for the next "
+                     f"read, and the gap before the max lookback is {'' if gap else 'not '}left to reconcile")
         if [r.run_key for r in again.run_requests] != [r.run_key for r in result.run_requests] or \
                 again.cursor.dump() != raw:
             v.append(f"the sensor evaluated again from the same cursor at {now} asks for other runs or another cursor")
@@ -166,13 +173,14 @@ class FeedRules:
                 self._check_token_outcome(self.engine.processor.record(address, address, self._run(Why.LIVE)))
 
     def _expected_read(self, cursor: ModelCursor, now: datetime, cap: int,
-                       pages: int | None) -> tuple[list[tuple[str, datetime]], ModelCursor]:
+                       pages: int | None) -> tuple[list[tuple[str, datetime]], ModelCursor, int]:
         """What a read of the feed at `now` hands out, by its rules (recording/live_feed.py): from the
         cursor (an hour back on a first read, two days back at most), page by page up to now, stopping
         after `pages` pages (the time budget) or after the page where `cap` tokens are held; the tokens
         with at least THRESHOLD investors traded in what was read and not handed out before, each at its
         latest such trade, the `cap` oldest (then by address). The cursor moves past exactly those, and
-        after a read through to now that handed out all it found, to at most RESCAN behind now."""
+        after a read through to now that handed out all it found, to at most RESCAN behind now. Also
+        how many of the tokens found were left for the next read."""
         start = now - INITIAL_LOOKBACK if cursor.ts is None else max(cursor.ts, now - MAX_LOOKBACK)
         tracker, _ = self._feed()
         read_to, read, latest = start, 0, dict[str, datetime]()
@@ -194,7 +202,7 @@ class FeedRules:
                 mine.at_ts.add(address)
         if read_to >= now and len(ordered) <= cap and (mine.ts is None or mine.ts < now - RESCAN):
             mine = ModelCursor(now - RESCAN, set())
-        return handed, mine
+        return handed, mine, len(ordered) - len(handed)
 
     @precondition(lambda self: self.tokens)
     @rule(data=st.data(), minutes_ago=st.sampled_from(TRADED_AGO), pages=st.sampled_from((None, None, 1)))
