@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -136,7 +137,7 @@ class SpendRules:
                 if not line.endswith(resets) or ("used up" in line) != (int(line.split(" of ")[0].split()[-1])
                                                                         >= int(line.split(" of ")[1].split()[0])):
                     v.append(f"the budget check's line {line!r}: its {period} {resets}, used up only at its limit")
-        unbounded = budget_verdict(SpendFigures.read(self.store, {}, now))
+        unbounded = budget_verdict(replace(figures, accounts=tuple(replace(a, budget=None) for a in figures.accounts)))
         if unbounded.level or unbounded.lines:
             v.append(f"with no budget set, the budget check says {unbounded.summary!r}")
         self._check_drift()
