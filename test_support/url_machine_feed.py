@@ -154,11 +154,11 @@ class FeedRules:
             v.append(f"the sensor at {now} launched {batches}; the feed's rules hand out {expected}, in runs of at "
                      f"most {BATCH}")
         if (kept.ts, set(kept.at_ts)) != (mine.ts, mine.at_ts):
-            v.append(f"the sensor's cursor after {now} is {raw}; it handed out up to {mine.ts} ({sorted(mine.at_ts)} "
-                     f"at that instant)")
+            v.append(f"the sensor's cursor after {now} is {raw}, read back as {kept}; it handed out up to {mine.ts} "
+                     f"({sorted(mine.at_ts)} at that instant)")
         before = state["mine"].ts
         gap = before is not None and before < now - MAX_LOOKBACK
-        said = (any(f"{left} qualifying token(s) left for the next read" in n for n in result.notes),
+        said = (f"{left} qualifying token(s) left for the next read" in result.notes,
                 any("left to reconcile_job" in n for n in result.notes))
         if said != (left > 0, gap):
             v.append(f"the sensor at {now} notes {result.notes}; {left} qualifying token(s) are left for the next "
