@@ -52,6 +52,7 @@ URL_RECORDER = "social_recording/recording/url_recorder.py"
 SPOOL = "social_recording/recording/answer_spool.py"
 MONGO_SELECT = "social_recording/store/mongo/selection.py"
 LIVE_FEED = "social_recording/recording/live_feed.py"
+SPEND_REPORT = "social_recording/recording/spend_report.py"
 RECONCILE = "social_recording/recording/reconcile.py"
 RUN_STATE = "social_recording/recording/run_state.py"
 RUN_DRIVER = "social_recording/recording/run_driver.py"
@@ -148,6 +149,11 @@ MUTANTS: dict[str, Mutant] = {
         SPEND_CHECK, "raise SpendHeld(str(reached), reached)", "pass"),
     "a poll of an open request is new spending": Mutant(
         SPEND_CHECK, "return paid and not (service in POLLS_ON_PAID_CLIENT and self._holds_open())", "return paid"),
+    # ---------------------------------------------------------------- the spend report and the live feed
+    "the budget check fails only past a budget": Mutant(
+        SPEND_REPORT, "level = max(level, 2 if used >= 1.0 else 1)", "level = max(level, 2 if used > 1.0 else 1)"),
+    "a live read out of time counts as complete": Mutant(
+        LIVE_FEED, "            cut = True\n            break\n        page_end", "            break\n        page_end"),
     # ---------------------------------------------------------------- both stores
     "the SQLite store's paid-call records accept a lower fence": Mutant(
         SQLITE_WRITE, "refused, stored_call = self._state_fence_refusal(conn, url, fence)",

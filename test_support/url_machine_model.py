@@ -121,6 +121,7 @@ from test_support.engine_fakes import (
 from test_support.mongo_server import MongoServer
 from test_support.url_machine_feed import FeedRules
 from test_support.url_machine_retry import RetryRules, counted_converged_unchanged
+from test_support.url_machine_spend import SpendRules
 from test_support.url_machine_spool import ModelSpool, SpoolRules, StoreGone
 
 ACCOUNTS = {p: CATALOGUE[p].account.name for p in (Platform.X, Platform.WEB)}
@@ -380,6 +381,8 @@ class World:
     """(account, UTC day) -> new paid requests sent: never past the account's budget."""
     billed: Counter[str] = field(default_factory=Counter)
     """Account -> new paid requests sent, budgets lifted or not: what the provider bills."""
+    bill: list[tuple[str, datetime, bool]] = field(default_factory=list)
+    """Each of those: (account, when the provider received it, the clock stood still then)."""
     on_call: Callable[[str, str], None] | None = None
     """Told (URL, token) at the next provider call, before its request and its paid call's record."""
     dies: str | None = None
@@ -749,6 +752,7 @@ class ModelProvider:
                                      f"longer confirmed its holder's lease ({self.w.op.kind})")
         if paid and not poll:
             self.w.billed[service] += 1
+            self.w.bill.append((service, now, bool(getattr(self.clock, "frozen", False))))
             if self.w.counter_down and self.w.budgeted:
                 self.w.violations.append(f"{url}: a new paid {service} request left although its spend budget "
                                          f"could not be asked ({self.w.op.kind})")
@@ -1241,7 +1245,7 @@ class UnreachableCounters:
         return attr
 
 
-class UrlRules(RetryRules, SpoolRules, FeedRules, RuleBasedStateMachine):
+class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}
     live_interval: ClassVar[int] = 60
