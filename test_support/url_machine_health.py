@@ -39,6 +39,8 @@ from social_recording.recording.health import (
     HealthCheck,
     RunFigures,
     StoreFigures,
+    check_starved_retries,
+    check_stuck_pending,
     next_retry,
     oldest_waiting,
     status_rows,
@@ -67,11 +69,11 @@ MS = timedelta(milliseconds=1)
 HEALTH_BOUNDS = ("stuck pending", "starved retry", "next due")
 """The moments `the_clock_reaches_a_health_bound` lands on, per element."""
 TICKS = (timedelta(0), -US, US, -MS, MS)
-REPORT_EVERY = 4
-"""Steps between two reports of the checks at the step's moment (one at a bound falls between them):
-the figures every step. Every step's would double the model's time (the starvation check alone reads
-two ranges per usable platform)."""
-RECOUNT_EVERY = 8
+REPORT_EVERY = 8
+"""Steps between two reports of every check at the step's moment (every other step between them: the
+figures and one check at a bound). Every check at every step would double the model's time (the
+starvation check alone reads two ranges per usable platform)."""
+RECOUNT_EVERY = 16
 """Steps between two recounts of the hourly job (a full count of the store)."""
 
 
@@ -315,16 +317,27 @@ class HealthRules:
     # ------------------------------------------------------------------ the probes (no draws: the rules' exploration is the machine's)
 
     def _probe_a_bound(self, held: list[Held], now: datetime) -> None:
-        """The report evaluated at the next moment an element becomes stuck, starved or due, exactly or
-        a tick either side (a microsecond or a millisecond, the stores' resolutions): a clock may land
+        """One check read at the next moment one of its elements becomes stuck, starved or due, exactly
+        or a tick either side (a microsecond or a millisecond, the stores' resolutions): a clock may land
         there. Bounds and ticks taken in turn, one per step."""
-        turn = self.health_turn // REPORT_EVERY
+        turn = self.health_turn // 2
         bound = HEALTH_BOUNDS[turn % len(HEALTH_BOUNDS)]
         tick = TICKS[(turn // len(HEALTH_BOUNDS)) % len(TICKS)]
-        late = {"stuck pending": STUCK_AFTER, "starved retry": BASE + STARVED_LATE, "next due": BASE}[bound]
-        ahead = sorted(at for el in held if (at := el.key + late - BASE + tick) > now)
-        if ahead:
-            self.report_health(ahead[0], held, observe=False)
+        if bound == "stuck pending":
+            late, which = STUCK_AFTER, [e for e in held if e.status is FetchStatus.PENDING]
+        else:
+            late, which = (BASE + STARVED_LATE if bound == "starved retry" else BASE), [
+                e for e in held if self._retry_takes(e)]
+        at = min((at for el in which if (at := el.key + late - BASE + tick) > now), default=None)
+        if at is None:
+            return
+        if bound == "stuck pending":
+            self._expect_waiting(check_stuck_pending(self.store, at), which, at, late, "pending elements")
+        elif bound == "starved retry":
+            check = check_starved_retries(self.store, at, enable_paid=self.paid, usable_platforms=self._usable())
+            self._expect_waiting(check, which, at, late, "elements the retry takes")
+        else:
+            self._check_next_retry(held, at)
 
     def _probe_the_recount(self, held: list[Held], now: datetime) -> None:
         """The hourly job: its recount finds a counter the model moved by hand (a write made around the
@@ -370,22 +383,23 @@ class HealthRules:
 
     @invariant()
     def the_health_report_reads_what_the_model_holds(self) -> None:
-        """As a run's report stage does: after every step the figures are the model's tally and every run's
-        figures and summary are the outcomes it noted; every few steps the checks name what the model's
-        elements say, at the step's moment or at the next bound, and the hourly job recounts."""
+        """As a run's report stage does: every run's figures and summary are the outcomes it noted (every
+        step); the figures are the model's tally and one check names what the model's elements say at its
+        next bound (every other step); every check at the step's moment, and the hourly recount (every
+        few steps)."""
         if not hasattr(self, "created"):
             return
         now = StepClock.__call__(self.clock)  # read without the tick a reading adds
-        held = self.held()
-        turn = self.health_turn % REPORT_EVERY
-        if turn == 0:
-            self.report_health(now, held)
-        elif turn == REPORT_EVERY // 2:
-            self._probe_a_bound(held, now)
-        else:
-            self._check_figures(held)
-        if self.health_turn % RECOUNT_EVERY == 1:
-            self._probe_the_recount(held, now)
+        turn = self.health_turn
+        if turn % 2 == 0:
+            held = self.held()
+            if turn % REPORT_EVERY == 0:
+                self.report_health(now, held)
+            else:
+                self._check_figures(held)
+                self._probe_a_bound(held, now)
+            if turn % RECOUNT_EVERY == 2:
+                self._probe_the_recount(held, now)
         self.health_turn += 1
         for run, heard in self.heard:
             self._check_run(run, heard.outcomes)
