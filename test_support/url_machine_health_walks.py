@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from social_recording.domain.models import TokenProfile
+from test_support.engine_fakes import StepClock
 from test_support.url_machine_health import BASE, STARVED_LATE, STUCK_AFTER, US
 from test_support.url_machine_model import POOL, UrlRules
 from test_support.url_machine_steps import Steps, recorded_live
@@ -20,7 +21,7 @@ def _at_every_bound(m: UrlRules) -> None:
     lates = (STUCK_AFTER, BASE + STARVED_LATE, BASE)
     targets = sorted({el.key + late - BASE + tick for el in m.held() for late in lates for tick in (-US, 0 * US, US)})
     for at in targets:
-        if at > m.clock():
+        if at >= StepClock.__call__(m.clock):  # read without the tick a reading adds
             m.clock.set(at)
             m.report_health(at, m.held(), observe=False)
 
