@@ -69,11 +69,11 @@ MS = timedelta(milliseconds=1)
 HEALTH_BOUNDS = ("stuck pending", "starved retry", "next due")
 """The moments `the_clock_reaches_a_health_bound` lands on, per element."""
 TICKS = (timedelta(0), -US, US, -MS, MS)
-REPORT_EVERY = 8
+REPORT_EVERY = 10
 """Steps between two reports of every check at the step's moment (every other step between them: the
 figures and one check at a bound). Every check at every step would double the model's time (the
 starvation check alone reads two ranges per usable platform)."""
-RECOUNT_EVERY = 16
+RECOUNT_EVERY = 20
 """Steps between two recounts of the hourly job (a full count of the store)."""
 
 
