@@ -59,6 +59,7 @@ RUN_DRIVER = "social_recording/recording/run_driver.py"
 CONCURRENCY = "social_recording/recording/concurrency.py"
 OUTCOMES = "social_recording/recording/outcomes.py"
 CODEC = "social_recording/store/_codec.py"
+HEALTH = "social_recording/recording/health.py"
 SQLITE_GRAPH = "social_recording/store/sqlite/graph_write.py"
 MONGO_LINKS = "social_recording/store/mongo/links.py"
 TELEGRAM_SPEC = "social_recording/platforms/telegram/spec.py"
@@ -176,6 +177,13 @@ MUTANTS: dict[str, Mutant] = {
     "an ok element is replaced": Mutant(REFUSAL, "if element.status == KEPT_STATUS.value:", "if False:"),
     "a write decided on an old version lands": Mutant(
         REFUSAL, "if expect_version is not None and state.version != expect_version:", "if False:"),
+    # ---------------------------------------------------------------- the health report
+    "the stuck pending check leaves non-canonical elements out": Mutant(
+        HEALTH, "    found = store.waiting_elements(query, canonical_only=False)\n    bound = hours_text(after)",
+        "    found = store.waiting_elements(query)\n    bound = hours_text(after)"),
+    "the health checks leave out a never-recorded element created at their cutoff": Mutant(
+        SQLITE_SELECTION, 'clauses.append(f"{_NEVER_RECORDED} AND created_at <= ?")',
+        'clauses.append(f"{_NEVER_RECORDED} AND created_at < ?")'),
     # ---------------------------------------------------------------- the answer spool
     "a paid answer the store refused is never spooled": Mutant(
         ATTEMPT, "if answer is not None and self._spool is not None and self._spool.put(answer):",

@@ -120,6 +120,7 @@ from test_support.engine_fakes import (
 )
 from test_support.mongo_server import MongoServer
 from test_support.url_machine_feed import FeedRules
+from test_support.url_machine_health import HealthRules
 from test_support.url_machine_retry import RetryRules, counted_converged_unchanged
 from test_support.url_machine_spend import SpendRules
 from test_support.url_machine_spool import ModelSpool, SpoolRules, StoreGone
@@ -1245,7 +1246,7 @@ class UnreachableCounters:
         return attr
 
 
-class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, RuleBasedStateMachine):
+class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}
     live_interval: ClassVar[int] = 60
@@ -1284,6 +1285,7 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, RuleBasedStateMach
         self._real = (attempt_module.decide, attempt_module.after)
         attempt_module.decide, attempt_module.after = _counting(*self._real, self.world)
         self.install_retry_checks(STATS)
+        self.install_health_checks()
 
     def _engine(self, paid: bool) -> Engine:
         timings = Timings(url_lock_wait=0.02, url_lock_ttl=30.0, token_lock_ttl=30.0, write_retry_s=1.0)
@@ -1305,7 +1307,8 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, RuleBasedStateMach
         """One token and one URL at a time: the interleavings are the test's own, so a failing
         example replays exactly (the engine's threads would reorder holders between replays). A retry
         runs with its own interval, as the retry job does."""
-        run = RunState(self.world.op.interval, calls=CallSlots(per_token=1), request=self.engine.processor.request(why))
+        run = self.heard_run(lambda heard: RunState(self.world.op.interval, calls=CallSlots(per_token=1),
+                                                    request=self.engine.processor.request(why), listener=heard))
         self.world.op.runs.append(run)
         return run
 

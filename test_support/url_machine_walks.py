@@ -17,6 +17,7 @@ from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
 from test_support.engine_fakes import T0
 from test_support.url_machine_feed_walks import FEED_WALKS
+from test_support.url_machine_health_walks import HEALTH_WALKS
 from test_support.url_machine_model import FOUR_ATTEMPTS, NINE_ATTEMPTS, POOL, SPEND_PER_MONTH, TICK, UrlRules
 from test_support.url_machine_retry_walks import RETRY_WALKS
 from test_support.url_machine_runs import RUN_WALKS
@@ -935,6 +936,7 @@ def _a_late_holder_at_the_claim(call: bool) -> Steps:
 WALKS: tuple[Walk, ...] = (
     *(Walk(name, steps) for name, steps in RETRY_WALKS),
     *(Walk(name, steps) for name, steps in FEED_WALKS),
+    *(Walk(name, steps) for name, steps in HEALTH_WALKS),
     *(Walk(name, steps) for name, steps in RUN_WALKS),
     *(Walk(name, steps, config) for name, steps, config in SPEND_WALKS),
     *(_open_call_times_out(t) for t in TICKS),
