@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -112,8 +113,10 @@ class UrlAttempt:
         now: datetime,
         started: float,
         spool: AnswerSpool | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         self._spool = spool
+        self._clock = clock
         self._store = store
         self._writer = writer
         self._registry = registry
@@ -174,7 +177,16 @@ class UrlAttempt:
             if written.result is not WriteResult.STALE:
                 return self._written(written, decision.status, attempted=False, reused=decision.act is Act.REUSE,
                                      detail=self._with_links(written, decision.detail, decision.source_token))
+            self._moment_after_a_stale_write()
         return self._gave_up()
+
+    def _moment_after_a_stale_write(self) -> None:
+        """Another holder wrote since this attempt's moment: what is decided again (maybe a call) comes
+        after that write, so it is dated by a fresh reading of the clock, never before an answer it read
+        (a failed call dated earlier would fall out of the streak since that answer: docs/architecture.md,
+        "The per-URL state machine")."""
+        if self._clock is not None:
+            self._now = max(self._now, self._clock())
 
     def _write_spooled_answer(self) -> UrlOutcome | None:
         """A paid answer the store could not take earlier is written before anything is decided (so

@@ -157,7 +157,7 @@ class UrlRecorder:
                         store=self._store, writer=self._writer, registry=self._registry,
                         settings=self._settings, address=address, symbol=symbol, url=url, platform=platform,
                         selected=selected, lease=lease, run=run, now=self._clock(), started=started,
-                        spool=self._spool,
+                        spool=self._spool, clock=self._clock,
                     )
                     outcome = emit(run, attempt.run())
         except LockBackendUnavailable as exc:

@@ -1321,3 +1321,24 @@ def test_a_call_that_reads_nothing_shows_the_urls_status_as_it_stands_now() -> N
                        decision=Decision(Act.CALL), address="B", now=now, rules=rules)
     assert transition.state is not None and transition.state.attempts == 2 and transition.state.attempted_at == now
     assert transition.state.status is FetchStatus.PENDING
+
+
+def test_a_call_decided_again_after_a_stale_write_is_dated_after_the_answer_it_read() -> None:
+    """Found by the model test while its health checks came in: a retry's holder decided to write
+    without a call; a late holder's `ok` landed 2 ms later, so that write was refused as stale; the holder
+    read again, decided to call, and the call failed. The engine dated the failed call at the holder's
+    first moment, before the answer it had just read, so the streak since that answer left it out while
+    the provider had received it after: one call more than the budget allowed. A decision taken again
+    after a stale refusal now reads the clock afresh."""
+    from test_support.url_machine_model import POOL, UrlRules
+    from test_support.url_machine_steps import Draws, replay
+
+    tg = POOL[4]
+    m = UrlRules()
+    replay(m, [
+        lambda: m.some_tokens_and_answers([[tg], [tg]], {tg: "5xx"}),
+        m.reconcile,
+        lambda: m.default_retry(0, "write", Draws(  # type: ignore[arg-type]
+            lambda a: a == "ok", lambda a: a == "before the first write",
+            lambda a: a == timedelta(microseconds=2000)), 50),
+    ])
