@@ -116,10 +116,10 @@ from test_support.engine_fakes import (
     FakeTracker,
     RangeItem,
     StepClock,
-    graph_for,
 )
 from test_support.mongo_server import MongoServer
 from test_support.url_machine_feed import FeedRules
+from test_support.url_machine_graph import GraphRules, graph_answer
 from test_support.url_machine_health import HealthRules
 from test_support.url_machine_retry import RetryRules, counted_converged_unchanged
 from test_support.url_machine_spend import SpendRules
@@ -664,7 +664,7 @@ class ModelProvider:
             raise ExternalFetchError(ErrorCode.TARGET_BLOCKED, "private")
         if answer == "slow":
             time.sleep(0.002)
-        return GenerateResult(graph_for(url), attempted=True, requests=2 if answer == "ok in two requests" else 1)
+        return GenerateResult(graph_answer(self.w, url), attempted=True, requests=2 if answer == "ok in two requests" else 1)
 
     def _saved_submission(self, url: str, rid: str, now: datetime) -> datetime:
         """When the engine saved the submission as made (its attempt's moment, a few ticks before the
@@ -1246,7 +1246,7 @@ class UnreachableCounters:
         return attr
 
 
-class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, RuleBasedStateMachine):
+class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}
     live_interval: ClassVar[int] = 60
