@@ -172,6 +172,14 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a token's URLs are still recorded after its token lock is lost",
         "one account's spent credit stops every account's calls",
     ),
+    "fresh11": (
+        "every linked object is recorded at the root's depth",
+        "an object in two groups is linked twice",
+        "the SQLite store keeps a metric's latest value",
+        "the SQLite store overwrites an object it already holds",
+        "the Mongo store overwrites an object it already holds",
+        "the Mongo store keeps a metric's latest value",
+    ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
 the model kills since it checks their rule: part of the project's list from then on, by name."""
