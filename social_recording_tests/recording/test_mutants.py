@@ -172,6 +172,11 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a token's URLs are still recorded after its token lock is lost",
         "one account's spent credit stops every account's calls",
     ),
+    "fresh11": (
+        "a reuse is not reported as reused",
+        "an engine failure after a request left does not fail the run",
+        "a resolved URL the token already holds is reopened as pending",
+    ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
 the model kills since it checks their rule: part of the project's list from then on, by name."""
