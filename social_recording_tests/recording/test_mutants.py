@@ -176,6 +176,7 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a reuse is not reported as reused",
         "an engine failure after a request left does not fail the run",
         "a resolved URL the token already holds is reopened as pending",
+        "a run remembers every call as reading nothing",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
