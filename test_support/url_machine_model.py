@@ -344,6 +344,8 @@ class World:
     stale: bool = False
     """A holder whose lease ran out without it knowing is calling (the in-flight window)."""
     violations: list[str] = field(default_factory=list)
+    defects: set[tuple[str, str]] = field(default_factory=set)
+    """(token, URL) whose call met a defect of ours after a request left: its run reports it failed."""
     budget_streak: dict[str, int] = field(default_factory=dict)
     """Failed calls since the last answer that the budget must bound (not re-examinations an operator
     named, not a late holder's call in flight)."""
@@ -588,6 +590,8 @@ class ModelProvider:
             return self._fail(url, ErrorCode.LIMITER_UNAVAILABLE, "our rate limiter cannot be asked", forced)
         if answer == "bug after a request":  # our code fails once a request left: a failed call of the streak
             w.failed(url, now, budgeted=not (forced or w.stale))
+            if not w.stale:
+                w.defects.add((ctx.token_address, url))
             raise KeyError("a defect of ours, after a request")
         if answer == "ok in two requests" and platform is not Platform.WEB:  # the answer's second page
             record = self.store.find_url_state(url)
@@ -830,7 +834,10 @@ def _counting(real_decide: Callable[..., Any], real_after: Callable[..., Any],
         rules = judged_by(kw["rules"], element.url, "decide")
         d = real_decide(state, element, **kw)
         world.read_versions[element.url] = 0 if state is None else state.version
-        want = table.decision(state, element, **{**kw, "rules": rules})
+        # The run's memory that its own call read nothing holds only URLs whose call in this operation did
+        # (the model cannot tell its runs apart, so one it did not remember stands).
+        read_nothing = kw.get("read_nothing", False) and element.url in world.op.read_nothing
+        want = table.decision(state, element, **{**kw, "rules": rules, "read_nothing": read_nothing})
         counted = None if state is None else table.counted(state, kw["now"], rules)
         if d.act is not Act.LEAVE and (None if d.settled is None else table.stored(d.settled)) != (
                 None if counted is None or counted is state else table.stored(counted)):
@@ -1259,6 +1266,7 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, Graph
         self.locks = SqliteLockManager(self.dir / "locks.db")
         self.clock = TickingClock(T0)
         self.world = World(limits=self.limits, per_month=self.per_month)
+        self.fresh_outcome: UrlOutcome | None = None  # what the last new holder's run said of its URL
         self.profiles = FakeProfiles()
         self.tracker = FakeTracker()
         provider = ModelProvider(self.world, self.store, self.clock)
@@ -1476,6 +1484,10 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, Graph
             self.world.violations.append(f"{url}: a new holder at {target} ({ticks:+d} tick from the window's end "
                                          f"{state.answered_at} + {self._rules(url).ttl}) "
                                          f"{'reused' if reused else 'did not reuse'} {state.answer.value}")
+        said = self.fresh_outcome  # the run reports the reuse it made, and no call for it
+        if said is not None and (said.reused, said.attempted and reused) != (reused, False):
+            self.world.violations.append(f"{url}: a new holder {'reused' if reused else 'did not reuse'} "
+                                         f"{state.answer.value}, its run reports reused={said.reused}")
 
     def _boundary(self, url: str, boundary: str) -> datetime | None:
         state = self.store.find_url_state(url)
@@ -1893,8 +1905,9 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, Graph
         the URL's state (inside a grown back-off, beside an answer, spent)."""
         self.new_token([url])
         with self.doing("live"):
-            self._check_token_outcome(self.engine.processor.record(self.tokens[-1], self.tokens[-1],
-                                                                   self._run(Why.LIVE)))
+            outcome = self.engine.processor.record(self.tokens[-1], self.tokens[-1], self._run(Why.LIVE))
+            self._check_token_outcome(outcome)
+        self.fresh_outcome = next((o for o in outcome.urls if isinstance(o, UrlOutcome) and o.url == url), None)
 
     @rule(url=st.sampled_from(POOL), first=st.sampled_from(("ok", "not_found")),
           then=st.sampled_from(("not_found", "blocked", "5xx")))
@@ -2388,6 +2401,10 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, Graph
     def _check_token_outcome(self, outcome: Any) -> None:
         """A run that held a token's lock leaves none of its elements pending, unless the URL said why
         (its lock was busy or lost, a backend could not be asked, our own code failed)."""
+        for o in outcome.urls:  # our own code failed once a request left: the run says so (a failed URL)
+            if (outcome.address, o.url) in self.world.defects and o.status is not EngineOutcome.FAILED:
+                self.world.violations.append(f"{o.url}: a defect of ours after a request, reported {o.status}")
+        self.world.defects.clear()
         if outcome.status not in (TokenStatus.RECORDED, TokenStatus.UP_TO_DATE):
             return
         excused = {o.url for o in outcome.urls if isinstance(o, UrlOutcome) and isinstance(o.status, EngineOutcome)}

@@ -34,11 +34,12 @@ from hypothesis.stateful import invariant, rule
 
 from social_recording.domain.models import TokenDoc, UnresolvedValue, as_stored
 from social_recording.domain.policy import DEFAULT_MIN_INTERVAL
+from social_recording.domain.status import FetchStatus
 from social_recording.domain.url_machine import RunIntent, Selected, Why
 from social_recording.recording import attempt as attempt_module
 from social_recording.recording import retry as retry_module
 from social_recording.recording.concurrency import CallSlots
-from social_recording.recording.outcomes import UrlOutcome
+from social_recording.recording.outcomes import EngineOutcome, UrlOutcome
 from social_recording.recording.run_state import RunState
 from social_recording.upstream.profile import DroppedValue, UnresolvedValueError
 
@@ -62,6 +63,8 @@ class Try:
     answer: str
     recorded: bool = False
     """Its answer was a URL and the retry's run recorded that URL for the token afterwards."""
+    held: Any = None
+    """The token's element of that URL at the try, if it held one (it stays as it was)."""
 
 
 @dataclass
@@ -117,6 +120,7 @@ class CheckedRetry:
             m.world.violations.append(f"a retry reported {out.changed_meanwhile} selected elements changed "
                                       f"meanwhile; another run recorded {changed} of them")
         m.check_raw_values(watch, before, out)
+        m.check_retry_report(selection, changed, watch, out)
         m.stats["retries building their own run"] += int(own)
         m.stats["raw values tried"] += len(watch.tries)
         for t in watch.tries:
@@ -176,7 +180,10 @@ class RetryRules:
         if watch is None:
             self.world.violations.append(f"{raw}: a raw value resolved outside a retry run")
         else:
-            watch.tries.append(Try(self.raw_owner[raw][0], field, self.clock(), answer))
+            address = self.raw_owner[raw][0]
+            doc = self.store.find_token(address)
+            held = doc.element(answer) if doc is not None and answer not in ("transient", "gone") else None
+            watch.tries.append(Try(address, field, self.clock(), answer, held=held))
         if answer == "transient":
             raise UnresolvedValueError(f"cannot resolve shortlink {raw!r}: timed out")
         if answer == "gone":
@@ -281,6 +288,24 @@ class RetryRules:
 
         return record_url
 
+    def check_retry_report(self, selection: Any, changed: int, watch: Watch, out: Any) -> None:
+        """A retry's report: each URL whose lock was lost (reported so, or its write refused) counted
+        lost; what it selected and did not record (cut short) counted remaining with what was past its
+        limit; no raw value tried once it was cut short by its deadline or the loss of its job lock."""
+        if out.skipped is not None:
+            return
+        w = self.world
+        outcomes = [o for o in out.url_outcomes if isinstance(o, UrlOutcome)]
+        lost = sum(1 for o in outcomes if o.lease_lost or o.status is EngineOutcome.LOST)
+        if len(outcomes) == out.processed and out.lost != lost:
+            w.violations.append(f"a retry reports {out.lost} URL(s) lost, {lost} of its URLs lost their lock")
+        cut = len(selection.candidates) - changed - out.processed
+        if out.remaining != selection.remaining + cut:
+            w.violations.append(f"a retry reports {out.remaining} remaining: {selection.remaining} past its limit "
+                                f"and {cut} selected but cut short")
+        if cut > 0 and watch.tries:
+            w.violations.append(f"a retry cut short ({out.stopped_by}) still tried raw values: {watch.tries}")
+
     def check_raw_values(self, watch: Watch, before: dict[tuple[str, str], UnresolvedValue], out: Any) -> None:
         """After a retry: the raw values due were tried, oldest first up to the limit, and each stored
         as its answer says; the others are untouched."""
@@ -346,6 +371,11 @@ class RetryRules:
             elif now is not None:
                 w.violations.append(f"{key}: the shortener answered {t.answer!r}, the value is kept ({now!r})")
             elif t.answer != "gone":
+                el = doc.element(t.answer) if doc is not None else None
+                if t.held is not None and t.held.status is FetchStatus.OK and (
+                        el is None or (el.status, el.checked_at) != (t.held.status, t.held.checked_at)):
+                    w.violations.append(f"{key}: resolved to {t.answer}, which the token held as ok at "
+                                        f"{t.held.checked_at}; it became {el!r}")
                 if not holds:
                     w.violations.append(f"{key}: resolved to {t.answer}, which the token does not hold")
                 elif not t.recorded and sure:

@@ -179,6 +179,10 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the SQLite store overwrites an object it already holds",
         "the Mongo store overwrites an object it already holds",
         "the Mongo store keeps a metric's latest value",
+        "a reuse is not reported as reused",
+        "an engine failure after a request left does not fail the run",
+        "a resolved URL the token already holds is reopened as pending",
+        "a run remembers every call as reading nothing",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
