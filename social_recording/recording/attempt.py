@@ -112,8 +112,8 @@ class UrlAttempt:
         run: RunState,
         now: datetime,
         started: float,
+        clock: Callable[[], datetime],
         spool: AnswerSpool | None = None,
-        clock: Callable[[], datetime] | None = None,
     ) -> None:
         self._spool = spool
         self._clock = clock
@@ -184,9 +184,8 @@ class UrlAttempt:
         """Another holder wrote since this attempt's moment: what is decided again (maybe a call) comes
         after that write, so it is dated by a fresh reading of the clock, never before an answer it read
         (a failed call dated earlier would fall out of the streak since that answer: docs/architecture.md,
-        "The per-URL state machine")."""
-        if self._clock is not None:
-            self._now = max(self._now, self._clock())
+        "Fencing")."""
+        self._now = max(self._now, self._clock())
 
     def _write_spooled_answer(self) -> UrlOutcome | None:
         """A paid answer the store could not take earlier is written before anything is decided (so
