@@ -382,10 +382,9 @@ class World:
     """The spend budgets hold (lifted while a stable world converges)."""
     spent: Counter[tuple[str, Any]] = field(default_factory=Counter)
     """(account, UTC day) -> new paid requests sent: never past the account's budget."""
-    billed: Counter[str] = field(default_factory=Counter)
-    """Account -> new paid requests sent, budgets lifted or not: what the provider bills."""
     bill: list[tuple[str, datetime, bool]] = field(default_factory=list)
-    """Each of those: (account, when the provider received it, the clock stood still then)."""
+    """Each new paid request sent, budgets lifted or not: (account, when the provider received it, the
+    clock stood still then)."""
     on_call: Callable[[str, str], None] | None = None
     """Told (URL, token) at the next provider call, before its request and its paid call's record."""
     dies: str | None = None
@@ -430,6 +429,11 @@ class World:
     taken_over: set[str] = field(default_factory=set)
     """URLs whose submitting holder a newer holder's write overtook: its submission must be refused and
     its call stop there."""
+
+    @property
+    def billed(self) -> Counter[str]:
+        """Account -> new paid requests sent, budgets lifted or not: what the provider bills."""
+        return Counter(account for account, _, _ in self.bill)
 
     def die(self, moment: str) -> None:
         if self.dies == moment:
@@ -756,7 +760,6 @@ class ModelProvider:
             self.w.violations.append(f"{url}: a paid {service} request left although the lock backend no "
                                      f"longer confirmed its holder's lease ({self.w.op.kind})")
         if paid and not poll:
-            self.w.billed[service] += 1
             self.w.bill.append((service, now, bool(getattr(self.clock, "frozen", False))))
             if self.w.counter_down and self.w.budgeted:
                 self.w.violations.append(f"{url}: a new paid {service} request left although its spend budget "
