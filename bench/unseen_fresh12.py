@@ -134,8 +134,8 @@ FRESH12: dict[str, Mutant] = {
         "links = ()"),
     # Only a URL state whose saved request is closed (answered, or past retention) by a later write.
     "the SQLite store keeps a closed request on the URL state": Mutant(
-        SQLITE_WRITE, '"request_provider = excluded.request_provider, request_id = excluded.request_id, "',
-        '""'),
+        SQLITE_WRITE, '"request_submitted_at = excluded.request_submitted_at, updated_at = excluded.updated_at, "',
+        '"updated_at = excluded.updated_at, "'),
     "the SQLite ledger never enters a recorded call's requests": Mutant(
         SQLITE_WRITE, "                if write.spend is not None:\n                    self._add_spend(conn, write.spend)",
         "                if False:\n                    self._add_spend(conn, write.spend)"),
