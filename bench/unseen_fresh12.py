@@ -56,14 +56,11 @@ FRESH12: dict[str, Mutant] = {
     "a named retry calls again a URL called since its selection": Mutant(
         MACHINE, "if forced and not called and (fresh is None or rank(fresh[0]) <= rank(status)):",
         "if forced and (fresh is None or rank(fresh[0]) <= rank(status)):"),
-    # Only a URL holding a saved two-step request (urlscan, Apify) that a later holder finds.
-    "a URL's saved paid request is submitted again instead of resumed": Mutant(
-        MACHINE, "    if s.request is not None:\n        return Decision(Act.RESUME",
-        "    if False:\n        return Decision(Act.RESUME"),
-    # Only a retry naming an absorbing status whose URL holds a saved two-step request.
-    "a named retry submits a new paid request beside the URL's open one": Mutant(
-        MACHINE, "act = Act.RESUME if state is not None and state.request is not None else Act.CALL",
-        "act = Act.CALL"),
+    # Only a retry naming an absorbing status whose URL's fresh answer is the element's own (the
+    # usual case of a named re-examination) tells it apart: the element is left, not re-examined.
+    "a named retry re-examines only what a fresh answer outranks": Mutant(
+        MACHINE, "if forced and not called and (fresh is None or rank(fresh[0]) <= rank(status)):",
+        "if forced and not called and (fresh is None or rank(fresh[0]) < rank(status)):"),
     # Only a URL whose engine failures reach the budget exactly tells it apart.
     "engine failures exhaust a URL one failure past the budget": Mutant(
         MACHINE, "if s.engine_failures >= rules.max_attempts:", "if s.engine_failures > rules.max_attempts:"),
@@ -95,8 +92,12 @@ FRESH12: dict[str, Mutant] = {
     "a call's later paid requests are recorded only after its submission": Mutant(
         CALL_GUARD, "            if self.submitted_request is None:\n",
         "            if self.submitted_request is not None:\n"),
-    # Only a holder that dies right after saving a two-step submission tells it apart: nobody enters
-    # the requests that paid for it.
+    # Only a two-step paid call (urlscan, Apify) tells it apart: its requests are entered with its
+    # saved submission and again with its result.
+    "a saved submission's requests are entered in the ledger twice": Mutant(
+        CALL_GUARD, "            self.entered += spend.requests\n", "            self.entered += 0\n"),
+    # Only a holder that dies (or is fenced out) right after saving a two-step submission tells it
+    # apart: nobody enters the requests that paid for it.
     "a saved submission carries no ledger line": Mutant(
         CALL_GUARD, "        spend = self.unentered()\n", "        spend = None\n"),
     # ---------------------------------------------------------------- recording one URL
@@ -225,6 +226,7 @@ FRESH12: dict[str, Mutant] = {
     # Only a growth check whose baseline is less than an hour old.
     "the exhausted growth bound shrinks below an hour": Mutant(
         HEALTH, "allowed = max_per_hour * max(1.0, window_h)", "allowed = max_per_hour * window_h"),
+    # Only a pending element aged between the longest run and that plus the URL lock's TTL (3 min).
     "a pending element is stuck as soon as the longest run has passed": Mutant(
         HEALTH, "STUCK_PENDING_AFTER = timedelta(seconds=URL_LOCK_TTL_S) + LONGEST_RUN",
         "STUCK_PENDING_AFTER = LONGEST_RUN"),
