@@ -2,7 +2,7 @@
 blind of the model test (its model, steps, walks, table and tests were not read), from the production
 code, docs/architecture.md and docs/operations.md alone ("The three promises", "Data model", "Recording
 one URL", "The per-URL state machine", "Back-off: one due time", "Settled numbers", "Locks and fencing",
-"Fencing", "No payment without a record", "Provider concurrency and rates", "Spend budgets", "The dedupe
+"Fencing", "No payment without a record", "Outbound requests", "Provider concurrency and rates", "Spend budgets", "The dedupe
 gate", "Reconcile", "Retry selection", "Live", "Runs tell the truth", "Health", "Health figures",
 "Providers in one place"; operations.md's "Provider concurrency and rates" and "Spend budgets").
 Written and checked as every batch is (bench/unseen_mutants.py); a comment above a mutant says when only
@@ -11,7 +11,7 @@ reviewer asking "what wrong line here would break a documented rule?" would spre
 to where the rules live and at most four per file, any file of social_recording/ allowed: the per-URL
 state machine and its policy (back-off, reuse window, named retries, open requests), the call guard and
 the paid-request record, the spend check and the shared budgets, fencing and the lease's renewal,
-provider concurrency and rates, the provider descriptors, recording one URL and its graph, both stores'
+provider concurrency and rates, the provider descriptors and where their keys go, recording one URL and its graph, both stores'
 URL writes, ledger and counters, retry selection, reconcile, the live feed, the runs' figures and the
 health checks. Pure presentation, response parsers' field extraction and dead code are left out; no
 mutant repeats an earlier batch's or the project's list.
