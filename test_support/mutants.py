@@ -78,6 +78,13 @@ MONGO_GRAPH = "social_recording/store/mongo/graph.py"
 PLATFORM_BASE = "social_recording/platforms/base.py"
 WEB_SPEC = "social_recording/platforms/web/spec.py"
 STORE_TRANSIENT = "social_recording/store/transient.py"
+RATE_LIMITS = "social_recording/locks/rate_limits.py"
+EXTENDER = "social_recording/locks/extender.py"
+MONGO_COUNTS = "social_recording/store/mongo/counts.py"
+DESCRIPTORS = "social_recording/domain/platform.py"
+APIFY_SPEC = "social_recording/platforms/apify/spec.py"
+PLATFORM_HTTP = "social_recording/platforms/http.py"
+LIVE_JOB = "social_recording/dagster_defs/jobs/live.py"
 
 MUTANTS: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the state machine
