@@ -14,7 +14,9 @@ the paid-request record, the spend check and the shared budgets, fencing and the
 provider concurrency and rates, the provider descriptors and where their keys go, recording one URL and its graph, both stores'
 URL writes, ledger and counters, retry selection, reconcile, the live feed, the runs' figures and the
 health checks. Pure presentation, response parsers' field extraction and dead code are left out; no
-mutant repeats an earlier batch's or the project's list.
+mutant repeats an earlier batch's or the project's list. Its writer wrote 50; four of them turned out to
+yield the very source an earlier mutant yields (two named-retry edits, the engine-failure budget, a
+vetoed request's slot) and were dropped before any run, leaving 46.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from test_support.mutants import (
     HEALTH,
     LIVE_FEED,
     LIVE_JOB,
-    MACHINE,
     MONGO_COUNTS,
     MONGO_STATES,
     MONGO_WRITE,
@@ -42,7 +43,6 @@ from test_support.mutants import (
     RUN_STATE,
     SPEND,
     SPEND_BUDGET,
-    SPEND_CHECK,
     SQLITE_GRAPH,
     SQLITE_WRITE,
     URL_RECORDER,
@@ -51,19 +51,6 @@ from test_support.mutants import (
 
 FRESH12: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the state machine and its policy
-    # Only a retry naming an absorbing status whose URL was called after the selection (another holder
-    # of the same URL in the same run, or a run alongside) tells it apart: it pays for the URL again.
-    "a named retry calls again a URL called since its selection": Mutant(
-        MACHINE, "if forced and not called and (fresh is None or rank(fresh[0]) <= rank(status)):",
-        "if forced and (fresh is None or rank(fresh[0]) <= rank(status)):"),
-    # Only a retry naming an absorbing status whose URL's fresh answer is the element's own (the
-    # usual case of a named re-examination) tells it apart: the element is left, not re-examined.
-    "a named retry re-examines only what a fresh answer outranks": Mutant(
-        MACHINE, "if forced and not called and (fresh is None or rank(fresh[0]) <= rank(status)):",
-        "if forced and not called and (fresh is None or rank(fresh[0]) < rank(status)):"),
-    # Only a URL whose engine failures reach the budget exactly tells it apart.
-    "engine failures exhaust a URL one failure past the budget": Mutant(
-        MACHINE, "if s.engine_failures >= rules.max_attempts:", "if s.engine_failures > rules.max_attempts:"),
     "the AF floor is four investors": Mutant(
         POLICY, "DEFAULT_AF_INVESTOR_THRESHOLD = 3", "DEFAULT_AF_INVESTOR_THRESHOLD = 4"),
     # ---------------------------------------------------------------- the spend budgets
@@ -74,11 +61,6 @@ FRESH12: dict[str, Mutant] = {
     "a budget's day and month limits are read the other way round": Mutant(
         SPEND, "return Budget(account, per_day=day, per_month=month)",
         "return Budget(account, per_day=month, per_month=day)"),
-    # Only a request admitted by its budget, then vetoed by the call guard (the URL lock lost, the
-    # call not recordable) tells it apart: its slot stays used.
-    "a vetoed request's budget slot is never given back": Mutant(
-        SPEND_CHECK, "            if taken_at is not None:\n                self._give_back(service, taken_at)",
-        "            if False:\n                self._give_back(service, taken_at)"),
     # Only on a Redis lock backend, with a budget of zero paid requests for a period.
     "a Redis budget of zero refuses nothing": Mutant(
         SPEND_BUDGET, "if limit >= 0 and tonumber(redis.call('get', KEYS[i]) or '0') >= limit then",

@@ -1,21 +1,24 @@
 """How many mutants the model test alone kills among mutants it was NOT built against: a measure of
 the model, not a test (CI runs the project's own list, test_support/mutants.py, in test_mutants.py).
 
-    python bench/unseen_mutants.py [--batch fresh11|fresh10|fresh9|fresh8|fresh7|fresh6|fresh5|fresh4|fresh3|fresh2|fresh|old] [--jobs 1|2] [--examples 250] [--only NAME ...]
+    python bench/unseen_mutants.py [--batch fresh12|fresh11|fresh10|fresh9|fresh8|fresh7|fresh6|fresh5|fresh4|fresh3|fresh2|fresh|old] [--jobs 1|2] [--examples 250] [--only NAME ...]
                                    [--list] [--record]
 
 Each mutant is one plausible wrong rule (one line changed) of the state machine, the back-off policy,
 the dedupe gate, the call guard, the spend check, the write refusal both stores apply, a store, or
 the paths that carry their rules (fresh10 reaches the run's memory and driver, the live feed and reconcile;
-fresh11 the lock backends, the engine's wiring, the graph contract and the tokens' raw values);
+fresh11 the lock backends, the engine's wiring, the graph contract and the tokens' raw values; fresh12
+samples the documented rules across the engine, any file allowed, at most 4 per file);
 none is in the project's list. Each batch was written blind of the model test (its model, steps,
 walks, table and tests) from the production code and docs alone, none is equivalent (a comment above a
 mutant says when only some settings or interleavings tell it apart), and none repeats a mutant of the
-project's list or of an earlier batch, nor yields the same source as one (test_unseen_mutants.py). Twelve
+project's list or of an earlier batch, nor yields the same source as one (test_unseen_mutants.py). Thirteen
 batches:
 
-- `fresh11` (the default, `FRESH11` in bench/unseen_fresh11.py): 50 mutants written blind last on
-  2026-12-07, measured once on its first run (19 of 50).
+- `fresh12` (the default, `FRESH12` in bench/unseen_fresh12.py): 46 mutants written blind last on
+  2026-12-07; it awaits its first run.
+- `fresh11` (`FRESH11` in bench/unseen_fresh11.py): 50 mutants written blind earlier on
+  2026-12-07, measured once on its first run (19 of 50); seen since.
 - `fresh10` (`FRESH10` in bench/unseen_fresh10.py): 50 mutants written blind earlier on
   2026-12-07, measured once on its first run (28 of 50); seen since.
 - `fresh9` (`FRESH9` in bench/unseen_fresh9.py): 50 mutants written blind earlier on
@@ -72,6 +75,7 @@ from unseen_fresh8 import FRESH8  # noqa: E402
 from unseen_fresh9 import FRESH9  # noqa: E402
 from unseen_fresh10 import FRESH10  # noqa: E402
 from unseen_fresh11 import FRESH11  # noqa: E402
+from unseen_fresh12 import FRESH12  # noqa: E402
 
 from test_support.mutants import (  # noqa: E402
     CALL_GUARD,
@@ -271,11 +275,11 @@ FRESH: dict[str, Mutant] = {
         MONGO_QUERIES, '{"status": status, "due_at": {"$lte": due_by}, "platform": {"$ne": None}},',
         '{"status": status, "due_at": {"$lt": due_by}, "platform": {"$ne": None}},', "mongomock"),
 }
-BATCHES: dict[str, dict[str, Mutant]] = {"fresh11": FRESH11, "fresh10": FRESH10, "fresh9": FRESH9, "fresh8": FRESH8,
+BATCHES: dict[str, dict[str, Mutant]] = {"fresh12": FRESH12, "fresh11": FRESH11, "fresh10": FRESH10, "fresh9": FRESH9, "fresh8": FRESH8,
                                          "fresh7": FRESH7, "fresh6": FRESH6, "fresh5": FRESH5, "fresh4": FRESH4,
                                          "fresh3": FRESH3, "fresh2": FRESH2, "fresh": FRESH, "old": UNSEEN}
-"""Every batch has been measured once on its first run, the one honest measure it gives (`fresh11`, the
-last, on 2026-12-07); the earlier ones have been seen since (kept for their history)."""
+"""`fresh12`, written blind, awaits its first run: the one honest measure it gives. Every other batch has
+been measured once on its first run and seen since (kept for their history)."""
 assert not set(UNSEEN) & set(MUTANTS), "an unseen mutant is in the project's list"
 assert not set(FRESH) & (set(MUTANTS) | set(UNSEEN)), "a fresh mutant is already in another list"
 _EARLIER = {(m.path, m.original, m.mutant) for m in [*MUTANTS.values(), *UNSEEN.values()]}
@@ -319,6 +323,11 @@ assert not set(FRESH11) & (set(MUTANTS) | set(UNSEEN) | set(FRESH) | set(FRESH2)
     "a fresh11 mutant is already in another list"
 _BEFORE_FRESH11 = _BEFORE_FRESH10 | {(m.path, m.original, m.mutant) for m in FRESH10.values()}
 assert not [n for n, m in FRESH11.items() if (m.path, m.original, m.mutant) in _BEFORE_FRESH11], "a fresh11 mutant repeats one"
+assert not set(FRESH12) & (set(MUTANTS) | set(UNSEEN) | set(FRESH) | set(FRESH2) | set(FRESH3) | set(FRESH4) | set(FRESH5)
+                           | set(FRESH6) | set(FRESH7) | set(FRESH8) | set(FRESH9) | set(FRESH10) | set(FRESH11)), \
+    "a fresh12 mutant is already in another list"
+_BEFORE_FRESH12 = _BEFORE_FRESH11 | {(m.path, m.original, m.mutant) for m in FRESH11.values()}
+assert not [n for n, m in FRESH12.items() if (m.path, m.original, m.mutant) in _BEFORE_FRESH12], "a fresh12 mutant repeats one"
 
 
 def _verdict(name: str, mutants: dict[str, Mutant], examples: str) -> tuple[str, bool, float, str]:
@@ -336,9 +345,9 @@ def _verdict(name: str, mutants: dict[str, Mutant], examples: str) -> tuple[str,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--batch", choices=sorted(BATCHES), default="fresh11",
-                        help="fresh11: the last batch written blind of the model, measured once (default); fresh10, "
-                             "fresh9, fresh8, fresh7, fresh6, fresh5, fresh4, fresh3, fresh2, fresh, old: earlier batches, "
+    parser.add_argument("--batch", choices=sorted(BATCHES), default="fresh12",
+                        help="fresh12: the last batch written blind of the model, not measured yet (default); fresh11, "
+                             "fresh10, fresh9, fresh8, fresh7, fresh6, fresh5, fresh4, fresh3, fresh2, fresh, old: earlier batches, "
                              "seen since their first measure")
     parser.add_argument("--examples", default="250", help="examples per mutant (the project's list: 250)")
     parser.add_argument("--jobs", type=int, default=1, choices=(1, 2),
