@@ -199,6 +199,10 @@ MUTANTS: dict[str, Mutant] = {
         ATTEMPT, "            except Exception as exc:\n                return self.outcome(EngineOutcome.DEFERRED,",
         "            except Exception as exc:\n                self._spool.done(self.url)\n"
         "                return self.outcome(EngineOutcome.DEFERRED,"),
+    # ---------------------------------------------------------------- the token's fence, the graph contract
+    "the SQLite store takes a raw value's write under a smaller token fence": Mutant(
+        SQLITE_TOKENS, "        refused = fence_refusal(row[0], fence)\n", "        refused = None\n"),
+    "a group holding no object is planned": Mutant(GRAPH, "        if not g.objects():\n", "        if False:\n"),
 }
 
 

@@ -55,8 +55,45 @@ def author_key(url: str) -> str:
     return f"account:{parse_canonical(url).host}:author"
 
 
+BROKEN = "a broken graph: "
+"""The answer that hands out a graph breaking the contract (docs/architecture.md, "Recording one URL":
+a broken graph is `invalid`), followed by one of BROKEN_SHAPES."""
+BROKEN_SHAPES = ("a group under a parent without content", "a parent no group has", "two groups with one ref",
+                 "an empty group", "a root with a parent", "a group out of the root's reach", "a cycle",
+                 "no groups")
+
+
+def broken_graph(shape: str, url: str) -> SocialGraph:
+    """A graph of `shape` (BROKEN_SHAPES): each breaks one rule of the graph contract, and each is
+    otherwise well formed (objects the URL's platform names), so only that rule refuses it."""
+    platform = parse_canonical(url).platform
+
+    def obj(key: str, subtype: str = "post") -> SocialObject:
+        return SocialObject(platform=platform, platform_key=f"broken:{key}:{url}", subtype=subtype)
+
+    root = GraphGroup(ref="root", content=obj("root"), account=obj("author", "user"))
+    groups = {
+        "a group under a parent without content": [
+            root, GraphGroup(ref="author", account=obj("other", "user"), parent_ref="root"),
+            GraphGroup(ref="post", content=obj("post"), parent_ref="author")],
+        "a parent no group has": [root, GraphGroup(ref="post", content=obj("post"), parent_ref="gone")],
+        "two groups with one ref": [root, GraphGroup(ref="root", content=obj("post"))],
+        "an empty group": [root, GraphGroup(ref="post", parent_ref="root")],
+        "a root with a parent": [GraphGroup(ref="root", content=obj("root"), parent_ref="post"),
+                                 GraphGroup(ref="post", content=obj("post"))],
+        "a group out of the root's reach": [root, GraphGroup(ref="post", content=obj("post"))],
+        "a cycle": [root, GraphGroup(ref="a", content=obj("a"), parent_ref="b"),
+                    GraphGroup(ref="b", content=obj("b"), parent_ref="a")],
+        "no groups": [],
+    }[shape]
+    return SocialGraph(groups=groups)
+
+
 def graph_answer(world: Any, url: str) -> SocialGraph:
-    """The graph of one ok answer, with this answer's values."""
+    """The graph of one ok answer, with this answer's values (or the broken graph the answer names)."""
+    answer = world.answers.get(url, "ok")
+    if answer.startswith(BROKEN):
+        return broken_graph(answer[len(BROKEN):], url)
     led = ledger_of(world)
     n = next(led.answers)
     author = led.obj(url, author_key(url), "user", n, "followers")

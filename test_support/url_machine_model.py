@@ -119,11 +119,12 @@ from test_support.engine_fakes import (
 )
 from test_support.mongo_server import MongoServer
 from test_support.url_machine_feed import FeedRules
-from test_support.url_machine_graph import GraphRules, graph_answer
+from test_support.url_machine_graph import BROKEN, GraphRules, graph_answer
 from test_support.url_machine_health import HealthRules
 from test_support.url_machine_retry import RetryRules, counted_converged_unchanged
 from test_support.url_machine_spend import SpendRules
 from test_support.url_machine_spool import ModelSpool, SpoolRules, StoreGone
+from test_support.url_machine_tokens import TokenRules
 
 ACCOUNTS = {p: CATALOGUE[p].account.name for p in (Platform.X, Platform.WEB)}
 """The paid accounts the model's providers are billed under, as the catalogue names them (the spend
@@ -660,6 +661,8 @@ class ModelProvider:
             w.op.credit_gone.add(ACCOUNTS[platform] if _paid(url) else platform.value)
             return self._fail(url, ErrorCode.CREDIT_EXHAUSTED, "credit exhausted", forced)
         status = {"not_found": FetchStatus.NOT_FOUND, "blocked": FetchStatus.BLOCKED}.get(answer, FetchStatus.OK)
+        if answer.startswith(BROKEN):  # a graph breaking the contract, after its request: `invalid`
+            status = FetchStatus.INVALID
         if w.stale:  # a late holder's answer counts only if its write lands (no newer holder wrote first)
             w.stale_answer = (url, now, status, True)
         else:
@@ -1256,7 +1259,8 @@ class UnreachableCounters:
         return attr
 
 
-class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, RuleBasedStateMachine):
+class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, TokenRules,
+               RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}
     live_interval: ClassVar[int] = 60
@@ -1297,6 +1301,7 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, Graph
         attempt_module.decide, attempt_module.after = _counting(*self._real, self.world)
         self.install_retry_checks(STATS)
         self.install_health_checks()
+        self.install_token_checks()
 
     def _engine(self, paid: bool) -> Engine:
         timings = Timings(url_lock_wait=0.02, url_lock_ttl=30.0, token_lock_ttl=30.0, write_retry_s=1.0)

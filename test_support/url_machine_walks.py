@@ -23,6 +23,7 @@ from test_support.url_machine_retry_walks import RETRY_WALKS
 from test_support.url_machine_runs import RUN_WALKS
 from test_support.url_machine_spend_walks import SPEND_WALKS
 from test_support.url_machine_steps import Draws, Steps, recorded_live, replay
+from test_support.url_machine_tokens_walks import TOKEN_WALKS
 
 X, _, WEB, YT, TG = POOL
 """The model's URLs: a paid one-step call (an open call is recorded before it), a paid two-step
@@ -938,6 +939,7 @@ WALKS: tuple[Walk, ...] = (
     *(Walk(name, steps) for name, steps in FEED_WALKS),
     *(Walk(name, steps) for name, steps in HEALTH_WALKS),
     *(Walk(name, steps) for name, steps in RUN_WALKS),
+    *(Walk(name, steps) for name, steps in TOKEN_WALKS),
     *(Walk(name, steps, config) for name, steps, config in SPEND_WALKS),
     *(_open_call_times_out(t) for t in TICKS),
     Walk("a first call dies after its open call", _a_first_call_dies_after_its_open_call),

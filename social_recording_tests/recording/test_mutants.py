@@ -183,6 +183,10 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "an engine failure after a request left does not fail the run",
         "a resolved URL the token already holds is reopened as pending",
         "a run remembers every call as reading nothing",
+        "the SQLite store never raises a token's fence",
+        "the Mongo store's raw-value writes ignore the token's fence",
+        "a group may hang under a parent without content",
+        "the Mongo store shows every write's links of a URL",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
