@@ -22,7 +22,6 @@ from social_recording.recording.concurrency import CallSlots
 from social_recording.recording.engine import Timings
 from social_recording.recording.job_pool import STOPPED_BY_DEADLINE, STOPPED_BY_LIMIT, STOPPED_BY_LOCK_LOST
 from social_recording.recording.reconcile import JOB_LOCK_PREFIX, ReconcileOutcome
-from social_recording.recording.run_state import RunState
 from test_support.engine_fakes import T0
 from test_support.url_machine_model import POOL, LosingLocks, UrlRules
 from test_support.url_machine_steps import Steps
@@ -66,14 +65,14 @@ def _at_every_call(m: UrlRules, before: UNITS, after: Callable[[], None] | None 
         del provider.generate
 
 
-def _reconcile(m: UrlRules, engine: Any = None, run: RunState | None = None, **bounds: Any) -> ReconcileOutcome:
+def _reconcile(m: UrlRules, engine: Any = None, **bounds: Any) -> ReconcileOutcome:
     """The reconcile job's two steps over the day's window, one token at a time (`bounds`: its limit,
     deadline); every token's outcome checked as the model's reconcile checks it."""
     engine = engine or m.engine
     with m.doing("reconcile"):
         window = engine.reconcile.read_window(T0, T0 + timedelta(days=1), min_af_count=1)
         out: ReconcileOutcome = engine.reconcile.record_window(
-            window, max_workers=1, run=run or m._run(Why.RECONCILE), **bounds)
+            window, max_workers=1, run=m._run(Why.RECONCILE), **bounds)
     for token in out.tokens:
         m._check_token_outcome(token)
     return out
