@@ -191,6 +191,12 @@ MUTANTS: dict[str, Mutant] = {
     "the health checks leave out a never-recorded element created at their cutoff": Mutant(
         SQLITE_SELECTION, 'clauses.append(f"{_NEVER_RECORDED} AND created_at <= ?")',
         'clauses.append(f"{_NEVER_RECORDED} AND created_at < ?")'),
+    # ---------------------------------------------------------------- a run's own limits
+    "a run whose job lock is lost goes on starting units": Mutant(
+        JOB_POOL, "            elif lock_lost():", "            elif False:"),
+    "a job's provider concurrency is dropped when set on its run": Mutant(
+        RUN_STATE, "self.calls = CallSlots(provider_concurrency, per_token=self.calls.per_token)",
+        "self.calls = CallSlots(None, per_token=self.calls.per_token)"),
     # ---------------------------------------------------------------- the answer spool
     "a paid answer the store refused is never spooled": Mutant(
         ATTEMPT, "if answer is not None and self._spool is not None and self._spool.put(answer):",

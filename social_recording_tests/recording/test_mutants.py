@@ -167,6 +167,7 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a narrowed retry counts unparseable elements as held back",
         "a run counts an element that stays absorbing as converged",
         "a run never looks again at a locked-out token",
+        "a provider takes one call more than its concurrency bound",
         "a run's second look gives up before a crashed holder's token lock expires",
         "the URL lock is taken per token",
         "a token's URLs are still recorded after its token lock is lost",
@@ -187,6 +188,10 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the Mongo store's raw-value writes ignore the token's fence",
         "a group may hang under a parent without content",
         "the Mongo store shows every write's links of a URL",
+        "a run starts one unit past its limit",
+        "a run goes on starting units after its job lock is lost",
+        "a run starts a unit at its deadline's very instant",
+        "a run's provider concurrency override is ignored",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
