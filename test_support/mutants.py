@@ -192,6 +192,12 @@ MUTANTS: dict[str, Mutant] = {
         ATTEMPT, "            except Exception as exc:\n                return self.outcome(EngineOutcome.DEFERRED,",
         "            except Exception as exc:\n                self._spool.done(self.url)\n"
         "                return self.outcome(EngineOutcome.DEFERRED,"),
+    # ---------------------------------------------------------------- the URL locks (the Redis one: the model's Redis walks)
+    "a SQLite lock is taken over only while its key is still held": Mutant(
+        SQLITE_LOCKS, '"WHERE locks.expires_at <= ?",', '"WHERE locks.expires_at >= ?",'),
+    "a Redis lock is taken whoever holds its key": Mutant(
+        REDIS_LOCKS, "redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])",
+        "redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])"),
 }
 
 

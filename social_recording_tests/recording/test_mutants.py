@@ -183,6 +183,12 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "an engine failure after a request left does not fail the run",
         "a resolved URL the token already holds is reopened as pending",
         "a run remembers every call as reading nothing",
+        "the SQLite lock confirms whoever holds the key",
+        "a SQLite lock's release frees another owner's key",
+        "the Redis lock confirms whoever holds the key",
+        "a Redis lock's release deletes another owner's key",
+        "a Redis lock's TTL is read as milliseconds",
+        "a lease reported lost still confirms its ownership",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
