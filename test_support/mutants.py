@@ -209,6 +209,12 @@ MUTANTS: dict[str, Mutant] = {
     "the SQLite store takes a raw value's write under a smaller token fence": Mutant(
         SQLITE_TOKENS, "        refused = fence_refusal(row[0], fence)\n", "        refused = None\n"),
     "a group holding no object is planned": Mutant(GRAPH, "        if not g.objects():\n", "        if False:\n"),
+    # ---------------------------------------------------------------- the URL locks (the Redis one: the model's Redis walks)
+    "a SQLite lock is taken over only while its key is still held": Mutant(
+        SQLITE_LOCKS, '"WHERE locks.expires_at <= ?",', '"WHERE locks.expires_at >= ?",'),
+    "a Redis lock is taken whoever holds its key": Mutant(
+        REDIS_LOCKS, "redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])",
+        "redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])"),
 }
 
 

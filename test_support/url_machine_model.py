@@ -100,7 +100,7 @@ from social_recording.recording import attempt as attempt_module
 from social_recording.recording.call_guard import UNIT_PRICES
 from social_recording.recording.candidates import retry_query
 from social_recording.recording.concurrency import CallSlots
-from social_recording.recording.engine import Engine, Timings, build_engine
+from social_recording.recording.engine import Engine, build_engine
 from social_recording.recording.outcomes import EngineOutcome, TokenStatus, UrlOutcome
 from social_recording.recording.retry import REMAINING_PROBE
 from social_recording.recording.run_state import RunState
@@ -121,6 +121,7 @@ from test_support.mongo_server import MongoServer
 from test_support.url_machine_feed import FeedRules
 from test_support.url_machine_graph import BROKEN, GraphRules, graph_answer
 from test_support.url_machine_health import HealthRules
+from test_support.url_machine_locks import LockRules, model_timings
 from test_support.url_machine_retry import RetryRules, counted_converged_unchanged
 from test_support.url_machine_spend import SpendRules
 from test_support.url_machine_spool import ModelSpool, SpoolRules, StoreGone
@@ -1259,7 +1260,7 @@ class UnreachableCounters:
         return attr
 
 
-class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, TokenRules,
+class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, TokenRules, LockRules,
                RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}
@@ -1270,7 +1271,7 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, Graph
         super().__init__()
         self.dir = Path(tempfile.mkdtemp(prefix="url-model-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
         self.store = self._open_store()
-        self.locks = SqliteLockManager(self.dir / "locks.db")
+        self.locks = self._lock_manager()
         self.clock = TickingClock(T0)
         self.world = World(limits=self.limits, per_month=self.per_month)
         self.fresh_outcome: UrlOutcome | None = None  # what the last new holder's run said of its URL
@@ -1304,8 +1305,7 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, Graph
         self.install_token_checks()
 
     def _engine(self, paid: bool) -> Engine:
-        timings = Timings(url_lock_wait=0.02, url_lock_ttl=30.0, token_lock_ttl=30.0, write_retry_s=1.0)
-        return self._engine_on(self.locks, paid, tracker=self.tracker, timings=timings)
+        return self._engine_on(self.locks, paid, tracker=self.tracker, timings=model_timings())
 
     def _engine_on(self, locks: Any, paid: bool, **options: Any) -> Engine:
         """An engine on the model's store, providers, clock and budgets, with this machine's limits,
@@ -1327,6 +1327,10 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, Graph
                                                     request=self.engine.processor.request(why), listener=heard))
         self.world.op.runs.append(run)
         return run
+
+    def _lock_manager(self) -> Any:
+        """The lock manager: SQLite's (a variant runs Redis's, test_support/url_machine_redis.py)."""
+        return SqliteLockManager(self.dir / "locks.db")
 
     def _spend_counters(self) -> Any:
         """The spend budget's counters: SQLite's (a variant runs Redis's, test_support/url_machine_redis.py)."""

@@ -1,7 +1,11 @@
-"""The model on the Redis spend counters (locks/spend_budget.py's `RedisSpendCounters`, its Lua
-scripts on a real redis-server) instead of SQLite's: the walks that meet a day's or a month's budget,
-so "Spend budgets" is checked on both backends' counters (each script admits up to its limit, never
-one past it). The store stays SQLite; only the counters move."""
+"""The model on Redis (a real redis-server) instead of SQLite, in two variants; the store stays SQLite.
+
+- `UrlRulesOnRedisCounters`: the spend counters (locks/spend_budget.py's `RedisSpendCounters`, its Lua
+  scripts), on the walks that meet a day's or a month's budget, so "Spend budgets" is checked on both
+  backends' counters (each script admits up to its limit, never one past it);
+- `UrlRulesOnRedisLocks`: the lock manager (locks/redis.py's `RedisLockManager`: URL, token and job
+  locks), on the walks whose holders' locks end under them or meet another holder, so "Locks and
+  fencing" is checked on both backends (test_support/url_machine_locks.py)."""
 
 from __future__ import annotations
 
@@ -9,13 +13,19 @@ from typing import Any, ClassVar
 
 import redis
 
+from social_recording.locks.redis import RedisLockManager
 from social_recording.locks.spend_budget import RedisSpendCounters
+from test_support.url_machine_lock_walks import LOCK_WALKS
+from test_support.url_machine_locks import LockTable, RedisLockTable
 from test_support.url_machine_model import UrlRules
 from test_support.url_machine_walks import WALKS, Walk
 
 BUDGET_WALKS: tuple[Walk, ...] = tuple(
     w for w in WALKS if any(word in w.name for word in ("budget", "paid request", "a day ends")))
 """The walks whose paid requests meet an account's budget or count against it."""
+LOCKING_WALKS: tuple[Walk, ...] = tuple(
+    w for w in WALKS if w.name in {name for name, _ in LOCK_WALKS} or "lock" in w.name or "two holders" in w.name)
+"""The walks whose holders' URL or token locks end under them, or meet another holder of the key."""
 
 
 class UrlRulesOnRedisCounters(UrlRules):
@@ -37,3 +47,29 @@ class UrlRulesOnRedisCounters(UrlRules):
             super().teardown()
         finally:
             self.counters.inner.close()
+
+
+class UrlRulesOnRedisLocks(UrlRules):
+    """The machine with its locks on Redis (the server at `redis_url`, flushed per example)."""
+
+    redis_url: ClassVar[str | None] = None
+
+    def _lock_manager(self) -> Any:
+        assert self.redis_url is not None, "set UrlRulesOnRedisLocks.redis_url to a running server"
+        client = redis.Redis.from_url(self.redis_url)
+        try:
+            client.flushdb()  # each example starts with no key held and no fencing token handed out
+        finally:
+            client.close()
+        return RedisLockManager(self.redis_url)
+
+    def _open_lock_table(self) -> LockTable:
+        assert self.redis_url is not None
+        return RedisLockTable(redis.Redis.from_url(self.redis_url))
+
+    def teardown(self) -> None:
+        try:
+            super().teardown()
+        finally:
+            if isinstance(self._lock_table, RedisLockTable):
+                self._lock_table.client.close()

@@ -192,6 +192,12 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a run goes on starting units after its job lock is lost",
         "a run starts a unit at its deadline's very instant",
         "a run's provider concurrency override is ignored",
+        "the SQLite lock confirms whoever holds the key",
+        "a SQLite lock's release frees another owner's key",
+        "the Redis lock confirms whoever holds the key",
+        "a Redis lock's release deletes another owner's key",
+        "a Redis lock's TTL is read as milliseconds",
+        "a lease reported lost still confirms its ownership",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that

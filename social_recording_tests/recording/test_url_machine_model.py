@@ -17,7 +17,12 @@ from test_support.url_machine_model import (
     UrlRulesOnMongomock,
     UrlRulesWithDefaults,
 )
-from test_support.url_machine_redis import BUDGET_WALKS, UrlRulesOnRedisCounters
+from test_support.url_machine_redis import (
+    BUDGET_WALKS,
+    LOCKING_WALKS,
+    UrlRulesOnRedisCounters,
+    UrlRulesOnRedisLocks,
+)
 from test_support.url_machine_walks import WALKS, Walk
 
 pytestmark = pytest.mark.heavy
@@ -38,6 +43,19 @@ class TestUrlRulesOnMongomockWalks:
     @pytest.mark.parametrize("walk", WALKS, ids=lambda w: w.name)
     def test_the_walk_holds(self, walk: Walk) -> None:
         walk.run(UrlRulesOnMongomock)
+
+
+class TestUrlRulesOnRedisLocksWalks:
+    """The walks whose holders' locks end under them or meet another holder, on Redis's lock manager
+    (before the drawn examples: a mutant of the Redis backend dies without waiting for them)."""
+
+    @pytest.mark.parametrize("walk", LOCKING_WALKS, ids=lambda w: w.name)
+    def test_the_walk_holds(self, walk: Walk, redis_url: str) -> None:
+        UrlRulesOnRedisLocks.redis_url = redis_url
+        try:
+            walk.run(UrlRulesOnRedisLocks)
+        finally:
+            UrlRulesOnRedisLocks.redis_url = None
 
 
 TestUrlRules = UrlRules.TestCase
