@@ -48,6 +48,15 @@ def _a_token_trades_again(m: UrlRules) -> list[Callable[[], object]]:
             lambda: m.a_token_trades(tokens[1], 30), m.the_sensor_ticks, m.the_sensor_ticks]
 
 
+def _one_ticks_runs_share_a_url_that_reads_nothing(m: UrlRules) -> list[Callable[[], object]]:
+    """Two tokens holding one URL that reads nothing trade together: the tick launches a run for each,
+    so the second run may call it again (the run's memory of what read nothing is its own). Found by
+    the model as its own false alarm: it kept that memory per operation, not per run."""
+    tokens: list[str] = []
+    return [lambda: m.some_tokens_and_answers([[TG], [TG]], {TG: "unreadable"}),
+            lambda: tokens.extend(m.tokens), lambda: _all_trade(m, tokens, 0), m.the_sensor_ticks]
+
+
 def _a_reconcile_at_the_floor(interleave: str) -> Steps:
     """Tokens below, at and above the floor, one already recorded; a reconcile at the floor records
     the others at or above it (with a live run recording one between the window's read and its
@@ -135,6 +144,7 @@ FEED_LIMIT_WALKS: tuple[tuple[str, Steps], ...] = (
 FEED_WALKS: tuple[tuple[str, Steps], ...] = (
     ("tokens trade around the threshold", _tokens_trade_around_the_threshold),
     ("a token trades again", _a_token_trades_again),
+    ("one tick's runs share a URL that reads nothing", _one_ticks_runs_share_a_url_that_reads_nothing),
     *((f"a reconcile at the floor ({interleave})", _a_reconcile_at_the_floor(interleave))
       for interleave in ("none", "live")),
     *FEED_LIMIT_WALKS,

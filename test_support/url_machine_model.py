@@ -318,8 +318,9 @@ class Op:
     """A retry's selection: (token, URL) -> the status it was selected with."""
     called: set[str] = field(default_factory=set)
     """URLs called during this operation (a named retry re-examines a URL once)."""
-    read_nothing: set[str] = field(default_factory=set)
-    """URLs whose call in this operation (one run) read nothing: the run never buys them again."""
+    read_nothing: dict[str, int] = field(default_factory=dict)
+    """URL -> how many runs this operation had started when its call read nothing: that run never buys
+    it again; a run started after (a live tick starts one per token) may."""
     credit_gone: set[str] = field(default_factory=set)
     """Services (paid accounts, free platforms) that said their credit is gone in this operation (one
     run): the run sends them no further request (docs/architecture.md, "credit exhausted")."""
@@ -548,7 +549,7 @@ class ModelProvider:
                 live_streak(state, now, rules)):
             w.violations.append(f"{url} called again for {ctx.token_address} in one run ({w.op.kind}) after its "
                                 f"own call failed, at {now}: a run never calls a failing URL twice")
-        if url in w.op.read_nothing and not (forced or w.stale):
+        if w.op.read_nothing.get(url) == len(w.op.runs) and not (forced or w.stale):
             w.violations.append(f"{url} called again for {ctx.token_address} in one run ({w.op.kind}) after "
                                 f"its call read nothing")
         if w.on_call is not None:
@@ -653,7 +654,7 @@ class ModelProvider:
             w.die("after the answer")
         if answer == "unreadable":  # neither an answer nor a failure: the calls count, the streak stays
             w.called(url, now)  # ... and lives a window from this call
-            w.op.read_nothing.add(url)
+            w.op.read_nothing[url] = len(w.op.runs)
             raise ExternalFetchError(ErrorCode.UNSUPPORTED, "a shape this generator cannot read")
         if answer in ("5xx", "429"):
             code = ErrorCode.UPSTREAM if answer == "5xx" else ErrorCode.RATE_LIMITED
