@@ -121,6 +121,7 @@ from test_support.mongo_server import MongoServer
 from test_support.url_machine_feed import FeedRules
 from test_support.url_machine_graph import GraphRules, graph_answer
 from test_support.url_machine_health import HealthRules
+from test_support.url_machine_outages import OutageRules
 from test_support.url_machine_retry import RetryRules, counted_converged_unchanged
 from test_support.url_machine_spend import SpendRules
 from test_support.url_machine_spool import ModelSpool, SpoolRules, StoreGone
@@ -1256,7 +1257,8 @@ class UnreachableCounters:
         return attr
 
 
-class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, RuleBasedStateMachine):
+class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, OutageRules,
+               RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}
     live_interval: ClassVar[int] = 60
@@ -1308,7 +1310,8 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, Graph
         return build_engine(self.store, locks, self.registry, self.profiles, enable_paid=paid,
                             max_attempts=self.limits.engine_max_attempts, clock=self.clock,
                             min_interval=timedelta(minutes=self.live_interval),
-                            backoff=self.limits.backoff, spend_budgets=self.spend, spool=self.spool, **options)
+                            backoff=self.limits.backoff, spend_budgets=self.spend, spool=self.spool,
+                            recorder_type=self.outage_recorder, **options)
 
     @property
     def engine(self) -> Engine:

@@ -19,6 +19,7 @@ from test_support.engine_fakes import T0
 from test_support.url_machine_feed_walks import FEED_WALKS
 from test_support.url_machine_health_walks import HEALTH_WALKS
 from test_support.url_machine_model import FOUR_ATTEMPTS, NINE_ATTEMPTS, POOL, SPEND_PER_MONTH, TICK, UrlRules
+from test_support.url_machine_outages_walks import OUTAGE_WALKS
 from test_support.url_machine_retry_walks import RETRY_WALKS
 from test_support.url_machine_runs import RUN_WALKS
 from test_support.url_machine_spend_walks import SPEND_WALKS
@@ -938,6 +939,7 @@ WALKS: tuple[Walk, ...] = (
     *(Walk(name, steps) for name, steps in FEED_WALKS),
     *(Walk(name, steps) for name, steps in HEALTH_WALKS),
     *(Walk(name, steps) for name, steps in RUN_WALKS),
+    *(Walk(name, steps) for name, steps in OUTAGE_WALKS),
     *(Walk(name, steps, config) for name, steps, config in SPEND_WALKS),
     *(_open_call_times_out(t) for t in TICKS),
     Walk("a first call dies after its open call", _a_first_call_dies_after_its_open_call),
