@@ -78,6 +78,7 @@ MONGO_GRAPH = "social_recording/store/mongo/graph.py"
 PLATFORM_BASE = "social_recording/platforms/base.py"
 WEB_SPEC = "social_recording/platforms/web/spec.py"
 STORE_TRANSIENT = "social_recording/store/transient.py"
+STORE_RETRY = "social_recording/recording/store_retry.py"
 
 MUTANTS: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the state machine
@@ -192,6 +193,14 @@ MUTANTS: dict[str, Mutant] = {
         ATTEMPT, "            except Exception as exc:\n                return self.outcome(EngineOutcome.DEFERRED,",
         "            except Exception as exc:\n                self._spool.done(self.url)\n"
         "                return self.outcome(EngineOutcome.DEFERRED,"),
+    # ---------------------------------------------------------------- store outages
+    # Only a store busy for a moment (another writer holding its file) tells it apart: the write fails at once.
+    "a busy store is not waited out": Mutant(
+        STORE_TRANSIENT, "if is_busy(exc) or is_disk_full(exc):", "if is_disk_full(exc):"),
+    # Only a store outage longer than a sixtieth of the write's bound tells it apart.
+    "a write's repeats stop after a second, not a minute": Mutant(
+        STORE_RETRY, "stop=lambda _state: monotonic() - started >= retry_s,",
+        "stop=lambda _state: monotonic() - started >= retry_s / 60,"),
 }
 
 

@@ -183,6 +183,12 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "an engine failure after a request left does not fail the run",
         "a resolved URL the token already holds is reopened as pending",
         "a run remembers every call as reading nothing",
+        "a lock server down past its bound fails the URL as our defect",
+        "a recording's write is not repeated through a store outage",
+        "a full disk is not waited out",
+        "a retry's lost count misses URLs written after their lock was lost",
+        "a retry cut short reports only what was past its limit as remaining",
+        "a retry resolves raw values past its deadline",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
