@@ -124,7 +124,7 @@ from test_support.url_machine_health import HealthRules
 from test_support.url_machine_outages import OutageRules
 from test_support.url_machine_retry import RetryRules, counted_converged_unchanged
 from test_support.url_machine_spend import SpendRules
-from test_support.url_machine_spool import ModelSpool, SpoolRules, StoreGone
+from test_support.url_machine_spool import ModelSpool, SpoolRules, StoreAway, StoreGone
 
 ACCOUNTS = {p: CATALOGUE[p].account.name for p in (Platform.X, Platform.WEB)}
 """The paid accounts the model's providers are billed under, as the catalogue names them (the spend
@@ -814,7 +814,7 @@ class EngineExceptions(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         exc = record.exc_info[1] if record.exc_info else None
-        if exc is None or isinstance(exc, StoreGone) or (isinstance(exc, KeyError) and "a defect of ours" in str(exc)):
+        if exc is None or isinstance(exc, StoreGone | StoreAway) or (isinstance(exc, KeyError) and "a defect of ours" in str(exc)):
             return
         self.world.violations.append(f"the engine raised {type(exc).__name__}: {exc} ({record.getMessage()[:200]})")
 

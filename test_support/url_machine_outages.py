@@ -18,7 +18,6 @@ no two timings race):
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -34,6 +33,7 @@ from social_recording.recording.outcomes import EngineOutcome, UrlOutcome
 from social_recording.recording.url_recorder import URL_LOCK_PREFIX, UrlRecorder
 from social_recording.recording.writer import GraphWriter
 from social_recording.store.base import UrlWrite, WriteOutcome
+from test_support.url_machine_spool import StoreAway
 
 WRITE_BOUND_S = 1.0
 """How long the model's engines repeat a write through a store outage (their `write_retry_s`)."""
@@ -110,7 +110,7 @@ def store_down(store: Any, clock: OutageClock, url: str, seconds: float, error: 
             reached = clock.now >= until[0]
             writes.append((write, reached))
             if not reached:
-                raise sqlite3.OperationalError(error)
+                raise StoreAway(error)
         out: WriteOutcome = real(write)
         return out
 

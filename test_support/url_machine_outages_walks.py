@@ -6,6 +6,7 @@ model's walks (test_support/url_machine_walks.py), so every run meets them whate
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 
 from test_support.url_machine_model import POOL, UrlRules
 from test_support.url_machine_steps import Draws, Steps, recorded_live
@@ -28,6 +29,16 @@ def _the_lock_server_down(seconds: float) -> Steps:
     return lambda m: [*_failed_once(m), lambda: m.the_lock_server_does_not_answer(Draws(), seconds)]
 
 
+def _a_paid_answer_past_the_bound(refusal: str) -> Steps:
+    """A paid call answers while the store stays unavailable past the write's bound: the URL fails as
+    attempted, the answer waits in the spool, a next recording meets the store still away (deferred), and
+    the one after writes it (the spool's rule and checks, test_support/url_machine_spool.py)."""
+    return lambda m: [lambda: m.some_tokens_and_answers([[X], [YT]], {}),
+                      lambda: m.a_paid_answer_the_store_cannot_take(
+                          Draws(), "ok", "writable", "the store still refuses, then takes it", "the token that paid",
+                          timedelta(seconds=1), "lifted", True, refusal)]
+
+
 def _a_retry_cut_short(deadline_at: int | None, lost_at: int | None) -> Steps:
     return lambda m: [*_failed_once(m),
                       lambda: m.a_retry_cut_short_or_losing_a_lock(Draws(), 60, 50, deadline_at, lost_at)]
@@ -37,6 +48,8 @@ OUTAGE_WALKS: tuple[tuple[str, Steps], ...] = (
     *((f"the store {kind} for {seconds} s", _the_store_unavailable(kind, seconds))
       for kind, seconds in (("busy", 0.25), ("full disk", 0.05))),
     *((f"the lock server down for {seconds} s", _the_lock_server_down(seconds)) for seconds in (5.0, 60.0)),
+    *((f"a paid answer, the store {refusal}", _a_paid_answer_past_the_bound(refusal))
+      for refusal in ("busy past the bound", "full past the bound")),
     ("a retry's deadline passes at its first token", _a_retry_cut_short(0, None)),
     ("a retry's deadline passes at its last token", _a_retry_cut_short(1, None)),
     ("a retry's URL lock is lost before its first write", _a_retry_cut_short(None, 0)),
