@@ -29,6 +29,7 @@ from social_recording.domain.status import ABSORBING
 from social_recording.domain.url_machine import Why
 from social_recording.locks.outage import ride_out
 from social_recording.recording.engine import Timings
+from social_recording.recording.job_pool import STOPPED_BY_DEADLINE
 from social_recording.recording.outcomes import EngineOutcome, UrlOutcome
 from social_recording.recording.url_recorder import URL_LOCK_PREFIX, UrlRecorder
 from social_recording.recording.writer import GraphWriter
@@ -45,8 +46,8 @@ TIMINGS = Timings(url_lock_wait=0.02, url_lock_ttl=30.0, token_lock_ttl=30.0, wr
 """The model's engines' lock timings (url_machine_model.py's `_engine`)."""
 STORE_OUTAGES = {"busy": "database is locked", "full disk": "database or disk is full"}
 """What the SQLite store raises when another writer holds its file past its timeout, or its disk is full."""
-OUTAGE_LENGTHS = (0.05, 0.25, 0.6, 30.0)
-"""Seconds a backend stays away: within the write's bound (one, two, three repeats), or far past it."""
+OUTAGE_LENGTHS = (0.05, 0.25, 0.9)
+"""Seconds the store stays away, within the write's bound: one, two, four repeats (the last just short of it)."""
 
 
 class OutageClock:
@@ -153,7 +154,7 @@ class OutageRules:
         return address, element
 
     @precondition(lambda self: self.tokens)
-    @rule(data=st.data(), kind=st.sampled_from(sorted(STORE_OUTAGES)), seconds=st.sampled_from(OUTAGE_LENGTHS[:3]))
+    @rule(data=st.data(), kind=st.sampled_from(sorted(STORE_OUTAGES)), seconds=st.sampled_from(OUTAGE_LENGTHS))
     def the_store_is_unavailable_for_a_moment(self, data: st.DataObject, kind: str, seconds: float) -> None:
         """A holder records a URL while the store is unavailable (busy, or its disk full) for less than the
         write's bound: its write is repeated and lands once, the same write, and the URL is recorded as
@@ -276,5 +277,9 @@ class OutageRules:
             del self.store.apply_url_write
             m.profiles.resolve_value = real_resolve
             m.deadline_passed = False
+        cut = out.skipped is None and out.processed + out.changed_meanwhile < len(selection.candidates)
+        if cut and out.stopped_by != STOPPED_BY_DEADLINE:
+            self.world.violations.append(f"a retry whose deadline passed left {len(selection.candidates)} selected "
+                                         f"URL(s) after {out.processed}, and says it stopped by {out.stopped_by}")
         STATS[f"retries cut short: {out.stopped_by}, {out.remaining} remaining"] += 1
         STATS["retries losing a URL lock, counted"] += int(locks.lost and out.lost > 0)

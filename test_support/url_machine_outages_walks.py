@@ -46,7 +46,7 @@ def _a_retry_cut_short(deadline_at: int | None, lost_at: int | None) -> Steps:
 
 OUTAGE_WALKS: tuple[tuple[str, Steps], ...] = (
     *((f"the store {kind} for {seconds} s", _the_store_unavailable(kind, seconds))
-      for kind, seconds in (("busy", 0.25), ("full disk", 0.05))),
+      for kind, seconds in (("busy", 0.9), ("full disk", 0.05))),
     *((f"the lock server down for {seconds} s", _the_lock_server_down(seconds)) for seconds in (5.0, 60.0)),
     *((f"a paid answer, the store {refusal}", _a_paid_answer_past_the_bound(refusal))
       for refusal in ("busy past the bound", "full past the bound")),
