@@ -85,6 +85,7 @@ DESCRIPTORS = "social_recording/domain/platform.py"
 APIFY_SPEC = "social_recording/platforms/apify/spec.py"
 PLATFORM_HTTP = "social_recording/platforms/http.py"
 LIVE_JOB = "social_recording/dagster_defs/jobs/live.py"
+STORE_RETRY = "social_recording/recording/store_retry.py"
 
 MUTANTS: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the state machine
@@ -215,6 +216,14 @@ MUTANTS: dict[str, Mutant] = {
     "a Redis lock is taken whoever holds its key": Mutant(
         REDIS_LOCKS, "redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])",
         "redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])"),
+    # ---------------------------------------------------------------- store outages
+    # Only a store busy for a moment (another writer holding its file) tells it apart: the write fails at once.
+    "a busy store is not waited out": Mutant(
+        STORE_TRANSIENT, "if is_busy(exc) or is_disk_full(exc):", "if is_disk_full(exc):"),
+    # Only a store outage longer than a sixtieth of the write's bound tells it apart.
+    "a write's repeats stop after a second, not a minute": Mutant(
+        STORE_RETRY, "stop=lambda _state: monotonic() - started >= retry_s,",
+        "stop=lambda _state: monotonic() - started >= retry_s / 60,"),
 }
 
 

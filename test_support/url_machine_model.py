@@ -122,9 +122,10 @@ from test_support.url_machine_feed import FeedRules
 from test_support.url_machine_graph import BROKEN, GraphRules, graph_answer
 from test_support.url_machine_health import HealthRules
 from test_support.url_machine_locks import LockRules, model_timings
+from test_support.url_machine_outages import OutageRules
 from test_support.url_machine_retry import RetryRules, counted_converged_unchanged
 from test_support.url_machine_spend import SpendRules
-from test_support.url_machine_spool import ModelSpool, SpoolRules, StoreGone
+from test_support.url_machine_spool import ModelSpool, SpoolRules, StoreAway, StoreGone
 from test_support.url_machine_tokens import TokenRules
 
 ACCOUNTS = {p: CATALOGUE[p].account.name for p in (Platform.X, Platform.WEB)}
@@ -818,7 +819,7 @@ class EngineExceptions(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         exc = record.exc_info[1] if record.exc_info else None
-        if exc is None or isinstance(exc, StoreGone) or (isinstance(exc, KeyError) and "a defect of ours" in str(exc)):
+        if exc is None or isinstance(exc, StoreGone | StoreAway) or (isinstance(exc, KeyError) and "a defect of ours" in str(exc)):
             return
         self.world.violations.append(f"the engine raised {type(exc).__name__}: {exc} ({record.getMessage()[:200]})")
 
@@ -1262,6 +1263,7 @@ class UnreachableCounters:
 
 
 class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, TokenRules, LockRules,
+               OutageRules,
                RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}
@@ -1314,7 +1316,8 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, Graph
         return build_engine(self.store, locks, self.registry, self.profiles, enable_paid=paid,
                             max_attempts=self.limits.engine_max_attempts, clock=self.clock,
                             min_interval=timedelta(minutes=self.live_interval),
-                            backoff=self.limits.backoff, spend_budgets=self.spend, spool=self.spool, **options)
+                            backoff=self.limits.backoff, spend_budgets=self.spend, spool=self.spool,
+                            recorder_type=self.outage_recorder, **options)
 
     @property
     def engine(self) -> Engine:

@@ -16,6 +16,7 @@ is the machine's own invariant.
 from __future__ import annotations
 
 import errno
+import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -61,18 +62,35 @@ class ModelSpool(AnswerSpool):
             self.directory = kept
 
 
+class StoreAway(sqlite3.OperationalError):
+    """The model's store unavailable for now (as SQLite says it: busy, or its disk full): a write retry
+    repeats it."""
+
+
+REFUSALS: dict[str, Callable[[], Exception]] = {
+    "gone": StoreGone,
+    "busy past the bound": lambda: StoreAway("database is locked"),
+    "full past the bound": lambda: StoreAway("database or disk is full"),
+}
+"""How the store refuses a result: gone (no repeat), or unavailable (busy, its disk full, as SQLite raises
+them) for longer than the write's repeats last (docs/architecture.md, "Fencing": past the bound the URL
+fails as attempted)."""
+
+
 @contextmanager
-def refusing(store: Any, world: World, url: str, when: Callable[[], bool]) -> Iterator[list[UrlWrite]]:
-    """The store refuses the first write of `url`'s result made while `when()` (raising StoreGone, before
-    changing anything); the refused writes are yielded."""
+def refusing(store: Any, world: World, url: str, when: Callable[[], bool],
+             refusal: str = "gone") -> Iterator[list[UrlWrite]]:
+    """The store refuses the first write of `url`'s result made while `when()`, and its every repeat
+    (raising REFUSALS[refusal], before changing anything); the refused writes are yielded."""
     refused: list[UrlWrite] = []
     real = store.apply_url_write
 
     def apply(write: UrlWrite) -> WriteOutcome:
-        if write.url == url and not refused and when():
-            refused.append(write)
+        if write.url == url and ((not refused and when()) or (refused and write is refused[0])):
+            if not refused:
+                refused.append(write)
             world.read_versions.pop(url, None)  # the write never reached the store's conditional check
-            raise StoreGone()
+            raise REFUSALS[refusal]()
         out: WriteOutcome = real(write)
         return out
 
@@ -153,9 +171,10 @@ class SpoolRules:
     @precondition(lambda self: self.tokens)
     @rule(data=st.data(), answer=st.sampled_from(SPOOLED_ANSWERS), spool=st.sampled_from(SPOOLS),
           replay=st.sampled_from(REPLAYS), by=st.sampled_from(REPLAYED_BY), later=st.sampled_from(REPLAYED_LATER),
-          budgets=st.sampled_from(BUDGETS), paid=st.sampled_from((True, True, False)))
+          budgets=st.sampled_from(BUDGETS), paid=st.sampled_from((True, True, False)),
+          refusal=st.sampled_from(tuple(REFUSALS)))
     def a_paid_answer_the_store_cannot_take(self, data: st.DataObject, answer: str, spool: str, replay: str, by: str,
-                                            later: timedelta, budgets: str, paid: bool) -> None:
+                                            later: timedelta, budgets: str, paid: bool, refusal: str = "gone") -> None:
         """A holder's paid call answers and the store refuses its result write for good: the answer waits
         in the spool (or is lost, the spool unwritable too) and the URL's next recording writes it first
         (docs/architecture.md, "No payment without a record"), whether that run may pay or not. The spend
@@ -165,7 +184,7 @@ class SpoolRules:
         if budgets == "lifted":  # as while a stable world converges: the model counts no budget then
             m.spend.budgets, self.world.budgeted = {}, False
         try:
-            self._a_refused_answer(data, answer, spool, replay, by, later, paid)
+            self._a_refused_answer(data, answer, spool, replay, by, later, paid, refusal)
         finally:
             m.spend.budgets, self.world.budgeted = kept_budgets, True
 
@@ -204,7 +223,7 @@ class SpoolRules:
         return mine[0]
 
     def _a_refused_answer(self, data: st.DataObject, answer: str, spool: str, replay: str, by: str,
-                          later: timedelta, paid: bool) -> None:
+                          later: timedelta, paid: bool, refusal: str = "gone") -> None:
         """The rule's body: the call whose result the store refuses, what it left, then the replays."""
         from test_support.url_machine_model import STATS
 
@@ -221,7 +240,8 @@ class SpoolRules:
         started = self.clock()
         self.spool.broken = spool == "unwritable"
         try:
-            with m.doing("live"), refusing(self.store, w, url, lambda: w.last_request.get(url) != received) as refused:
+            with m.doing("live"), refusing(self.store, w, url, lambda: w.last_request.get(url) != received,
+                                                refusal) as refused:
                 outcome = self._record(address, url)
         finally:
             self.spool.broken = False
@@ -255,7 +275,7 @@ class SpoolRules:
         STATS["spool: a paid answer spooled"] += 1
         holders = {a: self.store.find_element(a, url) for a in self.tokens}
         if replay == "the store still refuses, then takes it":
-            self._refused_again(url, data, holders, held)
+            self._refused_again(url, data, holders, held, refusal)
         self.clock.set(max(self.clock(), at + later))
         if by == "a new holder":
             m.new_token([url])
@@ -288,7 +308,8 @@ class SpoolRules:
         if own is not None and at is not None:
             w.failed(url, at, budgeted=True)
 
-    def _refused_again(self, url: str, data: st.DataObject, holders: dict[str, Any], held: Any) -> None:
+    def _refused_again(self, url: str, data: st.DataObject, holders: dict[str, Any], held: Any,
+                       refusal: str = "gone") -> None:
         """The next recording meets the store still refusing: the spooled answer stays, nothing is sent,
         nothing changes."""
         from test_support.url_machine_model import STATS
@@ -298,7 +319,7 @@ class SpoolRules:
         holder = data.draw(st.sampled_from([a for a, el in holders.items() if el is not None]))
         self.clock.advance(timedelta(minutes=1))
         last = w.last_request.get(url)
-        with m.doing("live") as op, refusing(self.store, w, url, lambda: True) as refused:
+        with m.doing("live") as op, refusing(self.store, w, url, lambda: True, refusal) as refused:
             outcome = self._record(holder, url)
             sent = op.paid_sent
         STATS["spool: a replay the store refused again"] += int(bool(refused))

@@ -21,6 +21,7 @@ from test_support.url_machine_health_walks import HEALTH_WALKS
 from test_support.url_machine_limits import LIMIT_WALKS
 from test_support.url_machine_lock_walks import LOCK_WALKS
 from test_support.url_machine_model import FOUR_ATTEMPTS, NINE_ATTEMPTS, POOL, SPEND_PER_MONTH, TICK, UrlRules
+from test_support.url_machine_outages_walks import OUTAGE_WALKS
 from test_support.url_machine_retry_walks import RETRY_WALKS
 from test_support.url_machine_runs import RUN_WALKS
 from test_support.url_machine_spend_walks import SPEND_WALKS
@@ -943,6 +944,7 @@ WALKS: tuple[Walk, ...] = (
     *(Walk(name, steps) for name, steps in RUN_WALKS),
     *(Walk(name, steps) for name, steps in TOKEN_WALKS),
     *(Walk(name, steps) for name, steps in LIMIT_WALKS),
+    *(Walk(name, steps) for name, steps in OUTAGE_WALKS),
     *(Walk(name, steps, config) for name, steps, config in SPEND_WALKS),
     *(Walk(name, steps) for name, steps in LOCK_WALKS),
     *(_open_call_times_out(t) for t in TICKS),

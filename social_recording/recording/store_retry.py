@@ -31,20 +31,22 @@ def write_through_outages(
     url: str,
     retry_s: float = WRITE_RETRY_S,
     sleep: Callable[[float], None] = time.sleep,
+    monotonic: Callable[[], float] = time.monotonic,
 ) -> T:
     """`write()`, repeated with back-off for up to `retry_s` while it fails with a transient store
     error (each repeat logged); any other error, or the last transient one, propagates. The loop
-    is set up only for a write that failed (`retried_after_a_failed_first`)."""
-    started = time.monotonic()
+    is set up only for a write that failed (`retried_after_a_failed_first`). `sleep` and `monotonic`
+    let a test wait an outage out on its own clock."""
+    started = monotonic()
 
     def retrying(state: tenacity.RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome is not None else None
         log.warning(kv(event="store_write_retry", write=what, url=safe_url(url), attempt=state.attempt_number,
-                       error=type(exc).__name__, waited_s=round(time.monotonic() - started, 1)))
+                       error=type(exc).__name__, waited_s=round(monotonic() - started, 1)))
 
     return retried_after_a_failed_first(write, is_transient, lambda: tenacity.Retrying(
         retry=tenacity.retry_if_exception(is_transient),
-        stop=tenacity.stop_after_delay(max(0.0, retry_s - (time.monotonic() - started))),
+        stop=lambda _state: monotonic() - started >= retry_s,
         wait=tenacity.wait_exponential(multiplier=0.1, max=5.0),
         before_sleep=retrying,
         sleep=sleep,

@@ -26,11 +26,14 @@ class GraphWriter:
     """Plans graphs and applies one recording of one (token, URL) under its URL lock's fence."""
 
     def __init__(
-        self, store: UrlWriteStore, *, retry_s: float = WRITE_RETRY_S, sleep: Callable[[float], None] = time.sleep
+        self, store: UrlWriteStore, *, retry_s: float = WRITE_RETRY_S, sleep: Callable[[float], None] = time.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`sleep` and `monotonic` wait a store outage out (a test's own clock: no real wait)."""
         self._store = store
         self._retry_s = at_least("retry_s", retry_s, 0, "seconds")
         self._sleep = sleep
+        self._monotonic = monotonic
 
     @property
     def retry_s(self) -> float:
@@ -77,4 +80,4 @@ class GraphWriter:
             spend=spend,
         )
         return write_through_outages(lambda: self._store.apply_url_write(write), what="recording", url=url,
-                                     retry_s=self._retry_s, sleep=self._sleep)
+                                     monotonic=self._monotonic, retry_s=self._retry_s, sleep=self._sleep)

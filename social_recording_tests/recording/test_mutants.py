@@ -198,6 +198,12 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a Redis lock's release deletes another owner's key",
         "a Redis lock's TTL is read as milliseconds",
         "a lease reported lost still confirms its ownership",
+        "a lock server down past its bound fails the URL as our defect",
+        "a recording's write is not repeated through a store outage",
+        "a full disk is not waited out",
+        "a retry's lost count misses URLs written after their lock was lost",
+        "a retry cut short reports only what was past its limit as remaining",
+        "a retry resolves raw values past its deadline",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
