@@ -18,6 +18,7 @@ no two timings race):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -57,7 +58,9 @@ class OutageClock:
         self.now = 0.0
 
     def sleep(self, seconds: float) -> None:
-        self.now += max(0.0, seconds)
+        # At least one step of the float: a wait of what is left of a bound (bound - waited) can be
+        # smaller than the clock's resolution, and a sleep that moves nothing would wait forever.
+        self.now = max(self.now + max(0.0, seconds), math.nextafter(self.now, math.inf))
 
     def monotonic(self) -> float:
         return self.now
