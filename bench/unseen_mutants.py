@@ -16,9 +16,9 @@ project's list or of an earlier batch, nor yields the same source as one (test_u
 batches:
 
 - `fresh12` (the default, `FRESH12` in bench/unseen_fresh12.py): 46 mutants written blind last on
-  2026-12-07; it awaits its first run.
+  2026-12-07, measured once on its first run (27 of 46).
 - `fresh11` (`FRESH11` in bench/unseen_fresh11.py): 50 mutants written blind earlier on
-  2026-12-07, measured once on its first run (19 of 50); seen since.
+  2026-12-07, measured once on its first run (19 of 50); seen since (30 of its 31 survivors promoted).
 - `fresh10` (`FRESH10` in bench/unseen_fresh10.py): 50 mutants written blind earlier on
   2026-12-07, measured once on its first run (28 of 50); seen since.
 - `fresh9` (`FRESH9` in bench/unseen_fresh9.py): 50 mutants written blind earlier on
@@ -278,8 +278,8 @@ FRESH: dict[str, Mutant] = {
 BATCHES: dict[str, dict[str, Mutant]] = {"fresh12": FRESH12, "fresh11": FRESH11, "fresh10": FRESH10, "fresh9": FRESH9, "fresh8": FRESH8,
                                          "fresh7": FRESH7, "fresh6": FRESH6, "fresh5": FRESH5, "fresh4": FRESH4,
                                          "fresh3": FRESH3, "fresh2": FRESH2, "fresh": FRESH, "old": UNSEEN}
-"""`fresh12`, written blind, awaits its first run: the one honest measure it gives. Every other batch has
-been measured once on its first run and seen since (kept for their history)."""
+"""Every batch has been measured once on its first run, the one honest measure it gives (`fresh12`, the
+last, on 2026-12-07); the earlier ones have been seen since (kept for their history)."""
 assert not set(UNSEEN) & set(MUTANTS), "an unseen mutant is in the project's list"
 assert not set(FRESH) & (set(MUTANTS) | set(UNSEEN)), "a fresh mutant is already in another list"
 _EARLIER = {(m.path, m.original, m.mutant) for m in [*MUTANTS.values(), *UNSEEN.values()]}
@@ -346,7 +346,7 @@ def _verdict(name: str, mutants: dict[str, Mutant], examples: str) -> tuple[str,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--batch", choices=sorted(BATCHES), default="fresh12",
-                        help="fresh12: the last batch written blind of the model, not measured yet (default); fresh11, "
+                        help="fresh12: the last batch written blind of the model, measured once (default); fresh11, "
                              "fresh10, fresh9, fresh8, fresh7, fresh6, fresh5, fresh4, fresh3, fresh2, fresh, old: earlier batches, "
                              "seen since their first measure")
     parser.add_argument("--examples", default="250", help="examples per mutant (the project's list: 250)")
