@@ -4,6 +4,8 @@ per-URL state machine")."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
@@ -45,17 +47,22 @@ class TestUrlRulesOnMongomockWalks:
         walk.run(UrlRulesOnMongomock)
 
 
+def _walk_on_redis(walk: Walk, machine: Any, redis_url: str) -> None:
+    """`walk` on a Redis variant of the machine, pointed at the test's server for this walk only."""
+    machine.redis_url = redis_url
+    try:
+        walk.run(machine)
+    finally:
+        machine.redis_url = None
+
+
 class TestUrlRulesOnRedisLocksWalks:
     """The walks whose holders' locks end under them or meet another holder, on Redis's lock manager
     (before the drawn examples: a mutant of the Redis backend dies without waiting for them)."""
 
     @pytest.mark.parametrize("walk", LOCKING_WALKS, ids=lambda w: w.name)
     def test_the_walk_holds(self, walk: Walk, redis_url: str) -> None:
-        UrlRulesOnRedisLocks.redis_url = redis_url
-        try:
-            walk.run(UrlRulesOnRedisLocks)
-        finally:
-            UrlRulesOnRedisLocks.redis_url = None
+        _walk_on_redis(walk, UrlRulesOnRedisLocks, redis_url)
 
 
 TestUrlRules = UrlRules.TestCase
@@ -86,8 +93,4 @@ class TestUrlRulesOnRedisCountersWalks:
 
     @pytest.mark.parametrize("walk", BUDGET_WALKS, ids=lambda w: w.name)
     def test_the_walk_holds(self, walk: Walk, redis_url: str) -> None:
-        UrlRulesOnRedisCounters.redis_url = redis_url
-        try:
-            walk.run(UrlRulesOnRedisCounters)
-        finally:
-            UrlRulesOnRedisCounters.redis_url = None
+        _walk_on_redis(walk, UrlRulesOnRedisCounters, redis_url)
