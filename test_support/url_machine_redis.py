@@ -28,19 +28,25 @@ LOCKING_WALKS: tuple[Walk, ...] = tuple(
 """The walks whose holders' URL or token locks end under them, or meet another holder of the key."""
 
 
+def _flushed(redis_url: str | None, variant: str) -> str:
+    """`redis_url` (the variant's server, which the test sets) emptied for a new example."""
+    assert redis_url is not None, f"set {variant}.redis_url to a running server"
+    client = redis.Redis.from_url(redis_url)
+    try:
+        client.flushdb()
+    finally:
+        client.close()
+    return redis_url
+
+
 class UrlRulesOnRedisCounters(UrlRules):
     """The machine with its spend budget counted on Redis (the server at `redis_url`, flushed per example)."""
 
     redis_url: ClassVar[str | None] = None
 
     def _spend_counters(self) -> Any:
-        assert self.redis_url is not None, "set UrlRulesOnRedisCounters.redis_url to a running server"
-        client = redis.Redis.from_url(self.redis_url)
-        try:
-            client.flushdb()  # each example starts with no request counted
-        finally:
-            client.close()
-        return RedisSpendCounters(self.redis_url)
+        # each example starts with no request counted
+        return RedisSpendCounters(_flushed(self.redis_url, "UrlRulesOnRedisCounters"))
 
     def teardown(self) -> None:
         try:
@@ -55,13 +61,8 @@ class UrlRulesOnRedisLocks(UrlRules):
     redis_url: ClassVar[str | None] = None
 
     def _lock_manager(self) -> Any:
-        assert self.redis_url is not None, "set UrlRulesOnRedisLocks.redis_url to a running server"
-        client = redis.Redis.from_url(self.redis_url)
-        try:
-            client.flushdb()  # each example starts with no key held and no fencing token handed out
-        finally:
-            client.close()
-        return RedisLockManager(self.redis_url)
+        # each example starts with no key held and no fencing token handed out
+        return RedisLockManager(_flushed(self.redis_url, "UrlRulesOnRedisLocks"))
 
     def _open_lock_table(self) -> LockTable:
         assert self.redis_url is not None
