@@ -275,59 +275,29 @@ FRESH: dict[str, Mutant] = {
         MONGO_QUERIES, '{"status": status, "due_at": {"$lte": due_by}, "platform": {"$ne": None}},',
         '{"status": status, "due_at": {"$lt": due_by}, "platform": {"$ne": None}},', "mongomock"),
 }
-BATCHES: dict[str, dict[str, Mutant]] = {"fresh12": FRESH12, "fresh11": FRESH11, "fresh10": FRESH10, "fresh9": FRESH9, "fresh8": FRESH8,
-                                         "fresh7": FRESH7, "fresh6": FRESH6, "fresh5": FRESH5, "fresh4": FRESH4,
-                                         "fresh3": FRESH3, "fresh2": FRESH2, "fresh": FRESH, "old": UNSEEN}
+ORDER = ("old", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9",
+         "fresh10", "fresh11", "fresh12")
+"""The batches in the order they were written: each later one must be new against all before it."""
+BATCHES: dict[str, dict[str, Mutant]] = dict(zip(ORDER, (
+    UNSEEN, FRESH, FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12), strict=True))
 """Every batch has been measured once on its first run, the one honest measure it gives (`fresh12`, the
 last, on 2026-12-07); the earlier ones have been seen since (kept for their history)."""
-assert not set(UNSEEN) & set(MUTANTS), "an unseen mutant is in the project's list"
-assert not set(FRESH) & (set(MUTANTS) | set(UNSEEN)), "a fresh mutant is already in another list"
-_EARLIER = {(m.path, m.original, m.mutant) for m in [*MUTANTS.values(), *UNSEEN.values()]}
-assert not [n for n, m in FRESH.items() if (m.path, m.original, m.mutant) in _EARLIER], "a fresh mutant repeats one"
-assert not set(FRESH2) & (set(MUTANTS) | set(UNSEEN) | set(FRESH)), "a fresh2 mutant is already in another list"
-_BEFORE_FRESH2 = _EARLIER | {(m.path, m.original, m.mutant) for m in FRESH.values()}
-assert not [n for n, m in FRESH2.items() if (m.path, m.original, m.mutant) in _BEFORE_FRESH2], "a fresh2 mutant repeats one"
-assert not set(FRESH3) & (set(MUTANTS) | set(UNSEEN) | set(FRESH) | set(FRESH2)), "a fresh3 mutant is already in another list"
-_BEFORE_FRESH3 = _BEFORE_FRESH2 | {(m.path, m.original, m.mutant) for m in FRESH2.values()}
-assert not [n for n, m in FRESH3.items() if (m.path, m.original, m.mutant) in _BEFORE_FRESH3], "a fresh3 mutant repeats one"
-assert not set(FRESH4) & (set(MUTANTS) | set(UNSEEN) | set(FRESH) | set(FRESH2) | set(FRESH3)), \
-    "a fresh4 mutant is already in another list"
-_BEFORE_FRESH4 = _BEFORE_FRESH3 | {(m.path, m.original, m.mutant) for m in FRESH3.values()}
-assert not [n for n, m in FRESH4.items() if (m.path, m.original, m.mutant) in _BEFORE_FRESH4], "a fresh4 mutant repeats one"
-assert not set(FRESH5) & (set(MUTANTS) | set(UNSEEN) | set(FRESH) | set(FRESH2) | set(FRESH3) | set(FRESH4)), \
-    "a fresh5 mutant is already in another list"
-_BEFORE_FRESH5 = _BEFORE_FRESH4 | {(m.path, m.original, m.mutant) for m in FRESH4.values()}
-assert not [n for n, m in FRESH5.items() if (m.path, m.original, m.mutant) in _BEFORE_FRESH5], "a fresh5 mutant repeats one"
-assert not set(FRESH6) & (set(MUTANTS) | set(UNSEEN) | set(FRESH) | set(FRESH2) | set(FRESH3) | set(FRESH4) | set(FRESH5)), \
-    "a fresh6 mutant is already in another list"
-_BEFORE_FRESH6 = _BEFORE_FRESH5 | {(m.path, m.original, m.mutant) for m in FRESH5.values()}
-assert not [n for n, m in FRESH6.items() if (m.path, m.original, m.mutant) in _BEFORE_FRESH6], "a fresh6 mutant repeats one"
-assert not set(FRESH7) & (set(MUTANTS) | set(UNSEEN) | set(FRESH) | set(FRESH2) | set(FRESH3) | set(FRESH4) | set(FRESH5)
-                          | set(FRESH6)), "a fresh7 mutant is already in another list"
-_BEFORE_FRESH7 = _BEFORE_FRESH6 | {(m.path, m.original, m.mutant) for m in FRESH6.values()}
-assert not [n for n, m in FRESH7.items() if (m.path, m.original, m.mutant) in _BEFORE_FRESH7], "a fresh7 mutant repeats one"
-assert not set(FRESH8) & (set(MUTANTS) | set(UNSEEN) | set(FRESH) | set(FRESH2) | set(FRESH3) | set(FRESH4) | set(FRESH5)
-                          | set(FRESH6) | set(FRESH7)), "a fresh8 mutant is already in another list"
-_BEFORE_FRESH8 = _BEFORE_FRESH7 | {(m.path, m.original, m.mutant) for m in FRESH7.values()}
-assert not [n for n, m in FRESH8.items() if (m.path, m.original, m.mutant) in _BEFORE_FRESH8], "a fresh8 mutant repeats one"
-assert not set(FRESH9) & (set(MUTANTS) | set(UNSEEN) | set(FRESH) | set(FRESH2) | set(FRESH3) | set(FRESH4) | set(FRESH5)
-                          | set(FRESH6) | set(FRESH7) | set(FRESH8)), "a fresh9 mutant is already in another list"
-_BEFORE_FRESH9 = _BEFORE_FRESH8 | {(m.path, m.original, m.mutant) for m in FRESH8.values()}
-assert not [n for n, m in FRESH9.items() if (m.path, m.original, m.mutant) in _BEFORE_FRESH9], "a fresh9 mutant repeats one"
-assert not set(FRESH10) & (set(MUTANTS) | set(UNSEEN) | set(FRESH) | set(FRESH2) | set(FRESH3) | set(FRESH4) | set(FRESH5)
-                           | set(FRESH6) | set(FRESH7) | set(FRESH8) | set(FRESH9)), "a fresh10 mutant is already in another list"
-_BEFORE_FRESH10 = _BEFORE_FRESH9 | {(m.path, m.original, m.mutant) for m in FRESH9.values()}
-assert not [n for n, m in FRESH10.items() if (m.path, m.original, m.mutant) in _BEFORE_FRESH10], "a fresh10 mutant repeats one"
-assert not set(FRESH11) & (set(MUTANTS) | set(UNSEEN) | set(FRESH) | set(FRESH2) | set(FRESH3) | set(FRESH4) | set(FRESH5)
-                           | set(FRESH6) | set(FRESH7) | set(FRESH8) | set(FRESH9) | set(FRESH10)), \
-    "a fresh11 mutant is already in another list"
-_BEFORE_FRESH11 = _BEFORE_FRESH10 | {(m.path, m.original, m.mutant) for m in FRESH10.values()}
-assert not [n for n, m in FRESH11.items() if (m.path, m.original, m.mutant) in _BEFORE_FRESH11], "a fresh11 mutant repeats one"
-assert not set(FRESH12) & (set(MUTANTS) | set(UNSEEN) | set(FRESH) | set(FRESH2) | set(FRESH3) | set(FRESH4) | set(FRESH5)
-                           | set(FRESH6) | set(FRESH7) | set(FRESH8) | set(FRESH9) | set(FRESH10) | set(FRESH11)), \
-    "a fresh12 mutant is already in another list"
-_BEFORE_FRESH12 = _BEFORE_FRESH11 | {(m.path, m.original, m.mutant) for m in FRESH11.values()}
-assert not [n for n, m in FRESH12.items() if (m.path, m.original, m.mutant) in _BEFORE_FRESH12], "a fresh12 mutant repeats one"
+LAST = ORDER[-1]
+
+
+def _check_each_batch_is_new() -> None:
+    """No batch names or repeats a mutant of the project's list or of a batch written before it
+    (test_unseen_mutants.py also refuses the same change written another way)."""
+    names, changes = set(MUTANTS), {(m.path, m.original, m.mutant) for m in MUTANTS.values()}
+    for batch in ORDER:
+        mutants = BATCHES[batch]
+        assert not set(mutants) & names, f"a {batch} mutant is already in another list"
+        mine = {(m.path, m.original, m.mutant) for m in mutants.values()}
+        assert not mine & changes, f"a {batch} mutant repeats one"
+        names, changes = names | set(mutants), changes | mine
+
+
+_check_each_batch_is_new()
 
 
 def _verdict(name: str, mutants: dict[str, Mutant], examples: str) -> tuple[str, bool, float, str]:
@@ -345,10 +315,9 @@ def _verdict(name: str, mutants: dict[str, Mutant], examples: str) -> tuple[str,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--batch", choices=sorted(BATCHES), default="fresh12",
-                        help="fresh12: the last batch written blind of the model, measured once (default); fresh11, "
-                             "fresh10, fresh9, fresh8, fresh7, fresh6, fresh5, fresh4, fresh3, fresh2, fresh, old: earlier batches, "
-                             "seen since their first measure")
+    parser.add_argument("--batch", choices=sorted(BATCHES), default=LAST,
+                        help=f"{LAST}: the last batch written blind of the model, measured once (default); "
+                             f"{', '.join(reversed(ORDER[:-1]))}: earlier batches, seen since their first measure")
     parser.add_argument("--examples", default="250", help="examples per mutant (the project's list: 250)")
     parser.add_argument("--jobs", type=int, default=1, choices=(1, 2),
                         help="mutants run at once (a survivor runs every example: 1-7 min each)")

@@ -77,9 +77,7 @@ def test_the_fresh3_batch_repeats_no_earlier_mutant_and_covers_every_part() -> N
     assert all(m.store == "mongomock" for m in fresh3.values() if "/mongo/" in m.path)
 
 
-ORDER = ("old", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
-         "fresh9", "fresh10", "fresh11", "fresh12")
-"""The batches in the order they were written: each later one must be new against all before it."""
+ORDER = unseen_mutants.ORDER
 
 
 @pytest.mark.parametrize("batch", ORDER[4:])
