@@ -327,8 +327,8 @@ class RetryService:
         for batch in batches:  # not looked at again (the run stopped): counted as they were
             batch.count_locked_out(run)
         interval = timedelta(minutes=selection.min_interval_minutes)
-        unresolved = self._retry_unresolved(selection.selected_at - interval, selection.limit, run,
-                                            driver.deadline_reached, driver.lock_lost)
+        unresolved, cut_raw = self._retry_unresolved(selection.selected_at - interval, selection.limit, run,
+                                                     driver.deadline_reached, driver.lock_lost)
         lost = job.lost
 
         total = _Batch(keep_url_outcomes)
@@ -336,9 +336,11 @@ class RetryService:
             total.merge(batch)
         processed = total.processed
         cut_in_run = len(selected) - processed
-        if pool.stopped_by == STOPPED_BY_LOCK_LOST or (lost and cut_in_run):
+        # Raw values left untried (their turn came after the deadline or the lock's loss) stop the run
+        # as much as URLs left unrecorded: "drained" would hide them.
+        if pool.stopped_by == STOPPED_BY_LOCK_LOST or (lost and (cut_in_run or cut_raw)):
             stopped_by = STOPPED_BY_LOCK_LOST
-        elif cut_in_run:
+        elif cut_in_run or cut_raw:
             stopped_by = STOPPED_BY_DEADLINE
         elif selection.remaining:
             stopped_by = STOPPED_BY_LIMIT
@@ -370,18 +372,19 @@ class RetryService:
         run: RunState,
         deadline_reached: Callable[[], bool],
         lock_lost: Callable[[], bool],
-    ) -> dict[str, int]:
-        """Raw values kept because their shortlink failed transiently: resolve them again."""
+    ) -> tuple[dict[str, int], bool]:
+        """Raw values kept because their shortlink failed transiently: resolve them again. Also says
+        whether the deadline or the job lock's loss left some of them untried."""
         counts: Counter[str] = Counter()
         for address, value in self.store.select_unresolved(checked_before, limit):
             if deadline_reached() or lock_lost():
-                break
+                return dict(counts), True
             try:
                 counts[self.processor.resolve_unresolved(address, value, run)] += 1
             except Exception as exc:  # a backend failed for this value: the next run tries again
                 log.warning(kv(event="unresolved_failed", token=address, field=value.field, error=type(exc).__name__))
                 counts["failed"] += 1
-        return dict(counts)
+        return dict(counts), False
 
 
 class _Batch:

@@ -297,6 +297,35 @@ def test_deadline_stops_between_urls(store: SqliteStore, locks: LockManager, cou
     assert (out.processed, out.remaining, out.stopped_by) == (2, 1, "deadline")
 
 
+def test_a_deadline_passing_in_the_last_url_leaves_the_raw_values_and_says_so(
+    store: SqliteStore, locks: LockManager, counter: MemoryCounter, clock: StepClock
+) -> None:
+    """Every selected URL was recorded, but the deadline came before the raw values' turn: the run
+    reports "deadline", not "drained", and the next retry tries the raw value."""
+    now = [0.0]
+
+    def on_call(url: str) -> None:
+        now[0] += 10.0
+
+    eng = build_engine(store, locks, counting_registry(counter, on_call=on_call), clock=clock,
+                       monotonic=lambda: now[0])
+    raw = "https://t.co/flaky"
+    profile = TokenProfile(
+        address="A", symbol="A", urls=[YT_URL],
+        unresolved=(UnresolvedValue(field="twitter", value=raw, reason="timed out", attempts=1, checked_at=T0),))
+    eng.profiles.profiles["A"] = profile
+    eng.profiles.resolutions[raw] = [X_URL]
+    assert store.create_pending_token(profile, T0)
+    seed_result(store, "A", YT_URL, FetchStatus.ERROR, T0)
+    clock.advance(timedelta(minutes=61))
+    out = retry_run(eng, deadline_seconds=5, max_workers=1)
+    assert (out.processed, out.remaining, out.stopped_by, out.unresolved) == (1, 0, "deadline", {})
+    doc = store.find_token("A")
+    assert doc is not None and [v.value for v in doc.unresolved] == [raw]
+    clock.advance(timedelta(minutes=61))
+    assert retry_run(eng).unresolved == {"resolved": 1}
+
+
 def test_parse_retry_statuses() -> None:
     assert parse_retry_statuses(["error", "pending"]) == {FetchStatus.ERROR, FetchStatus.PENDING}
 
