@@ -226,7 +226,7 @@ FRESH11: dict[str, Mutant] = {
         RETRY, "remaining=selection.remaining + cut_in_run,", "remaining=selection.remaining,"),
     # Only a deadline, or a job lock lost, before the raw values are tried again tells it apart.
     "a retry resolves raw values past its deadline": Mutant(
-        RETRY, "            if deadline_reached() or lock_lost():\n                break\n", ""),
+        RETRY, "            if deadline_reached() or lock_lost():\n                return dict(counts), True\n", ""),
     # Only a token stored between the window's read and its recording tells it apart.
     "a reconcile does not count the tokens stored meanwhile as seen": Mutant(
         RECONCILE, "already_seen=window.already_seen + len(stored),", "already_seen=window.already_seen,"),
