@@ -25,13 +25,18 @@ from test_support.mutants import (
     CANDIDATES,
     CONCURRENCY,
     EXTENDER,
+    FARCASTER_SPEC,
     HEALTH,
+    HEALTH_REPORT,
+    JOB_POOL,
     LIVE_FEED,
     LIVE_JOB,
     MONGO_COUNTS,
     MONGO_QUERIES,
     MONGO_SELECT,
     MONGO_STATES,
+    OUTBOUND_CLIENT,
+    OUTBOUND_GUARD,
     OUTCOMES,
     PLATFORM_HTTP,
     POLICY,
@@ -39,28 +44,22 @@ from test_support.mutants import (
     RECONCILE,
     REDIS_LOCKS,
     RETRY,
+    RETRY_JOB,
     RUN_STATE,
     SPEND,
     SPEND_BUDGET,
     SPEND_REPORT,
     SPOOL,
     SQLITE_COUNTS,
+    SQLITE_HEALTH,
     SQLITE_LOCKS,
     SQLITE_QUERIES,
     SQLITE_SELECTION,
     SQLITE_WRITE,
     URL_RECORDER,
+    X_SPEC,
     Mutant,
 )
-
-OUTBOUND_CLIENT = "social_recording/outbound/client.py"
-OUTBOUND_GUARD = "social_recording/outbound/guard.py"
-FARCASTER_SPEC = "social_recording/platforms/farcaster/spec.py"
-X_SPEC = "social_recording/platforms/x/spec.py"
-SQLITE_HEALTH = "social_recording/store/sqlite/health.py"
-JOB_POOL_FILE = "social_recording/recording/job_pool.py"
-RETRY_JOB = "social_recording/dagster_defs/jobs/retry.py"
-HEALTH_REPORT = "social_recording/dagster_defs/health_report.py"
 
 FRESH13: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the lease's renewal and the lock backends
@@ -89,7 +88,7 @@ FRESH13: dict[str, Mutant] = {
     # Only a job lock left by a crashed run (a re-execution right after it): the wait ends before the
     # dead run's lock expires and the run ends "already running".
     "a run gives up on its job lock before a crashed run's lock expires": Mutant(
-        JOB_POOL_FILE, "JOB_LOCK_WAIT_S = JOB_LOCK_TTL_S + 30.0", "JOB_LOCK_WAIT_S = JOB_LOCK_TTL_S - 30.0"),
+        JOB_POOL, "JOB_LOCK_WAIT_S = JOB_LOCK_TTL_S + 30.0", "JOB_LOCK_WAIT_S = JOB_LOCK_TTL_S - 30.0"),
     # Only a holder that crashed (or a pending element aged past the stuck bound's lock part).
     "the URL lock's TTL is a minute": Mutant(
         URL_RECORDER, "URL_LOCK_TTL_S = 180.0", "URL_LOCK_TTL_S = 60.0"),

@@ -86,6 +86,13 @@ APIFY_SPEC = "social_recording/platforms/apify/spec.py"
 PLATFORM_HTTP = "social_recording/platforms/http.py"
 LIVE_JOB = "social_recording/dagster_defs/jobs/live.py"
 STORE_RETRY = "social_recording/recording/store_retry.py"
+OUTBOUND_CLIENT = "social_recording/outbound/client.py"
+OUTBOUND_GUARD = "social_recording/outbound/guard.py"
+FARCASTER_SPEC = "social_recording/platforms/farcaster/spec.py"
+X_SPEC = "social_recording/platforms/x/spec.py"
+SQLITE_HEALTH = "social_recording/store/sqlite/health.py"
+RETRY_JOB = "social_recording/dagster_defs/jobs/retry.py"
+HEALTH_REPORT = "social_recording/dagster_defs/health_report.py"
 
 MUTANTS: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the state machine
