@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 
@@ -75,6 +75,9 @@ class RateRules:
     clock: Any
     dir: Path
     world: Any
+    real_time_rates: ClassVar[bool] = False
+    """The limiter counts on a server's clock (Redis's), not the model's: the walks meet only windows of a
+    minute or more, which no walk crosses in real time."""
 
     @property
     def rate_log(self) -> RateLog:
@@ -91,6 +94,10 @@ class RateRules:
         self.rate_log.slept.append(seconds)
         self.clock.advance(timedelta(seconds=seconds))
 
+    def _rates_url(self, keyed: bool) -> str:
+        """The lock backend the deployment's limiter counts on: its own SQLite file (a variant: Redis)."""
+        return f"sqlite:///{self.dir / ('rates-keyed.db' if keyed else 'rates.db')}"
+
     @contextmanager
     def _limiter(self, keyed: bool) -> Iterator[SharedRateLimiter]:
         """The deployment's limiter as the Dagster resource opens it (`PlatformsResource.limiter`): the
@@ -99,8 +106,8 @@ class RateRules:
 
         keys = ProviderKeys({v: "model-key" for v in CATALOGUE.key_variables()} if keyed else {})
         rates = UpstreamResource().rates(keys, {})
-        limiter = open_rate_limiter(f"sqlite:///{self.dir / ('rates-keyed.db' if keyed else 'rates.db')}", rates,
-                                    clock=self._limiter_clock, sleep=self._limiter_sleep)
+        limiter = open_rate_limiter(self._rates_url(keyed), rates, clock=self._limiter_clock,
+                                    sleep=self._limiter_sleep)
         try:
             yield limiter
         finally:

@@ -33,11 +33,13 @@ def _every_documented_rate_in_one_instant(m: UrlRules) -> list[Callable[[], obje
     """Each account with a documented rate, in the deployment without keys (and, in the one with every key,
     each whose key changes its rate) is sent its smallest bound and one more request in one instant: the
     bound leaves at once, the last waits for the window (a second's, a minute's) or is refused (a longer
-    one's); a bound past `MANY` is sent 61."""
+    one's); a bound past `MANY` is sent 61. (On a server's clock, only windows of a minute or more.)"""
     steps: list[Callable[[], object]] = [_frozen(m)]
     for keyed in (False, True):
         for account in CATALOGUE.accounts():
             rates = documented(account, keyed)
+            if m.real_time_rates and any(r.per_seconds < 60 for r in rates):
+                continue
             if rates and (not keyed or rates != documented(account, False)):  # with keys: the rates a key changes
                 n = min(bound(r) for r in rates)
                 steps.append(_burst(m, keyed, account.name, n + 1 if n <= MANY else 61))
