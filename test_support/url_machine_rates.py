@@ -11,7 +11,8 @@ no more requests arrive than 10 % under its documented number allows (at least o
 request the documented rates and pauses leave room for (it leaves at once), nor refuses one whose room
 comes within the limiter's wait; no request arrives before the latest pause asked ends (a shorter pause
 asked later does not cut a longer one short); and an account whose key is set is held to its keyed rate.
-Two deployments, one with every provider key set and one with none, each with its own limiter file.
+Two deployments, one with every provider key set and one with none, each with its own limiter file; a
+machine may set the operator's rates (SOCIAL_RECORDING_RATE_LIMITS), which replace the documented ones.
 
 A mixin of the model (test_support/url_machine_model.py); its walks: test_support/url_machine_rates_walks.py.
 """
@@ -19,7 +20,7 @@ A mixin of the model (test_support/url_machine_model.py); its walks: test_suppor
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -30,7 +31,12 @@ import httpx
 
 from social_recording.domain.platform import ProviderAccount, Rate
 from social_recording.domain.provider_keys import ProviderKeys
-from social_recording.locks.rate_limits import MAX_WAIT_S, SharedRateLimiter, open_rate_limiter
+from social_recording.locks.rate_limits import (
+    MAX_WAIT_S,
+    SharedRateLimiter,
+    open_rate_limiter,
+    parse_rate_overrides,
+)
 from social_recording.outbound.client import OutboundClient
 from social_recording.outbound.limits import RateLimited
 from social_recording.outbound.network import Network
@@ -75,6 +81,9 @@ class RateRules:
     clock: Any
     dir: Path
     world: Any
+    rate_overrides: ClassVar[Mapping[str, tuple[str, tuple[Rate, ...]]]] = {}
+    """The operator's rates (SOCIAL_RECORDING_RATE_LIMITS), account -> (its text, the rates the model
+    reads in it): they replace the documented ones, "none" none."""
     real_time_rates: ClassVar[bool] = False
     """The limiter counts on a server's clock (Redis's), not the model's: the walks meet only windows of a
     minute or more, which no walk crosses in real time."""
@@ -94,6 +103,12 @@ class RateRules:
         self.rate_log.slept.append(seconds)
         self.clock.advance(timedelta(seconds=seconds))
 
+    def held_to(self, account: str, keyed: bool) -> tuple[Rate, ...]:
+        """The rates the deployment holds `account` to: the operator's, else the documented ones."""
+        if account in self.rate_overrides:
+            return self.rate_overrides[account][1]
+        return documented(ACCOUNTS[account], keyed)
+
     def _rates_url(self, keyed: bool) -> str:
         """The lock backend the deployment's limiter counts on: its own SQLite file (a variant: Redis)."""
         return f"sqlite:///{self.dir / ('rates-keyed.db' if keyed else 'rates.db')}"
@@ -105,7 +120,8 @@ class RateRules:
         from social_recording.dagster_defs.resources import UpstreamResource
 
         keys = ProviderKeys({v: "model-key" for v in CATALOGUE.key_variables()} if keyed else {})
-        rates = UpstreamResource().rates(keys, {})
+        overrides = parse_rate_overrides({account: text for account, (text, _) in self.rate_overrides.items()})
+        rates = UpstreamResource().rates(keys, overrides)
         limiter = open_rate_limiter(self._rates_url(keyed), rates, clock=self._limiter_clock,
                                     sleep=self._limiter_sleep)
         try:
@@ -122,7 +138,7 @@ class RateRules:
         sent = log.sent.get((keyed, account), [])
         slack = timedelta(0) if self.clock.frozen else PAUSE_SLACK
         free = max(at, log.paused_until.get((keyed, account), at) + slack)
-        for rate in documented(ACCOUNTS[account], keyed):
+        for rate in self.held_to(account, keyed):
             window = timedelta(seconds=rate.per_seconds)
             inside = sent[bisect.bisect_right(sent, at - window):]
             if len(inside) >= bound(rate):  # room once the oldest of the last `bound` leaves the window
@@ -137,11 +153,11 @@ class RateRules:
         paused = log.paused_until.get((keyed, account))
         if paused is not None and at < paused:
             v.append(f"a {account} request arrived at {at} while the provider's pause held until {paused}")
-        for rate in documented(ACCOUNTS[account], keyed):
+        for rate in self.held_to(account, keyed):
             n = 1 + len(sent) - bisect.bisect_right(sent, at - timedelta(seconds=rate.per_seconds))
             if n > bound(rate):
                 v.append(f"{n} {account} requests arrived within {rate.per_seconds} s up to {at} "
-                         f"({'with' if keyed else 'without'} its key); its documented rate {rate} allows {bound(rate)}")
+                         f"({'with' if keyed else 'without'} its key); its rate {rate} allows {bound(rate)}")
         sent.append(at)
 
     # ------------------------------------------------------------------ steps
@@ -178,7 +194,7 @@ class RateRules:
                 self._ask(keyed, account, client, request)
 
     def _ask(self, keyed: bool, account: str, client: OutboundClient, request: httpx.Request) -> None:
-        """One request through the outbound client; held or refused only when the documented rates or a
+        """One request through the outbound client; held or refused only when its rates or a
         pause leave no room at once, refused only when that room is further than the limiter waits."""
         asked = self.clock()
         room = self._room_at(keyed, account, asked)
@@ -190,10 +206,10 @@ class RateRules:
         except RateLimited as exc:
             # the limiter sleeps up to 1.2 times a wait, within its longest one
             if room - asked <= timedelta(seconds=MAX_WAIT_S / 1.2):
-                v.append(f"a {account} request asked at {asked} was refused ({exc.reason}); the documented rates "
+                v.append(f"a {account} request asked at {asked} was refused ({exc.reason}); its rates "
                          f"({'with' if keyed else 'without'} its key) and the pauses leave room at {room}")
             return
         if room == asked and len(log.slept) > slept:
-            v.append(f"a {account} request asked at {asked} was held {sum(log.slept[slept:]):.3f} s; the documented "
+            v.append(f"a {account} request asked at {asked} was held {sum(log.slept[slept:]):.3f} s; its rates "
                      f"rates ({'with' if keyed else 'without'} its key) and the pauses leave room at once")
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 
+from social_recording.domain.platform import Rate
 from social_recording.platforms.catalogue import CATALOGUE
 from test_support.url_machine_model import TICK, UrlRules
-from test_support.url_machine_rates import ACCOUNTS, bound, documented
+from test_support.url_machine_rates import bound, documented
 from test_support.url_machine_steps import Steps
 
 X = "twitterapi"
@@ -30,19 +31,21 @@ def _burst(m: UrlRules, keyed: bool, account: str, n: int) -> Callable[[], objec
 
 
 def _every_documented_rate_in_one_instant(m: UrlRules) -> list[Callable[[], object]]:
-    """Each account with a documented rate, in the deployment without keys (and, in the one with every key,
-    each whose key changes its rate) is sent its smallest bound and one more request in one instant: the
-    bound leaves at once, the last waits for the window (a second's, a minute's) or is refused (a longer
-    one's); a bound past `MANY` is sent 61. (On a server's clock, only windows of a minute or more.)"""
+    """Each account with a rate (documented, or the operator's), in the deployment without keys (and, in the
+    one with every key, each whose key changes its rate) is sent its smallest bound and one more request in
+    one instant: the bound leaves at once, the last waits for the window (a second's, a minute's) or is
+    refused (a longer one's); a bound past `MANY`, or none (the operator's "none"), is sent 61. (On a
+    server's clock, only windows of a minute or more.)"""
     steps: list[Callable[[], object]] = [_frozen(m)]
     for keyed in (False, True):
         for account in CATALOGUE.accounts():
-            rates = documented(account, keyed)
+            rates = m.held_to(account.name, keyed)
+            if not (rates or documented(account, keyed)) or (keyed and rates == m.held_to(account.name, False)):
+                continue  # with keys: the rates a key changes
             if m.real_time_rates and any(r.per_seconds < 60 for r in rates):
                 continue
-            if rates and (not keyed or rates != documented(account, False)):  # with keys: the rates a key changes
-                n = min(bound(r) for r in rates)
-                steps.append(_burst(m, keyed, account.name, n + 1 if n <= MANY else 61))
+            n = min((bound(r) for r in rates), default=MANY + 1)
+            steps.append(_burst(m, keyed, account.name, n + 1 if n <= MANY else 61))
     return steps
 
 
@@ -50,7 +53,7 @@ def _a_windows_edge(ticks: int) -> Steps:
     """A burst of the bound in one instant; then, a tick before, at or a tick after the moment its window
     has passed, the bound and one more: all but the last leave at once (but the first, a tick before)."""
     def steps(m: UrlRules) -> list[Callable[[], object]]:
-        n = bound(documented(ACCOUNTS[X], False)[0])
+        n = bound(m.held_to(X, False)[0])
         return [_frozen(m), lambda: m.requests_leave(False, X, n),
                 lambda: m.clock.set(m.rate_log.sent[(False, X)][0] + timedelta(seconds=1) + ticks * TICK),
                 lambda: m.requests_leave(False, X, n + 1)]
@@ -72,7 +75,7 @@ def _a_pause_asked_in_flight(retry_afters: tuple[float, float], ticks: int) -> S
     def steps(m: UrlRules) -> list[Callable[[], object]]:
         def at_the_end() -> None:
             m.clock.set(m.rate_log.paused_until[(False, X)] + ticks * TICK)
-        n = bound(documented(ACCOUNTS[X], False)[0])
+        n = bound(m.held_to(X, False)[0])
         return [_frozen(m), lambda: m.requests_leave(False, X, 1, retry_afters=retry_afters),
                 lambda: m.requests_leave(False, "urlscan", 1), lambda: m.requests_leave(False, X, 1),
                 lambda: m.requests_leave(False, X, 1, retry_afters=(30,)), at_the_end,
@@ -96,3 +99,10 @@ RATE_WALKS: tuple[tuple[str, Steps], ...] = (
     ("a pause past the limiter's longest wait", _a_pause_past_the_longest_wait),
 )
 """(name, steps) of each walk."""
+OVERRIDES = {X: ("10/second", (Rate(10, 1),)), "github": ("100 per hour", (Rate(100, 3600),)), "urlscan": ("none", ())}
+"""The operator's rates of a walk (SOCIAL_RECORDING_RATE_LIMITS's notation), as the model reads them."""
+RATE_WALKS_WITH_SETTINGS: tuple[tuple[str, Steps, dict[str, object]], ...] = (
+    ("the operator's rates in one instant, with and without keys", _every_documented_rate_in_one_instant,
+     {"rate_overrides": OVERRIDES}),
+)
+"""(name, steps, the machine's settings) of each walk that needs its own."""
