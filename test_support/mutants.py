@@ -231,6 +231,12 @@ MUTANTS: dict[str, Mutant] = {
     "a write's repeats stop after a second, not a minute": Mutant(
         STORE_RETRY, "stop=lambda _state: monotonic() - started >= retry_s,",
         "stop=lambda _state: monotonic() - started >= retry_s / 60,"),
+    # ---------------------------------------------------------------- our shared rate limiter (the model's rate walks)
+    "a rate window still holds a request at its window's length": Mutant(
+        RATE_LIMITS, "if oldest is not None and float(oldest[0]) > now - w.seconds:",
+        "if oldest is not None and float(oldest[0]) >= now - w.seconds:"),
+    "a provider's pause holds every provider": Mutant(
+        RATE_LIMITS, 'return f"{KEY_PREFIX}:{{{service}}}:pause"', 'return f"{KEY_PREFIX}:pause"'),
 }
 
 

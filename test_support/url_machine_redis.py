@@ -5,7 +5,10 @@
   backends' counters (each script admits up to its limit, never one past it);
 - `UrlRulesOnRedisLocks`: the lock manager (locks/redis.py's `RedisLockManager`: URL, token and job
   locks), on the walks whose holders' locks end under them or meet another holder, so "Locks and
-  fencing" is checked on both backends (test_support/url_machine_locks.py)."""
+  fencing" is checked on both backends (test_support/url_machine_locks.py);
+- `UrlRulesOnRedisRates`: our shared rate limiter (locks/rate_limits.py's `RedisRateWindows`, its Lua
+  scripts, timed by the server's clock), on the walk meeting every documented rate of a minute or more in
+  one instant (test_support/url_machine_rates.py)."""
 
 from __future__ import annotations
 
@@ -23,6 +26,8 @@ from test_support.url_machine_walks import WALKS, Walk
 BUDGET_WALKS: tuple[Walk, ...] = tuple(
     w for w in WALKS if any(word in w.name for word in ("budget", "paid request", "a day ends")))
 """The walks whose paid requests meet an account's budget or count against it."""
+RATE_LIMIT_WALKS: tuple[Walk, ...] = tuple(w for w in WALKS if w.name.startswith("every documented rate"))
+"""The walks whose rate windows no walk crosses in real time (the server's clock does not follow the model's)."""
 LOCKING_WALKS: tuple[Walk, ...] = tuple(
     w for w in WALKS if w.name in {name for name, _ in LOCK_WALKS} or "lock" in w.name or "two holders" in w.name)
 """The walks whose holders' URL or token locks end under them, or meet another holder of the key."""
@@ -74,3 +79,18 @@ class UrlRulesOnRedisLocks(UrlRules):
         finally:
             if isinstance(self._lock_table, RedisLockTable):
                 self._lock_table.client.close()
+
+
+class UrlRulesOnRedisRates(UrlRules):
+    """The machine with our rate limiter counting on Redis (the server at `redis_url`, flushed per example)."""
+
+    redis_url: ClassVar[str | None] = None
+    real_time_rates = True
+
+    def _rates_url(self, keyed: bool) -> str:
+        # each example starts with no request counted; both deployments' windows differ by their rates
+        if not self.__dict__.get("_rates_flushed"):
+            self._rates_flushed = True
+            return _flushed(self.redis_url, "UrlRulesOnRedisRates")
+        assert self.redis_url is not None
+        return self.redis_url

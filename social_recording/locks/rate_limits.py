@@ -401,8 +401,10 @@ def parse_rate_overrides(raw: Mapping[str, str] | None) -> dict[str, tuple[Rate,
 
 def open_rate_limiter(lock_url: str, rates: Mapping[str, Sequence[Rate]], **kwargs: Any) -> SharedRateLimiter:
     """The shared limiter on the lock backend named by `lock_url` (SOCIAL_RECORDING_LOCK_URL's forms:
-    redis://, rediss://, unix:// or sqlite:///path). Connects lazily, on the first request."""
+    redis://, rediss://, unix:// or sqlite:///path). Connects lazily, on the first request. A `clock`
+    given (a test's) times the SQLite windows too, so one clock moves both; Redis's are its server's."""
     backend = counts_backend(lock_url, "the rate limiter")
-    storage: RateWindows = backend.storage(SqliteRateWindows, RedisRateWindows)
+    clock = kwargs.get("clock", time.time)
+    storage: RateWindows = backend.storage(lambda path: SqliteRateWindows(path, clock=clock), RedisRateWindows)
     return SharedRateLimiter(storage, rates, describe=backend.describe, is_outage=backend.is_outage,
                              backend=backend.masked, **kwargs)

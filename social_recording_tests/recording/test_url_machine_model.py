@@ -22,8 +22,10 @@ from test_support.url_machine_model import (
 from test_support.url_machine_redis import (
     BUDGET_WALKS,
     LOCKING_WALKS,
+    RATE_LIMIT_WALKS,
     UrlRulesOnRedisCounters,
     UrlRulesOnRedisLocks,
+    UrlRulesOnRedisRates,
 )
 from test_support.url_machine_walks import WALKS, Walk
 
@@ -94,3 +96,11 @@ class TestUrlRulesOnRedisCountersWalks:
     @pytest.mark.parametrize("walk", BUDGET_WALKS, ids=lambda w: w.name)
     def test_the_walk_holds(self, walk: Walk, redis_url: str) -> None:
         _walk_on_redis(walk, UrlRulesOnRedisCounters, redis_url)
+
+
+class TestUrlRulesOnRedisRatesWalks:
+    """The walk meeting every documented rate in one instant, with our rate limiter on Redis's scripts."""
+
+    @pytest.mark.parametrize("walk", RATE_LIMIT_WALKS, ids=lambda w: w.name)
+    def test_the_walk_holds(self, walk: Walk, redis_url: str) -> None:
+        _walk_on_redis(walk, UrlRulesOnRedisRates, redis_url)
