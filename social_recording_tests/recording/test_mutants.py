@@ -205,6 +205,12 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a retry cut short reports only what was past its limit as remaining",
         "a retry resolves raw values past its deadline",
     ),
+    "fresh12": (
+        "a provider's rate is enforced at its documented value",
+        "a rate window admits one request more than its bound",
+        "a shorter pause cuts a longer one short",
+        "a provider with its key set is held to the keyless rate",
+    ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
 the model kills since it checks their rule: part of the project's list from then on, by name."""
