@@ -280,7 +280,8 @@ class LeaseRules:
         """A token traded just now holds a URL recorded before, another token's element of which is not
         ok. It is recorded (its decision often a write without a call: a reuse of the window's answer,
         an adoption of a back-off), and right before its write a late holder records that other token a
-        day past the reuse window later (a call, answered `answer`, which moves the URL state on). Its
+        day past the reuse window later (a minute, when the write is a call's), a call answered `answer`
+        which moves the URL state on. Its
         write is refused as stale; it reads again and decides anew: it is not left (`lost`), and when
         its refused write was decided without a call, everything it writes after is dated at or after
         the late write, never at its first moment."""
@@ -310,8 +311,12 @@ class LeaseRules:
         def late(write: UrlWrite) -> bool:
             if write.address != second:
                 return False
-            met.update(write=write, without_call=bool(decisions) and not decisions[-1].calls)
-            self._late_holder(write.address, url, write.fence - 1, answer, DEDUPE_TTL + timedelta(days=1))
+            without = bool(decisions) and not decisions[-1].calls
+            met.update(write=write, without_call=without)
+            # A call's write waits no longer than a call lasts; one decided without a call, a day past
+            # the window (its decision is taken again, at the moment it is written).
+            later = DEDUPE_TTL + timedelta(days=1) if without else timedelta(minutes=1)
+            self._late_holder(write.address, url, write.fence - 1, answer, later)
             met["at"] = self.clock()
             return True
 
