@@ -230,15 +230,17 @@ class LeaseRules:
 
     def _kept_until_the_margin(self, key: str, lease: Lease, expires: float | None, now: float) -> None:
         """Renewals failing since the lease was taken: it is not given up while its expiry is further
-        than the margin, and it is given up before its key runs out."""
+        than the margin, and it is given up once it is (by the next look of the lock clock), before its key
+        runs out."""
         assert expires is not None
         if lease.lost and now < expires - GIVE_UP_MARGIN - 1e-9:
             self.world.violations.append(f"{key}: lost {expires - now:g} s before its expiry, the renewals failing "
                                          f"({lease.lost_reason}): a failed renewal is retried until the expiry "
                                          f"is within {GIVE_UP_MARGIN:g} s")
-        if not lease.lost and now >= expires:
-            self.world.violations.append(f"{key}: its key ran out at {expires:g} with every renewal failing, and "
-                                         f"its holder was never told it lost it")
+        if not lease.lost and now >= expires - GIVE_UP_MARGIN + STEP:
+            self.world.violations.append(f"{key}: {expires - now:g} s before its key runs out, every renewal "
+                                         f"failing, its holder is not told it lost it (the renewer gives up "
+                                         f"{GIVE_UP_MARGIN:g} s before the expiry)")
             lease.mark_lost("the test: the key ran out")
 
     @precondition(lambda self: self.tokens)
