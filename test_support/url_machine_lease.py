@@ -52,7 +52,7 @@ GIVE_UP_MARGIN = URL_LOCK_TTL * 0.1
 """A failing renewal gives the lease up when less than a tenth of the TTL is left ("Fencing")."""
 STEP = URL_LOCK_TTL / 60
 """Seconds the model's lock clock moves per look during a long call."""
-RENEWALS = ("renewed", "a blip", "failing until the expiry")
+RENEWALS = ("renewed", "a blip", "failing until the expiry", "failing after two renewals")
 """How the backend answers the renewals of a lease held through a long call."""
 FENCE_PROBE = "social-lease-fence-probe"
 """A key the clocked backend takes and frees on the machine's own backend to draw a fencing token."""
@@ -173,8 +173,9 @@ class LeaseRules:
         """A holder's provider call lasts `ttls` URL lock TTLs on the lock clock, its lease renewed by
         the real renewer as that clock moves (see the module doc). Renewed: its key never runs out,
         and it is renewed every ttl/3, each renewal giving it a whole TTL. A blip: the first renewal
-        fails, nothing is lost. Failing until the expiry: the lease is kept while the expiry is further
-        than the margin, told lost before the key runs out, and nothing leaves from it after."""
+        fails, nothing is lost. Failing until the expiry (from the first renewal, or after two landed):
+        the lease is kept while the expiry (a TTL from the last renewal that landed) is further than the
+        margin, told lost before the key runs out, and nothing leaves from it after."""
         chosen = self._a_callable_url(data)
         if chosen is None:
             return
@@ -187,11 +188,15 @@ class LeaseRules:
 
         def long_call(_url: str, _address: str) -> None:
             lease, start = locks.leases[key], locks.now
-            expires = locks.expiry(key)
-            locks.failing = {"renewed": 0, "a blip": 1}.get(how, -1)
+            locks.failing = {"renewed": 0, "a blip": 1, "failing until the expiry": -1}.get(how, 0)
             for n in range(1, int(ttls * URL_LOCK_TTL / STEP) + 1):
                 locks.step(STEP)
-                if how == "failing until the expiry":
+                renewed = [at for at, ok in locks.renewals if ok]
+                if how == "failing after two renewals" and len(renewed) == 2:
+                    locks.failing = -1
+                if how.startswith("failing") and locks.failing:
+                    # The backend keeps the key a TTL from the last renewal that reached it.
+                    expires = (renewed[-1] if renewed else start) + URL_LOCK_TTL
                     self._kept_until_the_margin(key, lease, expires, locks.now)
                     if lease.lost:
                         w.lease_lost = True  # no request of any kind may leave from it now
@@ -202,7 +207,6 @@ class LeaseRules:
                                         f"{'lost' if lease.lost else 'no longer the owner'} {locks.now - start:g} s "
                                         f"in ({lease.lost_reason}); renewals {locks.renewals}")
                     return
-                renewed = [at for at, ok in locks.renewals if ok]
                 left = locks.expiry(key)
                 if renewed and left is not None and not math.isclose(left - renewed[-1], URL_LOCK_TTL):
                     w.violations.append(f"{key}: its last renewal, at {renewed[-1]:g}, keeps it until {left:g}: "
@@ -222,17 +226,15 @@ class LeaseRules:
                     (address, address), url, self._run(Why.LIVE))
         finally:
             vetoed, w.lease_lost, w.vetoed = w.vetoed, False, False
-        if how == "failing until the expiry" and vetoed and (
+        if how.startswith("failing") and vetoed and (
                 self.store.find_url_state(url), self.store.find_element(address, url)) != before:
             w.violations.append(f"{address} {url}: recorded after its URL lock was lost")
         if locks.expiry(key) is not None:
             w.violations.append(f"{key}: still held once its holder left")
 
-    def _kept_until_the_margin(self, key: str, lease: Lease, expires: float | None, now: float) -> None:
-        """Renewals failing since the lease was taken: it is not given up while its expiry is further
-        than the margin, and it is given up once it is (by the next look of the lock clock), before its key
-        runs out."""
-        assert expires is not None
+    def _kept_until_the_margin(self, key: str, lease: Lease, expires: float, now: float) -> None:
+        """Renewals failing: the lease is not given up while its expiry is further than the margin, and
+        it is given up once it is (by the next look of the lock clock), before its key runs out."""
         if lease.lost and now < expires - GIVE_UP_MARGIN - 1e-9:
             self.world.violations.append(f"{key}: lost {expires - now:g} s before its expiry, the renewals failing "
                                          f"({lease.lost_reason}): a failed renewal is retried until the expiry "

@@ -1,6 +1,6 @@
 """The model's walks of a URL lease over time and a write decided again (test_support/url_machine_lease.py):
 a paid and a free URL's lease held through a call of four TTLs, its renewals answered, failing once,
-or failing until its expiry; a worker meeting a URL's lock another worker holds (each after a failed
+or failing until its expiry (from the first, or after two landed); a worker meeting a URL's lock another worker holds (each after a failed
 call, so the URL is called again); a reuse (a write
 without a call) and a call's write each meeting a late holder's write. Listed among the model's walks
 (test_support/url_machine_walks.py)."""
