@@ -52,7 +52,7 @@ GIVE_UP_MARGIN = URL_LOCK_TTL * 0.1
 """A failing renewal gives the lease up when less than a tenth of the TTL is left ("Fencing")."""
 STEP = URL_LOCK_TTL / 60
 """Seconds the model's lock clock moves per look during a long call."""
-RENEWALS = ("renewed", "a blip", "failing until the expiry", "failing after two renewals")
+RENEWALS = ("renewed", "a blip", "failing until the expiry", "failing after two renewals", "taken over")
 """How the backend answers the renewals of a lease held through a long call."""
 FENCE_PROBE = "social-lease-fence-probe"
 """A key the clocked backend takes and frees on the machine's own backend to draw a fencing token."""
@@ -175,7 +175,9 @@ class LeaseRules:
         and it is renewed every ttl/3, each renewal giving it a whole TTL. A blip: the first renewal
         fails, nothing is lost. Failing until the expiry (from the first renewal, or after two landed):
         the lease is kept while the expiry (a TTL from the last renewal that landed) is further than the
-        margin, told lost before the key runs out, and nothing leaves from it after."""
+        margin, told lost before the key runs out, and nothing leaves from it after. Taken over: half a
+        TTL in, another holder has its key; its next renewal is refused and it is lost, nothing leaves
+        from it after, and its release leaves the newer holder's key."""
         chosen = self._a_callable_url(data)
         if chosen is None:
             return
@@ -194,6 +196,11 @@ class LeaseRules:
                 renewed = [at for at, ok in locks.renewals if ok]
                 if how == "failing after two renewals" and len(renewed) == 2:
                     locks.failing = -1
+                if how == "taken over" and self._taken_over(key, lease, locks, start):
+                    w.lease_lost = True
+                    return
+                if how == "taken over" and locks.now >= start + URL_LOCK_TTL / 2:
+                    continue  # no longer the owner, not yet told
                 if how.startswith("failing") and locks.failing:
                     # The backend keeps the key a TTL from the last renewal that reached it.
                     expires = (renewed[-1] if renewed else start) + URL_LOCK_TTL
@@ -226,11 +233,25 @@ class LeaseRules:
                     (address, address), url, self._run(Why.LIVE))
         finally:
             vetoed, w.lease_lost, w.vetoed = w.vetoed, False, False
-        if how.startswith("failing") and vetoed and (
+        if how != "renewed" and how != "a blip" and vetoed and (
                 self.store.find_url_state(url), self.store.find_element(address, url)) != before:
             w.violations.append(f"{address} {url}: recorded after its URL lock was lost")
-        if locks.expiry(key) is not None:
-            w.violations.append(f"{key}: still held once its holder left")
+        newer = locks.keys.get(key, ("", 0.0))[0] == "newer" if how == "taken over" else False
+        if (locks.expiry(key) is not None) != newer:
+            w.violations.append(f"{key}: {'still held' if not newer else 'freed'} once its holder left "
+                                f"({locks.keys.get(key)})")
+
+    def _taken_over(self, key: str, lease: Lease, locks: ClockedLocks, start: float) -> bool:
+        """Half a TTL in, the holder's key is another's (it ran out while the holder was paused, and a
+        newer holder took it): its next renewal is refused, and the lease is lost by then. True once lost."""
+        half = start + URL_LOCK_TTL / 2
+        if locks.now == half:
+            locks.keys[key] = ("newer", locks.now + URL_LOCK_TTL)
+        if locks.now >= half + RENEWAL_INTERVAL + STEP and not lease.lost:
+            self.world.violations.append(f"{key}: another holder took it at {half:g}; at {locks.now:g}, its renewals "
+                                         f"{locks.renewals}, the old holder is still not told it lost it")
+            lease.mark_lost("the test: taken over")
+        return lease.lost
 
     def _kept_until_the_margin(self, key: str, lease: Lease, expires: float, now: float) -> None:
         """Renewals failing: the lease is not given up while its expiry is further than the margin, and
