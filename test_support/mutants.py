@@ -223,6 +223,14 @@ MUTANTS: dict[str, Mutant] = {
     "a Redis lock is taken whoever holds its key": Mutant(
         REDIS_LOCKS, "redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])",
         "redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])"),
+    # ---------------------------------------------------------------- a lease over time (the model's lock clock)
+    # Only renewals failing until the expiry tell it apart: the holder learns it lost the key as it runs out.
+    "a failing renewal holds on until its key runs out": Mutant(
+        EXTENDER, "self.margin = ttl * RENEW_GIVE_UP_FRACTION", "self.margin = 0.0"),
+    # Only a key another holder took while its holder worked: the old holder keeps calling under it.
+    "a renewal refused by the backend loses nothing": Mutant(
+        EXTENDER, '        if not still_owner:\n            self._lose(entry, "renewal refused',
+        '        if False:\n            self._lose(entry, "renewal refused'),
     # ---------------------------------------------------------------- store outages
     # Only a store busy for a moment (another writer holding its file) tells it apart: the write fails at once.
     "a busy store is not waited out": Mutant(

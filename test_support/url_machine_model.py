@@ -121,6 +121,7 @@ from test_support.mongo_server import MongoServer
 from test_support.url_machine_feed import FeedRules
 from test_support.url_machine_graph import BROKEN, GraphRules, graph_answer
 from test_support.url_machine_health import HealthRules
+from test_support.url_machine_lease import LeaseRules
 from test_support.url_machine_locks import LockRules, model_timings
 from test_support.url_machine_outages import OutageRules
 from test_support.url_machine_rates import RateRules
@@ -332,6 +333,8 @@ class Op:
     """The runs of this operation (the holders', late ones included)."""
     paid_sent: int = 0
     """The paid requests that left in this operation, polls of a two-step call included."""
+    budget_held: int = 0
+    """URLs whose call's first request, a new paid one, a spend budget held back in this operation."""
     died: bool = False
     """A holder died in this operation: its run never counted what it sent."""
 
@@ -589,7 +592,11 @@ class ModelProvider:
         if _paid(url) and fresh is not None and not excused:
             w.violations.append(f"{url} paid for {ctx.token_address} ({w.op.kind}) although the window's "
                                 f"{fresh[0].value} was fresh")
-        self._send(url, platform, platform is Platform.X)
+        try:
+            self._send(url, platform, platform is Platform.X)
+        except SpendHeld as held:  # the call's first request: the URL is held, nothing left
+            w.op.budget_held += held.reached is not None and platform is Platform.X
+            raise
         w.op.called.add(url)  # a request left (a paid one the budget held back did not)
         if platform is Platform.X and w.dies == "after the open call":
             w.failed(url, now, budgeted=True)  # paid, its result never known: one failed call once timed out
@@ -1264,7 +1271,7 @@ class UnreachableCounters:
 
 
 class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, TokenRules, LockRules,
-               OutageRules, RateRules,
+               OutageRules, RateRules, LeaseRules,
                RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}
@@ -1374,6 +1381,10 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, Graph
             if not op.died and counted != op.paid_sent:  # a poll on the paid client is a paid request too
                 self.world.violations.append(f"{kind}: its runs counted {counted} paid request(s) sent, "
                                              f"{op.paid_sent} left")
+            held = sum(run.budget_held for run in op.runs)
+            if not op.died and held != op.budget_held:
+                self.world.violations.append(f"{kind}: its runs counted {held} URL(s) held by a spend budget, "
+                                             f"{op.budget_held} were")
         finally:
             self.world.op = Op("idle")
             self.world.on_call = None

@@ -150,12 +150,19 @@ class LeaseRenewer:
     a heap by their next renewal time and hands each due renewal to a few daemon workers, so a
     backend call that hangs (a paused Redis, a busy SQLite file) delays no other lease's renewal.
 
+    `clock` (monotonic seconds) and `threaded` are a test's seam: a renewer built with
+    `threaded=False` starts no thread, and its owner steps it on its own clock with `renew_due`, so a
+    lease held through a long call is renewed at the moments the rules give, not at wall-clock ones.
+
     A renewal that raises is retried with back-off (RENEW_RETRY_MIN_DELAY, doubling up to a tenth of
     the TTL) until `expires_at` is within RENEW_GIVE_UP_FRACTION of the TTL; only then, or when the
     backend says the key is no longer ours, is the lease marked lost."""
 
-    def __init__(self, workers: int = RENEW_WORKERS) -> None:
+    def __init__(self, workers: int = RENEW_WORKERS, *, clock: Callable[[], float] = time.monotonic,
+                 threaded: bool = True) -> None:
         self.pid = os.getpid()
+        self.clock = clock
+        self._threaded = threaded
         self._cond = threading.Condition()
         self._heap: list[tuple[float, int, _Renewal]] = []
         self._seq = itertools.count()
@@ -169,7 +176,7 @@ class LeaseRenewer:
     def start(self, manager: LeasingLockManager, lease: Lease, ttl: float, acquired_at: float) -> _Renewal:
         entry = _Renewal(manager, lease, ttl, acquired_at)
         with self._cond:
-            if self._scheduler is None:
+            if self._scheduler is None and self._threaded:
                 self._scheduler = threading.Thread(target=self._schedule_loop, name="lock-renewer", daemon=True)
                 self._scheduler.start()
             self._push(entry, acquired_at + entry.interval)
@@ -211,7 +218,7 @@ class LeaseRenewer:
                         self._cond.wait()
                         continue
                     due = self._heap[0][0]
-                    left = due - time.monotonic()
+                    left = due - self.clock()
                     if left <= 0:
                         entry = heapq.heappop(self._heap)[2]
                         entry.in_heap = False
@@ -221,6 +228,22 @@ class LeaseRenewer:
                     self._workers += 1
                     threading.Thread(target=self._work_loop, name="lock-renewal", daemon=True).start()
             self._jobs.put(entry)
+
+    def renew_due(self) -> int:
+        """Send, in the caller's thread, every renewal due by `clock()` (those a failure re-schedules
+        within it too); the number sent. For a renewer built with `threaded=False`."""
+        sent = 0
+        while True:
+            with self._cond:
+                while self._heap and self._heap[0][2].stopped:
+                    heapq.heappop(self._heap)[2].in_heap = False
+                    self._stale = max(0, self._stale - 1)
+                if not self._heap or self._heap[0][0] > self.clock():
+                    return sent
+                entry = heapq.heappop(self._heap)[2]
+                entry.in_heap = False
+            self._renew(entry)
+            sent += 1
 
     def _work_loop(self) -> None:
         while True:
@@ -238,19 +261,19 @@ class LeaseRenewer:
         if entry.stopped:
             return
         lease = entry.lease
-        sent_at = time.monotonic()
+        sent_at = self.clock()
         try:
             still_owner = entry.manager.extend(lease.key, lease.owner, entry.ttl)
         except Exception as exc:  # backend unreachable, timeouts, locked database ...
             entry.failures += 1
             error = f"{type(exc).__name__}: {entry.manager.describe_error(exc)}"
-            left = entry.expires_at - time.monotonic()
+            left = entry.expires_at - self.clock()
             if left <= entry.margin:
                 self._lose(entry, f"renewal failed {entry.failures} time(s) until the lease expired (last: {error})")
                 return
             log.info("lock %r: renewal failed (%s); retrying, %.2f s left before expiry",
                      redact_url(lease.key), error, left)
-            self._schedule(entry, time.monotonic() + min(entry.delay, max(0.0, left - entry.margin)))
+            self._schedule(entry, self.clock() + min(entry.delay, max(0.0, left - entry.margin)))
             entry.delay = min(entry.delay * 2.0, max(RENEW_RETRY_MIN_DELAY, entry.ttl / 10.0))
             return
         if not still_owner:
@@ -261,7 +284,7 @@ class LeaseRenewer:
             log.info("lock %r: renewed after %d failed attempt(s)", redact_url(lease.key), entry.failures)
         entry.failures = 0
         entry.delay = RENEW_RETRY_MIN_DELAY
-        self._schedule(entry, time.monotonic() + entry.interval)
+        self._schedule(entry, self.clock() + entry.interval)
 
     @staticmethod
     def _lose(entry: _Renewal, reason: str) -> None:
@@ -301,6 +324,9 @@ class LeasingLockManager(ABC):
 
     outage_s: float = OUTAGE_S
     """How long a call to the backend is repeated while the backend does not answer (set per manager)."""
+    renewer: LeaseRenewer | None = None
+    """The renewer of this manager's leases; None: the process's shared one. A test sets its own,
+    stepped on the test's clock; the manager's waits then read and sleep on that clock too."""
 
     # ---- backend primitives -------------------------------------------------------------------
     @abstractmethod
@@ -337,6 +363,13 @@ class LeasingLockManager(ABC):
         """The backend as an operator knows it, safe to show (a Redis URL with its password masked)."""
         return repr(self)
 
+    def _monotonic(self) -> float:
+        return time.monotonic() if self.renewer is None else self.renewer.clock()
+
+    def _sleep(self, seconds: float) -> None:
+        """A wait between polls of `hold_within` (a test with its own clock moves that clock instead)."""
+        time.sleep(seconds)
+
     def _ride(self, what: Callable[[], str], call: Callable[[], T], give_up: Callable[[], bool] | None = None) -> T:
         return ride_out(call, is_outage=self.is_outage, bound=self.outage_s, backend=self.backend_name,
                         what=what, describe=self.describe_error, give_up=give_up)
@@ -363,7 +396,7 @@ class LeasingLockManager(ABC):
     def try_hold(self, key: str, ttl: float) -> Iterator[Lease]:
         check_args(key, ttl)
         owner = new_owner_token()
-        started = time.monotonic()
+        started = self._monotonic()
         fence = self._take(key, owner, ttl)
         lease = self._lease(key, owner, fence, started)
         with self._holding(lease, ttl, started):
@@ -373,22 +406,22 @@ class LeasingLockManager(ABC):
     def hold_within(self, key: str, ttl: float, wait: float) -> Iterator[Lease]:
         check_args(key, ttl, wait)
         owner = new_owner_token()
-        started = time.monotonic()
+        started = self._monotonic()
         deadline = started + wait
         delay = POLL_MIN_DELAY
         fence = 0
         attempt_at = started
         while True:
-            attempt_at = time.monotonic()
+            attempt_at = self._monotonic()
             if self._ride(lambda: f"probing {redact_url(key)}", lambda: self.may_be_free(key)):
                 fence = self._take(key, owner, ttl)
                 if fence:
                     break
-            remaining = deadline - time.monotonic()
+            remaining = deadline - self._monotonic()
             if remaining <= 0:
                 break
             # Jitter spreads waiters that were released at the same moment (thundering herd).
-            time.sleep(min(remaining, delay * random.uniform(0.5, 1.0)))
+            self._sleep(min(remaining, delay * random.uniform(0.5, 1.0)))
             delay = min(POLL_MAX_DELAY, delay * 1.5)
         lease = self._lease(key, owner, fence, started)
         with self._holding(lease, ttl, attempt_at):
@@ -402,7 +435,7 @@ class LeasingLockManager(ABC):
             return self._ride(lambda: f"checking {redact_url(key)}", lambda: self.holds(key, owner),
                               give_up=lambda: bool(made) and made[0].lost)
 
-        lease = Lease(key, owner, fence > 0, waited_ms=(time.monotonic() - started) * 1000.0, fence=fence,
+        lease = Lease(key, owner, fence > 0, waited_ms=(self._monotonic() - started) * 1000.0, fence=fence,
                       confirm=confirm)
         made.append(lease)
         return lease
@@ -413,7 +446,7 @@ class LeasingLockManager(ABC):
         if not lease.held:
             yield
             return
-        renewer = shared_renewer()
+        renewer = self.renewer or shared_renewer()
         renewal = renewer.start(self, lease, ttl, acquired_at)
         try:
             yield
