@@ -86,6 +86,7 @@ APIFY_SPEC = "social_recording/platforms/apify/spec.py"
 PLATFORM_HTTP = "social_recording/platforms/http.py"
 LIVE_JOB = "social_recording/dagster_defs/jobs/live.py"
 STORE_RETRY = "social_recording/recording/store_retry.py"
+REGISTRY = "social_recording/platforms/registry.py"
 
 MUTANTS: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the state machine
@@ -224,6 +225,14 @@ MUTANTS: dict[str, Mutant] = {
     "a write's repeats stop after a second, not a minute": Mutant(
         STORE_RETRY, "stop=lambda _state: monotonic() - started >= retry_s,",
         "stop=lambda _state: monotonic() - started >= retry_s / 60,"),
+    # ---------------------------------------------------------------- the providers behind the real HTTP layer
+    # Only a provider's redirect to another host or to http tells it apart: its key headers go along.
+    "a provider's key headers go to every redirect hop": Mutant(
+        PLATFORM_HTTP, "            if authed:\n                hop_headers.update(self._auth_headers)",
+        "            hop_headers.update(self._auth_headers)"),
+    # Only a required key set to blanks (an empty secret file) tells it apart: its platform counts as usable.
+    "a blank provider key counts as set": Mutant(
+        REGISTRY, "keys.value(d.account.key_variable) is None", "keys.secret(d.account.key_variable) is None"),
 }
 
 

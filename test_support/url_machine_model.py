@@ -121,6 +121,7 @@ from test_support.mongo_server import MongoServer
 from test_support.url_machine_feed import FeedRules
 from test_support.url_machine_graph import BROKEN, GraphRules, graph_answer
 from test_support.url_machine_health import HealthRules
+from test_support.url_machine_http import HttpRules
 from test_support.url_machine_locks import LockRules, model_timings
 from test_support.url_machine_outages import OutageRules
 from test_support.url_machine_retry import RetryRules, counted_converged_unchanged
@@ -1263,7 +1264,7 @@ class UnreachableCounters:
 
 
 class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, TokenRules, LockRules,
-               OutageRules,
+               OutageRules, HttpRules,
                RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}
