@@ -93,6 +93,7 @@ X_SPEC = "social_recording/platforms/x/spec.py"
 SQLITE_HEALTH = "social_recording/store/sqlite/health.py"
 RETRY_JOB = "social_recording/dagster_defs/jobs/retry.py"
 HEALTH_REPORT = "social_recording/dagster_defs/health_report.py"
+REGISTRY = "social_recording/platforms/registry.py"
 
 MUTANTS: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the state machine
@@ -245,6 +246,14 @@ MUTANTS: dict[str, Mutant] = {
         "if oldest is not None and float(oldest[0]) >= now - w.seconds:"),
     "a provider's pause holds every provider": Mutant(
         RATE_LIMITS, 'return f"{KEY_PREFIX}:{{{service}}}:pause"', 'return f"{KEY_PREFIX}:pause"'),
+    # ---------------------------------------------------------------- the providers behind the real HTTP layer
+    # Only a provider's redirect to another host or to http tells it apart: its key headers go along.
+    "a provider's key headers go to every redirect hop": Mutant(
+        PLATFORM_HTTP, "            if authed:\n                hop_headers.update(self._auth_headers)",
+        "            hop_headers.update(self._auth_headers)"),
+    # Only a required key set to blanks (an empty secret file) tells it apart: its platform counts as usable.
+    "a blank provider key counts as set": Mutant(
+        REGISTRY, "keys.value(d.account.key_variable) is None", "keys.secret(d.account.key_variable) is None"),
 }
 
 

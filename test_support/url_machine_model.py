@@ -121,6 +121,7 @@ from test_support.mongo_server import MongoServer
 from test_support.url_machine_feed import FeedRules
 from test_support.url_machine_graph import BROKEN, GraphRules, graph_answer
 from test_support.url_machine_health import HealthRules
+from test_support.url_machine_http import HttpRules
 from test_support.url_machine_lease import LeaseRules
 from test_support.url_machine_locks import LockRules, model_timings
 from test_support.url_machine_outages import OutageRules
@@ -1271,7 +1272,7 @@ class UnreachableCounters:
 
 
 class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, TokenRules, LockRules,
-               OutageRules, RateRules, LeaseRules,
+               OutageRules, RateRules, LeaseRules, HttpRules,
                RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}

@@ -18,6 +18,7 @@ from social_recording.domain.urls import Platform
 from test_support.engine_fakes import T0
 from test_support.url_machine_feed_walks import FEED_WALKS
 from test_support.url_machine_health_walks import HEALTH_WALKS
+from test_support.url_machine_http import HTTP_WALKS
 from test_support.url_machine_lease_walks import LEASE_WALKS
 from test_support.url_machine_limits import LIMIT_WALKS
 from test_support.url_machine_lock_walks import LOCK_WALKS
@@ -952,6 +953,7 @@ WALKS: tuple[Walk, ...] = (
     *(Walk(name, steps) for name, steps in RATE_WALKS),
     *(Walk(name, steps, config) for name, steps, config in RATE_WALKS_WITH_SETTINGS),
     *(Walk(name, steps) for name, steps in LEASE_WALKS),
+    *(Walk(name, steps) for name, steps in HTTP_WALKS),
     *(_open_call_times_out(t) for t in TICKS),
     Walk("a first call dies after its open call", _a_first_call_dies_after_its_open_call),
     Walk("a named retry in the millisecond of a call", _a_named_retry_in_the_millisecond_of_a_call),
