@@ -122,6 +122,7 @@ from test_support.url_machine_retry import RetryRules, counted_converged_unchang
 from test_support.url_machine_settings import SettingsRules
 from test_support.url_machine_spend import SpendRules
 from test_support.url_machine_spool import ModelSpool, SpoolRules, StoreAway, StoreGone
+from test_support.url_machine_stored import StoredRules
 from test_support.url_machine_tokens import TokenRules
 
 ACCOUNTS = {p: CATALOGUE[p].account.name for p in (Platform.X, Platform.WEB)}
@@ -1251,7 +1252,7 @@ class UnreachableCounters:
 
 
 class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, TokenRules, LockRules,
-               OutageRules, SettingsRules,
+               OutageRules, SettingsRules, StoredRules,
                RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}
