@@ -94,6 +94,7 @@ SQLITE_HEALTH = "social_recording/store/sqlite/health.py"
 RETRY_JOB = "social_recording/dagster_defs/jobs/retry.py"
 HEALTH_REPORT = "social_recording/dagster_defs/health_report.py"
 REGISTRY = "social_recording/platforms/registry.py"
+SETTINGS = "social_recording/settings.py"
 
 MUTANTS: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the state machine
@@ -159,6 +160,13 @@ MUTANTS: dict[str, Mutant] = {
         "        if False:\n            raise CallVetoed(f\"a newer holder of the URL wrote first"),
     "a submission is forgotten by its own attempt": Mutant(
         CALL_GUARD, "        self.submitted_request = request\n", "        self.submitted_request = None\n"),
+    # ---------------------------------------------------------------- the settings a deployment runs with
+    "the settings' AF floor defaults to one below the policy's": Mutant(
+        SETTINGS, "af_investor_threshold: int = Field(default=DEFAULT_AF_INVESTOR_THRESHOLD, ge=1)",
+        "af_investor_threshold: int = Field(default=DEFAULT_AF_INVESTOR_THRESHOLD - 1, ge=1)"),
+    # ---------------------------------------------------------------- reconcile's job lock per day
+    "a reconcile run goes on when its day's job lock is held": Mutant(
+        RECONCILE, "            if not job.held:\n", "            if False:\n"),
     # ---------------------------------------------------------------- the spend check
     "the spend budget is never asked": Mutant(
         SPEND_CHECK, "if new and self._budgets is not None and self._budgets.bounds(service):", "if False:"),

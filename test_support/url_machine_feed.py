@@ -18,16 +18,17 @@ from typing import TYPE_CHECKING, Any
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
-from social_recording.domain.policy import DEFAULT_AF_INVESTOR_THRESHOLD
 from social_recording.domain.url_machine import Why
 from social_recording.recording.live_feed import LiveCursor
 from test_support.engine_fakes import T0
+from test_support.url_machine_settings import AF_FLOOR
 
 if TYPE_CHECKING:
     from test_support.url_machine_model import World
 
-THRESHOLD = DEFAULT_AF_INVESTOR_THRESHOLD
-"""The sensor's AF investor threshold and reconcile's floor (the policy's default for both)."""
+THRESHOLD = AF_FLOOR
+"""The sensor's AF investor threshold and reconcile's floor as the model expects them (the documented
+floor); the engine's are the deployment's settings' (`deployed.af_investor_threshold`, their default)."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ class ModelCursor:
 class FeedRules:
     """The live feed read as the sensor reads it and the reconcile at its floor, with their checks.
     Expects the model's `store`, `world`, `clock`, `tokens`, `new_token`, `tracker`, `engine`,
-    `doing`, `_run` and `_check_token_outcome`."""
+    `deployed` (its settings), `doing`, `_run` and `_check_token_outcome`."""
 
     store: Any
     world: World
@@ -98,6 +99,7 @@ class FeedRules:
     new_token: Any
     tracker: Any
     engine: Any
+    deployed: Any
     doing: Any
     _run: Any
     _check_token_outcome: Any
@@ -139,8 +141,8 @@ class FeedRules:
         budget = 3600.0 if pages is None else (pages - 0.5) * PAGE_SECONDS
 
         def evaluate() -> Any:
-            return evaluate_token_flow(LiveCursor.parse(state["cursor"]), tracker, THRESHOLD, now, budget_s=budget,
-                                       max_runs=max_runs, clock=tracker.monotonic)
+            return evaluate_token_flow(LiveCursor.parse(state["cursor"]), tracker, self.deployed.af_investor_threshold,
+                                       now, budget_s=budget, max_runs=max_runs, clock=tracker.monotonic)
 
         result, again = evaluate(), evaluate()
         batches = [[t["address"] for t in r.run_config["ops"]["record_tokens"]["config"]["tokens"]]
@@ -226,8 +228,9 @@ class FeedRules:
         a live run records the window's first target, then the window recorded. Exactly the tokens
         with at least the floor's investors not stored when it records are recorded, each once."""
         floor = THRESHOLD
-        with self.doing("reconcile"):
-            window = self.engine.reconcile.read_window(T0, T0 + timedelta(days=1), min_af_count=floor)
+        with self.doing("reconcile"):  # the reconcile op's floor: the settings' (no `min_af_count` in its config)
+            window = self.engine.reconcile.read_window(T0, T0 + timedelta(days=1),
+                                                       min_af_count=self.deployed.af_investor_threshold)
         if interleave == "live" and window.targets:
             first = window.targets[0].address
             with self.doing("live"):

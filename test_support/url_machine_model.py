@@ -65,13 +65,8 @@ from pymongo.errors import AutoReconnect, DuplicateKeyError
 
 from social_recording.domain.graph import SocialContractError
 from social_recording.domain.models import OpenCall, PaidRequest, TokenLink, as_stored
-from social_recording.domain.policy import (
-    DEFAULT_BACKOFF_GROWTH,
-    DEFAULT_BACKOFF_MAX_MINUTES,
-    DEFAULT_MAX_ATTEMPTS,
-    Backoff,
-)
-from social_recording.domain.spend import DAY, MONTH, Budget, SpendLine, day_key
+from social_recording.domain.policy import Backoff
+from social_recording.domain.spend import DAY, MONTH, SpendLine, day_key
 from social_recording.domain.status import ABSORBING, REUSABLE, Cause, FetchStatus
 from social_recording.domain.url_machine import (
     Act,
@@ -127,8 +122,10 @@ from test_support.url_machine_locks import LockRules, model_timings
 from test_support.url_machine_outages import OutageRules
 from test_support.url_machine_rates import RateRules
 from test_support.url_machine_retry import RetryRules, counted_converged_unchanged
+from test_support.url_machine_settings import SettingsRules
 from test_support.url_machine_spend import SpendRules
 from test_support.url_machine_spool import ModelSpool, SpoolRules, StoreAway, StoreGone
+from test_support.url_machine_stored import StoredRules
 from test_support.url_machine_tokens import TokenRules
 
 ACCOUNTS = {p: CATALOGUE[p].account.name for p in (Platform.X, Platform.WEB)}
@@ -160,14 +157,10 @@ class Limits:
     cap_minutes: int
 
     @property
-    def engine_max_attempts(self) -> int:
-        """The attempt budget the engines are built with."""
-        return self.max_attempts
-
-    @property
-    def backoff(self) -> Backoff:
-        """The engines' back-off, built as the settings build it."""
-        return Backoff.configured(growth=self.growth, max_minutes=self.cap_minutes)
+    def texts(self) -> dict[str, str]:
+        """The settings an operator writes for them (test_support/url_machine_settings.py)."""
+        return {"max_attempts": str(self.max_attempts), "backoff_growth": str(self.growth),
+                "backoff_max_minutes": str(self.cap_minutes)}
 
     @property
     def expected(self) -> Backoff:
@@ -177,25 +170,21 @@ class Limits:
 
 
 class DefaultCap(Limits):
-    """The engines' back-off meets the settings' default maximum (policy.py's constant); the model
-    expects the documented 24 h, written here."""
+    """The engines' back-off meets the settings' default maximum (none written); the model expects the
+    documented 24 h, written here."""
 
     @property
-    def backoff(self) -> Backoff:
-        return Backoff.configured(growth=self.growth, max_minutes=DEFAULT_BACKOFF_MAX_MINUTES)
+    def texts(self) -> dict[str, str]:
+        return {"max_attempts": str(self.max_attempts), "backoff_growth": str(self.growth)}
 
 
 class ProductionDefaults(Limits):
-    """The engines are built with the settings' defaults (policy.py's constants); the model expects
-    the documented numbers, written here: 5 calls, a flat 1 h back-off, at most 24 h."""
+    """The engines are built with the settings' defaults (none written); the model expects the documented
+    numbers, written here: 5 calls, a flat 1 h back-off, at most 24 h."""
 
     @property
-    def engine_max_attempts(self) -> int:
-        return DEFAULT_MAX_ATTEMPTS
-
-    @property
-    def backoff(self) -> Backoff:
-        return Backoff.configured(growth=DEFAULT_BACKOFF_GROWTH, max_minutes=DEFAULT_BACKOFF_MAX_MINUTES)
+    def texts(self) -> dict[str, str]:
+        return {}
 
 
 BACKOFF_BASE = timedelta(minutes=60)
@@ -1272,7 +1261,7 @@ class UnreachableCounters:
 
 
 class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, TokenRules, LockRules,
-               OutageRules, RateRules, LeaseRules, HttpRules,
+               OutageRules, RateRules, LeaseRules, HttpRules, SettingsRules, StoredRules,
                RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}
@@ -1294,9 +1283,9 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, Graph
         self.world.unavailable = self.registry.unavailable
         self.paid = True
         self.counters = UnreachableCounters(self._spend_counters())
-        self.spend = SpendBudgets(self.counters, {a: Budget(a, per_day=n, per_month=self.per_month.get(a))
-                                                  for a, n in SPEND_PER_DAY.items()},
-                                  clock=self.clock, outage_s=0.0, sleep=lambda _s: None)
+        self.deployed = self.deployment_settings()  # as an operator writes them: url_machine_settings.py
+        self.spend = SpendBudgets(self.counters, self.deployed.budgets, clock=self.clock, outage_s=0.0,
+                                  sleep=lambda _s: None)
         self.spool = ModelSpool(self.dir / "spool")
         self.engines = {paid: self._engine(paid) for paid in (True, False)}
         self.tokens: list[str] = []
@@ -1323,9 +1312,9 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, Graph
         """An engine on the model's store, providers, clock and budgets, with this machine's limits,
         under `locks` (the shared ones, or a late or disowned holder's)."""
         return build_engine(self.store, locks, self.registry, self.profiles, enable_paid=paid,
-                            max_attempts=self.limits.engine_max_attempts, clock=self.clock,
+                            max_attempts=self.deployed.max_attempts, clock=self.clock,
                             min_interval=timedelta(minutes=self.live_interval),
-                            backoff=self.limits.backoff, spend_budgets=self.spend, spool=self.spool,
+                            backoff=self.deployed.backoff, spend_budgets=self.spend, spool=self.spool,
                             recorder_type=self.outage_recorder, **options)
 
     @property
@@ -2615,11 +2604,11 @@ class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, Graph
         self.world.budgeted = False
         for _ in range(self.limits.max_attempts + 3):
             with self.doing("retry"):  # one operation per run
-                self.clock.advance(self.limits.backoff.cap + timedelta(minutes=1))
+                self.clock.advance(self.limits.expected.cap + timedelta(minutes=1))
                 self.engine.retry.record_selection(self.engine.retry.select_due(), max_workers=1,
                                                    run=self._run(Why.RETRY))
         with self.doing("retry"):
-            self.clock.advance(self.limits.backoff.cap + timedelta(minutes=1))
+            self.clock.advance(self.limits.expected.cap + timedelta(minutes=1))
             left = self.engine.retry.select_due()
         self.spend.budgets, self.world.budgeted = budgets, True
         assert not left.candidates, [(c.address, c.url, c.status.value, c.detail) for c in left.candidates]
@@ -2689,9 +2678,11 @@ UrlRulesFourAttempts.TestCase.settings = settings(UrlRules.TestCase.settings, ma
 
 class UrlRulesWithDefaults(UrlRules):
     """The same machine with the settings' defaults (a budget of five calls, a flat back-off): the
-    numbers a deployment runs with unless it sets them, checked against the documented ones."""
+    numbers a deployment runs with unless it sets them, checked against the documented ones; and spend
+    budgets written with different day and month limits (test_support/url_machine_settings.py)."""
 
     limits = DEFAULTS
+    per_month = SPEND_PER_MONTH
 
 
 UrlRulesWithDefaults.TestCase.settings = settings(UrlRules.TestCase.settings, max_examples=max(1, EXAMPLES // 2))
