@@ -15,7 +15,7 @@ mutant says when only some settings or interleavings tell it apart), and none re
 project's list or of an earlier batch, nor yields the same source as one (test_unseen_mutants.py). Fourteen
 batches:
 
-- `fresh13` (the default, `FRESH13` in bench/unseen_fresh13.py): 50 mutants written blind last on
+- `fresh13` (the default, `FRESH13` in bench/unseen_fresh13.py): 49 mutants written blind last on
   2026-12-07.
 - `fresh12` (`FRESH12` in bench/unseen_fresh12.py): 46 mutants written blind earlier on
   2026-12-07, measured once on its first run (27 of 46); seen since.

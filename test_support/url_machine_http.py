@@ -136,7 +136,7 @@ class HttpRules:
                                   resolve_host=sandbox_resolve_host)
         clock = StepClock(T0)
         engine = build_engine(store, locks, registry, FakeProfiles(), enable_paid=True, clock=clock,
-                              max_attempts=self.limits.engine_max_attempts, backoff=self.limits.backoff)
+                              max_attempts=self.deployed.max_attempts, backoff=self.deployed.backoff)
         payments: Counter[str] = Counter()
         # The model's checks of every decision read which generators are usable: this registry's, meanwhile.
         model_unavailable, self.world.unavailable = self.world.unavailable, registry.unavailable
