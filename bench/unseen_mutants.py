@@ -16,7 +16,7 @@ project's list or of an earlier batch, nor yields the same source as one (test_u
 batches:
 
 - `fresh13` (the default, `FRESH13` in bench/unseen_fresh13.py): 49 mutants written blind last on
-  2026-12-07.
+  2026-12-07, measured once on its first run (23 of 49).
 - `fresh12` (`FRESH12` in bench/unseen_fresh12.py): 46 mutants written blind earlier on
   2026-12-07, measured once on its first run (27 of 46); seen since.
 - `fresh11` (`FRESH11` in bench/unseen_fresh11.py): 50 mutants written blind earlier on
