@@ -101,7 +101,6 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a named exhausted element failing in our code takes the engine failure's status",
         "invalid ranks no higher than a status that is no answer",
         "closing its own record alone is not written",
-        "a refused submission does not stop the call",
         "the Mongo element-only write leaves the state's version",
     ),
     "fresh8": (
