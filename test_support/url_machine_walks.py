@@ -426,6 +426,18 @@ def _a_paused_holder(what: str) -> Steps:
     return steps
 
 
+def _a_paused_submission_taken_over(answer: str) -> Steps:
+    """A holder of the two-step paid URL sends its submission and is paused before saving it, past its
+    lease and its call's timeout; a newer holder records the URL (the provider answering `answer`) and
+    writes its state (after a first call refused before it submitted); the paused holder wakes: its save is refused and its call stops there, no poll
+    sent, nothing written (the draws reach this interleaving only by chance)."""
+    def steps(m: UrlRules) -> list[Callable[[], object]]:
+        return [lambda: m.some_tokens_and_answers([[WEB], [WEB]], {WEB: "429"}), recorded_live(m, "T000"),
+                lambda: m.provider_changes(WEB, answer),  # refused before its submission: nothing saved
+                lambda: m.a_newer_holder_takes_over_a_paused_submission(Draws(lambda e: e[0] == "T000"))]  # type: ignore[arg-type]
+    return steps
+
+
 def _an_answer_lands_while_a_call_fails(moment: str) -> Steps:
     """A holder's call fails; before its write (or, on the Mongo store, between its read and its
     conditional update), a late holder's later call answers and is written first: the failed call's
@@ -958,6 +970,8 @@ WALKS: tuple[Walk, ...] = (
     *(Walk(name, steps) for name, steps in PARTITION_WALKS),
     *(_open_call_times_out(t) for t in TICKS),
     Walk("a first call dies after its open call", _a_first_call_dies_after_its_open_call),
+    *(Walk(f"a paused submission taken over ({answer})", _a_paused_submission_taken_over(answer))
+      for answer in ("ok", "5xx")),
     Walk("a named retry in the millisecond of a call", _a_named_retry_in_the_millisecond_of_a_call),
     *(_streak_expires(t) for t in TICKS),
     *(_answer_expires(t) for t in TICKS),

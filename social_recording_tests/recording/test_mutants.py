@@ -102,6 +102,7 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "invalid ranks no higher than a status that is no answer",
         "closing its own record alone is not written",
         "the Mongo element-only write leaves the state's version",
+        "a refused submission does not stop the call",
     ),
     "fresh8": (
         "the SQLite selection among tokens ignores the limit",
