@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from test_support.mutants import (
     APIFY_CLIENT,
+    ATTEMPT,
     CALL_GUARD,
-    CANDIDATES,
     ENGINE,
     EXTENDER,
     HEALTH,
@@ -40,6 +40,7 @@ from test_support.mutants import (
     MONGO_STATES,
     OUTBOUND_CLIENT,
     OUTBOUND_GUARD,
+    OUTBOUND_LIMITS,
     PLATFORM_HTTP,
     POLICY,
     PROCESSOR,
@@ -67,30 +68,26 @@ FRESH14: dict[str, Mutant] = {
         MACHINE,
         "if selected is not None and (status, element.checked_at) != (selected.status, selected.checked_at):",
         "if selected is not None and status is not selected.status:"),
-    # Only a named retry of an answer whose URL holds a saved two-step request: it submits (pays) anew.
-    "a named retry submits anew beside the URL's open request": Mutant(
-        MACHINE, "act = Act.RESUME if state is not None and state.request is not None else Act.CALL",
-        "act = Act.CALL"),
     "a call's own open record is not closed by its result": Mutant(
         MACHINE, "if own_call is not None and state is not None and state.open_call == own_call:", "if False:"),
+    # Only a named retry of an answer that finds no call possible (paid calls off, credit or budget gone).
+    "a named answer with no call possible takes the reason's status": Mutant(
+        MACHINE,
+        '    if element.status in ABSORBING:\n        return Transition(_kept(element, state, now, rules, f"{outcome.detail}; no call made"), closed)',
+        '    if False:\n        return Transition(_kept(element, state, now, rules, f"{outcome.detail}; no call made"), closed)'),
+    # Only a URL state written with no answer standing and no failure streak (an engine failure, an
+    # expired answer or streak): its stored status reads error instead of pending.
+    "a URL with nothing standing is stored as error": Mutant(
+        MACHINE, "    return FetchStatus.ERROR if streak else FetchStatus.PENDING", "    return FetchStatus.ERROR"),
     # Only a max_attempts of 9 or more, a back-off growth above 1 and a maximum past the base times
     # growth**6 (a slow growth, a long maximum).
     "a growing back-off stops growing after the seventh failure": Mutant(
         POLICY, "factor = self.growth ** min(streak - 1, 64)", "factor = self.growth ** min(streak - 1, 6)"),
     # ---------------------------------------------------------------- the call guard and the lease
-    # Only a URL whose saved two-step request another provider account submitted (a platform's provider
-    # changed between runs): it is resumed with the wrong provider.
-    "a saved request is resumed by another provider": Mutant(
-        CALL_GUARD, "if request is None or request.provider != provider:", "if request is None:"),
     # Only a free request of a call whose lease was already reported lost.
     "a free request leaves after the lease was lost": Mutant(
         CALL_GUARD, "        if self._lease.lost:\n", "        if False:\n"),
-    # Only a two-step submission a newer holder's write refused: its requests are taken as entered, and
-    # the attempt's own ledger line leaves them out.
-    "a refused submission's requests count as entered": Mutant(
-        CALL_GUARD, "if result.applied and spend is not None:", "if spend is not None:"),
-    # Only a lease the lock backend disowns at a paid request's check: later requests and the run's
-    # figures still take it as held.
+    # Only a lease the lock backend disowns at a paid request's check: the run does not count it lost.
     "a lease the backend disowns is not marked lost": Mutant(
         LEASE, '            self.mark_lost("the backend says the key is no longer ours")\n', "            pass\n"),
     # ---------------------------------------------------------------- the lock backends and the renewal
@@ -121,11 +118,11 @@ FRESH14: dict[str, Mutant] = {
     # Only a redirect to a non-global address that is neither private, loopback, link-local, multicast,
     # reserved nor unspecified (shared address space, 100.64.0.0/10).
     "a redirect to a shared address is followed": Mutant(OUTBOUND_GUARD, "    if not ip.is_global:\n", "    if False:\n"),
-    # Only a call failing after a request left (a refused redirect, too many redirects, a body too large).
-    "a provider call that failed after sending counts as no call": Mutant(
-        PLATFORM_HTTP, "return ExternalFetchError(code, self._redact(message), attempted=call.n > 0)",
-        "return ExternalFetchError(code, self._redact(message), attempted=False)"),
-    # Only a provider answering HTTP 500 itself.
+    # Only a spent window answered with an epoch reset (GitHub's, Bluesky's): the pause runs for decades.
+    "an epoch window reset is taken as seconds from now": Mutant(
+        OUTBOUND_LIMITS, "return max(0.0, seconds - now().timestamp() if epoch else seconds)",
+        "return max(0.0, seconds)"),
+    # Only a free provider answering HTTP 500 itself: it is not tried again (a paid one never is).
     "a provider's HTTP 500 is an answer, not a transient failure": Mutant(
         PLATFORM_HTTP, "if exchange.status >= 500:", "if exchange.status > 500:"),
     # ---------------------------------------------------------------- the platforms' paid-call flows
@@ -152,6 +149,10 @@ FRESH14: dict[str, Mutant] = {
     # ---------------------------------------------------------------- recording one URL and both stores' writes
     "a recording's ledger line is not handed to the store": Mutant(
         WRITER, "            spend=spend,\n        )", "            spend=None,\n        )"),
+    # Only a call vetoed (its URL lock lost, its record refused) after one of its paid requests left.
+    "a vetoed call's paid requests are not counted in the run": Mutant(
+        ATTEMPT, "        except CallVetoed as exc:\n            self._run.note_paid_requests(guard.paid_sent)\n",
+        "        except CallVetoed as exc:\n"),
     # Only a URL lock whose release the lock backend fails after the URL was recorded.
     "a recorded URL whose lock release failed is counted again as deferred": Mutant(
         URL_RECORDER, "if outcome is not None:  # only the release", "if False:  # only the release"),
@@ -190,11 +191,6 @@ FRESH14: dict[str, Mutant] = {
     # Only an unchanged selection still due a back-off period after its launch.
     "an unchanged retry selection is never launched again": Mutant(
         RETRY_JOB, 'run_key=f"retry:{digest}:{bucket}",', 'run_key=f"retry:{digest}",'),
-    # Only elements recorded again while still due (their status unchanged) within the sensor's period.
-    "the selection's digest ignores when its elements were recorded": Mutant(
-        CANDIDATES,
-        "payload = [(c.address, c.url, c.status.value, c.checked_at.isoformat() if c.checked_at else None)",
-        "payload = [(c.address, c.url, c.status.value, None)"),
     # Only a retry whose job lock is lost while kept raw values are resolved again.
     "a retry that lost its lock resolving raw values says deadline": Mutant(
         RETRY, "if pool.stopped_by == STOPPED_BY_LOCK_LOST or (lost and (cut_in_run or cut_raw)):",
@@ -220,6 +216,9 @@ FRESH14: dict[str, Mutant] = {
     "a token that lost its lock goes on recording its URLs": Mutant(
         PROCESSOR, "outcomes = self.record_targets(token, targets, run, lambda: lease.lost)",
         "outcomes = self.record_targets(token, targets, run, lambda: False)"),
+    # Only a token whose lock is lost before all its URLs were started: the token is reported recorded.
+    "a token that lost its lock part way is reported recorded": Mutant(
+        PROCESSOR, "        if len(outcomes) < len(targets):\n", "        if False:\n"),
     # Only a run given a deadline that passes with units not started.
     "a run past its deadline goes on starting units": Mutant(JOB_POOL, "            elif deadline_reached():\n", "            elif False:\n"),
     # Only a run whose job lock is lost while it records.
