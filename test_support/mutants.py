@@ -95,6 +95,8 @@ RETRY_JOB = "social_recording/dagster_defs/jobs/retry.py"
 HEALTH_REPORT = "social_recording/dagster_defs/health_report.py"
 REGISTRY = "social_recording/platforms/registry.py"
 SETTINGS = "social_recording/settings.py"
+APIFY_CLIENT = "social_recording/platforms/apify/client.py"
+OUTBOUND_LIMITS = "social_recording/outbound/limits.py"
 
 MUTANTS: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the state machine
