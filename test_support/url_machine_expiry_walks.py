@@ -1,7 +1,8 @@
 """The model's walks of the lock backends' own expiries (test_support/url_machine_expiry.py): a paid and a
 free URL's holder paused past its key's expiry (nobody took the key, or a waiter did), a take whose answer
-is lost in an outage, a reconcile re-executed right after a crashed run. Their names say "lock", so the
-Redis variant walks the first ones on its own backend (test_support/url_machine_redis.py)."""
+is lost in an outage, a reconcile re-executed right after a crashed run. The URL lock walks' names say
+"lock", so the Redis variant walks them on its own backend (test_support/url_machine_redis.py); the
+re-executed run's does not (Redis's keys run out on the server's clock)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,6 @@ EXPIRY_WALKS: tuple[tuple[str, Steps], ...] = (
     ("a free URL's lock holder paused past its expiry, a waiter took it", _paused(PAUSES[1], TG)),
     ("a paid URL's lock take loses its answer in an outage", _answer_lost(X)),
     ("a free URL's lock take loses its answer in an outage", _answer_lost(TG)),
-    ("a reconcile re-executed right after a crashed run waits its job lock out", _re_executed),
+    ("a reconcile re-executed right after a crashed run waits the dead run out", _re_executed),
 )
 """(name, steps) of each walk."""
