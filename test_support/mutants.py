@@ -67,6 +67,7 @@ SQLITE_LOCKS = "social_recording/locks/sqlite.py"
 REDIS_LOCKS = "social_recording/locks/redis.py"
 LEASE = "social_recording/locks/base.py"
 JOB_POOL = "social_recording/recording/job_pool.py"
+JOB_LOCK = "social_recording/recording/job_lock.py"
 ENGINE = "social_recording/recording/engine.py"
 WRITER = "social_recording/recording/writer.py"
 GRAPH = "social_recording/domain/graph.py"
@@ -242,6 +243,15 @@ MUTANTS: dict[str, Mutant] = {
     "a renewal refused by the backend loses nothing": Mutant(
         EXTENDER, '        if not still_owner:\n            self._lose(entry, "renewal refused',
         '        if False:\n            self._lose(entry, "renewal refused'),
+    # ---------------------------------------------------------------- the lock backends' own expiries (url_machine_expiry.py)
+    # Only a lock taken a minute or more after the backend's last sweep while another key is live (a
+    # re-executed run's first call lasting over a minute): the sweep of dead holders' rows takes live ones.
+    "SQLite's sweep of dead holders' rows deletes live keys": Mutant(
+        SQLITE_LOCKS, '"DELETE FROM locks WHERE expires_at <= ? AND key <> ?"',
+        '"DELETE FROM locks WHERE expires_at >= ? AND key <> ?"'),
+    # Only a run started while another run's job lock is held (a re-execution right after a crash).
+    "a run tries its job lock once instead of waiting for it": Mutant(
+        JOB_LOCK, "return self.locks.hold_within(key, self.ttl, self.wait)", "return self.locks.try_hold(key, self.ttl)"),
     # ---------------------------------------------------------------- store outages
     # Only a store busy for a moment (another writer holding its file) tells it apart: the write fails at once.
     "a busy store is not waited out": Mutant(

@@ -113,6 +113,7 @@ from test_support.engine_fakes import (
     StepClock,
 )
 from test_support.mongo_server import MongoServer
+from test_support.url_machine_expiry import ExpiryRules
 from test_support.url_machine_feed import FeedRules
 from test_support.url_machine_graph import BROKEN, GraphRules, graph_answer
 from test_support.url_machine_health import HealthRules
@@ -1261,7 +1262,7 @@ class UnreachableCounters:
 
 
 class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, TokenRules, LockRules,
-               OutageRules, RateRules, LeaseRules, HttpRules, SettingsRules, StoredRules,
+               OutageRules, RateRules, LeaseRules, ExpiryRules, HttpRules, SettingsRules, StoredRules,
                RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}

@@ -16,6 +16,7 @@ from social_recording.domain.models import TokenProfile
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
 from test_support.engine_fakes import T0
+from test_support.url_machine_expiry_walks import EXPIRY_WALKS
 from test_support.url_machine_feed_walks import FEED_WALKS
 from test_support.url_machine_health_walks import HEALTH_WALKS
 from test_support.url_machine_http import HTTP_WALKS
@@ -966,6 +967,7 @@ WALKS: tuple[Walk, ...] = (
     *(Walk(name, steps) for name, steps in RATE_WALKS),
     *(Walk(name, steps, config) for name, steps, config in RATE_WALKS_WITH_SETTINGS),
     *(Walk(name, steps) for name, steps in LEASE_WALKS),
+    *(Walk(name, steps) for name, steps in EXPIRY_WALKS),
     *(Walk(name, steps) for name, steps in HTTP_WALKS),
     *(Walk(name, steps) for name, steps in PARTITION_WALKS),
     *(_open_call_times_out(t) for t in TICKS),
