@@ -180,7 +180,7 @@ SAMPLE_URLS = ("https://x.com/i/status/7{n}", "https://tiktok.com/@dancer{n}", "
                "https://t.me/chat{n}", "https://discord.gg/invite{n}", "https://bsky.app/profile/user{n}.bsky.social",
                "https://warpcast.com/caster{n}", "https://site-{n}.example")
 """A URL of each platform (`n`: its number), written as people write them (the entry canonicalises them)."""
-SETTLE_S = 5.0
+SETTLE_S = 10.0
 """A safety net only: the first call waits for the token's other URL threads to call or park, which
 they do at once; past this the run is said to stall."""
 
