@@ -270,6 +270,7 @@ class CallsAtOnce:
                         f"{len(urls)} {platform} URLs of {len(held)} token(s) recorded by one run: {gate.peak} "
                         f"{account} call(s) in flight at once, {want} expected (its calls at once; a token's URLs "
                         f"side by side: up to {URLS_PER_TOKEN_AT_ONCE})" + (" (stalled)" if gate.stalled else ""))
+                    break  # one is enough: a stalled run costs a wait per provider
         finally:
             self.world.unavailable = model_unavailable
             locks.close()
