@@ -274,6 +274,14 @@ MUTANTS: dict[str, Mutant] = {
     # Only a required key set to blanks (an empty secret file) tells it apart: its platform counts as usable.
     "a blank provider key counts as set": Mutant(
         REGISTRY, "keys.value(d.account.key_variable) is None", "keys.secret(d.account.key_variable) is None"),
+    # ---------------------------------------------------------------- the outbound path (the model's outbound walks)
+    # Only a provider's redirect to a host whose name resolves to a non-public address tells it apart.
+    "a provider's redirect target is judged without resolving its host": Mutant(
+        PLATFORM_HTTP, "check_target(str(target), self._out.resolve_host)", "check_target(str(target), None)"),
+    # Only a chain of more redirects than allowed (3) tells it apart: the 4th is followed.
+    "a redirect past the allowed count is followed": Mutant(
+        OUTBOUND_CLIENT, "            if hops > max_redirects:\n                raise TooManyRedirects(max_redirects)\n",
+        "            if hops > max_redirects + 1:\n                raise TooManyRedirects(max_redirects)\n"),
 }
 
 

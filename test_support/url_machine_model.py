@@ -121,6 +121,7 @@ from test_support.url_machine_http import HttpRules
 from test_support.url_machine_lease import LeaseRules
 from test_support.url_machine_locks import LockRules, model_timings
 from test_support.url_machine_outages import OutageRules
+from test_support.url_machine_outbound import OutboundRules
 from test_support.url_machine_rates import RateRules
 from test_support.url_machine_retry import RetryRules, counted_converged_unchanged
 from test_support.url_machine_settings import SettingsRules
@@ -1262,7 +1263,8 @@ class UnreachableCounters:
 
 
 class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, TokenRules, LockRules,
-               OutageRules, RateRules, LeaseRules, ExpiryRules, HttpRules, SettingsRules, StoredRules,
+               OutageRules, RateRules, LeaseRules, ExpiryRules, HttpRules, OutboundRules, SettingsRules,
+               StoredRules,
                RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}

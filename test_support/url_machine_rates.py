@@ -20,7 +20,7 @@ A mixin of the model (test_support/url_machine_model.py); its walks: test_suppor
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -40,8 +40,10 @@ from social_recording.locks.rate_limits import (
 from social_recording.outbound.client import OutboundClient
 from social_recording.outbound.limits import RateLimited
 from social_recording.outbound.network import Network
+from social_recording.outbound.observe import observing
 from social_recording.platforms.catalogue import CATALOGUE
 from test_support.engine_fakes import T0
+from test_support.provider_table import documented_rates
 
 ACCOUNTS: dict[str, ProviderAccount] = {a.name: a for a in CATALOGUE.accounts()}
 GRID = 2**20
@@ -55,9 +57,9 @@ a request asked that soon after a pause's end may still be held, unless the cloc
 
 def documented(account: ProviderAccount, keyed: bool) -> tuple[Rate, ...]:
     """The account's documented rates for a deployment with its key set or not (only a key that is
-    optional changes them: GitHub's 60/h without its token)."""
-    keyless = account.rates_without_key
-    return account.rates if keyed or keyless is None else keyless
+    optional changes them: GitHub's 60/h without its token), as docs/operations.md's table says them
+    (not its descriptor: the numbers under test)."""
+    return documented_rates(account.name, keyed)
 
 
 def bound(rate: Rate) -> int:
@@ -73,6 +75,8 @@ class RateLog:
     sent: dict[tuple[bool, str], list[datetime]] = field(default_factory=dict)
     paused_until: dict[tuple[bool, str], datetime] = field(default_factory=dict)
     slept: list[float] = field(default_factory=list)
+    at_wake: list[Callable[[], object]] = field(default_factory=list)
+    """What happens elsewhere while the limiter sleeps: the first is done (and dropped) as its next sleep ends."""
 
 
 class RateRules:
@@ -102,6 +106,8 @@ class RateRules:
     def _limiter_sleep(self, seconds: float) -> None:
         self.rate_log.slept.append(seconds)
         self.clock.advance(timedelta(seconds=seconds))
+        if self.rate_log.at_wake:
+            self.rate_log.at_wake.pop(0)()
 
     def held_to(self, account: str, keyed: bool) -> tuple[Rate, ...]:
         """The rates the deployment holds `account` to: the operator's, else the documented ones."""
@@ -193,6 +199,15 @@ class RateRules:
                     self.clock.advance(every)
                 self._ask(keyed, account, client, request)
 
+    def a_pause_asked_elsewhere(self, keyed: bool, account: str, wait: float) -> None:
+        """Another process's request to `account`, in flight, is answered 429 asking `wait` seconds: its
+        outbound client reports the pause to its own limiter on the same lock backend."""
+        with self._limiter(keyed) as other:
+            other.penalise(account, wait)
+        log = self.rate_log
+        end = self.clock() + timedelta(seconds=wait)
+        log.paused_until[(keyed, account)] = max(log.paused_until.get((keyed, account), end), end)
+
     def _ask(self, keyed: bool, account: str, client: OutboundClient, request: httpx.Request) -> None:
         """One request through the outbound client; held or refused only when its rates or a
         pause leave no room at once, refused only when that room is further than the limiter waits."""
@@ -201,15 +216,40 @@ class RateRules:
         log = self.rate_log
         slept = len(log.slept)
         v = self.world.violations
+        seen = _Seen()
         try:
-            client.send(request)
+            with observing(seen):
+                client.send(request)
         except RateLimited as exc:
+            room = max(room, self._room_at(keyed, account, asked))  # with the pauses asked meanwhile
             # the limiter sleeps up to 1.2 times a wait, within its longest one
             if room - asked <= timedelta(seconds=MAX_WAIT_S / 1.2):
                 v.append(f"a {account} request asked at {asked} was refused ({exc.reason}); its rates "
                          f"({'with' if keyed else 'without'} its key) and the pauses leave room at {room}")
+            if seen.asked:  # the observer's yes takes a paid call's record and a budget's slot
+                v.append(f"a {account} request the limiter held back (nothing sent) was put to the request "
+                         f"observer {seen.asked} time(s): only a request about to leave is")
             return
+        if (seen.asked, seen.sent) != (1, 1):
+            v.append(f"a {account} request sent once was put to the request observer {seen.asked} time(s) and "
+                     f"reported sent {seen.sent} time(s)")
+        if self.clock() - asked > timedelta(seconds=MAX_WAIT_S * 1.2):
+            v.append(f"a {account} request asked at {asked} left at {self.clock()}: the limiter holds a request at "
+                     f"most {MAX_WAIT_S:g} s in all (a jittered sleep up to 1.2 times), else it is not sent")
         if room == asked and len(log.slept) > slept:
             v.append(f"a {account} request asked at {asked} was held {sum(log.slept[slept:]):.3f} s; its rates "
                      f"rates ({'with' if keyed else 'without'} its key) and the pauses leave room at once")
 
+
+@dataclass
+class _Seen:
+    """The request observer of one request: how often it was asked (`before_request`) and told sent."""
+
+    asked: int = 0
+    sent: int = 0
+
+    def before_request(self, *, service: str, paid: bool) -> None:
+        self.asked += 1
+
+    def request_sent(self, *, service: str, paid: bool) -> None:
+        self.sent += 1

@@ -89,6 +89,14 @@ def _a_pause_past_the_longest_wait(m: UrlRules) -> list[Callable[[], object]]:
             lambda: m.clock.advance(timedelta(seconds=120)), lambda: m.requests_leave(False, X, 1)]
 
 
+def _held_again_on_waking(m: UrlRules) -> list[Callable[[], object]]:
+    """A 429 asking 40 s holds the next request; as the limiter's sleep ends another process's request is
+    answered 429 asking 40 s more: the waits add up past the limiter's longest, so it is not sent."""
+    return [_frozen(m), lambda: m.requests_leave(False, X, 1, retry_afters=(40,)),
+            lambda: m.rate_log.at_wake.append(lambda: m.a_pause_asked_elsewhere(False, X, 40)),
+            lambda: m.requests_leave(False, X, 1)]
+
+
 RATE_WALKS: tuple[tuple[str, Steps], ...] = (
     ("every documented rate in one instant, with and without keys", _every_documented_rate_in_one_instant),
     *((f"a rate window's edge, {t:+d} tick", _a_windows_edge(t)) for t in (-1, 0, 1)),
@@ -97,6 +105,7 @@ RATE_WALKS: tuple[tuple[str, Steps], ...] = (
        _a_pause_asked_in_flight((5, 30), t)) for t in (-1, 0, 1)),
     ("a longer pause asked while a shorter one holds", _a_pause_asked_in_flight((30, 5), 0)),
     ("a pause past the limiter's longest wait", _a_pause_past_the_longest_wait),
+    ("a request held again as its wait ends", _held_again_on_waking),
 )
 """(name, steps) of each walk."""
 OVERRIDES = {X: ("10/second", (Rate(10, 1),)), "github": ("100 per hour", (Rate(100, 3600),)), "urlscan": ("none", ())}
