@@ -151,7 +151,7 @@ def the_retry_sensor_launches_one_run_at_a_time(m: UrlRules) -> None:
         if counts != [str(len(due))]:
             v.append(f"the retry sensor with {status or 'no'} retry run at {now} asked for runs of {counts} "
                      f"element(s) ({out.skip_reason}); the default selection finds {len(due)} due: {due}")
-        launched = launched or out
+        launched = out if launched is None else launched
     if launched is None or not launched.run_requests:
         return
     again = _retry_sensor(m, None, launched.cursor, now + BACK_OFF - timedelta(seconds=1))
