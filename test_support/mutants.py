@@ -211,6 +211,13 @@ MUTANTS: dict[str, Mutant] = {
     "the health checks leave out a never-recorded element created at their cutoff": Mutant(
         SQLITE_SELECTION, 'clauses.append(f"{_NEVER_RECORDED} AND created_at <= ?")',
         'clauses.append(f"{_NEVER_RECORDED} AND created_at < ?")'),
+    # Only the first hour of observations tells it apart: the growth is compared with the latest, not the first.
+    "the growth check with no hour-old observation takes the latest": Mutant(
+        HEALTH_REPORT, "records = instance.fetch_observations(TOKEN_SOCIAL_URLS, limit=1, ascending=True).records",
+        "records = instance.fetch_observations(TOKEN_SOCIAL_URLS, limit=1, ascending=False).records"),
+    # ---------------------------------------------------------------- the sensors' guards (the model's sensor walks)
+    # Only a retry run still queued when the sensor ticks tells it apart: a second one is launched beside it.
+    "the retry sensor launches beside a queued retry run": Mutant(RETRY_JOB, "    DagsterRunStatus.QUEUED,\n", ""),
     # ---------------------------------------------------------------- a run's own limits
     "a run whose job lock is lost goes on starting units": Mutant(
         JOB_POOL, "            elif lock_lost():", "            elif False:"),

@@ -30,6 +30,7 @@ from test_support.url_machine_partitions_walks import PARTITION_WALKS
 from test_support.url_machine_rates_walks import RATE_WALKS, RATE_WALKS_WITH_SETTINGS
 from test_support.url_machine_retry_walks import RETRY_WALKS
 from test_support.url_machine_runs import RUN_WALKS
+from test_support.url_machine_sensors import SENSOR_WALKS
 from test_support.url_machine_spend_walks import SPEND_WALKS
 from test_support.url_machine_steps import Draws, Steps, recorded_live, replay
 from test_support.url_machine_tokens_walks import TOKEN_WALKS
@@ -956,6 +957,7 @@ def _a_late_holder_at_the_claim(call: bool) -> Steps:
 
 
 WALKS: tuple[Walk, ...] = (
+    *(Walk(name, steps) for name, steps in SENSOR_WALKS),  # first: they take a second, and kill in it
     *(Walk(name, steps) for name, steps in RETRY_WALKS),
     *(Walk(name, steps) for name, steps in FEED_WALKS),
     *(Walk(name, steps) for name, steps in HEALTH_WALKS),
