@@ -224,6 +224,27 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "the SQLite store keeps a closed request on the URL state",
         "every reconcile partition shares one job lock",
     ),
+    "fresh13": (
+        "a take repeated after an outage keeps its own earlier key",
+        "a SQLite lease past its expiry is renewed",
+        "a SQLite waiter never takes over a dead holder's expired key",
+        "a Redis renewal extends the key whoever holds it",
+        "a run gives up on its job lock before a crashed run's lock expires",
+        "a token's URLs are recorded one at a time",
+        "X takes the default calls at once",
+        "Neynar's rate is 300 a second",
+        "a paid provider is retried as a free one",
+        "the request observer is asked before the rate limiter",
+        "the last allowed redirect is refused",
+        "a request's rate waits are bounded one by one, not in total",
+        "a redirect's host is judged by its first address",
+        "the retry sensor launches beside a running retry run",
+        "a retry run may take 2000 URLs",
+        "the live sensor launches while a live run is queued",
+        "a reconcile run counts as remaining the tokens it only counted",
+        "the exhausted growth bound defaults to 50 an hour",
+        "the exhausted growth is compared with the latest observation",
+    ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
 the model kills since it checks their rule: part of the project's list from then on, by name."""
