@@ -92,8 +92,10 @@ class StoreRules:
         checked = {(a, v.field): v.checked_at or NEVER for a, v in held}
         for cutoff in sorted(set(checked.values())):
             due = {key for key, at in checked.items() if at <= cutoff}
-            got = [(a, v.field) for a, v in self.store.select_unresolved(cutoff, 10_000)]
-            if set(got) != due or len(got) != len(due):
+            handed = self.store.select_unresolved(cutoff, 10_000)
+            got = [(a, v.field) for a, v in handed]
+            times = [v.checked_at or NEVER for _, v in handed]
+            if set(got) != due or len(got) != len(due) or times != sorted(times):
                 self.world.violations.append(f"the raw values due at {cutoff} are {sorted(due)}; the retry "
                                              f"selection hands out {got}")
 
