@@ -273,6 +273,14 @@ MUTANTS: dict[str, Mutant] = {
         "if oldest is not None and float(oldest[0]) >= now - w.seconds:"),
     "a provider's pause holds every provider": Mutant(
         RATE_LIMITS, 'return f"{KEY_PREFIX}:{{{service}}}:pause"', 'return f"{KEY_PREFIX}:pause"'),
+    # ---------------------------------------------------------------- the stores' bookkeeping
+    # Only links held (an ok element's): the health figure of links stays at zero.
+    "the SQLite links are not counted": Mutant(SQLITE_COUNTS, '    ("token_links", _literal(LINKS_KEY)),\n', ""),
+    # Only a paid call's open call saved over a state that has one (its first record counts none either).
+    "the SQLite open call's record counts its call": Mutant(
+        SQLITE_WRITE, 'updates = ", ".join(f"{name} = excluded.{name}" for name in ["fence", *names, "updated_at"])',
+        'updates = ", ".join(f"{name} = excluded.{name}" for name in ["fence", *names, "updated_at"])'
+        ' + ", attempts = url_states.attempts + 1"'),
     # ---------------------------------------------------------------- the providers behind the real HTTP layer
     # Only a provider's redirect to another host or to http tells it apart: its key headers go along.
     "a provider's key headers go to every redirect hop": Mutant(

@@ -128,6 +128,7 @@ from test_support.url_machine_settings import SettingsRules
 from test_support.url_machine_spend import SpendRules
 from test_support.url_machine_spool import ModelSpool, SpoolRules, StoreAway, StoreGone
 from test_support.url_machine_stored import StoredRules
+from test_support.url_machine_stores import StoreRules
 from test_support.url_machine_tokens import TokenRules
 
 ACCOUNTS = {p: CATALOGUE[p].account.name for p in (Platform.X, Platform.WEB)}
@@ -377,6 +378,8 @@ class World:
     stale_written: dict[tuple[str, str], Any] = field(default_factory=dict)
     """(token, URL) -> the `checked_at` a late holder's write left on that element."""
     calls: int = 0
+    requests_to: Counter[str] = field(default_factory=Counter)
+    """URL -> requests its providers received (a URL state never counts more calls than that)."""
     submissions: int = 0
     budgeted: bool = True
     """The spend budgets hold (lifted while a stable world converges)."""
@@ -799,6 +802,7 @@ class ModelProvider:
         observe.request_sent(service=service, paid=paid)
         with self.lock:
             self.w.calls += 1
+            self.w.requests_to[url] += 1
             self.w.op.paid_sent += int(paid)
             self.w.last_request[url] = max(now, self.w.last_request.get(url, now))
 
@@ -1264,7 +1268,7 @@ class UnreachableCounters:
 
 class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, TokenRules, LockRules,
                OutageRules, RateRules, LeaseRules, ExpiryRules, HttpRules, OutboundRules, SettingsRules,
-               StoredRules,
+               StoredRules, StoreRules,
                RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}

@@ -12,12 +12,15 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any, ClassVar
 
 import redis
+from hypothesis.stateful import invariant
 
+from social_recording.domain.spend import DAY, PERIODS
 from social_recording.locks.redis import RedisLockManager
-from social_recording.locks.spend_budget import RedisSpendCounters
+from social_recording.locks.spend_budget import KEY_PREFIX, RedisSpendCounters
 from test_support.url_machine_lock_walks import LOCK_WALKS
 from test_support.url_machine_locks import LockTable, RedisLockTable
 from test_support.url_machine_model import UrlRules
@@ -58,6 +61,28 @@ class UrlRulesOnRedisCounters(UrlRules):
             super().teardown()
         finally:
             self.counters.inner.close()
+
+    @invariant()
+    def a_counter_lives_past_its_period(self) -> None:
+        """Each counter of the current UTC day or month lives on the server at least until that period
+        ends by the model's clock (docs/architecture.md, "Spend budgets": a month's count holds all month)."""
+        from test_support.url_machine_model import _period_end
+
+        assert self.redis_url is not None
+        now = self.clock()
+        current = {p: now.date().isoformat() if p == DAY else f"{now:%Y-%m}" for p in PERIODS}
+        client = redis.Redis.from_url(self.redis_url)
+        try:
+            for key in client.scan_iter(match=f"{KEY_PREFIX}:*"):
+                *_, period, named = key.decode().split(":")
+                if current.get(period) != named:
+                    continue
+                left, needed = client.ttl(key), _period_end(period, now) - now
+                if left < 0 or timedelta(seconds=left) < needed:
+                    self.world.violations.append(f"the {period} counter {key.decode()} lives {left} s more; its "
+                                                 f"{period} ends in {needed} (at {now})")
+        finally:
+            client.close()
 
 
 class UrlRulesOnRedisLocks(UrlRules):

@@ -33,6 +33,7 @@ from test_support.url_machine_runs import RUN_WALKS
 from test_support.url_machine_sensors import SENSOR_WALKS
 from test_support.url_machine_spend_walks import SPEND_WALKS
 from test_support.url_machine_steps import Draws, Steps, recorded_live, replay
+from test_support.url_machine_stores_walks import STORE_WALKS
 from test_support.url_machine_tokens_walks import TOKEN_WALKS
 
 X, _, WEB, YT, TG = POOL
@@ -966,6 +967,7 @@ WALKS: tuple[Walk, ...] = (
     *(Walk(name, steps) for name, steps in LIMIT_WALKS),
     *(Walk(name, steps) for name, steps in OUTAGE_WALKS),
     *(Walk(name, steps, config) for name, steps, config in SPEND_WALKS),
+    *(Walk(name, steps, config) for name, steps, config in STORE_WALKS),
     *(Walk(name, steps) for name, steps in LOCK_WALKS),
     *(Walk(name, steps) for name, steps in RATE_WALKS),
     *(Walk(name, steps, config) for name, steps, config in RATE_WALKS_WITH_SETTINGS),
