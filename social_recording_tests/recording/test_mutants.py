@@ -244,6 +244,13 @@ PROMOTED: dict[str, tuple[str, ...]] = {
         "a reconcile run counts as remaining the tokens it only counted",
         "the exhausted growth bound defaults to 50 an hour",
         "the exhausted growth is compared with the latest observation",
+        "a month budget equal to its day budget is refused",
+        "a Redis month budget's counter lives a day",
+        "the ledger's reconciliation keeps one platform per account",
+        "the SQLite store counts a call in a URL's first record",
+        "the Mongo store counts a call in a URL's first record",
+        "the SQLite counters count a deleted row up",
+        "the Mongo store hands out every raw value of a token with one due",
     ),
 }
 """Mutants of the blind batches (bench/unseen_mutants.py) that survived their first measure and that
