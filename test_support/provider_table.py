@@ -17,9 +17,7 @@ from social_recording.domain.platform import Rate
 OPERATIONS = Path(__file__).resolve().parents[1] / "docs" / "operations.md"
 UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
 _RATE = re.compile(r"([\d,]+)/(second|minute|hour|day)")
-URLS_PER_TOKEN_AT_ONCE = 8
-"""How many of a token's URLs a run records side by side (docs/operations.md, "Provider concurrency and
-rates": "up to 8 at once"), within the providers' calls at once."""
+_SIDE_BY_SIDE = re.compile(r"recorded side by side \(up to (\d+) at once\)")
 
 
 @dataclass(frozen=True)
@@ -60,6 +58,14 @@ def _numbers(row: Documented) -> tuple[tuple[Rate, ...], tuple[Rate, ...] | None
     return row.rates, row.rates_without_key, row.calls_at_once
 
 
+def read_side_by_side(text: str) -> int:
+    """How many of a token's URLs a run records side by side, as the operator reads it ("Provider
+    concurrency and rates": "recorded side by side (up to N at once)")."""
+    found = _SIDE_BY_SIDE.findall(re.sub(r"\s+", " ", text))
+    assert len(found) == 1, f"docs/operations.md names a token's URLs side by side {len(found)} times, not once"
+    return int(found[0])
+
+
 DOCUMENTED: Mapping[str, Documented] = read_table(OPERATIONS.read_text(encoding="utf-8"))
 """account -> its numbers as docs/operations.md's "Providers" table says them."""
 
@@ -71,3 +77,7 @@ def documented_rates(account: str, keyed: bool) -> tuple[Rate, ...]:
     if row is None:
         return ()
     return row.rates if keyed or row.rates_without_key is None else row.rates_without_key
+
+
+URLS_PER_TOKEN_AT_ONCE = read_side_by_side(OPERATIONS.read_text(encoding="utf-8"))
+"""How many of a token's URLs a run records side by side, within the providers' calls at once."""

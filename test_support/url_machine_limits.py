@@ -24,15 +24,12 @@ from social_recording.recording.job_pool import STOPPED_BY_DEADLINE, STOPPED_BY_
 from social_recording.recording.reconcile import JOB_LOCK_PREFIX, ReconcileOutcome
 from test_support.engine_fakes import T0
 from test_support.url_machine_model import POOL, LosingLocks, UrlRules
+from test_support.url_machine_outbound import SlotGate
 from test_support.url_machine_steps import Steps
 
 X, X2, WEB, YT, TG = POOL
 ONE_EACH = [[YT], [TG], [X2]]
 """Three tokens of one URL each, every URL its own: each token's unit makes exactly one call."""
-SETTLE_S = 10.0
-"""A safety net only: a held call waits for the other URL threads of its token to call or park, which
-they do at once; past this the walk says the run stalled."""
-
 UNITS = Callable[[str, str], None]
 
 
@@ -159,48 +156,6 @@ def _job_lock_lost(m: UrlRules) -> list[Callable[[], object]]:
     return [lambda: m.some_tokens_and_answers(ONE_EACH, {YT: "ok", TG: "ok", X2: "ok"}), losing]
 
 
-class _Gate:
-    """Holds a token's first provider call until each of the token's other URL threads has either called
-    too or parked waiting for its provider's call slot: the calls then in flight are exactly those the
-    run's bound lets through, whatever the threads' timing."""
-
-    def __init__(self, threads: int) -> None:
-        self.threads = threads
-        self.cond = threading.Condition()
-        self.open = self.parked = self.peak = 0
-        self.stalled = False
-
-    def call(self, _url: str, _token: str) -> None:
-        with self.cond:
-            self.open += 1
-            self.cond.notify_all()
-            if not self.cond.wait_for(lambda: self.open + self.parked >= self.threads, timeout=SETTLE_S):
-                self.stalled = True
-            self.peak = max(self.peak, self.open)
-            self.threads = 0  # settled: later calls pass at once
-
-    def done(self) -> None:
-        with self.cond:
-            self.open -= 1
-
-    def parking(self) -> threading.Condition:
-        """The provider's slot condition, telling the gate when a thread parks on it."""
-        gate = self
-
-        class Parking(threading.Condition):
-            def wait(self, timeout: float | None = None) -> bool:
-                with gate.cond:
-                    gate.parked += 1
-                    gate.cond.notify_all()
-                try:
-                    return super().wait(timeout)
-                finally:
-                    with gate.cond:
-                        gate.parked -= 1
-
-        return Parking(threading.Lock())
-
-
 def _side_by_side(override: Mapping[str, int] | None) -> Steps:
     """A token's two x.com URLs (one provider account) recorded side by side by a run whose job config
     sets that account's calls at once (`override`) or leaves its default (the platform catalogue's): the
@@ -210,7 +165,7 @@ def _side_by_side(override: Mapping[str, int] | None) -> Steps:
     def steps(m: UrlRules) -> list[Callable[[], object]]:
         def run() -> None:
             bound = (override or {}).get(account) or CATALOGUE[parse_canonical(X).platform].account.concurrency or 0
-            gate = _Gate(2)
+            gate = SlotGate(2)
             with _at_every_call(m, gate.call, gate.done), m.doing("reconcile"):
                 window = m.engine.reconcile.read_window(T0, T0 + timedelta(days=1), min_af_count=1)
                 r = m._run(Why.RECONCILE)

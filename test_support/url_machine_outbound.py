@@ -185,9 +185,10 @@ SETTLE_S = 10.0
 they do at once; past this the run is said to stall."""
 
 
-class _Gate:
+class SlotGate:
     """Holds a provider's first call until every URL thread the model expects has called or parked on
-    the provider's call slot: the calls then in flight are exactly those the run lets through."""
+    the provider's call slot: the calls then in flight are exactly those the run lets through, whatever
+    the threads' timing. `call` and `done` take whatever the engine's call hook passes."""
 
     def __init__(self, threads: int) -> None:
         self.threads = threads
@@ -195,7 +196,7 @@ class _Gate:
         self.open = self.parked = self.peak = 0
         self.stalled = False
 
-    def call(self, _url: str) -> None:
+    def call(self, *_: object) -> None:
         with self.cond:
             self.open += 1
             self.cond.notify_all()
@@ -204,7 +205,7 @@ class _Gate:
             self.peak = max(self.peak, self.open)
             self.threads = 0  # settled: later calls pass at once
 
-    def done(self, _url: str) -> None:
+    def done(self, *_: object) -> None:
         with self.cond:
             self.open -= 1
 
@@ -241,7 +242,7 @@ class CallsAtOnce:
         root = self.dir / f"slots-{len(list(self.dir.glob('slots-*')))}"
         root.mkdir()
         store, locks = SqliteStore(root / "store.db"), SqliteLockManager(root / "locks.db")
-        gate = _Gate(0)
+        gate = SlotGate(0)
         registry = counting_registry(MemoryCounter(), before_call=lambda u: gate.call(u),
                                      on_call=lambda u: gate.done(u), without=())
         profiles, tracker = FakeProfiles(), FakeTracker()
@@ -260,7 +261,7 @@ class CallsAtOnce:
                 tracker.items = [RangeItem(f"C-{account}-{i}", "C", 5) for i in range(len(held))]
                 for item, its in zip(tracker.items, held, strict=True):
                     profiles.add(item.address, its)
-                gate = _Gate(len(urls))  # every URL thread starts: `want` call, the last one parks
+                gate = SlotGate(len(urls))  # every URL thread starts: `want` call, the last one parks
                 run = engine.processor.new_run(Why.RECONCILE)
                 run.calls._lane(account).cond = gate.parking()
                 window = engine.reconcile.read_window(T0, T0 + timedelta(days=1), min_af_count=1)
