@@ -67,6 +67,29 @@ class TestUrlRulesOnRedisLocksWalks:
         _walk_on_redis(walk, UrlRulesOnRedisLocks, redis_url)
 
 
+def test_some_walks_meet_a_spend_budget() -> None:
+    """The Redis variant's walks are picked by name: a rename must not leave it with none to run."""
+    assert BUDGET_WALKS, "no walk's name says it meets a budget"
+
+
+class TestUrlRulesOnRedisCountersWalks:
+    """The walks meeting a spend budget, with the budget counted by the Redis scripts (a real server);
+    before the drawn examples, as the lock walks are."""
+
+    @pytest.mark.parametrize("walk", BUDGET_WALKS, ids=lambda w: w.name)
+    def test_the_walk_holds(self, walk: Walk, redis_url: str) -> None:
+        _walk_on_redis(walk, UrlRulesOnRedisCounters, redis_url)
+
+
+class TestUrlRulesOnRedisRatesWalks:
+    """The walk meeting every documented rate in one instant, with our rate limiter on Redis's scripts;
+    before the drawn examples, as the lock walks are."""
+
+    @pytest.mark.parametrize("walk", RATE_LIMIT_WALKS, ids=lambda w: w.name)
+    def test_the_walk_holds(self, walk: Walk, redis_url: str) -> None:
+        _walk_on_redis(walk, UrlRulesOnRedisRates, redis_url)
+
+
 TestUrlRules = UrlRules.TestCase
 TestUrlRulesOnMongomock = UrlRulesOnMongomock.TestCase
 TestUrlRulesFourAttempts = UrlRulesFourAttempts.TestCase
@@ -83,24 +106,3 @@ def test_the_url_rules_hold_on_the_mongo_store(mongo_server: MongoServer) -> Non
         ))
     finally:
         UrlRulesOnMongo.server = None
-
-
-def test_some_walks_meet_a_spend_budget() -> None:
-    """The Redis variant's walks are picked by name: a rename must not leave it with none to run."""
-    assert BUDGET_WALKS, "no walk's name says it meets a budget"
-
-
-class TestUrlRulesOnRedisCountersWalks:
-    """The walks meeting a spend budget, with the budget counted by the Redis scripts (a real server)."""
-
-    @pytest.mark.parametrize("walk", BUDGET_WALKS, ids=lambda w: w.name)
-    def test_the_walk_holds(self, walk: Walk, redis_url: str) -> None:
-        _walk_on_redis(walk, UrlRulesOnRedisCounters, redis_url)
-
-
-class TestUrlRulesOnRedisRatesWalks:
-    """The walk meeting every documented rate in one instant, with our rate limiter on Redis's scripts."""
-
-    @pytest.mark.parametrize("walk", RATE_LIMIT_WALKS, ids=lambda w: w.name)
-    def test_the_walk_holds(self, walk: Walk, redis_url: str) -> None:
-        _walk_on_redis(walk, UrlRulesOnRedisRates, redis_url)
