@@ -39,6 +39,7 @@ from social_recording.locks.base import Lease
 from social_recording.locks.redis import FENCE_KEY
 from social_recording.recording.engine import Timings
 from social_recording.recording.url_recorder import URL_LOCK_PREFIX
+from test_support.wrapped_locks import WrappedLocks
 
 if TYPE_CHECKING:
     from test_support.url_machine_model import World
@@ -129,27 +130,18 @@ class RedisLockTable:
                       if (k.decode() if isinstance(k, bytes) else str(k)) != FENCE_KEY)
 
 
-class KeptLeases:
+class KeptLeases(WrappedLocks):
     """A lock manager's leases, each kept as it is taken (the engine's holder's), by key."""
 
     def __init__(self, inner: Any) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.leases: dict[str, Lease] = {}
 
     @contextmanager
-    def _kept(self, held: Any) -> Iterator[Lease]:
-        with held as lease:
+    def _held(self, key: str, hold: Callable[[], Any]) -> Iterator[Lease]:
+        with hold() as lease:
             self.leases[lease.key] = lease
             yield lease
-
-    def try_hold(self, key: str, ttl: float) -> Any:
-        return self._kept(self.inner.try_hold(key, ttl))
-
-    def hold_within(self, key: str, ttl: float, wait: float) -> Any:
-        return self._kept(self.inner.hold_within(key, ttl, wait))
-
-    def close(self) -> None:
-        pass
 
 
 class _LostAsChecked(Lease):

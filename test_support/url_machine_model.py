@@ -130,6 +130,7 @@ from test_support.url_machine_spool import ModelSpool, SpoolRules, StoreAway, St
 from test_support.url_machine_stored import StoredRules
 from test_support.url_machine_stores import StoreRules
 from test_support.url_machine_tokens import TokenRules
+from test_support.wrapped_locks import WrappedLocks
 
 ACCOUNTS = {p: CATALOGUE[p].account.name for p in (Platform.X, Platform.WEB)}
 """The paid accounts the model's providers are billed under, as the catalogue names them (the spend
@@ -939,57 +940,40 @@ class TickingClock(StepClock):
         return super().__call__() if self.frozen else self.advance(TICK)
 
 
-class StaleLocks:
-    """The locks of a holder whose lease ran out without it knowing: granted at once, with a fencing
-    token just below the current holder's."""
+class StaleLocks(WrappedLocks):
+    """The locks of a holder whose lease ran out without it knowing: granted at once (no backend asked),
+    with a fencing token just below the current holder's."""
 
     def __init__(self, fence: int, confirmed: bool = True) -> None:
+        super().__init__(None)
         self.fence = fence
         self.confirmed = confirmed
         """False: the backend, asked right before a paid request, says the lease is no longer this holder's."""
 
     @contextmanager
-    def _held(self, key: str) -> Iterator[Lease]:
+    def _held(self, key: str, hold: Callable[[], Any]) -> Iterator[Lease]:
         yield Lease(key, "stale-holder", held=True, fence=self.fence, confirm=lambda: self.confirmed)
 
-    def try_hold(self, key: str, ttl: float) -> Any:
-        return self._held(key)
 
-    def hold_within(self, key: str, ttl: float, wait: float) -> Any:
-        return self._held(key)
-
-    def close(self) -> None:
-        pass
-
-
-class LosingLocks:
+class LosingLocks(WrappedLocks):
     """The shared locks, whose URL lease the test can mark lost while its holder records (the renewer
     found the key gone): `lose` marks the last lease taken."""
 
     def __init__(self, inner: Any) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.leases: list[Lease] = []
         self.lost = False
 
     @contextmanager
-    def _kept(self, held: Any) -> Iterator[Lease]:
-        with held as lease:
+    def _held(self, key: str, hold: Callable[[], Any]) -> Iterator[Lease]:
+        with hold() as lease:
             self.leases.append(lease)
             yield lease
-
-    def try_hold(self, key: str, ttl: float) -> Any:
-        return self._kept(self.inner.try_hold(key, ttl))
-
-    def hold_within(self, key: str, ttl: float, wait: float) -> Any:
-        return self._kept(self.inner.hold_within(key, ttl, wait))
 
     def lose(self) -> None:
         if self.leases:
             self.leases[-1].mark_lost("the test: the lock backend lost the key")
             self.lost = True
-
-    def close(self) -> None:
-        pass
 
 
 class Interleaving:

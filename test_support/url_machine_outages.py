@@ -36,6 +36,7 @@ from social_recording.recording.url_recorder import URL_LOCK_PREFIX, UrlRecorder
 from social_recording.recording.writer import GraphWriter
 from social_recording.store.base import UrlWrite, WriteOutcome
 from test_support.url_machine_spool import StoreAway
+from test_support.wrapped_locks import WrappedLocks
 
 WRITE_BOUND_S = 1.0
 """How long the model's engines repeat a write through a store outage (their `write_retry_s`)."""
@@ -66,12 +67,13 @@ class OutageClock:
         return self.now
 
 
-class DownLocks:
+class DownLocks(WrappedLocks):
     """The shared lock manager, whose server does not answer for `seconds` from the next URL lock asked:
     taking it is waited out as a lock manager does (`ride_out`, on the outage clock), up to LOCK_BOUND_S."""
 
     def __init__(self, inner: Any, clock: OutageClock, seconds: float) -> None:
-        self.inner, self.clock, self.seconds = inner, clock, seconds
+        super().__init__(inner)
+        self.clock, self.seconds = clock, seconds
         self.until: float | None = None
 
     def _answer(self) -> None:
@@ -79,7 +81,7 @@ class DownLocks:
             raise ConnectionError("the model's lock server does not answer")
 
     @contextmanager
-    def _taken(self, key: str, hold: Callable[[], Any]) -> Iterator[Any]:
+    def _held(self, key: str, hold: Callable[[], Any]) -> Iterator[Any]:
         if key.startswith(URL_LOCK_PREFIX) and self.until is None:
             self.until = self.clock.now + self.seconds
         ride_out(self._answer, is_outage=lambda exc: isinstance(exc, ConnectionError), bound=LOCK_BOUND_S,
@@ -88,14 +90,6 @@ class DownLocks:
         with hold() as lease:
             yield lease
 
-    def try_hold(self, key: str, ttl: float) -> Any:
-        return self._taken(key, lambda: self.inner.try_hold(key, ttl))
-
-    def hold_within(self, key: str, ttl: float, wait: float) -> Any:
-        return self._taken(key, lambda: self.inner.hold_within(key, ttl, wait))
-
-    def close(self) -> None:
-        pass
 
 
 @contextmanager
