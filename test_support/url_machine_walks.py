@@ -24,6 +24,7 @@ from test_support.url_machine_lease_walks import LEASE_WALKS
 from test_support.url_machine_limits import LIMIT_WALKS
 from test_support.url_machine_lock_walks import LOCK_WALKS
 from test_support.url_machine_model import FOUR_ATTEMPTS, NINE_ATTEMPTS, POOL, SPEND_PER_MONTH, TICK, UrlRules
+from test_support.url_machine_mongo15_walks import MONGO15_WALKS
 from test_support.url_machine_outages_walks import OUTAGE_WALKS
 from test_support.url_machine_outbound import OUTBOUND_WALKS
 from test_support.url_machine_partitions_walks import PARTITION_WALKS
@@ -959,6 +960,7 @@ def _a_late_holder_at_the_claim(call: bool) -> Steps:
 
 WALKS: tuple[Walk, ...] = (
     *(Walk(name, steps) for name, steps in SENSOR_WALKS),  # first: they take a second, and kill in it
+    *(Walk(name, steps) for name, steps in MONGO15_WALKS),
     *(Walk(name, steps) for name, steps in RETRY_WALKS),
     *(Walk(name, steps) for name, steps in FEED_WALKS),
     *(Walk(name, steps) for name, steps in HEALTH_WALKS),
