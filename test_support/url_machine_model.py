@@ -122,6 +122,7 @@ from test_support.url_machine_lease import LeaseRules
 from test_support.url_machine_locks import LockRules, model_timings
 from test_support.url_machine_outages import OutageRules
 from test_support.url_machine_outbound import OutboundRules
+from test_support.url_machine_outbound15 import Outbound15Rules
 from test_support.url_machine_rates import RateRules
 from test_support.url_machine_retry import RetryRules, counted_converged_unchanged
 from test_support.url_machine_settings import SettingsRules
@@ -1266,7 +1267,7 @@ class UnreachableCounters:
         return attr
 
 
-class UrlRules(RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, TokenRules, LockRules,
+class UrlRules(Outbound15Rules, RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, TokenRules, LockRules,
                OutageRules, RateRules, LeaseRules, ExpiryRules, HttpRules, OutboundRules, SettingsRules,
                StoredRules, StoreRules,
                RuleBasedStateMachine):
