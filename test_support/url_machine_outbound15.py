@@ -26,8 +26,10 @@ import math
 import re
 import time
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from unittest.mock import patch
 
 import httpx
 
@@ -37,6 +39,7 @@ from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
 from social_recording.locks.rate_limits import open_rate_limiter
 from social_recording.locks.sqlite import SqliteLockManager
+from social_recording.outbound import limits as limits_module
 from social_recording.outbound.client import OutboundClient
 from social_recording.outbound.limits import RateLimited
 from social_recording.outbound.network import Network
@@ -54,8 +57,6 @@ from test_support.url_machine_http import KEYS, URLS, secret
 from test_support.url_machine_outbound import model_dns
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from test_support.url_machine_model import World
 
 SHARED = "carrier-grade.example"
@@ -70,9 +71,9 @@ APIFY_STATUS_READS = 3
 _RUN_READ = re.compile(r"^/v2/actor-runs/([A-Za-z0-9]+)/?$")
 _RUN_START = re.compile(r"^/v2/acts/[^/]+/runs/?$")
 APIFY_HOST = "api.apify.com"
-SLACK_S = 1.0
-"""An epoch reset's pause is measured from the wall clock when the limiter hears of it, a moment after the
-provider answered: on a loaded machine a moment may last a while."""
+GRAIN_S = 0.01
+"""The model's clock moves a microsecond at each reading and the limiter reads it on a grid: an epoch
+reset's pause, all on the model's clock, is exact to within this."""
 
 
 def dns15(host: str) -> list[str]:
@@ -289,16 +290,28 @@ class Outbound15Rules:
         answered: list[tuple[datetime, float]] = []
         arrived: list[datetime] = []
 
+        start, wall0 = self.clock(), time.time()
+
+        def wall() -> float:
+            """Epoch seconds on the model's clock: the provider's reset and the client's reading of it
+            agree exactly, whatever the machine's load between them."""
+            return wall0 + (self.clock() - start).total_seconds()
+
+        class ModelWall(datetime):
+            @classmethod
+            def now(cls, tz: Any = None) -> datetime:  # type: ignore[override]
+                return datetime.fromtimestamp(wall(), tz)
+
         def provider(request: httpx.Request) -> httpx.Response:
             arrived.append(self.clock())
             if len(arrived) > 1:
                 return httpx.Response(200)
-            reset = math.ceil(time.time()) + seconds
-            answered.append((self.clock(), reset - time.time()))
+            reset = math.ceil(wall()) + seconds
+            answered.append((self.clock(), reset - wall()))
             return httpx.Response(403 if account == "github" else 429,
                                   headers={remaining: "0", header: str(reset)})
 
-        with self._limiter(False) as limiter:
+        with self._limiter(False) as limiter, patch.object(limits_module, "datetime", ModelWall):
             paid = next(a.paid for a in CATALOGUE.accounts() if a.name == account)
             client = OutboundClient(service=account, paid=paid, timeout=httpx.Timeout(5.0), max_bytes=1024,
                                     transport=Network(httpx.MockTransport(provider), limiter=limiter))
@@ -312,8 +325,7 @@ class Outbound15Rules:
                 return
         (at, left), second = answered[0], arrived[1]
         held = (second - at).total_seconds()
-        # the limiter reads the wall clock a little after the provider answered (`SLACK_S`)
-        if not left - SLACK_S <= held <= left * 1.2 + SLACK_S:
+        if not left - GRAIN_S <= held <= left * 1.2 + GRAIN_S:
             v.append(f"{account} answered its window spent, {header} {left:.2f} s from now (epoch seconds); the next "
                      f"request left {held:.2f} s later: it is held until the reset (a jittered sleep up to 1.2 times)")
 
