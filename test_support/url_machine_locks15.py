@@ -15,13 +15,17 @@ and fencing", "Fencing", "Spend budgets"; docs/operations.md, "Spend budgets").
   renewal was sent ("Locks and fencing": a late answer never stretches the lease);
 - every paid account's budget is written `none` (no budget) while the budget's counter cannot be asked:
   its paid requests leave all the same, as an account without a budget's do ("Spend budgets": such an
-  account is never asked about).
+  account is never asked about);
+- in the sandbox, a paid URL whose calls failed transiently (HTTP 5xx, 429) before one answered: the
+  paid-once health check over the sandbox ledger of those requests passes (docs/operations.md, "Health":
+  retries after a transient failure are left aside), its figures the model's own reckoning of the ledger.
 
 A mixin of the model (test_support/url_machine_model.py).
 """
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
@@ -47,6 +51,12 @@ STEP_BACK_S = 3600.0
 """How far the lock backend's clock steps back: an hour (a host restored, a time zone read as UTC)."""
 DISOWNED = ("runs out", "taken over")
 """How the backend comes to disown a holder's URL key right before its paid request."""
+HTTP_OF_ANSWER = {"5xx": 500, "429": 429, "no credit": 402, "not_found": 404, "blocked": 403}
+"""The HTTP status of a paid request the model's provider answers this way (any other answer: 200)."""
+NOT_ANSWERS = (402, 429)
+"""docs/operations.md, "Health": besides every 5xx, the transient failures a retry may follow (429, 402)."""
+ANSWER_TTL = timedelta(days=14)
+"""The reuse window (docs/architecture.md): a subject asked again this long after its answer is due again."""
 LATE_ANSWER_S = 5.0
 """Seconds a renewal's answer takes to come back (the backend applied it at once): past the give-up
 margin (a tenth of the TTL), so a lease counted from the answer would outlive its key."""
@@ -259,7 +269,18 @@ class Locks15Rules:
             self.clock.set(when)
         m: Any = self
         kept, budgeted = m.spend, self.world.budgeted
-        m.spend = SpendBudgets(self.counters, {a: parse_budget(a, "none") for a in ACCOUNTS.values()},
+        asked: list[str] = []
+        counters = self.counters
+
+        class Asked:
+            """The machine's counters (down), each question put to them noted."""
+
+            def __getattr__(self, name: str) -> Any:
+                if name in ("take", "give_back", "read"):
+                    asked.append(name)
+                return getattr(counters, name)
+
+        m.spend = SpendBudgets(Asked(), {a: parse_budget(a, "none") for a in ACCOUNTS.values()},  # type: ignore[arg-type]
                                clock=self.clock, outage_s=0.0, sleep=lambda _s: None)
         self.world.budgeted = False  # the model counts no budget: there is none
         self.counters.down = self.world.counter_down = True
@@ -271,7 +292,76 @@ class Locks15Rules:
             self.counters.down = self.world.counter_down = False
             m.spend, self.world.budgeted = kept, budgeted
         STATS["paid URLs recorded with every budget written none, the counter down"] += 1
-        if "spend budget" in out.detail:
-            self.world.violations.append(f"{address} {url}: every budget written none, its paid call came back "
-                                         f"{out.status} ({out.detail}): an account without a budget is never "
-                                         f"asked about, so a counter that cannot be asked holds nothing back")
+        if asked:
+            self.world.violations.append(f"{address} {url}: every budget written none, the counter was asked "
+                                         f"{asked} and its paid call came back {out.status} ({out.detail}): an "
+                                         f"account without a budget is never asked about, so a counter that cannot "
+                                         f"be asked holds nothing back")
+
+    # ------------------------------------------------------------------ the sandbox ledger's paid-once check
+    def a_sandbox_ledger_is_kept(self) -> None:
+        """From now on, every new paid request of the model's one-step paid provider (X) is kept as the
+        sandbox ledger keeps it: when it was received, its account, its subject (the URL) and the HTTP
+        status it was answered with. A walk's step (its provider wraps the model's own)."""
+        from social_recording.domain.urls import Platform as P
+        from test_support.url_machine_model import ACCOUNTS
+
+        provider: Any = self.registry.generators[P.X]  # type: ignore[attr-defined]
+        lines: list[tuple[datetime, str, str, int]] = []
+        pending: list[tuple[str, datetime]] = []
+        real_send, real_generate = provider._send, provider.generate
+
+        def send(url: str, platform: Any, paid: bool, **kw: Any) -> None:
+            real_send(url, platform, paid, **kw)
+            if paid and not kw.get("poll", False):
+                pending.append((url, self.world.bill[-1][1]))  # when the provider received it
+
+        def generate(url: str, ctx: Any) -> Any:
+            pending.clear()
+            status = HTTP_OF_ANSWER.get(self.world.answers.get(url, "ok"), 200)
+            try:
+                return real_generate(url, ctx)
+            finally:
+                lines.extend((at, ACCOUNTS[P.X], u, status) for u, at in pending)
+
+        provider._send, provider.generate = send, generate
+        self._ledger_lines = lines
+
+    def the_paid_once_check_reads_the_ledger(self) -> None:
+        """The health checks a sandbox run's report stage evaluates, with the ledger kept since
+        `a_sandbox_ledger_is_kept`: its paid-once check passes unless a subject was paid for again
+        less than the reuse window after it was answered (a 5xx, a 429 or a 402 is no answer), and its
+        figures are the model's own reckoning of those lines (docs/operations.md, "Health")."""
+        from social_recording.dagster_defs.health_report import HealthInputs, evaluate_health
+        from social_recording.sandbox.ledger import Ledger
+        from test_support.url_machine_model import STATS
+
+        lines: list[tuple[datetime, str, str, int]] = getattr(self, "_ledger_lines", [])
+        ledger = Ledger(self.dir / "sandbox-ledger.jsonl")  # type: ignore[attr-defined]
+        for at, service, url, status in lines:
+            ledger.append(service=service, method="POST", url=url, subject=url, status=status, paid=True, ts=at)
+        answered: dict[tuple[str, str], datetime] = {}
+        seen: set[tuple[str, str]] = set()
+        again = retries = 0
+        for at, service, url, status in sorted(lines, key=lambda line: line[0]):
+            key = (service, url)
+            if key in seen:
+                paid_again = key in answered and at - answered[key] < ANSWER_TTL
+                again += paid_again
+                retries += not paid_again
+            seen.add(key)
+            if status < 500 and status not in NOT_ANSWERS:
+                answered[key] = at
+        inputs = HealthInputs(enable_paid=True, usable_platforms=frozenset(self.registry.usable_platforms()),  # type: ignore[attr-defined]
+                              max_exhausted_per_hour=25, ledger=ledger)
+        checks = {c.name: c for c in evaluate_health(self.store, inputs, now=self.clock(), baseline=None)}
+        check = checks.get("paid_once_per_subject")
+        STATS[f"paid-once checks over a ledger: {len(lines)} request(s), {retries} retried"] += 1
+        want = {"paid_requests": len(lines), "distinct_paid_subjects": len(seen), "retries_after_failure": retries,
+                "paid_again_after_answer": again}
+        got = None if check is None else {k: check.figures.get(k) for k in want}
+        if check is None or check.passed != (again == 0) or got != want:
+            self.world.violations.append(
+                f"the sandbox's paid-once check over {len(lines)} paid request(s) ({[(u, s) for _, _, u, s in lines]}) "
+                f"says {None if check is None else (check.passed, check.summary)} with {got}; the ledger holds "
+                f"{want}: it fails only when a subject was paid for again after it was answered")

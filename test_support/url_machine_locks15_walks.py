@@ -62,6 +62,16 @@ def _budgets_none(url: str) -> Steps:
     return steps
 
 
+def _retried_in_the_sandbox(m: UrlRules) -> list[Callable[[], object]]:
+    """A paid URL answered 5xx, then 429, then (the next UTC day: its account's day budget is two) ok, with
+    the sandbox ledger kept: the paid-once check passes (two retries after a transient failure, no payment
+    made twice)."""
+    return [lambda: m.some_tokens_and_answers([[X], [TG]], {X: "5xx"}), m.a_sandbox_ledger_is_kept,
+            recorded_live(m, "T000"), lambda: m.provider_changes(X, "429"), lambda: m.clock_moves(61),
+            recorded_live(m, "T000"), lambda: m.provider_changes(X, "ok"), lambda: m.clock_moves(24 * 60),
+            recorded_live(m, "T000"), m.the_paid_once_check_reads_the_ledger]
+
+
 LOCKS15_WALKS: tuple[tuple[str, Steps, Mapping[str, Any]], ...] = (
     ("a slow back-off growth past the seventh failure", _a_slow_growth_past_the_seventh_failure,
      {"limits": SLOW_GROWTH}),
@@ -70,5 +80,6 @@ LOCKS15_WALKS: tuple[tuple[str, Steps, Mapping[str, Any]], ...] = (
     ("a paid URL's lock renewal answered late, then failing", _late_answer(X), {}),
     ("a free URL's lock renewal answered late, then failing", _late_answer(TG), {}),
     ("a paid URL recorded with every account written none, the counter down", _budgets_none(X), {}),
+    ("a paid URL retried after transient failures, the sandbox's paid-once check", _retried_in_the_sandbox, {}),
 )
 """(name, steps, the machine's settings) of each walk."""
