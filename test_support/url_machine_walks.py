@@ -33,6 +33,7 @@ from test_support.url_machine_partitions_walks import PARTITION_WALKS
 from test_support.url_machine_rates_walks import RATE_WALKS, RATE_WALKS_WITH_SETTINGS
 from test_support.url_machine_retry_walks import RETRY_WALKS
 from test_support.url_machine_runs import RUN_WALKS
+from test_support.url_machine_runs15 import RUNS15_WALKS
 from test_support.url_machine_sensors import SENSOR_WALKS
 from test_support.url_machine_spend_walks import SPEND_WALKS
 from test_support.url_machine_steps import Draws, Steps, recorded_live, replay
@@ -967,6 +968,7 @@ WALKS: tuple[Walk, ...] = (
     *(Walk(name, steps) for name, steps in FEED_WALKS),
     *(Walk(name, steps) for name, steps in HEALTH_WALKS),
     *(Walk(name, steps) for name, steps in RUN_WALKS),
+    *(Walk(name, steps) for name, steps in RUNS15_WALKS),
     *(Walk(name, steps) for name, steps in TOKEN_WALKS),
     *(Walk(name, steps) for name, steps in LIMIT_WALKS),
     *(Walk(name, steps) for name, steps in OUTAGE_WALKS),
