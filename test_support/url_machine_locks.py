@@ -172,6 +172,23 @@ class LockRules:
     _callable_at: Any
     _lock_table: LockTable | None = None
 
+
+    def _drawn_and_callable(self, data: Any, keep: Callable[[str], bool]) -> tuple[str, str] | None:
+        """A (token, URL) drawn among the tokens' elements still open whose URL `keep`s, the clock moved to
+        when it may be called; None when there is none, or the drawn one may not be called."""
+        candidates = [(a, el.url) for a in self.tokens if (doc := self.store.find_token(a)) for el in doc.social_urls
+                      if el.status not in ABSORBING and keep(el.url)]
+        if not candidates:
+            return None
+        address, url = data.draw(st.sampled_from(candidates))
+        element = self.store.find_element(address, url)
+        when = None if element is None else self._callable_at(element)
+        if when is None:
+            return None
+        if when > self.clock():
+            self.clock.set(when)
+        return address, url
+
     def _open_lock_table(self) -> LockTable:
         return SqliteLockTable(self.locks.path)
 
@@ -200,17 +217,10 @@ class LockRules:
         owned the key until then; no paid request leaves from it after; once it left, the newer owner
         (if any) still owns the key and a third holder does not get in; then nobody holds it."""
         only_x = how == "reported lost"  # its first request is the paid one, which the ownership check precedes
-        candidates = [(a, el.url) for a in self.tokens if (doc := self.store.find_token(a)) for el in doc.social_urls
-                      if el.status not in ABSORBING and (not only_x or parse_canonical(el.url).platform is Platform.X)]
-        if not candidates:
+        picked = self._drawn_and_callable(data, lambda url: not only_x or parse_canonical(url).platform is Platform.X)
+        if picked is None:
             return
-        address, url = data.draw(st.sampled_from(candidates))
-        element = self.store.find_element(address, url)
-        when = None if element is None else self._callable_at(element)
-        if when is None:
-            return
-        if when > self.clock():
-            self.clock.set(when)
+        address, url = picked
         from test_support.url_machine_model import STATS
 
         STATS[f"URL locks ended under their holder: {how}"] += 1

@@ -32,7 +32,6 @@ from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
 from social_recording.domain.spend import parse_budget
-from social_recording.domain.status import ABSORBING
 from social_recording.domain.url_machine import Why
 from social_recording.domain.urls import Platform, parse_canonical
 from social_recording.locks.redis import RedisLockManager
@@ -101,6 +100,7 @@ class Locks15Rules:
     _run: Any
     _engine_on: Any
     _callable_at: Any
+    _drawn_and_callable: Any
     _a_callable_url: Any
     _expiring_locks: Any
     lock_table: Any
@@ -139,17 +139,10 @@ class Locks15Rules:
         request its key runs out (or another holder takes it). The ownership check says no and nothing
         leaves (the model's provider checks that), and the lease is lost from that answer on: the URL's
         outcome says its lock was lost, and the lease is lost before its holder lets go of it."""
-        candidates = [(a, el.url) for a in self.tokens if (doc := self.store.find_token(a)) for el in doc.social_urls
-                      if el.status not in ABSORBING and parse_canonical(el.url).platform is Platform.X]
-        if not candidates:
+        picked = self._drawn_and_callable(data, lambda url: parse_canonical(url).platform is Platform.X)
+        if picked is None:
             return
-        address, url = data.draw(st.sampled_from(candidates))
-        element = self.store.find_element(address, url)
-        when = None if element is None else self._callable_at(element)
-        if when is None:
-            return
-        if when > self.clock():
-            self.clock.set(when)
+        address, url = picked
         from contextlib import ExitStack
 
         from test_support.url_machine_model import STATS
@@ -256,17 +249,10 @@ class Locks15Rules:
         asked about, its requests leave and are not counted (docs/architecture.md, "Spend budgets")."""
         from test_support.url_machine_model import ACCOUNTS, STATS, _paid
 
-        paid = [(a, el.url) for a in self.tokens if (doc := self.store.find_token(a))
-                for el in doc.social_urls if _paid(el.url) and el.status not in ABSORBING]
-        if not paid:
+        picked = self._drawn_and_callable(data, _paid)
+        if picked is None:
             return
-        address, url = data.draw(st.sampled_from(paid))
-        element = self.store.find_element(address, url)
-        when = None if element is None else self._callable_at(element)
-        if when is None:
-            return
-        if when > self.clock():
-            self.clock.set(when)
+        address, url = picked
         m: Any = self
         kept, budgeted = m.spend, self.world.budgeted
         asked: list[str] = []

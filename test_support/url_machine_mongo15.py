@@ -31,12 +31,12 @@ from pymongo.errors import AutoReconnect, DuplicateKeyError, OperationFailure
 from social_recording.domain.models import TokenProfile
 from social_recording.domain.url_machine import Why
 from social_recording.recording.retry import REMAINING_PROBE
-from social_recording.store.base import UrlWrite, WriteOutcome
 from social_recording.store.counts import TOKENS_KEY
 from social_recording.store.mongo import MongoStore
 from social_recording.store.mongo.schema import SPEND_LEDGER
 from test_support import url_machine_table as table
 from test_support.engine_fakes import StepClock
+from test_support.url_machine_outages import store_down
 from test_support.url_machine_steps import Draws
 
 MONGO_OUTAGES: dict[str, Callable[[], Exception]] = {
@@ -48,33 +48,6 @@ MONGO_OUTAGES: dict[str, Callable[[], Exception]] = {
 }
 """What MongoDB raises while it is unavailable for a moment (docs/architecture.md, "Fencing": a failover, a
 retryable label; a write conflict a server labels a transient transaction is the same: repeat it)."""
-
-
-@contextmanager
-def _store_raising(store: Any, clock: Any, url: str, seconds: float,
-                   error: Callable[[], Exception]) -> Iterator[list[tuple[UrlWrite, bool]]]:
-    """The store raises `error()` for the writes of `url` made within `seconds` of the first one, before
-    changing anything; each write of `url` is yielded with whether it reached the store."""
-    writes: list[tuple[UrlWrite, bool]] = []
-    real = store.apply_url_write
-    until: list[float] = []
-
-    def apply(write: UrlWrite) -> WriteOutcome:
-        if write.url == url:
-            if not until:
-                until.append(clock.now + seconds)
-            reached = clock.now >= until[0]
-            writes.append((write, reached))
-            if not reached:
-                raise error()
-        out: WriteOutcome = real(write)
-        return out
-
-    store.apply_url_write = apply
-    try:
-        yield writes
-    finally:
-        del store.apply_url_write
 
 
 @contextmanager
@@ -126,7 +99,7 @@ class Mongo15Rules:
         address, element = picked
         clock = m.outage_clock
         started = clock.now
-        with m.doing("live"), _store_raising(self.store, clock, element.url, seconds, MONGO_OUTAGES[kind]) as writes:
+        with m.doing("live"), store_down(self.store, clock, element.url, seconds, MONGO_OUTAGES[kind]) as writes:
             outcome = m.engine.recorder.record_url((address, address), element.url, m._run(Why.LIVE))
         if not writes:
             STATS["Mongo outages met no write"] += 1

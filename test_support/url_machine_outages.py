@@ -93,10 +93,11 @@ class DownLocks(WrappedLocks):
 
 
 @contextmanager
-def store_down(store: Any, clock: OutageClock, url: str, seconds: float, error: str) -> Iterator[list[tuple[UrlWrite, bool]]]:
-    """The store raises `error` (as SQLite does) for the writes of `url`'s recordings made within `seconds`
-    of the first one, before changing anything; each write of `url` is yielded with whether it reached
-    the store."""
+def store_down(store: Any, clock: OutageClock, url: str, seconds: float,
+               error: str | Callable[[], Exception]) -> Iterator[list[tuple[UrlWrite, bool]]]:
+    """The store raises `error` (a message, raised as SQLite does; or the exception a factory makes) for the
+    writes of `url`'s recordings made within `seconds` of the first one, before changing anything; each
+    write of `url` is yielded with whether it reached the store."""
     writes: list[tuple[UrlWrite, bool]] = []
     real = store.apply_url_write
     until: list[float] = []
@@ -108,7 +109,7 @@ def store_down(store: Any, clock: OutageClock, url: str, seconds: float, error: 
             reached = clock.now >= until[0]
             writes.append((write, reached))
             if not reached:
-                raise StoreAway(error)
+                raise StoreAway(error) if isinstance(error, str) else error()
         out: WriteOutcome = real(write)
         return out
 
