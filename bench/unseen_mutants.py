@@ -1,22 +1,25 @@
 """How many mutants the model test alone kills among mutants it was NOT built against: a measure of
 the model, not a test (CI runs the project's own list, test_support/mutants.py, in test_mutants.py).
 
-    python bench/unseen_mutants.py [--batch fresh14|fresh13|fresh12|fresh11|fresh10|fresh9|fresh8|fresh7|fresh6|fresh5|fresh4|fresh3|fresh2|fresh|old] [--jobs 1|2] [--examples 250] [--only NAME ...]
+    python bench/unseen_mutants.py [--batch fresh15|fresh14|fresh13|fresh12|fresh11|fresh10|fresh9|fresh8|fresh7|fresh6|fresh5|fresh4|fresh3|fresh2|fresh|old] [--jobs 1|2] [--examples 250] [--only NAME ...]
                                    [--list] [--record]
 
 Each mutant is one plausible wrong rule (one line changed) of the state machine, the back-off policy,
 the dedupe gate, the call guard, the spend check, the write refusal both stores apply, a store, or
 the paths that carry their rules (fresh10 reaches the run's memory and driver, the live feed and reconcile;
 fresh11 the lock backends, the engine's wiring, the graph contract and the tokens' raw values; fresh12,
-fresh13 and fresh14 sample the documented rules across the engine, any file allowed, at most 4 per file);
+fresh13, fresh14 and fresh15 sample the documented rules across the engine, any file allowed, at most 4 per
+file);
 none is in the project's list. Each batch was written blind of the model test (its model, steps,
 walks, table and tests) from the production code and docs alone, none is equivalent (a comment above a
 mutant says when only some settings or interleavings tell it apart), and none repeats a mutant of the
-project's list or of an earlier batch, nor yields the same source as one (test_unseen_mutants.py). Fifteen
+project's list or of an earlier batch, nor yields the same source as one (test_unseen_mutants.py). Sixteen
 batches:
 
-- `fresh14` (the default, `FRESH14` in bench/unseen_fresh14.py): 50 mutants written blind last on
-  2026-12-07, measured once on its first run (26 of 50).
+- `fresh15` (the default, `FRESH15` in bench/unseen_fresh15.py): 50 mutants written blind last on
+  2026-12-07, not measured yet.
+- `fresh14` (`FRESH14` in bench/unseen_fresh14.py): 50 mutants written blind earlier on
+  2026-12-07, measured once on its first run (26 of 50); seen since.
 - `fresh13` (`FRESH13` in bench/unseen_fresh13.py): 49 mutants written blind earlier on
   2026-12-07, measured once on its first run (23 of 49); seen since.
 - `fresh12` (`FRESH12` in bench/unseen_fresh12.py): 46 mutants written blind earlier on
@@ -82,6 +85,7 @@ from unseen_fresh11 import FRESH11  # noqa: E402
 from unseen_fresh12 import FRESH12  # noqa: E402
 from unseen_fresh13 import FRESH13  # noqa: E402
 from unseen_fresh14 import FRESH14  # noqa: E402
+from unseen_fresh15 import FRESH15  # noqa: E402
 
 from test_support.mutants import (  # noqa: E402
     CALL_GUARD,
@@ -282,13 +286,14 @@ FRESH: dict[str, Mutant] = {
         '{"status": status, "due_at": {"$lt": due_by}, "platform": {"$ne": None}},', "mongomock"),
 }
 ORDER = ("old", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9",
-         "fresh10", "fresh11", "fresh12", "fresh13", "fresh14")
+         "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15")
 """The batches in the order they were written: each later one must be new against all before it."""
 BATCHES: dict[str, dict[str, Mutant]] = dict(zip(ORDER, (
     UNSEEN, FRESH, FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12,
-    FRESH13, FRESH14), strict=True))
-"""Every batch has been measured once on its first run, the one honest measure it gives (`fresh14`, the
-last, on 2026-12-07); the earlier ones have been seen since (kept for their history)."""
+    FRESH13, FRESH14, FRESH15), strict=True))
+"""Every batch but the last has been measured once on its first run, the one honest measure it gives
+(`fresh14` on 2026-12-07); `fresh15`, the last, is measured once on its first run, and the earlier ones
+have been seen since (kept for their history)."""
 LAST = ORDER[-1]
 
 

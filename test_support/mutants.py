@@ -98,6 +98,17 @@ REGISTRY = "social_recording/platforms/registry.py"
 SETTINGS = "social_recording/settings.py"
 APIFY_CLIENT = "social_recording/platforms/apify/client.py"
 OUTBOUND_LIMITS = "social_recording/outbound/limits.py"
+LOCK_OUTAGE = "social_recording/locks/outage.py"
+STORE_COUNTS = "social_recording/store/counts.py"
+GITHUB_SPEC = "social_recording/platforms/github/spec.py"
+BLUESKY_SPEC = "social_recording/platforms/bluesky/spec.py"
+YOUTUBE_SPEC = "social_recording/platforms/youtube/spec.py"
+CANONICAL = "social_recording/domain/urls/canonical.py"
+SHORTLINKS = "social_recording/upstream/shortlinks.py"
+TRACKER = "social_recording/upstream/tracker.py"
+PROFILE = "social_recording/upstream/profile.py"
+RECONCILE_JOB = "social_recording/dagster_defs/jobs/reconcile.py"
+BACKFILL_WATCH = "social_recording/dagster_defs/backfill_watch.py"
 
 MUTANTS: dict[str, Mutant] = {
     # ---------------------------------------------------------------- the state machine
