@@ -17,7 +17,7 @@ project's list or of an earlier batch, nor yields the same source as one (test_u
 batches:
 
 - `fresh15` (the default, `FRESH15` in bench/unseen_fresh15.py): 50 mutants written blind last on
-  2026-12-07, not measured yet.
+  2026-12-07, measured once on its first run (24 of 50).
 - `fresh14` (`FRESH14` in bench/unseen_fresh14.py): 50 mutants written blind earlier on
   2026-12-07, measured once on its first run (26 of 50); seen since.
 - `fresh13` (`FRESH13` in bench/unseen_fresh13.py): 49 mutants written blind earlier on
@@ -291,9 +291,8 @@ ORDER = ("old", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fres
 BATCHES: dict[str, dict[str, Mutant]] = dict(zip(ORDER, (
     UNSEEN, FRESH, FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12,
     FRESH13, FRESH14, FRESH15), strict=True))
-"""Every batch but the last has been measured once on its first run, the one honest measure it gives
-(`fresh14` on 2026-12-07); `fresh15`, the last, is measured once on its first run, and the earlier ones
-have been seen since (kept for their history)."""
+"""Every batch has been measured once on its first run, the one honest measure it gives (`fresh15`, the
+last, on 2026-12-07); the earlier ones have been seen since (kept for their history)."""
 LAST = ORDER[-1]
 
 
