@@ -121,6 +121,7 @@ from test_support.url_machine_http import HttpRules
 from test_support.url_machine_lease import LeaseRules
 from test_support.url_machine_locks import LockRules, model_timings
 from test_support.url_machine_locks15 import Locks15Rules
+from test_support.url_machine_locks16 import Locks16Rules
 from test_support.url_machine_mongo15 import Mongo15Rules
 from test_support.url_machine_outages import OutageRules
 from test_support.url_machine_outbound import OutboundRules
@@ -1256,7 +1257,7 @@ class UnreachableCounters:
 
 class UrlRules(Outbound15Rules, RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, TokenRules, LockRules,
                OutageRules, RateRules, LeaseRules, ExpiryRules, HttpRules, OutboundRules, SettingsRules,
-               StoredRules, StoreRules, Mongo15Rules, Locks15Rules, Runs15Rules,
+               StoredRules, StoreRules, Mongo15Rules, Locks15Rules, Runs15Rules, Locks16Rules,
                RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}

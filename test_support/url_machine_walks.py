@@ -24,6 +24,7 @@ from test_support.url_machine_lease_walks import LEASE_WALKS
 from test_support.url_machine_limits import LIMIT_WALKS
 from test_support.url_machine_lock_walks import LOCK_WALKS
 from test_support.url_machine_locks15_walks import LOCKS15_WALKS
+from test_support.url_machine_locks16 import LOCKS16_WALKS
 from test_support.url_machine_model import FOUR_ATTEMPTS, NINE_ATTEMPTS, POOL, SPEND_PER_MONTH, TICK, UrlRules
 from test_support.url_machine_mongo15_walks import MONGO15_WALKS
 from test_support.url_machine_outages_walks import OUTAGE_WALKS
@@ -984,6 +985,7 @@ WALKS: tuple[Walk, ...] = (
     *(Walk(name, steps) for name, steps in OUTBOUND15_WALKS),
     *(Walk(name, steps) for name, steps in PARTITION_WALKS),
     *(Walk(name, steps, config) for name, steps, config in LOCKS15_WALKS),
+    *(Walk(name, steps) for name, steps in LOCKS16_WALKS),
     *(_open_call_times_out(t) for t in TICKS),
     Walk("a first call dies after its open call", _a_first_call_dies_after_its_open_call),
     *(Walk(f"a paused submission taken over ({answer})", _a_paused_submission_taken_over(answer))
