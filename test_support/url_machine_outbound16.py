@@ -9,7 +9,10 @@
   Each is refused: nothing sent there, the URL `blocked`;
 - the spend budgets as the operator writes them (`SOCIAL_RECORDING_SPEND_BUDGETS`, read by the settings): an
   account given twice fails at load naming it (JSON alone would keep the last); a limit of 12 digits is
-  taken as written, one of 13 refused naming the account and the value.
+  taken as written, one of 13 refused naming the account and the value;
+- the shared limiter on the model's clock (test_support/url_machine_rates.py): YouTube's documented quota
+  (10,000/day in docs/operations.md's "Providers" table) filled at one instant still holds a request two
+  hours later (a day's window, not an hour's).
 
 A mixin of the model (test_support/url_machine_model.py); its walks are `OUTBOUND16_WALKS`.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,8 +38,10 @@ from social_recording.sandbox.scenario import parse_scenario
 from social_recording.sandbox.transport import SandboxTransport
 from social_recording.store.sqlite import SqliteStore
 from test_support.engine_fakes import T0, FakeProfiles, StepClock
+from test_support.provider_table import documented_rates
 from test_support.url_machine_http import KEYS, URLS, secret
 from test_support.url_machine_outbound15 import Detours15, _Recording, dns15
+from test_support.url_machine_rates import bound
 
 if TYPE_CHECKING:
     from test_support.url_machine_model import World
@@ -157,6 +163,24 @@ class Outbound16Rules:
                      f"naming the account and the value; it loaded {budgets}, said {error!r}")
 
 
+def _youtube_day(m: Any) -> list[Callable[[], object]]:
+    """YouTube's documented quota (10,000/day, docs/operations.md's "Providers" table) is a day's: its window
+    filled at one instant, a request two hours later is still held (it waits, or is refused, until a day
+    after the first); the model's rate log flags one that leaves. On the model's clock, frozen; costs
+    about 4 s (9,000 requests through the outbound client)."""
+    (rate,) = documented_rates("youtube", True)
+
+    def fill() -> None:
+        m.clock.frozen = True
+        m.requests_leave(False, "youtube", bound(rate))
+
+    def later() -> None:
+        m.clock.advance(timedelta(hours=2))
+        m.requests_leave(False, "youtube", 1)
+
+    return [fill, later]
+
+
 def _step(f: Callable[[Any], object]) -> Callable[[Any], list[Callable[[], object]]]:
     return lambda m: [lambda: f(m)]
 
@@ -164,6 +188,7 @@ def _step(f: Callable[[Any], object]) -> Callable[[Any], list[Callable[[], objec
 OUTBOUND16_WALKS: tuple[tuple[str, Callable[[Any], list[Callable[[], object]]]], ...] = (
     ("redirects to a non-http scheme, an embedded private address and a legacy IPv4 spelling", _step(
         lambda m: m.redirects_refused(Platform.GITHUB, REFUSED_LOCATIONS))),
+    ("YouTube's daily quota filled, a request two hours later", _youtube_day),
     ("spend budgets written twice, of 12 and of 13 digits", _step(lambda m: m.budgets_as_written())),
 )
 """(name, steps) of each walk (test_support/url_machine_walks.py lists them)."""
