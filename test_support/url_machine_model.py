@@ -126,6 +126,7 @@ from test_support.url_machine_mongo15 import Mongo15Rules
 from test_support.url_machine_outages import OutageRules
 from test_support.url_machine_outbound import OutboundRules
 from test_support.url_machine_outbound15 import Outbound15Rules
+from test_support.url_machine_outbound16 import Outbound16Rules
 from test_support.url_machine_rates import RateRules
 from test_support.url_machine_retry import RetryRules, counted_converged_unchanged
 from test_support.url_machine_runs15 import Runs15Rules
@@ -1255,7 +1256,7 @@ class UnreachableCounters:
         return attr
 
 
-class UrlRules(Outbound15Rules, RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, TokenRules, LockRules,
+class UrlRules(Outbound16Rules, Outbound15Rules, RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, TokenRules, LockRules,
                OutageRules, RateRules, LeaseRules, ExpiryRules, HttpRules, OutboundRules, SettingsRules,
                StoredRules, StoreRules, Mongo15Rules, Locks15Rules, Runs15Rules, Locks16Rules,
                RuleBasedStateMachine):

@@ -30,6 +30,7 @@ from test_support.url_machine_mongo15_walks import MONGO15_WALKS
 from test_support.url_machine_outages_walks import OUTAGE_WALKS
 from test_support.url_machine_outbound import OUTBOUND_WALKS
 from test_support.url_machine_outbound15 import OUTBOUND15_WALKS
+from test_support.url_machine_outbound16 import OUTBOUND16_WALKS
 from test_support.url_machine_partitions_walks import PARTITION_WALKS
 from test_support.url_machine_rates_walks import RATE_WALKS, RATE_WALKS_WITH_SETTINGS
 from test_support.url_machine_retry_walks import RETRY_WALKS
@@ -983,6 +984,7 @@ WALKS: tuple[Walk, ...] = (
     *(Walk(name, steps) for name, steps in HTTP_WALKS),
     *(Walk(name, steps) for name, steps in OUTBOUND_WALKS),
     *(Walk(name, steps) for name, steps in OUTBOUND15_WALKS),
+    *(Walk(name, steps) for name, steps in OUTBOUND16_WALKS),
     *(Walk(name, steps) for name, steps in PARTITION_WALKS),
     *(Walk(name, steps, config) for name, steps, config in LOCKS15_WALKS),
     *(Walk(name, steps) for name, steps in LOCKS16_WALKS),
