@@ -113,6 +113,7 @@ from test_support.engine_fakes import (
     StepClock,
 )
 from test_support.mongo_server import MongoServer
+from test_support.url_machine_entry16 import Entry16Rules
 from test_support.url_machine_expiry import ExpiryRules
 from test_support.url_machine_feed import FeedRules
 from test_support.url_machine_graph import BROKEN, GraphRules, graph_answer
@@ -1258,7 +1259,7 @@ class UnreachableCounters:
 
 class UrlRules(Outbound16Rules, Outbound15Rules, RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, TokenRules, LockRules,
                OutageRules, RateRules, LeaseRules, ExpiryRules, HttpRules, OutboundRules, SettingsRules,
-               StoredRules, StoreRules, Mongo15Rules, Locks15Rules, Runs15Rules, Locks16Rules,
+               StoredRules, StoreRules, Mongo15Rules, Locks15Rules, Runs15Rules, Locks16Rules, Entry16Rules,
                RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}

@@ -16,6 +16,7 @@ from social_recording.domain.models import TokenProfile
 from social_recording.domain.status import FetchStatus
 from social_recording.domain.urls import Platform
 from test_support.engine_fakes import T0
+from test_support.url_machine_entry16 import ENTRY16_WALKS
 from test_support.url_machine_expiry_walks import EXPIRY_WALKS
 from test_support.url_machine_feed_walks import FEED_WALKS
 from test_support.url_machine_health_walks import HEALTH_WALKS
@@ -966,6 +967,7 @@ def _a_late_holder_at_the_claim(call: bool) -> Steps:
 WALKS: tuple[Walk, ...] = (
     *(Walk(name, steps) for name, steps in SENSOR_WALKS),  # first: they take a second, and kill in it
     *(Walk(name, steps) for name, steps in MONGO15_WALKS),
+    *(Walk(name, steps) for name, steps in ENTRY16_WALKS),
     *(Walk(name, steps) for name, steps in RETRY_WALKS),
     *(Walk(name, steps) for name, steps in FEED_WALKS),
     *(Walk(name, steps) for name, steps in HEALTH_WALKS),
