@@ -6,6 +6,9 @@ counter missing beside its documents (docs/architecture.md, "Fencing", "Health f
 - a URL write that fails part way (its links written, its state not: the store away for a moment) and is
   repeated under the same fence leaves the URL's links of the repeat alone, in the store and in the links
   figure ("Fencing": fenced writes are idempotent; a replay replaces, never duplicates);
+- a spooled answer whose write meets a URL state another holder moved on (its version moved since the replay
+  read it) is written again on the state read anew, for the token that paid, before anything is decided
+  ("No payment without a record": the URL's next recording writes it first);
 - a counter missing while its documents exist (written around the store, or never made) is found by the
   hourly recount and repaired ("Health figures": drift is repaired by the hourly health job).
 
@@ -18,9 +21,11 @@ from __future__ import annotations
 import errno
 import sqlite3
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from social_recording.domain.url_machine import Why
+from social_recording.store.base import UrlWrite, WriteOutcome
 from social_recording.store.counts import TOKENS_KEY
 from social_recording.store.mongo import MongoStore
 from test_support.engine_fakes import StepClock
@@ -117,6 +122,78 @@ class Stores16Rules:
                 f"did not ({outcome.status}, {outcome.detail}): the links figure says {store.count_links()}, the "
                 f"elements show {shown} (the first try's links kept beside the repeat's)")
 
+    # ------------------------------------------------------------------ a spooled answer's write gone stale
+
+    def a_spooled_answers_write_goes_stale(self) -> None:
+        """A paid answer the store refused waits in the spool (the spool's rule, url_machine_spool.py); the
+        paying token's next recording writes it first, and right before that write lands another holder
+        writes the URL's state (its version moves on). The spooled answer is still written, on the state read
+        anew: the paying element holds one more call, dated at the call, the spool is emptied, and nothing is
+        paid again within the answer's window (docs/architecture.md, "No payment without a record")."""
+        from test_support.url_machine_model import STATS, _ms
+
+        m: Any = self
+        store = self.store
+        replayed: list[str] = []
+
+        def racing_replay(url: str, holder: str, spooled: Any, paid_el: Any, held: Any, own: Any,
+                          later: timedelta, paid: bool) -> None:
+            replayed.append(url)
+            raced: list[UrlWrite] = []
+            real = store.apply_url_write
+
+            def apply(write: UrlWrite) -> WriteOutcome:
+                if write.url == url and not raced:
+                    raced.append(write)
+                    self._another_holder_moves_the_state_on(url)
+                out: WriteOutcome = real(write)
+                return out
+
+            w = self.world
+            last = w.last_request.get(url)
+            store.apply_url_write = apply
+            try:
+                with m.doing("live") as op:
+                    outcome = m._record(holder, url, paid)
+                    sent = op.paid_sent
+            finally:
+                del store.apply_url_write
+            el = store.find_element(spooled.address, url)
+            STATS["spooled answers whose write went stale"] += 1
+            said = (f"{url}: the spooled answer {spooled.status.value} paid by {spooled.address} at "
+                    f"{spooled.called_at}, its write meeting a state another holder moved on ({outcome.status}, "
+                    f"{outcome.detail})")
+            if m.spool.find(url) is not None:
+                w.violations.append(f"{said}: still in the spool")
+            if el is None or (el.attempts, _ms(el.attempted_at)) != (paid_el.attempts + 1, _ms(spooled.called_at)):
+                w.violations.append(f"{said}: the paying element holds (calls, last call) "
+                                    f"{None if el is None else (el.attempts, el.attempted_at)}; it held "
+                                    f"{paid_el.attempts}: one more call, made at {spooled.called_at} (never written)")
+            if sent or w.last_request.get(url) != last:
+                w.violations.append(f"{said}: {sent} paid request(s) sent {later} later, in the answer's window")
+
+        m._replayed = racing_replay
+        try:
+            m.a_paid_answer_the_store_cannot_take(Draws(), "ok", "writable", "the store takes it",
+                                                  "the token that paid", timedelta(seconds=1), "lifted", True, "gone")
+        finally:
+            del m._replayed
+        if not replayed:
+            self.world.violations.append("the walk's paid answer was never spooled and replayed")
+
+    def _another_holder_moves_the_state_on(self, url: str) -> None:
+        """Another holder's element-only write of `url` lands: the URL state's version moves on, nothing else."""
+        store = self.store
+        if isinstance(store, MongoStore):
+            store.db["url_states"].update_one({"url": url}, {"$inc": {"version": 1}})
+            return
+        conn = sqlite3.connect(store.path)  # another process's write
+        try:
+            conn.execute("UPDATE url_states SET version = version + 1 WHERE url = ?", [url])
+            conn.commit()
+        finally:
+            conn.close()
+
     # ------------------------------------------------------------------ a counter missing beside its documents
 
     def a_counter_goes_missing(self) -> None:
@@ -178,7 +255,16 @@ def _missing_counter(m: Any) -> list[Callable[[], object]]:
             m.a_counter_goes_missing]
 
 
+def _spooled_gone_stale(m: Any) -> list[Callable[[], object]]:
+    """A paid URL answering, its result refused by the store: spooled, then replayed against a moved state."""
+    from test_support.url_machine_model import POOL
+
+    x = POOL[0]
+    return [lambda: m.some_tokens_and_answers([[x]], {x: "ok"}), m.a_spooled_answers_write_goes_stale]
+
+
 STORES16_WALKS: tuple[tuple[str, Steps], ...] = (
+    ("a spooled answer's write goes stale", _spooled_gone_stale),
     *((f"the disk {kind}", _full_disk(kind)) for kind in FULL_DISKS),
     ("a write fails part way and is repeated", _repeated_part_way),
     ("a counter goes missing beside its documents", _missing_counter),
