@@ -136,6 +136,7 @@ from test_support.url_machine_spend import SpendRules
 from test_support.url_machine_spool import ModelSpool, SpoolRules, StoreAway, StoreGone
 from test_support.url_machine_stored import StoredRules
 from test_support.url_machine_stores import StoreRules
+from test_support.url_machine_stores16 import Stores16Rules
 from test_support.url_machine_tokens import TokenRules
 from test_support.wrapped_locks import WrappedLocks
 
@@ -1260,6 +1261,7 @@ class UnreachableCounters:
 class UrlRules(Outbound16Rules, Outbound15Rules, RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, TokenRules, LockRules,
                OutageRules, RateRules, LeaseRules, ExpiryRules, HttpRules, OutboundRules, SettingsRules,
                StoredRules, StoreRules, Mongo15Rules, Locks15Rules, Runs15Rules, Locks16Rules, Entry16Rules,
+               Stores16Rules,
                RuleBasedStateMachine):
     limits: ClassVar[Limits] = LIMITS
     per_month: ClassVar[Mapping[str, int]] = {}

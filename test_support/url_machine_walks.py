@@ -40,6 +40,7 @@ from test_support.url_machine_runs15 import RUNS15_WALKS
 from test_support.url_machine_sensors import SENSOR_WALKS
 from test_support.url_machine_spend_walks import SPEND_WALKS
 from test_support.url_machine_steps import Draws, Steps, recorded_live, replay
+from test_support.url_machine_stores16 import STORES16_WALKS
 from test_support.url_machine_stores_walks import STORE_WALKS
 from test_support.url_machine_tokens_walks import TOKEN_WALKS
 
@@ -968,6 +969,7 @@ WALKS: tuple[Walk, ...] = (
     *(Walk(name, steps) for name, steps in SENSOR_WALKS),  # first: they take a second, and kill in it
     *(Walk(name, steps) for name, steps in MONGO15_WALKS),
     *(Walk(name, steps) for name, steps in ENTRY16_WALKS),
+    *(Walk(name, steps) for name, steps in STORES16_WALKS),
     *(Walk(name, steps) for name, steps in RETRY_WALKS),
     *(Walk(name, steps) for name, steps in FEED_WALKS),
     *(Walk(name, steps) for name, steps in HEALTH_WALKS),
