@@ -193,6 +193,6 @@ def _launches(m: Any) -> list[Callable[[], object]]:
 
 RUNS16_WALKS: tuple[tuple[str, Steps], ...] = (
     ("a reconcile's second look meets its deadline", _a_second_look_past_the_deadline),
-    ("the reconcile tick, a backfill's run keys and a MongoDB store's lock", _launches),
+    ("the reconcile tick, a backfill's run keys and a shared store's lock URL", _launches),
 )
 """(name, steps) of each walk."""
