@@ -131,6 +131,7 @@ from test_support.url_machine_outbound16 import Outbound16Rules
 from test_support.url_machine_rates import RateRules
 from test_support.url_machine_retry import RetryRules, counted_converged_unchanged
 from test_support.url_machine_runs15 import Runs15Rules
+from test_support.url_machine_runs16 import Runs16Rules
 from test_support.url_machine_settings import SettingsRules
 from test_support.url_machine_spend import SpendRules
 from test_support.url_machine_spool import ModelSpool, SpoolRules, StoreAway, StoreGone
@@ -1258,7 +1259,8 @@ class UnreachableCounters:
         return attr
 
 
-class UrlRules(Outbound16Rules, Outbound15Rules, RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules, GraphRules, TokenRules, LockRules,
+class UrlRules(Runs16Rules, Outbound16Rules, Outbound15Rules, RetryRules, SpoolRules, FeedRules, SpendRules, HealthRules,
+               GraphRules, TokenRules, LockRules,
                OutageRules, RateRules, LeaseRules, ExpiryRules, HttpRules, OutboundRules, SettingsRules,
                StoredRules, StoreRules, Mongo15Rules, Locks15Rules, Runs15Rules, Locks16Rules, Entry16Rules,
                Stores16Rules,

@@ -37,6 +37,7 @@ from test_support.url_machine_rates_walks import RATE_WALKS, RATE_WALKS_WITH_SET
 from test_support.url_machine_retry_walks import RETRY_WALKS
 from test_support.url_machine_runs import RUN_WALKS
 from test_support.url_machine_runs15 import RUNS15_WALKS
+from test_support.url_machine_runs16 import RUNS16_WALKS
 from test_support.url_machine_sensors import SENSOR_WALKS
 from test_support.url_machine_spend_walks import SPEND_WALKS
 from test_support.url_machine_steps import Draws, Steps, recorded_live, replay
@@ -975,6 +976,7 @@ WALKS: tuple[Walk, ...] = (
     *(Walk(name, steps) for name, steps in HEALTH_WALKS),
     *(Walk(name, steps) for name, steps in RUN_WALKS),
     *(Walk(name, steps) for name, steps in RUNS15_WALKS),
+    *(Walk(name, steps) for name, steps in RUNS16_WALKS),
     *(Walk(name, steps) for name, steps in TOKEN_WALKS),
     *(Walk(name, steps) for name, steps in LIMIT_WALKS),
     *(Walk(name, steps) for name, steps in OUTAGE_WALKS),
