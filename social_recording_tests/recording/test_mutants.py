@@ -318,7 +318,9 @@ def model_alone(name: str, into: Path, examples: str = EXAMPLES_PER_MUTANT,
            "SOCIAL_RECORDING_MODEL_MONGOMOCK_EXAMPLES": examples, "SOCIAL_RECORDING_MODEL_SHRINK": "0"}
     env.pop("SOCIAL_RECORDING_MODEL_SEED", None)
     module = path.relative_to(into).with_suffix("").as_posix().replace("/", ".")
-    which = "TestUrlRulesOnMongomock" if mutants[name].store == "mongomock" else "TestUrlRules and not Mongo"
+    # By class: a walk whose name says "Mongo" still runs on the SQLite store (-k matches test ids too).
+    which = ("TestUrlRulesOnMongomock" if mutants[name].store == "mongomock"
+             else "TestUrlRules and not TestUrlRulesOnMongomock")
     run = server.run(module, path, ["-x", "-q", "-p", "no:cacheprovider", "--import-mode=append", "-k", which,
                                     str(MODEL_TEST)], cwd=into, path=[into, REPO], env=env, timeout=900)
     assert run.loaded == str(path), f"the child would test {run.loaded}, not the mutant\n{run.output[-3000:]}"
